@@ -1,0 +1,51 @@
+// Helpers shared by the shmemcache benchmarks: a monotonic clock, sample summaries, size-list parsing, and the
+// provenance facts (git commit, CPU model, transport) recorded in every result. No SHMEM here.
+#ifndef SHMEMCACHE_BENCH_UTIL_H_
+#define SHMEMCACHE_BENCH_UTIL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// Nanoseconds from a monotonic clock (clock_gettime(CLOCK_MONOTONIC); vDSO when the clocksource is tsc).
+uint64_t now_ns();
+
+// Median cost of one back-to-back now_ns() pair, in nanoseconds: the overhead every per-operation sample carries.
+double timer_overhead_ns();
+
+struct Summary {
+  size_t n = 0;
+  double mean_us = 0, p50_us = 0, p99_us = 0, min_us = 0, max_us = 0;
+};
+
+// Summarises per-operation samples in nanoseconds (the vector is sorted in place). Percentiles use the
+// nearest-rank definition: p = the ceil(p/100 * n)-th smallest sample.
+Summary summarize_ns(std::vector<uint64_t> &samples_ns);
+
+// Parses "8,64,4K,1M" (K/M/G = powers of 1024). Returns false and sets *error on bad input.
+bool parse_size_list(const std::string &text, std::vector<size_t> *sizes, std::string *error);
+// Parses one size with an optional K/M/G suffix.
+bool parse_size(const std::string &text, size_t *value);
+
+// "8", "4K", "512K", "1M" when exact, else bytes.
+std::string format_size(size_t bytes);
+
+// The commit compiled in (bench/cmake/git_commit.cmake), overridden by $BENCH_GIT_COMMIT when set.
+std::string git_commit();
+// "model name" from /proc/cpuinfo (or the best substitute), "unknown" if none.
+std::string cpu_model();
+// $UCX_TLS, or "shm" when unset (UCX's default on one node is its shared-memory transports).
+std::string transport();
+std::string hostname();
+// UTC time, ISO 8601.
+std::string utc_timestamp();
+
+// Makes a string safe for one CSV field without quoting: ',' becomes '+', newlines and quotes become ' '.
+std::string csv_field(const std::string &s);
+
+}  // namespace bench
+
+#endif  // SHMEMCACHE_BENCH_UTIL_H_

@@ -1,0 +1,641 @@
+// bench_latency: latency of shmemcache_set / shmemcache_get per value size, next to the raw one-sided cost of
+// moving the same bytes between the same two PEs (shmem_putmem + shmem_quiet, shmem_getmem), measured in the
+// same run.
+//
+//   scripts/oshrun.sh -np 2 build/bench/bench_latency [--sizes 8,64,4K] [--iters N] [--csv FILE]
+//                     [--mode active|direct|default] [--target-ms MS] [--raw-phase during|before] [--verbose]
+//
+// PE 0 is the only server (num_servers is forced to 1); client rank 0 measures; any further clients only join
+// the collectives. See bench/README.md for the columns.
+//
+// SHMEM lifetime: this program calls shmem_init itself, before shmemcache_init, so the library runs on the
+// application's runtime (and must not finalize it); the program calls shmem_finalize at the end. The raw
+// baseline buffer is allocated with shmem_malloc (collective, same order on every PE) after shmem_init and
+// before shmemcache_init, and freed (collective) after shmemcache_finalize, when the server PE has left
+// shmemcache_serve. The raw ops use the default context; the library uses its own.
+#include <shmem.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "shmemcache/shmemcache.h"
+
+namespace {
+
+constexpr int kServerPe = 0;
+constexpr size_t kMinIters = 20;
+constexpr size_t kMaxIters = 200000;
+constexpr size_t kMinWarmupIters = 10;
+
+struct Options {
+  std::vector<size_t> sizes;
+  size_t iters = 0;  // 0 = adaptive
+  std::string csv_path;
+  std::string mode = "active";
+  double target_ms = 80;  // per operation kind per size
+  std::string raw_phase = "during";
+  bool verbose = false;
+  bool help = false;
+};
+
+const char kUsage[] =
+    "usage: bench_latency [options]   (run under scripts/oshrun.sh -np 2 or more; PE 0 serves)\n"
+    "  --sizes LIST         value sizes, e.g. 8,64,4K,1M (default 8,16,32,...,512K)\n"
+    "  --iters N            measured iterations per op and size (default: adaptive, ~target-ms each)\n"
+    "  --target-ms MS       adaptive time budget per op kind and size (default 80; 4 op kinds per size)\n"
+    "  --mode M             active  : config direct_ops = 0, every set/get is an Active operation (default)\n"
+    "                       direct  : config direct_ops = 1, pointers warmed up before measuring\n"
+    "                       default : configuration from defaults + SHMEMCACHE_* environment, warmed up\n"
+    "  --raw-phase P        during  : raw put/get measured per size while PE 0 is in shmemcache_serve (default)\n"
+    "                       before  : raw put/get for all sizes measured first, PE 0 waiting in a barrier\n"
+    "  --csv FILE           write the CSV rows to FILE instead of stdout ('csv,' prefixed lines)\n"
+    "  --verbose            say on stderr what is being measured\n";
+
+bool parse_args(int argc, char **argv, Options *o, std::string *err) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string *out) {
+      size_t eq = a.find('=');
+      if (eq != std::string::npos) {
+        *out = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    std::string name = a.substr(0, a.find('='));
+    if (name == "--help" || name == "-h") {
+      o->help = true;
+    } else if (name == "--verbose" || name == "-v") {
+      o->verbose = true;
+    } else if (name == "--sizes") {
+      if (!value(&v) || !bench::parse_size_list(v, &o->sizes, err)) {
+        if (err->empty()) *err = "--sizes needs a list";
+        return false;
+      }
+    } else if (name == "--iters") {
+      size_t n = 0;
+      if (!value(&v) || !bench::parse_size(v, &n) || n == 0) {
+        *err = "--iters needs a positive count";
+        return false;
+      }
+      o->iters = n;
+    } else if (name == "--target-ms") {
+      if (!value(&v) || (o->target_ms = std::atof(v.c_str())) <= 0) {
+        *err = "--target-ms needs a positive number";
+        return false;
+      }
+    } else if (name == "--csv") {
+      if (!value(&v) || v.empty()) {
+        *err = "--csv needs a file name";
+        return false;
+      }
+      o->csv_path = v;
+    } else if (name == "--mode") {
+      if (!value(&v) || (v != "active" && v != "direct" && v != "default")) {
+        *err = "--mode must be active, direct or default";
+        return false;
+      }
+      o->mode = v;
+    } else if (name == "--raw-phase") {
+      if (!value(&v) || (v != "during" && v != "before")) {
+        *err = "--raw-phase must be during or before";
+        return false;
+      }
+      o->raw_phase = v;
+    } else {
+      *err = "unknown option '" + a + "'";
+      return false;
+    }
+  }
+  if (o->sizes.empty()) {
+    for (size_t s = 8; s <= 512 * 1024; s *= 2) o->sizes.push_back(s);
+  }
+  for (size_t s : o->sizes) {
+    if (s == 0) {
+      *err = "value sizes must be positive";
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- measurement ---------------------------------------------------------------------------------------------
+
+struct OpResult {
+  bool ran = false;  // at least one sample
+  size_t iters = 0;
+  bench::Summary s;
+  double batch_mean_us = 0;  // raw ops only: total time of `iters` back-to-back ops / iters
+  uint64_t failures = 0;     // calls that returned an error status
+  uint64_t wrong = 0;        // gets that returned OK with the wrong length or bytes
+  std::string first_error;
+  // Path taken by the measured calls (stats delta over the measured loop); cache ops only.
+  uint64_t direct = 0, active = 0, retries = 0, fallbacks = 0;
+};
+
+struct SizeResult {
+  size_t size = 0;
+  OpResult set, get, raw_put, raw_get;
+};
+
+const Options *g_opt = nullptr;
+
+void vlog(const char *fmt, ...) {
+  if (!g_opt || !g_opt->verbose) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::fprintf(stderr, "bench_latency: ");
+  std::vfprintf(stderr, fmt, ap);
+  std::fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+// Runs op(i) untimed until both kMinWarmupIters calls and ~1/8 of the budget have passed, and returns the
+// number of measured iterations: --iters, or what fits the time budget at the warm-up rate.
+template <class Op>
+size_t warm_up(Op &&op) {
+  const uint64_t warm_ns = static_cast<uint64_t>(g_opt->target_ms * 1e6 / 8);
+  const uint64_t t0 = bench::now_ns();
+  size_t n = 0;
+  uint64_t elapsed = 0;
+  while (n < kMinWarmupIters || (elapsed < warm_ns && n < kMaxIters)) {
+    op(n);
+    ++n;
+    elapsed = bench::now_ns() - t0;
+  }
+  if (g_opt->iters) return g_opt->iters;
+  double per_op_ns = static_cast<double>(elapsed) / static_cast<double>(n);
+  double want = g_opt->target_ms * 1e6 / std::max(per_op_ns, 1.0);
+  return static_cast<size_t>(std::clamp(want, static_cast<double>(kMinIters), static_cast<double>(kMaxIters)));
+}
+
+struct Bench {
+  shmemcache_t *cache = nullptr;
+  char *raw_sym = nullptr;  // symmetric, max size bytes, target of the raw ops on kServerPe
+  std::vector<unsigned char> value, expected, buf, raw_local;
+
+  static std::string key_for(size_t size) { return "bench_latency/" + std::to_string(size); }
+
+  static void stamp(unsigned char *v, size_t size, uint64_t i) {
+    // Makes every stored value differ from the previous one (first and last bytes), cheaply.
+    const size_t n = std::min<size_t>(size, sizeof i);
+    std::memcpy(v, &i, n);
+    std::memcpy(v + size - n, &i, n);
+  }
+
+  void record_failure(OpResult *r, shmemcache_status_t st, const char *what) {
+    ++r->failures;
+    if (r->first_error.empty()) {
+      r->first_error = std::string(what) + ": " + shmemcache_strerror(st);
+      const char *detail = shmemcache_last_error();
+      if (detail && *detail) r->first_error += std::string(" (") + detail + ")";
+    }
+  }
+
+  shmemcache_stats_t stats() const {
+    shmemcache_stats_t s;
+    std::memset(&s, 0, sizeof s);
+    shmemcache_get_stats(cache, &s);
+    return s;
+  }
+
+  void measure_set(size_t size, OpResult *r) {
+    const std::string key = key_for(size);
+    unsigned char *v = value.data();
+    for (size_t i = 0; i < size; ++i) v[i] = static_cast<unsigned char>(i * 131 + size);
+    vlog("size %zu: insert", size);
+    shmemcache_status_t st = shmemcache_set(cache, key.data(), key.size(), v, size);
+    if (st != SHMEMCACHE_OK) {
+      record_failure(r, st, "insert");
+      return;
+    }
+    // Cache the pointer (Direct modes) the way an application's first read would.
+    size_t got = 0;
+    shmemcache_get(cache, key.data(), key.size(), buf.data(), buf.size(), &got);
+
+    auto one = [&](uint64_t i, uint64_t *ns) {
+      stamp(v, size, i + 1);
+      uint64_t t0 = bench::now_ns();
+      shmemcache_status_t s = shmemcache_set(cache, key.data(), key.size(), v, size);
+      uint64_t t1 = bench::now_ns();
+      if (ns) *ns = t1 - t0;
+      return s;
+    };
+    vlog("size %zu: set warm-up", size);
+    size_t iters = warm_up([&](size_t i) {
+      shmemcache_status_t s = one(i, nullptr);
+      if (s != SHMEMCACHE_OK) record_failure(r, s, "set (warm-up)");
+    });
+    vlog("size %zu: set x %zu", size, iters);
+    std::vector<uint64_t> samples;
+    samples.reserve(iters);
+    shmemcache_stats_t before = stats();
+    for (size_t i = 0; i < iters; ++i) {
+      uint64_t ns = 0;
+      shmemcache_status_t s = one(1000000 + i, &ns);
+      if (s == SHMEMCACHE_OK) samples.push_back(ns);
+      else record_failure(r, s, "set");
+    }
+    shmemcache_stats_t after = stats();
+    r->direct = after.direct_sets - before.direct_sets;
+    r->active = after.active_sets - before.active_sets;
+    r->retries = after.lock_retries - before.lock_retries;
+    r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
+    r->iters = samples.size();
+    r->ran = !samples.empty();
+    r->s = bench::summarize_ns(samples);
+  }
+
+  void measure_get(size_t size, OpResult *r) {
+    const std::string key = key_for(size);
+    // A known final value, then read it back again and again.
+    unsigned char *e = expected.data();
+    for (size_t i = 0; i < size; ++i) e[i] = static_cast<unsigned char>(i * 7 + 3 + size);
+    shmemcache_status_t st = shmemcache_set(cache, key.data(), key.size(), e, size);
+    if (st != SHMEMCACHE_OK) {
+      record_failure(r, st, "set before get");
+      return;
+    }
+    unsigned char *b = buf.data();
+    const size_t poison = std::min<size_t>(size, 8);
+    auto one = [&](uint64_t *ns) {
+      // Poison the ends of the buffer (untimed) so that a get that writes nothing cannot pass the check.
+      std::memset(b, 0xA5 ^ e[0], poison);
+      std::memset(b + size - poison, 0x5A ^ e[size - 1], poison);
+      size_t got = 0;
+      uint64_t t0 = bench::now_ns();
+      shmemcache_status_t s = shmemcache_get(cache, key.data(), key.size(), b, buf.size(), &got);
+      uint64_t t1 = bench::now_ns();
+      if (ns) *ns = t1 - t0;
+      if (s == SHMEMCACHE_OK && (got != size || std::memcmp(b, e, size) != 0)) {
+        if (r->wrong++ == 0 && r->first_error.empty()) {
+          r->first_error = "get returned OK with " + std::to_string(got) + " bytes" +
+                           (got == size ? " that differ from the value set" : " (expected " +
+                                                                                  std::to_string(size) + ")");
+        }
+        return SHMEMCACHE_OK;
+      }
+      return s;
+    };
+    vlog("size %zu: get warm-up", size);
+    size_t iters = warm_up([&](size_t) {
+      shmemcache_status_t s = one(nullptr);
+      if (s != SHMEMCACHE_OK) record_failure(r, s, "get (warm-up)");
+    });
+    vlog("size %zu: get x %zu", size, iters);
+    std::vector<uint64_t> samples;
+    samples.reserve(iters);
+    shmemcache_stats_t before = stats();
+    for (size_t i = 0; i < iters; ++i) {
+      uint64_t ns = 0;
+      shmemcache_status_t s = one(&ns);
+      if (s == SHMEMCACHE_OK) samples.push_back(ns);
+      else record_failure(r, s, "get");
+    }
+    shmemcache_stats_t after = stats();
+    r->direct = after.direct_gets - before.direct_gets;
+    r->active = after.active_gets - before.active_gets;
+    r->retries = after.read_retries - before.read_retries;
+    r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
+    r->iters = samples.size();
+    r->ran = !samples.empty();
+    r->s = bench::summarize_ns(samples);
+  }
+
+  // Raw baseline: one op = `op()`. Percentiles from per-op timing; the mean from one batch-timed loop of the
+  // same length (so that the ~20 ns clock read does not inflate sub-0.1 us means).
+  template <class RawOp>
+  void measure_raw(size_t size, const char *name, RawOp &&op, OpResult *r) {
+    vlog("size %zu: %s warm-up", size, name);
+    size_t iters = warm_up([&](size_t) { op(); });
+    vlog("size %zu: %s x %zu", size, name, iters);
+    std::vector<uint64_t> samples(iters);
+    for (size_t i = 0; i < iters; ++i) {
+      uint64_t t0 = bench::now_ns();
+      op();
+      samples[i] = bench::now_ns() - t0;
+    }
+    uint64_t t0 = bench::now_ns();
+    for (size_t i = 0; i < iters; ++i) op();
+    uint64_t total = bench::now_ns() - t0;
+    r->iters = iters;
+    r->ran = true;
+    r->s = bench::summarize_ns(samples);
+    r->batch_mean_us = static_cast<double>(total) / 1000.0 / static_cast<double>(iters);
+  }
+
+  void measure_raw_put(size_t size, OpResult *r) {
+    unsigned char *src = raw_local.data();
+    char *dst = raw_sym;
+    measure_raw(size, "raw put+quiet", [&] {
+      shmem_putmem(dst, src, size, kServerPe);
+      shmem_quiet();
+    }, r);
+  }
+
+  void measure_raw_get(size_t size, OpResult *r) {
+    unsigned char *dst = raw_local.data();
+    const char *src = raw_sym;
+    measure_raw(size, "raw get", [&] { shmem_getmem(dst, src, size, kServerPe); }, r);
+  }
+};
+
+// ---- output -------------------------------------------------------------------------------------------------
+
+struct Output {
+  FILE *csv = nullptr;
+  bool csv_prefix = true;
+  std::string transport, mode;
+
+  void csv_header() {
+    std::fprintf(csv, "%stransport,mode,op,value_size,iters,mean_us,p50_us,p99_us,raw_mean_us,ratio\n",
+                 csv_prefix ? "csv," : "");
+    std::fflush(csv);
+  }
+
+  void csv_row(const char *op, size_t size, const OpResult &r, double mean_us, double raw_mean_us) {
+    if (!r.ran) return;
+    double ratio = raw_mean_us > 0 ? mean_us / raw_mean_us : 0;
+    std::fprintf(csv, "%s%s,%s,%s,%zu,%zu,%.4f,%.4f,%.4f,", csv_prefix ? "csv," : "", transport.c_str(),
+                 mode.c_str(), op, size, r.iters, mean_us, r.s.p50_us, r.s.p99_us);
+    if (raw_mean_us > 0) std::fprintf(csv, "%.4f,%.2f\n", raw_mean_us, ratio);
+    else std::fprintf(csv, ",\n");
+    std::fflush(csv);
+  }
+
+  void rows(const SizeResult &sr) {
+    const double rp = sr.raw_put.ran ? sr.raw_put.batch_mean_us : 0;
+    const double rg = sr.raw_get.ran ? sr.raw_get.batch_mean_us : 0;
+    csv_row("set", sr.size, sr.set, sr.set.s.mean_us, rp);
+    csv_row("get", sr.size, sr.get, sr.get.s.mean_us, rg);
+    csv_row("raw_put_quiet", sr.size, sr.raw_put, rp, rp);
+    csv_row("raw_get", sr.size, sr.raw_get, rg, rg);
+  }
+};
+
+std::string fmt_us(bool ok, double us) {
+  if (!ok) return "-";
+  char b[32];
+  if (us < 10) std::snprintf(b, sizeof b, "%.3f", us);
+  else if (us < 1000) std::snprintf(b, sizeof b, "%.1f", us);
+  else std::snprintf(b, sizeof b, "%.0f", us);
+  return b;
+}
+
+std::string fmt_ratio(bool ok, double a, double b) {
+  if (!ok || b <= 0) return "-";
+  char s[32];
+  std::snprintf(s, sizeof s, a / b < 100 ? "%.1fx" : "%.0fx", a / b);
+  return s;
+}
+
+std::string fmt_direct(const OpResult &r) {
+  uint64_t n = r.direct + r.active;
+  if (!r.ran || n == 0) return "-";
+  char s[16];
+  std::snprintf(s, sizeof s, "%.0f%%", 100.0 * static_cast<double>(r.direct) / static_cast<double>(n));
+  return s;
+}
+
+void table_header() {
+  std::printf("# latencies in microseconds; set/get: mean p50 p99 of single calls; raw: mean of back-to-back ops\n");
+  std::printf("# %-6s | %9s %9s %9s | %10s %8s | %9s %9s %9s | %9s %8s | %7s %7s | %s\n", "size", "set_mean",
+              "set_p50", "set_p99", "raw_put+q", "set/raw", "get_mean", "get_p50", "get_p99", "raw_get",
+              "get/raw", "set_D%", "get_D%", "iters set/get/put/rget");
+  std::fflush(stdout);
+}
+
+void table_row(const SizeResult &r) {
+  const double rp = r.raw_put.ran ? r.raw_put.batch_mean_us : 0;
+  const double rg = r.raw_get.ran ? r.raw_get.batch_mean_us : 0;
+  std::printf("  %-6s | %9s %9s %9s | %10s %8s | %9s %9s %9s | %9s %8s | %7s %7s | %zu/%zu/%zu/%zu\n",
+              bench::format_size(r.size).c_str(), fmt_us(r.set.ran, r.set.s.mean_us).c_str(),
+              fmt_us(r.set.ran, r.set.s.p50_us).c_str(), fmt_us(r.set.ran, r.set.s.p99_us).c_str(),
+              fmt_us(r.raw_put.ran, rp).c_str(), fmt_ratio(r.set.ran, r.set.s.mean_us, rp).c_str(),
+              fmt_us(r.get.ran, r.get.s.mean_us).c_str(), fmt_us(r.get.ran, r.get.s.p50_us).c_str(),
+              fmt_us(r.get.ran, r.get.s.p99_us).c_str(), fmt_us(r.raw_get.ran, rg).c_str(),
+              fmt_ratio(r.get.ran, r.get.s.mean_us, rg).c_str(), fmt_direct(r.set).c_str(),
+              fmt_direct(r.get).c_str(), r.set.iters, r.get.iters, r.raw_put.iters, r.raw_get.iters);
+  const OpResult *ops[] = {&r.set, &r.get};
+  const char *names[] = {"set", "get"};
+  for (int k = 0; k < 2; ++k) {
+    const OpResult &o = *ops[k];
+    if (o.failures || o.wrong)
+      std::printf("  !! size %zu %s: %" PRIu64 " failed calls, %" PRIu64 " wrong values; first: %s\n", r.size,
+                  names[k], o.failures, o.wrong, o.first_error.c_str());
+    if (o.retries || o.fallbacks)
+      std::printf("  .. size %zu %s: %" PRIu64 " retries, %" PRIu64 " direct fallbacks during the measured loop\n",
+                  r.size, names[k], o.retries, o.fallbacks);
+  }
+  std::fflush(stdout);
+}
+
+int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int npes) {
+  Output out;
+  out.transport = bench::csv_field(bench::transport());
+  out.mode = opt.mode;
+  if (!opt.csv_path.empty()) {
+    out.csv = std::fopen(opt.csv_path.c_str(), "w");
+    if (!out.csv) {
+      std::fprintf(stderr, "bench_latency: cannot open %s: %s\n", opt.csv_path.c_str(), std::strerror(errno));
+      if (opt.raw_phase == "before") shmem_barrier_all();  // the other PEs wait for it
+      return 1;
+    }
+    out.csv_prefix = false;
+  } else {
+    out.csv = stdout;
+  }
+
+  char lib[SHMEM_MAX_NAME_LEN + 1] = {0};
+  shmem_info_get_name(lib);
+  int major = 0, minor = 0;
+  shmem_info_get_version(&major, &minor);
+  std::printf("# bench_latency commit=%s cpu=\"%s\" ncpu=%ld host=%s date=%s\n", bench::git_commit().c_str(),
+              bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), bench::hostname().c_str(),
+              bench::utc_timestamp().c_str());
+  std::printf("# shmem=\"%s\" spec=%d.%d transport=%s mode=%s direct_ops=%d pes=%d servers=1 (PE %d) "
+              "clients=%d measuring=PE %d raw_phase=%s target_ms=%.0f iters=%s timer_overhead_ns=%.0f\n",
+              lib, major, minor, bench::transport().c_str(), opt.mode.c_str(), cfg.direct_ops, npes, kServerPe,
+              shmemcache_num_clients(b.cache), shmem_my_pe(), opt.raw_phase.c_str(), opt.target_ms,
+              opt.iters ? std::to_string(opt.iters).c_str() : "adaptive", bench::timer_overhead_ns());
+  std::fflush(stdout);
+
+  std::vector<SizeResult> results(opt.sizes.size());
+  for (size_t k = 0; k < opt.sizes.size(); ++k) results[k].size = opt.sizes[k];
+
+  if (opt.raw_phase == "before") {
+    for (auto &r : results) {
+      b.measure_raw_put(r.size, &r.raw_put);
+      b.measure_raw_get(r.size, &r.raw_get);
+    }
+    shmem_barrier_all();  // releases the server into shmemcache_serve
+  }
+  if (!out.csv_prefix) out.csv_header();
+  table_header();
+  const uint64_t t_start = bench::now_ns();
+  int rc = 0;
+  for (auto &r : results) {
+    b.measure_set(r.size, &r.set);
+    b.measure_get(r.size, &r.get);
+    if (opt.raw_phase == "during") {
+      b.measure_raw_put(r.size, &r.raw_put);
+      b.measure_raw_get(r.size, &r.raw_get);
+    }
+    table_row(r);
+    if (!out.csv_prefix) out.rows(r);  // a file gets each size as soon as it is measured
+    if (r.set.failures || r.set.wrong || r.get.failures || r.get.wrong || !r.set.ran || !r.get.ran) rc = 1;
+  }
+  const double secs = static_cast<double>(bench::now_ns() - t_start) / 1e9;
+  if (out.csv_prefix) {  // on stdout, after the table rather than interleaved with it
+    out.csv_header();
+    for (const auto &r : results) out.rows(r);
+  }
+
+  shmemcache_stats_t s = b.stats();
+  std::printf("# client stats: sets=%" PRIu64 " (direct %" PRIu64 ", active %" PRIu64 ") gets=%" PRIu64
+              " (direct %" PRIu64 ", active %" PRIu64 ", hits %" PRIu64 ", misses %" PRIu64 ") read_retries=%" PRIu64
+              " lock_retries=%" PRIu64 " direct_fallbacks=%" PRIu64 " dir_hits=%" PRIu64 " dir_misses=%" PRIu64
+              " msgs sent/recv=%" PRIu64 "/%" PRIu64 "\n",
+              s.sets, s.direct_sets, s.active_sets, s.gets, s.direct_gets, s.active_gets, s.get_hits,
+              s.get_misses, s.read_retries, s.lock_retries, s.direct_fallbacks, s.directory_hits,
+              s.directory_misses, s.messages_sent, s.messages_received);
+  if (cfg.direct_ops == 0 && (s.direct_gets || s.direct_sets))
+    std::printf("# WARNING: direct_ops = 0 but the library counted %" PRIu64 " direct gets and %" PRIu64
+                " direct sets\n", s.direct_gets, s.direct_sets);
+  std::printf("# measured %zu sizes in %.1f s%s\n", results.size(), secs, rc ? " -- WITH ERRORS (see !! lines)" : "");
+  std::fflush(stdout);
+  if (out.csv != stdout) std::fclose(out.csv);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  // Our runtime: the library sees SHMEM already initialised and must leave it to us.
+  shmem_init();
+  const int me = shmem_my_pe();
+  const int npes = shmem_n_pes();
+
+  Options opt;
+  std::string err;
+  g_opt = &opt;
+  bool ok = parse_args(argc, argv, &opt, &err);
+  if (!ok || opt.help) {
+    if (me == 0) {
+      if (!ok) std::fprintf(stderr, "bench_latency: %s\n", err.c_str());
+      std::fprintf(ok ? stdout : stderr, "%s", kUsage);
+    }
+    shmem_finalize();
+    return ok ? 0 : 2;
+  }
+  if (npes < 2) {
+    std::fprintf(stderr, "bench_latency: needs at least 2 PEs (PE 0 serves, PE 1 measures); got %d\n", npes);
+    shmem_finalize();
+    return 2;
+  }
+
+  // The same configuration on every PE (init checks it).
+  shmemcache_config_t cfg;
+  shmemcache_status_t st = shmemcache_config_defaults(&cfg);
+  if (st != SHMEMCACHE_OK) {
+    if (me == 0)
+      std::fprintf(stderr, "bench_latency: shmemcache_config_defaults: %s: %s\n", shmemcache_strerror(st),
+                   shmemcache_last_error());
+    shmem_finalize();
+    return 1;
+  }
+  if (cfg.num_servers != 1 && me == 0)
+    std::fprintf(stderr, "bench_latency: num_servers forced from %d to 1 (the raw baseline targets PE 0)\n",
+                 cfg.num_servers);
+  cfg.num_servers = 1;
+  if (opt.mode == "active") cfg.direct_ops = 0;
+  else if (opt.mode == "direct") cfg.direct_ops = 1;
+  const size_t max_size = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+  if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
+
+  // Raw baseline buffer: collective, before the library's own allocations and before PE 0 enters serve.
+  char *raw_sym = static_cast<char *>(shmem_malloc(max_size));
+  if (!raw_sym) {
+    if (me == 0)
+      std::fprintf(stderr, "bench_latency: shmem_malloc(%zu) failed; raise SMA_SYMMETRIC_SIZE\n", max_size);
+    shmem_finalize();
+    return 1;
+  }
+  std::memset(raw_sym, 0, max_size);
+
+  shmemcache_t *cache = nullptr;
+  st = shmemcache_init(&cfg, &cache);
+  if (st != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "bench_latency: PE %d: shmemcache_init: %s: %s\n", me, shmemcache_strerror(st),
+                 shmemcache_last_error());
+    shmem_free(raw_sym);
+    shmem_finalize();
+    return 1;
+  }
+  const bool server = shmemcache_is_server(cache);
+  const bool measurer = !server && shmemcache_client_rank(cache) == 0;
+  if (server && me != kServerPe) {
+    std::fprintf(stderr, "bench_latency: PE %d is a server; expected only PE %d\n", me, kServerPe);
+  }
+
+  Bench b;
+  b.cache = cache;
+  b.raw_sym = raw_sym;
+  if (measurer) {
+    b.value.assign(max_size, 0);
+    b.expected.assign(max_size, 0);
+    b.buf.assign(max_size, 0);
+    b.raw_local.assign(max_size, 0x3C);
+  }
+
+  // --raw-phase before: the measurer runs the raw ops first while every other PE waits in a barrier (which
+  // progresses the runtime, so the raw ops complete on any transport); run_client ends that barrier.
+  int rc = 0;
+  if (server) {
+    if (opt.raw_phase == "before") shmem_barrier_all();
+    st = shmemcache_serve(cache);
+    if (st != SHMEMCACHE_OK) {
+      std::fprintf(stderr, "bench_latency: PE %d: shmemcache_serve: %s: %s\n", me, shmemcache_strerror(st),
+                   shmemcache_last_error());
+      rc = 1;
+    }
+  } else if (measurer) {
+    rc = run_client(b, opt, cfg, npes);
+  } else {
+    if (opt.raw_phase == "before") shmem_barrier_all();
+  }
+
+  st = shmemcache_finalize(cache);
+  if (st != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "bench_latency: PE %d: shmemcache_finalize: %s: %s\n", me, shmemcache_strerror(st),
+                 shmemcache_last_error());
+    rc = 1;
+  }
+  if (server) {
+    shmemcache_stats_t s;
+    std::memset(&s, 0, sizeof s);
+    shmemcache_get_stats(cache, &s);
+    std::printf("# server PE %d stats: active_ops_served=%" PRIu64 " items=%" PRIu64 " bytes_used=%" PRIu64
+                " evictions=%" PRIu64 " no_space_errors=%" PRIu64 "\n",
+                me, s.active_ops_served, s.items, s.bytes_used, s.evictions, s.no_space_errors);
+    std::fflush(stdout);
+  }
+  shmem_free(raw_sym);  // collective: every PE has left shmemcache_serve / finalize by now
+  shmemcache_destroy(cache);
+  shmem_finalize();
+  return rc;
+}

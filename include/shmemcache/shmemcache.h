@@ -1,0 +1,161 @@
+/*
+ * shmemcache — a distributed in-memory key-value cache inside an OpenSHMEM job.
+ *
+ * Some PEs of an `oshrun` job are servers (PEs 0 .. num_servers-1); the others are clients. Servers keep the
+ * hash table, the KV blocks and the message chunks in symmetric memory. Clients read and update hot pairs with
+ * one-sided get/put/CAS (Direct operations) and ask a server through the messaging conduit (Active operations)
+ * for inserts, cold pairs and misses. Every call below is made by one PE for itself; `shmemcache_init` and
+ * `shmemcache_finalize` are collective over all PEs of the job.
+ *
+ * Thread safety: a handle is used by one thread at a time. Keys and values are arbitrary bytes (NUL included).
+ * Errors are returned as shmemcache_status_t values; nothing here aborts the process on bad input.
+ */
+#ifndef SHMEMCACHE_SHMEMCACHE_H_
+#define SHMEMCACHE_SHMEMCACHE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHMEMCACHE_VERSION_MAJOR 0
+#define SHMEMCACHE_VERSION_MINOR 1
+#define SHMEMCACHE_VERSION_PATCH 0
+
+/* Opaque per-PE handle. */
+typedef struct shmemcache shmemcache_t;
+
+typedef enum {
+  SHMEMCACHE_OK = 0,
+  SHMEMCACHE_NOT_FOUND,          /* no pair for that key */
+  SHMEMCACHE_INVALID_ARGUMENT,   /* NULL/empty key, NULL handle or output pointer, ... */
+  SHMEMCACHE_KEY_TOO_LONG,       /* key_len > config.max_key_len */
+  SHMEMCACHE_VALUE_TOO_LARGE,    /* value_len > config.max_value_len, or the pair cannot fit any block */
+  SHMEMCACHE_BUFFER_TOO_SMALL,   /* get: *value_len holds the size needed */
+  SHMEMCACHE_NO_SPACE,           /* the server has no memory left for this pair */
+  SHMEMCACHE_WRONG_ROLE,         /* a data call on a server PE, or shmemcache_serve on a client PE */
+  SHMEMCACHE_IN_PROGRESS,        /* a non-blocking request has not completed yet */
+  SHMEMCACHE_IO_ERROR,           /* the SSD tier failed */
+  SHMEMCACHE_CONFIG_ERROR,       /* the configuration is unusable; shmemcache_last_error() says why */
+  SHMEMCACHE_SHUT_DOWN           /* the handle was finalized */
+} shmemcache_status_t;
+
+/* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */
+const char *shmemcache_strerror(shmemcache_status_t status);
+
+/* The detail of the last CONFIG_ERROR (or other failure with more to say) on this thread, e.g. which
+ * environment variable to raise and by how much. Empty string when there is nothing to say; never NULL. */
+const char *shmemcache_last_error(void);
+
+/*
+ * Configuration. Every field has a default and one environment variable, SHMEMCACHE_<FIELD IN CAPITALS>
+ * (e.g. SHMEMCACHE_SERVER_MEMORY_BYTES=256M), applied by shmemcache_config_defaults. Sizes accept K/M/G
+ * suffixes (powers of 1024). Every PE must pass the same configuration; init checks this.
+ */
+typedef struct {
+  int num_servers;              /* PEs 0..num_servers-1 serve; default 1 */
+  size_t server_memory_bytes;   /* KV block memory per server; default 64 MiB */
+  size_t hash_sets;             /* sets in each server's hash table; default 4096 */
+  unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
+  size_t directory_entries;     /* client pointer-directory sets; default 512 */
+  unsigned directory_ways;      /* sub-entries per directory set; default 8 */
+  unsigned recency_range_ms;    /* length of one recency time range; default 100 */
+  size_t max_key_len;           /* default 250 */
+  size_t max_value_len;         /* default 1 MiB */
+  size_t chunk_bytes;           /* size of one message chunk; default 4096 */
+  unsigned chunks_per_peer;     /* chunks in each ring; default 8 */
+  int direct_ops;               /* 1 = Direct operations allowed, 0 = Active only; default 1 */
+  const char *spill_dir;        /* SSD tier directory; NULL = no SSD tier */
+  size_t spill_bytes;           /* SSD tier capacity per server; default 1 GiB */
+  double slab_growth_factor;    /* ratio between consecutive slab classes; default 1.25 */
+  size_t slab_page_bytes;       /* memory is handed to slab classes in pages of this size; default 1 MiB
+                                   (raised to the largest block when that is bigger) */
+  int private_context;          /* 1 = the library's own SHMEM context (its quiet never waits on the
+                                   application's traffic); 0 = share SHMEM_CTX_DEFAULT; -1 = auto (default):
+                                   own context unless UCX_TLS names tcp, where OpenMPI 4.1.4 hangs in
+                                   shmem_finalize after a get on a private context (tests/platform/) */
+} shmemcache_config_t;
+
+/* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
+ * not parse returns SHMEMCACHE_CONFIG_ERROR (shmemcache_last_error() names it) and leaves that field at its
+ * default. config == NULL returns SHMEMCACHE_INVALID_ARGUMENT. */
+shmemcache_status_t shmemcache_config_defaults(shmemcache_config_t *config);
+
+/*
+ * Collective over all PEs. config == NULL means defaults plus environment. Initialises OpenSHMEM if the
+ * application has not (and then finalizes it in shmemcache_finalize); otherwise uses the application's runtime
+ * and never finalizes it. The library uses its own SHMEM context. On success *cache holds a new handle.
+ * On CONFIG_ERROR (zero servers, more servers than PEs, a layout the symmetric heap cannot hold, PEs that
+ * disagree on the configuration) no handle is created and shmemcache_last_error() says what to change.
+ */
+shmemcache_status_t shmemcache_init(const shmemcache_config_t *config, shmemcache_t **cache);
+
+/* 1 on server PEs, 0 on clients (and for NULL). */
+int shmemcache_is_server(const shmemcache_t *cache);
+
+/* This PE's rank among the clients (0 .. num_clients-1), or -1 on a server. */
+int shmemcache_client_rank(const shmemcache_t *cache);
+/* Number of client PEs in the job. */
+int shmemcache_num_clients(const shmemcache_t *cache);
+
+/* Server PEs only: serve Active operations until every client PE has called shmemcache_finalize, then
+ * return SHMEMCACHE_OK. On a client PE returns SHMEMCACHE_WRONG_ROLE. */
+shmemcache_status_t shmemcache_serve(shmemcache_t *cache);
+
+/* Stores value under key, replacing any previous value. Returns OK, or INVALID_ARGUMENT, KEY_TOO_LONG,
+ * VALUE_TOO_LARGE, NO_SPACE, WRONG_ROLE, SHUT_DOWN; on any error nothing is changed. value may be NULL only
+ * when value_len == 0. */
+shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
+                                   size_t value_len);
+
+/* Copies the value of key into buffer[0 .. *value_len). On NOT_FOUND *value_len is 0 and buffer unchanged.
+ * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
+ * and buffer unchanged. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL. */
+shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
+                                   size_t buffer_len, size_t *value_len);
+
+/* Removes key. Returns OK if it was present, NOT_FOUND if not. */
+shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size_t key_len);
+
+/* Per-PE counters. Client-side fields move on clients, server-side fields on servers. */
+typedef struct {
+  /* client side */
+  uint64_t gets, sets, deletes;
+  uint64_t get_hits, get_misses;
+  uint64_t direct_gets, active_gets;
+  uint64_t direct_sets, active_sets;
+  uint64_t directory_hits, directory_misses;
+  uint64_t read_retries;        /* Direct GET attempts rejected by validation and retried */
+  uint64_t lock_retries;        /* Direct SET CAS attempts that found the lock taken */
+  uint64_t cas_lock_busy;       /* CAS failures: lock bit set -> back off */
+  uint64_t cas_tag_mismatch;    /* CAS failures: tag differs -> Active SET */
+  uint64_t cas_version_mismatch;/* CAS failures: version differs -> retry with the returned version */
+  uint64_t direct_fallbacks;    /* Direct operations that gave up and went Active */
+  uint64_t messages_sent, messages_received;
+  /* server side */
+  uint64_t items, bytes_used;
+  uint64_t evictions, eviction_batches;
+  uint64_t spilled_items, spill_reads;
+  uint64_t active_ops_served;
+  uint64_t no_space_errors;
+} shmemcache_stats_t;
+
+/* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last
+ * values). */
+shmemcache_status_t shmemcache_get_stats(const shmemcache_t *cache, shmemcache_stats_t *stats);
+
+/* Collective. Clients tell every server they are done; servers return from shmemcache_serve once all clients
+ * have; symmetric memory is freed; OpenSHMEM is finalized only if shmemcache_init started it. The handle stays
+ * valid for shmemcache_get_stats and returns SHUT_DOWN from every other call until shmemcache_destroy. */
+shmemcache_status_t shmemcache_finalize(shmemcache_t *cache);
+
+/* Releases the handle itself (after finalize; on a handle not finalized it finalizes first). NULL is a no-op. */
+void shmemcache_destroy(shmemcache_t *cache);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SHMEMCACHE_SHMEMCACHE_H_ */

@@ -1,0 +1,177 @@
+/*
+ * shmemcache.hpp — a thin, header-only C++17 RAII layer over the C API in shmemcache.h.
+ *
+ *   shmc::Cache cache;                    // collective: every PE of the job constructs one
+ *   if (cache.is_server()) {
+ *     cache.serve();                      // returns once every client has finalized
+ *   } else {
+ *     cache.set("key", "value");
+ *     if (std::optional<std::string> v = cache.get("key")) use(*v);
+ *   }
+ *   // ~Cache() finalizes (collective) and releases the handle.
+ *
+ * The namespace is `shmc`, not `shmemcache`: C++ forbids a namespace named like a class in the same scope,
+ * and shmemcache.h declares `struct shmemcache` (the opaque type behind shmemcache_t).
+ *
+ * Errors are values: every call returns a shmc::Status (the C enum) or an empty optional, and nothing here
+ * throws across the C API. The one exception is the constructor: it throws std::runtime_error, with the text of
+ * shmemcache_strerror() and shmemcache_last_error(), when shmemcache_init fails; use Cache::open() to get the
+ * status instead.
+ *
+ * Collective calls: constructing a Cache, finalize(), destroying or move-assigning over a Cache that still holds
+ * a handle are collective over all PEs of the job (they call shmemcache_init / shmemcache_finalize), so every
+ * PE must do them in the same order.
+ *
+ * Thread safety: as for the C API, one thread at a time per Cache.
+ */
+#ifndef SHMEMCACHE_SHMEMCACHE_HPP_
+#define SHMEMCACHE_SHMEMCACHE_HPP_
+
+#include <cstddef>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "shmemcache/shmemcache.h"
+
+namespace shmc {
+
+using Status = shmemcache_status_t;
+using Config = shmemcache_config_t;
+using Stats = shmemcache_stats_t;
+
+/* Static text for a status (shmemcache_strerror); never NULL. */
+inline const char *what(Status status) noexcept { return shmemcache_strerror(status); }
+
+/* The detail of this thread's last failure (shmemcache_last_error); empty when there is nothing to add. */
+inline std::string last_error() { return shmemcache_last_error(); }
+
+/* The defaults with the SHMEMCACHE_* environment applied. On CONFIG_ERROR *config keeps the defaults for the
+ * variable that did not parse; last_error() names it. */
+inline Status default_config(Config *config) noexcept { return shmemcache_config_defaults(config); }
+
+class Cache {
+ public:
+  /* Collective. Defaults plus environment. Throws std::runtime_error if shmemcache_init fails. */
+  Cache() { init_or_throw(nullptr); }
+
+  /* Collective. Throws std::runtime_error if shmemcache_init fails (e.g. CONFIG_ERROR: the message says which
+   * setting to change). */
+  explicit Cache(const Config &config) { init_or_throw(&config); }
+
+  /* Collective, non-throwing: on success *out holds the new cache (any handle it held is destroyed first,
+   * collectively); on failure *out is left as it was. config == nullptr means defaults plus environment. */
+  static Status open(const Config *config, Cache *out) noexcept {
+    if (out == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    shmemcache_t *handle = nullptr;
+    Status status = shmemcache_init(config, &handle);
+    if (status == SHMEMCACHE_OK) *out = Cache(handle);
+    return status;
+  }
+
+  /* Takes ownership of a handle from shmemcache_init (may be nullptr: an empty Cache). */
+  explicit Cache(shmemcache_t *handle) noexcept : handle_(handle) {}
+
+  /* An empty Cache (no handle): every call on it returns INVALID_ARGUMENT (or -1/0/false). */
+  static Cache empty() noexcept { return Cache(static_cast<shmemcache_t *>(nullptr)); }
+
+  /* Collective when a handle is held and not yet finalized: finalizes, then releases it. */
+  ~Cache() { shmemcache_destroy(handle_); }
+
+  Cache(const Cache &) = delete;
+  Cache &operator=(const Cache &) = delete;
+
+  Cache(Cache &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  /* Collective if *this held a live handle (it is destroyed). */
+  Cache &operator=(Cache &&other) noexcept {
+    if (this != &other) {
+      shmemcache_destroy(handle_);
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+
+  /* True when this Cache holds a handle (finalized or not). */
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+  shmemcache_t *handle() const noexcept { return handle_; }
+  /* Gives up ownership; the caller must shmemcache_destroy the result. */
+  shmemcache_t *release() noexcept { return std::exchange(handle_, nullptr); }
+
+  bool is_server() const noexcept { return shmemcache_is_server(handle_) != 0; }
+  /* This PE's rank among the clients, or -1 on a server. */
+  int client_rank() const noexcept { return handle_ ? shmemcache_client_rank(handle_) : -1; }
+  int num_clients() const noexcept { return handle_ ? shmemcache_num_clients(handle_) : 0; }
+
+  /* Server PEs: serve until every client has finalized (OK); WRONG_ROLE on a client. */
+  Status serve() noexcept { return handle_ ? shmemcache_serve(handle_) : SHMEMCACHE_INVALID_ARGUMENT; }
+
+  /* Stores value under key. OK, or the error statuses of shmemcache_set (nothing changed on error). */
+  Status set(std::string_view key, std::string_view value) noexcept {
+    if (handle_ == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    return shmemcache_set(handle_, key.data(), key.size(), value.data(), value.size());
+  }
+
+  /* Reads key into *value (resized to the value; any old content is replaced). OK, NOT_FOUND (*value cleared)
+   * or an error status (*value unspecified). Reuses value's capacity as the first buffer and grows it as
+   * needed, so a loop that reads into the same string allocates only when values get bigger. */
+  Status get(std::string_view key, std::string *value) {
+    if (handle_ == nullptr || value == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    value->resize(value->capacity() > 0 ? value->capacity() : kInitialGetBuffer);
+    for (;;) {
+      std::size_t len = 0;
+      Status status = shmemcache_get(handle_, key.data(), key.size(), value->data(), value->size(), &len);
+      if (status == SHMEMCACHE_BUFFER_TOO_SMALL && len > value->size()) {
+        value->resize(len);  // the value may grow again before the retry; loop until it fits
+        continue;
+      }
+      value->resize(status == SHMEMCACHE_OK ? len : 0);
+      return status;
+    }
+  }
+
+  /* The value of key, or std::nullopt when it is absent or the get failed (use get(key, &value) to tell those
+   * apart). */
+  std::optional<std::string> get(std::string_view key) {
+    std::string value;
+    if (get(key, &value) != SHMEMCACHE_OK) return std::nullopt;
+    return value;
+  }
+
+  /* Removes key: OK if it was present, NOT_FOUND if not, or an error status. (`delete` is a C++ keyword.) */
+  Status del(std::string_view key) noexcept {
+    return handle_ ? shmemcache_delete(handle_, key.data(), key.size()) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  /* This PE's counters (all zero for an empty Cache). Also valid after finalize. */
+  Stats stats() const noexcept {
+    Stats stats{};
+    if (handle_ != nullptr) shmemcache_get_stats(handle_, &stats);
+    return stats;
+  }
+
+  /* Collective. Ends this PE's participation; afterwards only stats() is meaningful and the destructor just
+   * releases the handle. Returns SHUT_DOWN when already finalized. */
+  Status finalize() noexcept { return handle_ ? shmemcache_finalize(handle_) : SHMEMCACHE_INVALID_ARGUMENT; }
+
+ private:
+  static constexpr std::size_t kInitialGetBuffer = 256;
+
+  void init_or_throw(const Config *config) {
+    Status status = shmemcache_init(config, &handle_);
+    if (status != SHMEMCACHE_OK) {
+      handle_ = nullptr;
+      std::string message = std::string("shmemcache_init failed: ") + what(status);
+      const std::string detail = last_error();
+      if (!detail.empty()) message += ": " + detail;
+      throw std::runtime_error(message);
+    }
+  }
+
+  shmemcache_t *handle_ = nullptr;
+};
+
+}  // namespace shmc
+
+#endif /* SHMEMCACHE_SHMEMCACHE_HPP_ */

@@ -1,0 +1,77 @@
+// Messages carried by the conduit: Active-operation requests (client -> server) and replies (server -> client).
+// Fixed little headers followed by key and value bytes. Replies carry the block's location so the client can
+// cache it in its pointer directory, plus the server's recency epoch and expiration bar.
+#ifndef SHMEMCACHE_CONDUIT_MESSAGE_H_
+#define SHMEMCACHE_CONDUIT_MESSAGE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace smc {
+
+enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3, kBye = 4 };
+
+struct RequestHeader {
+  uint8_t op;
+  uint8_t reserved[3];
+  uint32_t key_len;
+  uint32_t value_len;     // kSet: bytes of value following the key
+  uint32_t reserved2;
+  uint64_t request_id;
+  uint64_t recency;       // the client's current recency epoch (piggybacked recency update)
+  uint64_t max_value;     // kGet: the client's buffer size; larger values are not sent (BUFFER_TOO_SMALL)
+};
+static_assert(sizeof(RequestHeader) == 40, "wire layout");
+
+struct WirePointer {
+  uint64_t offset;
+  uint64_t version;
+  uint32_t block_bytes;
+  uint32_t tag;
+  uint8_t cls;
+  uint8_t valid;          // 1 when the reply names a block the client may cache
+  uint8_t reserved[6];
+};
+static_assert(sizeof(WirePointer) == 32, "wire layout");
+
+struct ReplyHeader {
+  uint8_t status;         // shmemcache_status_t
+  uint8_t op;
+  uint8_t reserved[2];
+  uint32_t value_len;     // bytes of value following (or, with BUFFER_TOO_SMALL, the size needed)
+  uint64_t request_id;
+  uint64_t epoch;         // the server's current recency epoch
+  uint64_t expiration_bar;
+  WirePointer pointer;
+};
+static_assert(sizeof(ReplyHeader) == 64, "wire layout");
+
+inline void EncodeRequest(std::vector<uint8_t>* out, const RequestHeader& h, const void* key, size_t key_len,
+                          const void* value, size_t value_len) {
+  out->resize(sizeof(h) + key_len + value_len);
+  std::memcpy(out->data(), &h, sizeof(h));
+  if (key_len) std::memcpy(out->data() + sizeof(h), key, key_len);
+  if (value_len) std::memcpy(out->data() + sizeof(h) + key_len, value, value_len);
+}
+
+// A parsed request; pointers are into the message buffer. False if the message is malformed.
+struct RequestView {
+  RequestHeader header;
+  const uint8_t* key;
+  const uint8_t* value;
+};
+inline bool DecodeRequest(const std::vector<uint8_t>& msg, RequestView* view) {
+  if (msg.size() < sizeof(RequestHeader)) return false;
+  std::memcpy(&view->header, msg.data(), sizeof(RequestHeader));
+  size_t need = sizeof(RequestHeader) + size_t{view->header.key_len} + view->header.value_len;
+  if (msg.size() != need) return false;
+  view->key = msg.data() + sizeof(RequestHeader);
+  view->value = view->key + view->header.key_len;
+  return true;
+}
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CONDUIT_MESSAGE_H_

@@ -1,0 +1,52 @@
+// Monotonic clock and back-off helpers. Recency is counted in server-owned epochs (see store/), never by
+// comparing wall clocks across PEs.
+#ifndef SHMEMCACHE_CORE_CLOCK_H_
+#define SHMEMCACHE_CORE_CLOCK_H_
+
+#include <sched.h>
+#include <time.h>
+
+#include <cstdint>
+
+namespace smc {
+
+inline uint64_t NowNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Exponential back-off for retry loops. The first attempts spin briefly; later ones yield the CPU and then
+// sleep, so a lock holder that was descheduled on an oversubscribed node gets the core it needs.
+class Backoff {
+ public:
+  void Pause() {
+    if (attempt_ < 4) {
+      for (unsigned i = 0; i < (16u << attempt_); ++i) CpuRelax();
+    } else if (attempt_ < 10) {
+      sched_yield();
+    } else {
+      unsigned shift = attempt_ - 10 < 6 ? attempt_ - 10 : 6;
+      timespec ts{0, static_cast<long>(1000u << shift)};  // 1 us .. 64 us
+      nanosleep(&ts, nullptr);
+    }
+    ++attempt_;
+  }
+  unsigned attempts() const { return attempt_; }
+  void Reset() { attempt_ = 0; }
+
+ private:
+  unsigned attempt_ = 0;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CORE_CLOCK_H_

@@ -1,0 +1,162 @@
+#include "core/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include <xxhash.h>
+
+namespace smc {
+
+bool ParseSize(const char* text, size_t* out) {
+  if (text == nullptr || *text == '\0') return false;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (errno != 0 || end == text || text[0] == '-') return false;
+  unsigned long long mult = 1;
+  if (*end != '\0') {
+    switch (*end) {
+      case 'k': case 'K': mult = 1ull << 10; break;
+      case 'm': case 'M': mult = 1ull << 20; break;
+      case 'g': case 'G': mult = 1ull << 30; break;
+      default: return false;
+    }
+    ++end;
+    if (*end == 'i' || *end == 'I') ++end;       // accept "MiB"-style "Mi"
+    if (*end == 'b' || *end == 'B') ++end;
+    if (*end != '\0') return false;
+  }
+  if (v != 0 && mult > ~0ull / v) return false;
+  *out = static_cast<size_t>(v * mult);
+  return true;
+}
+
+namespace {
+
+// Applies one environment variable through a parser; remembers the first failure.
+struct EnvApplier {
+  Status status = SHMEMCACHE_OK;
+  std::string error;
+
+  template <typename Parse>
+  void Apply(const char* name, Parse parse) {
+    const char* text = std::getenv(name);
+    if (text == nullptr) return;
+    if (!parse(text) && status == SHMEMCACHE_OK) {
+      status = SHMEMCACHE_CONFIG_ERROR;
+      error = std::string("environment variable ") + name + "='" + text + "' does not parse";
+    }
+  }
+  void Size(const char* name, size_t* field) {
+    Apply(name, [field](const char* t) { return ParseSize(t, field); });
+  }
+  void Unsigned(const char* name, unsigned* field) {
+    Apply(name, [field](const char* t) {
+      size_t v;
+      if (!ParseSize(t, &v) || v > 0xffffffffu) return false;
+      *field = static_cast<unsigned>(v);
+      return true;
+    });
+  }
+  void Int(const char* name, int* field) {
+    Apply(name, [field](const char* t) {
+      char* end = nullptr;
+      errno = 0;
+      long v = std::strtol(t, &end, 10);
+      if (errno != 0 || end == t || *end != '\0' || v < -2147483647L || v > 2147483647L) return false;
+      *field = static_cast<int>(v);
+      return true;
+    });
+  }
+  void Double(const char* name, double* field) {
+    Apply(name, [field](const char* t) {
+      char* end = nullptr;
+      double v = std::strtod(t, &end);
+      if (end == t || *end != '\0' || !std::isfinite(v)) return false;
+      *field = v;
+      return true;
+    });
+  }
+};
+
+}  // namespace
+
+Status ConfigDefaults(shmemcache_config_t* c) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  std::memset(c, 0, sizeof(*c));
+  c->num_servers = 1;
+  c->server_memory_bytes = 64ull << 20;
+  c->hash_sets = 4096;
+  c->hash_ways = 8;
+  c->directory_entries = 512;
+  c->directory_ways = 8;
+  c->recency_range_ms = 100;
+  c->max_key_len = 250;
+  c->max_value_len = 1ull << 20;
+  c->chunk_bytes = 4096;
+  c->chunks_per_peer = 8;
+  c->direct_ops = 1;
+  c->spill_dir = nullptr;
+  c->spill_bytes = 1ull << 30;
+  c->slab_growth_factor = 1.25;
+  c->slab_page_bytes = 1ull << 20;
+  c->private_context = -1;
+
+  EnvApplier env;
+  env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
+  env.Size("SHMEMCACHE_SERVER_MEMORY_BYTES", &c->server_memory_bytes);
+  env.Size("SHMEMCACHE_HASH_SETS", &c->hash_sets);
+  env.Unsigned("SHMEMCACHE_HASH_WAYS", &c->hash_ways);
+  env.Size("SHMEMCACHE_DIRECTORY_ENTRIES", &c->directory_entries);
+  env.Unsigned("SHMEMCACHE_DIRECTORY_WAYS", &c->directory_ways);
+  env.Unsigned("SHMEMCACHE_RECENCY_RANGE_MS", &c->recency_range_ms);
+  env.Size("SHMEMCACHE_MAX_KEY_LEN", &c->max_key_len);
+  env.Size("SHMEMCACHE_MAX_VALUE_LEN", &c->max_value_len);
+  env.Size("SHMEMCACHE_CHUNK_BYTES", &c->chunk_bytes);
+  env.Unsigned("SHMEMCACHE_CHUNKS_PER_PEER", &c->chunks_per_peer);
+  env.Int("SHMEMCACHE_DIRECT_OPS", &c->direct_ops);
+  if (const char* dir = std::getenv("SHMEMCACHE_SPILL_DIR")) c->spill_dir = *dir ? dir : nullptr;
+  env.Size("SHMEMCACHE_SPILL_BYTES", &c->spill_bytes);
+  env.Double("SHMEMCACHE_SLAB_GROWTH_FACTOR", &c->slab_growth_factor);
+  env.Size("SHMEMCACHE_SLAB_PAGE_BYTES", &c->slab_page_bytes);
+  env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
+  if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
+  return SHMEMCACHE_OK;
+}
+
+Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
+  auto bad = [](const std::string& what) { return Fail(SHMEMCACHE_CONFIG_ERROR, what); };
+  if (c.num_servers < 1) return bad("num_servers must be at least 1 (SHMEMCACHE_NUM_SERVERS)");
+  if (n_pes >= 0 && c.num_servers >= n_pes)
+    return bad("num_servers (" + std::to_string(c.num_servers) + ") must be smaller than the number of PEs (" +
+               std::to_string(n_pes) + "): at least one PE must be a client");
+  if (c.hash_sets == 0 || c.hash_ways == 0 || c.hash_ways > 64)
+    return bad("hash_sets must be > 0 and hash_ways in 1..64");
+  if (c.directory_entries == 0 || c.directory_ways == 0 || c.directory_ways > 64)
+    return bad("directory_entries must be > 0 and directory_ways in 1..64");
+  if (c.max_key_len == 0 || c.max_key_len > (1u << 20)) return bad("max_key_len must be in 1..1048576");
+  if (c.max_value_len > (1ull << 31)) return bad("max_value_len must be at most 2 GiB");
+  if (c.chunk_bytes < 256 || c.chunk_bytes % 64 != 0 || c.chunk_bytes > (64u << 20))
+    return bad("chunk_bytes must be a multiple of 64 between 256 and 64 MiB");
+  if (c.chunks_per_peer < 2 || c.chunks_per_peer > 4096) return bad("chunks_per_peer must be in 2..4096");
+  if (!(c.slab_growth_factor >= 1.01 && c.slab_growth_factor <= 4.0))
+    return bad("slab_growth_factor must be in 1.01..4.0");
+  if (c.private_context < -1 || c.private_context > 1) return bad("private_context must be -1, 0 or 1");
+  if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
+  if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
+  return SHMEMCACHE_OK;
+}
+
+uint64_t ConfigFingerprint(const shmemcache_config_t& c) {
+  uint64_t f[] = {static_cast<uint64_t>(c.num_servers), c.server_memory_bytes, c.hash_sets, c.hash_ways,
+                  c.directory_entries, c.directory_ways, c.recency_range_ms, c.max_key_len, c.max_value_len,
+                  c.chunk_bytes, c.chunks_per_peer, static_cast<uint64_t>(c.direct_ops), c.spill_bytes,
+                  static_cast<uint64_t>(c.slab_growth_factor * 1e6), c.slab_page_bytes,
+                  static_cast<uint64_t>(c.private_context),
+                  c.spill_dir ? XXH3_64bits(c.spill_dir, std::strlen(c.spill_dir)) : 0};
+  return XXH3_64bits(f, sizeof(f));
+}
+
+}  // namespace smc

@@ -1,0 +1,19 @@
+#include "core/hash.h"
+
+#include <xxhash.h>
+
+namespace smc {
+
+uint64_t HashKey(const void* key, size_t key_len) { return XXH3_64bits(key, key_len); }
+
+int32_t JumpConsistentHash(uint64_t key, int32_t buckets) {
+  int64_t b = -1, j = 0;
+  while (j < buckets) {
+    b = j;
+    key = key * 2862933555777941757ULL + 1;
+    j = static_cast<int64_t>((b + 1) * (double(1LL << 31) / double((key >> 33) + 1)));
+  }
+  return static_cast<int32_t>(b);
+}
+
+}  // namespace smc

@@ -1,0 +1,52 @@
+// Key hashing. One XXH3-64 of the key gives everything a key needs to be located:
+//   server = jump consistent hash of a remix of the hash over num_servers
+//   set    = low 32 bits  mod the number of sets (hash table and pointer directory alike)
+//   tag    = bits 40..63, never 0 (0 marks a free block); 24 bits because the target word holds them
+// The bit fields are disjoint, so set and tag are independent.
+#ifndef SHMEMCACHE_CORE_HASH_H_
+#define SHMEMCACHE_CORE_HASH_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace smc {
+
+constexpr unsigned kTagBits = 24;
+constexpr uint32_t kTagMask = (1u << kTagBits) - 1;
+constexpr uint32_t kFreeTag = 0;
+
+uint64_t HashKey(const void* key, size_t key_len);
+
+// Lamping & Veach jump consistent hash: a bucket in [0, buckets) that moves for only 1/n of keys when a
+// bucket is added.
+int32_t JumpConsistentHash(uint64_t key, int32_t buckets);
+
+inline uint32_t TagOf(uint64_t hash) {
+  uint32_t tag = static_cast<uint32_t>(hash >> 40) & kTagMask;
+  return tag == kFreeTag ? 1u : tag;
+}
+inline size_t SetOf(uint64_t hash, size_t sets) { return static_cast<size_t>((hash & 0xffffffffu) % sets); }
+
+inline uint64_t Remix(uint64_t h) {  // splitmix64 finaliser
+  h ^= h >> 30; h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27; h *= 0x94d049bb133111ebull;
+  return h ^ (h >> 31);
+}
+inline int ServerOf(uint64_t hash, int num_servers) {
+  return num_servers <= 1 ? 0 : JumpConsistentHash(Remix(hash), num_servers);
+}
+
+// Where a key lives. Computed once per operation.
+struct KeyLocation {
+  uint64_t hash;
+  int server;
+  uint32_t tag;
+};
+inline KeyLocation Locate(const void* key, size_t key_len, int num_servers) {
+  uint64_t h = HashKey(key, key_len);
+  return KeyLocation{h, ServerOf(h, num_servers), TagOf(h)};
+}
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CORE_HASH_H_

@@ -1,0 +1,32 @@
+#include "core/status.h"
+
+namespace smc {
+namespace {
+thread_local std::string last_error;
+}  // namespace
+
+void SetLastError(const std::string& text) { last_error = text; }
+void ClearLastError() { last_error.clear(); }
+const char* LastError() { return last_error.c_str(); }
+
+}  // namespace smc
+
+extern "C" const char* shmemcache_strerror(shmemcache_status_t status) {
+  switch (status) {
+    case SHMEMCACHE_OK: return "ok";
+    case SHMEMCACHE_NOT_FOUND: return "not found";
+    case SHMEMCACHE_INVALID_ARGUMENT: return "invalid argument";
+    case SHMEMCACHE_KEY_TOO_LONG: return "key too long";
+    case SHMEMCACHE_VALUE_TOO_LARGE: return "value too large";
+    case SHMEMCACHE_BUFFER_TOO_SMALL: return "buffer too small";
+    case SHMEMCACHE_NO_SPACE: return "no space left on the server";
+    case SHMEMCACHE_WRONG_ROLE: return "call not allowed on this PE's role";
+    case SHMEMCACHE_IN_PROGRESS: return "request in progress";
+    case SHMEMCACHE_IO_ERROR: return "I/O error";
+    case SHMEMCACHE_CONFIG_ERROR: return "configuration error";
+    case SHMEMCACHE_SHUT_DOWN: return "cache was finalized";
+  }
+  return "unknown status";
+}
+
+extern "C" const char* shmemcache_last_error(void) { return smc::LastError(); }

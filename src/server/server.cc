@@ -1,0 +1,135 @@
+#include "server/server.h"
+
+#include <cstring>
+
+#include "core/hash.h"
+
+namespace smc {
+
+namespace {
+StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) {
+  StoreOptions o;
+  o.arena_bytes = l.arena_bytes;
+  o.page_bytes = c.slab_page_bytes;
+  o.growth_factor = c.slab_growth_factor;
+  o.max_key_len = c.max_key_len;
+  o.max_value_len = c.max_value_len;
+  o.sets = c.hash_sets;
+  o.ways = c.hash_ways;
+  return o;
+}
+
+ConduitLayout ConduitFor(const shmemcache_config_t& c, const SymmetricLayout& l, uint8_t* base) {
+  ConduitLayout cl;
+  cl.chunk_bytes = c.chunk_bytes;
+  cl.chunks = c.chunks_per_peer;
+  cl.peers = l.peers;
+  cl.inbox = base + l.inbox_offset;
+  cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
+  cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
+  return cl;
+}
+}  // namespace
+
+Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
+               shm::Context* ctx, int server_index, int num_clients, Stats* stats)
+    : config_(config),
+      server_index_(server_index),
+      num_servers_(config.num_servers),
+      num_clients_(num_clients),
+      stats_(stats),
+      atomics_(ctx),
+      store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
+             OptionsFor(config, layout), &atomics_),
+      conduit_(ctx, ConduitFor(config, layout, base), static_cast<size_t>(server_index)),
+      epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
+      expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)) {}
+
+Status Server::Serve() {
+  while (!done()) {
+    conduit_.WaitDoorbell(&ready_);
+    for (size_t client : ready_) {
+      if (client >= static_cast<size_t>(num_clients_)) continue;
+      while (conduit_.Poll(client, &message_)) Handle(client, message_);
+    }
+  }
+  return SHMEMCACHE_OK;
+}
+
+void Server::UpdateStoreStats() {
+  stats_->items = store_.items();
+  stats_->bytes_used = store_.bytes_used();
+  stats_->messages_sent = conduit_.stats().messages_sent;
+  stats_->messages_received = conduit_.stats().messages_received;
+}
+
+void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
+  reply_.resize(sizeof(header) + value_len);
+  std::memcpy(reply_.data(), &header, sizeof(header));
+  if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
+  conduit_.Send(client, ClientPe(client), reply_.data(), reply_.size(), false);
+}
+
+void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
+  ++stats_->active_ops_served;
+  ReplyHeader reply{};
+  reply.epoch = *epoch_word_;
+  reply.expiration_bar = *expiration_bar_word_;
+  RequestView req;
+  if (!DecodeRequest(message, &req)) {
+    reply.status = SHMEMCACHE_INVALID_ARGUMENT;
+    Reply(client, reply, nullptr, 0);
+    return;
+  }
+  const RequestHeader& h = req.header;
+  reply.op = h.op;
+  reply.request_id = h.request_id;
+  if (static_cast<Op>(h.op) == Op::kBye) {
+    ++clients_done_;
+    return;  // no reply: the client is leaving
+  }
+  KeyLocation loc = Locate(req.key, h.key_len, num_servers_);
+  if (h.key_len == 0 || loc.server != server_index_) {
+    reply.status = SHMEMCACHE_INVALID_ARGUMENT;  // misrouted or malformed: a client bug, never a crash
+    Reply(client, reply, nullptr, 0);
+    return;
+  }
+  BlockPointer ptr;
+  const uint8_t* value = nullptr;
+  size_t value_len = 0;
+  Status status;
+  switch (static_cast<Op>(h.op)) {
+    case Op::kSet:
+      status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, h.recency, &ptr);
+      if (status == SHMEMCACHE_NO_SPACE) ++stats_->no_space_errors;
+      break;
+    case Op::kGet: {
+      BlockView view;
+      status = store_.Get(loc, req.key, h.key_len, &scratch_, &view, &ptr);
+      if (status == SHMEMCACHE_OK) {
+        reply.value_len = static_cast<uint32_t>(view.value_len);
+        if (view.value_len > h.max_value) {
+          status = SHMEMCACHE_BUFFER_TOO_SMALL;
+        } else {
+          value = view.value;
+          value_len = view.value_len;
+        }
+      }
+      break;
+    }
+    case Op::kDelete:
+      status = store_.Delete(loc, req.key, h.key_len);
+      break;
+    default:
+      status = SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  reply.status = static_cast<uint8_t>(status);
+  if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
+      static_cast<Op>(h.op) != Op::kDelete) {
+    reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
+  }
+  UpdateStoreStats();
+  Reply(client, reply, value, value_len);
+}
+
+}  // namespace smc

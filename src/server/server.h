@@ -1,0 +1,58 @@
+// The server PE: runs Active operations that clients post through the conduit, on its KV store in symmetric
+// memory. Single-threaded. It sleeps in a progressing wait on its doorbell (so one-sided operations of clients
+// keep being served on every transport, and an idle server yields its core on oversubscribed nodes), then
+// drains the rings of the clients whose ready bit is set.
+#ifndef SHMEMCACHE_SERVER_SERVER_H_
+#define SHMEMCACHE_SERVER_SERVER_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "conduit/conduit.h"
+#include "conduit/message.h"
+#include "core/layout.h"
+#include "core/stats.h"
+#include "shmem/runtime.h"
+#include "store/kv_store.h"
+
+namespace smc {
+
+class Server {
+ public:
+  Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
+         shm::Context* ctx, int server_index, int num_clients, Stats* stats);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Serves until every client has said goodbye. Returns OK.
+  Status Serve();
+  bool done() const { return clients_done_ == num_clients_; }
+  const KvStore& store() const { return store_; }
+
+ private:
+  void Handle(size_t client, const std::vector<uint8_t>& message);
+  void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
+  int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
+  void UpdateStoreStats();
+
+  shmemcache_config_t config_;
+  int server_index_;
+  int num_servers_;
+  int num_clients_;
+  int clients_done_ = 0;
+  Stats* stats_;
+  shm::SelfWordAtomics atomics_;
+  KvStore store_;
+  Conduit conduit_;
+  uint64_t* epoch_word_;
+  uint64_t* expiration_bar_word_;
+  std::vector<uint8_t> message_;
+  std::vector<uint8_t> reply_;
+  std::vector<uint8_t> scratch_;
+  std::vector<size_t> ready_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_SERVER_SERVER_H_

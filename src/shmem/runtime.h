@@ -1,0 +1,106 @@
+// The only code in shmemcache that calls shmem_*. Everything above it sees PEs, symmetric byte ranges,
+// one-sided operations on this library's own SHMEM context, and waits that keep the runtime progressing.
+//
+// Progress (DESIGN.md, invariant 5): over transports without hardware RMA (UCX tcp) a PE serves peers' one-
+// sided operations only while it is inside a SHMEM call that progresses. shmem_*_test does not; wait_until and
+// barriers do. Every blocking wait in the library therefore goes through WaitUntil* below.
+#ifndef SHMEMCACHE_SHMEM_RUNTIME_H_
+#define SHMEMCACHE_SHMEM_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/status.h"
+#include "store/word_atomics.h"
+
+namespace smc {
+namespace shm {
+
+// Initialises OpenSHMEM unless the application already did. *started is true when this call started it
+// (and so Finalize must end it).
+void StartRuntime(bool* started);
+void StopRuntime();
+int MyPe();
+int NumPes();
+
+// Symmetric memory (collective: every PE calls with the same size in the same order). nullptr on failure.
+void* SymmetricAlloc(size_t bytes);
+void SymmetricFree(void* p);
+// The symmetric heap size this job runs with (SMA_SYMMETRIC_SIZE / SHMEM_SYMMETRIC_SIZE or the default).
+size_t SymmetricHeapBytes();
+
+void BarrierAll();
+// Collective: true on every PE iff every PE passed the same value.
+bool AllAgree(uint64_t value);
+// Collective: the maximum of value over all PEs.
+int64_t MaxOverPes(int64_t value);
+
+// A local mapping of a remote PE's symmetric address if the transport gives one (same node), else nullptr.
+void* LocalPointer(const void* symmetric, int pe);
+
+// This library's own communication context: its quiet never waits on the application's traffic.
+class Context {
+ public:
+  // want_private: 1 = own context, 0 = SHMEM_CTX_DEFAULT, -1 = own unless UCX_TLS names tcp.
+  explicit Context(int want_private);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  void Get(void* local_dst, const void* remote_src, size_t bytes, int pe);
+  // Returns once local_src may be reused; remote completion needs Fence/Quiet.
+  void Put(void* remote_dst, const void* local_src, size_t bytes, int pe);
+  uint64_t CompareSwap(uint64_t* remote, uint64_t expected, uint64_t desired, int pe);
+  uint64_t Fetch(uint64_t* remote, int pe);
+  uint64_t Swap(uint64_t* remote, uint64_t value, int pe);
+  void Set(uint64_t* remote, uint64_t value, int pe);
+  void Add(uint64_t* remote, uint64_t value, int pe);
+  void Or(uint64_t* remote, uint64_t value, int pe);
+  // Orders earlier puts/AMOs to each PE before later ones.
+  void Fence();
+  // Completes all earlier operations of this context.
+  void Quiet();
+  bool private_context() const { return own_; }
+
+ private:
+  void* ctx_;  // shmem_ctx_t
+  bool own_ = false;
+};
+
+// Runs the runtime's progress engine once (delivers incoming data on transports that copy on the receiver's
+// progress, e.g. UCX tcp) and returns. Used where a wait's condition is a computation, not one word.
+void Progress();
+
+// Blocking waits on a local symmetric word, progressing the runtime meanwhile.
+void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value);
+void WaitUntilEqual(volatile uint64_t* word, uint64_t value);
+void WaitUntilGreater(volatile uint64_t* word, uint64_t value);
+
+// WordAtomics on this PE's own symmetric memory through SHMEM atomics, so the server's updates of block
+// control words are atomic with respect to clients' remote CAS on any transport.
+class SelfWordAtomics final : public WordAtomics {
+ public:
+  explicit SelfWordAtomics(Context* ctx) : ctx_(ctx), me_(MyPe()) {}
+  uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
+    return ctx_->CompareSwap(word, expected, desired, me_);
+  }
+  uint64_t Fetch(uint64_t* word) override { return ctx_->Fetch(word, me_); }
+  void Set(uint64_t* word, uint64_t value) override {
+    ctx_->Set(word, value, me_);
+    ctx_->Quiet();
+  }
+  void Fence() override {
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    ctx_->Fence();
+  }
+  void WaitWhileEqual(uint64_t* word, uint64_t value) override { WaitUntilNotEqual(word, value); }
+
+ private:
+  Context* ctx_;
+  int me_;
+};
+
+}  // namespace shm
+}  // namespace smc
+
+#endif  // SHMEMCACHE_SHMEM_RUNTIME_H_

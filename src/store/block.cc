@@ -1,0 +1,51 @@
+#include "store/block.h"
+
+#include <xxhash.h>
+
+namespace smc {
+
+uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {
+  size_t key_len = LoadU32(block + kKeyLenOffset);
+  size_t value_len = LoadU32(block + kValueLenOffset);
+  return XXH3_64bits_withSeed(block + kKeyLenOffset, 8 + key_len + value_len, version);
+}
+
+void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
+                     size_t value_len) {
+  StoreU64(block + kHeadVersionOffset, version);
+  StoreU32(block + kKeyLenOffset, static_cast<uint32_t>(key_len));
+  StoreU32(block + kValueLenOffset, static_cast<uint32_t>(value_len));
+  std::memcpy(block + kBlockHeaderBytes, key, key_len);
+  if (value_len > 0) std::memcpy(block + kBlockHeaderBytes + key_len, value, value_len);
+  StoreU64(block + kChecksumOffset, BlockChecksum(block, version));
+}
+
+BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                         BlockView* view) {
+  uint64_t target = LoadU64(copy + TargetOffset(block_bytes));
+  if (TargetLocked(target)) return BlockCheck::kRetry;
+  uint64_t version = TargetVersion(target);
+  if (LoadU64(copy + kHeadVersionOffset) != version) return BlockCheck::kRetry;
+  uint32_t block_tag = TargetTag(target);
+  size_t stored_key_len = LoadU32(copy + kKeyLenOffset);
+  size_t stored_value_len = LoadU32(copy + kValueLenOffset);
+  bool fits = BlockBytesFor(stored_key_len, stored_value_len) <= block_bytes;
+  // A freed block, or one that now holds another key: consistent versions, wrong identity. A checksum failure
+  // on a block whose identity matches is a tear (retry); on a block whose identity does not match it does not
+  // matter which it is: the answer is "not this key".
+  if (block_tag != tag || !fits || stored_key_len != key_len ||
+      std::memcmp(copy + kBlockHeaderBytes, key, key_len) != 0) {
+    if (!fits) return BlockCheck::kRetry;  // garbage lengths: a torn copy
+    return BlockCheck::kNotThisKey;
+  }
+  if (BlockChecksum(copy, version) != LoadU64(copy + kChecksumOffset)) return BlockCheck::kRetry;
+  if (view != nullptr) {
+    view->version = version;
+    view->recency = LoadU64(copy + kRecencyOffset);
+    view->value = copy + kBlockHeaderBytes + key_len;
+    view->value_len = stored_value_len;
+  }
+  return BlockCheck::kValid;
+}
+
+}  // namespace smc

@@ -1,0 +1,145 @@
+#include "store/kv_store.h"
+
+#include <cstring>
+
+namespace smc {
+
+KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
+    : arena_(arena),
+      options_(options),
+      atomics_(atomics),
+      slabs_(options.arena_bytes, options.page_bytes, options.growth_factor, MaxBlockBytes(options)),
+      table_(table, options.sets, options.ways) {}
+
+bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
+                      HashSlot* slot) const {
+  // Only the server writes keys into blocks (a Direct SET rewrites the same key bytes), so comparing the key
+  // in place is safe here.
+  auto is_key = [&](const HashEntry& e) {
+    const uint8_t* b = block(e.offset);
+    return LoadU32(b + kKeyLenOffset) == key_len && std::memcmp(b + kBlockHeaderBytes, key, key_len) == 0;
+  };
+  return table_.Find(set_of(loc), loc.tag, is_key, entry, slot);
+}
+
+uint64_t KvStore::LockBlock(uint64_t offset, size_t bytes) {
+  uint64_t* word = target_word(offset, bytes);
+  for (;;) {
+    uint64_t t = atomics_->Fetch(word);
+    if (TargetLocked(t)) {
+      atomics_->WaitWhileEqual(word, t);  // a client's Direct SET holds it; keep progressing until released
+      continue;
+    }
+    if (atomics_->CompareSwap(word, t, Locked(t)) == t) return t;
+  }
+}
+
+void KvStore::Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag) {
+  atomics_->Fence();
+  atomics_->Set(target_word(offset, bytes), MakeTarget(version, tag, false));
+}
+
+void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
+  size_t bytes = slabs_.class_bytes(entry.cls);
+  uint64_t version = TargetVersion(locked_from) + 1;
+  uint8_t* b = block(entry.offset);
+  StoreU64(b + kHeadVersionOffset, version);
+  StoreU32(b + kKeyLenOffset, 0);
+  StoreU32(b + kValueLenOffset, 0);
+  Publish(entry.offset, bytes, version, kFreeTag);
+  slabs_.Free(entry.cls, entry.offset);
+}
+
+Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
+                    size_t value_len, uint64_t recency, BlockPointer* pointer) {
+  if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (key_len > options_.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
+  if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
+  size_t bytes = slabs_.class_bytes(cls);
+
+  HashEntry old;
+  HashSlot slot;
+  bool exists = FindKey(loc, key, key_len, &old, &slot);
+  uint64_t target_offset;
+  uint64_t version;
+  if (exists && old.cls == cls) {  // overwrite in place
+    uint64_t t = LockBlock(old.offset, bytes);
+    version = TargetVersion(t) + 1;
+    EncodeBlockBody(block(old.offset), version, key, key_len, value, value_len);
+    atomics_->Set(reinterpret_cast<uint64_t*>(block(old.offset) + kRecencyOffset), recency);
+    Publish(old.offset, bytes, version, loc.tag);
+    target_offset = old.offset;
+  } else {
+    uint64_t old_locked = 0;
+    if (exists) old_locked = LockBlock(old.offset, slabs_.class_bytes(old.cls));
+    uint64_t fresh;
+    if (!slabs_.Allocate(cls, &fresh)) {
+      if (exists) Publish(old.offset, slabs_.class_bytes(old.cls), TargetVersion(old_locked), old.tag);
+      return SHMEMCACHE_NO_SPACE;
+    }
+    uint64_t t = LockBlock(fresh, bytes);  // free blocks are unlocked; the CAS keeps the version sequence
+    version = TargetVersion(t) + 1;
+    EncodeBlockBody(block(fresh), version, key, key_len, value, value_len);
+    atomics_->Set(reinterpret_cast<uint64_t*>(block(fresh) + kRecencyOffset), recency);
+    Publish(fresh, bytes, version, loc.tag);
+    HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
+    if (exists) {
+      table_.Replace(slot, entry);
+      FreeLockedBlock(old, old_locked);
+    } else {
+      table_.Insert(set_of(loc), entry);
+    }
+    target_offset = fresh;
+  }
+  if (pointer != nullptr) {
+    *pointer = BlockPointer{target_offset, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version,
+                            loc.tag};
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, std::vector<uint8_t>* scratch,
+                    BlockView* view, BlockPointer* pointer) {
+  HashEntry entry;
+  if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
+  size_t bytes = slabs_.class_bytes(entry.cls);
+  scratch->resize(bytes);
+  for (;;) {
+    std::memcpy(scratch->data(), block(entry.offset), bytes);
+    BlockCheck check = ValidateBlock(scratch->data(), bytes, key, key_len, loc.tag, view);
+    if (check == BlockCheck::kValid) break;
+    if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
+    uint64_t* word = target_word(entry.offset, bytes);
+    uint64_t t = atomics_->Fetch(word);
+    if (TargetLocked(t)) atomics_->WaitWhileEqual(word, t);
+  }
+  if (pointer != nullptr) {
+    *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag};
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) {
+  HashEntry entry;
+  HashSlot slot;
+  if (!FindKey(loc, key, key_len, &entry, &slot)) return SHMEMCACHE_NOT_FOUND;
+  uint64_t t = LockBlock(entry.offset, slabs_.class_bytes(entry.cls));
+  table_.Remove(slot);
+  FreeLockedBlock(entry, t);
+  return SHMEMCACHE_OK;
+}
+
+bool KvStore::CheckConsistency() const {
+  if (!slabs_.CheckConsistency()) return false;
+  if (slabs_.blocks_in_use() != table_.size()) return false;
+  bool ok = true;
+  table_.ForEach([&](const HashEntry& e) {
+    uint64_t t = __atomic_load_n(target_word(e.offset, slabs_.class_bytes(e.cls)), __ATOMIC_ACQUIRE);
+    if (TargetTag(t) != e.tag || TargetLocked(t)) ok = false;
+  });
+  return ok;
+}
+
+}  // namespace smc

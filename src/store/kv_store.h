@@ -1,0 +1,94 @@
+// A server's KV store: the hash table, the slab allocator and the blocks in one arena, with the Active
+// operations the server runs on them. Knows nothing of SHMEM: the arena and the table are plain memory (the
+// server hands it symmetric memory), and the block control words go through WordAtomics.
+//
+// Every change to a block follows the write protocol in block.h, so clients reading or writing the same block
+// with one-sided operations never see half of a server-side write:
+//   - overwrite in place (new pair in the same class as the old block): lock, write, publish version+1;
+//   - move (new pair needs another class): lock the old block first, write the new block, repoint the hash
+//     table, then free the old block (publish version+1 with the free tag) — readers of the old block see it
+//     locked, then freed, never the old value after the new one became visible;
+//   - delete: lock, publish version+1 with the free tag, unlink, return the block to its free list.
+// Invariant: slab blocks in use == items (CheckConsistency).
+// Not thread-safe: owned by the single server thread.
+#ifndef SHMEMCACHE_STORE_KV_STORE_H_
+#define SHMEMCACHE_STORE_KV_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/hash.h"
+#include "core/status.h"
+#include "store/block.h"
+#include "store/hash_table.h"
+#include "store/slab.h"
+#include "store/word_atomics.h"
+
+namespace smc {
+
+struct StoreOptions {
+  size_t arena_bytes = 0;
+  size_t page_bytes = 1 << 20;
+  double growth_factor = 1.25;
+  size_t max_key_len = 250;
+  size_t max_value_len = 1 << 20;
+  size_t sets = 4096;
+  unsigned ways = 8;
+};
+
+// What a client needs to reach a block with one-sided operations.
+struct BlockPointer {
+  uint64_t offset = 0;
+  uint32_t block_bytes = 0;
+  uint8_t cls = 0;
+  uint64_t version = 0;  // version the block had when the pointer was made
+  uint32_t tag = 0;
+};
+
+class KvStore {
+ public:
+  KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics);
+  KvStore(const KvStore&) = delete;
+  KvStore& operator=(const KvStore&) = delete;
+
+  static size_t MaxBlockBytes(const StoreOptions& o) { return BlockBytesFor(o.max_key_len, o.max_value_len); }
+
+  // Inserts or replaces. OK with *pointer set; KEY_TOO_LONG / VALUE_TOO_LARGE (nothing changed);
+  // NO_SPACE when the class cannot allocate (nothing changed: the old pair, if any, stays).
+  Status Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
+             uint64_t recency, BlockPointer* pointer);
+  // Copies the block into *scratch and points *view into it. OK or NOT_FOUND.
+  Status Get(const KeyLocation& loc, const void* key, size_t key_len, std::vector<uint8_t>* scratch,
+             BlockView* view, BlockPointer* pointer);
+  // OK if the key was present, NOT_FOUND if not.
+  Status Delete(const KeyLocation& loc, const void* key, size_t key_len);
+
+  uint64_t items() const { return table_.size(); }
+  uint64_t bytes_used() const { return slabs_.bytes_in_use(); }
+  const SlabAllocator& slabs() const { return slabs_; }
+  const HashTable& table() const { return table_; }
+  size_t set_of(const KeyLocation& loc) const { return SetOf(loc.hash, table_.sets()); }
+  // Blocks in use == items, every free list consistent, every indexed block valid for its entry.
+  bool CheckConsistency() const;
+
+ private:
+  uint8_t* block(uint64_t offset) const { return arena_ + offset; }
+  uint64_t* target_word(uint64_t offset, size_t bytes) const {
+    return reinterpret_cast<uint64_t*>(arena_ + offset + TargetOffset(bytes));
+  }
+  bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
+  uint64_t LockBlock(uint64_t offset, size_t bytes);                       // returns the unlocked target
+  void Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag);  // fence + unlocked target
+  void FreeLockedBlock(const HashEntry& entry, uint64_t locked_from);
+
+  uint8_t* arena_;
+  StoreOptions options_;
+  WordAtomics* atomics_;
+  SlabAllocator slabs_;
+  HashTable table_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_STORE_KV_STORE_H_

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Install test: installs an already-built tree into a temporary prefix and uses it the three ways an
+# application would, then runs what it built as real OpenSHMEM jobs.
+#   1. cmake --install <build> --prefix <tmp>; check the installed files
+#   2. examples/consumer (find_package(shmemcache CONFIG), shmemcache.hpp), shared and static
+#   3. examples/hello.c with pkg-config (shared; and static with `pkg-config --static`)
+#   4. examples/hello.c with oshcc
+#   5. run each with scripts/oshrun.sh --timeout 60 -np 2 and check the output
+# Usage: tests/install/install_test.sh BUILD_DIR SOURCE_DIR
+# Set SHMEMCACHE_INSTALL_TEST_KEEP=1 to keep the temporary directory.
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 BUILD_DIR SOURCE_DIR" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/shmemcache-install-test.XXXXXX")
+if [ "${SHMEMCACHE_INSTALL_TEST_KEEP:-0}" = 1 ]; then
+  echo "install_test: keeping $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+prefix="$work/prefix"
+step() { echo; echo "=== install_test: $*"; }
+fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
+
+step "cmake --install $build --prefix $prefix"
+cmake --install "$build" --prefix "$prefix"
+
+pc=$(find "$prefix" -name shmemcache.pc -print -quit)
+config=$(find "$prefix" -name shmemcacheConfig.cmake -print -quit)
+[ -n "$pc" ] || fail "shmemcache.pc not installed"
+[ -n "$config" ] || fail "shmemcacheConfig.cmake not installed"
+pcdir=$(dirname "$pc")
+libdir=$(dirname "$pcdir")
+for f in "$prefix/include/shmemcache/shmemcache.h" "$prefix/include/shmemcache/shmemcache.hpp" \
+         "$libdir/libshmemcache.a" "$(dirname "$config")/shmemcacheConfigVersion.cmake" \
+         "$(dirname "$config")/shmemcacheTargets.cmake" "$(dirname "$config")/shmemcacheDependencies.cmake"; do
+  [ -e "$f" ] || fail "$f not installed"
+done
+ls "$libdir"/libshmemcache.so.* >/dev/null 2>&1 || fail "libshmemcache.so.* not installed in $libdir"
+grep -q "^prefix=$prefix\$" "$pc" || fail "shmemcache.pc does not name the install prefix: $(grep ^prefix= "$pc")"
+echo "installed: $(cd "$prefix" && find . -type f -o -type l | sort | tr '\n' ' ')"
+
+step "public headers compile on their own (C11 and C++17, strict warnings)"
+printf '#include <shmemcache/shmemcache.h>\nint main(void) { return shmemcache_strerror(SHMEMCACHE_OK) == 0; }\n' \
+  > "$work/c_header.c"
+cc -std=c11 -Wall -Wextra -Wpedantic -Werror -I"$prefix/include" -c "$work/c_header.c" -o "$work/c_header.o"
+printf '#include <shmemcache/shmemcache.hpp>\nint main() { return shmc::Cache::empty() ? 1 : 0; }\n' \
+  > "$work/cxx_header.cpp"
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -I"$prefix/include" -c "$work/cxx_header.cpp" -o "$work/cxx_header.o"
+
+step "examples/consumer with find_package(shmemcache CONFIG)"
+# A clean environment for the consumer: only the prefix, nothing from the build tree.
+cmake -S "$src/examples/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$work/consumer" -j2
+consumer="$work/consumer/shmemcache_consumer"
+consumer_static="$work/consumer/shmemcache_consumer_static"
+ldd "$consumer" | grep -q "libshmemcache.so.* => $libdir/" \
+  || fail "shmemcache_consumer does not load libshmemcache from $libdir: $(ldd "$consumer" | grep shmemcache)"
+if ldd "$consumer_static" | grep -q libshmemcache; then fail "shmemcache_consumer_static loads libshmemcache.so"; fi
+
+step "examples/hello.c with pkg-config"
+export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+pkg-config --exists --print-errors shmemcache
+echo "pkg-config --cflags --libs shmemcache: $(pkg-config --cflags --libs shmemcache)"
+[ "$(pkg-config --variable=libdir shmemcache)" = "$libdir" ] \
+  || fail "shmemcache.pc: libdir is $(pkg-config --variable=libdir shmemcache), expected $libdir"
+[ "$(pkg-config --variable=includedir shmemcache)" = "$prefix/include" ] \
+  || fail "shmemcache.pc: includedir is $(pkg-config --variable=includedir shmemcache), expected $prefix/include"
+# shellcheck disable=SC2046  # word splitting of pkg-config output is intended
+cc -std=c11 -Wall -Wextra -o "$work/hello_pkgconfig" "$src/examples/hello.c" $(pkg-config --cflags --libs shmemcache)
+# Static: the archive named explicitly (-lshmemcache would pick the .so), its dependencies from --static.
+static_deps=$(pkg-config --static --libs shmemcache | sed 's/\(^\| \)-lshmemcache\( \|$\)/ /')
+echo "pkg-config --static --libs shmemcache: $(pkg-config --static --libs shmemcache)"
+# shellcheck disable=SC2046,SC2086
+cc -std=c11 -Wall -Wextra -o "$work/hello_pkgconfig_static" "$src/examples/hello.c" \
+  $(pkg-config --cflags shmemcache) "$libdir/libshmemcache.a" $static_deps
+if ldd "$work/hello_pkgconfig_static" | grep -q libshmemcache; then fail "hello_pkgconfig_static loads libshmemcache.so"; fi
+
+step "examples/hello.c with oshcc"
+oshcc -o "$work/hello_oshcc" "$src/examples/hello.c" -I"$prefix/include" -L"$libdir" -lshmemcache
+
+step "run them (scripts/oshrun.sh --timeout 60 -np 2)"
+export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+run_job() {  # run_job NAME EXPECTED_REGEX PROGRAM...
+  local name=$1 expected=$2 out rc=0
+  shift 2
+  echo "--- $name: $*"
+  out=$("$src/scripts/oshrun.sh" --timeout 60 -np 2 "$@" 2>&1) || rc=$?
+  printf '%s\n' "$out" | sed 's/^/    /'
+  [ "$rc" -eq 0 ] || fail "$name exited with status $rc"
+  printf '%s\n' "$out" | grep -Eq "$expected" || fail "$name: no line matching '$expected'"
+}
+hello_expect='^client 0: hello:0:2 -> world 0 2$'
+run_job consumer '^consumer client 0: ok' "$consumer"
+run_job consumer_static '^consumer client 0: ok' "$consumer_static"
+run_job hello_pkgconfig "$hello_expect" "$work/hello_pkgconfig"
+run_job hello_pkgconfig_static "$hello_expect" "$work/hello_pkgconfig_static"
+run_job hello_oshcc "$hello_expect" "$work/hello_oshcc"
+
+echo
+echo "install_test: all passed"

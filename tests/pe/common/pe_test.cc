@@ -1,0 +1,49 @@
+#include "common/pe_test.h"
+
+#include <shmem.h>
+
+namespace pe_test {
+
+int failures = 0;
+int my_pe = -1;
+
+void FillPattern(uint8_t* buf, size_t len, uint64_t seed) {
+  Rng r(seed);
+  size_t i = 0;
+  while (i < len) {
+    uint64_t v = r.Next();
+    for (int b = 0; b < 8 && i < len; ++b, ++i) buf[i] = static_cast<uint8_t>(v >> (8 * b));
+  }
+}
+
+bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed) {
+  Rng r(seed);
+  size_t i = 0;
+  while (i < len) {
+    uint64_t v = r.Next();
+    for (int b = 0; b < 8 && i < len; ++b, ++i)
+      if (buf[i] != static_cast<uint8_t>(v >> (8 * b))) return false;
+  }
+  return true;
+}
+
+void Begin(int pe) { my_pe = pe; }
+
+int Finish(const char* test_name) {
+  static long psync[SHMEM_REDUCE_SYNC_SIZE];
+  static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+  static long src, dst;
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  src = failures;
+  shmem_barrier_all();
+  shmem_long_sum_to_all(&dst, &src, 1, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_barrier_all();
+  if (shmem_my_pe() == 0) {
+    std::printf("%s: %s (%ld failed checks over %d PEs)\n", test_name, dst == 0 ? "PASSED" : "FAILED", dst,
+                shmem_n_pes());
+    std::fflush(stdout);
+  }
+  return dst == 0 ? 0 : 1;
+}
+
+}  // namespace pe_test

@@ -1,0 +1,60 @@
+// A tiny harness for PE test programs (each runs as one oshrun job): CHECK macros that count failures with the
+// PE number and line, and a Finish() that agrees on the result across PEs and sets the exit code.
+#ifndef SHMEMCACHE_TESTS_PE_TEST_H_
+#define SHMEMCACHE_TESTS_PE_TEST_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "shmemcache/shmemcache.h"
+
+namespace pe_test {
+
+extern int failures;
+extern int my_pe;
+
+#define PE_CHECK(cond)                                                                      \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      ++pe_test::failures;                                                                  \
+      std::fprintf(stderr, "PE %d: CHECK failed at %s:%d: %s\n", pe_test::my_pe, __FILE__, \
+                   __LINE__, #cond);                                                        \
+    }                                                                                       \
+  } while (0)
+
+#define PE_CHECK_STATUS(expr, expected)                                                        \
+  do {                                                                                         \
+    shmemcache_status_t _s = (expr);                                                           \
+    if (_s != (expected)) {                                                                    \
+      ++pe_test::failures;                                                                     \
+      std::fprintf(stderr, "PE %d: %s:%d: %s returned %s, expected %s\n", pe_test::my_pe,      \
+                   __FILE__, __LINE__, #expr, shmemcache_strerror(_s),                         \
+                   shmemcache_strerror(expected));                                             \
+    }                                                                                          \
+  } while (0)
+
+// Deterministic pseudo-random numbers (xorshift64*), seeded per PE.
+struct Rng {
+  uint64_t s;
+  explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t Next() {
+    s ^= s >> 12; s ^= s << 25; s ^= s >> 27;
+    return s * 2685821657736338717ull;
+  }
+  uint64_t Uniform(uint64_t n) { return Next() % n; }
+};
+
+// Fills buf with bytes derived from (seed); used to make self-verifying values.
+void FillPattern(uint8_t* buf, size_t len, uint64_t seed);
+bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed);
+
+// Initialises the harness (after shmem or shmemcache init, when shmem_my_pe works).
+void Begin(int pe);
+// Collective over all PEs: prints a summary on PE 0 and returns the process exit code (0 = every PE passed).
+// Must be called while SHMEM is still initialised.
+int Finish(const char* test_name);
+
+}  // namespace pe_test
+
+#endif
