@@ -35,7 +35,7 @@ namespace {
 constexpr int kServerPe = 0;
 constexpr size_t kMinIters = 20;
 constexpr size_t kMaxIters = 200000;
-constexpr size_t kMinWarmupIters = 10;
+constexpr size_t kMinWarmupIters = 5;
 
 struct Options {
   std::vector<size_t> sizes;
@@ -52,7 +52,7 @@ const char kUsage[] =
     "usage: bench_latency [options]   (run under scripts/oshrun.sh -np 2 or more; PE 0 serves)\n"
     "  --sizes LIST         value sizes, e.g. 8,64,4K,1M (default 8,16,32,...,512K)\n"
     "  --iters N            measured iterations per op and size (default: adaptive, ~target-ms each)\n"
-    "  --target-ms MS       adaptive time budget per op kind and size (default 80; 4 op kinds per size)\n"
+    "  --target-ms MS       time budget per op kind and size (default 80; 4 op kinds per size)\n"
     "  --mode M             active  : config direct_ops = 0, every set/get is an Active operation (default)\n"
     "                       direct  : config direct_ops = 1, pointers warmed up before measuring\n"
     "                       default : configuration from defaults + SHMEMCACHE_* environment, warmed up\n"
@@ -164,24 +164,31 @@ void vlog(const char *fmt, ...) {
   va_end(ap);
 }
 
-// Runs op(i) untimed until both kMinWarmupIters calls and ~1/8 of the budget have passed, and returns the
-// number of measured iterations: --iters, or what fits the time budget at the warm-up rate.
+// Runs op(i) untimed until both kMinWarmupIters calls and ~1/8 of the budget have passed (or --iters / 10).
 template <class Op>
-size_t warm_up(Op &&op) {
+void warm_up(Op &&op) {
   const uint64_t warm_ns = static_cast<uint64_t>(g_opt->target_ms * 1e6 / 8);
+  const size_t max_n = g_opt->iters ? std::max<size_t>(kMinWarmupIters, g_opt->iters / 10) : kMaxIters;
   const uint64_t t0 = bench::now_ns();
-  size_t n = 0;
-  uint64_t elapsed = 0;
-  while (n < kMinWarmupIters || (elapsed < warm_ns && n < kMaxIters)) {
-    op(n);
-    ++n;
-    elapsed = bench::now_ns() - t0;
-  }
-  if (g_opt->iters) return g_opt->iters;
-  double per_op_ns = static_cast<double>(elapsed) / static_cast<double>(n);
-  double want = g_opt->target_ms * 1e6 / std::max(per_op_ns, 1.0);
-  return static_cast<size_t>(std::clamp(want, static_cast<double>(kMinIters), static_cast<double>(kMaxIters)));
+  for (size_t n = 0; n < kMinWarmupIters || (n < max_n && bench::now_ns() - t0 < warm_ns); ++n) op(n);
 }
+
+// The measured loop's stopping rule: exactly --iters, else at least kMinIters and until the time budget is
+// spent (or kMaxIters). Deciding by elapsed time rather than from a warm-up estimate keeps the sample count
+// sane when a few calls stall for milliseconds.
+class Budget {
+ public:
+  explicit Budget(double fraction = 1.0) : start_(bench::now_ns()), ns_(g_opt->target_ms * 1e6 * fraction) {}
+  bool more(size_t done) const {
+    if (g_opt->iters) return done < g_opt->iters;
+    if (done >= kMaxIters) return false;
+    return done < kMinIters || static_cast<double>(bench::now_ns() - start_) < ns_;
+  }
+
+ private:
+  uint64_t start_;
+  double ns_;
+};
 
 struct Bench {
   shmemcache_t *cache = nullptr;
@@ -236,15 +243,16 @@ struct Bench {
       return s;
     };
     vlog("size %zu: set warm-up", size);
-    size_t iters = warm_up([&](size_t i) {
+    warm_up([&](size_t i) {
       shmemcache_status_t s = one(i, nullptr);
       if (s != SHMEMCACHE_OK) record_failure(r, s, "set (warm-up)");
     });
-    vlog("size %zu: set x %zu", size, iters);
+    vlog("size %zu: set", size);
     std::vector<uint64_t> samples;
-    samples.reserve(iters);
+    samples.reserve(4096);
     shmemcache_stats_t before = stats();
-    for (size_t i = 0; i < iters; ++i) {
+    Budget budget;
+    for (size_t i = 0; budget.more(i); ++i) {
       uint64_t ns = 0;
       shmemcache_status_t s = one(1000000 + i, &ns);
       if (s == SHMEMCACHE_OK) samples.push_back(ns);
@@ -292,15 +300,16 @@ struct Bench {
       return s;
     };
     vlog("size %zu: get warm-up", size);
-    size_t iters = warm_up([&](size_t) {
+    warm_up([&](size_t) {
       shmemcache_status_t s = one(nullptr);
       if (s != SHMEMCACHE_OK) record_failure(r, s, "get (warm-up)");
     });
-    vlog("size %zu: get x %zu", size, iters);
+    vlog("size %zu: get", size);
     std::vector<uint64_t> samples;
-    samples.reserve(iters);
+    samples.reserve(4096);
     shmemcache_stats_t before = stats();
-    for (size_t i = 0; i < iters; ++i) {
+    Budget budget;
+    for (size_t i = 0; budget.more(i); ++i) {
       uint64_t ns = 0;
       shmemcache_status_t s = one(&ns);
       if (s == SHMEMCACHE_OK) samples.push_back(ns);
@@ -316,19 +325,23 @@ struct Bench {
     r->s = bench::summarize_ns(samples);
   }
 
-  // Raw baseline: one op = `op()`. Percentiles from per-op timing; the mean from one batch-timed loop of the
-  // same length (so that the ~20 ns clock read does not inflate sub-0.1 us means).
+  // Raw baseline: one op = `op()`. Percentiles from per-op timing (half the budget); the mean from one
+  // batch-timed loop of the same length (so that the ~25 ns clock read does not inflate sub-0.1 us means).
   template <class RawOp>
   void measure_raw(size_t size, const char *name, RawOp &&op, OpResult *r) {
     vlog("size %zu: %s warm-up", size, name);
-    size_t iters = warm_up([&](size_t) { op(); });
-    vlog("size %zu: %s x %zu", size, name, iters);
-    std::vector<uint64_t> samples(iters);
-    for (size_t i = 0; i < iters; ++i) {
+    warm_up([&](size_t) { op(); });
+    vlog("size %zu: %s", size, name);
+    std::vector<uint64_t> samples;
+    samples.reserve(4096);
+    Budget budget(0.5);  // the batch loop below takes about as long again
+    for (size_t i = 0; budget.more(i); ++i) {
       uint64_t t0 = bench::now_ns();
       op();
-      samples[i] = bench::now_ns() - t0;
+      samples.push_back(bench::now_ns() - t0);
     }
+    const size_t iters = samples.size();
+    vlog("size %zu: %s batch x %zu", size, name, iters);
     uint64_t t0 = bench::now_ns();
     for (size_t i = 0; i < iters; ++i) op();
     uint64_t total = bench::now_ns() - t0;
@@ -464,9 +477,9 @@ int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int
   shmem_info_get_name(lib);
   int major = 0, minor = 0;
   shmem_info_get_version(&major, &minor);
-  std::printf("# bench_latency commit=%s cpu=\"%s\" ncpu=%ld host=%s date=%s\n", bench::git_commit().c_str(),
-              bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN), bench::hostname().c_str(),
-              bench::utc_timestamp().c_str());
+  std::printf("# bench_latency commit=%s cpu=\"%s\" ncpu=%ld host=%s date=%s loadavg=%s\n",
+              bench::git_commit().c_str(), bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
+              bench::hostname().c_str(), bench::utc_timestamp().c_str(), bench::load_average().c_str());
   std::printf("# shmem=\"%s\" spec=%d.%d transport=%s mode=%s direct_ops=%d pes=%d servers=1 (PE %d) "
               "clients=%d measuring=PE %d raw_phase=%s target_ms=%.0f iters=%s timer_overhead_ns=%.0f\n",
               lib, major, minor, bench::transport().c_str(), opt.mode.c_str(), cfg.direct_ops, npes, kServerPe,
@@ -516,7 +529,8 @@ int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int
   if (cfg.direct_ops == 0 && (s.direct_gets || s.direct_sets))
     std::printf("# WARNING: direct_ops = 0 but the library counted %" PRIu64 " direct gets and %" PRIu64
                 " direct sets\n", s.direct_gets, s.direct_sets);
-  std::printf("# measured %zu sizes in %.1f s%s\n", results.size(), secs, rc ? " -- WITH ERRORS (see !! lines)" : "");
+  std::printf("# measured %zu sizes in %.1f s, loadavg now %s%s\n", results.size(), secs,
+              bench::load_average().c_str(), rc ? " -- WITH ERRORS (see !! lines)" : "");
   std::fflush(stdout);
   if (out.csv != stdout) std::fclose(out.csv);
   return rc;

@@ -10,10 +10,14 @@
  *      probability --get-ratio, else sets it to a fresh value,
  *   4. checks every value it reads (length, owner key, and a pattern derived from the writer's nonce: a torn or
  *      foreign value fails the check), prints one JSON line with its own numbers, and puts its counters into a
- *      symmetric array on PE 0 before shmemcache_finalize.
- * PE 0 (a server) prints the aggregate once shmemcache_serve has returned — which happens only after every client
- * has finalized, so every client's counters have arrived (each client did shmem_quiet before finalizing). Other
- * servers send PE 0 their stats the same way, followed by an atomic increment PE 0 waits for.
+ *      symmetric array on the first client PE, followed by a second client barrier.
+ * The first client then prints the aggregate of the clients (throughput, hit ratio, how operations were served),
+ * all before shmemcache_finalize. Servers print their own stats (items, bytes used) once shmemcache_serve returns;
+ * with several servers, the others put theirs into PE 0, which prints the total.
+ *
+ * The application's own SHMEM traffic only ever goes between clients, or between servers once they have left
+ * shmemcache_serve: a server inside serve is not required to progress anything but the cache's own operations
+ * (with UCX over TCP, one-sided traffic only moves while its target progresses).
  *
  * Each key has a fixed value size, drawn once between --min-value-size and --value-size, like objects in a real
  * cache; a set therefore fits the key's current block and may be served as a Direct SET.
@@ -47,7 +51,7 @@ typedef struct {
   int preload, verify;
 } options_t;
 
-/* What one client reports to PE 0. Counters are uint64_t so the struct is a flat array of words. */
+/* What one client reports to the first client. Counters are uint64_t so the struct is a flat array of words. */
 typedef struct {
   uint64_t valid;          /* 1 once the client has written its report */
   uint64_t ops, gets, sets, hits, misses, no_space, errors, bad_values;
@@ -56,11 +60,13 @@ typedef struct {
   shmemcache_stats_t stats;
 } client_report_t;
 
-/* Symmetric (static data is symmetric in OpenSHMEM); only PE 0's copies are read. Untouched pages cost no RAM. */
+/* Symmetric (static data of the executable is symmetric in OpenSHMEM). Client reports are read on the first
+ * client, server stats on PE 0. Untouched pages cost no RAM. */
 static client_report_t g_client_reports[MAX_CLIENTS];
 static shmemcache_stats_t g_server_stats[MAX_SERVERS];
 static long g_servers_reported;
-static long g_client_barrier_psync[SHMEM_BARRIER_SYNC_SIZE];
+static long g_start_barrier_psync[SHMEM_BARRIER_SYNC_SIZE];  /* clients: start of the timed phase */
+static long g_report_barrier_psync[SHMEM_BARRIER_SYNC_SIZE]; /* clients: every report has arrived */
 
 /* ---- small helpers -------------------------------------------------------------------------------------- */
 
@@ -291,7 +297,7 @@ static void run_client(shmemcache_t *cache, const options_t *o, int num_servers,
   shmemcache_stats_t before_timed_phase;
   shmemcache_get_stats(cache, &before_timed_phase);
   /* Everyone starts the timed phase together (barrier over the client PEs only; servers are in serve). */
-  shmem_barrier(num_servers, 0, clients, g_client_barrier_psync);
+  shmem_barrier(num_servers, 0, clients, g_start_barrier_psync);
 
   zipf_t zipf;
   zipf_init(&zipf, o->keys, o->zipf_theta);
@@ -345,11 +351,13 @@ static void run_client(shmemcache_t *cache, const options_t *o, int num_servers,
   fflush(stdout);
 }
 
-/* ---- PE 0: the aggregate -------------------------------------------------------------------------------- */
+/* ---- the aggregates ------------------------------------------------------------------------------------- */
 
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
-static int print_summary(const options_t *o, int clients, int num_servers) {
+/* On the first client, once every client's report has arrived. Returns 1 if every client reported and nothing
+ * went wrong. */
+static int print_client_summary(const options_t *o, int clients, int num_servers) {
   client_report_t t;
   memset(&t, 0, sizeof t);
   double ops_per_s = 0.0;
@@ -365,13 +373,6 @@ static int print_summary(const options_t *o, int clients, int num_servers) {
     double secs = (double)r->elapsed_ns / 1e9;
     if (secs > 0) ops_per_s += (double)r->ops / secs;
     if (r->preload_ns > slowest_preload_ns) slowest_preload_ns = r->preload_ns;
-  }
-  shmemcache_stats_t srv;
-  memset(&srv, 0, sizeof srv);
-  for (int s = 0; s < num_servers && s < MAX_SERVERS; s++) {
-    const uint64_t *src = (const uint64_t *)&g_server_stats[s];
-    uint64_t *dst = (uint64_t *)&srv;
-    for (size_t w = 0; w < sizeof srv / sizeof(uint64_t); w++) dst[w] += src[w];
   }
   const shmemcache_stats_t *c = &t.stats;
   double hit_ratio = t.gets ? (double)t.hits / (double)t.gets : 0.0;
@@ -404,24 +405,41 @@ static int print_summary(const options_t *o, int clients, int num_servers) {
          c->read_retries, c->lock_retries, c->cas_lock_busy, c->cas_tag_mismatch, c->cas_version_mismatch,
          c->direct_fallbacks);
   printf("  messages            sent %" PRIu64 ", received %" PRIu64 "\n", c->messages_sent, c->messages_received);
-  printf("  server(s)           items %" PRIu64 ", bytes used %" PRIu64 ", active ops served %" PRIu64
-         ", evictions %" PRIu64 " (%" PRIu64 " batches), no-space errors %" PRIu64 "\n",
-         srv.items, srv.bytes_used, srv.active_ops_served, srv.evictions, srv.eviction_batches,
-         srv.no_space_errors);
   printf("  problems            errors %" PRIu64 ", no space %" PRIu64 ", wrong values %" PRIu64 "\n", t.errors,
          t.no_space, t.bad_values);
   printf("{\"type\":\"summary\",\"clients\":%d,\"reported\":%d,\"servers\":%d,\"ops\":%" PRIu64
          ",\"ops_per_s\":%.0f,\"hit_ratio\":%.4f,\"gets\":%" PRIu64 ",\"sets\":%" PRIu64
          ",\"direct_gets\":%" PRIu64 ",\"active_gets\":%" PRIu64 ",\"direct_sets\":%" PRIu64
          ",\"active_sets\":%" PRIu64 ",\"directory_hits\":%" PRIu64 ",\"directory_misses\":%" PRIu64
-         ",\"read_retries\":%" PRIu64 ",\"lock_retries\":%" PRIu64 ",\"items\":%" PRIu64
-         ",\"bytes_used\":%" PRIu64 ",\"evictions\":%" PRIu64 ",\"errors\":%" PRIu64 ",\"no_space\":%" PRIu64
-         ",\"bad_values\":%" PRIu64 "}\n",
+         ",\"read_retries\":%" PRIu64 ",\"lock_retries\":%" PRIu64 ",\"messages_sent\":%" PRIu64
+         ",\"errors\":%" PRIu64 ",\"no_space\":%" PRIu64 ",\"bad_values\":%" PRIu64 "}\n",
          clients, reported, num_servers, t.ops, ops_per_s, hit_ratio, t.gets, t.sets, c->direct_gets,
          c->active_gets, c->direct_sets, c->active_sets, c->directory_hits, c->directory_misses, c->read_retries,
-         c->lock_retries, srv.items, srv.bytes_used, srv.evictions, t.errors, t.no_space, t.bad_values);
+         c->lock_retries, c->messages_sent, t.errors, t.no_space, t.bad_values);
   fflush(stdout);
   return reported == clients && t.errors == 0 && t.bad_values == 0;
+}
+
+/* On PE 0, once every server has left serve and sent its stats. */
+static void print_server_summary(int num_servers) {
+  shmemcache_stats_t srv;
+  memset(&srv, 0, sizeof srv);
+  for (int s = 0; s < num_servers && s < MAX_SERVERS; s++) {
+    const uint64_t *src = (const uint64_t *)&g_server_stats[s];
+    uint64_t *dst = (uint64_t *)&srv;
+    for (size_t w = 0; w < sizeof srv / sizeof(uint64_t); w++) dst[w] += src[w];
+  }
+  printf("\nshmemcache servers: %d\n", num_servers);
+  printf("  items               %" PRIu64 "\n", srv.items);
+  printf("  bytes used          %" PRIu64 " (%.1f MiB)\n", srv.bytes_used, (double)srv.bytes_used / 1048576.0);
+  printf("  active ops served   %" PRIu64 " (preload included)\n", srv.active_ops_served);
+  printf("  evictions           %" PRIu64 " (%" PRIu64 " batches); no-space errors %" PRIu64 "\n", srv.evictions,
+         srv.eviction_batches, srv.no_space_errors);
+  printf("  spill               %" PRIu64 " items spilled, %" PRIu64 " reads\n", srv.spilled_items, srv.spill_reads);
+  printf("{\"type\":\"servers\",\"servers\":%d,\"items\":%" PRIu64 ",\"bytes_used\":%" PRIu64
+         ",\"active_ops_served\":%" PRIu64 ",\"evictions\":%" PRIu64 ",\"no_space_errors\":%" PRIu64 "}\n",
+         num_servers, srv.items, srv.bytes_used, srv.active_ops_served, srv.evictions, srv.no_space_errors);
+  fflush(stdout);
 }
 
 /* ---- main ----------------------------------------------------------------------------------------------- */
@@ -458,7 +476,10 @@ int main(int argc, char **argv) {
   if (me == 0 && (clients > MAX_CLIENTS || num_servers > MAX_SERVERS))
     fprintf(stderr, "shmemcache_mixed_workload: only the first %d clients and %d servers are aggregated\n",
             MAX_CLIENTS, MAX_SERVERS);
-  for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; i++) g_client_barrier_psync[i] = SHMEM_SYNC_VALUE;
+  for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; i++) {
+    g_start_barrier_psync[i] = SHMEM_SYNC_VALUE;
+    g_report_barrier_psync[i] = SHMEM_SYNC_VALUE;
+  }
   shmem_barrier_all(); /* every pSync is initialised before any client uses it */
 
   int ok = 1;
@@ -477,7 +498,7 @@ int main(int argc, char **argv) {
     if (me == 0) {
       g_server_stats[0] = stats;
       if (num_servers > 1) shmem_long_wait_until(&g_servers_reported, SHMEM_CMP_GE, num_servers - 1);
-      ok = print_summary(&o, clients, num_servers) && ok;
+      print_server_summary(num_servers);
     } else if (me < MAX_SERVERS) {
       shmem_putmem(&g_server_stats[me], &stats, sizeof stats, 0);
       shmem_fence(); /* the stats land before the count that tells PE 0 they are there */
@@ -491,12 +512,13 @@ int main(int argc, char **argv) {
     client_report_t report;
     memset(&report, 0, sizeof report);
     run_client(cache, &o, num_servers, &report);
-    int rank = shmemcache_client_rank(cache);
-    if (rank < MAX_CLIENTS) {
-      shmem_putmem(&g_client_reports[rank], &report, sizeof report, 0);
-      shmem_quiet(); /* complete at PE 0 before this client's finalize lets serve return there */
-    }
+    const int rank = shmemcache_client_rank(cache);
+    const int first_client = num_servers;
+    if (rank < MAX_CLIENTS) shmem_putmem(&g_client_reports[rank], &report, sizeof report, first_client);
+    shmem_quiet();
+    shmem_barrier(num_servers, 0, clients, g_report_barrier_psync); /* every report is in place */
     ok = report.errors == 0 && report.bad_values == 0;
+    if (rank == 0) ok = print_client_summary(&o, clients, num_servers) && ok;
   }
 
   st = shmemcache_finalize(cache); /* collective; finalizes OpenSHMEM */

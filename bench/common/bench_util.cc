@@ -146,6 +146,13 @@ std::string hostname() {
   return buf;
 }
 
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  if (!(in >> a >> b >> c)) return "unknown";
+  return a + "/" + b + "/" + c;
+}
+
 std::string utc_timestamp() {
   time_t t = time(nullptr);
   struct tm tm;

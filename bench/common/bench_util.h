@@ -40,6 +40,9 @@ std::string cpu_model();
 // $UCX_TLS, or "shm" when unset (UCX's default on one node is its shared-memory transports).
 std::string transport();
 std::string hostname();
+// The first three fields of /proc/loadavg ("1.02/0.80/0.55"), "unknown" if unreadable: other load on the
+// machine shows up directly in latencies that need the peer PE's CPU.
+std::string load_average();
 // UTC time, ISO 8601.
 std::string utc_timestamp();
 

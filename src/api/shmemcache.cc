@@ -6,10 +6,11 @@
 #include "api/handle.h"
 #include "core/config.h"
 #include "core/status.h"
+#include "core/export.h"
 
 using namespace smc;
 
-#define SHMEMCACHE_EXPORT extern "C" __attribute__((visibility("default")))
+
 
 namespace {
 

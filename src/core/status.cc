@@ -1,4 +1,5 @@
 #include "core/status.h"
+#include "core/export.h"
 
 namespace smc {
 namespace {
@@ -11,7 +12,7 @@ const char* LastError() { return last_error.c_str(); }
 
 }  // namespace smc
 
-extern "C" const char* shmemcache_strerror(shmemcache_status_t status) {
+SHMEMCACHE_EXPORT const char* shmemcache_strerror(shmemcache_status_t status) {
   switch (status) {
     case SHMEMCACHE_OK: return "ok";
     case SHMEMCACHE_NOT_FOUND: return "not found";
@@ -29,4 +30,4 @@ extern "C" const char* shmemcache_strerror(shmemcache_status_t status) {
   return "unknown status";
 }
 
-extern "C" const char* shmemcache_last_error(void) { return smc::LastError(); }
+SHMEMCACHE_EXPORT const char* shmemcache_last_error(void) { return smc::LastError(); }

@@ -79,8 +79,10 @@ int64_t MaxOverPes(int64_t value) { return ReduceMax(static_cast<long>(value)); 
 
 bool AllAgree(uint64_t value) {
   // Compare the max and min of the value (as two signed halves to stay within long).
+  // Every PE must run the same reductions, whatever it finds: no short-circuit.
   long hi = static_cast<long>(value >> 32), lo = static_cast<long>(value & 0xffffffffu);
-  return ReduceMax(hi) == hi && ReduceMax(-hi) == -hi && ReduceMax(lo) == lo && ReduceMax(-lo) == -lo;
+  long max_hi = ReduceMax(hi), min_hi = -ReduceMax(-hi), max_lo = ReduceMax(lo), min_lo = -ReduceMax(-lo);
+  return max_hi == min_hi && max_lo == min_lo;
 }
 
 void* LocalPointer(const void* symmetric, int pe) { return shmem_ptr(symmetric, pe); }

@@ -1,0 +1,17 @@
+# Which oshrun jobs ctest runs. Shared memory is UCX's default on one node; TCP forces UCX_TLS=self,tcp.
+set(two_servers ENV SHMEMCACHE_NUM_SERVERS=2)
+
+shmemcache_pe_test(roundtrip_np2 pe_roundtrip 2 ARGS 10000)
+shmemcache_pe_test(roundtrip_np4 pe_roundtrip 4 ARGS 10000)
+shmemcache_pe_test(roundtrip_np8_2servers pe_roundtrip 8 ARGS 10000 ${two_servers})
+shmemcache_pe_test(roundtrip_np4_2servers_tcp pe_roundtrip 4 TCP ARGS 10000 ${two_servers})
+shmemcache_pe_test(roundtrip_np2_tcp pe_roundtrip 2 TCP ARGS 10000)
+
+shmemcache_pe_test(bad_input_np3 pe_bad_input 3)
+shmemcache_pe_test(bad_input_np3_tcp pe_bad_input 3 TCP)
+
+shmemcache_pe_test(shared_keys_np4 pe_shared_keys 4 ARGS 3)
+shmemcache_pe_test(shared_keys_np4_2servers_tcp pe_shared_keys 4 TCP ARGS 3 ${two_servers})
+
+shmemcache_pe_test(library_runtime_np2 pe_library_runtime 2)
+shmemcache_pe_test(library_runtime_np3_tcp pe_library_runtime 3 TCP)

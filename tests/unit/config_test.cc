@@ -1,0 +1,418 @@
+// Configuration: defaults, environment overrides, ParseSize, ValidateConfig and ConfigFingerprint.
+#include "core/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "shmemcache/shmemcache.h"
+
+namespace smc {
+namespace {
+
+const char* const kAllVars[] = {
+    "SHMEMCACHE_NUM_SERVERS",      "SHMEMCACHE_SERVER_MEMORY_BYTES", "SHMEMCACHE_HASH_SETS",
+    "SHMEMCACHE_HASH_WAYS",        "SHMEMCACHE_DIRECTORY_ENTRIES",   "SHMEMCACHE_DIRECTORY_WAYS",
+    "SHMEMCACHE_RECENCY_RANGE_MS", "SHMEMCACHE_MAX_KEY_LEN",         "SHMEMCACHE_MAX_VALUE_LEN",
+    "SHMEMCACHE_CHUNK_BYTES",      "SHMEMCACHE_CHUNKS_PER_PEER",     "SHMEMCACHE_DIRECT_OPS",
+    "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SLAB_GROWTH_FACTOR",
+    "SHMEMCACHE_SLAB_PAGE_BYTES",  "SHMEMCACHE_PRIVATE_CONTEXT",
+};
+
+// Clears every SHMEMCACHE_* variable for the test and restores the caller's environment afterwards, so a test
+// neither sees the developer's settings nor leaks its own.
+class ConfigEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : kAllVars) {
+      const char* v = std::getenv(name);
+      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
+      unsetenv(name);
+    }
+    ClearLastError();
+  }
+  void TearDown() override {
+    size_t i = 0;
+    for (const char* name : kAllVars) {
+      if (saved_[i])
+        setenv(name, saved_[i]->c_str(), 1);
+      else
+        unsetenv(name);
+      ++i;
+    }
+  }
+  std::vector<std::optional<std::string>> saved_;
+};
+
+void ExpectDefaults(const shmemcache_config_t& c) {
+  EXPECT_EQ(c.num_servers, 1);
+  EXPECT_EQ(c.server_memory_bytes, 64u << 20);
+  EXPECT_EQ(c.hash_sets, 4096u);
+  EXPECT_EQ(c.hash_ways, 8u);
+  EXPECT_EQ(c.directory_entries, 512u);
+  EXPECT_EQ(c.directory_ways, 8u);
+  EXPECT_EQ(c.recency_range_ms, 100u);
+  EXPECT_EQ(c.max_key_len, 250u);
+  EXPECT_EQ(c.max_value_len, 1u << 20);
+  EXPECT_EQ(c.chunk_bytes, 4096u);
+  EXPECT_EQ(c.chunks_per_peer, 8u);
+  EXPECT_EQ(c.direct_ops, 1);
+  EXPECT_EQ(c.spill_dir, nullptr);
+  EXPECT_EQ(c.spill_bytes, 1ull << 30);
+  EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
+  EXPECT_EQ(c.slab_page_bytes, 1u << 20);
+  EXPECT_EQ(c.private_context, -1);
+}
+
+TEST_F(ConfigEnvTest, DefaultsWithEmptyEnvironment) {
+  shmemcache_config_t c;
+  std::memset(&c, 0xab, sizeof(c));
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  ExpectDefaults(c);
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
+  EXPECT_EQ(ValidateConfig(c, -1), SHMEMCACHE_OK) << LastError();
+}
+
+TEST_F(ConfigEnvTest, PublicDefaultsMatch) {
+  shmemcache_config_t a, b;
+  ASSERT_EQ(shmemcache_config_defaults(&a), SHMEMCACHE_OK);
+  ASSERT_EQ(ConfigDefaults(&b), SHMEMCACHE_OK);
+  ExpectDefaults(a);
+  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
+}
+
+TEST_F(ConfigEnvTest, NullConfig) {
+  EXPECT_EQ(ConfigDefaults(nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_EQ(shmemcache_config_defaults(nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+}
+
+TEST_F(ConfigEnvTest, SizeOverrides) {
+  struct Case {
+    const char* text;
+    size_t want;
+  } cases[] = {{"256M", 256ull << 20}, {"2G", 2ull << 30}, {"64K", 64ull << 10}, {"12345678", 12345678},
+               {"1g", 1ull << 30},     {"3m", 3ull << 20},  {"8k", 8ull << 10}};
+  for (const Case& tc : cases) {
+    setenv("SHMEMCACHE_SERVER_MEMORY_BYTES", tc.text, 1);
+    shmemcache_config_t c;
+    ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << tc.text;
+    EXPECT_EQ(c.server_memory_bytes, tc.want) << tc.text;
+    EXPECT_EQ(c.hash_sets, 4096u);  // others untouched
+  }
+}
+
+TEST_F(ConfigEnvTest, EveryFieldOverride) {
+  setenv("SHMEMCACHE_NUM_SERVERS", "3", 1);
+  setenv("SHMEMCACHE_SERVER_MEMORY_BYTES", "128M", 1);
+  setenv("SHMEMCACHE_HASH_SETS", "1024", 1);
+  setenv("SHMEMCACHE_HASH_WAYS", "4", 1);
+  setenv("SHMEMCACHE_DIRECTORY_ENTRIES", "2048", 1);
+  setenv("SHMEMCACHE_DIRECTORY_WAYS", "16", 1);
+  setenv("SHMEMCACHE_RECENCY_RANGE_MS", "250", 1);
+  setenv("SHMEMCACHE_MAX_KEY_LEN", "64", 1);
+  setenv("SHMEMCACHE_MAX_VALUE_LEN", "4M", 1);
+  setenv("SHMEMCACHE_CHUNK_BYTES", "8K", 1);
+  setenv("SHMEMCACHE_CHUNKS_PER_PEER", "16", 1);
+  setenv("SHMEMCACHE_DIRECT_OPS", "0", 1);
+  setenv("SHMEMCACHE_SPILL_DIR", "/tmp/shmemcache-spill", 1);
+  setenv("SHMEMCACHE_SPILL_BYTES", "2G", 1);
+  setenv("SHMEMCACHE_SLAB_GROWTH_FACTOR", "1.5", 1);
+  setenv("SHMEMCACHE_SLAB_PAGE_BYTES", "2M", 1);
+  setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
+  shmemcache_config_t c;
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
+  EXPECT_EQ(c.num_servers, 3);
+  EXPECT_EQ(c.server_memory_bytes, 128u << 20);
+  EXPECT_EQ(c.hash_sets, 1024u);
+  EXPECT_EQ(c.hash_ways, 4u);
+  EXPECT_EQ(c.directory_entries, 2048u);
+  EXPECT_EQ(c.directory_ways, 16u);
+  EXPECT_EQ(c.recency_range_ms, 250u);
+  EXPECT_EQ(c.max_key_len, 64u);
+  EXPECT_EQ(c.max_value_len, 4u << 20);
+  EXPECT_EQ(c.chunk_bytes, 8u << 10);
+  EXPECT_EQ(c.chunks_per_peer, 16u);
+  EXPECT_EQ(c.direct_ops, 0);
+  ASSERT_NE(c.spill_dir, nullptr);
+  EXPECT_STREQ(c.spill_dir, "/tmp/shmemcache-spill");
+  EXPECT_EQ(c.spill_bytes, 2ull << 30);
+  EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.5);
+  EXPECT_EQ(c.slab_page_bytes, 2u << 20);
+  EXPECT_EQ(c.private_context, 0);
+  EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
+}
+
+TEST_F(ConfigEnvTest, DirectOpsZero) {
+  setenv("SHMEMCACHE_DIRECT_OPS", "0", 1);
+  shmemcache_config_t c;
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  EXPECT_EQ(c.direct_ops, 0);
+}
+
+TEST_F(ConfigEnvTest, SpillDir) {
+  setenv("SHMEMCACHE_SPILL_DIR", "/scratch/ssd0", 1);
+  shmemcache_config_t c;
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  ASSERT_NE(c.spill_dir, nullptr);
+  EXPECT_STREQ(c.spill_dir, "/scratch/ssd0");
+  // An empty variable means "no SSD tier".
+  setenv("SHMEMCACHE_SPILL_DIR", "", 1);
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  EXPECT_EQ(c.spill_dir, nullptr);
+}
+
+TEST_F(ConfigEnvTest, BadSizeNamesTheVariable) {
+  for (const char* bad : {"12X", "-5", "abc", "", "1.5G", "99999999999999999999", "17179869184G", "64K7"}) {
+    SCOPED_TRACE(std::string("value '") + bad + "'");
+    setenv("SHMEMCACHE_SERVER_MEMORY_BYTES", bad, 1);
+    ClearLastError();
+    shmemcache_config_t c;
+    EXPECT_EQ(ConfigDefaults(&c), SHMEMCACHE_CONFIG_ERROR);
+    EXPECT_NE(std::strstr(LastError(), "SHMEMCACHE_SERVER_MEMORY_BYTES"), nullptr) << LastError();
+    EXPECT_NE(std::strstr(shmemcache_last_error(), "SHMEMCACHE_SERVER_MEMORY_BYTES"), nullptr)
+        << shmemcache_last_error();
+    // The bad field stays at its default, and every other field is still filled.
+    EXPECT_EQ(c.server_memory_bytes, 64u << 20);
+    EXPECT_EQ(c.hash_sets, 4096u);
+    EXPECT_EQ(c.max_key_len, 250u);
+    EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
+  }
+}
+
+TEST_F(ConfigEnvTest, BadValuesOfOtherKinds) {
+  struct Case {
+    const char* name;
+    const char* value;
+  } cases[] = {
+      {"SHMEMCACHE_HASH_WAYS", "abc"},          {"SHMEMCACHE_HASH_WAYS", "-1"},
+      {"SHMEMCACHE_HASH_WAYS", "5G"},           // does not fit an unsigned
+      {"SHMEMCACHE_DIRECT_OPS", "yes"},         {"SHMEMCACHE_DIRECT_OPS", "1x"},
+      {"SHMEMCACHE_NUM_SERVERS", "99999999999"}, {"SHMEMCACHE_NUM_SERVERS", ""},
+      {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "1.2x"}, {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "inf"},
+      {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "nan"}, {"SHMEMCACHE_CHUNK_BYTES", "4Q"},
+      {"SHMEMCACHE_PRIVATE_CONTEXT", "auto"},
+  };
+  for (const Case& tc : cases) {
+    SCOPED_TRACE(std::string(tc.name) + "='" + tc.value + "'");
+    setenv(tc.name, tc.value, 1);
+    ClearLastError();
+    shmemcache_config_t c;
+    EXPECT_EQ(ConfigDefaults(&c), SHMEMCACHE_CONFIG_ERROR);
+    EXPECT_NE(std::strstr(shmemcache_last_error(), tc.name), nullptr) << shmemcache_last_error();
+    // That field keeps its default.
+    shmemcache_config_t d;
+    unsetenv(tc.name);
+    ASSERT_EQ(ConfigDefaults(&d), SHMEMCACHE_OK);
+    EXPECT_EQ(ConfigFingerprint(c), ConfigFingerprint(d));
+  }
+}
+
+TEST(ParseSize, Accepts) {
+  struct Case {
+    const char* text;
+    size_t want;
+  } cases[] = {
+      {"0", 0},
+      {"1", 1},
+      {"123", 123},
+      {"64K", 64ull << 10},
+      {"64k", 64ull << 10},
+      {"256M", 256ull << 20},
+      {"2G", 2ull << 30},
+      {"0G", 0},
+      {"18446744073709551615", ~size_t{0}},
+      {"17179869183G", 17179869183ull << 30},  // largest G value that fits 64 bits
+  };
+  for (const Case& tc : cases) {
+    size_t out = 7;
+    EXPECT_TRUE(ParseSize(tc.text, &out)) << tc.text;
+    EXPECT_EQ(out, tc.want) << tc.text;
+  }
+}
+
+TEST(ParseSize, Rejects) {
+  const char* cases[] = {
+      "",        "abc",   "12X", "-5", "-0", "K", "M5", "1.5M", "12 ", "1KK", "0x10", "5T",
+      "18446744073709551616",  // 2^64
+      "99999999999999999999999",
+      "17179869184G",          // 2^64
+      "16777216T",
+      "18014398509481984K",    // 2^64
+      "17592186044416M",       // 2^64
+  };
+  for (const char* text : cases) {
+    size_t out = 777;
+    EXPECT_FALSE(ParseSize(text, &out)) << "'" << text << "'";
+    EXPECT_EQ(out, 777u) << "output written on failure for '" << text << "'";
+  }
+  size_t out = 777;
+  EXPECT_FALSE(ParseSize(nullptr, &out));
+  EXPECT_EQ(out, 777u);
+}
+
+// strtoull skips leading white space and accepts a sign, so " -5" used to slip past the `text[0] == '-'`
+// check and parse as 2^64 - 5.
+TEST(ParseSize, RejectsNegativeAfterWhitespace) {
+  for (const char* text : {" -5", "\t-1", " -1G", "\n-64K"}) {
+    size_t out = 777;
+    EXPECT_FALSE(ParseSize(text, &out)) << "'" << text << "' parsed as " << out;
+  }
+}
+
+TEST(ParseSize, NegativeEnvironmentSizeIsAConfigError) {
+  const char* name = "SHMEMCACHE_SERVER_MEMORY_BYTES";
+  const char* old = std::getenv(name);
+  std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  setenv(name, " -1", 1);
+  shmemcache_config_t c;
+  Status s = ConfigDefaults(&c);
+  size_t got = c.server_memory_bytes;
+  if (saved)
+    setenv(name, saved->c_str(), 1);
+  else
+    unsetenv(name);
+  EXPECT_EQ(s, SHMEMCACHE_CONFIG_ERROR) << "server_memory_bytes became " << got;
+}
+
+// ---- ValidateConfig --------------------------------------------------------------------------------------
+
+shmemcache_config_t Defaults() {
+  shmemcache_config_t c;
+  std::memset(&c, 0, sizeof(c));
+  c.num_servers = 1;
+  c.server_memory_bytes = 64ull << 20;
+  c.hash_sets = 4096;
+  c.hash_ways = 8;
+  c.directory_entries = 512;
+  c.directory_ways = 8;
+  c.recency_range_ms = 100;
+  c.max_key_len = 250;
+  c.max_value_len = 1ull << 20;
+  c.chunk_bytes = 4096;
+  c.chunks_per_peer = 8;
+  c.direct_ops = 1;
+  c.spill_dir = nullptr;
+  c.spill_bytes = 1ull << 30;
+  c.slab_growth_factor = 1.25;
+  c.slab_page_bytes = 1ull << 20;
+  c.private_context = -1;
+  return c;
+}
+
+TEST(ValidateConfig, AcceptsDefaults) {
+  shmemcache_config_t c = Defaults();
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
+  EXPECT_EQ(ValidateConfig(c, 64), SHMEMCACHE_OK) << LastError();
+  EXPECT_EQ(ValidateConfig(c, -1), SHMEMCACHE_OK) << LastError();
+  c.num_servers = 3;
+  EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
+}
+
+TEST(ValidateConfig, RejectsBadFields) {
+  struct Case {
+    const char* what;
+    std::function<void(shmemcache_config_t*)> mutate;
+    int n_pes;
+  } cases[] = {
+      {"num_servers 0", [](shmemcache_config_t* c) { c->num_servers = 0; }, 4},
+      {"num_servers 0, no PE check", [](shmemcache_config_t* c) { c->num_servers = 0; }, -1},
+      {"num_servers negative", [](shmemcache_config_t* c) { c->num_servers = -2; }, 4},
+      {"num_servers == n_pes", [](shmemcache_config_t* c) { c->num_servers = 2; }, 2},
+      {"num_servers > n_pes", [](shmemcache_config_t* c) { c->num_servers = 5; }, 2},
+      {"single PE", [](shmemcache_config_t*) {}, 1},
+      {"hash_ways 0", [](shmemcache_config_t* c) { c->hash_ways = 0; }, 2},
+      {"hash_ways 65", [](shmemcache_config_t* c) { c->hash_ways = 65; }, 2},
+      {"hash_sets 0", [](shmemcache_config_t* c) { c->hash_sets = 0; }, 2},
+      {"directory_entries 0", [](shmemcache_config_t* c) { c->directory_entries = 0; }, 2},
+      {"directory_ways 0", [](shmemcache_config_t* c) { c->directory_ways = 0; }, 2},
+      {"max_key_len 0", [](shmemcache_config_t* c) { c->max_key_len = 0; }, 2},
+      {"max_key_len huge", [](shmemcache_config_t* c) { c->max_key_len = (1u << 20) + 1; }, 2},
+      {"max_value_len > 2 GiB", [](shmemcache_config_t* c) { c->max_value_len = (1ull << 31) + 1; }, 2},
+      {"chunk_bytes not multiple of 64", [](shmemcache_config_t* c) { c->chunk_bytes = 4000; }, 2},
+      {"chunk_bytes too small", [](shmemcache_config_t* c) { c->chunk_bytes = 128; }, 2},
+      {"chunk_bytes too big", [](shmemcache_config_t* c) { c->chunk_bytes = 128u << 20; }, 2},
+      {"chunks_per_peer 1", [](shmemcache_config_t* c) { c->chunks_per_peer = 1; }, 2},
+      {"chunks_per_peer 0", [](shmemcache_config_t* c) { c->chunks_per_peer = 0; }, 2},
+      {"growth 1.0", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.0; }, 2},
+      {"growth 0.5", [](shmemcache_config_t* c) { c->slab_growth_factor = 0.5; }, 2},
+      {"growth 8", [](shmemcache_config_t* c) { c->slab_growth_factor = 8.0; }, 2},
+      {"growth NaN", [](shmemcache_config_t* c) { c->slab_growth_factor = std::nan(""); }, 2},
+      {"private_context 2", [](shmemcache_config_t* c) { c->private_context = 2; }, 2},
+      {"private_context -2", [](shmemcache_config_t* c) { c->private_context = -2; }, 2},
+      {"recency_range_ms 0", [](shmemcache_config_t* c) { c->recency_range_ms = 0; }, 2},
+      {"server_memory_bytes tiny", [](shmemcache_config_t* c) { c->server_memory_bytes = 4096; }, 2},
+  };
+  for (const Case& tc : cases) {
+    shmemcache_config_t c = Defaults();
+    tc.mutate(&c);
+    ClearLastError();
+    EXPECT_EQ(ValidateConfig(c, tc.n_pes), SHMEMCACHE_CONFIG_ERROR) << tc.what;
+    EXPECT_STRNE(LastError(), "") << tc.what << ": no explanation";
+  }
+}
+
+TEST(ValidateConfig, ExplainsServerCount) {
+  shmemcache_config_t c = Defaults();
+  c.num_servers = 4;
+  ASSERT_EQ(ValidateConfig(c, 4), SHMEMCACHE_CONFIG_ERROR);
+  EXPECT_NE(std::strstr(LastError(), "num_servers"), nullptr) << LastError();
+}
+
+// ---- ConfigFingerprint -----------------------------------------------------------------------------------
+
+TEST(ConfigFingerprint, EqualForEqualConfigs) {
+  shmemcache_config_t a = Defaults(), b = Defaults();
+  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
+  // spill_dir is compared by content, not by pointer.
+  std::string d1 = "/tmp/spill", d2 = "/tmp/spill";
+  a.spill_dir = d1.c_str();
+  b.spill_dir = d2.c_str();
+  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
+}
+
+TEST(ConfigFingerprint, DiffersWhenAnyFieldDiffers) {
+  static const char kDirA[] = "/tmp/a";
+  static const char kDirB[] = "/tmp/b";
+  std::vector<std::pair<const char*, std::function<void(shmemcache_config_t*)>>> mutations = {
+      {"num_servers", [](shmemcache_config_t* c) { c->num_servers = 2; }},
+      {"server_memory_bytes", [](shmemcache_config_t* c) { c->server_memory_bytes += 8; }},
+      {"hash_sets", [](shmemcache_config_t* c) { c->hash_sets = 4097; }},
+      {"hash_ways", [](shmemcache_config_t* c) { c->hash_ways = 4; }},
+      {"directory_entries", [](shmemcache_config_t* c) { c->directory_entries = 513; }},
+      {"directory_ways", [](shmemcache_config_t* c) { c->directory_ways = 4; }},
+      {"recency_range_ms", [](shmemcache_config_t* c) { c->recency_range_ms = 101; }},
+      {"max_key_len", [](shmemcache_config_t* c) { c->max_key_len = 251; }},
+      {"max_value_len", [](shmemcache_config_t* c) { c->max_value_len += 1; }},
+      {"chunk_bytes", [](shmemcache_config_t* c) { c->chunk_bytes = 8192; }},
+      {"chunks_per_peer", [](shmemcache_config_t* c) { c->chunks_per_peer = 9; }},
+      {"direct_ops", [](shmemcache_config_t* c) { c->direct_ops = 0; }},
+      {"spill_dir set", [](shmemcache_config_t* c) { c->spill_dir = kDirA; }},
+      {"spill_dir other", [](shmemcache_config_t* c) { c->spill_dir = kDirB; }},
+      {"spill_dir empty", [](shmemcache_config_t* c) { c->spill_dir = ""; }},
+      {"spill_bytes", [](shmemcache_config_t* c) { c->spill_bytes += 1; }},
+      {"slab_growth_factor", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.26; }},
+      {"slab_page_bytes", [](shmemcache_config_t* c) { c->slab_page_bytes = 2u << 20; }},
+      {"private_context 0", [](shmemcache_config_t* c) { c->private_context = 0; }},
+      {"private_context 1", [](shmemcache_config_t* c) { c->private_context = 1; }},
+  };
+  std::vector<uint64_t> prints = {ConfigFingerprint(Defaults())};
+  for (auto& m : mutations) {
+    shmemcache_config_t c = Defaults();
+    m.second(&c);
+    uint64_t f = ConfigFingerprint(c);
+    EXPECT_NE(f, prints[0]) << m.first;
+    for (size_t i = 1; i < prints.size(); ++i) EXPECT_NE(f, prints[i]) << m.first << " vs " << mutations[i - 1].first;
+    prints.push_back(f);
+  }
+}
+
+}  // namespace
+}  // namespace smc

@@ -1,0 +1,151 @@
+// SymmetricLayout::Compute: regions in order, 4 KiB aligned, non-overlapping, arena last, documented sizes.
+#include "core/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/hash_table.h"
+
+namespace smc {
+namespace {
+
+shmemcache_config_t Config() {
+  shmemcache_config_t c;
+  std::memset(&c, 0, sizeof(c));
+  c.num_servers = 1;
+  c.server_memory_bytes = 64ull << 20;
+  c.hash_sets = 4096;
+  c.hash_ways = 8;
+  c.directory_entries = 512;
+  c.directory_ways = 8;
+  c.recency_range_ms = 100;
+  c.max_key_len = 250;
+  c.max_value_len = 1ull << 20;
+  c.chunk_bytes = 4096;
+  c.chunks_per_peer = 8;
+  c.direct_ops = 1;
+  c.spill_bytes = 1ull << 30;
+  c.slab_growth_factor = 1.25;
+  c.slab_page_bytes = 1ull << 20;
+  c.private_context = -1;
+  return c;
+}
+
+void CheckLayout(const shmemcache_config_t& c, int n_pes) {
+  SCOPED_TRACE(testing::Message() << "servers " << c.num_servers << " pes " << n_pes << " sets " << c.hash_sets
+                                  << " ways " << c.hash_ways << " mem " << c.server_memory_bytes);
+  SymmetricLayout l = SymmetricLayout::Compute(c, n_pes);
+  size_t clients = static_cast<size_t>(n_pes - c.num_servers);
+
+  // Documented sizes.
+  EXPECT_EQ(l.peers, std::max<size_t>(clients, static_cast<size_t>(c.num_servers)));
+  EXPECT_EQ(l.ready_words, (clients + 63) / 64);
+  EXPECT_GE(l.ready_words * 64, clients);
+  EXPECT_EQ(l.table_bytes, c.hash_sets * c.hash_ways * 16);
+  EXPECT_EQ(l.table_bytes, HashTable::BytesFor(c.hash_sets, c.hash_ways));
+  EXPECT_EQ(l.inbox_bytes, l.peers * c.chunks_per_peer * c.chunk_bytes);
+  EXPECT_GE(l.arena_bytes, c.server_memory_bytes);
+  EXPECT_LT(l.arena_bytes, c.server_memory_bytes + 8);
+  EXPECT_EQ(l.arena_bytes % 8, 0u);
+
+  // Control words inside the control region, on separate cache lines.
+  EXPECT_LT(SymmetricLayout::kDoorbellOffset + 8, SymmetricLayout::kControlBytes);
+  EXPECT_LT(SymmetricLayout::kEpochOffset + 8, SymmetricLayout::kControlBytes);
+  EXPECT_LT(SymmetricLayout::kExpirationBarOffset + 8, SymmetricLayout::kControlBytes);
+  EXPECT_GE(SymmetricLayout::kEpochOffset - SymmetricLayout::kDoorbellOffset, 64u);
+  EXPECT_GE(SymmetricLayout::kExpirationBarOffset - SymmetricLayout::kEpochOffset, 64u);
+
+  // Alignment.
+  for (size_t off : {l.ready_offset, l.table_offset, l.inbox_offset, l.arena_offset})
+    EXPECT_EQ(off % 4096, 0u) << off;
+
+  // Order and non-overlap: control, ready, table, inbox, arena; the arena is last and ends the allocation.
+  std::vector<std::pair<size_t, size_t>> regions = {
+      {0, SymmetricLayout::kControlBytes},
+      {l.ready_offset, l.ready_offset + l.ready_words * 8},
+      {l.table_offset, l.table_offset + l.table_bytes},
+      {l.inbox_offset, l.inbox_offset + l.inbox_bytes},
+      {l.arena_offset, l.arena_offset + l.arena_bytes},
+  };
+  for (size_t i = 1; i < regions.size(); ++i) {
+    EXPECT_LE(regions[i - 1].second, regions[i].first) << "region " << i - 1 << " overlaps region " << i;
+    EXPECT_LE(regions[i - 1].first, regions[i].first);
+  }
+  EXPECT_EQ(l.total_bytes, l.arena_offset + l.arena_bytes);
+  for (auto& r : regions) EXPECT_LE(r.second, l.total_bytes);
+  // No region is padded by more than one page.
+  EXPECT_LT(l.table_offset - (l.ready_offset + l.ready_words * 8), 4096u);
+  EXPECT_LT(l.inbox_offset - (l.table_offset + l.table_bytes), 4096u);
+  EXPECT_LT(l.arena_offset - (l.inbox_offset + l.inbox_bytes), 4096u);
+}
+
+TEST(Layout, DefaultsTwoPes) {
+  shmemcache_config_t c = Config();
+  CheckLayout(c, 2);
+  SymmetricLayout l = SymmetricLayout::Compute(c, 2);
+  EXPECT_EQ(l.ready_offset, 4096u);
+  EXPECT_EQ(l.ready_words, 1u);
+  EXPECT_EQ(l.table_offset, 8192u);
+  EXPECT_EQ(l.table_bytes, 4096u * 8 * 16);
+  EXPECT_EQ(l.inbox_offset, 8192u + 4096u * 8 * 16);
+  EXPECT_EQ(l.inbox_bytes, 1u * 8 * 4096);
+  EXPECT_EQ(l.arena_offset, l.inbox_offset + 8 * 4096);
+  EXPECT_EQ(l.arena_bytes, 64u << 20);
+}
+
+TEST(Layout, ManyShapes) {
+  for (int servers : {1, 2, 7}) {
+    for (int clients : {1, 3, 63, 64, 65, 200}) {
+      for (size_t sets : {size_t{1}, size_t{3}, size_t{4096}}) {
+        for (unsigned ways : {1u, 3u, 8u}) {
+          for (size_t mem : {size_t{1} << 20, (size_t{1} << 20) + 3}) {
+            shmemcache_config_t c = Config();
+            c.num_servers = servers;
+            c.hash_sets = sets;
+            c.hash_ways = ways;
+            c.server_memory_bytes = mem;
+            c.chunk_bytes = 320;
+            c.chunks_per_peer = 3;
+            CheckLayout(c, servers + clients);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(Layout, MoreServersThanClientsSizesInboxByServers) {
+  shmemcache_config_t c = Config();
+  c.num_servers = 5;
+  SymmetricLayout l = SymmetricLayout::Compute(c, 7);  // 2 clients
+  EXPECT_EQ(l.peers, 5u);
+  EXPECT_EQ(l.ready_words, 1u);
+  EXPECT_EQ(l.inbox_bytes, 5u * c.chunks_per_peer * c.chunk_bytes);
+  CheckLayout(c, 7);
+}
+
+TEST(Layout, SameConfigSameLayout) {
+  shmemcache_config_t c = Config();
+  SymmetricLayout a = SymmetricLayout::Compute(c, 9), b = SymmetricLayout::Compute(c, 9);
+  EXPECT_EQ(a.ready_offset, b.ready_offset);
+  EXPECT_EQ(a.table_offset, b.table_offset);
+  EXPECT_EQ(a.inbox_offset, b.inbox_offset);
+  EXPECT_EQ(a.arena_offset, b.arena_offset);
+  EXPECT_EQ(a.total_bytes, b.total_bytes);
+}
+
+TEST(Layout, AlignHelper) {
+  EXPECT_EQ(SymmetricLayout::Align(0, 4096), 0u);
+  EXPECT_EQ(SymmetricLayout::Align(1, 4096), 4096u);
+  EXPECT_EQ(SymmetricLayout::Align(4096, 4096), 4096u);
+  EXPECT_EQ(SymmetricLayout::Align(4097, 4096), 8192u);
+  EXPECT_EQ(SymmetricLayout::Align(13, 8), 16u);
+}
+
+}  // namespace
+}  // namespace smc

@@ -1,0 +1,227 @@
+// SlabAllocator: class sizes, class choice, free-list reuse, exhaustion, non-overlap and accounting.
+#include "store/slab.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace smc {
+namespace {
+
+size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
+
+TEST(SlabClasses, GrowthFactorRespected) {
+  for (double factor : {1.05, 1.25, 1.5, 2.0, 4.0}) {
+    for (size_t max_block : {size_t{64}, size_t{72}, size_t{1000}, size_t{4096}, size_t{(1u << 20) + 290}}) {
+      SCOPED_TRACE(testing::Message() << "factor " << factor << " max " << max_block);
+      SlabAllocator s(16 << 20, 1 << 20, factor, max_block);
+      ASSERT_GE(s.num_classes(), 1);
+      EXPECT_EQ(s.class_bytes(0), kMinBlockBytes);
+      for (int c = 0; c < s.num_classes(); ++c) EXPECT_EQ(s.class_bytes(c) % 8, 0u) << "class " << c;
+      for (int c = 1; c + 1 < s.num_classes(); ++c) {
+        size_t want = RoundUp8(static_cast<size_t>(std::ceil(s.class_bytes(c - 1) * factor)));
+        EXPECT_GE(s.class_bytes(c), want) << "class " << c;
+        EXPECT_GT(s.class_bytes(c), s.class_bytes(c - 1)) << "class " << c;
+      }
+      // The last class is exactly the largest block (rounded to 8), and strictly larger than the one before.
+      EXPECT_EQ(s.class_bytes(s.num_classes() - 1), std::max(kMinBlockBytes, RoundUp8(max_block)));
+      if (s.num_classes() > 1)
+        EXPECT_GT(s.class_bytes(s.num_classes() - 1), s.class_bytes(s.num_classes() - 2));
+    }
+  }
+}
+
+TEST(SlabClasses, DefaultFactorSequence) {
+  SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  std::vector<size_t> want = {64, 80, 104, 136, 176, 224, 280, 352, 440, 552, 696, 872, 1000};
+  ASSERT_EQ(s.num_classes(), static_cast<int>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(s.class_bytes(static_cast<int>(i)), want[i]) << i;
+}
+
+TEST(SlabClasses, ClassForPicksSmallestFit) {
+  SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  EXPECT_EQ(s.ClassFor(1), 0);
+  EXPECT_EQ(s.ClassFor(64), 0);
+  EXPECT_EQ(s.ClassFor(65), 1);
+  EXPECT_EQ(s.ClassFor(1000), s.num_classes() - 1);
+  EXPECT_EQ(s.ClassFor(1001), -1);
+  for (size_t b = 1; b <= 1000; ++b) {
+    int c = s.ClassFor(b);
+    ASSERT_GE(c, 0) << b;
+    EXPECT_GE(s.class_bytes(c), b) << b;
+    if (c > 0) EXPECT_LT(s.class_bytes(c - 1), b) << b;
+  }
+}
+
+TEST(SlabClasses, PageRaisedToLargestBlock) {
+  SlabAllocator s(10 << 20, 4096, 1.25, 100000);
+  EXPECT_EQ(s.page_bytes(), 100000u);
+  EXPECT_EQ(s.pages_total(), (10u << 20) / 100000u);
+  SlabAllocator t(1 << 20, 4096, 1.25, 1000);
+  EXPECT_EQ(t.page_bytes(), 4096u);
+  EXPECT_EQ(t.pages_total(), 256u);
+}
+
+TEST(SlabAlloc, FreeThenAllocateReusesLifo) {
+  SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  int cls = s.ClassFor(100);
+  uint64_t a, b, c;
+  ASSERT_TRUE(s.Allocate(cls, &a));
+  ASSERT_TRUE(s.Allocate(cls, &b));
+  ASSERT_TRUE(s.Allocate(cls, &c));
+  EXPECT_NE(a, b);
+  EXPECT_NE(b, c);
+  s.Free(cls, a);
+  s.Free(cls, c);
+  uint64_t x, y;
+  ASSERT_TRUE(s.Allocate(cls, &x));
+  EXPECT_EQ(x, c);  // last freed, first reused
+  ASSERT_TRUE(s.Allocate(cls, &y));
+  EXPECT_EQ(y, a);
+  s.Free(cls, b);
+  uint64_t z;
+  ASSERT_TRUE(s.Allocate(cls, &z));
+  EXPECT_EQ(z, b);
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, FreshPageHandsOutAscendingAddresses) {
+  SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  int cls = 0;
+  uint64_t prev, cur;
+  ASSERT_TRUE(s.Allocate(cls, &prev));
+  EXPECT_EQ(prev, 0u);
+  for (int i = 1; i < 4096 / 64; ++i) {
+    ASSERT_TRUE(s.Allocate(cls, &cur));
+    EXPECT_EQ(cur, prev + 64);
+    prev = cur;
+  }
+  EXPECT_EQ(s.pages_used(), 1u);
+  ASSERT_TRUE(s.Allocate(cls, &cur));
+  EXPECT_EQ(s.pages_used(), 2u);
+  EXPECT_EQ(cur, 4096u);
+}
+
+TEST(SlabAlloc, ExhaustionAndRecovery) {
+  // 4 pages of 4096 bytes; class of 1000-byte blocks holds 4 per page.
+  SlabAllocator s(4 * 4096, 4096, 1.25, 1000);
+  int big = s.num_classes() - 1;
+  ASSERT_EQ(s.class_bytes(big), 1000u);
+  std::vector<uint64_t> got;
+  uint64_t off;
+  while (s.Allocate(big, &off)) {
+    got.push_back(off);
+    ASSERT_LE(got.size(), 100u);
+  }
+  EXPECT_EQ(got.size(), 16u);
+  EXPECT_EQ(s.pages_used(), 4u);
+  EXPECT_EQ(s.free_blocks(big), 0u);
+  // Another class cannot get a page either.
+  EXPECT_FALSE(s.Allocate(0, &off));
+  EXPECT_FALSE(s.Allocate(big, &off));
+  EXPECT_TRUE(s.CheckConsistency());
+
+  s.Free(big, got[5]);
+  ASSERT_TRUE(s.Allocate(big, &off));
+  EXPECT_EQ(off, got[5]);
+  EXPECT_FALSE(s.Allocate(big, &off));
+  // Freeing a block of one class does not help another class (pages are never returned).
+  s.Free(big, got[7]);
+  EXPECT_FALSE(s.Allocate(0, &off));
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, ZeroPagesArena) {
+  SlabAllocator s(1000, 4096, 1.25, 1000);
+  EXPECT_EQ(s.pages_total(), 0u);
+  uint64_t off;
+  EXPECT_FALSE(s.Allocate(0, &off));
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, AccountingCounters) {
+  SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  uint64_t a, b;
+  ASSERT_TRUE(s.Allocate(0, &a));
+  ASSERT_TRUE(s.Allocate(3, &b));
+  EXPECT_EQ(s.blocks_in_use(), 2u);
+  EXPECT_EQ(s.bytes_in_use(), s.class_bytes(0) + s.class_bytes(3));
+  EXPECT_EQ(s.blocks_in_use(0), 1u);
+  EXPECT_EQ(s.blocks_in_use(3), 1u);
+  EXPECT_EQ(s.carved_blocks(0), 4096u / s.class_bytes(0));
+  EXPECT_EQ(s.free_blocks(0), s.carved_blocks(0) - 1);
+  s.Free(0, a);
+  s.Free(3, b);
+  EXPECT_EQ(s.blocks_in_use(), 0u);
+  EXPECT_EQ(s.bytes_in_use(), 0u);
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
+  const size_t arena = 512 * 1024;
+  SlabAllocator s(arena, 4096, 1.25, 2000);
+  std::mt19937_64 rng(12345);
+  std::vector<std::pair<uint64_t, int>> live;  // offset, class
+  for (int step = 0; step < 20000; ++step) {
+    bool alloc = live.empty() || (rng() % 100) < 55;
+    if (alloc) {
+      int cls = static_cast<int>(rng() % s.num_classes());
+      uint64_t off;
+      if (s.Allocate(cls, &off)) {
+        ASSERT_LE(off + s.class_bytes(cls), s.pages_total() * s.page_bytes());
+        ASSERT_LE(off + s.class_bytes(cls), arena);
+        ASSERT_EQ(off % 8, 0u);
+        // A block never straddles a page boundary.
+        ASSERT_EQ(off / s.page_bytes(), (off + s.class_bytes(cls) - 1) / s.page_bytes());
+        live.emplace_back(off, cls);
+      }
+    } else {
+      size_t i = rng() % live.size();
+      s.Free(live[i].second, live[i].first);
+      live[i] = live.back();
+      live.pop_back();
+    }
+    if (step % 997 == 0) ASSERT_TRUE(s.CheckConsistency()) << step;
+  }
+  EXPECT_EQ(s.blocks_in_use(), live.size());
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (auto& l : live) ranges.emplace_back(l.first, l.first + s.class_bytes(l.second));
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    EXPECT_LE(ranges[i - 1].second, ranges[i].first) << "blocks overlap at " << ranges[i].first;
+  EXPECT_TRUE(s.CheckConsistency());
+  for (auto& l : live) s.Free(l.second, l.first);
+  EXPECT_EQ(s.blocks_in_use(), 0u);
+  EXPECT_EQ(s.bytes_in_use(), 0u);
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, FillEveryClassNoOverlap) {
+  const size_t arena = 64 * 4096;
+  SlabAllocator s(arena, 4096, 1.25, 4096);
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  uint64_t off;
+  for (int round = 0; round < 1000; ++round) {
+    bool any = false;
+    for (int c = 0; c < s.num_classes(); ++c) {
+      if (s.Allocate(c, &off)) {
+        ranges.emplace_back(off, off + s.class_bytes(c));
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  EXPECT_EQ(s.pages_used(), s.pages_total());
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i) ASSERT_LE(ranges[i - 1].second, ranges[i].first);
+  ASSERT_FALSE(ranges.empty());
+  EXPECT_LE(ranges.back().second, arena);
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+}  // namespace
+}  // namespace smc
