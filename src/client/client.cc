@@ -2,6 +2,9 @@
 
 #include <cstring>
 
+#include "core/clock.h"
+#include "store/slab.h"
+
 namespace smc {
 
 namespace {
@@ -24,6 +27,12 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       stats_(stats),
       ctx_(ctx),
       conduit_(ctx, ClientConduit(config, layout, base), static_cast<size_t>(client_rank)),
+      direct_(ctx, base + layout.arena_offset, stats),
+      directory_(config.directory_entries, config.directory_ways),
+      class_bytes_(SlabClassSizes(config.slab_growth_factor, BlockBytesFor(config.max_key_len,
+                                                                           config.max_value_len))),
+      table_(base + layout.table_offset),
+      set_buffer_(config.hash_ways),
       server_epoch_(config.num_servers, 0),
       expiration_bar_(config.num_servers, 0) {}
 
@@ -52,17 +61,102 @@ Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key
   return static_cast<Status>(reply->status);
 }
 
+uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
+
+void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
+  if (config_.direct_ops && p.valid) directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange());
+}
+
+// Decision process (paper §III-B): a pointer in the directory -> Direct SET if the new pair fits its block;
+// otherwise (or if the Direct SET cannot complete) an Active SET, whose reply installs the pointer.
 Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
   ++stats_->sets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  if (config_.direct_ops) {
+    DirectoryEntry* e = directory_.Lookup(loc);
+    if (e != nullptr) {
+      ++stats_->directory_hits;
+      if (BlockBytesFor(key_len, value_len) <= e->block_bytes) {
+        uint64_t version;
+        DirectOps::Result r = direct_.Set(loc.server, e->offset, e->block_bytes, e->version, key, key_len, value,
+                                          value_len, loc.tag, &version);
+        if (r == DirectOps::Result::kDone) {
+          ++stats_->direct_sets;
+          directory_.Update(loc, e->offset, e->block_bytes, version, CurrentRange());
+          return SHMEMCACHE_OK;
+        }
+        if (r == DirectOps::Result::kGiveUp) ++stats_->direct_fallbacks;
+        else directory_.Remove(loc);
+      }
+    } else {
+      ++stats_->directory_misses;
+    }
+  }
   ReplyHeader reply;
   ++stats_->active_sets;
-  return Active(Op::kSet, loc, key, key_len, value, value_len, 0, &reply);
+  Status s = Active(Op::kSet, loc, key, key_len, value, value_len, 0, &reply);
+  if (s == SHMEMCACHE_OK) Remember(loc, reply.pointer);
+  return s;
 }
 
+bool Client::TryDirectGet(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, const void* key,
+                          size_t key_len, void* buffer, size_t buffer_len, size_t* value_len, Status* status) {
+  BlockView view;
+  DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, key, key_len, loc.tag, &view);
+  if (r != DirectOps::Result::kDone) {
+    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
+    else ++stats_->direct_fallbacks;
+    return false;
+  }
+  ++stats_->direct_gets;
+  ++stats_->get_hits;
+  *value_len = view.value_len;
+  if (view.value_len > buffer_len) {
+    *status = SHMEMCACHE_BUFFER_TOO_SMALL;
+  } else {
+    if (view.value_len) std::memcpy(buffer, view.value, view.value_len);
+    *status = SHMEMCACHE_OK;
+  }
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange());
+  return true;
+}
+
+bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
+  size_t set = SetOf(loc.hash, config_.hash_sets);
+  size_t bytes = sizeof(HashWay) * config_.hash_ways;
+  ctx_->Get(set_buffer_.data(), table_ + set * bytes, bytes, loc.server);
+  for (const HashWay& w : set_buffer_) {
+    if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
+    uint8_t cls = WayClass(w.meta);
+    if (cls >= class_bytes_.size()) continue;  // a torn way; the Active path will answer
+    *offset = w.offset;
+    *block_bytes = static_cast<uint32_t>(class_bytes_[cls]);
+    return true;
+  }
+  return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
+}
+
+// Decision process: a pointer in the directory -> Direct GET. Otherwise fetch the key's hash-table set with
+// one get; a tag match -> Direct GET, else Active GET (whose reply installs the pointer).
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
   ++stats_->gets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  Status status;
+  if (config_.direct_ops) {
+    DirectoryEntry* e = directory_.Lookup(loc);
+    if (e != nullptr) {
+      ++stats_->directory_hits;
+      if (TryDirectGet(loc, e->offset, e->block_bytes, key, key_len, buffer, buffer_len, value_len, &status))
+        return status;
+    } else {
+      ++stats_->directory_misses;
+      uint64_t offset;
+      uint32_t block_bytes;
+      if (FindInRemoteSet(loc, &offset, &block_bytes) &&
+          TryDirectGet(loc, offset, block_bytes, key, key_len, buffer, buffer_len, value_len, &status))
+        return status;
+    }
+  }
   ReplyHeader reply;
   ++stats_->active_gets;
   Status s = Active(Op::kGet, loc, key, key_len, nullptr, 0, buffer_len, &reply);
@@ -71,9 +165,11 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
     if (reply.value_len) std::memcpy(buffer, reply_.data() + sizeof(ReplyHeader), reply.value_len);
     *value_len = reply.value_len;
     ++stats_->get_hits;
+    Remember(loc, reply.pointer);
   } else if (s == SHMEMCACHE_BUFFER_TOO_SMALL) {
     *value_len = reply.value_len;
     ++stats_->get_hits;
+    Remember(loc, reply.pointer);
   } else {
     *value_len = 0;
     if (s == SHMEMCACHE_NOT_FOUND) ++stats_->get_misses;
@@ -85,6 +181,7 @@ Status Client::Delete(const void* key, size_t key_len) {
   ++stats_->deletes;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
   ReplyHeader reply;
+  if (config_.direct_ops) directory_.Remove(loc);
   return Active(Op::kDelete, loc, key, key_len, nullptr, 0, 0, &reply);
 }
 

@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "client/direct_ops.h"
+#include "client/pointer_directory.h"
 #include "conduit/conduit.h"
 #include "conduit/message.h"
 #include "core/hash.h"
 #include "core/layout.h"
 #include "core/stats.h"
 #include "shmem/runtime.h"
+#include "store/hash_table.h"
 
 namespace smc {
 
@@ -35,12 +38,24 @@ class Client {
   Status Active(Op op, const KeyLocation& loc, const void* key, size_t key_len, const void* value,
                 size_t value_len, uint64_t max_value, ReplyHeader* reply);
   void ObserveServer(int server, const ReplyHeader& reply);
+  // Direct GET through a pointer; returns true (and fills the outputs) when it produced the answer.
+  bool TryDirectGet(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, const void* key,
+                    size_t key_len, void* buffer, size_t buffer_len, size_t* value_len, Status* status);
+  // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
+  bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
+  uint64_t CurrentRange() const;
+  void Remember(const KeyLocation& loc, const WirePointer& p);
 
   shmemcache_config_t config_;
   int client_rank_;
   Stats* stats_;
   shm::Context* ctx_;
   Conduit conduit_;
+  DirectOps direct_;
+  PointerDirectory directory_;
+  std::vector<size_t> class_bytes_;  // block size of each slab class, as the servers compute it
+  uint8_t* table_;                   // symmetric address of the servers' hash tables
+  std::vector<HashWay> set_buffer_;
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
   std::vector<uint64_t> expiration_bar_;

@@ -5,17 +5,24 @@
 
 namespace smc {
 
-SlabAllocator::SlabAllocator(size_t arena_bytes, size_t page_bytes, double growth_factor,
-                             size_t max_block_bytes) {
+std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes) {
   max_block_bytes = std::max<size_t>((max_block_bytes + 7) & ~size_t{7}, kMinBlockBytes);
+  std::vector<size_t> sizes;
   size_t size = kMinBlockBytes;
   while (size < max_block_bytes) {
-    classes_.push_back(SlabClass{size, {}, 0, 0});
+    sizes.push_back(size);
     size_t next = static_cast<size_t>(std::ceil(static_cast<double>(size) * growth_factor));
     next = (next + 7) & ~size_t{7};
     size = std::max(next, size + 8);
   }
-  classes_.push_back(SlabClass{max_block_bytes, {}, 0, 0});
+  sizes.push_back(max_block_bytes);
+  return sizes;
+}
+
+SlabAllocator::SlabAllocator(size_t arena_bytes, size_t page_bytes, double growth_factor,
+                             size_t max_block_bytes) {
+  for (size_t bytes : SlabClassSizes(growth_factor, max_block_bytes)) classes_.push_back(SlabClass{bytes, {}, 0, 0});
+  max_block_bytes = classes_.back().block_bytes;
   page_bytes_ = std::max(page_bytes, max_block_bytes);
   pages_total_ = arena_bytes / page_bytes_;
 }

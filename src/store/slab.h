@@ -20,6 +20,10 @@ namespace smc {
 
 constexpr size_t kMinBlockBytes = 64;
 
+// The block size of every class for this configuration, smallest first. Clients compute the same table as
+// their servers so a hash-table way's class number gives them the block size to fetch.
+std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes);
+
 class SlabAllocator {
  public:
   SlabAllocator(size_t arena_bytes, size_t page_bytes, double growth_factor, size_t max_block_bytes);

@@ -13,6 +13,8 @@ namespace smc {
 namespace {
 
 size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
+// Header + 250-byte key + 1 MiB value + target word, the default configuration's largest block.
+size_t BlockBytesForDefaults() { return RoundUp8(32 + 250 + (1u << 20) + 8); }
 
 TEST(SlabClasses, GrowthFactorRespected) {
   for (double factor : {1.05, 1.25, 1.5, 2.0, 4.0}) {
@@ -40,6 +42,18 @@ TEST(SlabClasses, DefaultFactorSequence) {
   std::vector<size_t> want = {64, 80, 104, 136, 176, 224, 280, 352, 440, 552, 696, 872, 1000};
   ASSERT_EQ(s.num_classes(), static_cast<int>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(s.class_bytes(static_cast<int>(i)), want[i]) << i;
+}
+
+TEST(SlabClasses, SlabClassSizesMatchesAllocator) {
+  // Clients compute the class table with SlabClassSizes; it must be exactly the server's.
+  for (double factor : {1.01, 1.08, 1.25, 2.0}) {
+    for (size_t max_block : {size_t{40}, size_t{64}, size_t{1001}, BlockBytesForDefaults()}) {
+      SlabAllocator s(1 << 20, 4096, factor, max_block);
+      std::vector<size_t> sizes = SlabClassSizes(factor, max_block);
+      ASSERT_EQ(sizes.size(), static_cast<size_t>(s.num_classes())) << factor << " " << max_block;
+      for (int c = 0; c < s.num_classes(); ++c) EXPECT_EQ(sizes[c], s.class_bytes(c)) << c;
+    }
+  }
 }
 
 TEST(SlabClasses, ClassForPicksSmallestFit) {

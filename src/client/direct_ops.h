@@ -1,0 +1,68 @@
+// Direct operations (paper §III-B1): a client reads and updates a pair in a server's arena with one-sided
+// operations, no server CPU involved.
+//
+// Direct GET: one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail version,
+//   tag and full key, lengths, checksum). A torn or locked copy is retried after a back-off; after
+//   kMaxReadAttempts the caller falls back to an Active GET. A block that holds another key (or was freed)
+//   gives kNotThisKey at once.
+// Direct SET (read-friendly exclusive write; only an existing pair whose new value fits its block):
+//   1. CAS the target word from (v, tag, unlocked) to (v, tag, locked), v = the version last seen. On failure
+//      the returned word decides: tag differs -> kTagMismatch (Active SET at once); lock bit set -> back off
+//      and retry; version differs -> retry at once with the returned version.
+//   2. If the lock was taken at a version this client never saw, the block may have been freed and reused for
+//      another key with the same 24-bit tag: fetch its key and, if it is not ours, release the lock unchanged
+//      and answer kNotThisKey.
+//   3. Put the head version v+1 and the body (lengths, key, value, checksum), leaving the recency word alone;
+//      fence; atomically set the target word to (v+1, tag, unlocked); quiet (the SET is complete on return).
+// Back-off grows from spinning to yielding to sleeping, so a lock holder descheduled on an oversubscribed node
+// gets the core it needs.
+#ifndef SHMEMCACHE_CLIENT_DIRECT_OPS_H_
+#define SHMEMCACHE_CLIENT_DIRECT_OPS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/stats.h"
+#include "shmem/runtime.h"
+#include "store/block.h"
+
+namespace smc {
+
+class DirectOps {
+ public:
+  static constexpr unsigned kMaxReadAttempts = 64;
+  static constexpr unsigned kMaxLockAttempts = 4096;
+  static constexpr unsigned kMaxVersionRetries = 64;
+
+  enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
+
+  // arena: the symmetric address of the arena (the same on every PE).
+  DirectOps(shm::Context* ctx, uint8_t* arena, Stats* stats) : ctx_(ctx), arena_(arena), stats_(stats) {}
+  DirectOps(const DirectOps&) = delete;
+  DirectOps& operator=(const DirectOps&) = delete;
+
+  // On kDone, *view points into a buffer owned by this object, valid until the next call.
+  Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+             BlockView* view);
+  // On kDone, *new_version is the version written.
+  Result Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
+             size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version);
+
+ private:
+  uint64_t* target_word(uint64_t offset, uint32_t block_bytes) const {
+    return reinterpret_cast<uint64_t*>(arena_ + offset + TargetOffset(block_bytes));
+  }
+  // Takes the lock. Returns kDone with *locked_from = the unlocked target word it replaced.
+  Result Lock(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, uint32_t tag,
+              uint64_t* locked_from);
+  bool KeyMatches(int server, uint64_t offset, const void* key, size_t key_len);
+
+  shm::Context* ctx_;
+  uint8_t* arena_;
+  Stats* stats_;
+  std::vector<uint8_t> buffer_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CLIENT_DIRECT_OPS_H_

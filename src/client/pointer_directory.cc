@@ -1,0 +1,63 @@
+#include "client/pointer_directory.h"
+
+namespace smc {
+
+PointerDirectory::PointerDirectory(size_t sets, unsigned ways)
+    : sets_(sets), ways_(ways), entries_(sets * ways) {}
+
+DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
+  DirectoryEntry* e = set_begin(loc);
+  for (unsigned w = 0; w < ways_; ++w)
+    if (e[w].valid && e[w].tag == loc.tag && e[w].server == loc.server) return &e[w];
+  return nullptr;
+}
+
+DirectoryEntry* PointerDirectory::Lookup(const KeyLocation& loc) {
+  DirectoryEntry* e = Find(loc);
+  if (e != nullptr) ++stats_.hits;
+  else ++stats_.misses;
+  return e;
+}
+
+void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                              uint64_t recency) {
+  DirectoryEntry* e = Find(loc);
+  if (e == nullptr) {
+    DirectoryEntry* set = set_begin(loc);
+    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+      if (!set[w].valid) e = &set[w];
+    if (e == nullptr) {  // full: least recency first, then least access count
+      e = &set[0];
+      for (unsigned w = 1; w < ways_; ++w) {
+        const DirectoryEntry& c = set[w];
+        if (c.recency < e->recency || (c.recency == e->recency && c.access_count < e->access_count)) e = &set[w];
+      }
+      ++stats_.evictions;
+    }
+    *e = DirectoryEntry{};
+    e->valid = true;
+    e->server = loc.server;
+    e->tag = loc.tag;
+  }
+  e->offset = offset;
+  e->block_bytes = block_bytes;
+  e->version = version;
+  e->access_count += 1;
+  e->recency = recency;
+}
+
+void PointerDirectory::Remove(const KeyLocation& loc) {
+  DirectoryEntry* e = Find(loc);
+  if (e != nullptr) {
+    e->valid = false;
+    ++stats_.invalidations;
+  }
+}
+
+size_t PointerDirectory::size() const {
+  size_t n = 0;
+  for (const DirectoryEntry& e : entries_) n += e.valid;
+  return n;
+}
+
+}  // namespace smc

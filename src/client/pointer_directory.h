@@ -1,0 +1,72 @@
+// The client's pointer directory (paper §III-C2): a set-associative cache of remote block pointers, so hot
+// pairs are read and updated with one-sided operations and no server CPU.
+//
+// `sets` entries of `ways` sub-entries; a key's set comes from its main hash (the same bits the server's hash
+// table uses), and a sub-entry matches on (server, tag). Each sub-entry holds the tag, the pointer (server,
+// block offset, block size, last version seen), an access count and a recency (the client's current time
+// range). Every successful Direct operation and every Active reply updates it: an existing sub-entry gets
+// count + 1 and the current recency; otherwise an empty sub-entry is used; a full set evicts the sub-entry
+// with the least recency, then the least count.
+//
+// A pointer here is only a hint: whoever uses it validates the block it reaches (tag, full key, versions,
+// checksum), so a stale pointer costs a fallback, never a wrong answer. Not thread-safe.
+#ifndef SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_
+#define SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/hash.h"
+
+namespace smc {
+
+struct DirectoryEntry {
+  bool valid = false;
+  int32_t server = 0;
+  uint32_t tag = 0;
+  uint64_t offset = 0;       // block offset in the server's arena
+  uint32_t block_bytes = 0;
+  uint64_t version = 0;      // last version this client saw (or wrote)
+  uint64_t access_count = 0;
+  uint64_t recency = 0;      // the client's time range of the last access
+};
+
+struct DirectoryStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t evictions = 0;    // sub-entries pushed out by a full set
+  uint64_t invalidations = 0;// sub-entries dropped because their block no longer held the key
+};
+
+class PointerDirectory {
+ public:
+  PointerDirectory(size_t sets, unsigned ways);
+  PointerDirectory(const PointerDirectory&) = delete;
+  PointerDirectory& operator=(const PointerDirectory&) = delete;
+
+  // The sub-entry for this key, or nullptr. Counts a hit or a miss.
+  DirectoryEntry* Lookup(const KeyLocation& loc);
+  // Records an access through a pointer: refreshes an existing sub-entry or installs a new one.
+  void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency);
+  // Drops the sub-entry for this key, if any.
+  void Remove(const KeyLocation& loc);
+
+  size_t sets() const { return sets_; }
+  unsigned ways() const { return ways_; }
+  size_t size() const;
+  const DirectoryStats& stats() const { return stats_; }
+
+ private:
+  DirectoryEntry* Find(const KeyLocation& loc);
+  DirectoryEntry* set_begin(const KeyLocation& loc) { return &entries_[SetOf(loc.hash, sets_) * ways_]; }
+
+  size_t sets_;
+  unsigned ways_;
+  std::vector<DirectoryEntry> entries_;
+  DirectoryStats stats_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_

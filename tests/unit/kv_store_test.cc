@@ -1,0 +1,493 @@
+// KvStore: the Active operations on one server's arena + hash table, with LocalWordAtomics.
+#include "store/kv_store.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+
+namespace smc {
+namespace {
+
+class KvStoreTest : public ::testing::Test {
+ protected:
+  void Make(const StoreOptions& o) {
+    options_ = o;
+    arena_words_.assign((o.arena_bytes + 7) / 8, 0);  // uint64_t storage: 8-byte aligned arena
+    table_.assign(o.sets * o.ways, HashWay{0, 0});
+    store_.reset(new KvStore(arena(), table_.data(), o, &atomics_));
+  }
+  void MakeSmall(size_t arena_bytes = 1 << 20, size_t sets = 64, unsigned ways = 4) {
+    StoreOptions o;
+    o.arena_bytes = arena_bytes;
+    o.page_bytes = 4096;
+    o.growth_factor = 1.25;
+    o.max_key_len = 64;
+    o.max_value_len = 2000;
+    o.sets = sets;
+    o.ways = ways;
+    Make(o);
+  }
+  uint8_t* arena() { return reinterpret_cast<uint8_t*>(arena_words_.data()); }
+
+  static KeyLocation Loc(const std::string& key) { return Locate(key.data(), key.size(), 1); }
+
+  Status Set(const std::string& key, const std::string& value, BlockPointer* p = nullptr, uint64_t recency = 0) {
+    return store_->Set(Loc(key), key.data(), key.size(), value.data(), value.size(), recency, p);
+  }
+  Status Get(const std::string& key, std::string* value, BlockPointer* p = nullptr, BlockView* out_view = nullptr) {
+    std::vector<uint8_t> scratch;
+    BlockView view;
+    Status s = store_->Get(Loc(key), key.data(), key.size(), &scratch, &view, p);
+    if (s == SHMEMCACHE_OK) {
+      value->assign(reinterpret_cast<const char*>(view.value), view.value_len);
+      if (out_view) *out_view = view;
+    }
+    return s;
+  }
+  Status Del(const std::string& key) { return store_->Delete(Loc(key), key.data(), key.size()); }
+
+  uint64_t TargetAt(const BlockPointer& p) { return LoadU64(arena() + p.offset + TargetOffset(p.block_bytes)); }
+  // What a client's one-sided get of the whole block would see.
+  std::vector<uint8_t> CopyBlock(const BlockPointer& p) {
+    return std::vector<uint8_t>(arena() + p.offset, arena() + p.offset + p.block_bytes);
+  }
+  BlockCheck ValidateCopy(const std::vector<uint8_t>& copy, const std::string& key, BlockView* view = nullptr) {
+    return ValidateBlock(copy.data(), copy.size(), key.data(), key.size(), Loc(key).tag, view);
+  }
+
+  StoreOptions options_;
+  std::vector<uint64_t> arena_words_;
+  std::vector<HashWay> table_;
+  LocalWordAtomics atomics_;
+  std::unique_ptr<KvStore> store_;
+};
+
+TEST_F(KvStoreTest, SetGetDeleteRoundTrip) {
+  MakeSmall();
+  BlockPointer p;
+  ASSERT_EQ(Set("alpha", "one", &p, 42), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->items(), 1u);
+  EXPECT_EQ(p.tag, Loc("alpha").tag);
+  EXPECT_EQ(p.block_bytes, store_->slabs().class_bytes(p.cls));
+  EXPECT_EQ(p.cls, store_->slabs().ClassFor(BlockBytesFor(5, 3)));
+  EXPECT_EQ(p.version, 1u);
+  EXPECT_EQ(store_->bytes_used(), p.block_bytes);
+
+  std::string v;
+  BlockPointer g;
+  BlockView view;
+  ASSERT_EQ(Get("alpha", &v, &g, &view), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "one");
+  EXPECT_EQ(view.recency, 42u);
+  EXPECT_EQ(g.offset, p.offset);
+  EXPECT_EQ(g.version, p.version);
+  EXPECT_EQ(g.cls, p.cls);
+  EXPECT_EQ(g.block_bytes, p.block_bytes);
+  EXPECT_EQ(g.tag, p.tag);
+
+  // The published block is what a Direct reader would accept.
+  uint64_t t = TargetAt(p);
+  EXPECT_FALSE(TargetLocked(t));
+  EXPECT_EQ(TargetTag(t), p.tag);
+  EXPECT_EQ(TargetVersion(t), p.version);
+  BlockView direct;
+  ASSERT_EQ(ValidateCopy(CopyBlock(p), "alpha", &direct), BlockCheck::kValid);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(direct.value), direct.value_len), "one");
+
+  EXPECT_EQ(Get("beta", &v), SHMEMCACHE_NOT_FOUND);
+  ASSERT_EQ(Del("alpha"), SHMEMCACHE_OK);
+  EXPECT_EQ(Get("alpha", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(Del("alpha"), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->items(), 0u);
+  EXPECT_EQ(store_->bytes_used(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, EmptyValueAndBinaryKeys) {
+  MakeSmall();
+  std::string k1("a\0b", 3), k2("a\0c", 3), k3("a", 1);
+  ASSERT_EQ(Set(k1, ""), SHMEMCACHE_OK);
+  ASSERT_EQ(Set(k2, std::string("\0\0\xff", 3)), SHMEMCACHE_OK);
+  ASSERT_EQ(Set(k3, "x"), SHMEMCACHE_OK);
+  std::string v = "junk";
+  ASSERT_EQ(Get(k1, &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "");
+  ASSERT_EQ(Get(k2, &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, std::string("\0\0\xff", 3));
+  ASSERT_EQ(Get(k3, &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "x");
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, OverwriteSameClassKeepsOffsetAndBumpsVersion) {
+  MakeSmall();
+  BlockPointer p1, p2, p3;
+  ASSERT_EQ(Set("key", "value-1", &p1), SHMEMCACHE_OK);
+  ASSERT_EQ(Set("key", "value-22", &p2), SHMEMCACHE_OK);
+  ASSERT_EQ(p1.cls, p2.cls) << "test assumes both pairs fit one class";
+  EXPECT_EQ(p2.offset, p1.offset);
+  EXPECT_EQ(p2.version, p1.version + 1);
+  ASSERT_EQ(Set("key", "value-3", &p3), SHMEMCACHE_OK);
+  EXPECT_EQ(p3.offset, p1.offset);
+  EXPECT_EQ(p3.version, p2.version + 1);
+  uint64_t t = TargetAt(p3);
+  EXPECT_EQ(TargetVersion(t), p3.version);
+  EXPECT_FALSE(TargetLocked(t));
+  EXPECT_EQ(LoadU64(arena() + p3.offset + kHeadVersionOffset), p3.version);
+  std::string v;
+  ASSERT_EQ(Get("key", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "value-3");
+  EXPECT_EQ(store_->items(), 1u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), 1u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, OverwriteIntoAnotherClassMovesAndFreesOldBlock) {
+  MakeSmall();
+  BlockPointer small, big;
+  ASSERT_EQ(Set("mover", "tiny", &small), SHMEMCACHE_OK);
+  std::vector<uint8_t> before_move = CopyBlock(small);
+  ASSERT_EQ(Set("mover", std::string(900, 'B'), &big), SHMEMCACHE_OK);
+  ASSERT_NE(big.cls, small.cls);
+  EXPECT_NE(big.offset, small.offset);
+  EXPECT_EQ(store_->items(), 1u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), 1u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(small.cls), 0u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(big.cls), 1u);
+  EXPECT_EQ(store_->bytes_used(), big.block_bytes);
+
+  // The old block is freed: free tag, a higher version, unlocked.
+  uint64_t old_target = TargetAt(small);
+  EXPECT_EQ(TargetTag(old_target), kFreeTag);
+  EXPECT_GT(TargetVersion(old_target), small.version);
+  EXPECT_FALSE(TargetLocked(old_target));
+  // A client holding the stale pointer that reads the old block now falls back.
+  EXPECT_EQ(ValidateCopy(CopyBlock(small), "mover"), BlockCheck::kNotThisKey);
+  // A copy taken before the move was a consistent snapshot of the old value (still well-formed).
+  BlockView old_view;
+  ASSERT_EQ(ValidateCopy(before_move, "mover", &old_view), BlockCheck::kValid);
+  EXPECT_EQ(old_view.version, small.version);
+
+  std::string v;
+  ASSERT_EQ(Get("mover", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, std::string(900, 'B'));
+  EXPECT_TRUE(store_->CheckConsistency());
+
+  // Move back down: the small class's freed block is reused (LIFO), with a version above the freed one.
+  BlockPointer back;
+  ASSERT_EQ(Set("mover", "tiny2", &back), SHMEMCACHE_OK);
+  EXPECT_EQ(back.cls, small.cls);
+  EXPECT_EQ(back.offset, small.offset);
+  EXPECT_GT(back.version, TargetVersion(old_target));
+  EXPECT_EQ(TargetTag(TargetAt(big)), kFreeTag);
+  EXPECT_EQ(ValidateCopy(CopyBlock(big), "mover"), BlockCheck::kNotThisKey);
+  ASSERT_EQ(Get("mover", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "tiny2");
+  EXPECT_EQ(store_->slabs().blocks_in_use(), 1u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, ReusedBlockNeverServesStalePointerOfOtherKey) {
+  MakeSmall();
+  BlockPointer a, b;
+  ASSERT_EQ(Set("first-key", "AAAA", &a), SHMEMCACHE_OK);
+  ASSERT_EQ(Del("first-key"), SHMEMCACHE_OK);
+  uint64_t freed = TargetAt(a);
+  EXPECT_EQ(TargetTag(freed), kFreeTag);
+  EXPECT_EQ(TargetVersion(freed), a.version + 1);
+  EXPECT_EQ(ValidateCopy(CopyBlock(a), "first-key"), BlockCheck::kNotThisKey);
+  ASSERT_EQ(Set("other-key", "BBBB", &b), SHMEMCACHE_OK);
+  ASSERT_EQ(b.offset, a.offset) << "the freed block is reused first";
+  EXPECT_GT(b.version, TargetVersion(freed)) << "versions only grow across reuse";
+  // The stale pointer to "first-key" now reaches "other-key"'s pair: never accepted.
+  EXPECT_EQ(ValidateCopy(CopyBlock(a), "first-key"), BlockCheck::kNotThisKey);
+  EXPECT_EQ(ValidateCopy(CopyBlock(b), "other-key"), BlockCheck::kValid);
+}
+
+TEST_F(KvStoreTest, SameTagDifferentKeysKeptApart) {
+  MakeSmall();
+  // Two keys forced onto the same location (hash, set and tag): only the full key tells them apart.
+  KeyLocation loc = Loc("shared");
+  std::string k1 = "first", k2 = "second";
+  ASSERT_EQ(store_->Set(loc, k1.data(), k1.size(), "1", 1, 0, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Set(loc, k2.data(), k2.size(), "22", 2, 0, nullptr), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->items(), 2u);
+  std::vector<uint8_t> scratch;
+  BlockView view;
+  ASSERT_EQ(store_->Get(loc, k1.data(), k1.size(), &scratch, &view, nullptr), SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "1");
+  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), &scratch, &view, nullptr), SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "22");
+  ASSERT_EQ(store_->Delete(loc, k1.data(), k1.size()), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->Get(loc, k1.data(), k1.size(), &scratch, &view, nullptr), SHMEMCACHE_NOT_FOUND);
+  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), &scratch, &view, nullptr), SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "22");
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, NoSpaceLeavesOldValueIntact) {
+  // Three 4 KiB pages. Classes get a page the first time they need one.
+  MakeSmall(3 * 4096);
+  BlockPointer a;
+  ASSERT_EQ(Set("a", "small", &a), SHMEMCACHE_OK);                 // page 0: smallest class
+  ASSERT_EQ(Set("b", std::string(1500, 'b')), SHMEMCACHE_OK);      // page 1
+  ASSERT_EQ(Set("c", std::string(700, 'c')), SHMEMCACHE_OK);       // page 2
+  ASSERT_EQ(store_->slabs().pages_used(), 3u);
+  uint64_t items = store_->items();
+  uint64_t bytes = store_->bytes_used();
+  uint64_t target_before = TargetAt(a);
+
+  // Overwrite "a" with a pair of a class that has no page: NO_SPACE, and "a" keeps its old value.
+  EXPECT_EQ(Set("a", std::string(300, 'x')), SHMEMCACHE_NO_SPACE);
+  std::string v;
+  ASSERT_EQ(Get("a", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "small");
+  EXPECT_EQ(TargetAt(a), target_before) << "old block must be unlocked with its version unchanged";
+  EXPECT_EQ(ValidateCopy(CopyBlock(a), "a"), BlockCheck::kValid);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_EQ(store_->bytes_used(), bytes);
+  EXPECT_TRUE(store_->CheckConsistency());
+
+  // A new key of a class without a page: NO_SPACE, nothing stored.
+  EXPECT_EQ(Set("d", std::string(300, 'd')), SHMEMCACHE_NO_SPACE);
+  EXPECT_EQ(Get("d", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_TRUE(store_->CheckConsistency());
+
+  // Classes that do have pages keep working; an in-place overwrite still succeeds.
+  EXPECT_EQ(Set("a", "SMALL"), SHMEMCACHE_OK);
+  ASSERT_EQ(Get("a", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "SMALL");
+  // Fill the 1500-byte class (2 blocks per page): then it too reports NO_SPACE.
+  ASSERT_EQ(Set("b2", std::string(1500, 'b')), SHMEMCACHE_OK);
+  EXPECT_EQ(Set("b3", std::string(1500, 'b')), SHMEMCACHE_NO_SPACE);
+  // Deleting frees a block of that class, and the next set fits.
+  ASSERT_EQ(Del("b"), SHMEMCACHE_OK);
+  EXPECT_EQ(Set("b3", std::string(1500, '3')), SHMEMCACHE_OK);
+  ASSERT_EQ(Get("b3", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, std::string(1500, '3'));
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, KeyAndValueLimits) {
+  MakeSmall();
+  std::string max_key(options_.max_key_len, 'k');
+  std::string long_key(options_.max_key_len + 1, 'k');
+  std::string max_value(options_.max_value_len, 'v');
+  std::string big_value(options_.max_value_len + 1, 'v');
+
+  ASSERT_EQ(Set("keep", "old"), SHMEMCACHE_OK);
+  EXPECT_EQ(Set(long_key, "x"), SHMEMCACHE_KEY_TOO_LONG);
+  EXPECT_EQ(Set("keep", big_value), SHMEMCACHE_VALUE_TOO_LARGE);
+  EXPECT_EQ(Set("new", big_value), SHMEMCACHE_VALUE_TOO_LARGE);
+  EXPECT_EQ(store_->items(), 1u);
+  std::string v;
+  ASSERT_EQ(Get("keep", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "old");
+  EXPECT_EQ(Get("new", &v), SHMEMCACHE_NOT_FOUND);
+
+  // Exactly at the limits works, in the largest class.
+  BlockPointer p;
+  ASSERT_EQ(Set(max_key, max_value, &p), SHMEMCACHE_OK);
+  EXPECT_EQ(p.cls, store_->slabs().num_classes() - 1);
+  EXPECT_EQ(p.block_bytes, KvStore::MaxBlockBytes(options_));
+  ASSERT_EQ(Get(max_key, &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, max_value);
+
+  // An empty key is an invalid argument.
+  EXPECT_EQ(store_->Set(Loc(""), "", 0, "x", 1, 0, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, ManyKeysInOneSetAllRetrievable) {
+  MakeSmall(1 << 20, /*sets=*/1, /*ways=*/2);
+  const int kKeys = 300;
+  for (int i = 0; i < kKeys; ++i)
+    ASSERT_EQ(Set("k" + std::to_string(i), "v" + std::to_string(i)), SHMEMCACHE_OK) << i;
+  EXPECT_EQ(store_->items(), static_cast<uint64_t>(kKeys));
+  EXPECT_EQ(store_->table().overflow_size(), static_cast<size_t>(kKeys - 2));
+  EXPECT_NE(table_[0].meta & kWayOverflow, 0u);
+  std::string v;
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(Get("k" + std::to_string(i), &v), SHMEMCACHE_OK) << i;
+    EXPECT_EQ(v, "v" + std::to_string(i));
+  }
+  // Overwrites (in place and moving) of overflow entries.
+  for (int i = 0; i < kKeys; i += 3) ASSERT_EQ(Set("k" + std::to_string(i), "w" + std::to_string(i)), SHMEMCACHE_OK);
+  for (int i = 1; i < kKeys; i += 3)
+    ASSERT_EQ(Set("k" + std::to_string(i), std::string(200, 'z') + std::to_string(i)), SHMEMCACHE_OK);
+  EXPECT_TRUE(store_->CheckConsistency());
+  // Delete all but two; the survivors end up in the ways and the overflow flag clears.
+  for (int i = 2; i < kKeys; ++i) ASSERT_EQ(Del("k" + std::to_string(i)), SHMEMCACHE_OK) << i;
+  EXPECT_EQ(store_->items(), 2u);
+  EXPECT_EQ(store_->table().overflow_size(), 0u);
+  EXPECT_EQ(table_[0].meta & kWayOverflow, 0u);
+  ASSERT_EQ(Get("k0", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "w0");
+  ASSERT_EQ(Get("k1", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, std::string(200, 'z') + "1");
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, RandomWorkloadMatchesReference) {
+  MakeSmall(8 << 20, /*sets=*/64, /*ways=*/4);  // ~600 keys over 256 ways: overflow is exercised
+  std::mt19937_64 rng(20240601);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 600; ++i) {
+    std::string k = "key-" + std::to_string(i);
+    k.append(rng() % 40, static_cast<char>('a' + i % 26));
+    keys.push_back(k);
+  }
+  std::map<std::string, std::string> ref;
+  std::string v;
+  int no_space = 0;
+  for (int op = 0; op < 20000; ++op) {
+    const std::string& key = keys[rng() % keys.size()];
+    unsigned dice = rng() % 100;
+    if (dice < 50) {
+      size_t len = (rng() % 4 == 0) ? rng() % (options_.max_value_len + 1) : rng() % 200;
+      std::string value(len, '\0');
+      for (auto& c : value) c = static_cast<char>(rng());
+      BlockPointer p;
+      Status s = Set(key, value, &p);
+      if (s == SHMEMCACHE_NO_SPACE) {
+        ++no_space;
+      } else {
+        ASSERT_EQ(s, SHMEMCACHE_OK) << op;
+        ref[key] = value;
+        ASSERT_EQ(ValidateCopy(CopyBlock(p), key), BlockCheck::kValid) << op;
+      }
+    } else if (dice < 80) {
+      Status s = Get(key, &v);
+      auto it = ref.find(key);
+      if (it == ref.end()) {
+        ASSERT_EQ(s, SHMEMCACHE_NOT_FOUND) << op;
+      } else {
+        ASSERT_EQ(s, SHMEMCACHE_OK) << op;
+        ASSERT_EQ(v, it->second) << op;
+      }
+    } else {
+      Status s = Del(key);
+      ASSERT_EQ(s, ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
+    }
+    ASSERT_EQ(store_->items(), ref.size()) << op;
+    if (op % 1000 == 0) ASSERT_TRUE(store_->CheckConsistency()) << op;
+  }
+  EXPECT_EQ(no_space, 0) << "arena sized so that the workload never runs out";
+  EXPECT_GT(store_->table().overflow_size(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+  EXPECT_EQ(store_->slabs().blocks_in_use(), store_->items());
+  EXPECT_EQ(store_->items(), ref.size());
+  size_t entries = 0;
+  store_->table().ForEach([&](const HashEntry&) { ++entries; });
+  EXPECT_EQ(entries, ref.size());
+  for (const auto& kv : ref) {
+    ASSERT_EQ(Get(kv.first, &v), SHMEMCACHE_OK);
+    ASSERT_EQ(v, kv.second);
+  }
+  for (const auto& k : keys) {
+    if (!ref.count(k)) EXPECT_EQ(Get(k, &v), SHMEMCACHE_NOT_FOUND);
+  }
+  // Deleting everything returns every block.
+  for (const auto& kv : ref) ASSERT_EQ(Del(kv.first), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->items(), 0u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), 0u);
+  EXPECT_EQ(store_->bytes_used(), 0u);
+  EXPECT_EQ(store_->table().overflow_size(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, RandomWorkloadUnderMemoryPressure) {
+  // A small arena: NO_SPACE happens and must never change what is stored.
+  MakeSmall(16 * 4096, /*sets=*/16, /*ways=*/2);
+  std::mt19937_64 rng(99);
+  std::map<std::string, std::string> ref;
+  std::string v;
+  int no_space = 0;
+  for (int op = 0; op < 20000; ++op) {
+    std::string key = "p" + std::to_string(rng() % 300);
+    unsigned dice = rng() % 100;
+    if (dice < 55) {
+      std::string value(rng() % 1200, static_cast<char>('A' + op % 26));
+      Status s = Set(key, value);
+      if (s == SHMEMCACHE_NO_SPACE) {
+        ++no_space;
+      } else {
+        ASSERT_EQ(s, SHMEMCACHE_OK) << op;
+        ref[key] = value;
+      }
+    } else if (dice < 80) {
+      auto it = ref.find(key);
+      Status s = Get(key, &v);
+      ASSERT_EQ(s, it == ref.end() ? SHMEMCACHE_NOT_FOUND : SHMEMCACHE_OK) << op;
+      if (it != ref.end()) ASSERT_EQ(v, it->second) << op;
+    } else {
+      ASSERT_EQ(Del(key), ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
+    }
+    if (op % 500 == 0) {
+      ASSERT_TRUE(store_->CheckConsistency()) << op;
+      ASSERT_EQ(store_->items(), ref.size()) << op;
+    }
+  }
+  EXPECT_GT(no_space, 0);
+  EXPECT_TRUE(store_->CheckConsistency());
+  EXPECT_EQ(store_->slabs().blocks_in_use(), ref.size());
+  for (const auto& kv : ref) {
+    ASSERT_EQ(Get(kv.first, &v), SHMEMCACHE_OK);
+    ASSERT_EQ(v, kv.second);
+  }
+}
+
+// The hash table keeps a block's slab class in 8 bits (HashEntry::cls, way meta bits 32..39, BlockPointer::cls).
+// Every growth factor ValidateConfig accepts must therefore give at most 256 classes for the largest block the
+// configuration allows; otherwise class indexes wrap and the store reads blocks with the wrong size.
+TEST(KvStoreLimits, SlabClassIndexFitsInWayMeta) {
+  for (double factor : {1.01, 1.02, 1.05, 1.1, 1.25, 2.0}) {
+    shmemcache_config_t c;
+    ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+    c.slab_growth_factor = factor;
+    if (ValidateConfig(c, 2) != SHMEMCACHE_OK) continue;  // a rejected factor is fine
+    StoreOptions o;
+    o.max_key_len = c.max_key_len;
+    o.max_value_len = c.max_value_len;
+    o.growth_factor = factor;
+    SlabAllocator s(c.server_memory_bytes, c.slab_page_bytes, factor, KvStore::MaxBlockBytes(o));
+    EXPECT_LE(s.num_classes(), 256) << "growth factor " << factor << " (accepted by ValidateConfig) gives "
+                                    << s.num_classes() << " slab classes; class indexes are 8 bits";
+  }
+}
+
+TEST(KvStoreLimits, LargeClassIndexSurvivesSet) {
+  // The same bug seen through the store: with factor 1.01 a large pair lands in a class whose index does not
+  // fit 8 bits. (Only Set and CheckConsistency are called: a Get on a truncated class can spin forever.)
+  StoreOptions o;
+  o.arena_bytes = 4 << 20;
+  o.page_bytes = 1 << 20;
+  o.growth_factor = 1.01;
+  o.max_key_len = 250;
+  o.max_value_len = 1 << 20;
+  o.sets = 16;
+  o.ways = 2;
+  std::vector<uint64_t> arena(o.arena_bytes / 8, 0);
+  std::vector<HashWay> table(o.sets * o.ways, HashWay{0, 0});
+  LocalWordAtomics atomics;
+  KvStore store(reinterpret_cast<uint8_t*>(arena.data()), table.data(), o, &atomics);
+  std::string key = "big";
+  std::string value(900 * 1024, '\0');
+  KeyLocation loc = Locate(key.data(), key.size(), 1);
+  BlockPointer p;
+  ASSERT_EQ(store.Set(loc, key.data(), key.size(), value.data(), value.size(), 0, &p), SHMEMCACHE_OK);
+  int want = store.slabs().ClassFor(BlockBytesFor(key.size(), value.size()));
+  EXPECT_EQ(static_cast<int>(p.cls), want) << "class index truncated to 8 bits";
+  EXPECT_EQ(p.block_bytes, store.slabs().class_bytes(want));
+  EXPECT_TRUE(store.CheckConsistency());
+}
+
+}  // namespace
+}  // namespace smc
