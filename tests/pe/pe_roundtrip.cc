@@ -114,6 +114,17 @@ int main(int argc, char** argv) {
     int rank = shmemcache_client_rank(c);
     RoundTrips(c, rank);
     ReferenceWorkload(c, rank, ops);
+    shmemcache_stats_t st;
+    shmemcache_get_stats(c, &st);
+    const char* direct = std::getenv("SHMEMCACHE_DIRECT_OPS");
+    if (direct != nullptr && std::strcmp(direct, "0") == 0) {
+      // Active only: no one-sided data path and no pointer directory at all.
+      PE_CHECK(st.direct_gets == 0 && st.direct_sets == 0);
+      PE_CHECK(st.directory_hits == 0 && st.directory_misses == 0);
+      PE_CHECK(st.active_gets == st.gets && st.active_sets == st.sets);
+    } else {
+      PE_CHECK(st.direct_gets > 0);
+    }
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
   shmemcache_destroy(c);

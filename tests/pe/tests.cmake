@@ -15,3 +15,11 @@ shmemcache_pe_test(shared_keys_np4_2servers_tcp pe_shared_keys 4 TCP ARGS 3 ${tw
 
 shmemcache_pe_test(library_runtime_np2 pe_library_runtime 2)
 shmemcache_pe_test(library_runtime_np3_tcp pe_library_runtime 3 TCP)
+shmemcache_pe_test(roundtrip_np3_active_only pe_roundtrip 3 ARGS 5000 ENV SHMEMCACHE_DIRECT_OPS=0)
+
+# Direct operations: deterministic protocol branches, and the consistency stress on both transports
+# (1 server, 2 writers, 3 readers, 12 hot keys).
+shmemcache_pe_test(direct_np3 pe_direct 3)
+shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP)
+shmemcache_pe_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
+shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2)

@@ -1,0 +1,128 @@
+// Consistency stress for Direct operations (DESIGN.md invariants 1-3). Roles: PE 0 serves; the first
+// `writers` clients write, the rest read, a dozen hot keys. Writers mix Direct SETs (values that fit the
+// block) with values of other sizes that force Active SETs (moves to another slab class), and now and then
+// delete a key. Every value is self-verifying (key id, writer, per-writer sequence, length, pattern seeded by
+// all of them). Readers check that no read returns a torn value or another key's value, and that for one
+// reader, one key and one writer the sequence never goes backwards. Prints retry and CAS-failure counts.
+// Args: [seconds] [writers] (defaults 5, 2)
+#include <shmem.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/pe_test.h"
+#include "core/clock.h"
+
+namespace {
+
+constexpr int kKeys = 12;
+
+struct ValueHeader {
+  uint32_t key_id;
+  uint32_t writer;
+  uint64_t seq;
+  uint32_t len;
+  uint32_t magic;
+};
+
+uint64_t Seed(const ValueHeader& h) { return h.seq * 1000003 + h.writer * 7919 + h.key_id; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
+  int writers = argc > 2 ? std::atoi(argv[2]) : 2;
+  shmem_init();
+  pe_test::Begin(shmem_my_pe());
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(nullptr, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  shmemcache_stats_t st{};
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    int rank = shmemcache_client_rank(c);
+    bool writer = rank < writers;
+    pe_test::Rng rng(rank * 13 + 5);
+    std::vector<uint8_t> value(16384), got(16384);
+    std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
+    uint64_t seq = 0, reads = 0, found = 0, writes = 0, deletes = 0, bad = 0, regressions = 0;
+    uint64_t end = smc::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
+    while (smc::NowNanos() < end) {
+      int k = static_cast<int>(rng.Uniform(kKeys));
+      std::string key = "hot-" + std::to_string(k);
+      if (writer) {
+        uint64_t r = rng.Uniform(100);
+        if (r < 2) {
+          shmemcache_status_t s = shmemcache_delete(c, key.data(), key.size());
+          PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NOT_FOUND);
+          ++deletes;
+          continue;
+        }
+        // 80%: a length that stays in the 128-byte class range (Direct SET fits); 18%: another size (Active).
+        size_t len = r < 82 ? 48 + rng.Uniform(40) : 200 + rng.Uniform(12000);
+        ValueHeader h{static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq, static_cast<uint32_t>(len),
+                      0xfeedbeefu};
+        std::memcpy(value.data(), &h, sizeof(h));
+        pe_test::FillPattern(value.data() + sizeof(h), len - sizeof(h), Seed(h));
+        PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
+        ++writes;
+      } else {
+        size_t len = 0;
+        shmemcache_status_t s = shmemcache_get(c, key.data(), key.size(), got.data(), got.size(), &len);
+        ++reads;
+        if (s == SHMEMCACHE_NOT_FOUND) continue;
+        ++found;
+        ValueHeader h{};
+        if (s == SHMEMCACHE_OK && len >= sizeof(h)) std::memcpy(&h, got.data(), sizeof(h));
+        if (s != SHMEMCACHE_OK || len < sizeof(h) || h.magic != 0xfeedbeefu ||
+            h.key_id != static_cast<uint32_t>(k) || h.len != len ||
+            !pe_test::CheckPattern(got.data() + sizeof(h), len - sizeof(h), Seed(h))) {
+          ++bad;
+          continue;
+        }
+        uint64_t& last = last_seen[{k, h.writer}];
+        if (h.seq < last) ++regressions;
+        if (h.seq > last) last = h.seq;
+      }
+    }
+    shmemcache_get_stats(c, &st);
+    std::printf(
+        "client %d (%s): reads=%llu found=%llu writes=%llu deletes=%llu bad=%llu regressions=%llu | "
+        "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
+        "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu\n",
+        rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
+        (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
+        (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
+        (unsigned long long)st.direct_sets, (unsigned long long)st.active_sets,
+        (unsigned long long)st.read_retries, (unsigned long long)st.lock_retries,
+        (unsigned long long)st.cas_lock_busy, (unsigned long long)st.cas_tag_mismatch,
+        (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks);
+    std::fflush(stdout);
+    PE_CHECK(bad == 0);
+    PE_CHECK(regressions == 0);
+    if (writer) PE_CHECK(writes > 0 && st.direct_sets > 0 && st.active_sets > 0);
+    else PE_CHECK(found > 0 && st.direct_gets > 0);
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  // Totals over all PEs, so the log shows how hard the protocol was exercised.
+  static long psync[SHMEM_REDUCE_SYNC_SIZE];
+  static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
+  static long src[3], dst[3];
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  src[0] = static_cast<long>(st.read_retries);
+  src[1] = static_cast<long>(st.lock_retries);
+  src[2] = static_cast<long>(st.cas_version_mismatch);
+  shmem_barrier_all();
+  shmem_long_sum_to_all(dst, src, 3, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_barrier_all();
+  if (shmem_my_pe() == 0)
+    std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld\n", dst[0], dst[1], dst[2]);
+  int rc = pe_test::Finish("pe_direct_stress");
+  shmem_finalize();
+  return rc;
+}
