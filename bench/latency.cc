@@ -579,17 +579,18 @@ int main(int argc, char **argv) {
   if (opt.mode == "active") cfg.direct_ops = 0;
   else if (opt.mode == "direct") cfg.direct_ops = 1;
   const size_t max_size = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+  const size_t raw_bytes = std::max(max_size, sizeof(shmemcache_stats_t));
   if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
 
   // Raw baseline buffer: collective, before the library's own allocations and before PE 0 enters serve.
-  char *raw_sym = static_cast<char *>(shmem_malloc(max_size));
+  char *raw_sym = static_cast<char *>(shmem_malloc(raw_bytes));
   if (!raw_sym) {
     if (me == 0)
-      std::fprintf(stderr, "bench_latency: shmem_malloc(%zu) failed; raise SMA_SYMMETRIC_SIZE\n", max_size);
+      std::fprintf(stderr, "bench_latency: shmem_malloc(%zu) failed; raise SMA_SYMMETRIC_SIZE\n", raw_bytes);
     shmem_finalize();
     return 1;
   }
-  std::memset(raw_sym, 0, max_size);
+  std::memset(raw_sym, 0, raw_bytes);
 
   shmemcache_t *cache = nullptr;
   st = shmemcache_init(&cfg, &cache);
@@ -639,15 +640,23 @@ int main(int argc, char **argv) {
                  shmemcache_last_error());
     rc = 1;
   }
-  if (server) {
-    shmemcache_stats_t s;
-    std::memset(&s, 0, sizeof s);
+  // The server's counters, printed by the measuring PE so that all output comes from one PE (oshrun forwards
+  // each PE's stdout separately, and lines of two PEs can interleave mid-line). The raw buffer carries them.
+  shmemcache_stats_t s;
+  std::memset(&s, 0, sizeof s);
+  if (server && me == kServerPe) {
     shmemcache_get_stats(cache, &s);
+    std::memcpy(raw_sym, &s, sizeof s);
+  }
+  shmem_barrier_all();
+  if (measurer) {
+    shmem_getmem(&s, raw_sym, sizeof s, kServerPe);
     std::printf("# server PE %d stats: active_ops_served=%" PRIu64 " items=%" PRIu64 " bytes_used=%" PRIu64
                 " evictions=%" PRIu64 " no_space_errors=%" PRIu64 "\n",
-                me, s.active_ops_served, s.items, s.bytes_used, s.evictions, s.no_space_errors);
+                kServerPe, s.active_ops_served, s.items, s.bytes_used, s.evictions, s.no_space_errors);
     std::fflush(stdout);
   }
+  shmem_barrier_all();
   shmem_free(raw_sym);  // collective: every PE has left shmemcache_serve / finalize by now
   shmemcache_destroy(cache);
   shmem_finalize();

@@ -134,12 +134,19 @@ typedef struct {
   uint64_t cas_version_mismatch;/* CAS failures: version differs -> retry with the returned version */
   uint64_t direct_fallbacks;    /* Direct operations that gave up and went Active */
   uint64_t messages_sent, messages_received;
+  uint64_t recency_updates;     /* non-intrusive recency CASes after Direct operations */
+  uint64_t directory_expired;   /* directory pointers not used because their recency is below the bar */
+  uint64_t expiration_bar_updates; /* times this client learned a higher expiration bar */
   /* server side */
   uint64_t items, bytes_used;
   uint64_t evictions, eviction_batches;
   uint64_t spilled_items, spill_reads;
   uint64_t active_ops_served;
   uint64_t no_space_errors;
+  uint64_t retiered;            /* pairs a batch eviction kept because a client had advanced their recency */
+  uint64_t max_eviction_pause_us; /* longest time one operation spent evicting */
+  uint64_t pages_moved;         /* slab pages that changed class (memory following the workload) */
+  uint64_t expiration_bar;      /* this server's current expiration bar (epochs below it were evicted) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

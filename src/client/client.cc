@@ -26,19 +26,56 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       client_rank_(client_rank),
       stats_(stats),
       ctx_(ctx),
+      expiration_bar_(config.num_servers, 0),
       conduit_(ctx, ClientConduit(config, layout, base), static_cast<size_t>(client_rank)),
       direct_(ctx, base + layout.arena_offset, stats),
-      directory_(config.directory_entries, config.directory_ways),
+      directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       class_bytes_(SlabClassSizes(config.slab_growth_factor, BlockBytesFor(config.max_key_len,
                                                                            config.max_value_len))),
       table_(base + layout.table_offset),
       set_buffer_(config.hash_ways),
       server_epoch_(config.num_servers, 0),
-      expiration_bar_(config.num_servers, 0) {}
+      epoch_heard_at_(config.num_servers, 0),
+      range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
+      arena_(base + layout.arena_offset) {}
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
-  if (reply.epoch > server_epoch_[server]) server_epoch_[server] = reply.epoch;
-  if (reply.expiration_bar > expiration_bar_[server]) expiration_bar_[server] = reply.expiration_bar;
+  if (reply.epoch >= server_epoch_[server]) {
+    server_epoch_[server] = reply.epoch;
+    epoch_heard_at_[server] = EpochClockNanos();
+  }
+  if (reply.expiration_bar > expiration_bar_[server]) {
+    expiration_bar_[server] = reply.expiration_bar;
+    ++stats_->expiration_bar_updates;
+  }
+}
+
+uint64_t Client::EstimatedEpoch(int server) const {
+  if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
+  return server_epoch_[server] + (EpochClockNanos() - epoch_heard_at_[server]) / range_nanos_;
+}
+
+uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
+  uint64_t now = EstimatedEpoch(server);
+  if (now <= known) return known;
+  uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
+  uint64_t seen = ctx_->CompareSwap(word, known, now, server);
+  ++stats_->recency_updates;
+  return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
+}
+
+void Client::HandleNotice(int server, const ReplyHeader& notice) {
+  if (static_cast<Op>(notice.op) == Op::kExpirationBar) ObserveServer(server, notice);
+}
+
+void Client::DrainNotices(int server) {
+  while (conduit_.Poll(static_cast<size_t>(server), &reply_)) {
+    ReplyHeader h;
+    if (reply_.size() < sizeof(h)) continue;
+    std::memcpy(&h, reply_.data(), sizeof(h));
+    HandleNotice(server, h);
+  }
+  stats_->directory_expired = directory_.stats().expired;
 }
 
 Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key_len, const void* value,
@@ -48,13 +85,17 @@ Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key
   h.key_len = static_cast<uint32_t>(key_len);
   h.value_len = static_cast<uint32_t>(value_len);
   h.request_id = next_request_id_++;
-  h.recency = server_epoch_[loc.server];
+  h.recency = EstimatedEpoch(loc.server);
   h.max_value = max_value;
   EncodeRequest(&request_, h, key, key_len, value, value_len);
   conduit_.Send(static_cast<size_t>(loc.server), loc.server, request_.data(), request_.size(), true);
-  conduit_.Receive(static_cast<size_t>(loc.server), &reply_);
-  if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
-  std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
+  for (;;) {
+    conduit_.Receive(static_cast<size_t>(loc.server), &reply_);
+    if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
+    std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
+    if (static_cast<Op>(reply->op) != Op::kExpirationBar) break;
+    HandleNotice(loc.server, *reply);
+  }
   ObserveServer(loc.server, *reply);
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
@@ -64,7 +105,8 @@ Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key
 uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
 
 void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
-  if (config_.direct_ops && p.valid) directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange());
+  if (config_.direct_ops && p.valid)
+    directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency);
 }
 
 // Decision process (paper §III-B): a pointer in the directory -> Direct SET if the new pair fits its block;
@@ -73,6 +115,7 @@ Status Client::Set(const void* key, size_t key_len, const void* value, size_t va
   ++stats_->sets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
   if (config_.direct_ops) {
+    DrainNotices(loc.server);
     DirectoryEntry* e = directory_.Lookup(loc);
     if (e != nullptr) {
       ++stats_->directory_hits;
@@ -82,7 +125,8 @@ Status Client::Set(const void* key, size_t key_len, const void* value, size_t va
                                           value_len, loc.tag, &version);
         if (r == DirectOps::Result::kDone) {
           ++stats_->direct_sets;
-          directory_.Update(loc, e->offset, e->block_bytes, version, CurrentRange());
+          uint64_t recency = UpdateRecency(loc.server, e->offset, e->server_recency);
+          directory_.Update(loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
           return SHMEMCACHE_OK;
         }
         if (r == DirectOps::Result::kGiveUp) ++stats_->direct_fallbacks;
@@ -117,7 +161,8 @@ bool Client::TryDirectGet(const KeyLocation& loc, uint64_t offset, uint32_t bloc
     if (view.value_len) std::memcpy(buffer, view.value, view.value_len);
     *status = SHMEMCACHE_OK;
   }
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange());
+  uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
   return true;
 }
 
@@ -143,6 +188,7 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
   Status status;
   if (config_.direct_ops) {
+    DrainNotices(loc.server);
     DirectoryEntry* e = directory_.Lookup(loc);
     if (e != nullptr) {
       ++stats_->directory_hits;

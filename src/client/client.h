@@ -45,11 +45,21 @@ class Client {
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
   uint64_t CurrentRange() const;
   void Remember(const KeyLocation& loc, const WirePointer& p);
+  // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
+  // this client's own clock since (no cross-PE clock comparison).
+  uint64_t EstimatedEpoch(int server) const;
+  // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
+  // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
+  // Consumes unsolicited messages (expiration bars) waiting in the ring from this server.
+  void DrainNotices(int server);
+  void HandleNotice(int server, const ReplyHeader& notice);
 
   shmemcache_config_t config_;
   int client_rank_;
   Stats* stats_;
   shm::Context* ctx_;
+  std::vector<uint64_t> expiration_bar_;  // per server; outlives directory_, which points to it
   Conduit conduit_;
   DirectOps direct_;
   PointerDirectory directory_;
@@ -58,7 +68,9 @@ class Client {
   std::vector<HashWay> set_buffer_;
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
-  std::vector<uint64_t> expiration_bar_;
+  std::vector<uint64_t> epoch_heard_at_;  // EpochClockNanos() when server_epoch_ was learned
+  uint64_t range_nanos_;
+  uint8_t* arena_;
   std::vector<uint8_t> request_;
   std::vector<uint8_t> reply_;
 };

@@ -2,8 +2,8 @@
 
 namespace smc {
 
-PointerDirectory::PointerDirectory(size_t sets, unsigned ways)
-    : sets_(sets), ways_(ways), entries_(sets * ways) {}
+PointerDirectory::PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars)
+    : sets_(sets), ways_(ways), entries_(sets * ways), bars_(bars) {}
 
 DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
   DirectoryEntry* e = set_begin(loc);
@@ -14,18 +14,27 @@ DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
 
 DirectoryEntry* PointerDirectory::Lookup(const KeyLocation& loc) {
   DirectoryEntry* e = Find(loc);
+  if (e != nullptr && Expired(*e)) {
+    ++stats_.expired;
+    e = nullptr;
+  }
   if (e != nullptr) ++stats_.hits;
   else ++stats_.misses;
   return e;
 }
 
 void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                              uint64_t recency) {
+                              uint64_t recency, uint64_t server_recency) {
   DirectoryEntry* e = Find(loc);
   if (e == nullptr) {
     DirectoryEntry* set = set_begin(loc);
     for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
       if (!set[w].valid) e = &set[w];
+    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+      if (Expired(set[w])) {
+        e = &set[w];
+        ++stats_.expired_dropped;
+      }
     if (e == nullptr) {  // full: least recency first, then least access count
       e = &set[0];
       for (unsigned w = 1; w < ways_; ++w) {
@@ -44,6 +53,7 @@ void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t 
   e->version = version;
   e->access_count += 1;
   e->recency = recency;
+  if (server_recency > e->server_recency) e->server_recency = server_recency;
 }
 
 void PointerDirectory::Remove(const KeyLocation& loc) {

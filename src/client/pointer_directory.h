@@ -8,6 +8,10 @@
 // count + 1 and the current recency; otherwise an empty sub-entry is used; a full set evicts the sub-entry
 // with the least recency, then the least count.
 //
+// Lazy invalidation (paper §III-D2): each sub-entry also remembers the pair's recency epoch on its server.
+// A sub-entry below its server's expiration bar is never used (Lookup treats it as a miss) and is dropped only
+// when its set needs room (Update prefers it as the victim).
+//
 // A pointer here is only a hint: whoever uses it validates the block it reaches (tag, full key, versions,
 // checksum), so a stale pointer costs a fallback, never a wrong answer. Not thread-safe.
 #ifndef SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_
@@ -30,6 +34,7 @@ struct DirectoryEntry {
   uint64_t version = 0;      // last version this client saw (or wrote)
   uint64_t access_count = 0;
   uint64_t recency = 0;      // the client's time range of the last access
+  uint64_t server_recency = 0; // the pair's recency epoch on its server, as last known
 };
 
 struct DirectoryStats {
@@ -37,18 +42,24 @@ struct DirectoryStats {
   uint64_t misses = 0;
   uint64_t evictions = 0;    // sub-entries pushed out by a full set
   uint64_t invalidations = 0;// sub-entries dropped because their block no longer held the key
+  uint64_t expired = 0;      // lookups that found a sub-entry below its server's expiration bar
+  uint64_t expired_dropped = 0; // expired sub-entries replaced to make room
 };
 
 class PointerDirectory {
  public:
-  PointerDirectory(size_t sets, unsigned ways);
   PointerDirectory(const PointerDirectory&) = delete;
   PointerDirectory& operator=(const PointerDirectory&) = delete;
 
-  // The sub-entry for this key, or nullptr. Counts a hit or a miss.
+  // bars: the expiration bar of each server, as this client knows them (outlives the directory).
+  PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars);
+
+  // The usable sub-entry for this key, or nullptr (absent, or expired). Counts a hit or a miss.
   DirectoryEntry* Lookup(const KeyLocation& loc);
-  // Records an access through a pointer: refreshes an existing sub-entry or installs a new one.
-  void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency);
+  // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
+  // sub-entry, else an expired one, else the least recent, least counted).
+  void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,
+              uint64_t server_recency);
   // Drops the sub-entry for this key, if any.
   void Remove(const KeyLocation& loc);
 
@@ -59,11 +70,13 @@ class PointerDirectory {
 
  private:
   DirectoryEntry* Find(const KeyLocation& loc);
+  bool Expired(const DirectoryEntry& e) const { return e.server_recency < (*bars_)[e.server]; }
   DirectoryEntry* set_begin(const KeyLocation& loc) { return &entries_[SetOf(loc.hash, sets_) * ways_]; }
 
   size_t sets_;
   unsigned ways_;
   std::vector<DirectoryEntry> entries_;
+  const std::vector<uint64_t>* bars_;
   DirectoryStats stats_;
 };
 

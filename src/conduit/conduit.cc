@@ -47,26 +47,39 @@ size_t Conduit::BuildFragment(uint8_t* out, uint64_t seq, const uint8_t* data, s
   return comp + kChunkTrailerBytes;
 }
 
+bool Conduit::ProbeOnce(size_t peer, int pe) {
+  Peer& p = peers_[peer];
+  // Probe a chunk a few positions ahead of the last known free one first, then the oldest.
+  const uint64_t far = std::max<uint64_t>(1, layout_.chunks / 2);
+  uint64_t outstanding = p.next_send - 1 - p.acked;
+  for (uint64_t probe : {p.acked + std::min(far, outstanding), p.acked + 1}) {
+    uint64_t flag;
+    uint8_t* remote = layout_.inbox + (my_slot_ * layout_.chunks + (probe - 1) % layout_.chunks) *
+                                          layout_.chunk_bytes;
+    ctx_->Get(&flag, remote, sizeof(flag), pe);
+    ++stats_.probes;
+    if (flag != probe) {  // zeroed: consumed, and so is everything before it
+      p.acked = std::max(p.acked, probe);
+      return true;
+    }
+  }
+  return false;
+}
+
 void Conduit::WaitForSpace(size_t peer, int pe) {
   Peer& p = peers_[peer];
   Backoff backoff;
-  const uint64_t far = std::max<uint64_t>(1, layout_.chunks / 2);
   while (p.next_send - 1 - p.acked >= layout_.chunks) {
-    // Probe a chunk a few positions ahead of the last known free one first, then the oldest.
-    uint64_t outstanding = p.next_send - 1 - p.acked;
-    for (uint64_t probe : {p.acked + std::min(far, outstanding), p.acked + 1}) {
-      uint64_t flag;
-      uint8_t* remote = layout_.inbox + (my_slot_ * layout_.chunks + (probe - 1) % layout_.chunks) *
-                                            layout_.chunk_bytes;
-      ctx_->Get(&flag, remote + kUseFlagOffset, sizeof(flag), pe);
-      ++stats_.probes;
-      if (flag != probe) {  // zeroed: consumed, and so is everything before it
-        p.acked = std::max(p.acked, probe);
-        break;
-      }
-    }
-    if (p.next_send - 1 - p.acked >= layout_.chunks) backoff.Pause();
+    if (!ProbeOnce(peer, pe)) backoff.Pause();
   }
+}
+
+bool Conduit::TrySend(size_t peer, int pe, const uint8_t* message, size_t len) {
+  Peer& p = peers_[peer];
+  if (len > layout_.payload_max()) return false;
+  if (p.next_send - 1 - p.acked >= layout_.chunks && !ProbeOnce(peer, pe)) return false;
+  Send(peer, pe, message, len, false);
+  return true;
 }
 
 void Conduit::Send(size_t peer, int pe, const uint8_t* message, size_t len, bool ring_doorbell) {

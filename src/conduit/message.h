@@ -11,7 +11,11 @@
 
 namespace smc {
 
-enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3, kBye = 4 };
+enum class Op : uint8_t {
+  kSet = 1, kGet = 2, kDelete = 3,
+  kBye = 4,            // client -> server: this client has finalized
+  kExpirationBar = 5   // server -> client, unsolicited: the expiration bar moved (ReplyHeader, no value)
+};
 
 struct RequestHeader {
   uint8_t op;
@@ -28,13 +32,14 @@ static_assert(sizeof(RequestHeader) == 40, "wire layout");
 struct WirePointer {
   uint64_t offset;
   uint64_t version;
+  uint64_t recency;       // the pair's recency epoch on the server
   uint32_t block_bytes;
   uint32_t tag;
   uint8_t cls;
   uint8_t valid;          // 1 when the reply names a block the client may cache
   uint8_t reserved[6];
 };
-static_assert(sizeof(WirePointer) == 32, "wire layout");
+static_assert(sizeof(WirePointer) == 40, "wire layout");
 
 struct ReplyHeader {
   uint8_t status;         // shmemcache_status_t
@@ -46,7 +51,7 @@ struct ReplyHeader {
   uint64_t expiration_bar;
   WirePointer pointer;
 };
-static_assert(sizeof(ReplyHeader) == 64, "wire layout");
+static_assert(sizeof(ReplyHeader) == 72, "wire layout");
 
 inline void EncodeRequest(std::vector<uint8_t>* out, const RequestHeader& h, const void* key, size_t key_len,
                           const void* value, size_t value_len) {

@@ -24,6 +24,11 @@ inline void CpuRelax() {
 #endif
 }
 
+// The clock recency epochs are counted with. Only differences of one PE's own readings are ever used (a
+// server's epochs, a client's estimate of how far a server's epoch has moved since it last heard), so clocks
+// need not agree across PEs. SHMEMCACHE_TEST_CLOCK_OFFSET_MS (tests only) shifts this PE's clock to prove it.
+uint64_t EpochClockNanos();
+
 // Exponential back-off for retry loops. The first attempts spin briefly; later ones yield the CPU and then
 // sleep, so a lock holder that was descheduled on an oversubscribed node gets the core it needs.
 class Backoff {

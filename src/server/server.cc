@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/clock.h"
 #include "core/hash.h"
 
 namespace smc {
@@ -43,7 +44,32 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
              OptionsFor(config, layout), &atomics_),
       conduit_(ctx, ConduitFor(config, layout, base), static_cast<size_t>(server_index)),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
-      expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)) {}
+      expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
+      start_nanos_(EpochClockNanos()),
+      range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {}
+
+uint64_t Server::CurrentEpoch() const { return (EpochClockNanos() - start_nanos_) / range_nanos_ + 1; }
+
+uint64_t Server::RecencyFor(uint64_t sent) const {
+  uint64_t now = CurrentEpoch();
+  return (sent == 0 || sent > now) ? now : sent;
+}
+
+void Server::BroadcastExpirationBar() {
+  uint64_t bar = store_.expiration_bar();
+  __atomic_store_n(expiration_bar_word_, bar, __ATOMIC_RELEASE);
+  if (bar <= bar_sent_) return;
+  bar_sent_ = bar;
+  ReplyHeader h{};
+  h.status = SHMEMCACHE_OK;
+  h.op = static_cast<uint8_t>(Op::kExpirationBar);
+  h.epoch = CurrentEpoch();
+  h.expiration_bar = bar;
+  for (int client = 0; client < num_clients_; ++client) {
+    conduit_.TrySend(static_cast<size_t>(client), ClientPe(client), reinterpret_cast<const uint8_t*>(&h),
+                     sizeof(h));
+  }
+}
 
 Status Server::Serve() {
   while (!done()) {
@@ -59,6 +85,11 @@ Status Server::Serve() {
 void Server::UpdateStoreStats() {
   stats_->items = store_.items();
   stats_->bytes_used = store_.bytes_used();
+  stats_->evictions = store_.evictions();
+  stats_->eviction_batches = store_.eviction_batches();
+  stats_->retiered = store_.retiered();
+  stats_->pages_moved = store_.slabs().pages_moved();
+  stats_->expiration_bar = store_.expiration_bar();
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
 }
@@ -73,8 +104,9 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
 void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   ++stats_->active_ops_served;
   ReplyHeader reply{};
-  reply.epoch = *epoch_word_;
-  reply.expiration_bar = *expiration_bar_word_;
+  uint64_t epoch = CurrentEpoch();
+  __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
+  reply.epoch = epoch;
   RequestView req;
   if (!DecodeRequest(message, &req)) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -98,14 +130,17 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const uint8_t* value = nullptr;
   size_t value_len = 0;
   Status status;
+  uint64_t recency = RecencyFor(h.recency);
+  uint64_t batches_before = store_.eviction_batches();
+  uint64_t started = NowNanos();
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
-      status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, h.recency, &ptr);
+      status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++stats_->no_space_errors;
       break;
     case Op::kGet: {
       BlockView view;
-      status = store_.Get(loc, req.key, h.key_len, &scratch_, &view, &ptr);
+      status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_OK) {
         reply.value_len = static_cast<uint32_t>(view.value_len);
         if (view.value_len > h.max_value) {
@@ -123,13 +158,19 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     default:
       status = SHMEMCACHE_INVALID_ARGUMENT;
   }
+  if (store_.eviction_batches() != batches_before) {
+    uint64_t pause_us = (NowNanos() - started) / 1000;
+    if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
+  }
   reply.status = static_cast<uint8_t>(status);
+  reply.expiration_bar = store_.expiration_bar();
   if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
       static_cast<Op>(h.op) != Op::kDelete) {
-    reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
+    reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.recency, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
   }
   UpdateStoreStats();
   Reply(client, reply, value, value_len);
+  if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
 }
 
 }  // namespace smc

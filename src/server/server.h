@@ -35,6 +35,14 @@ class Server {
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
   void UpdateStoreStats();
+  // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
+  // its start, beginning at 1 (0 means "unknown" on the wire).
+  uint64_t CurrentEpoch() const;
+  // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch.
+  uint64_t RecencyFor(uint64_t sent) const;
+  // Tells every client the new expiration bar (best effort: a client whose ring is full learns it from the
+  // next reply, which always carries the bar).
+  void BroadcastExpirationBar();
 
   shmemcache_config_t config_;
   int server_index_;
@@ -47,6 +55,9 @@ class Server {
   Conduit conduit_;
   uint64_t* epoch_word_;
   uint64_t* expiration_bar_word_;
+  uint64_t start_nanos_;
+  uint64_t range_nanos_;
+  uint64_t bar_sent_ = 0;
   std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;

@@ -1,5 +1,6 @@
 #include "store/kv_store.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace smc {
@@ -35,6 +36,7 @@ uint64_t KvStore::LockBlock(uint64_t offset, size_t bytes) {
 }
 
 void KvStore::Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag) {
+  if (version > max_version_) max_version_ = version;
   atomics_->Fence();
   atomics_->Set(target_word(offset, bytes), MakeTarget(version, tag, false));
 }
@@ -50,6 +52,63 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
   slabs_.Free(entry.cls, entry.offset);
 }
 
+bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
+  bool first_use = false;
+  while (!slabs_.Allocate(cls, offset, &first_use)) {
+    if (tiers_.empty()) return false;
+    EvictBottomTier();
+  }
+  if (first_use) {
+    // The page may have held another class's blocks: whatever sits where this block's target word is now
+    // could look locked, or like a live pair. Make it a free, unlocked block with a version above every
+    // version this server has published, so no stale pointer's expectation can match it.
+    size_t bytes = slabs_.class_bytes(slabs_.ClassOf(*offset));
+    StoreU64(block(*offset) + kHeadVersionOffset, 0);
+    StoreU32(block(*offset) + kKeyLenOffset, 0);
+    StoreU32(block(*offset) + kValueLenOffset, 0);
+    Publish(*offset, bytes, max_version_ + 1, kFreeTag);
+  }
+  return true;
+}
+
+void KvStore::EvictBottomTier() {
+  evicting_.clear();
+  uint64_t epoch = tiers_.PopBottom(&evicting_);
+  bool evicted_any = false;
+  for (uint64_t offset : evicting_) {
+    // A client may have advanced the pair's recency with a CAS since the server last saw it: keep the pair,
+    // in the tier it now belongs to.
+    uint64_t recency = atomics_->Fetch(recency_word(offset));
+    if (recency > epoch) {
+      tiers_.Touch(offset, recency);
+      ++retiered_;
+      continue;
+    }
+    int cls = slabs_.ClassOf(offset);
+    size_t bytes = slabs_.class_bytes(cls);
+    uint8_t* b = block(offset);
+    size_t key_len = LoadU32(b + kKeyLenOffset);
+    KeyLocation loc{HashKey(b + kBlockHeaderBytes, key_len), 0, 0};
+    loc.tag = TagOf(loc.hash);
+    HashEntry entry;
+    HashSlot slot;
+    auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
+    if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) continue;  // cannot happen: tiers == table
+    uint64_t t = LockBlock(offset, bytes);
+    if (eviction_listener_ != nullptr) {
+      eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
+                         LoadU32(b + kValueLenOffset));
+    }
+    table_.Remove(slot);
+    FreeLockedBlock(entry, t);
+    ++evictions_;
+    evicted_any = true;
+  }
+  if (evicted_any) ++eviction_batches_;
+  // No pair with recency <= epoch is left: evicted, or moved up because its recency word is newer.
+  if (epoch + 1 > expiration_bar_) expiration_bar_ = epoch + 1;
+}
+
 Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
                     size_t value_len, uint64_t recency, BlockPointer* pointer) {
   if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
@@ -58,6 +117,7 @@ Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, con
   int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
   if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
   size_t bytes = slabs_.class_bytes(cls);
+  if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
 
   HashEntry old;
   HashSlot slot;
@@ -68,40 +128,52 @@ Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, con
     uint64_t t = LockBlock(old.offset, bytes);
     version = TargetVersion(t) + 1;
     EncodeBlockBody(block(old.offset), version, key, key_len, value, value_len);
-    atomics_->Set(reinterpret_cast<uint64_t*>(block(old.offset) + kRecencyOffset), recency);
+    atomics_->Set(recency_word(old.offset), recency);
     Publish(old.offset, bytes, version, loc.tag);
     target_offset = old.offset;
   } else {
+    // Allocate first: eviction may free the old pair itself, so look it up again afterwards.
+    uint64_t fresh;
+    if (!AllocateOrEvict(cls, &fresh)) return SHMEMCACHE_NO_SPACE;
+    exists = FindKey(loc, key, key_len, &old, &slot);
     uint64_t old_locked = 0;
     if (exists) old_locked = LockBlock(old.offset, slabs_.class_bytes(old.cls));
-    uint64_t fresh;
-    if (!slabs_.Allocate(cls, &fresh)) {
-      if (exists) Publish(old.offset, slabs_.class_bytes(old.cls), TargetVersion(old_locked), old.tag);
-      return SHMEMCACHE_NO_SPACE;
-    }
     uint64_t t = LockBlock(fresh, bytes);  // free blocks are unlocked; the CAS keeps the version sequence
     version = TargetVersion(t) + 1;
     EncodeBlockBody(block(fresh), version, key, key_len, value, value_len);
-    atomics_->Set(reinterpret_cast<uint64_t*>(block(fresh) + kRecencyOffset), recency);
+    atomics_->Set(recency_word(fresh), recency);
     Publish(fresh, bytes, version, loc.tag);
     HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
     if (exists) {
       table_.Replace(slot, entry);
+      tiers_.Remove(old.offset);
       FreeLockedBlock(old, old_locked);
     } else {
       table_.Insert(set_of(loc), entry);
     }
     target_offset = fresh;
   }
+  tiers_.Touch(target_offset, recency);
   if (pointer != nullptr) {
     *pointer = BlockPointer{target_offset, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version,
-                            loc.tag};
+                            loc.tag, recency};
   }
   return SHMEMCACHE_OK;
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, std::vector<uint8_t>* scratch,
-                    BlockView* view, BlockPointer* pointer) {
+void KvStore::Advance(uint64_t offset, uint64_t recency) {
+  uint64_t* word = recency_word(offset);
+  for (uint64_t cur = atomics_->Fetch(word); cur < recency;) {
+    uint64_t seen = atomics_->CompareSwap(word, cur, recency);
+    if (seen == cur) break;
+    cur = seen;
+  }
+  uint64_t epoch;
+  if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
+}
+
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+                    std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
@@ -115,8 +187,10 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, std
     uint64_t t = atomics_->Fetch(word);
     if (TargetLocked(t)) atomics_->WaitWhileEqual(word, t);
   }
+  Advance(entry.offset, recency);  // the piggybacked recency of an Active GET
   if (pointer != nullptr) {
-    *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag};
+    *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,
+                            std::max(view->recency, recency)};
   }
   return SHMEMCACHE_OK;
 }
@@ -127,13 +201,14 @@ Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) 
   if (!FindKey(loc, key, key_len, &entry, &slot)) return SHMEMCACHE_NOT_FOUND;
   uint64_t t = LockBlock(entry.offset, slabs_.class_bytes(entry.cls));
   table_.Remove(slot);
+  tiers_.Remove(entry.offset);
   FreeLockedBlock(entry, t);
   return SHMEMCACHE_OK;
 }
 
 bool KvStore::CheckConsistency() const {
   if (!slabs_.CheckConsistency()) return false;
-  if (slabs_.blocks_in_use() != table_.size()) return false;
+  if (slabs_.blocks_in_use() != table_.size() || tiers_.size() != table_.size()) return false;
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
     uint64_t t = __atomic_load_n(target_word(e.offset, slabs_.class_bytes(e.cls)), __ATOMIC_ACQUIRE);

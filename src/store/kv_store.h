@@ -9,7 +9,12 @@
 //     table, then free the old block (publish version+1 with the free tag) — readers of the old block see it
 //     locked, then freed, never the old value after the new one became visible;
 //   - delete: lock, publish version+1 with the free tag, unlink, return the block to its free list.
-// Invariant: slab blocks in use == items (CheckConsistency).
+// Memory management (paper §III-D): every stored pair sits in the recency tier of the epoch its client sent.
+// When a class cannot allocate, the bottom tier is evicted whole (batch eviction), and the next, until the
+// allocation succeeds; a pair whose block recency word was advanced by a client's non-intrusive update is
+// moved up to that tier instead of evicted. Evicted blocks are freed under the write protocol, so Direct
+// readers detect them, and the expiration bar moves past the evicted epoch.
+// Invariant: slab blocks in use == items == pairs in tiers (CheckConsistency).
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
@@ -22,6 +27,7 @@
 #include "core/status.h"
 #include "store/block.h"
 #include "store/hash_table.h"
+#include "store/recency_tiers.h"
 #include "store/slab.h"
 #include "store/word_atomics.h"
 
@@ -44,6 +50,7 @@ struct BlockPointer {
   uint8_t cls = 0;
   uint64_t version = 0;  // version the block had when the pointer was made
   uint32_t tag = 0;
+  uint64_t recency = 0;  // the pair's recency epoch
 };
 
 class KvStore {
@@ -59,14 +66,29 @@ class KvStore {
   Status Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
              uint64_t recency, BlockPointer* pointer);
   // Copies the block into *scratch and points *view into it. OK or NOT_FOUND.
-  Status Get(const KeyLocation& loc, const void* key, size_t key_len, std::vector<uint8_t>* scratch,
-             BlockView* view, BlockPointer* pointer);
+  // recency: the client's piggybacked recency; the pair's recency word and tier move up to it.
+  Status Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer);
   // OK if the key was present, NOT_FOUND if not.
   Status Delete(const KeyLocation& loc, const void* key, size_t key_len);
+
+  // Recency epochs at or above the bar may still be in memory; everything below it was evicted.
+  uint64_t expiration_bar() const { return expiration_bar_; }
+  uint64_t evictions() const { return evictions_; }
+  uint64_t eviction_batches() const { return eviction_batches_; }
+  uint64_t retiered() const { return retiered_; }
+  // Called with each pair a batch eviction removes, before its block is freed (the SSD tier hooks in here).
+  using EvictionListener = void (*)(void* context, const uint8_t* key, size_t key_len, const uint8_t* value,
+                                    size_t value_len);
+  void set_eviction_listener(EvictionListener fn, void* context) {
+    eviction_listener_ = fn;
+    eviction_context_ = context;
+  }
 
   uint64_t items() const { return table_.size(); }
   uint64_t bytes_used() const { return slabs_.bytes_in_use(); }
   const SlabAllocator& slabs() const { return slabs_; }
+  const RecencyTiers& tiers() const { return tiers_; }
   const HashTable& table() const { return table_; }
   size_t set_of(const KeyLocation& loc) const { return SetOf(loc.hash, table_.sets()); }
   // Blocks in use == items, every free list consistent, every indexed block valid for its entry.
@@ -81,12 +103,26 @@ class KvStore {
   uint64_t LockBlock(uint64_t offset, size_t bytes);                       // returns the unlocked target
   void Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag);  // fence + unlocked target
   void FreeLockedBlock(const HashEntry& entry, uint64_t locked_from);
+  // Allocates a block of cls, evicting bottom tiers while the class cannot allocate. False if nothing is left.
+  bool AllocateOrEvict(int cls, uint64_t* offset);
+  void Advance(uint64_t offset, uint64_t recency);  // recency word and tier move up, never down
+  void EvictBottomTier();
+  uint64_t* recency_word(uint64_t offset) const { return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset); }
 
   uint8_t* arena_;
   StoreOptions options_;
   WordAtomics* atomics_;
   SlabAllocator slabs_;
   HashTable table_;
+  RecencyTiers tiers_;
+  uint64_t expiration_bar_ = 0;
+  uint64_t evictions_ = 0;
+  uint64_t eviction_batches_ = 0;
+  uint64_t retiered_ = 0;
+  EvictionListener eviction_listener_ = nullptr;
+  void* eviction_context_ = nullptr;
+  std::vector<uint64_t> evicting_;
+  uint64_t max_version_ = 0;  // highest version ever published on this server
 };
 
 }  // namespace smc

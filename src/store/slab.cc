@@ -22,9 +22,11 @@ std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes)
 SlabAllocator::SlabAllocator(size_t arena_bytes, size_t page_bytes, double growth_factor,
                              size_t max_block_bytes) {
   for (size_t bytes : SlabClassSizes(growth_factor, max_block_bytes)) classes_.push_back(SlabClass{bytes, {}, 0, 0});
-  max_block_bytes = classes_.back().block_bytes;
-  page_bytes_ = std::max(page_bytes, max_block_bytes);
-  pages_total_ = arena_bytes / page_bytes_;
+  page_bytes_ = std::max(page_bytes, classes_.back().block_bytes);
+  size_t pages = arena_bytes / page_bytes_;
+  pages_.resize(pages);
+  last_class_.assign(pages, kNoClass);
+  for (size_t i = pages; i-- > 0;) free_pages_.push_back(static_cast<uint32_t>(i));  // page 0 first
 }
 
 int SlabAllocator::ClassFor(size_t block_bytes) const {
@@ -33,23 +35,52 @@ int SlabAllocator::ClassFor(size_t block_bytes) const {
   return it == classes_.end() ? -1 : static_cast<int>(it - classes_.begin());
 }
 
-bool SlabAllocator::GrowClass(int cls) {
-  if (next_page_ >= pages_total_) return false;
-  SlabClass& c = classes_[cls];
-  uint64_t base = static_cast<uint64_t>(next_page_) * page_bytes_;
-  size_t count = page_bytes_ / c.block_bytes;
-  ++next_page_;
-  // Push in reverse so blocks are handed out in ascending address order.
-  for (size_t i = count; i-- > 0;) c.free_list.push_back(base + i * c.block_bytes);
-  c.carved += count;
-  return true;
+void SlabAllocator::AddPartial(uint32_t page) {
+  Page& p = pages_[page];
+  std::vector<uint32_t>& list = classes_[p.cls].partial;
+  p.partial_index = list.size();
+  list.push_back(page);
 }
 
-bool SlabAllocator::Allocate(int cls, uint64_t* offset) {
+void SlabAllocator::RemovePartial(uint32_t page) {
+  Page& p = pages_[page];
+  std::vector<uint32_t>& list = classes_[p.cls].partial;
+  uint32_t moved = list.back();
+  list[p.partial_index] = moved;
+  pages_[moved].partial_index = p.partial_index;
+  list.pop_back();
+  p.partial_index = SIZE_MAX;
+}
+
+bool SlabAllocator::Allocate(int cls, uint64_t* offset, bool* first_use) {
   SlabClass& c = classes_[cls];
-  if (c.free_list.empty() && !GrowClass(cls)) return false;
-  *offset = c.free_list.back();
-  c.free_list.pop_back();
+  if (c.partial.empty()) {
+    if (free_pages_.empty()) return false;
+    uint32_t page = free_pages_.back();
+    free_pages_.pop_back();
+    Page& p = pages_[page];
+    p = Page{};
+    p.cls = cls;
+    p.capacity = static_cast<uint32_t>(page_bytes_ / c.block_bytes);
+    if (last_class_[page] != kNoClass && last_class_[page] != cls) ++pages_moved_;
+    last_class_[page] = cls;
+    ++c.pages;
+    AddPartial(page);
+  }
+  uint32_t page = c.partial.back();
+  Page& p = pages_[page];
+  uint32_t slot;
+  if (!p.free_slots.empty()) {
+    slot = p.free_slots.back();
+    p.free_slots.pop_back();
+    if (first_use) *first_use = false;
+  } else {
+    slot = p.carved++;
+    if (first_use) *first_use = true;
+  }
+  ++p.in_use;
+  if (!PageHasRoom(p)) RemovePartial(page);
+  *offset = static_cast<uint64_t>(page) * page_bytes_ + static_cast<uint64_t>(slot) * c.block_bytes;
   ++c.in_use;
   ++blocks_in_use_;
   bytes_in_use_ += c.block_bytes;
@@ -58,19 +89,44 @@ bool SlabAllocator::Allocate(int cls, uint64_t* offset) {
 
 void SlabAllocator::Free(int cls, uint64_t offset) {
   SlabClass& c = classes_[cls];
-  c.free_list.push_back(offset);
+  uint32_t page = static_cast<uint32_t>(offset / page_bytes_);
+  Page& p = pages_[page];
+  uint32_t slot = static_cast<uint32_t>((offset % page_bytes_) / c.block_bytes);
+  bool had_room = PageHasRoom(p);
+  p.free_slots.push_back(slot);
+  --p.in_use;
   --c.in_use;
   --blocks_in_use_;
   bytes_in_use_ -= c.block_bytes;
+  if (p.in_use == 0) {  // the whole page is free: back to the pool, any class may take it
+    if (had_room) RemovePartial(page);
+    --c.pages;
+    p = Page{};
+    free_pages_.push_back(page);
+    return;
+  }
+  if (!had_room) AddPartial(page);
 }
 
 bool SlabAllocator::CheckConsistency() const {
   uint64_t in_use = 0;
-  for (const SlabClass& c : classes_) {
-    if (c.carved != c.free_list.size() + c.in_use) return false;
-    in_use += c.in_use;
+  std::vector<size_t> class_in_use(classes_.size(), 0), class_pages(classes_.size(), 0);
+  size_t used_pages = 0;
+  for (size_t i = 0; i < pages_.size(); ++i) {
+    const Page& p = pages_[i];
+    if (p.cls == kNoClass) continue;
+    ++used_pages;
+    if (p.carved < p.in_use || p.carved - p.in_use != p.free_slots.size()) return false;
+    if (p.in_use == 0) return false;  // empty pages must be back in the pool
+    bool listed = p.partial_index != SIZE_MAX;
+    if (listed != PageHasRoom(p)) return false;
+    class_in_use[p.cls] += p.in_use;
+    ++class_pages[p.cls];
+    in_use += p.in_use;
   }
-  return in_use == blocks_in_use_;
+  for (size_t k = 0; k < classes_.size(); ++k)
+    if (class_in_use[k] != classes_[k].in_use || class_pages[k] != classes_[k].pages) return false;
+  return in_use == blocks_in_use_ && used_pages + free_pages_.size() == pages_.size();
 }
 
 }  // namespace smc
