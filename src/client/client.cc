@@ -37,10 +37,13 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       server_epoch_(config.num_servers, 0),
       epoch_heard_at_(config.num_servers, 0),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
-      arena_(base + layout.arena_offset) {}
+      arena_(base + layout.arena_offset),
+      mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)) {}
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
-  if (reply.epoch >= server_epoch_[server]) {
+  // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
+  // client already estimates, so the estimate never moves backwards.
+  if (reply.epoch > EstimatedEpoch(server)) {
     server_epoch_[server] = reply.epoch;
     epoch_heard_at_[server] = EpochClockNanos();
   }
@@ -64,16 +67,11 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-void Client::HandleNotice(int server, const ReplyHeader& notice) {
-  if (static_cast<Op>(notice.op) == Op::kExpirationBar) ObserveServer(server, notice);
-}
-
 void Client::DrainNotices(int server) {
-  while (conduit_.Poll(static_cast<size_t>(server), &reply_)) {
-    ReplyHeader h;
-    if (reply_.size() < sizeof(h)) continue;
-    std::memcpy(&h, reply_.data(), sizeof(h));
-    HandleNotice(server, h);
+  uint64_t bar = mailboxes_[server];
+  if (bar > expiration_bar_[server]) {
+    expiration_bar_[server] = bar;
+    ++stats_->expiration_bar_updates;
   }
   stats_->directory_expired = directory_.stats().expired;
 }
@@ -89,13 +87,9 @@ Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key
   h.max_value = max_value;
   EncodeRequest(&request_, h, key, key_len, value, value_len);
   conduit_.Send(static_cast<size_t>(loc.server), loc.server, request_.data(), request_.size(), true);
-  for (;;) {
-    conduit_.Receive(static_cast<size_t>(loc.server), &reply_);
-    if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
-    std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
-    if (static_cast<Op>(reply->op) != Op::kExpirationBar) break;
-    HandleNotice(loc.server, *reply);
-  }
+  conduit_.Receive(static_cast<size_t>(loc.server), &reply_);
+  if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
+  std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
   ObserveServer(loc.server, *reply);
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
@@ -229,6 +223,10 @@ Status Client::Delete(const void* key, size_t key_len) {
   ReplyHeader reply;
   if (config_.direct_ops) directory_.Remove(loc);
   return Active(Op::kDelete, loc, key, key_len, nullptr, 0, 0, &reply);
+}
+
+void Client::PollNotices() {
+  for (int s = 0; s < config_.num_servers; ++s) DrainNotices(s);
 }
 
 void Client::SayGoodbye() {

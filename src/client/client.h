@@ -32,6 +32,11 @@ class Client {
   Status Delete(const void* key, size_t key_len);
   // Tells every server this client is done (no reply).
   void SayGoodbye();
+  // Takes in the expiration bars every server has pushed to this client. Operations do this for their own
+  // server; exposed for tests and for callers that want bars before their next operation.
+  void PollNotices();
+  uint64_t known_expiration_bar(int server) const { return expiration_bar_[server]; }
+  const PointerDirectory& directory() const { return directory_; }
 
  private:
   // Sends a request to loc.server and waits for its reply; the reply's value (if any) is left in reply_.
@@ -51,9 +56,8 @@ class Client {
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
   uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
-  // Consumes unsolicited messages (expiration bars) waiting in the ring from this server.
+  // Reads the expiration bar this server last pushed into this client's mailbox (a local load).
   void DrainNotices(int server);
-  void HandleNotice(int server, const ReplyHeader& notice);
 
   shmemcache_config_t config_;
   int client_rank_;
@@ -71,6 +75,7 @@ class Client {
   std::vector<uint64_t> epoch_heard_at_;  // EpochClockNanos() when server_epoch_ was learned
   uint64_t range_nanos_;
   uint8_t* arena_;
+  volatile uint64_t* mailboxes_;  // one per server, written by the servers
   std::vector<uint8_t> request_;
   std::vector<uint8_t> reply_;
 };

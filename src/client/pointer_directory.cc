@@ -8,7 +8,7 @@ PointerDirectory::PointerDirectory(size_t sets, unsigned ways, const std::vector
 DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
   DirectoryEntry* e = set_begin(loc);
   for (unsigned w = 0; w < ways_; ++w)
-    if (e[w].valid && e[w].tag == loc.tag && e[w].server == loc.server) return &e[w];
+    if (e[w].valid && e[w].hash == loc.hash && e[w].server == loc.server) return &e[w];
   return nullptr;
 }
 
@@ -47,6 +47,7 @@ void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t 
     e->valid = true;
     e->server = loc.server;
     e->tag = loc.tag;
+    e->hash = loc.hash;
   }
   e->offset = offset;
   e->block_bytes = block_bytes;

@@ -4,7 +4,9 @@
 // `sets` entries of `ways` sub-entries; a key's set comes from its main hash (the same bits the server's hash
 // table uses), and a sub-entry matches on (server, tag). Each sub-entry holds the tag, the pointer (server,
 // block offset, block size, last version seen), an access count and a recency (the client's current time
-// range). Every successful Direct operation and every Active reply updates it: an existing sub-entry gets
+// range). A sub-entry matches on the server and the key's full 64-bit hash, not only its 24-bit tag: a Direct
+// SET trusts the entry to name this key's block (it skips re-reading the key when the version is the one it
+// knows), so two keys sharing a set and a tag must never share a sub-entry. Every successful Direct operation and every Active reply updates it: an existing sub-entry gets
 // count + 1 and the current recency; otherwise an empty sub-entry is used; a full set evicts the sub-entry
 // with the least recency, then the least count.
 //
@@ -29,6 +31,7 @@ struct DirectoryEntry {
   bool valid = false;
   int32_t server = 0;
   uint32_t tag = 0;
+  uint64_t hash = 0;         // the key's full hash: what identifies the key here
   uint64_t offset = 0;       // block offset in the server's arena
   uint32_t block_bytes = 0;
   uint64_t version = 0;      // last version this client saw (or wrote)

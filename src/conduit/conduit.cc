@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "core/clock.h"
@@ -74,14 +75,6 @@ void Conduit::WaitForSpace(size_t peer, int pe) {
   }
 }
 
-bool Conduit::TrySend(size_t peer, int pe, const uint8_t* message, size_t len) {
-  Peer& p = peers_[peer];
-  if (len > layout_.payload_max()) return false;
-  if (p.next_send - 1 - p.acked >= layout_.chunks && !ProbeOnce(peer, pe)) return false;
-  Send(peer, pe, message, len, false);
-  return true;
-}
-
 void Conduit::Send(size_t peer, int pe, const uint8_t* message, size_t len, bool ring_doorbell) {
   Peer& p = peers_[peer];
   const size_t payload_max = layout_.payload_max();
@@ -139,6 +132,16 @@ bool Conduit::FragmentReady(size_t ring, uint64_t seq, bool wait) {
     ++stats_.torn_waits;
     shm::Progress();
     backoff.Pause();
+    if (backoff.attempts() == 20000) {  // about a second: something is wrong, say what the chunk holds
+      std::fprintf(stderr,
+                   "shmemcache conduit: PE %d ring %zu seq %llu incomplete after 20000 waits: use=%llu "
+                   "frag_len=%zu msg_len=%u ack=%llu comp=%llu checksum=%llx computed=%llx\n",
+                   shm::MyPe(), ring, (unsigned long long)seq, (unsigned long long)LoadU64(c),
+                   frag_len, LoadU32(c + kMsgLenOffset), (unsigned long long)LoadU64(c + kAckOffset),
+                   frag_len <= layout_.payload_max() ? (unsigned long long)LoadU64(c + CompFlagOffset(frag_len)) : 0ull,
+                   (unsigned long long)LoadU64(c + kFragChecksumOffset),
+                   frag_len <= layout_.payload_max() ? (unsigned long long)FragmentChecksum(c, frag_len, seq) : 0ull);
+    }
   }
 }
 

@@ -72,9 +72,6 @@ class Conduit {
   // Sends one message to peer (ring index `peer` here, PE `pe`). Blocks, keeping the runtime progressing, while
   // the receiver's ring is full. ring_doorbell: wake a server that waits on its doorbell.
   void Send(size_t peer, int pe, const uint8_t* message, size_t len, bool ring_doorbell);
-  // Sends a one-fragment message only if the receiver's ring has room (after at most one remote probe);
-  // false if not (the caller drops it: used for hints such as expiration bars, never for replies).
-  bool TrySend(size_t peer, int pe, const uint8_t* message, size_t len);
   // Non-blocking: consumes the fragments from `peer` that have arrived; true when *message holds a whole one.
   bool Poll(size_t peer, std::vector<uint8_t>* message);
   // Blocks (progressing) until a whole message from `peer` is in *message.

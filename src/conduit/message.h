@@ -13,8 +13,7 @@ namespace smc {
 
 enum class Op : uint8_t {
   kSet = 1, kGet = 2, kDelete = 3,
-  kBye = 4,            // client -> server: this client has finalized
-  kExpirationBar = 5   // server -> client, unsolicited: the expiration bar moved (ReplyHeader, no value)
+  kBye = 4  // client -> server: this client has finalized
 };
 
 struct RequestHeader {

@@ -10,11 +10,12 @@
 namespace smc {
 
 bool ParseSize(const char* text, size_t* out) {
-  if (text == nullptr || *text == '\0') return false;
+  // Digits first: strtoull would also accept leading blanks and a sign ("-5" wraps to 2^64 - 5).
+  if (text == nullptr || *text < '0' || *text > '9') return false;
   errno = 0;
   char* end = nullptr;
   unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0 || end == text || text[0] == '-') return false;
+  if (errno != 0 || end == text) return false;
   unsigned long long mult = 1;
   if (*end != '\0') {
     switch (*end) {

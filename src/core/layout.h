@@ -2,6 +2,8 @@
 // layout from the same configuration, so a symmetric address means the same thing on every PE.
 //
 //   [control: doorbell, epoch, expiration bar]  4 KiB
+//   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
+//                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
 //   [hash table]                                hash_sets * hash_ways * 16 B     (used on servers)
 //   [inbox]                                     peers * chunks_per_peer * chunk_bytes
@@ -25,6 +27,7 @@ struct SymmetricLayout {
   static constexpr size_t kExpirationBarOffset = 128;// u64
 
   size_t peers = 0;
+  size_t mailbox_offset = 0;
   size_t ready_offset = 0, ready_words = 0;
   size_t table_offset = 0, table_bytes = 0;
   size_t inbox_offset = 0, inbox_bytes = 0;
@@ -37,7 +40,8 @@ struct SymmetricLayout {
     SymmetricLayout l;
     size_t clients = static_cast<size_t>(n_pes - c.num_servers);
     l.peers = std::max<size_t>(clients, static_cast<size_t>(c.num_servers));
-    l.ready_offset = kControlBytes;
+    l.mailbox_offset = kControlBytes;
+    l.ready_offset = Align(l.mailbox_offset + static_cast<size_t>(c.num_servers) * 8, 4096);
     l.ready_words = (clients + 63) / 64;
     l.table_offset = Align(l.ready_offset + l.ready_words * 8, 4096);
     l.table_bytes = c.hash_sets * c.hash_ways * 16;

@@ -39,12 +39,14 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       num_servers_(config.num_servers),
       num_clients_(num_clients),
       stats_(stats),
+      ctx_(ctx),
       atomics_(ctx),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
              OptionsFor(config, layout), &atomics_),
       conduit_(ctx, ConduitFor(config, layout, base), static_cast<size_t>(server_index)),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
+      mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       start_nanos_(EpochClockNanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {}
 
@@ -60,15 +62,7 @@ void Server::BroadcastExpirationBar() {
   __atomic_store_n(expiration_bar_word_, bar, __ATOMIC_RELEASE);
   if (bar <= bar_sent_) return;
   bar_sent_ = bar;
-  ReplyHeader h{};
-  h.status = SHMEMCACHE_OK;
-  h.op = static_cast<uint8_t>(Op::kExpirationBar);
-  h.epoch = CurrentEpoch();
-  h.expiration_bar = bar;
-  for (int client = 0; client < num_clients_; ++client) {
-    conduit_.TrySend(static_cast<size_t>(client), ClientPe(client), reinterpret_cast<const uint8_t*>(&h),
-                     sizeof(h));
-  }
+  for (int client = 0; client < num_clients_; ++client) ctx_->Set(mailbox_, bar, ClientPe(client));
 }
 
 Status Server::Serve() {

@@ -40,8 +40,9 @@ class Server {
   uint64_t CurrentEpoch() const;
   // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch.
   uint64_t RecencyFor(uint64_t sent) const;
-  // Tells every client the new expiration bar (best effort: a client whose ring is full learns it from the
-  // next reply, which always carries the bar).
+  // Tells every client the new expiration bar: a one-sided atomic set of this server's mailbox word in each
+  // client's symmetric memory. It never waits on a client and always carries the latest bar (replies carry it
+  // too).
   void BroadcastExpirationBar();
 
   shmemcache_config_t config_;
@@ -50,11 +51,13 @@ class Server {
   int num_clients_;
   int clients_done_ = 0;
   Stats* stats_;
+  shm::Context* ctx_;
   shm::SelfWordAtomics atomics_;
   KvStore store_;
   Conduit conduit_;
   uint64_t* epoch_word_;
   uint64_t* expiration_bar_word_;
+  uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
   uint64_t start_nanos_;
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;

@@ -85,14 +85,13 @@ class SelfWordAtomics final : public WordAtomics {
     return ctx_->CompareSwap(word, expected, desired, me_);
   }
   uint64_t Fetch(uint64_t* word) override { return ctx_->Fetch(word, me_); }
-  void Set(uint64_t* word, uint64_t value) override {
-    ctx_->Set(word, value, me_);
-    ctx_->Quiet();
-  }
-  void Fence() override {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    ctx_->Fence();
-  }
+  // A fetching swap completes before it returns, so no quiet is needed (over UCX tcp a quiet flushes every
+  // endpoint: a round trip to every peer, per call).
+  void Set(uint64_t* word, uint64_t value) override { ctx_->Swap(word, value, me_); }
+  // The stores to order are this PE's own CPU stores into its own memory, read by peers either directly
+  // (shared memory), by DMA (coherent on the CPUs we target) or by this PE's progress engine: a CPU fence
+  // orders them; a SHMEM fence (which may flush endpoints) is not needed.
+  void Fence() override { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
   void WaitWhileEqual(uint64_t* word, uint64_t value) override { WaitUntilNotEqual(word, value); }
 
  private:

@@ -9,7 +9,7 @@ std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes)
   max_block_bytes = std::max<size_t>((max_block_bytes + 7) & ~size_t{7}, kMinBlockBytes);
   std::vector<size_t> sizes;
   size_t size = kMinBlockBytes;
-  while (size < max_block_bytes) {
+  while (size < max_block_bytes && sizes.size() + 1 < kMaxSlabClasses) {
     sizes.push_back(size);
     size_t next = static_cast<size_t>(std::ceil(static_cast<double>(size) * growth_factor));
     next = (next + 7) & ~size_t{7};

@@ -22,6 +22,9 @@
 namespace smc {
 
 constexpr size_t kMinBlockBytes = 64;
+// Class numbers travel in 8 bits (hash-table ways, pointers): at most this many classes. A growth factor so
+// small that it would need more simply jumps to the largest class at the end.
+constexpr size_t kMaxSlabClasses = 255;
 
 // The block size of every class for this configuration, smallest first. Clients compute the same table as
 // their servers so a hash-table way's class number gives them the block size to fetch.

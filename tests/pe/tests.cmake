@@ -23,3 +23,10 @@ shmemcache_pe_test(direct_np3 pe_direct 3)
 shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP)
 shmemcache_pe_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
 shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2)
+
+# Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
+shmemcache_pe_test(eviction_np3 pe_eviction 3)
+shmemcache_pe_test(eviction_np5_2servers_skewed_clocks pe_eviction 5 ARGS 5000 ${two_servers})
+shmemcache_pe_test(eviction_np3_tcp_skewed_clocks pe_eviction 3 TCP ARGS 5000)
+shmemcache_pe_test(expiration_bar_np6 pe_expiration_bar 6)
+shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)

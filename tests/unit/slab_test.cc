@@ -105,23 +105,28 @@ TEST(SlabAlloc, FreeThenAllocateReusesLifo) {
 
 TEST(SlabAlloc, FreshPageHandsOutAscendingAddresses) {
   SlabAllocator s(1 << 20, 4096, 1.25, 1000);
+  EXPECT_EQ(s.pages_free(), 256u);
   int cls = 0;
   uint64_t prev, cur;
   ASSERT_TRUE(s.Allocate(cls, &prev));
-  EXPECT_EQ(prev, 0u);
+  EXPECT_EQ(prev, 0u);  // page 0 is handed out first
+  EXPECT_EQ(s.ClassOf(prev), cls);
   for (int i = 1; i < 4096 / 64; ++i) {
     ASSERT_TRUE(s.Allocate(cls, &cur));
     EXPECT_EQ(cur, prev + 64);
     prev = cur;
   }
-  EXPECT_EQ(s.pages_used(), 1u);
+  EXPECT_EQ(s.pages_of(cls), 1u);
+  EXPECT_EQ(s.pages_free(), 255u);
   ASSERT_TRUE(s.Allocate(cls, &cur));
-  EXPECT_EQ(s.pages_used(), 2u);
+  EXPECT_EQ(s.pages_of(cls), 2u);
   EXPECT_EQ(cur, 4096u);
+  EXPECT_EQ(s.ClassOf(cur), cls);
+  EXPECT_TRUE(s.CheckConsistency());
 }
 
 TEST(SlabAlloc, ExhaustionAndRecovery) {
-  // 4 pages of 4096 bytes; class of 1000-byte blocks holds 4 per page.
+  // 4 pages of 4096 bytes; the class of 1000-byte blocks holds 4 per page.
   SlabAllocator s(4 * 4096, 4096, 1.25, 1000);
   int big = s.num_classes() - 1;
   ASSERT_EQ(s.class_bytes(big), 1000u);
@@ -132,19 +137,54 @@ TEST(SlabAlloc, ExhaustionAndRecovery) {
     ASSERT_LE(got.size(), 100u);
   }
   EXPECT_EQ(got.size(), 16u);
-  EXPECT_EQ(s.pages_used(), 4u);
-  EXPECT_EQ(s.free_blocks(big), 0u);
+  EXPECT_EQ(s.pages_of(big), 4u);
+  EXPECT_EQ(s.pages_free(), 0u);
+  EXPECT_FALSE(s.CanAllocate(big));
+  EXPECT_FALSE(s.CanAllocate(0));
   // Another class cannot get a page either.
   EXPECT_FALSE(s.Allocate(0, &off));
   EXPECT_FALSE(s.Allocate(big, &off));
   EXPECT_TRUE(s.CheckConsistency());
 
   s.Free(big, got[5]);
+  EXPECT_TRUE(s.CanAllocate(big));
   ASSERT_TRUE(s.Allocate(big, &off));
   EXPECT_EQ(off, got[5]);
   EXPECT_FALSE(s.Allocate(big, &off));
-  // Freeing a block of one class does not help another class (pages are never returned).
+  // Freeing one block of a page that still holds others does not help another class.
   s.Free(big, got[7]);
+  EXPECT_FALSE(s.CanAllocate(0));
+  EXPECT_FALSE(s.Allocate(0, &off));
+  EXPECT_TRUE(s.CheckConsistency());
+}
+
+TEST(SlabAlloc, EmptiedPageGoesToAnotherClass) {
+  SlabAllocator s(2 * 4096, 4096, 1.25, 1000);
+  int big = s.num_classes() - 1;
+  std::vector<uint64_t> got;
+  uint64_t off;
+  while (s.Allocate(big, &off)) got.push_back(off);
+  ASSERT_EQ(got.size(), 8u);
+  EXPECT_EQ(s.pages_moved(), 0u);
+  EXPECT_FALSE(s.Allocate(0, &off));
+  // Free every block of page 1: the page returns to the pool and class 0 may take it.
+  for (uint64_t o : got)
+    if (o / 4096 == 1) s.Free(big, o);
+  EXPECT_EQ(s.pages_free(), 1u);
+  EXPECT_EQ(s.pages_of(big), 1u);
+  EXPECT_TRUE(s.CheckConsistency());
+  ASSERT_TRUE(s.CanAllocate(0));
+  ASSERT_TRUE(s.Allocate(0, &off));
+  EXPECT_EQ(off / 4096, 1u);
+  EXPECT_EQ(s.ClassOf(off), 0);
+  EXPECT_EQ(s.pages_of(0), 1u);
+  EXPECT_EQ(s.pages_moved(), 1u);
+  // The whole page is now carved in class-0 blocks.
+  for (int i = 1; i < 4096 / 64; ++i) {
+    uint64_t o;
+    ASSERT_TRUE(s.Allocate(0, &o));
+    EXPECT_EQ(o / 4096, 1u);
+  }
   EXPECT_FALSE(s.Allocate(0, &off));
   EXPECT_TRUE(s.CheckConsistency());
 }
@@ -153,6 +193,7 @@ TEST(SlabAlloc, ZeroPagesArena) {
   SlabAllocator s(1000, 4096, 1.25, 1000);
   EXPECT_EQ(s.pages_total(), 0u);
   uint64_t off;
+  EXPECT_FALSE(s.CanAllocate(0));
   EXPECT_FALSE(s.Allocate(0, &off));
   EXPECT_TRUE(s.CheckConsistency());
 }
@@ -166,12 +207,17 @@ TEST(SlabAlloc, AccountingCounters) {
   EXPECT_EQ(s.bytes_in_use(), s.class_bytes(0) + s.class_bytes(3));
   EXPECT_EQ(s.blocks_in_use(0), 1u);
   EXPECT_EQ(s.blocks_in_use(3), 1u);
-  EXPECT_EQ(s.carved_blocks(0), 4096u / s.class_bytes(0));
-  EXPECT_EQ(s.free_blocks(0), s.carved_blocks(0) - 1);
+  EXPECT_EQ(s.pages_of(0), 1u);
+  EXPECT_EQ(s.pages_of(3), 1u);
+  EXPECT_EQ(s.pages_free(), 254u);
+  EXPECT_EQ(s.ClassOf(a), 0);
+  EXPECT_EQ(s.ClassOf(b), 3);
   s.Free(0, a);
   s.Free(3, b);
   EXPECT_EQ(s.blocks_in_use(), 0u);
   EXPECT_EQ(s.bytes_in_use(), 0u);
+  EXPECT_EQ(s.pages_free(), 256u);  // empty pages go back to the pool
+  EXPECT_EQ(s.pages_of(0), 0u);
   EXPECT_TRUE(s.CheckConsistency());
 }
 
@@ -181,7 +227,9 @@ TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
   std::mt19937_64 rng(12345);
   std::vector<std::pair<uint64_t, int>> live;  // offset, class
   for (int step = 0; step < 20000; ++step) {
-    bool alloc = live.empty() || (rng() % 100) < 55;
+    // Alternate filling and draining phases so emptied pages change class.
+    bool filling = (step / 2500) % 2 == 0;
+    bool alloc = live.empty() || (rng() % 100) < (filling ? 75u : 25u);
     if (alloc) {
       int cls = static_cast<int>(rng() % s.num_classes());
       uint64_t off;
@@ -199,9 +247,17 @@ TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
       live[i] = live.back();
       live.pop_back();
     }
-    if (step % 997 == 0) ASSERT_TRUE(s.CheckConsistency()) << step;
+    if (step % 997 == 0) {
+      ASSERT_TRUE(s.CheckConsistency()) << step;
+      std::vector<std::pair<uint64_t, uint64_t>> r;
+      for (auto& l : live) r.emplace_back(l.first, l.first + s.class_bytes(l.second));
+      std::sort(r.begin(), r.end());
+      for (size_t i = 1; i < r.size(); ++i) ASSERT_LE(r[i - 1].second, r[i].first) << "overlap at step " << step;
+    }
   }
   EXPECT_EQ(s.blocks_in_use(), live.size());
+  EXPECT_GT(s.pages_moved(), 0u) << "the workload was meant to move pages between classes";
+  for (auto& l : live) EXPECT_EQ(s.ClassOf(l.first), l.second);
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (auto& l : live) ranges.emplace_back(l.first, l.first + s.class_bytes(l.second));
   std::sort(ranges.begin(), ranges.end());
@@ -211,6 +267,7 @@ TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
   for (auto& l : live) s.Free(l.second, l.first);
   EXPECT_EQ(s.blocks_in_use(), 0u);
   EXPECT_EQ(s.bytes_in_use(), 0u);
+  EXPECT_EQ(s.pages_free(), s.pages_total());
   EXPECT_TRUE(s.CheckConsistency());
 }
 
@@ -229,7 +286,7 @@ TEST(SlabAlloc, FillEveryClassNoOverlap) {
     }
     if (!any) break;
   }
-  EXPECT_EQ(s.pages_used(), s.pages_total());
+  EXPECT_EQ(s.pages_free(), 0u);
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) ASSERT_LE(ranges[i - 1].second, ranges[i].first);
   ASSERT_FALSE(ranges.empty());

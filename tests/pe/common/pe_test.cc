@@ -1,6 +1,7 @@
 #include "common/pe_test.h"
 
 #include <shmem.h>
+#include <time.h>
 
 namespace pe_test {
 
@@ -28,6 +29,31 @@ bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed) {
 }
 
 void Begin(int pe) { my_pe = pe; }
+
+namespace {
+long* barrier_counter = nullptr;  // on the first client: arrivals
+long* barrier_release = nullptr;  // on every client: the last round released
+long barrier_round = 0;
+}  // namespace
+
+void ClientBarrierInit() {
+  barrier_counter = static_cast<long*>(shmem_calloc(1, sizeof(long)));
+  barrier_release = static_cast<long*>(shmem_calloc(1, sizeof(long)));
+}
+
+// Every wait here is a shmem wait_until, which keeps the runtime progressing: over UCX tcp a PE that sleeps
+// or spins on shmem_test serves nobody's one-sided operations (DESIGN.md, invariant 5).
+void ClientBarrier(int first_client_pe, int clients) {
+  ++barrier_round;
+  shmem_long_atomic_inc(barrier_counter, first_client_pe);
+  shmem_quiet();
+  if (shmem_my_pe() == first_client_pe) {
+    shmem_long_wait_until(barrier_counter, SHMEM_CMP_GE, barrier_round * clients);
+    for (int pe = first_client_pe; pe < first_client_pe + clients; ++pe) shmem_long_p(barrier_release, barrier_round, pe);
+    shmem_quiet();
+  }
+  shmem_long_wait_until(barrier_release, SHMEM_CMP_GE, barrier_round);
+}
 
 int Finish(const char* test_name) {
   static long psync[SHMEM_REDUCE_SYNC_SIZE];

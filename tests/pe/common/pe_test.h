@@ -49,6 +49,11 @@ struct Rng {
 void FillPattern(uint8_t* buf, size_t len, uint64_t seed);
 bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed);
 
+// A barrier among client PEs only (servers sit in shmemcache_serve and cannot join shmem_barrier_all).
+// Call ClientBarrierInit() on every PE before shmemcache_init (it allocates symmetric memory collectively).
+void ClientBarrierInit();
+void ClientBarrier(int first_client_pe, int clients);
+
 // Initialises the harness (after shmem or shmemcache init, when shmem_my_pe works).
 void Begin(int pe);
 // Collective over all PEs: prints a summary on PE 0 and returns the process exit code (0 = every PE passed).

@@ -1,0 +1,92 @@
+// The client pointer directory: lookup/update/remove, replacement by least recency then least count, lazy
+// invalidation below the expiration bar, and identity by the full key hash (two keys that share a set and a
+// 24-bit tag must never share a sub-entry: a Direct SET trusts the entry to name its key's block).
+#include "client/pointer_directory.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace smc {
+namespace {
+
+KeyLocation Loc(uint64_t hash, int server = 0) { return KeyLocation{hash, server, TagOf(hash)}; }
+
+TEST(PointerDirectory, UpdateThenLookup) {
+  std::vector<uint64_t> bars(2, 0);
+  PointerDirectory d(16, 4, &bars);
+  KeyLocation a = Loc(0x1234567890abcdefull);
+  EXPECT_EQ(d.Lookup(a), nullptr);
+  d.Update(a, 4096, 128, 7, 1, 1);
+  DirectoryEntry* e = d.Lookup(a);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->offset, 4096u);
+  EXPECT_EQ(e->block_bytes, 128u);
+  EXPECT_EQ(e->version, 7u);
+  EXPECT_EQ(e->access_count, 1u);
+  d.Update(a, 4096, 128, 8, 2, 2);
+  EXPECT_EQ(d.Lookup(a)->access_count, 2u);
+  EXPECT_EQ(d.stats().hits, 2u);
+  EXPECT_EQ(d.stats().misses, 1u);
+  d.Remove(a);
+  EXPECT_EQ(d.Lookup(a), nullptr);
+}
+
+TEST(PointerDirectory, SameSetAndTagButAnotherKeyIsAMiss) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(16, 4, &bars);
+  // Same low 32 bits (set) and same bits 40..63 (tag); they differ only in bits 32..39.
+  KeyLocation a = Loc(0xABCDEF0100000005ull);
+  KeyLocation b = Loc(0xABCDEF0200000005ull);
+  ASSERT_EQ(a.tag, b.tag);
+  ASSERT_EQ(SetOf(a.hash, 16), SetOf(b.hash, 16));
+  d.Update(a, 64, 128, 3, 1, 1);
+  EXPECT_EQ(d.Lookup(b), nullptr);
+  d.Update(b, 640, 256, 9, 1, 1);
+  EXPECT_EQ(d.Lookup(a)->offset, 64u);
+  EXPECT_EQ(d.Lookup(b)->offset, 640u);
+}
+
+TEST(PointerDirectory, ServerIsPartOfIdentity) {
+  std::vector<uint64_t> bars(2, 0);
+  PointerDirectory d(16, 4, &bars);
+  d.Update(Loc(42, 0), 64, 128, 1, 1, 1);
+  EXPECT_EQ(d.Lookup(Loc(42, 1)), nullptr);
+  EXPECT_NE(d.Lookup(Loc(42, 0)), nullptr);
+}
+
+TEST(PointerDirectory, FullSetEvictsLeastRecentThenLeastCounted) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 3, &bars);
+  KeyLocation a = Loc(1), b = Loc(2), c = Loc(3), n = Loc(4);
+  d.Update(a, 64, 64, 1, /*recency=*/5, 1);
+  d.Update(b, 128, 64, 1, 5, 1);
+  d.Update(b, 128, 64, 1, 5, 1);  // b: count 2
+  d.Update(c, 192, 64, 1, 6, 1);
+  d.Update(n, 256, 64, 1, 7, 1);  // evicts a (recency 5, count 1) before b (recency 5, count 2)
+  EXPECT_EQ(d.Lookup(a), nullptr);
+  EXPECT_NE(d.Lookup(b), nullptr);
+  EXPECT_NE(d.Lookup(c), nullptr);
+  EXPECT_NE(d.Lookup(n), nullptr);
+  EXPECT_EQ(d.stats().evictions, 1u);
+}
+
+TEST(PointerDirectory, ExpiredEntriesAreNotUsedAndAreReplacedFirst) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 2, &bars);
+  KeyLocation old = Loc(10), fresh = Loc(11), next = Loc(12);
+  d.Update(old, 64, 64, 1, /*recency=*/100, /*server_recency=*/3);
+  d.Update(fresh, 128, 64, 1, 1, 9);
+  bars[0] = 5;  // the server evicted epochs < 5
+  EXPECT_EQ(d.Lookup(old), nullptr);
+  EXPECT_EQ(d.stats().expired, 1u);
+  EXPECT_NE(d.Lookup(fresh), nullptr);
+  // The expired entry is the victim although its client-side recency is the highest.
+  d.Update(next, 192, 64, 1, 1, 9);
+  EXPECT_EQ(d.stats().expired_dropped, 1u);
+  EXPECT_NE(d.Lookup(fresh), nullptr);
+  EXPECT_NE(d.Lookup(next), nullptr);
+}
+
+}  // namespace
+}  // namespace smc

@@ -1,0 +1,591 @@
+// shmemcache_ycsb: YCSB 0.17's CoreWorkload run against shmemcache inside an oshrun job.
+//
+//   scripts/oshrun.sh -np N build/ycsb-driver/shmemcache_ycsb [-load] [-t] -P WORKLOAD [-P ...] [-p name=value ...]
+//                     [-trace FILE]
+//
+// PEs 0 .. num_servers-1 serve (SHMEMCACHE_NUM_SERVERS); every other PE is one YCSB client. The load phase
+// inserts [insertstart, insertstart+insertcount) split into one contiguous block per client; the run phase
+// splits operationcount (or the trace's lines, round-robin) over the clients. With neither -load nor -t both
+// phases run (a cache lives only as long as its job, so a run phase alone starts from an empty cache).
+// Output: YCSB's text format, aggregated over all clients, on PE 0's stdout; see ycsb-driver/README.md.
+//
+// SHMEM lifetime: this program calls shmem_init itself, before shmemcache_init, so the library runs on the
+// program's runtime and never finalizes it. Symmetric buffers (the client barrier's pSync) are shmem_malloc'd
+// by every PE before shmemcache_init; the reduction buffers after shmemcache_finalize, when the servers have
+// left shmemcache_serve. Clients synchronise among themselves with an active-set shmem_barrier over PEs
+// num_servers .. npes-1 (the servers are inside shmemcache_serve then), which keeps the runtime progressing.
+#include <shmem.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "measurements.h"
+#include "properties.h"
+#include "shmemcache/shmemcache.h"
+#include "trace.h"
+#include "workload.h"
+
+namespace {
+
+using ycsb::PhaseMeasurements;
+
+const char kUsage[] =
+    "usage: scripts/oshrun.sh -np N shmemcache_ycsb [-load] [-t] -P WORKLOAD [-P FILE ...] [-p name=value ...]\n"
+    "                         [-trace FILE]\n"
+    "  -load          run the load phase (insert recordcount records, split over the client PEs)\n"
+    "  -t             run the transaction phase (operationcount operations, split over the client PEs)\n"
+    "                 (neither: both, load then run, in this one job)\n"
+    "  -P FILE        YCSB workload property file (repeatable; later files override earlier ones)\n"
+    "  -p NAME=VALUE  property override (wins over every file)\n"
+    "  -trace FILE    run phase replays FILE ('OP KEY' lines, e.g. from record-trace.sh) instead of generating\n"
+    "  -db, -s        accepted and ignored (YCSB compatibility); -threads must be 1 (one client per PE)\n"
+    "Properties: YCSB CoreWorkload's (recordcount, operationcount, readproportion, updateproportion,\n"
+    "insertproportion, readmodifywriteproportion, requestdistribution uniform|zipfian|latest|hotspot,\n"
+    "zipfianconstant, hotspotdatafraction, hotspotopnfraction, fieldcount, fieldlength, insertorder, ...)\n"
+    "plus keyprefix, recordformat=fields|raw, seed, dataintegrity, strict=true (exit 3 on any failed\n"
+    "operation), histogram.csv=FILE, histogram.cap_us=N, hdrhistogram.percentiles=95,99.\n"
+    "PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve; every other PE is one YCSB client.\n";
+
+struct Options {
+  bool load = false, run = false, help = false;
+  std::vector<std::string> files;
+  std::string trace;
+  ycsb::Properties props;
+};
+
+bool ParseArgs(int argc, char **argv, Options *o, std::string *err) {
+  std::vector<std::string> overrides;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&](std::string *v) {
+      if (i + 1 >= argc) {
+        *err = a + " needs an argument";
+        return false;
+      }
+      *v = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      o->help = true;
+    } else if (a == "-load") {
+      o->load = true;
+    } else if (a == "-t") {
+      o->run = true;
+    } else if (a == "-P") {
+      if (!next(&v)) return false;
+      o->files.push_back(v);
+    } else if (a == "-p") {
+      if (!next(&v)) return false;
+      overrides.push_back(v);
+    } else if (a == "-trace") {
+      if (!next(&v)) return false;
+      o->trace = v;
+    } else if (a == "-db") {
+      if (!next(&v)) return false;
+    } else if (a == "-s") {
+    } else if (a == "-threads") {
+      if (!next(&v)) return false;
+      if (v != "1") {
+        *err = "-threads " + v + ": each client PE is one YCSB client thread; run more PEs instead";
+        return false;
+      }
+    } else if (a == "-target") {
+      *err = "-target (throttling) is not supported";
+      return false;
+    } else {
+      *err = "unknown argument '" + a + "' (see -h)";
+      return false;
+    }
+  }
+  for (const std::string &f : o->files)
+    if (!o->props.LoadFile(f, err)) return false;
+  for (const std::string &p : overrides)
+    if (!o->props.SetFromArg(p, err)) return false;
+  if (!o->load && !o->run) o->load = o->run = true;
+  return true;
+}
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+constexpr size_t kStatsWords = sizeof(shmemcache_stats_t) / sizeof(uint64_t);
+static_assert(sizeof(shmemcache_stats_t) % sizeof(uint64_t) == 0, "stats are uint64_t fields");
+
+void StatsToWords(const shmemcache_stats_t &s, int64_t *w) { std::memcpy(w, &s, sizeof s); }
+shmemcache_stats_t WordsToStats(const int64_t *w) {
+  shmemcache_stats_t s;
+  std::memcpy(&s, w, sizeof s);
+  return s;
+}
+shmemcache_stats_t StatsDelta(const shmemcache_stats_t &a, const shmemcache_stats_t &b) {
+  const uint64_t *pa = reinterpret_cast<const uint64_t *>(&a);
+  const uint64_t *pb = reinterpret_cast<const uint64_t *>(&b);
+  shmemcache_stats_t d;
+  uint64_t *pd = reinterpret_cast<uint64_t *>(&d);
+  for (size_t i = 0; i < kStatsWords; ++i) pd[i] = pb[i] - pa[i];
+  return d;
+}
+
+int ReturnOf(shmemcache_status_t s) {
+  if (s == SHMEMCACHE_OK) return ycsb::kOk;
+  if (s == SHMEMCACHE_NOT_FOUND) return ycsb::kNotFound;
+  return ycsb::kError;
+}
+
+// One YCSB client: executes operations against the cache and measures them like YCSB's DBWrapper.
+class Client {
+ public:
+  // strict: also name the keys of READs that found nothing (a loaded key must be there).
+  Client(shmemcache_t *cache, ycsb::CoreWorkload *w, int pe, bool strict)
+      : cache_(cache), w_(w), pe_(pe), strict_(strict) {
+    buf_.resize(std::max<size_t>(w->MaxRecordBytes(), 64));
+  }
+
+  void Insert(const std::string &key, PhaseMeasurements *m) {
+    w_->BuildRecord(key, &record_);
+    Write(ycsb::kMInsert, key, m);
+  }
+  void Update(const std::string &key, PhaseMeasurements *m) {
+    w_->BuildRecord(key, &record_);
+    Write(ycsb::kMUpdate, key, m);
+  }
+  void Read(const std::string &key, PhaseMeasurements *m) {
+    size_t len = 0;
+    uint64_t t0 = NowNs();
+    shmemcache_status_t s = shmemcache_get(cache_, key.data(), key.size(), buf_.data(), buf_.size(), &len);
+    if (s == SHMEMCACHE_BUFFER_TOO_SMALL) {
+      buf_.resize(len);
+      s = shmemcache_get(cache_, key.data(), key.size(), buf_.data(), buf_.size(), &len);
+    }
+    uint64_t t1 = NowNs();
+    m->Measure(ycsb::kMRead, t1 - t0);
+    m->Report(ycsb::kMRead, ReturnOf(s));
+    if (s != SHMEMCACHE_OK && (s != SHMEMCACHE_NOT_FOUND || strict_)) Complain("READ", key, s);
+    if (w_->config().dataintegrity) {
+      // YCSB's verifyRow: UNEXPECTED_STATE for a wrong value, ERROR when nothing was read.
+      uint64_t v0 = NowNs();
+      int r = s != SHMEMCACHE_OK ? ycsb::kError
+                                 : (w_->VerifyRecord(key, buf_.data(), len) ? ycsb::kOk : ycsb::kUnexpectedState);
+      m->Measure(ycsb::kMVerify, NowNs() - v0);
+      m->Report(ycsb::kMVerify, r);
+      if (r == ycsb::kUnexpectedState && complaints_++ < kMaxComplaints)
+        std::fprintf(stderr, "shmemcache_ycsb: PE %d: READ %s returned a value that fails verification (%zu bytes)\n",
+                     pe_, key.c_str(), len);
+    }
+  }
+  void ReadModifyWrite(const std::string &key, PhaseMeasurements *m) {
+    w_->BuildRecord(key, &record_);
+    uint64_t t0 = NowNs();
+    Read(key, m);
+    Write(ycsb::kMUpdate, key, m);
+    m->Measure(ycsb::kMReadModifyWrite, NowNs() - t0);
+  }
+
+ private:
+  static constexpr int kMaxComplaints = 5;
+
+  void Write(int measured, const std::string &key, PhaseMeasurements *m) {
+    uint64_t t0 = NowNs();
+    shmemcache_status_t s = shmemcache_set(cache_, key.data(), key.size(), record_.data(), record_.size());
+    m->Measure(measured, NowNs() - t0);
+    m->Report(measured, ReturnOf(s));
+    if (s != SHMEMCACHE_OK) Complain(ycsb::MeasuredName(measured), key, s);
+  }
+
+  void Complain(const char *op, const std::string &key, shmemcache_status_t s) {
+    if (complaints_++ >= kMaxComplaints) return;
+    const char *hint = "";
+    if (s == SHMEMCACHE_NO_SPACE)
+      hint = " (the servers are full: raise SHMEMCACHE_SERVER_MEMORY_BYTES, SHMEMCACHE_HASH_SETS and "
+             "SMA_SYMMETRIC_SIZE, or add servers)";
+    else if (s == SHMEMCACHE_VALUE_TOO_LARGE)
+      hint = " (raise SHMEMCACHE_MAX_VALUE_LEN or lower fieldcount * fieldlength)";
+    std::fprintf(stderr, "shmemcache_ycsb: PE %d: %s %s: %s%s%s%s\n", pe_, op, key.c_str(), shmemcache_strerror(s),
+                 *shmemcache_last_error() ? ": " : "", shmemcache_last_error(), hint);
+  }
+
+  shmemcache_t *cache_;
+  ycsb::CoreWorkload *w_;
+  int pe_;
+  bool strict_;
+  std::string record_;
+  std::vector<char> buf_;
+  int complaints_ = 0;
+};
+
+void RunLoad(Client *c, ycsb::CoreWorkload *w, PhaseMeasurements *m) {
+  int64_t begin, end;
+  w->LoadRange(&begin, &end);
+  for (int64_t k = begin; k < end; ++k) {
+    c->Insert(w->KeyName(k), m);
+    ++m->operations;
+  }
+}
+
+void RunTransactions(Client *c, ycsb::CoreWorkload *w, int64_t count, PhaseMeasurements *m) {
+  for (int64_t i = 0; i < count; ++i) {
+    switch (w->NextOperation()) {
+      case ycsb::OpType::kRead: c->Read(w->KeyName(w->NextKeynum()), m); break;
+      case ycsb::OpType::kUpdate: c->Update(w->KeyName(w->NextKeynum()), m); break;
+      case ycsb::OpType::kReadModifyWrite: c->ReadModifyWrite(w->KeyName(w->NextKeynum()), m); break;
+      case ycsb::OpType::kInsert: {
+        int64_t k = w->NextInsertKeynum();
+        c->Insert(w->KeyName(k), m);
+        w->AcknowledgeInsert(k);
+        break;
+      }
+    }
+    ++m->operations;
+  }
+}
+
+void RunTrace(Client *c, const std::vector<ycsb::TraceOp> &ops, PhaseMeasurements *m) {
+  for (const ycsb::TraceOp &t : ops) {
+    switch (t.op) {
+      case ycsb::OpType::kRead: c->Read(t.key, m); break;
+      case ycsb::OpType::kUpdate: c->Update(t.key, m); break;
+      case ycsb::OpType::kReadModifyWrite: c->ReadModifyWrite(t.key, m); break;
+      case ycsb::OpType::kInsert: c->Insert(t.key, m); break;
+    }
+    ++m->operations;
+  }
+}
+
+// Symmetric scratch for the collectives this program issues itself.
+struct Sym {
+  long *barrier_psync = nullptr;  // client-only active-set barrier
+  long *reduce_psync = nullptr;
+  int *flag_src = nullptr, *flag_dst = nullptr, *flag_wrk = nullptr;
+};
+
+// Every PE: agree on a failure flag (max over PEs).
+int AllMax(Sym *s, int v) {
+  *s->flag_src = v;
+  shmem_barrier_all();
+  shmem_int_max_to_all(s->flag_dst, s->flag_src, 1, 0, 0, shmem_n_pes(), s->flag_wrk, s->reduce_psync);
+  shmem_barrier_all();
+  return *s->flag_dst;
+}
+
+// Sums (or min/max) of n words over all PEs, in place in `words`.
+enum class Reduce { kSum, kMin, kMax };
+void ReduceAll(Sym *s, std::vector<int64_t> *words, Reduce how) {
+  const size_t n = words->size();
+  long long *src = static_cast<long long *>(shmem_malloc(n * sizeof(long long)));
+  long long *dst = static_cast<long long *>(shmem_malloc(n * sizeof(long long)));
+  size_t wrk_n = std::max<size_t>(n / 2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+  long long *wrk = static_cast<long long *>(shmem_malloc(wrk_n * sizeof(long long)));
+  for (size_t i = 0; i < n; ++i) src[i] = (*words)[i];
+  shmem_barrier_all();
+  const int npes = shmem_n_pes();
+  const int count = static_cast<int>(n);
+  if (how == Reduce::kSum) shmem_longlong_sum_to_all(dst, src, count, 0, 0, npes, wrk, s->reduce_psync);
+  else if (how == Reduce::kMin) shmem_longlong_min_to_all(dst, src, count, 0, 0, npes, wrk, s->reduce_psync);
+  else shmem_longlong_max_to_all(dst, src, count, 0, 0, npes, wrk, s->reduce_psync);
+  shmem_barrier_all();
+  for (size_t i = 0; i < n; ++i) (*words)[i] = dst[i];
+  shmem_free(wrk);
+  shmem_free(dst);
+  shmem_free(src);
+}
+
+double Pct(uint64_t a, uint64_t b) { return b ? 100.0 * static_cast<double>(a) / static_cast<double>(b) : 0; }
+
+void WriteCacheLines(FILE *out, const shmemcache_stats_t &d) {
+  auto line = [&](const char *name, uint64_t v) {
+    std::fprintf(out, "[SHMEMCACHE], %s, %llu\n", name, static_cast<unsigned long long>(v));
+  };
+  line("Gets", d.gets);
+  line("Sets", d.sets);
+  line("DirectGets", d.direct_gets);
+  line("ActiveGets", d.active_gets);
+  line("DirectSets", d.direct_sets);
+  line("ActiveSets", d.active_sets);
+  const uint64_t direct = d.direct_gets + d.direct_sets, active = d.active_gets + d.active_sets;
+  std::fprintf(out, "[SHMEMCACHE], DirectRatio(%%), %.2f\n", Pct(direct, direct + active));
+  line("DirectoryHits", d.directory_hits);
+  line("DirectoryMisses", d.directory_misses);
+  // Paper 002 Fig. 9(d): operations that used a cached pointer / all operations.
+  std::fprintf(out, "[SHMEMCACHE], DirectoryHitRatio(%%), %.2f\n",
+               Pct(d.directory_hits, d.directory_hits + d.directory_misses));
+  line("ReadRetries", d.read_retries);
+  line("LockRetries", d.lock_retries);
+  line("DirectFallbacks", d.direct_fallbacks);
+}
+
+std::vector<double> ParsePercentiles(const std::string &text, std::string *err) {
+  std::vector<double> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    size_t comma = text.find(',', at);
+    std::string item = text.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+    char *end = nullptr;
+    double p = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !(p > 0 && p <= 100)) {
+      *err = "hdrhistogram.percentiles: '" + text + "' is not a comma-separated list of percentiles in (0, 100]";
+      return {};
+    }
+    out.push_back(p);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  shmem_init();
+  const int me = shmem_my_pe();
+  const int npes = shmem_n_pes();
+
+  Sym sym;
+  sym.barrier_psync = static_cast<long *>(shmem_malloc(SHMEM_BARRIER_SYNC_SIZE * sizeof(long)));
+  sym.reduce_psync = static_cast<long *>(shmem_malloc(SHMEM_REDUCE_SYNC_SIZE * sizeof(long)));
+  sym.flag_src = static_cast<int *>(shmem_malloc(sizeof(int)));
+  sym.flag_dst = static_cast<int *>(shmem_malloc(sizeof(int)));
+  sym.flag_wrk = static_cast<int *>(shmem_malloc(SHMEM_REDUCE_MIN_WRKDATA_SIZE * sizeof(int)));
+  for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; ++i) sym.barrier_psync[i] = SHMEM_SYNC_VALUE;
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) sym.reduce_psync[i] = SHMEM_SYNC_VALUE;
+  shmem_barrier_all();
+
+  auto finish = [&](int rc) {
+    shmem_barrier_all();
+    shmem_free(sym.flag_wrk);
+    shmem_free(sym.flag_dst);
+    shmem_free(sym.flag_src);
+    shmem_free(sym.reduce_psync);
+    shmem_free(sym.barrier_psync);
+    shmem_finalize();
+    return rc;
+  };
+
+  // ---- arguments and workload ----
+  Options o;
+  std::string err;
+  ycsb::WorkloadConfig wc;
+  std::vector<std::string> warnings;
+  std::string csv_path;
+  int64_t cap_us = 1000;
+  bool strict = false;
+  std::vector<double> percentiles;
+  bool ok = ParseArgs(argc, argv, &o, &err);
+  if (ok && o.help) {
+    if (me == 0) std::fputs(kUsage, stdout);
+    return finish(0);
+  }
+  if (ok && o.files.empty() && o.props.Names().empty()) {
+    ok = false;
+    err = "no workload: give -P WORKLOAD (ycsb-driver/workloads/) and/or -p properties (see -h)";
+  }
+  ok = ok && ycsb::ParseWorkloadConfig(o.props, &wc, &warnings, &err);
+  ok = ok && o.props.GetInt64("histogram.cap_us", 1000, &cap_us, &err);
+  if (ok && (cap_us < 1 || cap_us > 10000000)) {
+    ok = false;
+    err = ycsb::BadValue(o.props, "histogram.cap_us", "must be between 1 and 10000000");
+  }
+  ok = ok && o.props.GetBool("strict", false, &strict, &err);
+  if (ok) {
+    percentiles = ParsePercentiles(o.props.Get("hdrhistogram.percentiles", "95,99"), &err);
+    ok = !percentiles.empty();
+  }
+  csv_path = o.props.Get("histogram.csv", "");
+  if (ok && !o.trace.empty() && !o.run) {
+    ok = false;
+    err = "-trace replays the run phase: use it with -t (or without -load)";
+  }
+  if (ok && o.trace.empty() && o.run && wc.operationcount <= 0) {
+    ok = false;
+    err = "operationcount is not set: give it in the workload file or with -p operationcount=N";
+  }
+  // The same arguments on every PE give the same verdict; agree anyway (a file may be missing on one node).
+  // The lowest failing PE prints its reason (usually PE 0, for everyone).
+  const int worst = AllMax(&sym, ok ? 0 : npes - me);
+  if (worst != 0) {
+    if (me == npes - worst)
+      std::fprintf(stderr, "shmemcache_ycsb: %s%s\n", me == 0 ? "" : ("PE " + std::to_string(me) + ": ").c_str(),
+                   err.c_str());
+    return finish(2);
+  }
+  if (me == 0)
+    for (const std::string &w : warnings) std::fprintf(stderr, "shmemcache_ycsb: warning: %s\n", w.c_str());
+
+  // ---- cache ----
+  shmemcache_config_t cc;
+  shmemcache_status_t st = shmemcache_config_defaults(&cc);
+  if (st != SHMEMCACHE_OK) {
+    if (me == 0) std::fprintf(stderr, "shmemcache_ycsb: %s: %s\n", shmemcache_strerror(st), shmemcache_last_error());
+    return finish(1);
+  }
+  if (cc.num_servers >= npes) {
+    if (me == 0)
+      std::fprintf(stderr, "shmemcache_ycsb: %d PEs and %d servers leave no client: run more PEs (-np)\n", npes,
+                   cc.num_servers);
+    return finish(2);
+  }
+  shmemcache_t *cache = nullptr;
+  st = shmemcache_init(&cc, &cache);
+  if (st != SHMEMCACHE_OK) {
+    if (me == 0)
+      std::fprintf(stderr, "shmemcache_ycsb: shmemcache_init: %s: %s\n", shmemcache_strerror(st),
+                   shmemcache_last_error());
+    return finish(1);
+  }
+  const int clients = shmemcache_num_clients(cache);
+  const int rank = shmemcache_client_rank(cache);
+  const int first_client = cc.num_servers;
+
+  PhaseMeasurements load_m(cap_us), run_m(cap_us);
+  shmemcache_stats_t s0{}, s1{}, s2{};
+  int64_t trace_total = 0;
+  int trace_failed = 0;
+  std::string trace_err;
+
+  if (shmemcache_is_server(cache)) {
+    st = shmemcache_serve(cache);
+    if (st != SHMEMCACHE_OK) std::fprintf(stderr, "shmemcache_ycsb: PE %d: serve: %s\n", me, shmemcache_strerror(st));
+  } else {
+    ycsb::CoreWorkload w(wc, rank, clients);
+    Client client(cache, &w, me, strict);
+    std::vector<ycsb::TraceOp> trace_ops;
+    if (!o.trace.empty() && !ycsb::ReadTrace(o.trace, rank, clients, &trace_ops, &trace_total, &trace_err)) {
+      trace_failed = 1;
+      trace_ops.clear();
+      if (rank == 0) std::fprintf(stderr, "shmemcache_ycsb: %s\n", trace_err.c_str());
+    }
+    auto client_barrier = [&] { shmem_barrier(first_client, 0, clients, sym.barrier_psync); };
+    client_barrier();
+    shmemcache_get_stats(cache, &s0);
+    if (o.load) {
+      uint64_t t0 = NowNs();
+      RunLoad(&client, &w, &load_m);
+      load_m.runtime_ns = NowNs() - t0;
+    }
+    client_barrier();  // every record is in before any client starts the run phase
+    shmemcache_get_stats(cache, &s1);
+    if (o.run && !trace_failed) {
+      uint64_t t0 = NowNs();
+      if (o.trace.empty()) RunTransactions(&client, &w, w.OperationShare(wc.operationcount), &run_m);
+      else RunTrace(&client, trace_ops, &run_m);
+      run_m.runtime_ns = NowNs() - t0;
+    }
+    shmemcache_get_stats(cache, &s2);
+  }
+  st = shmemcache_finalize(cache);
+  if (st != SHMEMCACHE_OK) std::fprintf(stderr, "shmemcache_ycsb: PE %d: finalize: %s\n", me, shmemcache_strerror(st));
+  shmemcache_stats_t final_stats{};
+  shmemcache_get_stats(cache, &final_stats);
+  shmemcache_destroy(cache);
+
+  // ---- aggregate over all PEs (servers contribute zeros to the client measurements) ----
+  const size_t phase_words = load_m.SumWords();
+  std::vector<int64_t> sums(2 * phase_words + 3 * kStatsWords + 2, 0);
+  load_m.ExportSums(&sums[0]);
+  run_m.ExportSums(&sums[phase_words]);
+  int64_t *sw = &sums[2 * phase_words];
+  const bool is_server = me < first_client;
+  if (!is_server) {
+    StatsToWords(StatsDelta(s0, s1), sw);
+    StatsToWords(StatsDelta(s1, s2), sw + kStatsWords);
+  } else {
+    StatsToWords(final_stats, sw + 2 * kStatsWords);
+  }
+  sums[sums.size() - 2] = trace_failed;
+  sums[sums.size() - 1] = trace_total;  // only client rank 0 reports it below
+  if (rank != 0) sums[sums.size() - 1] = 0;
+  ReduceAll(&sym, &sums, Reduce::kSum);
+  const size_t mm = PhaseMeasurements::kMinMaxWords;
+  std::vector<int64_t> mins(2 * mm), maxes(2 * mm);
+  load_m.ExportMins(&mins[0]);
+  run_m.ExportMins(&mins[mm]);
+  load_m.ExportMaxes(&maxes[0]);
+  run_m.ExportMaxes(&maxes[mm]);
+  ReduceAll(&sym, &mins, Reduce::kMin);
+  ReduceAll(&sym, &maxes, Reduce::kMax);
+  load_m.ImportSums(&sums[0]);
+  run_m.ImportSums(&sums[phase_words]);
+  load_m.ImportMinMax(&mins[0], &maxes[0]);
+  run_m.ImportMinMax(&mins[mm], &maxes[mm]);
+  const shmemcache_stats_t load_stats = WordsToStats(sw);
+  const shmemcache_stats_t run_stats = WordsToStats(sw + kStatsWords);
+  const shmemcache_stats_t server_stats = WordsToStats(sw + 2 * kStatsWords);
+  const bool any_trace_failed = sums[sums.size() - 2] != 0;
+  trace_total = sums[sums.size() - 1];
+
+  // ---- verdict and report ----
+  std::string strict_reason;
+  for (const PhaseMeasurements *m : {&load_m, &run_m}) {
+    for (int k = 0; k < ycsb::kNumMeasured; ++k) {
+      const uint64_t *r = m->returns[k];
+      if (r[ycsb::kError] || r[ycsb::kUnexpectedState] ||
+          ((k == ycsb::kMRead || k == ycsb::kMVerify) && r[ycsb::kNotFound]))
+        strict_reason = std::string(ycsb::MeasuredName(k)) + " had failed operations";
+    }
+  }
+  int rc = any_trace_failed ? 2 : 0;
+  if (me == 0) {
+    std::string files;
+    for (const std::string &f : o.files) files += (files.empty() ? "" : ",") + f;
+    const char *tls = std::getenv("UCX_TLS");
+    auto header = [&](const char *phase) {
+      std::printf("# shmemcache_ycsb phase=%s workload=%s%s%s servers=%d clients=%d recordcount=%" PRId64
+                  " operationcount=%" PRId64 " requestdistribution=%s fieldcount=%" PRId64 " fieldlength=%" PRId64
+                  " recordformat=%s record_bytes=%zu transport=%s direct_ops=%d directory=%zux%u\n",
+                  phase, files.empty() ? "-" : files.c_str(), o.trace.empty() ? "" : " trace=",
+                  o.trace.empty() ? "" : o.trace.c_str(), first_client, clients, wc.recordcount,
+                  o.trace.empty() ? wc.operationcount : trace_total, wc.requestdistribution.c_str(), wc.fieldcount,
+                  wc.fieldlength, wc.recordformat.c_str(), ycsb::RecordBytes(wc),
+                  tls ? tls : "shm(default)", cc.direct_ops, cc.directory_entries, cc.directory_ways);
+    };
+    if (o.load) {
+      header("load");
+      ycsb::WriteReport(stdout, load_m, percentiles);
+      WriteCacheLines(stdout, load_stats);
+    }
+    if (o.run && !any_trace_failed) {
+      if (o.load) std::printf("\n");
+      header("run");
+      ycsb::WriteReport(stdout, run_m, percentiles);
+      WriteCacheLines(stdout, run_stats);
+    }
+    auto sline = [&](const char *name, uint64_t v) {
+      std::printf("[SHMEMCACHE-SERVERS], %s, %llu\n", name, static_cast<unsigned long long>(v));
+    };
+    sline("Items", server_stats.items);
+    sline("BytesUsed", server_stats.bytes_used);
+    sline("ActiveOpsServed", server_stats.active_ops_served);
+    sline("Evictions", server_stats.evictions);
+    sline("NoSpaceErrors", server_stats.no_space_errors);
+    std::fflush(stdout);
+    if (!csv_path.empty()) {
+      FILE *f = std::fopen(csv_path.c_str(), "w");
+      if (!f) {
+        std::fprintf(stderr, "shmemcache_ycsb: histogram.csv: cannot write %s\n", csv_path.c_str());
+        rc = 2;
+      } else {
+        bool header_done = false;
+        if (o.load) {
+          ycsb::WriteHistogramCsv(f, "load", load_m, true);
+          header_done = true;
+        }
+        if (o.run) ycsb::WriteHistogramCsv(f, "run", run_m, !header_done);
+        std::fclose(f);
+      }
+    }
+    if (strict && !strict_reason.empty()) std::fprintf(stderr, "shmemcache_ycsb: strict: %s\n", strict_reason.c_str());
+  }
+  if (strict && !strict_reason.empty() && rc == 0) rc = 3;
+  return finish(rc);
+}
