@@ -76,6 +76,8 @@ typedef struct {
                                    application's traffic); 0 = share SHMEM_CTX_DEFAULT; -1 = auto (default):
                                    own context unless UCX_TLS names tcp, where OpenMPI 4.1.4 hangs in
                                    shmem_finalize after a get on a private context (tests/platform/) */
+  unsigned max_outstanding;     /* non-blocking requests a client may have in flight before issuing waits
+                                   for the oldest; default 64 */
 } shmemcache_config_t;
 
 /* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
@@ -118,6 +120,44 @@ shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t 
 
 /* Removes key. Returns OK if it was present, NOT_FOUND if not. */
 shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size_t key_len);
+
+/*
+ * Non-blocking operations (paper 000 §IV). An i-call or b-call issues the operation and returns a request;
+ * shmemcache_test and shmemcache_wait report its completion.
+ *
+ * Buffer reuse:
+ *   shmemcache_iset: key and value must stay untouched until the request completes.
+ *   shmemcache_bset: key and value have been copied or sent when it returns; reuse them at once.
+ *   shmemcache_iget: the key must stay untouched until completion; buffer and *value_len are written by
+ *                    completion (as shmemcache_get would write them).
+ *   shmemcache_bget: returns with the key buffer free; buffer and *value_len as for iget.
+ * (This version copies keys and values at issue for every call, so iset/iget also allow early reuse; do not
+ * rely on that.)
+ *
+ * Ordering: operations of one client on the same key take effect in issue order, and a GET issued after a
+ * SET of the same key by the same client sees that SET or a later one. Blocking calls are issue + wait and mix
+ * freely with non-blocking ones.
+ *
+ * Errors found at issue (bad arguments, wrong role, after finalize) are returned at once, *request is set to
+ * NULL and nothing is issued. With max_outstanding requests in flight, issuing waits for the oldest first.
+ * Every request is released by exactly one shmemcache_wait; a second wait on a released request returns
+ * SHMEMCACHE_INVALID_ARGUMENT as long as its memory has not been reused by a newer request.
+ */
+typedef struct shmemcache_request shmemcache_request_t;
+
+shmemcache_status_t shmemcache_iset(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
+                                    size_t value_len, shmemcache_request_t **request);
+shmemcache_status_t shmemcache_bset(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
+                                    size_t value_len, shmemcache_request_t **request);
+shmemcache_status_t shmemcache_iget(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
+                                    size_t buffer_len, size_t *value_len, shmemcache_request_t **request);
+shmemcache_status_t shmemcache_bget(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
+                                    size_t buffer_len, size_t *value_len, shmemcache_request_t **request);
+/* Never blocks (it lets the runtime progress once): SHMEMCACHE_IN_PROGRESS, or the operation's final status.
+ * Does not release the request. */
+shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *request);
+/* Blocks until the request completes, returns its final status and releases it. */
+shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *request);
 
 /* Per-PE counters. Client-side fields move on clients, server-side fields on servers. */
 typedef struct {

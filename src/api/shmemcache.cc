@@ -170,6 +170,71 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_delete(shmemcache_t* c, const v
   return c->client->Delete(key, key_len);
 }
 
+namespace {
+
+Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
+                shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (value_len > c->config.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  return c->client->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
+}
+
+Status IssueGet(shmemcache_t* c, const void* key, size_t key_len, void* buffer, size_t buffer_len,
+                size_t* value_len, shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
+  return c->client->Issue(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len, request);
+}
+
+Status CheckRequestCall(shmemcache_t* c, shmemcache_request_t* request) {
+  if (c == nullptr || request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (c->finalized) return SHMEMCACHE_SHUT_DOWN;
+  if (c->is_server) return SHMEMCACHE_WRONG_ROLE;
+  return SHMEMCACHE_OK;
+}
+
+}  // namespace
+
+// The i- and b-variants share one implementation: keys and values are copied into the request message at
+// issue, which meets both contracts (see shmemcache.h).
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iset(shmemcache_t* c, const void* key, size_t key_len,
+                                                      const void* value, size_t value_len,
+                                                      shmemcache_request_t** request) {
+  return IssueSet(c, key, key_len, value, value_len, request);
+}
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_bset(shmemcache_t* c, const void* key, size_t key_len,
+                                                      const void* value, size_t value_len,
+                                                      shmemcache_request_t** request) {
+  return IssueSet(c, key, key_len, value, value_len, request);
+}
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iget(shmemcache_t* c, const void* key, size_t key_len,
+                                                      void* buffer, size_t buffer_len, size_t* value_len,
+                                                      shmemcache_request_t** request) {
+  return IssueGet(c, key, key_len, buffer, buffer_len, value_len, request);
+}
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_bget(shmemcache_t* c, const void* key, size_t key_len,
+                                                      void* buffer, size_t buffer_len, size_t* value_len,
+                                                      shmemcache_request_t** request) {
+  return IssueGet(c, key, key_len, buffer, buffer_len, value_len, request);
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_test(shmemcache_t* c, shmemcache_request_t* request) {
+  Status s = CheckRequestCall(c, request);
+  return s != SHMEMCACHE_OK ? s : c->client->Test(request);
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcache_request_t* request) {
+  Status s = CheckRequestCall(c, request);
+  return s != SHMEMCACHE_OK ? s : c->client->Wait(request);
+}
+
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c, shmemcache_stats_t* stats) {
   if (c == nullptr || stats == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   *stats = c->stats;

@@ -38,7 +38,9 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epoch_heard_at_(config.num_servers, 0),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       arena_(base + layout.arena_offset),
-      mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)) {}
+      mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
+      pending_(config.num_servers),
+      pending_chunks_(config.num_servers, 0) {}
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
@@ -108,6 +110,7 @@ void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
 Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
   ++stats_->sets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  CompleteServer(loc.server);  // requests issued earlier take effect first
   if (config_.direct_ops) {
     DrainNotices(loc.server);
     DirectoryEntry* e = directory_.Lookup(loc);
@@ -180,6 +183,7 @@ bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t*
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
   ++stats_->gets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  CompleteServer(loc.server);
   Status status;
   if (config_.direct_ops) {
     DrainNotices(loc.server);
@@ -220,6 +224,7 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
 Status Client::Delete(const void* key, size_t key_len) {
   ++stats_->deletes;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  CompleteServer(loc.server);
   ReplyHeader reply;
   if (config_.direct_ops) directory_.Remove(loc);
   return Active(Op::kDelete, loc, key, key_len, nullptr, 0, 0, &reply);
@@ -230,6 +235,7 @@ void Client::PollNotices() {
 }
 
 void Client::SayGoodbye() {
+  CompleteAll();
   RequestHeader h{};
   h.op = static_cast<uint8_t>(Op::kBye);
   h.request_id = next_request_id_++;

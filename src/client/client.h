@@ -5,10 +5,13 @@
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <vector>
 
 #include "client/direct_ops.h"
 #include "client/pointer_directory.h"
+#include "client/request.h"
 #include "conduit/conduit.h"
 #include "conduit/message.h"
 #include "core/hash.h"
@@ -30,8 +33,19 @@ class Client {
   Status Set(const void* key, size_t key_len, const void* value, size_t value_len);
   Status Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len);
   Status Delete(const void* key, size_t key_len);
-  // Tells every server this client is done (no reply).
+  // Tells every server this client is done (no reply). Completes every request still in flight first.
   void SayGoodbye();
+
+  // Non-blocking operations (client/nonblocking.cc). Issue runs the same decision process as the blocking
+  // calls: a Direct operation completes at once (no request to a server is in flight for that server, so
+  // issue order is kept); everything else is an Active request posted now and completed by Test/Wait, with
+  // replies matched in order per server. Arguments are already checked.
+  Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
+               size_t buffer_len, size_t* out_len, shmemcache_request** request);
+  Status Test(shmemcache_request* request);  // never blocks; does not release
+  Status Wait(shmemcache_request* request);  // blocks; releases
+  // Completes every request in flight (finalize; and blocking calls to a server with requests in flight).
+  void CompleteAll();
   // Takes in the expiration bars every server has pushed to this client. Operations do this for their own
   // server; exposed for tests and for callers that want bars before their next operation.
   void PollNotices();
@@ -49,6 +63,14 @@ class Client {
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
   uint64_t CurrentRange() const;
+  // Non-blocking machinery.
+  shmemcache_request* NewRequest();
+  void CompleteOldest(int server);     // blocks for the reply of the oldest request in flight to server
+  void CompleteOldestAnywhere();
+  void PollReplies(int server);        // completes the replies that have arrived, without blocking
+  void Complete(int server);           // reply_ holds the reply of the front request of server
+  void CompleteServer(int server) { while (!pending_[server].empty()) CompleteOldest(server); }
+  unsigned ReplyChunks(Op op, size_t buffer_len) const;
   void Remember(const KeyLocation& loc, const WirePointer& p);
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
@@ -78,6 +100,12 @@ class Client {
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   std::vector<uint8_t> request_;
   std::vector<uint8_t> reply_;
+  // Requests in flight, per server, in issue order (a server answers one client's requests in order).
+  std::vector<std::deque<shmemcache_request*>> pending_;
+  std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
+  size_t in_flight_ = 0;
+  std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_
+  shmemcache_request* free_requests_ = nullptr;
 };
 
 }  // namespace smc

@@ -59,6 +59,11 @@ class PointerDirectory {
 
   // The usable sub-entry for this key, or nullptr (absent, or expired). Counts a hit or a miss.
   DirectoryEntry* Lookup(const KeyLocation& loc);
+  // Like Lookup, without counting: whether a usable sub-entry exists.
+  const DirectoryEntry* Peek(const KeyLocation& loc) {
+    DirectoryEntry* e = Find(loc);
+    return (e != nullptr && !Expired(*e)) ? e : nullptr;
+  }
   // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
   // sub-entry, else an expired one, else the least recent, least counted).
   void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,

@@ -104,6 +104,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->slab_growth_factor = 1.25;
   c->slab_page_bytes = 1ull << 20;
   c->private_context = -1;
+  c->max_outstanding = 64;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -123,6 +124,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Double("SHMEMCACHE_SLAB_GROWTH_FACTOR", &c->slab_growth_factor);
   env.Size("SHMEMCACHE_SLAB_PAGE_BYTES", &c->slab_page_bytes);
   env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
+  env.Unsigned("SHMEMCACHE_MAX_OUTSTANDING", &c->max_outstanding);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -144,6 +146,7 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.chunks_per_peer < 2 || c.chunks_per_peer > 4096) return bad("chunks_per_peer must be in 2..4096");
   if (!(c.slab_growth_factor >= 1.01 && c.slab_growth_factor <= 4.0))
     return bad("slab_growth_factor must be in 1.01..4.0");
+  if (c.max_outstanding == 0 || c.max_outstanding > 65536) return bad("max_outstanding must be in 1..65536");
   if (c.private_context < -1 || c.private_context > 1) return bad("private_context must be -1, 0 or 1");
   if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
   if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
@@ -155,7 +158,7 @@ uint64_t ConfigFingerprint(const shmemcache_config_t& c) {
                   c.directory_entries, c.directory_ways, c.recency_range_ms, c.max_key_len, c.max_value_len,
                   c.chunk_bytes, c.chunks_per_peer, static_cast<uint64_t>(c.direct_ops), c.spill_bytes,
                   static_cast<uint64_t>(c.slab_growth_factor * 1e6), c.slab_page_bytes,
-                  static_cast<uint64_t>(c.private_context),
+                  static_cast<uint64_t>(c.private_context), c.max_outstanding,
                   c.spill_dir ? XXH3_64bits(c.spill_dir, std::strlen(c.spill_dir)) : 0};
   return XXH3_64bits(f, sizeof(f));
 }

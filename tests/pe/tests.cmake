@@ -30,3 +30,7 @@ shmemcache_pe_test(eviction_np5_2servers_skewed_clocks pe_eviction 5 ARGS 5000 $
 shmemcache_pe_test(eviction_np3_tcp_skewed_clocks pe_eviction 3 TCP ARGS 5000)
 shmemcache_pe_test(expiration_bar_np6 pe_expiration_bar 6)
 shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)
+
+# Non-blocking API: buffer reuse, thousands outstanding over 2 servers, ordering, mixing, errors.
+shmemcache_pe_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
+shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)

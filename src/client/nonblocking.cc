@@ -1,0 +1,169 @@
+// Client: the non-blocking operations (iset/bset/iget/bget + test/wait). See client.h and shmemcache.h for
+// the contract; this file holds the request bookkeeping.
+#include <algorithm>
+#include <cstring>
+
+#include "client/client.h"
+#include "shmem/runtime.h"
+
+namespace smc {
+
+shmemcache_request* Client::NewRequest() {
+  shmemcache_request* r = free_requests_;
+  if (r != nullptr) {
+    free_requests_ = r->next_free;
+  } else {
+    request_pool_.emplace_back();
+    r = &request_pool_.back();
+  }
+  *r = shmemcache_request{};
+  r->magic = shmemcache_request::kLive;
+  return r;
+}
+
+unsigned Client::ReplyChunks(Op op, size_t buffer_len) const {
+  size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
+  size_t bytes = sizeof(ReplyHeader) + (op == Op::kGet ? buffer_len : 0);
+  size_t chunks = (bytes + payload - 1) / payload;
+  return static_cast<unsigned>(std::min<size_t>(std::max<size_t>(chunks, 1), config_.chunks_per_peer));
+}
+
+Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
+                     size_t buffer_len, size_t* out_len, shmemcache_request** out) {
+  KeyLocation loc = Locate(key, key_len, config_.num_servers);
+  int s = loc.server;
+  while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+  shmemcache_request* r = NewRequest();
+  r->op = op;
+  r->loc = loc;
+  r->buffer = buffer;
+  r->buffer_len = buffer_len;
+  r->value_len = out_len;
+  *out = r;
+
+  // A Direct operation is done at once, as the blocking call would do it: possible only when nothing is in
+  // flight to that server (or it could overtake an earlier request on the same key).
+  if (config_.direct_ops && pending_[s].empty() && op != Op::kDelete) {
+    DrainNotices(s);
+    const DirectoryEntry* e = directory_.Peek(loc);
+    if (e != nullptr && (op == Op::kGet || BlockBytesFor(key_len, value_len) <= e->block_bytes)) {
+      r->status = op == Op::kSet ? Set(key, key_len, value, value_len)
+                                 : Get(key, key_len, buffer, buffer_len, out_len);
+      r->done = true;
+      return SHMEMCACHE_OK;
+    }
+  }
+
+  // Active, pipelined. The reply ring must hold the replies of every request in flight to this server: a
+  // server never waits on a client that is not reading.
+  r->reply_chunks = ReplyChunks(op, buffer_len);
+  while (!pending_[s].empty() && pending_chunks_[s] + r->reply_chunks > config_.chunks_per_peer)
+    CompleteOldest(s);
+  switch (op) {
+    case Op::kSet: ++stats_->sets; ++stats_->active_sets; break;
+    case Op::kGet: ++stats_->gets; ++stats_->active_gets; break;
+    case Op::kDelete:
+      ++stats_->deletes;
+      if (config_.direct_ops) directory_.Remove(loc);
+      break;
+    default: break;
+  }
+  RequestHeader h{};
+  h.op = static_cast<uint8_t>(op);
+  h.key_len = static_cast<uint32_t>(key_len);
+  h.value_len = static_cast<uint32_t>(op == Op::kSet ? value_len : 0);
+  h.request_id = next_request_id_++;
+  h.recency = EstimatedEpoch(s);
+  h.max_value = op == Op::kGet ? buffer_len : 0;
+  r->request_id = h.request_id;
+  EncodeRequest(&request_, h, key, key_len, op == Op::kSet ? value : nullptr, op == Op::kSet ? value_len : 0);
+  conduit_.Send(static_cast<size_t>(s), s, request_.data(), request_.size(), true);
+  pending_[s].push_back(r);
+  pending_chunks_[s] += r->reply_chunks;
+  ++in_flight_;
+  stats_->messages_sent = conduit_.stats().messages_sent;
+  return SHMEMCACHE_OK;
+}
+
+void Client::Complete(int server) {
+  shmemcache_request* r = pending_[server].front();
+  pending_[server].pop_front();
+  pending_chunks_[server] -= r->reply_chunks;
+  --in_flight_;
+  stats_->messages_received = conduit_.stats().messages_received;
+  r->done = true;
+  ReplyHeader h;
+  if (reply_.size() < sizeof(h)) {
+    r->status = SHMEMCACHE_INVALID_ARGUMENT;
+    return;
+  }
+  std::memcpy(&h, reply_.data(), sizeof(h));
+  ObserveServer(server, h);
+  if (h.request_id != r->request_id) {  // replies come in request order; anything else is a protocol bug
+    r->status = SHMEMCACHE_INVALID_ARGUMENT;
+    return;
+  }
+  r->status = static_cast<Status>(h.status);
+  if (r->op == Op::kGet) {
+    if (r->status == SHMEMCACHE_OK) {
+      if (reply_.size() != sizeof(h) + h.value_len || h.value_len > r->buffer_len) {
+        r->status = SHMEMCACHE_INVALID_ARGUMENT;
+        return;
+      }
+      if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
+      *r->value_len = h.value_len;
+      ++stats_->get_hits;
+      Remember(r->loc, h.pointer);
+    } else if (r->status == SHMEMCACHE_BUFFER_TOO_SMALL) {
+      *r->value_len = h.value_len;
+      ++stats_->get_hits;
+      Remember(r->loc, h.pointer);
+    } else {
+      *r->value_len = 0;
+      if (r->status == SHMEMCACHE_NOT_FOUND) ++stats_->get_misses;
+    }
+  } else if (r->op == Op::kSet && r->status == SHMEMCACHE_OK) {
+    Remember(r->loc, h.pointer);
+  }
+}
+
+void Client::CompleteOldest(int server) {
+  conduit_.Receive(static_cast<size_t>(server), &reply_);
+  Complete(server);
+}
+
+void Client::CompleteOldestAnywhere() {
+  int oldest = -1;
+  for (int s = 0; s < config_.num_servers; ++s) {
+    if (pending_[s].empty()) continue;
+    if (oldest < 0 || pending_[s].front()->request_id < pending_[oldest].front()->request_id) oldest = s;
+  }
+  if (oldest >= 0) CompleteOldest(oldest);
+}
+
+void Client::PollReplies(int server) {
+  shm::Progress();  // replies over transports without hardware RMA land only while this PE progresses
+  while (!pending_[server].empty() && conduit_.Poll(static_cast<size_t>(server), &reply_)) Complete(server);
+}
+
+void Client::CompleteAll() {
+  for (int s = 0; s < config_.num_servers; ++s) CompleteServer(s);
+}
+
+Status Client::Test(shmemcache_request* r) {
+  if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (!r->done) PollReplies(r->loc.server);
+  return r->done ? r->status : SHMEMCACHE_IN_PROGRESS;
+}
+
+Status Client::Wait(shmemcache_request* r) {
+  if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  while (!r->done) CompleteOldest(r->loc.server);
+  Status status = r->status;
+  r->magic = shmemcache_request::kReleased;
+  r->next_free = free_requests_;
+  free_requests_ = r;
+  return status;
+}
+
+}  // namespace smc

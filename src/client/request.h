@@ -1,0 +1,31 @@
+// Non-blocking requests (paper 000 §IV): what an i/b-call leaves behind until test or wait reports it.
+// Requests live in a per-client pool and are recycled, never freed while the client lives, so a second wait
+// on a released request finds a dead magic number instead of freed memory.
+#ifndef SHMEMCACHE_CLIENT_REQUEST_H_
+#define SHMEMCACHE_CLIENT_REQUEST_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "conduit/message.h"
+#include "core/hash.h"
+#include "core/status.h"
+
+struct shmemcache_request {
+  static constexpr uint32_t kLive = 0x52455131;      // "REQ1"
+  static constexpr uint32_t kReleased = 0xDEADBEEF;
+  uint32_t magic = kReleased;
+  smc::Op op = smc::Op::kGet;
+  smc::KeyLocation loc{};
+  uint64_t request_id = 0;
+  bool done = false;
+  smc::Status status = SHMEMCACHE_IN_PROGRESS;
+  // GET outputs, written at completion.
+  void* buffer = nullptr;
+  size_t buffer_len = 0;
+  size_t* value_len = nullptr;
+  unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
+  shmemcache_request* next_free = nullptr;
+};
+
+#endif  // SHMEMCACHE_CLIENT_REQUEST_H_
