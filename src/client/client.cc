@@ -7,19 +7,6 @@
 
 namespace smc {
 
-namespace {
-ConduitLayout ClientConduit(const shmemcache_config_t& c, const SymmetricLayout& l, uint8_t* base) {
-  ConduitLayout cl;
-  cl.chunk_bytes = c.chunk_bytes;
-  cl.chunks = c.chunks_per_peer;
-  cl.peers = l.peers;
-  cl.inbox = base + l.inbox_offset;
-  cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
-  cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
-  return cl;
-}
-}  // namespace
-
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
                shm::Context* ctx, int client_rank, Stats* stats)
     : config_(config),
@@ -27,7 +14,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       stats_(stats),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      conduit_(ctx, ClientConduit(config, layout, base), static_cast<size_t>(client_rank)),
+      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank)),
       direct_(ctx, base + layout.arena_offset, stats),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       class_bytes_(SlabClassSizes(config.slab_growth_factor, BlockBytesFor(config.max_key_len,

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/layout.h"
 #include "shmem/runtime.h"
 
 namespace smc {
@@ -53,6 +54,18 @@ struct ConduitLayout {
   }
   size_t payload_max() const { return chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes; }
 };
+
+// The conduit's regions inside a PE's symmetric allocation (the same on servers and clients).
+inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const SymmetricLayout& l, uint8_t* base) {
+  ConduitLayout cl;
+  cl.chunk_bytes = c.chunk_bytes;
+  cl.chunks = c.chunks_per_peer;
+  cl.peers = l.peers;
+  cl.inbox = base + l.inbox_offset;
+  cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
+  cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
+  return cl;
+}
 
 struct ConduitStats {
   uint64_t messages_sent = 0;

@@ -20,16 +20,6 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
   return o;
 }
 
-ConduitLayout ConduitFor(const shmemcache_config_t& c, const SymmetricLayout& l, uint8_t* base) {
-  ConduitLayout cl;
-  cl.chunk_bytes = c.chunk_bytes;
-  cl.chunks = c.chunks_per_peer;
-  cl.peers = l.peers;
-  cl.inbox = base + l.inbox_offset;
-  cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
-  cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
-  return cl;
-}
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
@@ -43,7 +33,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       atomics_(ctx),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
              OptionsFor(config, layout), &atomics_),
-      conduit_(ctx, ConduitFor(config, layout, base), static_cast<size_t>(server_index)),
+      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index)),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
