@@ -121,6 +121,20 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_init(const shmemcache_config_t*
     c->client = std::make_unique<Client>(c->config, layout, c->symmetric, c->ctx.get(),
                                          c->my_pe - cfg.num_servers, &c->stats);
   }
+  // The SSD tier: every server opens its own files; init fails on every PE if any server cannot.
+  std::string spill_error;
+  bool spill_ok = true;
+  if (c->is_server && cfg.spill_dir != nullptr) spill_ok = c->server->AttachSpill(&spill_error) == SHMEMCACHE_OK;
+  if (!shm::AllAgree(spill_ok ? 1 : 0) || !spill_ok) {
+    c->server.reset();
+    c->client.reset();
+    c->ctx.reset();
+    shm::SymmetricFree(c->symmetric);
+    delete c;
+    return fail(SHMEMCACHE_CONFIG_ERROR,
+                spill_ok ? std::string("a server could not use spill_dir (SHMEMCACHE_SPILL_DIR); see that PE's error")
+                         : "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);
+  }
   shm::BarrierAll();  // every PE's memory is zeroed before anyone sends
   *cache = c;
   return SHMEMCACHE_OK;

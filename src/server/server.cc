@@ -1,5 +1,8 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 
 #include "core/clock.h"
@@ -55,6 +58,32 @@ void Server::BroadcastExpirationBar() {
   for (int client = 0; client < num_clients_; ++client) ctx_->Set(mailbox_, bar, ClientPe(client));
 }
 
+Status Server::AttachSpill(std::string* error) {
+  SpillOptions o;
+  o.dir = config_.spill_dir;
+  o.capacity_bytes = config_.spill_bytes;
+  o.segment_bytes = std::min<size_t>(o.segment_bytes, std::max<size_t>(config_.spill_bytes / 4, 1 << 20));
+  o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(shm::MyPe());
+  Status s = SpillStore::Open(o, &spill_, error);
+  if (s == SHMEMCACHE_OK) store_.set_eviction_listener(&Server::OnEviction, this);
+  return s;
+}
+
+void Server::OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len) {
+  static_cast<Server*>(self)->spill_->Put(key, key_len, value, value_len);
+}
+
+Status Server::ReadBack(const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr) {
+  const RequestHeader& h = req.header;
+  if (spill_->Get(req.key, h.key_len, &spill_value_) != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+  ++stats_->spill_reads;
+  // Promote: the pair is hot again. Its flash copy goes (it is re-spilled if evicted again).
+  Status s = store_.Set(loc, req.key, h.key_len, spill_value_.data(), spill_value_.size(), recency, ptr);
+  if (s == SHMEMCACHE_OK) spill_->Erase(req.key, h.key_len);
+  else *ptr = BlockPointer{};  // served from flash without a pointer to cache
+  return SHMEMCACHE_OK;
+}
+
 Status Server::Serve() {
   while (!done()) {
     conduit_.WaitDoorbell(&ready_);
@@ -74,6 +103,7 @@ void Server::UpdateStoreStats() {
   stats_->retiered = store_.retiered();
   stats_->pages_moved = store_.slabs().pages_moved();
   stats_->expiration_bar = store_.expiration_bar();
+  if (spill_) stats_->spilled_items = spill_->stats().spilled_items;
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
 }
@@ -121,10 +151,16 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     case Op::kSet:
       status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++stats_->no_space_errors;
+      if (status == SHMEMCACHE_OK && spill_) spill_->Erase(req.key, h.key_len);  // never resurrect the old value
       break;
     case Op::kGet: {
       BlockView view;
       status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
+      if (status == SHMEMCACHE_NOT_FOUND && spill_ && ReadBack(loc, req, recency, &ptr) == SHMEMCACHE_OK) {
+        status = SHMEMCACHE_OK;
+        view.value = spill_value_.data();
+        view.value_len = spill_value_.size();
+      }
       if (status == SHMEMCACHE_OK) {
         reply.value_len = static_cast<uint32_t>(view.value_len);
         if (view.value_len > h.max_value) {
@@ -138,6 +174,10 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     }
     case Op::kDelete:
       status = store_.Delete(loc, req.key, h.key_len);
+      if (spill_ && spill_->Contains(req.key, h.key_len)) {
+        spill_->Erase(req.key, h.key_len);
+        status = SHMEMCACHE_OK;
+      }
       break;
     default:
       status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -149,7 +189,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   reply.status = static_cast<uint8_t>(status);
   reply.expiration_bar = store_.expiration_bar();
   if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
-      static_cast<Op>(h.op) != Op::kDelete) {
+      static_cast<Op>(h.op) != Op::kDelete && ptr.block_bytes != 0) {
     reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.recency, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
   }
   UpdateStoreStats();

@@ -14,6 +14,7 @@
 #include "core/layout.h"
 #include "core/stats.h"
 #include "shmem/runtime.h"
+#include "spill/spill_store.h"
 #include "store/kv_store.h"
 
 namespace smc {
@@ -25,6 +26,10 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // Puts an SSD tier behind this server (config.spill_dir): pairs that batch eviction removes from RAM are
+  // written there, and an Active GET that misses RAM reads them back. CONFIG_ERROR/IO_ERROR with *error
+  // when the directory is unusable.
+  Status AttachSpill(std::string* error);
   // Serves until every client has said goodbye. Returns OK.
   Status Serve();
   bool done() const { return clients_done_ == num_clients_; }
@@ -35,6 +40,9 @@ class Server {
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
   void UpdateStoreStats();
+  // An Active GET that missed RAM: reads the pair from the SSD tier and promotes it back into RAM.
+  Status ReadBack(const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr);
+  static void OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len);
   // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
   // its start, beginning at 1 (0 means "unknown" on the wire).
   uint64_t CurrentEpoch() const;
@@ -64,6 +72,8 @@ class Server {
   std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
+  std::unique_ptr<SpillStore> spill_;
+  std::vector<uint8_t> spill_value_;
   std::vector<size_t> ready_;
 };
 

@@ -34,3 +34,7 @@ shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)
 # Non-blocking API: buffer reuse, thousands outstanding over 2 servers, ordering, mixing, errors.
 shmemcache_pe_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
 shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
+
+# SSD spill tier: spill factor 1.5 success rate, no resurrection, unusable directory.
+shmemcache_pe_test(spill_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3)
+shmemcache_pe_test(spill_np3_tcp pe_spill 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3-tcp)

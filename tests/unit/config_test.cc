@@ -304,7 +304,27 @@ shmemcache_config_t Defaults() {
   c.slab_growth_factor = 1.25;
   c.slab_page_bytes = 1ull << 20;
   c.private_context = -1;
+  c.max_outstanding = 64;
   return c;
+}
+
+TEST(ConfigDefaults, NonBlockingWindowAndContextPolicy) {
+  shmemcache_config_t c;
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  EXPECT_EQ(c.max_outstanding, 64u);
+  EXPECT_EQ(c.private_context, -1);
+  setenv("SHMEMCACHE_MAX_OUTSTANDING", "256", 1);
+  setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
+  ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+  EXPECT_EQ(c.max_outstanding, 256u);
+  EXPECT_EQ(c.private_context, 0);
+  unsetenv("SHMEMCACHE_MAX_OUTSTANDING");
+  unsetenv("SHMEMCACHE_PRIVATE_CONTEXT");
+  c.max_outstanding = 0;
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_CONFIG_ERROR);
+  c.max_outstanding = 64;
+  c.private_context = 2;
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_CONFIG_ERROR);
 }
 
 TEST(ValidateConfig, AcceptsDefaults) {

@@ -1,0 +1,493 @@
+#include "spill/spill_store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace smc {
+namespace {
+
+constexpr uint32_t kMagic = 0x4c505343;  // "CSPL"
+constexpr size_t kHeaderBytes = 24;
+constexpr size_t kMinSegmentBytes = 4096;
+constexpr uint64_t kMaxSegmentBytes = 0xfffffff8ull;  // offsets are u32
+// One unordered_map node: next pointer + pair<const uint64_t, IndexEntry{3 x u32}> (24 B) = 32 B, a 48 B malloc
+// chunk (glibc: 32 + 8 rounded up to 16).
+constexpr size_t kIndexNodeBytes = 48;
+
+inline uint64_t Align8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+inline uint64_t KeyHash(const void* key, size_t key_len) { return XXH3_64bits(key, key_len); }
+inline uint64_t RecordChecksum(const uint8_t* data, uint32_t key_len, uint32_t value_len) {
+  return XXH3_64bits_withSeed(data, size_t{key_len} + value_len, (uint64_t{key_len} << 32) | value_len);
+}
+
+struct RecordHeader {
+  uint32_t magic;
+  uint32_t key_len;
+  uint32_t value_len;
+  uint32_t reserved;
+  uint64_t checksum;
+};
+static_assert(sizeof(RecordHeader) == kHeaderBytes, "record header is 24 bytes");
+
+std::string Errno(int err) { return std::strerror(err); }
+
+}  // namespace
+
+SpillStore::SpillStore(const SpillOptions& options) : options_(options) {}
+
+Status SpillStore::Open(const SpillOptions& options, std::unique_ptr<SpillStore>* out, std::string* error) {
+  std::string scratch_error;
+  if (error == nullptr) error = &scratch_error;
+  if (out == nullptr) {
+    *error = "spill: no output pointer";
+    return SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  out->reset();
+  const std::string& dir = options.dir;
+  if (dir.empty()) {
+    *error = "spill directory is not set";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) {
+    int err = errno;
+    *error = "spill directory '" + dir + "' " + (err == ENOENT ? std::string("does not exist") : Errno(err));
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *error = "spill directory '" + dir + "' is not a directory";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    *error = "spill directory '" + dir + "' is not writable (" + Errno(errno) + ")";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  SpillOptions o = options;
+  if (o.capacity_bytes == 0 || o.segment_bytes == 0) {
+    *error = "spill capacity and segment size must be > 0";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  if (o.segment_bytes > o.capacity_bytes) o.segment_bytes = o.capacity_bytes;
+  if (o.segment_bytes > kMaxSegmentBytes) {
+    *error = "spill segment size " + std::to_string(o.segment_bytes) + " is over 4 GiB";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  if (o.segment_bytes < kMinSegmentBytes) {
+    *error = "spill capacity/segment size " + std::to_string(o.segment_bytes) + " is under the minimum of " +
+             std::to_string(kMinSegmentBytes) + " bytes";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  if (o.write_buffer_bytes == 0 || o.write_buffer_bytes > o.segment_bytes) o.write_buffer_bytes = o.segment_bytes;
+  if (o.file_prefix.empty()) o.file_prefix = "shmemcache-spill-" + std::to_string(getpid());
+  if (o.file_prefix.find('/') != std::string::npos) {
+    *error = "spill file prefix '" + o.file_prefix + "' must not contain '/'";
+    return SHMEMCACHE_CONFIG_ERROR;
+  }
+  std::unique_ptr<SpillStore> store(new SpillStore(o));
+  store->max_segments_ = o.capacity_bytes / o.segment_bytes;
+  if (store->max_segments_ == 0) store->max_segments_ = 1;
+  store->buffer_.reserve(o.write_buffer_bytes);
+  std::string create_error;
+  if (!store->CreateSegment(&create_error)) {
+    *error = create_error;
+    return SHMEMCACHE_IO_ERROR;
+  }
+  *out = std::move(store);
+  return SHMEMCACHE_OK;
+}
+
+SpillStore::~SpillStore() {
+  for (Segment& s : segments_) {
+    if (s.fd >= 0) close(s.fd);
+    unlink(PathOf(s.id).c_str());  // ENOENT (vanished) is fine
+  }
+}
+
+std::string SpillStore::PathOf(uint32_t id) const {
+  return options_.dir + "/" + options_.file_prefix + "-seg" + std::to_string(id);
+}
+
+std::vector<std::string> SpillStore::segment_paths() const {
+  std::vector<std::string> paths;
+  for (const Segment& s : segments_) {
+    std::string p = PathOf(s.id);
+    if (access(p.c_str(), F_OK) == 0) paths.push_back(p);
+  }
+  return paths;
+}
+
+SpillStore::Segment* SpillStore::Live(uint32_t id) {
+  return const_cast<Segment*>(static_cast<const SpillStore*>(this)->Live(id));
+}
+
+const SpillStore::Segment* SpillStore::Live(uint32_t id) const {
+  if (segments_.empty()) return nullptr;
+  uint32_t first = segments_.front().id;
+  if (id < first || id - first >= segments_.size()) return nullptr;
+  const Segment* s = &segments_[id - first];
+  return s->dead ? nullptr : s;
+}
+
+bool SpillStore::InBuffer(const IndexEntry& e) const {
+  if (segments_.empty() || buffer_.empty()) return false;
+  const Segment& back = segments_.back();
+  return e.segment == back.id && e.offset >= back.written;
+}
+
+void SpillStore::LogOnce(unsigned kind, const std::string& text) {
+  if (logged_ & kind) return;
+  logged_ |= kind;
+  std::fprintf(stderr, "shmemcache: spill tier (%s): %s; the pair(s) are dropped (further errors of this kind are "
+               "only counted)\n", options_.file_prefix.c_str(), text.c_str());
+}
+
+bool SpillStore::Vanished(const Segment& s) {
+  if (s.fd < 0) return true;
+  struct stat st;
+  return fstat(s.fd, &st) != 0 || st.st_nlink == 0;
+}
+
+void SpillStore::RemoveEntry(std::unordered_map<uint64_t, IndexEntry>::iterator it) {
+  Segment* s = Live(it->second.segment);
+  if (s != nullptr) {
+    --s->live;
+  } else if (stale_ > 0) {
+    --stale_;
+  }
+  index_.erase(it);
+}
+
+void SpillStore::MarkDead(Segment* s) {
+  if (s->dead) return;
+  stale_ += s->live;
+  s->live = 0;
+  s->dead = true;
+  if (s->fd >= 0) close(s->fd);
+  s->fd = -1;
+  unlink(PathOf(s->id).c_str());
+}
+
+bool SpillStore::CreateSegment(std::string* error) {
+  uint32_t id = next_id_;
+  std::string path = PathOf(id);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *error = "cannot create spill file '" + path + "': " + Errno(errno);
+    return false;
+  }
+  Segment s;
+  s.id = id;
+  s.fd = fd;
+  segments_.push_back(s);
+  ++next_id_;
+  sealed_back_ = false;
+  return true;
+}
+
+bool SpillStore::RollSegment() {
+  // Pairs still in the write buffer move to the new segment, at the same place relative to its start.
+  uint32_t new_id = next_id_;
+  std::vector<uint64_t> carried;
+  if (!segments_.empty()) {
+    Segment& back = segments_.back();
+    if (!buffer_.empty()) {
+      uint64_t base = back.written;
+      for (uint64_t h : buffered_hashes_) {
+        auto it = index_.find(h);
+        if (it == index_.end() || it->second.segment != back.id || it->second.offset < base) continue;
+        if (!back.dead) {
+          --back.live;
+        } else if (stale_ > 0) {
+          --stale_;
+        }
+        it->second.segment = new_id;
+        it->second.offset = static_cast<uint32_t>(it->second.offset - base);
+        carried.push_back(h);
+      }
+    }
+    if (!back.dead && Vanished(back)) MarkDead(&back);
+  }
+  sealed_back_ = true;
+  while (!segments_.empty() && segments_.size() >= max_segments_) {
+    Segment& front = segments_.front();
+    if (!front.dead) ++stats_.reclaimed_segments;
+    stale_ += front.live;
+    if (front.fd >= 0) close(front.fd);
+    unlink(PathOf(front.id).c_str());
+    segments_.pop_front();
+  }
+  std::string error;
+  if (!CreateSegment(&error)) {
+    ++stats_.io_errors;
+    LogOnce(kLogCreate, error);
+    for (uint64_t h : carried) index_.erase(h);
+    buffer_.clear();
+    buffered_hashes_.clear();
+    return false;
+  }
+  segments_.back().live += carried.size();
+  buffered_hashes_.swap(carried);
+  MaybeSweep();
+  return true;
+}
+
+void SpillStore::DropBuffer() {
+  for (uint64_t h : buffered_hashes_) {
+    auto it = index_.find(h);
+    if (it != index_.end() && InBuffer(it->second)) RemoveEntry(it);
+  }
+  buffer_.clear();
+  buffered_hashes_.clear();
+}
+
+void SpillStore::MaybeSweep() {
+  if (stale_ < 1024 || stale_ * 2 < index_.size()) return;
+  for (auto it = index_.begin(); it != index_.end();) {
+    if (Live(it->second.segment) == nullptr) {
+      it = index_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  stale_ = 0;
+}
+
+void SpillStore::Flush() {
+  if (buffer_.empty()) return;
+  if (!Writable()) {  // cannot happen: a buffered pair always has a segment; be safe anyway
+    DropBuffer();
+    return;
+  }
+  if (Vanished(segments_.back())) {
+    ++stats_.io_errors;
+    LogOnce(kLogVanished, "spill file '" + PathOf(segments_.back().id) + "' was deleted");
+    if (!RollSegment()) return;
+  }
+  Segment& cur = segments_.back();
+  int err = 0;
+  if (fault_ == SpillFault::kEnospc || fault_ == SpillFault::kEio) {
+    err = fault_ == SpillFault::kEnospc ? ENOSPC : EIO;
+    fault_ = SpillFault::kNone;
+  } else {
+    size_t done = 0;
+    while (done < buffer_.size()) {
+      ssize_t n = pwrite(cur.fd, buffer_.data() + done, buffer_.size() - done, static_cast<off_t>(cur.written + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        break;
+      }
+      if (n == 0) {
+        err = EIO;
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (err != 0) {
+    ++stats_.io_errors;
+    LogOnce(err == ENOSPC ? kLogEnospc : kLogWriteError,
+            "write of " + std::to_string(buffer_.size()) + " bytes to '" + PathOf(cur.id) + "' failed: " + Errno(err));
+    DropBuffer();
+    return;
+  }
+  last_flushed_ = IndexEntry{cur.id, static_cast<uint32_t>(cur.written + last_record_in_buffer_),
+                             static_cast<uint32_t>(last_record_len_)};
+  have_last_flushed_ = true;
+  cur.written += buffer_.size();
+  stats_.spill_bytes_written += buffer_.size();
+  buffer_.clear();
+  buffered_hashes_.clear();
+}
+
+void SpillStore::Put(const void* key, size_t key_len, const void* value, size_t value_len) {
+  uint64_t h = KeyHash(key, key_len);
+  auto old = index_.find(h);
+  if (old != index_.end()) RemoveEntry(old);
+  uint64_t rec = Align8(kHeaderBytes + uint64_t{key_len} + value_len);
+  if (key_len > UINT32_MAX || value_len > UINT32_MAX || rec > options_.segment_bytes) {
+    LogOnce(kLogTooLarge, "a pair of " + std::to_string(rec) + " bytes does not fit a spill segment");
+    return;
+  }
+  if (!buffer_.empty() && buffer_.size() + rec > options_.write_buffer_bytes) Flush();
+  if (Writable() && segments_.back().written + buffer_.size() + rec > options_.segment_bytes) {
+    Flush();
+    RollSegment();
+  }
+  if (!Writable() && !RollSegment()) return;  // counted and logged by RollSegment
+  Segment& cur = segments_.back();
+  if (cur.written + buffer_.size() + rec > options_.segment_bytes) {  // carried buffer filled it: cannot happen
+    Flush();
+    if (!RollSegment()) return;
+  }
+  Segment& seg = segments_.back();
+  size_t off = buffer_.size();
+  buffer_.resize(off + rec);  // zero-fills the padding
+  uint8_t* p = buffer_.data() + off;
+  RecordHeader header;
+  header.magic = kMagic;
+  header.key_len = static_cast<uint32_t>(key_len);
+  header.value_len = static_cast<uint32_t>(value_len);
+  header.reserved = 0;
+  if (key_len > 0) std::memcpy(p + kHeaderBytes, key, key_len);
+  if (value_len > 0) std::memcpy(p + kHeaderBytes + key_len, value, value_len);
+  header.checksum = RecordChecksum(p + kHeaderBytes, header.key_len, header.value_len);
+  std::memcpy(p, &header, sizeof header);
+  index_[h] = IndexEntry{seg.id, static_cast<uint32_t>(seg.written + off), static_cast<uint32_t>(rec)};
+  ++seg.live;
+  buffered_hashes_.push_back(h);
+  last_record_in_buffer_ = off;
+  last_record_len_ = rec;
+  ++stats_.spilled_items;
+  if (buffer_.size() >= options_.write_buffer_bytes) Flush();
+  MaybeSweep();
+}
+
+Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* value) {
+  uint64_t h = KeyHash(key, key_len);
+  auto it = index_.find(h);
+  if (it == index_.end()) return SHMEMCACHE_NOT_FOUND;
+  IndexEntry e = it->second;
+  Segment* s = Live(e.segment);
+  if (s == nullptr) {  // its segment was reclaimed or vanished
+    RemoveEntry(it);
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  ++stats_.spill_reads;
+  const uint8_t* rec;
+  if (InBuffer(e)) {
+    rec = buffer_.data() + (e.offset - segments_.back().written);
+  } else {
+    if (Vanished(*s)) {
+      ++stats_.io_errors;
+      LogOnce(kLogVanished, "spill file '" + PathOf(s->id) + "' was deleted");
+      if (s == &segments_.back() && !sealed_back_) {
+        RollSegment();  // keeps the buffered pairs, in a new file
+      } else {
+        MarkDead(s);
+      }
+      auto again = index_.find(h);
+      if (again != index_.end()) RemoveEntry(again);
+      return SHMEMCACHE_NOT_FOUND;
+    }
+    scratch_.resize(e.length);
+    ssize_t got = 0;
+    int err = 0;
+    if (fault_ == SpillFault::kEio) {
+      err = EIO;
+      fault_ = SpillFault::kNone;
+    } else {
+      size_t want = e.length;
+      if (fault_ == SpillFault::kShortRead) {
+        want = e.length / 2;
+        fault_ = SpillFault::kNone;
+      }
+      while (static_cast<size_t>(got) < want) {
+        ssize_t n = pread(s->fd, scratch_.data() + got, want - got, static_cast<off_t>(e.offset) + got);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          err = errno;
+          break;
+        }
+        if (n == 0) break;  // end of file
+        got += n;
+      }
+    }
+    if (err != 0) {
+      ++stats_.io_errors;
+      LogOnce(kLogReadError, "read from '" + PathOf(s->id) + "' failed: " + Errno(err));
+      RemoveEntry(it);
+      return SHMEMCACHE_NOT_FOUND;
+    }
+    if (static_cast<size_t>(got) < e.length) {
+      ++stats_.io_errors;
+      LogOnce(kLogShortRead, "short read from '" + PathOf(s->id) + "': " + std::to_string(got) + " of " +
+                                 std::to_string(e.length) + " bytes");
+      RemoveEntry(it);
+      return SHMEMCACHE_NOT_FOUND;
+    }
+    rec = scratch_.data();
+  }
+  RecordHeader header;
+  std::memcpy(&header, rec, sizeof header);
+  if (header.magic != kMagic || Align8(kHeaderBytes + uint64_t{header.key_len} + header.value_len) != e.length ||
+      header.checksum != RecordChecksum(rec + kHeaderBytes, header.key_len, header.value_len)) {
+    ++stats_.checksum_failures;
+    LogOnce(kLogChecksum, "a record in '" + PathOf(e.segment) + "' failed its checksum");
+    RemoveEntry(it);
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  if (header.key_len != key_len || (key_len > 0 && std::memcmp(rec + kHeaderBytes, key, key_len) != 0)) {
+    return SHMEMCACHE_NOT_FOUND;  // another key with the same 64-bit hash: not ours
+  }
+  const uint8_t* v = rec + kHeaderBytes + header.key_len;
+  value->assign(v, v + header.value_len);
+  ++stats_.spill_hits;
+  return SHMEMCACHE_OK;
+}
+
+void SpillStore::Erase(const void* key, size_t key_len) {
+  auto it = index_.find(KeyHash(key, key_len));
+  if (it != index_.end()) RemoveEntry(it);
+}
+
+bool SpillStore::Contains(const void* key, size_t key_len) const {
+  auto it = index_.find(KeyHash(key, key_len));
+  if (it == index_.end() || Live(it->second.segment) == nullptr) return false;
+  if (InBuffer(it->second)) {
+    const uint8_t* rec = buffer_.data() + (it->second.offset - segments_.back().written);
+    RecordHeader header;
+    std::memcpy(&header, rec, sizeof header);
+    return header.key_len == key_len && (key_len == 0 || std::memcmp(rec + kHeaderBytes, key, key_len) == 0);
+  }
+  return true;  // verified on read
+}
+
+void SpillStore::InjectFault(SpillFault fault) {
+  switch (fault) {
+    case SpillFault::kCorruptRecord: {
+      fault_ = SpillFault::kNone;
+      if (!have_last_flushed_) return;
+      Segment* s = Live(last_flushed_.segment);
+      if (s == nullptr) return;
+      RecordHeader header;
+      if (pread(s->fd, &header, sizeof header, last_flushed_.offset) != static_cast<ssize_t>(sizeof header)) return;
+      uint64_t data = uint64_t{header.key_len} + header.value_len;
+      off_t at = static_cast<off_t>(last_flushed_.offset) + (data > 0 ? kHeaderBytes + data / 2 : 16);
+      uint8_t byte = 0;
+      if (pread(s->fd, &byte, 1, at) != 1) return;
+      byte ^= 0x5a;
+      if (pwrite(s->fd, &byte, 1, at) != 1) return;
+      return;
+    }
+    case SpillFault::kDeleteFile:
+      fault_ = SpillFault::kNone;
+      if (!segments_.empty() && !segments_.back().dead) unlink(PathOf(segments_.back().id).c_str());
+      return;
+    default:
+      fault_ = fault;
+  }
+}
+
+const SpillStats& SpillStore::stats() const {
+  stats_.index_entries = index_.size() - (stale_ < index_.size() ? stale_ : index_.size());
+  stats_.index_bytes = index_.size() * kIndexNodeBytes + index_.bucket_count() * sizeof(void*);
+  return stats_;
+}
+
+size_t SpillStore::bytes_used() const {
+  size_t used = buffer_.size();
+  for (const Segment& s : segments_) {
+    if (!s.dead) used += s.written;
+  }
+  return used;
+}
+
+}  // namespace smc

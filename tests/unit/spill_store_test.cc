@@ -1,0 +1,456 @@
+// SpillStore (src/spill): the SSD tier's log, index and fault handling, in one process on a temp directory.
+#include "spill/spill_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace smc {
+namespace {
+
+std::string ValueFor(uint64_t i, size_t len) {
+  std::string v(len, '\0');
+  uint64_t x = i * 0x9e3779b97f4a7c15ull + 1;
+  for (size_t j = 0; j < len; ++j) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    v[j] = static_cast<char>(x);
+  }
+  return v;
+}
+
+class SpillStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/spill_store_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    store_.reset();
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        std::string path = dir_ + "/" + name;
+        chmod(path.c_str(), 0700);
+        struct stat st;
+        if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+          rmdir(path.c_str());
+        } else {
+          unlink(path.c_str());
+        }
+      }
+      closedir(d);
+    }
+    rmdir(dir_.c_str());
+  }
+  SpillOptions Options(size_t capacity = 1 << 20, size_t segment = 64 << 10, size_t buffer = 8 << 10) {
+    SpillOptions o;
+    o.dir = dir_;
+    o.capacity_bytes = capacity;
+    o.segment_bytes = segment;
+    o.write_buffer_bytes = buffer;
+    o.file_prefix = "shmemcache-test-0";
+    return o;
+  }
+  void OpenStore(const SpillOptions& o) {
+    std::string error;
+    ASSERT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_OK) << error;
+    ASSERT_NE(store_, nullptr);
+  }
+  void Put(const std::string& k, const std::string& v) { store_->Put(k.data(), k.size(), v.data(), v.size()); }
+  Status Get(const std::string& k, std::string* v) {
+    std::vector<uint8_t> out{0xEE};
+    Status s = store_->Get(k.data(), k.size(), &out);
+    if (s == SHMEMCACHE_OK) v->assign(out.begin(), out.end());
+    return s;
+  }
+  bool Found(const std::string& k, const std::string& want) {
+    std::string v;
+    return Get(k, &v) == SHMEMCACHE_OK && v == want;
+  }
+  size_t FilesInDir() {
+    size_t n = 0;
+    if (DIR* d = opendir(dir_.c_str())) {
+      while (dirent* e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name != "." && name != "..") ++n;
+      }
+      closedir(d);
+    }
+    return n;
+  }
+
+  std::string dir_;
+  std::unique_ptr<SpillStore> store_;
+};
+
+TEST_F(SpillStoreTest, OpenRejectsMissingDirectory) {
+  SpillOptions o = Options();
+  o.dir = dir_ + "/does-not-exist";
+  std::string error;
+  EXPECT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_CONFIG_ERROR);
+  EXPECT_EQ(store_, nullptr);
+  EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
+}
+
+TEST_F(SpillStoreTest, OpenRejectsFileInsteadOfDirectory) {
+  std::string file = dir_ + "/plain-file";
+  FILE* f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fclose(f);
+  SpillOptions o = Options();
+  o.dir = file;
+  std::string error;
+  EXPECT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_CONFIG_ERROR);
+  EXPECT_NE(error.find("not a directory"), std::string::npos) << error;
+}
+
+TEST_F(SpillStoreTest, OpenRejectsReadOnlyDirectory) {
+  std::string ro = dir_ + "/read-only";
+  ASSERT_EQ(mkdir(ro.c_str(), 0500), 0);
+  if (access(ro.c_str(), W_OK) == 0) GTEST_SKIP() << "running as root: a read-only directory is writable";
+  SpillOptions o = Options();
+  o.dir = ro;
+  std::string error;
+  EXPECT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_CONFIG_ERROR);
+  EXPECT_NE(error.find("not writable"), std::string::npos) << error;
+}
+
+TEST_F(SpillStoreTest, OpenRejectsEmptyDirAndZeroCapacity) {
+  SpillOptions o = Options();
+  o.dir = "";
+  std::string error;
+  EXPECT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_CONFIG_ERROR);
+  o = Options();
+  o.capacity_bytes = 0;
+  EXPECT_EQ(SpillStore::Open(o, &store_, &error), SHMEMCACHE_CONFIG_ERROR);
+}
+
+TEST_F(SpillStoreTest, RoundTripIsByteExact) {
+  OpenStore(Options());
+  std::string binary_key("k\0\xff\x01", 4);
+  std::string binary_value("\0\0v\xfe\0", 5);
+  Put(binary_key, binary_value);
+  Put("empty", "");
+  std::string big = ValueFor(7, 20000);  // larger than the 8 KiB write buffer
+  Put("big", big);
+  for (int i = 0; i < 200; ++i) Put("key" + std::to_string(i), ValueFor(i, 1 + i * 13 % 700));
+  store_->Flush();
+  EXPECT_TRUE(Found(binary_key, binary_value));
+  std::string v = "x";
+  EXPECT_EQ(Get("empty", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "");
+  EXPECT_TRUE(Found("big", big));
+  for (int i = 0; i < 200; ++i) EXPECT_TRUE(Found("key" + std::to_string(i), ValueFor(i, 1 + i * 13 % 700))) << i;
+  EXPECT_EQ(Get("absent", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(Get(std::string("k\0\xff", 3), &v), SHMEMCACHE_NOT_FOUND);
+  const SpillStats& st = store_->stats();
+  EXPECT_EQ(st.spilled_items, 203u);
+  EXPECT_EQ(st.index_entries, 203u);
+  EXPECT_GT(st.index_bytes, 0u);
+  EXPECT_GT(st.spill_bytes_written, 20000u);
+  EXPECT_EQ(st.checksum_failures, 0u);
+  EXPECT_EQ(st.io_errors, 0u);
+  EXPECT_TRUE(store_->Contains(binary_key.data(), binary_key.size()));
+  EXPECT_FALSE(store_->Contains("absent", 6));
+}
+
+TEST_F(SpillStoreTest, BufferedPairIsServedFromRam) {
+  OpenStore(Options(1 << 20, 64 << 10, 32 << 10));
+  Put("a", "alpha");
+  EXPECT_EQ(store_->stats().spill_bytes_written, 0u);  // still buffered
+  EXPECT_TRUE(Found("a", "alpha"));
+  EXPECT_TRUE(store_->Contains("a", 1));
+  EXPECT_FALSE(store_->Contains("b", 1));
+  store_->Flush();
+  EXPECT_GT(store_->stats().spill_bytes_written, 0u);
+  EXPECT_TRUE(Found("a", "alpha"));
+}
+
+TEST_F(SpillStoreTest, OverwriteReplacesAndEraseRemoves) {
+  OpenStore(Options());
+  Put("k", "old-value");
+  store_->Flush();
+  Put("k", "new");
+  EXPECT_TRUE(Found("k", "new"));  // buffered copy
+  store_->Flush();
+  EXPECT_TRUE(Found("k", "new"));  // flushed copy
+  EXPECT_EQ(store_->stats().index_entries, 1u);
+  Put("k", "newest");
+  Put("k", "newest2");  // twice in one buffer
+  store_->Flush();
+  EXPECT_TRUE(Found("k", "newest2"));
+  store_->Erase("k", 1);
+  std::string v;
+  EXPECT_EQ(Get("k", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_FALSE(store_->Contains("k", 1));
+  Put("b", "buffered");
+  store_->Erase("b", 1);
+  store_->Flush();
+  EXPECT_EQ(Get("b", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().index_entries, 0u);
+}
+
+TEST_F(SpillStoreTest, ReclaimsOldestSegmentWhenFull) {
+  const size_t capacity = 256 << 10, segment = 32 << 10;
+  OpenStore(Options(capacity, segment, 8 << 10));
+  const int n = 2000;  // ~1 KiB records: about 8x the capacity
+  for (int i = 0; i < n; ++i) {
+    Put("key" + std::to_string(i), ValueFor(i, 1000));
+    ASSERT_LE(store_->bytes_used(), capacity);
+  }
+  store_->Flush();
+  EXPECT_LE(store_->bytes_used(), capacity);
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  std::string v;
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(Get("key" + std::to_string(i), &v), SHMEMCACHE_NOT_FOUND) << i;
+  for (int i = n - 100; i < n; ++i) EXPECT_TRUE(Found("key" + std::to_string(i), ValueFor(i, 1000))) << i;
+  EXPECT_LE(store_->segment_paths().size(), capacity / segment);
+  EXPECT_LT(store_->stats().index_entries, static_cast<uint64_t>(n));
+  EXPECT_GT(store_->stats().index_entries, 100u);
+  EXPECT_EQ(store_->stats().io_errors, 0u);
+}
+
+TEST_F(SpillStoreTest, TooLargePairIsNotStoredAndDropsOldCopy) {
+  OpenStore(Options(64 << 10, 16 << 10, 4 << 10));
+  Put("k", "small");
+  Put("k", std::string(20 << 10, 'x'));
+  std::string v;
+  EXPECT_EQ(Get("k", &v), SHMEMCACHE_NOT_FOUND);
+}
+
+class WriteFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<SpillFault> {};
+
+TEST_P(WriteFaultTest, WriteErrorDropsTheBufferAndKeepsTheStoreUsable) {
+  OpenStore(Options());
+  Put("before", "flushed");
+  store_->Flush();
+  Put("lost1", "v1");
+  Put("lost2", "v2");
+  store_->InjectFault(GetParam());
+  store_->Flush();
+  std::string v;
+  EXPECT_EQ(Get("lost1", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(Get("lost2", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().io_errors, 1u);
+  EXPECT_TRUE(Found("before", "flushed"));
+  Put("after", "works");
+  store_->Flush();
+  EXPECT_TRUE(Found("after", "works"));
+  EXPECT_EQ(store_->stats().io_errors, 1u);
+  EXPECT_EQ(store_->stats().index_entries, 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, WriteFaultTest, ::testing::Values(SpillFault::kEnospc, SpillFault::kEio));
+
+class ReadFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<SpillFault> {};
+
+TEST_P(ReadFaultTest, ReadErrorIsNotFoundAndCounted) {
+  OpenStore(Options());
+  Put("victim", ValueFor(1, 300));
+  Put("other", ValueFor(2, 300));
+  store_->Flush();
+  store_->InjectFault(GetParam());
+  std::string v;
+  EXPECT_EQ(Get("victim", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().io_errors, 1u);
+  EXPECT_EQ(store_->stats().checksum_failures, 0u);
+  EXPECT_TRUE(Found("other", ValueFor(2, 300)));
+  EXPECT_EQ(Get("victim", &v), SHMEMCACHE_NOT_FOUND);  // degraded to "gone", never stale bytes
+  Put("new", "ok");
+  store_->Flush();
+  EXPECT_TRUE(Found("new", "ok"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, ReadFaultTest, ::testing::Values(SpillFault::kEio, SpillFault::kShortRead));
+
+TEST_F(SpillStoreTest, CorruptedRecordFailsItsChecksum) {
+  OpenStore(Options());
+  for (int i = 0; i < 20; ++i) Put("key" + std::to_string(i), ValueFor(i, 100));
+  store_->Flush();
+  store_->InjectFault(SpillFault::kCorruptRecord);  // the last record: key19
+  std::string v;
+  EXPECT_EQ(Get("key19", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().checksum_failures, 1u);
+  for (int i = 0; i < 19; ++i) EXPECT_TRUE(Found("key" + std::to_string(i), ValueFor(i, 100))) << i;
+  EXPECT_EQ(store_->stats().checksum_failures, 1u);
+  Put("key19", "again");
+  store_->Flush();
+  EXPECT_TRUE(Found("key19", "again"));
+}
+
+TEST_F(SpillStoreTest, CorruptedEmptyRecordFailsItsChecksum) {
+  OpenStore(Options());
+  Put("", "");
+  store_->Flush();
+  store_->InjectFault(SpillFault::kCorruptRecord);
+  std::string v;
+  EXPECT_EQ(Get("", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().checksum_failures, 1u);
+}
+
+TEST_F(SpillStoreTest, DeletedFileIsNotFoundAndStoreKeepsWorking) {
+  OpenStore(Options(1 << 20, 16 << 10, 4 << 10));
+  for (int i = 0; i < 10; ++i) Put("old" + std::to_string(i), ValueFor(i, 200));
+  store_->Flush();
+  Put("buffered", "survives");  // in RAM when the file goes
+  store_->InjectFault(SpillFault::kDeleteFile);
+  std::string v;
+  EXPECT_EQ(Get("old0", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_GE(store_->stats().io_errors, 1u);
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(Get("old" + std::to_string(i), &v), SHMEMCACHE_NOT_FOUND) << i;
+  EXPECT_TRUE(Found("buffered", "survives"));
+  for (int i = 0; i < 100; ++i) Put("new" + std::to_string(i), ValueFor(100 + i, 300));
+  store_->Flush();
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(Found("new" + std::to_string(i), ValueFor(100 + i, 300))) << i;
+  EXPECT_TRUE(Found("buffered", "survives"));
+  EXPECT_EQ(store_->stats().checksum_failures, 0u);
+}
+
+TEST_F(SpillStoreTest, DeletedFileDetectedAtFlushKeepsBufferedPairs) {
+  OpenStore(Options());
+  Put("flushed", "gone");
+  store_->Flush();
+  store_->InjectFault(SpillFault::kDeleteFile);
+  Put("pending", "kept");
+  store_->Flush();  // finds the file gone: the buffered pair goes to a new file
+  EXPECT_TRUE(Found("pending", "kept"));
+  std::string v;
+  EXPECT_EQ(Get("flushed", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(store_->stats().io_errors, 1u);
+}
+
+TEST_F(SpillStoreTest, DestructorRemovesItsFiles) {
+  OpenStore(Options(128 << 10, 16 << 10, 4 << 10));
+  for (int i = 0; i < 300; ++i) Put("key" + std::to_string(i), ValueFor(i, 500));
+  store_->Flush();
+  EXPECT_GT(FilesInDir(), 1u);
+  EXPECT_EQ(FilesInDir(), store_->segment_paths().size());
+  store_.reset();
+  EXPECT_EQ(FilesInDir(), 0u);
+}
+
+TEST_F(SpillStoreTest, SpillFactorOnePointFiveWithRandomVerify) {
+  const size_t capacity = 4 << 20, segment = 256 << 10;
+  OpenStore(Options(capacity, segment, 64 << 10));
+  std::mt19937_64 rng(42);
+  std::vector<size_t> len;
+  std::vector<int> version;  // overwrite generation per key; -1 = erased
+  size_t written = 0;
+  int n = 0;
+  while (written < capacity * 3 / 2) {
+    size_t l = 16 + rng() % 2000;
+    len.push_back(l);
+    version.push_back(0);
+    Put("key:" + std::to_string(n), ValueFor(n, l));
+    written += l + 40;
+    ++n;
+    if (n % 7 == 0) {  // overwrite a recent key
+      int k = n - 1 - static_cast<int>(rng() % 5);
+      version[k] = version[k] < 0 ? 1 : version[k] + 1;  // a SET after a DELETE
+      len[k] = 16 + rng() % 2000;
+      Put("key:" + std::to_string(k), ValueFor(k * 1000 + version[k], len[k]));
+    }
+    if (n % 11 == 0) {
+      int k = n - 1 - static_cast<int>(rng() % 5);
+      version[k] = -1;
+      store_->Erase(("key:" + std::to_string(k)).data(), ("key:" + std::to_string(k)).size());
+    }
+  }
+  ASSERT_LE(store_->bytes_used(), capacity);
+  uint64_t contained = 0;
+  for (int k = 0; k < n; ++k) {
+    std::string key = "key:" + std::to_string(k);
+    if (store_->Contains(key.data(), key.size())) ++contained;
+  }
+  EXPECT_EQ(contained, store_->stats().index_entries);  // stale entries of reclaimed segments are not counted
+  int found = 0, recent_found = 0;
+  for (int t = 0; t < 4000; ++t) {
+    int k = static_cast<int>(rng() % n);
+    std::string key = "key:" + std::to_string(k);
+    std::string v;
+    Status s = Get(key, &v);
+    if (version[k] < 0) {
+      EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND) << k;  // an erase never resurrects
+      continue;
+    }
+    std::string want = version[k] == 0 ? ValueFor(k, len[k]) : ValueFor(k * 1000 + version[k], len[k]);
+    if (s == SHMEMCACHE_OK) {
+      ++found;
+      EXPECT_TRUE(v == want) << k;  // never wrong or stale bytes
+      if (k >= n * 6 / 10) ++recent_found;
+    } else {
+      EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND);
+      EXPECT_LT(k, n * 6 / 10) << "a recent pair was lost";  // only the oldest segments are reclaimed
+    }
+  }
+  EXPECT_GT(found, 0);
+  EXPECT_GT(recent_found, 0);
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  EXPECT_EQ(store_->stats().checksum_failures, 0u);
+  EXPECT_EQ(store_->stats().io_errors, 0u);
+}
+
+// Random puts, overwrites, erases, flushes and faults against a model: a Get returns the latest value or
+// NOT_FOUND, never an older or another key's value; an erased key never comes back; the live-entry count and
+// the capacity hold throughout.
+TEST_F(SpillStoreTest, RandomOperationsWithFaultsNeverReturnWrongBytes) {
+  const size_t capacity = 96 << 10, segment = 16 << 10;
+  OpenStore(Options(capacity, segment, 4 << 10));
+  std::mt19937_64 rng(7);
+  const int keys = 300;
+  std::vector<int> model(keys, -1);  // latest generation put, -1 = absent
+  int generation = 0;
+  const SpillFault faults[] = {SpillFault::kEnospc, SpillFault::kEio, SpillFault::kShortRead,
+                               SpillFault::kCorruptRecord, SpillFault::kDeleteFile};
+  for (int step = 0; step < 6000; ++step) {
+    int k = static_cast<int>(rng() % keys);
+    std::string key = "k" + std::to_string(k);
+    unsigned op = rng() % 100;
+    if (op < 50) {
+      ++generation;
+      store_->Put(key.data(), key.size(), ValueFor(generation, generation % 900).data(), generation % 900);
+      model[k] = generation;
+    } else if (op < 85) {
+      std::string v;
+      Status s = Get(key, &v);
+      if (s == SHMEMCACHE_OK) {
+        ASSERT_GE(model[k], 0) << "erased key came back: " << key;
+        ASSERT_TRUE(v == ValueFor(model[k], model[k] % 900)) << "wrong bytes for " << key;
+      } else {
+        ASSERT_EQ(s, SHMEMCACHE_NOT_FOUND);
+      }
+    } else if (op < 93) {
+      store_->Erase(key.data(), key.size());
+      model[k] = -1;
+    } else if (op < 98) {
+      store_->Flush();
+    } else {
+      store_->InjectFault(faults[rng() % 5]);
+    }
+    ASSERT_LE(store_->bytes_used(), capacity);
+    if (step % 500 == 0) {
+      uint64_t contained = 0;
+      for (int j = 0; j < keys; ++j) {
+        std::string kj = "k" + std::to_string(j);
+        if (store_->Contains(kj.data(), kj.size())) ++contained;
+      }
+      ASSERT_EQ(contained, store_->stats().index_entries) << step;
+    }
+  }
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  EXPECT_GT(store_->stats().spill_hits, 0u);
+}
+
+}  // namespace
+}  // namespace smc
