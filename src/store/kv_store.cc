@@ -5,6 +5,8 @@
 
 namespace smc {
 
+
+
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
     : arena_(arena),
       options_(options),
@@ -54,9 +56,15 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
 
 bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
+  size_t evicted_bytes = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
-    if (tiers_.empty()) return false;
-    EvictBottomTier();
+    // The paper's batch eviction of the bottom tier, tier after tier; once a page's worth of other pairs has
+    // gone without giving this class a block, moving a page costs no more: evict the emptiest page instead.
+    if (!tiers_.empty() && evicted_bytes < slabs_.page_bytes()) {
+      evicted_bytes += EvictBottomTier();
+    } else if (!EvictPage()) {
+      return false;
+    }
   }
   if (first_use) {
     // The page may have held another class's blocks: whatever sits where this block's target word is now
@@ -71,10 +79,46 @@ bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   return true;
 }
 
-void KvStore::EvictBottomTier() {
+bool KvStore::EvictBlock(uint64_t offset) {
+  int cls = slabs_.ClassOf(offset);
+  size_t bytes = slabs_.class_bytes(cls);
+  uint8_t* b = block(offset);
+  size_t key_len = LoadU32(b + kKeyLenOffset);
+  KeyLocation loc{HashKey(b + kBlockHeaderBytes, key_len), 0, 0};
+  loc.tag = TagOf(loc.hash);
+  HashEntry entry;
+  HashSlot slot;
+  auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
+  if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) return false;
+  uint64_t t = LockBlock(offset, bytes);
+  if (eviction_listener_ != nullptr) {
+    eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
+                       LoadU32(b + kValueLenOffset));
+  }
+  table_.Remove(slot);
+  tiers_.Remove(offset);
+  FreeLockedBlock(entry, t);
+  ++evictions_;
+  return true;
+}
+
+bool KvStore::EvictPage() {
+  uint32_t page;
+  if (!slabs_.EmptiestPage(&page)) return false;
+  evicting_.clear();
+  slabs_.CarvedBlocks(page, &evicting_);
+  uint64_t epoch;
+  for (uint64_t offset : evicting_)
+    if (tiers_.EpochOf(offset, &epoch)) EvictBlock(offset);  // in a tier == holds a live pair
+  ++pages_evicted_;
+  return true;
+}
+
+size_t KvStore::EvictBottomTier() {
   evicting_.clear();
   uint64_t epoch = tiers_.PopBottom(&evicting_);
   bool evicted_any = false;
+  uint64_t bytes_before = slabs_.bytes_in_use();
   for (uint64_t offset : evicting_) {
     // A client may have advanced the pair's recency with a CAS since the server last saw it: keep the pair,
     // in the tier it now belongs to.
@@ -84,29 +128,12 @@ void KvStore::EvictBottomTier() {
       ++retiered_;
       continue;
     }
-    int cls = slabs_.ClassOf(offset);
-    size_t bytes = slabs_.class_bytes(cls);
-    uint8_t* b = block(offset);
-    size_t key_len = LoadU32(b + kKeyLenOffset);
-    KeyLocation loc{HashKey(b + kBlockHeaderBytes, key_len), 0, 0};
-    loc.tag = TagOf(loc.hash);
-    HashEntry entry;
-    HashSlot slot;
-    auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
-    if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) continue;  // cannot happen: tiers == table
-    uint64_t t = LockBlock(offset, bytes);
-    if (eviction_listener_ != nullptr) {
-      eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
-                         LoadU32(b + kValueLenOffset));
-    }
-    table_.Remove(slot);
-    FreeLockedBlock(entry, t);
-    ++evictions_;
-    evicted_any = true;
+    if (EvictBlock(offset)) evicted_any = true;
   }
   if (evicted_any) ++eviction_batches_;
   // No pair with recency <= epoch is left: evicted, or moved up because its recency word is newer.
   if (epoch + 1 > expiration_bar_) expiration_bar_ = epoch + 1;
+  return bytes_before - slabs_.bytes_in_use();
 }
 
 Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,

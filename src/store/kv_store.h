@@ -14,6 +14,10 @@
 // allocation succeeds; a pair whose block recency word was advanced by a client's non-intrusive update is
 // moved up to that tier instead of evicted. Evicted blocks are freed under the write protocol, so Direct
 // readers detect them, and the expiration bar moves past the evicted epoch.
+// Tiers are global, slab classes are not: evicting the bottom tier may free no block of the class that needs
+// one. Then the store moves a page (memcached's slab rebalancing): it evicts every pair of the page with the
+// fewest pairs in use, and the emptied page goes to the class that needs it. So memory follows the workload
+// without evicting tier after tier of other classes' (possibly recent) pairs.
 // Invariant: slab blocks in use == items == pairs in tiers (CheckConsistency).
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
@@ -77,6 +81,7 @@ class KvStore {
   uint64_t evictions() const { return evictions_; }
   uint64_t eviction_batches() const { return eviction_batches_; }
   uint64_t retiered() const { return retiered_; }
+  uint64_t pages_evicted() const { return pages_evicted_; }
   // Called with each pair a batch eviction removes, before its block is freed (the SSD tier hooks in here).
   using EvictionListener = void (*)(void* context, const uint8_t* key, size_t key_len, const uint8_t* value,
                                     size_t value_len);
@@ -106,7 +111,9 @@ class KvStore {
   // Allocates a block of cls, evicting bottom tiers while the class cannot allocate. False if nothing is left.
   bool AllocateOrEvict(int cls, uint64_t* offset);
   void Advance(uint64_t offset, uint64_t recency);  // recency word and tier move up, never down
-  void EvictBottomTier();
+  size_t EvictBottomTier();         // returns the block bytes it freed
+  bool EvictPage();                 // frees the emptiest page; false if no page is in use
+  bool EvictBlock(uint64_t offset); // evicts the pair in this block; false if the block holds none
   uint64_t* recency_word(uint64_t offset) const { return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset); }
 
   uint8_t* arena_;
@@ -119,6 +126,7 @@ class KvStore {
   uint64_t evictions_ = 0;
   uint64_t eviction_batches_ = 0;
   uint64_t retiered_ = 0;
+  uint64_t pages_evicted_ = 0;
   EvictionListener eviction_listener_ = nullptr;
   void* eviction_context_ = nullptr;
   std::vector<uint64_t> evicting_;

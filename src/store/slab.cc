@@ -108,6 +108,32 @@ void SlabAllocator::Free(int cls, uint64_t offset) {
   if (!had_room) AddPartial(page);
 }
 
+bool SlabAllocator::EmptiestPage(uint32_t* page) const {
+  // By bytes in use, not blocks: a page of small blocks with holes costs less to empty than a full page of
+  // large blocks, even though it holds more pairs.
+  bool found = false;
+  uint64_t best = 0;
+  for (uint32_t i = 0; i < pages_.size(); ++i) {
+    const Page& p = pages_[i];
+    if (p.cls == kNoClass) continue;
+    uint64_t bytes = static_cast<uint64_t>(p.in_use) * classes_[p.cls].block_bytes;
+    if (!found || bytes < best) {
+      found = true;
+      best = bytes;
+      *page = i;
+    }
+  }
+  return found;
+}
+
+void SlabAllocator::CarvedBlocks(uint32_t page, std::vector<uint64_t>* offsets) const {
+  const Page& p = pages_[page];
+  if (p.cls == kNoClass) return;
+  size_t bytes = classes_[p.cls].block_bytes;
+  for (uint32_t slot = 0; slot < p.carved; ++slot)
+    offsets->push_back(static_cast<uint64_t>(page) * page_bytes_ + static_cast<uint64_t>(slot) * bytes);
+}
+
 bool SlabAllocator::CheckConsistency() const {
   uint64_t in_use = 0;
   std::vector<size_t> class_in_use(classes_.size(), 0), class_pages(classes_.size(), 0);

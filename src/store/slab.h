@@ -50,6 +50,10 @@ class SlabAllocator {
   void Free(int cls, uint64_t offset);
   // The class of the page holding this offset (the block must be in use).
   int ClassOf(uint64_t offset) const { return pages_[offset / page_bytes_].cls; }
+  // Page rebalancing support: the page in use with the fewest bytes in use (false if no page is in use), and
+  // the offsets of every block carved in a page (free ones included).
+  bool EmptiestPage(uint32_t* page) const;
+  void CarvedBlocks(uint32_t page, std::vector<uint64_t>* offsets) const;
   // True if Allocate(cls) would succeed now.
   bool CanAllocate(int cls) const { return !classes_[cls].partial.empty() || !free_pages_.empty(); }
 
