@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstring>
 
@@ -66,6 +68,18 @@ Status Server::AttachSpill(std::string* error) {
   o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(shm::MyPe());
   Status s = SpillStore::Open(o, &spill_, error);
   if (s == SHMEMCACHE_OK) store_.set_eviction_listener(&Server::OnEviction, this);
+  // Test-only fault injection (SHMEMCACHE_TEST_SPILL_FAULT): write faults hit the first flush; read faults,
+  // a corrupted record and a deleted file hit the first read-back.
+  const char* fault = s == SHMEMCACHE_OK ? std::getenv("SHMEMCACHE_TEST_SPILL_FAULT") : nullptr;
+  if (fault != nullptr) {
+    std::string f = fault;
+    if (f == "enospc") spill_->InjectFault(SpillFault::kEnospc);
+    else if (f == "eio_write") spill_->InjectFault(SpillFault::kEio);
+    else if (f == "eio_read") pending_read_fault_ = SpillFault::kEio;
+    else if (f == "short_read") pending_read_fault_ = SpillFault::kShortRead;
+    else if (f == "corrupt") pending_read_fault_ = SpillFault::kCorruptRecord;
+    else if (f == "delete_file") pending_read_fault_ = SpillFault::kDeleteFile;
+  }
   return s;
 }
 
@@ -75,6 +89,11 @@ void Server::OnEviction(void* self, const uint8_t* key, size_t key_len, const ui
 
 Status Server::ReadBack(const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr) {
   const RequestHeader& h = req.header;
+  if (pending_read_fault_ != SpillFault::kNone && spill_->Contains(req.key, h.key_len)) {
+    spill_->Flush();  // the record must be on disk for a read fault, a corruption or a deletion to reach it
+    spill_->InjectFault(pending_read_fault_);
+    pending_read_fault_ = SpillFault::kNone;
+  }
   if (spill_->Get(req.key, h.key_len, &spill_value_) != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
   ++stats_->spill_reads;
   // Promote: the pair is hot again. Its flash copy goes (it is re-spilled if evicted again).

@@ -74,6 +74,7 @@ class Server {
   std::vector<uint8_t> scratch_;
   std::unique_ptr<SpillStore> spill_;
   std::vector<uint8_t> spill_value_;
+  SpillFault pending_read_fault_ = SpillFault::kNone;  // test-only, see AttachSpill
   std::vector<size_t> ready_;
 };
 

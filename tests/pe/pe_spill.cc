@@ -4,10 +4,14 @@
 //     the tier, byte-exact; measurably lower without it (a fresh session with no spill_dir);
 //   - overwriting or deleting a spilled key never resurrects its old value;
 //   - an unusable spill_dir fails init on every PE with CONFIG_ERROR and a message.
+// With a fault (SHMEMCACHE_TEST_SPILL_FAULT=enospc|eio_write|eio_read|short_read|corrupt|delete_file, set by the
+// test launcher), the run checks instead that the server stays up, nothing wrong is ever returned, and the pairs
+// the fault did not touch are intact (success rate above 50%).
 // Args: spill_dir
 #include <shmem.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -91,7 +95,8 @@ double Session(const char* spill_dir, bool check_resurrection) {
                 spill_dir ? "with SSD tier" : "RAM only", (unsigned long long)st.items,
                 (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
                 (unsigned long long)st.spill_reads);
-    if (spill_dir) PE_CHECK(st.spilled_items > 0 && st.spill_reads > 0);
+    if (spill_dir && std::getenv("SHMEMCACHE_TEST_SPILL_FAULT") == nullptr)
+      PE_CHECK(st.spilled_items > 0 && st.spill_reads > 0);
   } else {
     rate = SpillFactorRun(c, shmemcache_client_rank(c), shmemcache_num_clients(c), check_resurrection);
   }
@@ -115,11 +120,19 @@ int main(int argc, char** argv) {
   PE_CHECK(c == nullptr);
   PE_CHECK(std::strstr(shmemcache_last_error(), "spill_dir") != nullptr);
 
-  double with_tier = Session(dir.c_str(), true);
-  double without = Session(nullptr, false);
-  if (with_tier >= 0) {  // clients
-    PE_CHECK(with_tier == 1.0);
-    PE_CHECK(without < 0.9);
+  const char* fault = std::getenv("SHMEMCACHE_TEST_SPILL_FAULT");
+  double with_tier = Session(dir.c_str(), fault == nullptr);
+  if (fault != nullptr) {
+    if (with_tier >= 0) {  // clients: wrong bytes were already checked (never allowed)
+      std::printf("fault %s: success rate %.4f\n", fault, with_tier);
+      PE_CHECK(with_tier > 0.5);
+    }
+  } else {
+    double without = Session(nullptr, false);
+    if (with_tier >= 0) {  // clients
+      PE_CHECK(with_tier == 1.0);
+      PE_CHECK(without < 0.9);
+    }
   }
   int rc = pe_test::Finish("pe_spill");
   shmem_finalize();

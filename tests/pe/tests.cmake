@@ -38,3 +38,7 @@ shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
 # SSD spill tier: spill factor 1.5 success rate, no resurrection, unusable directory.
 shmemcache_pe_test(spill_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3)
 shmemcache_pe_test(spill_np3_tcp pe_spill 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3-tcp)
+foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
+  shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
+                     ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})
+endforeach()
