@@ -122,7 +122,14 @@ void Server::UpdateStoreStats() {
   stats_->retiered = store_.retiered();
   stats_->pages_moved = store_.slabs().pages_moved();
   stats_->expiration_bar = store_.expiration_bar();
-  if (spill_) stats_->spilled_items = spill_->stats().spilled_items;
+  if (spill_) {
+    const SpillStats& sp = spill_->stats();
+    stats_->spilled_items = sp.spilled_items;
+    stats_->spill_bytes_written = sp.spill_bytes_written;
+    stats_->spill_reclaimed_segments = sp.reclaimed_segments;
+    stats_->spill_checksum_failures = sp.checksum_failures;
+    stats_->spill_io_errors = sp.io_errors;
+  }
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
 }

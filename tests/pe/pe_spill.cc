@@ -95,8 +95,18 @@ double Session(const char* spill_dir, bool check_resurrection) {
                 spill_dir ? "with SSD tier" : "RAM only", (unsigned long long)st.items,
                 (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
                 (unsigned long long)st.spill_reads);
-    if (spill_dir && std::getenv("SHMEMCACHE_TEST_SPILL_FAULT") == nullptr)
-      PE_CHECK(st.spilled_items > 0 && st.spill_reads > 0);
+    const char* fault = std::getenv("SHMEMCACHE_TEST_SPILL_FAULT");
+    if (spill_dir && fault == nullptr) {
+      PE_CHECK(st.spilled_items > 0 && st.spill_reads > 0 && st.spill_bytes_written > 0);
+      PE_CHECK(st.spill_checksum_failures == 0 && st.spill_io_errors == 0);
+    }
+    if (fault != nullptr) {
+      std::printf("server under fault %s: checksum_failures=%llu io_errors=%llu\n", fault,
+                  (unsigned long long)st.spill_checksum_failures, (unsigned long long)st.spill_io_errors);
+      std::string f = fault;
+      if (f == "corrupt") PE_CHECK(st.spill_checksum_failures > 0);
+      else if (f != "delete_file") PE_CHECK(st.spill_io_errors > 0);
+    }
   } else {
     rate = SpillFactorRun(c, shmemcache_client_rank(c), shmemcache_num_clients(c), check_resurrection);
   }
