@@ -150,6 +150,9 @@ struct OpResult {
 struct SizeResult {
   size_t size = 0;
   OpResult set, get, raw_put, raw_get;
+  OpResult mix;       // 90:10 GET:SET on the same key (9 gets, then 1 set, repeated)
+  OpResult raw_dset;  // direct/default modes: the raw sequence of a Direct SET (CAS + put + fence + set + quiet)
+  OpResult raw_cas;   // direct/default modes: one shmem_long_atomic_compare_swap on PE 0 (size-independent)
 };
 
 const Options *g_opt = nullptr;
@@ -193,6 +196,9 @@ class Budget {
 struct Bench {
   shmemcache_t *cache = nullptr;
   char *raw_sym = nullptr;  // symmetric, max size bytes, target of the raw ops on kServerPe
+  long *raw_lock = nullptr; // symmetric word after raw_sym: the lock word of the raw Direct SET sequence
+  long raw_lock_version = 0;
+  long raw_cas_version = 0;
   std::vector<unsigned char> value, expected, buf, raw_local;
 
   static std::string key_for(size_t size) { return "bench_latency/" + std::to_string(size); }
@@ -325,6 +331,65 @@ struct Bench {
     r->s = bench::summarize_ns(samples);
   }
 
+  // 90:10 GET:SET on one key: call i is a set when i % 10 == 9, else a get checked against the last value set.
+  void measure_mix(size_t size, OpResult *r) {
+    const std::string key = key_for(size);
+    unsigned char *e = expected.data();
+    for (size_t i = 0; i < size; ++i) e[i] = static_cast<unsigned char>(i * 11 + 5 + size);
+    shmemcache_status_t st = shmemcache_set(cache, key.data(), key.size(), e, size);
+    if (st != SHMEMCACHE_OK) {
+      record_failure(r, st, "set before mix");
+      return;
+    }
+    unsigned char *b = buf.data();
+    uint64_t stamp_no = 0;
+    auto one = [&](uint64_t i, uint64_t *ns) {
+      shmemcache_status_t s;
+      if (i % 10 == 9) {
+        stamp(e, size, ++stamp_no + 7000000);
+        uint64_t t0 = bench::now_ns();
+        s = shmemcache_set(cache, key.data(), key.size(), e, size);
+        uint64_t t1 = bench::now_ns();
+        if (ns) *ns = t1 - t0;
+        return s;
+      }
+      size_t got = 0;
+      uint64_t t0 = bench::now_ns();
+      s = shmemcache_get(cache, key.data(), key.size(), b, buf.size(), &got);
+      uint64_t t1 = bench::now_ns();
+      if (ns) *ns = t1 - t0;
+      if (s == SHMEMCACHE_OK && (got != size || std::memcmp(b, e, size) != 0)) {
+        if (r->wrong++ == 0 && r->first_error.empty())
+          r->first_error = "mix get returned OK with " + std::to_string(got) + " bytes that differ from the value set";
+      }
+      return s;
+    };
+    vlog("size %zu: mix warm-up", size);
+    warm_up([&](size_t i) {
+      shmemcache_status_t s = one(i, nullptr);
+      if (s != SHMEMCACHE_OK) record_failure(r, s, "mix (warm-up)");
+    });
+    vlog("size %zu: mix", size);
+    std::vector<uint64_t> samples;
+    samples.reserve(4096);
+    shmemcache_stats_t before = stats();
+    Budget budget;
+    for (size_t i = 0; budget.more(i); ++i) {
+      uint64_t ns = 0;
+      shmemcache_status_t s = one(i, &ns);
+      if (s == SHMEMCACHE_OK) samples.push_back(ns);
+      else record_failure(r, s, "mix");
+    }
+    shmemcache_stats_t after = stats();
+    r->direct = after.direct_gets + after.direct_sets - before.direct_gets - before.direct_sets;
+    r->active = after.active_gets + after.active_sets - before.active_gets - before.active_sets;
+    r->retries = after.read_retries + after.lock_retries - before.read_retries - before.lock_retries;
+    r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
+    r->iters = samples.size();
+    r->ran = !samples.empty();
+    r->s = bench::summarize_ns(samples);
+  }
+
   // Raw baseline: one op = `op()`. Percentiles from per-op timing (half the budget); the mean from one
   // batch-timed loop of the same length (so that the ~25 ns clock read does not inflate sub-0.1 us means).
   template <class RawOp>
@@ -357,6 +422,33 @@ struct Bench {
     measure_raw(size, "raw put+quiet", [&] {
       shmem_putmem(dst, src, size, kServerPe);
       shmem_quiet();
+    }, r);
+  }
+
+  // The one-sided sequence a Direct SET issues, on the same bytes (src/client/direct_ops.cc): CAS the lock word,
+  // put the value, fence, atomic set (unlock, new version), quiet. Default context, like the other raw ops.
+  void measure_raw_direct_set(size_t size, OpResult *r) {
+    unsigned char *src = raw_local.data();
+    char *dst = raw_sym;
+    long *lock = raw_lock;
+    long &version = raw_lock_version;  // kept across sizes so that every CAS succeeds, as in an uncontended SET
+    measure_raw(size, "raw direct-set sequence", [&] {
+      shmem_long_atomic_compare_swap(lock, version, version + 1, kServerPe);
+      shmem_putmem(dst, src, size, kServerPe);
+      shmem_fence();
+      version += 2;
+      shmem_long_atomic_set(lock, version, kServerPe);
+      shmem_quiet();
+    }, r);
+  }
+
+  // One successful CAS on another word of PE 0 (the lock-taking step of a Direct SET, alone).
+  void measure_raw_cas(size_t size, OpResult *r) {
+    long *word = raw_lock + 1;
+    long &v = raw_cas_version;
+    measure_raw(size, "raw cas", [&] {
+      shmem_long_atomic_compare_swap(word, v, v + 1, kServerPe);
+      ++v;
     }, r);
   }
 
@@ -397,6 +489,12 @@ struct Output {
     csv_row("get", sr.size, sr.get, sr.get.s.mean_us, rg);
     csv_row("raw_put_quiet", sr.size, sr.raw_put, rp, rp);
     csv_row("raw_get", sr.size, sr.raw_get, rg, rg);
+    // mix90: raw baseline = 0.9 raw_get + 0.1 raw_put_quiet; raw_direct_set: its own batch mean.
+    csv_row("mix90", sr.size, sr.mix, sr.mix.s.mean_us, (rg > 0 && rp > 0) ? 0.9 * rg + 0.1 * rp : 0);
+    const double rd = sr.raw_dset.ran ? sr.raw_dset.batch_mean_us : 0;
+    csv_row("raw_direct_set", sr.size, sr.raw_dset, rd, rd);
+    const double rc = sr.raw_cas.ran ? sr.raw_cas.batch_mean_us : 0;
+    csv_row("raw_cas", sr.size, sr.raw_cas, rc, rc);
   }
 };
 
@@ -443,9 +541,16 @@ void table_row(const SizeResult &r) {
               fmt_us(r.get.ran, r.get.s.p99_us).c_str(), fmt_us(r.raw_get.ran, rg).c_str(),
               fmt_ratio(r.get.ran, r.get.s.mean_us, rg).c_str(), fmt_direct(r.set).c_str(),
               fmt_direct(r.get).c_str(), r.set.iters, r.get.iters, r.raw_put.iters, r.raw_get.iters);
-  const OpResult *ops[] = {&r.set, &r.get};
-  const char *names[] = {"set", "get"};
-  for (int k = 0; k < 2; ++k) {
+  if (r.mix.ran || r.raw_dset.ran)
+    std::printf("  %-6s   mix90 mean %s p99 %s (D%% %s)%s%s\n", "", fmt_us(r.mix.ran, r.mix.s.mean_us).c_str(),
+                fmt_us(r.mix.ran, r.mix.s.p99_us).c_str(), fmt_direct(r.mix).c_str(),
+                r.raw_dset.ran ? "; raw direct-set sequence " : "",
+                r.raw_dset.ran ? (fmt_us(true, r.raw_dset.batch_mean_us) + " (set/seq " +
+                                  fmt_ratio(r.set.ran, r.set.s.mean_us, r.raw_dset.batch_mean_us) + ")").c_str()
+                               : "");
+  const OpResult *ops[] = {&r.set, &r.get, &r.mix};
+  const char *names[] = {"set", "get", "mix90"};
+  for (int k = 0; k < 3; ++k) {
     const OpResult &o = *ops[k];
     if (o.failures || o.wrong)
       std::printf("  !! size %zu %s: %" PRIu64 " failed calls, %" PRIu64 " wrong values; first: %s\n", r.size,
@@ -494,6 +599,10 @@ int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int
     for (auto &r : results) {
       b.measure_raw_put(r.size, &r.raw_put);
       b.measure_raw_get(r.size, &r.raw_get);
+      if (cfg.direct_ops) {
+        b.measure_raw_direct_set(r.size, &r.raw_dset);
+        b.measure_raw_cas(r.size, &r.raw_cas);
+      }
     }
     shmem_barrier_all();  // releases the server into shmemcache_serve
   }
@@ -504,13 +613,20 @@ int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int
   for (auto &r : results) {
     b.measure_set(r.size, &r.set);
     b.measure_get(r.size, &r.get);
+    b.measure_mix(r.size, &r.mix);
     if (opt.raw_phase == "during") {
       b.measure_raw_put(r.size, &r.raw_put);
       b.measure_raw_get(r.size, &r.raw_get);
+      if (cfg.direct_ops) {
+        b.measure_raw_direct_set(r.size, &r.raw_dset);
+        b.measure_raw_cas(r.size, &r.raw_cas);
+      }
     }
     table_row(r);
     if (!out.csv_prefix) out.rows(r);  // a file gets each size as soon as it is measured
-    if (r.set.failures || r.set.wrong || r.get.failures || r.get.wrong || !r.set.ran || !r.get.ran) rc = 1;
+    if (r.set.failures || r.set.wrong || r.get.failures || r.get.wrong || !r.set.ran || !r.get.ran ||
+        r.mix.failures || r.mix.wrong)
+      rc = 1;
   }
   const double secs = static_cast<double>(bench::now_ns() - t_start) / 1e9;
   if (out.csv_prefix) {  // on stdout, after the table rather than interleaved with it
@@ -580,17 +696,18 @@ int main(int argc, char **argv) {
   else if (opt.mode == "direct") cfg.direct_ops = 1;
   const size_t max_size = *std::max_element(opt.sizes.begin(), opt.sizes.end());
   const size_t raw_bytes = std::max(max_size, sizeof(shmemcache_stats_t));
+  const size_t lock_offset = (raw_bytes + 63) / 64 * 64;  // the raw Direct SET sequence's lock word
   if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
 
   // Raw baseline buffer: collective, before the library's own allocations and before PE 0 enters serve.
-  char *raw_sym = static_cast<char *>(shmem_malloc(raw_bytes));
+  char *raw_sym = static_cast<char *>(shmem_malloc(lock_offset + 64));
   if (!raw_sym) {
     if (me == 0)
       std::fprintf(stderr, "bench_latency: shmem_malloc(%zu) failed; raise SMA_SYMMETRIC_SIZE\n", raw_bytes);
     shmem_finalize();
     return 1;
   }
-  std::memset(raw_sym, 0, raw_bytes);
+  std::memset(raw_sym, 0, lock_offset + 64);
 
   shmemcache_t *cache = nullptr;
   st = shmemcache_init(&cfg, &cache);
@@ -610,6 +727,7 @@ int main(int argc, char **argv) {
   Bench b;
   b.cache = cache;
   b.raw_sym = raw_sym;
+  b.raw_lock = reinterpret_cast<long *>(raw_sym + lock_offset);
   if (measurer) {
     b.value.assign(max_size, 0);
     b.expected.assign(max_size, 0);

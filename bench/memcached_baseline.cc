@@ -1,0 +1,373 @@
+// memcached_baseline: the paper's baseline. Drives a memcached server on loopback with libmemcached (binary
+// protocol, TCP_NODELAY) from N client processes, with the same keys, value sizes and GET:SET mixes as the
+// shmemcache benchmarks (bench_latency, bench_throughput).
+//
+//   memcached_baseline --port P latency    [--sizes 32,4K] [--target-ms MS] [--csv FILE]
+//   memcached_baseline --port P throughput [--clients N] [--sizes 32,4K] [--ops get,set,mix90]
+//                                          [--seconds S] [--keys K] [--csv FILE]
+//
+// The server is always 127.0.0.1 (loopback only); scripts/bench.sh starts and stops memcached itself.
+//
+// latency: one process; for each size: `set` of an existing key (first/last bytes change every call), `get`
+//   of that key (length checked), `mix90` (9 gets then 1 set, repeated); every call timed on its own.
+//   Keys are "bench_latency/<size>", as in bench_latency.
+//   CSV: system,op,value_size,iters,mean_us,p50_us,p99_us,errors
+// throughput: N forked client processes, each with its own connection; keys "bench_tp/<size>/<i>", i < K,
+//   preloaded; each client picks keys uniformly at random (own seed) for S seconds, closed loop.
+//   Ops: get (100% GET), set (100% SET), mixNN (NN% GET, the rest SET).
+//   CSV: system,op,get_pct,value_size,clients,seconds,total_ops,ops_per_s,errors
+#include <libmemcached/memcached.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <new>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+
+namespace {
+
+struct Options {
+  std::string experiment;
+  int port = 0;
+  std::vector<size_t> sizes{32, 4096};
+  std::vector<std::string> ops{"get", "set"};
+  int clients = 1;
+  double seconds = 2;
+  double target_ms = 80;
+  size_t keys = 1000;
+  std::string csv_path;
+  std::string label = "memcached";  // the `system` column
+};
+
+const char kUsage[] =
+    "usage: memcached_baseline --port P latency|throughput [options]   (server: 127.0.0.1:P)\n"
+    "  --sizes LIST      value sizes (default 32,4K)\n"
+    "  --target-ms MS    latency: time budget per op and size (default 80)\n"
+    "  --clients N       throughput: client processes (default 1)\n"
+    "  --ops LIST        throughput: get,set,mixNN (NN% get) (default get,set)\n"
+    "  --seconds S       throughput: measured seconds per op and size (default 2)\n"
+    "  --keys K          throughput: keys per size (default 1000)\n"
+    "  --csv FILE        CSV to FILE (default stdout)\n"
+    "  --label NAME      value of the system column (default memcached)\n";
+
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+// get percentage of an op name: get -> 100, set -> 0, mixNN -> NN; -1 if unknown.
+int get_pct(const std::string &op) {
+  if (op == "get") return 100;
+  if (op == "set") return 0;
+  if (op.rfind("mix", 0) == 0 && op.size() > 3) {
+    int v = std::atoi(op.c_str() + 3);
+    if (v >= 0 && v <= 100) return v;
+  }
+  return -1;
+}
+
+memcached_st *connect_loopback(int port) {
+  memcached_st *m = memcached_create(nullptr);
+  if (!m) return nullptr;
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_BINARY_PROTOCOL, 1);
+  memcached_behavior_set(m, MEMCACHED_BEHAVIOR_TCP_NODELAY, 1);
+  if (memcached_server_add(m, "127.0.0.1", static_cast<in_port_t>(port)) != MEMCACHED_SUCCESS) {
+    memcached_free(m);
+    return nullptr;
+  }
+  return m;
+}
+
+bool mc_set(memcached_st *m, const std::string &k, const char *v, size_t n) {
+  return memcached_set(m, k.data(), k.size(), v, n, 0, 0) == MEMCACHED_SUCCESS;
+}
+
+// A get whose result length is checked; the value is freed (libmemcached allocates it).
+bool mc_get(memcached_st *m, const std::string &k, size_t expect) {
+  size_t len = 0;
+  uint32_t flags = 0;
+  memcached_return_t rc;
+  char *v = memcached_get(m, k.data(), k.size(), &len, &flags, &rc);
+  bool ok = v && rc == MEMCACHED_SUCCESS && len == expect;
+  std::free(v);
+  return ok;
+}
+
+void stamp(char *v, size_t size, uint64_t i) {
+  const size_t n = std::min<size_t>(size, sizeof i);
+  std::memcpy(v, &i, n);
+  std::memcpy(v + size - n, &i, n);
+}
+
+// ---- latency --------------------------------------------------------------------------------------------------
+
+int run_latency(const Options &o, FILE *csv) {
+  memcached_st *m = connect_loopback(o.port);
+  if (!m) {
+    std::fprintf(stderr, "memcached_baseline: cannot create a client\n");
+    return 1;
+  }
+  std::fprintf(csv, "system,op,value_size,iters,mean_us,p50_us,p99_us,errors\n");
+  int rc = 0;
+  for (size_t size : o.sizes) {
+    const std::string key = "bench_latency/" + std::to_string(size);
+    std::vector<char> v(size);
+    for (size_t i = 0; i < size; ++i) v[i] = static_cast<char>(i * 131 + size);
+    if (!mc_set(m, key, v.data(), size)) {
+      std::fprintf(stderr, "memcached_baseline: first set of %zu bytes failed: %s\n", size,
+                   memcached_last_error_message(m));
+      rc = 1;
+      continue;
+    }
+    const char *names[] = {"set", "get", "mix90"};
+    for (int op = 0; op < 3; ++op) {
+      uint64_t errors = 0, counter = 0;
+      auto one = [&](uint64_t i) {
+        bool is_set = op == 0 || (op == 2 && i % 10 == 9);
+        if (is_set) {
+          stamp(v.data(), size, ++counter);
+          return mc_set(m, key, v.data(), size);
+        }
+        return mc_get(m, key, size);
+      };
+      const uint64_t budget_ns = static_cast<uint64_t>(o.target_ms * 1e6);
+      uint64_t t0 = bench::now_ns();
+      for (uint64_t i = 0; i < 5 || bench::now_ns() - t0 < budget_ns / 8; ++i) one(i);
+      std::vector<uint64_t> samples;
+      t0 = bench::now_ns();
+      for (uint64_t i = 0; i < 20 || (bench::now_ns() - t0 < budget_ns && i < 200000); ++i) {
+        uint64_t a = bench::now_ns();
+        bool ok = one(i);
+        uint64_t b = bench::now_ns();
+        if (ok) samples.push_back(b - a);
+        else ++errors;
+      }
+      bench::Summary s = bench::summarize_ns(samples);
+      std::fprintf(csv, "%s,%s,%zu,%zu,%.4f,%.4f,%.4f,%llu\n", o.label.c_str(), names[op], size, s.n, s.mean_us, s.p50_us,
+                   s.p99_us, static_cast<unsigned long long>(errors));
+      std::fflush(csv);
+      if (s.n == 0) rc = 1;
+    }
+  }
+  memcached_free(m);
+  return rc;
+}
+
+// ---- throughput -----------------------------------------------------------------------------------------------
+
+struct alignas(64) ClientSlot {
+  uint64_t ops;
+  uint64_t errors;
+  uint64_t elapsed_ns;
+};
+
+struct Shared {
+  std::atomic<int> ready;
+  std::atomic<int> go;
+  ClientSlot slot[1024];
+};
+
+uint64_t xorshift(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+void client_main(const Options &o, Shared *sh, int id, size_t size, int pct) {
+  memcached_st *m = connect_loopback(o.port);
+  ClientSlot &slot = sh->slot[id];
+  std::vector<char> v(size, static_cast<char>('a' + id % 26));
+  std::vector<std::string> keys(o.keys);
+  const std::string prefix = "bench_tp/" + std::to_string(size) + "/";
+  for (size_t i = 0; i < o.keys; ++i) keys[i] = prefix + std::to_string(i);
+  uint64_t seed = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(id + 1) + size;
+  // One warm-up call opens the connection before the clock starts.
+  if (m) mc_get(m, keys[0], size);
+  sh->ready.fetch_add(1);
+  while (!sh->go.load()) usleep(50);
+  uint64_t ops = 0, errors = 0;
+  const uint64_t dur = static_cast<uint64_t>(o.seconds * 1e9);
+  const uint64_t t0 = bench::now_ns();
+  uint64_t t = t0;
+  while (m && t - t0 < dur) {
+    for (int b = 0; b < 16; ++b) {
+      uint64_t r = xorshift(&seed);
+      const std::string &k = keys[r % o.keys];
+      bool ok;
+      if (static_cast<int>((r >> 40) % 100) < pct) {
+        ok = mc_get(m, k, size);
+      } else {
+        stamp(v.data(), size, ops);
+        ok = mc_set(m, k, v.data(), size);
+      }
+      if (ok) ++ops;
+      else ++errors;
+    }
+    t = bench::now_ns();
+  }
+  slot.ops = ops;
+  slot.errors = errors;
+  slot.elapsed_ns = t - t0;
+  if (m) memcached_free(m);
+}
+
+int run_throughput(const Options &o, FILE *csv) {
+  if (o.clients < 1 || o.clients > 1024) {
+    std::fprintf(stderr, "memcached_baseline: --clients must be 1..1024\n");
+    return 2;
+  }
+  void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    std::perror("mmap");
+    return 1;
+  }
+  Shared *sh = static_cast<Shared *>(mem);
+  std::fprintf(csv, "system,op,get_pct,value_size,clients,seconds,total_ops,ops_per_s,errors\n");
+  std::fflush(csv);
+  int rc = 0;
+  for (size_t size : o.sizes) {
+    {  // preload
+      memcached_st *m = connect_loopback(o.port);
+      std::vector<char> v(size, 'p');
+      const std::string prefix = "bench_tp/" + std::to_string(size) + "/";
+      size_t failed = 0;
+      for (size_t i = 0; m && i < o.keys; ++i)
+        if (!mc_set(m, prefix + std::to_string(i), v.data(), size)) ++failed;
+      if (!m || failed) {
+        std::fprintf(stderr, "memcached_baseline: preload of %zu-byte values: %zu of %zu sets failed%s%s\n", size,
+                     failed, o.keys, m ? ": " : "", m ? memcached_last_error_message(m) : "");
+        rc = 1;
+      }
+      if (m) memcached_free(m);
+    }
+    for (const std::string &op : o.ops) {
+      const int pct = get_pct(op);
+      new (sh) Shared();
+      std::memset(sh->slot, 0, sizeof sh->slot);
+      std::vector<pid_t> kids;
+      std::fflush(nullptr);
+      for (int c = 0; c < o.clients; ++c) {
+        pid_t p = fork();
+        if (p == 0) {
+          client_main(o, sh, c, size, pct);
+          _exit(0);
+        }
+        if (p < 0) {
+          std::perror("fork");
+          rc = 1;
+          break;
+        }
+        kids.push_back(p);
+      }
+      while (sh->ready.load() < static_cast<int>(kids.size())) usleep(1000);
+      sh->go.store(1);
+      for (pid_t p : kids) {
+        int st = 0;
+        waitpid(p, &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) rc = 1;
+      }
+      uint64_t total = 0, errors = 0;
+      double rate = 0, secs = 0;
+      for (size_t c = 0; c < kids.size(); ++c) {
+        const ClientSlot &s = sh->slot[c];
+        total += s.ops;
+        errors += s.errors;
+        if (s.elapsed_ns) rate += static_cast<double>(s.ops) * 1e9 / static_cast<double>(s.elapsed_ns);
+        secs = std::max(secs, static_cast<double>(s.elapsed_ns) / 1e9);
+      }
+      std::fprintf(csv, "%s,%s,%d,%zu,%d,%.3f,%llu,%.1f,%llu\n", o.label.c_str(), op.c_str(), pct, size, o.clients, secs,
+                   static_cast<unsigned long long>(total), rate, static_cast<unsigned long long>(errors));
+      std::fflush(csv);
+      if (total == 0) rc = 1;
+    }
+  }
+  munmap(mem, sizeof(Shared));
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "memcached_baseline: %s needs a value\n%s", a.c_str(), kUsage);
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    std::string err;
+    if (a == "--help" || a == "-h") {
+      std::printf("%s", kUsage);
+      return 0;
+    } else if (a == "--port") {
+      o.port = std::atoi(next().c_str());
+    } else if (a == "--sizes") {
+      o.sizes.clear();
+      if (!bench::parse_size_list(next(), &o.sizes, &err)) {
+        std::fprintf(stderr, "memcached_baseline: --sizes: %s\n", err.c_str());
+        return 2;
+      }
+    } else if (a == "--ops") {
+      o.ops = split(next());
+      for (auto &op : o.ops)
+        if (get_pct(op) < 0) {
+          std::fprintf(stderr, "memcached_baseline: unknown op '%s' (get, set, mixNN)\n", op.c_str());
+          return 2;
+        }
+    } else if (a == "--clients") {
+      o.clients = std::atoi(next().c_str());
+    } else if (a == "--seconds") {
+      o.seconds = std::atof(next().c_str());
+    } else if (a == "--target-ms") {
+      o.target_ms = std::atof(next().c_str());
+    } else if (a == "--keys") {
+      o.keys = static_cast<size_t>(std::atol(next().c_str()));
+    } else if (a == "--csv") {
+      o.csv_path = next();
+    } else if (a == "--label") {
+      o.label = bench::csv_field(next());
+    } else if (a == "latency" || a == "throughput") {
+      o.experiment = a;
+    } else {
+      std::fprintf(stderr, "memcached_baseline: unknown argument '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  if (o.port <= 0 || o.port > 65535 || o.experiment.empty() || o.keys == 0 || o.seconds <= 0 ||
+      o.target_ms <= 0) {
+    std::fprintf(stderr, "%s", kUsage);
+    return 2;
+  }
+  FILE *csv = stdout;
+  if (!o.csv_path.empty()) {
+    csv = std::fopen(o.csv_path.c_str(), "w");
+    if (!csv) {
+      std::fprintf(stderr, "memcached_baseline: cannot open %s: %s\n", o.csv_path.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  int rc = o.experiment == "latency" ? run_latency(o, csv) : run_throughput(o, csv);
+  if (csv != stdout) std::fclose(csv);
+  return rc;
+}
