@@ -35,6 +35,9 @@
 
 namespace {
 
+using bench::get_pct;
+using bench::split;
+
 struct Options {
   std::string experiment;
   int port = 0;
@@ -58,29 +61,6 @@ const char kUsage[] =
     "  --keys K          throughput: keys per size (default 1000)\n"
     "  --csv FILE        CSV to FILE (default stdout)\n"
     "  --label NAME      value of the system column (default memcached)\n";
-
-std::vector<std::string> split(const std::string &s) {
-  std::vector<std::string> out;
-  size_t p = 0;
-  while (p <= s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    if (q > p) out.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-// get percentage of an op name: get -> 100, set -> 0, mixNN -> NN; -1 if unknown.
-int get_pct(const std::string &op) {
-  if (op == "get") return 100;
-  if (op == "set") return 0;
-  if (op.rfind("mix", 0) == 0 && op.size() > 3) {
-    int v = std::atoi(op.c_str() + 3);
-    if (v >= 0 && v <= 100) return v;
-  }
-  return -1;
-}
 
 memcached_st *connect_loopback(int port) {
   memcached_st *m = memcached_create(nullptr);

@@ -34,6 +34,9 @@
 
 namespace {
 
+using bench::get_pct;
+using bench::split;
+
 constexpr int kMaxPhases = 64;
 constexpr int kFields = 5;  // ops, ops_per_s, direct, active, errors
 
@@ -57,28 +60,6 @@ const char kUsage[] =
     "  --seconds S       measured seconds per size and op (default 2)\n"
     "  --keys K          keys per size (default 1000)\n"
     "  --csv FILE        write the CSV to FILE (default stdout)\n";
-
-std::vector<std::string> split(const std::string &s) {
-  std::vector<std::string> out;
-  size_t p = 0;
-  while (p <= s.size()) {
-    size_t q = s.find(',', p);
-    if (q == std::string::npos) q = s.size();
-    if (q > p) out.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
-
-int get_pct(const std::string &op) {
-  if (op == "get") return 100;
-  if (op == "set") return 0;
-  if (op.rfind("mix", 0) == 0 && op.size() > 3) {
-    int v = std::atoi(op.c_str() + 3);
-    if (v >= 0 && v <= 100) return v;
-  }
-  return -1;
-}
 
 bool parse(int argc, char **argv, Options *o, std::string *err) {
   for (int i = 1; i < argc; ++i) {

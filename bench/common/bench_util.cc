@@ -171,4 +171,26 @@ std::string csv_field(const std::string &s) {
   return out;
 }
 
+std::vector<std::string> split(const std::string &s) {
+  std::vector<std::string> out;
+  size_t p = 0;
+  while (p <= s.size()) {
+    size_t q = s.find(',', p);
+    if (q == std::string::npos) q = s.size();
+    if (q > p) out.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return out;
+}
+
+int get_pct(const std::string &op) {
+  if (op == "get") return 100;
+  if (op == "set") return 0;
+  if (op.rfind("mix", 0) == 0 && op.size() > 3) {
+    int v = std::atoi(op.c_str() + 3);
+    if (v >= 0 && v <= 100) return v;
+  }
+  return -1;
+}
+
 }  // namespace bench

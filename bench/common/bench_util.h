@@ -49,6 +49,12 @@ std::string utc_timestamp();
 // Makes a string safe for one CSV field without quoting: ',' becomes '+', newlines and quotes become ' '.
 std::string csv_field(const std::string &s);
 
+// "a,b,,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split(const std::string &s);
+
+// The GET share of an op name in percent: get -> 100, set -> 0, mixNN -> NN; -1 if unknown.
+int get_pct(const std::string &op);
+
 }  // namespace bench
 
 #endif  // SHMEMCACHE_BENCH_UTIL_H_

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "documented_defaults.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -14,27 +16,7 @@
 namespace smc {
 namespace {
 
-shmemcache_config_t Config() {
-  shmemcache_config_t c;
-  std::memset(&c, 0, sizeof(c));
-  c.num_servers = 1;
-  c.server_memory_bytes = 64ull << 20;
-  c.hash_sets = 4096;
-  c.hash_ways = 8;
-  c.directory_entries = 512;
-  c.directory_ways = 8;
-  c.recency_range_ms = 100;
-  c.max_key_len = 250;
-  c.max_value_len = 1ull << 20;
-  c.chunk_bytes = 4096;
-  c.chunks_per_peer = 8;
-  c.direct_ops = 1;
-  c.spill_bytes = 1ull << 30;
-  c.slab_growth_factor = 1.25;
-  c.slab_page_bytes = 1ull << 20;
-  c.private_context = -1;
-  return c;
-}
+shmemcache_config_t Config() { return DocumentedDefaults(); }
 
 void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   SCOPED_TRACE(testing::Message() << "servers " << c.num_servers << " pes " << n_pes << " sets " << c.hash_sets
