@@ -192,8 +192,5 @@ void Conduit::WaitDoorbell(std::vector<size_t>* ready) {
   }
 }
 
-bool Conduit::DoorbellRang() const {
-  return __atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) != doorbell_seen_;
-}
 
 }  // namespace smc

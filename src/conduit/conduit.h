@@ -93,8 +93,6 @@ class Conduit {
   // Server side: waits until the doorbell moves past what was seen, then returns the ring indices whose ready
   // bit was set (and clears those bits).
   void WaitDoorbell(std::vector<size_t>* ready);
-  // Peek without blocking: true if the doorbell moved since the last WaitDoorbell.
-  bool DoorbellRang() const;
 
   const ConduitStats& stats() const { return stats_; }
 

@@ -75,8 +75,6 @@ long ReduceMax(long value) {
 }
 }  // namespace
 
-int64_t MaxOverPes(int64_t value) { return ReduceMax(static_cast<long>(value)); }
-
 bool AllAgree(uint64_t value) {
   // Compare the max and min of the value (as two signed halves to stay within long).
   // Every PE must run the same reductions, whatever it finds: no short-circuit.
@@ -84,8 +82,6 @@ bool AllAgree(uint64_t value) {
   long max_hi = ReduceMax(hi), min_hi = -ReduceMax(-hi), max_lo = ReduceMax(lo), min_lo = -ReduceMax(-lo);
   return max_hi == min_hi && max_lo == min_lo;
 }
-
-void* LocalPointer(const void* symmetric, int pe) { return shmem_ptr(symmetric, pe); }
 
 Context::Context(int want_private) : ctx_(nullptr) {
   if (want_private < 0) {
@@ -153,9 +149,6 @@ void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
 }
 void WaitUntilEqual(volatile uint64_t* word, uint64_t value) {
   shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_EQ, value);
-}
-void WaitUntilGreater(volatile uint64_t* word, uint64_t value) {
-  shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_GT, value);
 }
 
 }  // namespace shm

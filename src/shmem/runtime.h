@@ -32,11 +32,7 @@ size_t SymmetricHeapBytes();
 void BarrierAll();
 // Collective: true on every PE iff every PE passed the same value.
 bool AllAgree(uint64_t value);
-// Collective: the maximum of value over all PEs.
-int64_t MaxOverPes(int64_t value);
 
-// A local mapping of a remote PE's symmetric address if the transport gives one (same node), else nullptr.
-void* LocalPointer(const void* symmetric, int pe);
 
 // This library's own communication context: its quiet never waits on the application's traffic.
 class Context {
@@ -60,7 +56,6 @@ class Context {
   void Fence();
   // Completes all earlier operations of this context.
   void Quiet();
-  bool private_context() const { return own_; }
 
  private:
   void* ctx_;  // shmem_ctx_t
@@ -74,7 +69,6 @@ void Progress();
 // Blocking waits on a local symmetric word, progressing the runtime meanwhile.
 void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value);
 void WaitUntilEqual(volatile uint64_t* word, uint64_t value);
-void WaitUntilGreater(volatile uint64_t* word, uint64_t value);
 
 // WordAtomics on this PE's own symmetric memory through SHMEM atomics, so the server's updates of block
 // control words are atomic with respect to clients' remote CAS on any transport.

@@ -20,16 +20,6 @@ namespace {
 
 constexpr int kKeys = 12;
 
-struct ValueHeader {
-  uint32_t key_id;
-  uint32_t writer;
-  uint64_t seq;
-  uint32_t len;
-  uint32_t magic;
-};
-
-uint64_t Seed(const ValueHeader& h) { return h.seq * 1000003 + h.writer * 7919 + h.key_id; }
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,10 +54,7 @@ int main(int argc, char** argv) {
         }
         // 80%: a length that stays in the 128-byte class range (Direct SET fits); 18%: another size (Active).
         size_t len = r < 82 ? 48 + rng.Uniform(40) : 200 + rng.Uniform(12000);
-        ValueHeader h{static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq, static_cast<uint32_t>(len),
-                      0xfeedbeefu};
-        std::memcpy(value.data(), &h, sizeof(h));
-        pe_test::FillPattern(value.data() + sizeof(h), len - sizeof(h), Seed(h));
+        pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
         PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
         ++writes;
       } else {
@@ -76,11 +63,8 @@ int main(int argc, char** argv) {
         ++reads;
         if (s == SHMEMCACHE_NOT_FOUND) continue;
         ++found;
-        ValueHeader h{};
-        if (s == SHMEMCACHE_OK && len >= sizeof(h)) std::memcpy(&h, got.data(), sizeof(h));
-        if (s != SHMEMCACHE_OK || len < sizeof(h) || h.magic != 0xfeedbeefu ||
-            h.key_id != static_cast<uint32_t>(k) || h.len != len ||
-            !pe_test::CheckPattern(got.data() + sizeof(h), len - sizeof(h), Seed(h))) {
+        pe_test::VerifiableHeader h{};
+        if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(got.data(), len, static_cast<uint32_t>(k), &h)) {
           ++bad;
           continue;
         }

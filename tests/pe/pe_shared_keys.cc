@@ -18,20 +18,12 @@ namespace {
 
 constexpr int kKeys = 6;
 
-struct ValueHeader {
-  uint32_t key_id;
-  uint32_t writer;
-  uint64_t seq;
-  uint32_t len;
-  uint32_t magic;
-};
-
 size_t ValueLen(pe_test::Rng& rng) {
   // Mostly small, sometimes crossing slab classes and chunk boundaries.
   uint64_t r = rng.Uniform(10);
-  if (r < 6) return sizeof(ValueHeader) + rng.Uniform(64);
-  if (r < 9) return sizeof(ValueHeader) + rng.Uniform(4000);
-  return sizeof(ValueHeader) + rng.Uniform(40000);
+  if (r < 6) return sizeof(pe_test::VerifiableHeader) + rng.Uniform(64);
+  if (r < 9) return sizeof(pe_test::VerifiableHeader) + rng.Uniform(4000);
+  return sizeof(pe_test::VerifiableHeader) + rng.Uniform(40000);
 }
 
 }  // namespace
@@ -57,10 +49,7 @@ int main(int argc, char** argv) {
       std::string key = "shared-" + std::to_string(k);
       if (rng.Uniform(3) == 0) {
         size_t len = ValueLen(rng);
-        ValueHeader h{static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq, static_cast<uint32_t>(len),
-                      0x5eed5eedu};
-        std::memcpy(value.data(), &h, sizeof(h));
-        pe_test::FillPattern(value.data() + sizeof(h), len - sizeof(h), h.seq * 1000003 + rank * 31 + k);
+        pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
         PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
         ++writes;
       } else {
@@ -68,11 +57,8 @@ int main(int argc, char** argv) {
         shmemcache_status_t s = shmemcache_get(c, key.data(), key.size(), got.data(), got.size(), &len);
         ++reads;
         if (s == SHMEMCACHE_NOT_FOUND) continue;
-        if (s != SHMEMCACHE_OK || len < sizeof(ValueHeader)) { ++bad; continue; }
-        ValueHeader h;
-        std::memcpy(&h, got.data(), sizeof(h));
-        if (h.magic != 0x5eed5eedu || h.key_id != static_cast<uint32_t>(k) || h.len != len ||
-            !pe_test::CheckPattern(got.data() + sizeof(h), len - sizeof(h), h.seq * 1000003 + h.writer * 31 + k)) {
+        pe_test::VerifiableHeader h{};
+        if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(got.data(), len, static_cast<uint32_t>(k), &h)) {
           ++bad;
           continue;
         }

@@ -3,6 +3,8 @@
 #include <shmem.h>
 #include <time.h>
 
+#include <cstring>
+
 namespace pe_test {
 
 int failures = 0;
@@ -26,6 +28,23 @@ bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed) {
       if (buf[i] != static_cast<uint8_t>(v >> (8 * b))) return false;
   }
   return true;
+}
+
+namespace {
+uint64_t VerifiableSeed(const VerifiableHeader& h) { return h.seq * 1000003 + h.writer * 7919 + h.key_id; }
+}  // namespace
+
+void WriteVerifiable(uint8_t* buf, size_t len, uint32_t key_id, uint32_t writer, uint64_t seq) {
+  VerifiableHeader h{key_id, writer, seq, static_cast<uint32_t>(len), kVerifiableMagic};
+  std::memcpy(buf, &h, sizeof(h));
+  FillPattern(buf + sizeof(h), len - sizeof(h), VerifiableSeed(h));
+}
+
+bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableHeader* header) {
+  if (len < sizeof(VerifiableHeader)) return false;
+  std::memcpy(header, buf, sizeof(*header));
+  return header->magic == kVerifiableMagic && header->key_id == key_id && header->len == len &&
+         CheckPattern(buf + sizeof(*header), len - sizeof(*header), VerifiableSeed(*header));
 }
 
 void Begin(int pe) { my_pe = pe; }

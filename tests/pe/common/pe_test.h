@@ -49,6 +49,22 @@ struct Rng {
 void FillPattern(uint8_t* buf, size_t len, uint64_t seed);
 bool CheckPattern(const uint8_t* buf, size_t len, uint64_t seed);
 
+// Self-verifying values for concurrency tests: a header naming the key, the writer and its sequence number,
+// followed by a pattern seeded by all three. A reader can tell a value some writer really wrote for this key
+// from a torn value or another key's value without knowing what was written.
+struct VerifiableHeader {
+  uint32_t key_id;
+  uint32_t writer;
+  uint64_t seq;
+  uint32_t len;
+  uint32_t magic;
+};
+constexpr uint32_t kVerifiableMagic = 0xfeedbeefu;
+// Fills buf[0, len) (len >= sizeof(VerifiableHeader)).
+void WriteVerifiable(uint8_t* buf, size_t len, uint32_t key_id, uint32_t writer, uint64_t seq);
+// True if buf[0, len) is a whole value written by WriteVerifiable for key_id; *header then describes it.
+bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableHeader* header);
+
 // A barrier among client PEs only (servers sit in shmemcache_serve and cannot join shmem_barrier_all).
 // Call ClientBarrierInit() on every PE before shmemcache_init (it allocates symmetric memory collectively).
 void ClientBarrierInit();
