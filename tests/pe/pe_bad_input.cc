@@ -109,16 +109,20 @@ void ClientCalls(shmemcache_t* c, int rank) {
   PE_CHECK(shmemcache_is_server(c) == 0);
 
   // A full server evicts its oldest recency tiers instead of failing: every set succeeds, and every read
-  // afterwards returns the exact value or NOT_FOUND, never wrong bytes.
+  // afterwards returns the exact value or NOT_FOUND, never wrong bytes. Key 100 is written after every
+  // client's bulk fill (client barriers), so it is among the newest data and must survive.
   std::vector<char> big(512 * 1024, 'b');
-  for (int i = 0; i < 100; ++i) {
+  const int clients = shmemcache_num_clients(c), first_client = shmem_n_pes() - clients;
+  for (int i = 0; i <= 100; ++i) {
+    if (i == 100) pe_test::ClientBarrier(first_client, clients);
     std::string k = "fill-" + std::to_string(rank) + "-" + std::to_string(i);
     big[0] = static_cast<char>(i);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), big.data(), big.size()), SHMEMCACHE_OK);
   }
+  pe_test::ClientBarrier(first_client, clients);
   std::vector<char> back(big.size());
   int found = 0;
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i <= 100; ++i) {
     std::string k = "fill-" + std::to_string(rank) + "-" + std::to_string(i);
     shmemcache_status_t s = shmemcache_get(c, k.data(), k.size(), back.data(), back.size(), &len);
     PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NOT_FOUND);
@@ -127,7 +131,9 @@ void ClientCalls(shmemcache_t* c, int rank) {
       PE_CHECK(len == big.size() && back[0] == static_cast<char>(i) && back[1] == 'b');
     }
   }
-  PE_CHECK(found > 0 && found < 100);
+  PE_CHECK(found > 0 && found < 101);
+  std::string newest = "fill-" + std::to_string(rank) + "-100";
+  PE_CHECK_STATUS(shmemcache_get(c, newest.data(), newest.size(), back.data(), back.size(), &len), SHMEMCACHE_OK);
 }
 
 }  // namespace
@@ -135,6 +141,7 @@ void ClientCalls(shmemcache_t* c, int rank) {
 int main() {
   shmem_init();
   pe_test::Begin(shmem_my_pe());
+  pe_test::ClientBarrierInit();
   BadConfigs();
 
   // Small servers so that "full" is quick to reach, and short recency ranges so there are several tiers.
