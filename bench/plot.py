@@ -413,6 +413,24 @@ def summary(out, lat, mc_lat, tp, mc_tp, sv, pngs):
         f.write("\n".join(L) + "\n")
 
 
+def part_modules():
+    """The plotting modules of the bench.sh parts other than core: bench/plots/<part>.py, each with
+    has_results(out) -> bool and plot(out, plt) -> (list of PNG names written, list of summary.md lines);
+    plt is None when matplotlib is missing (write the summary lines only)."""
+    import importlib.util
+    mods = []
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
+    for name in ("eviction", "hybrid", "ycsb"):
+        path = os.path.join(here, name + ".py")
+        if not os.path.exists(path):
+            continue
+        spec = importlib.util.spec_from_file_location("bench_plots_" + name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mods.append(mod)
+    return mods
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__, file=sys.stderr)
@@ -423,7 +441,8 @@ def main():
     tp = read(os.path.join(out, "throughput_clients.csv"))
     mc_tp = read(os.path.join(out, "memcached_throughput.csv"))
     sv = read(os.path.join(out, "throughput_servers.csv"))
-    if not (lat or mc_lat or tp or mc_tp or sv):
+    parts = part_modules()
+    if not (lat or mc_lat or tp or mc_tp or sv or any(m.has_results(out) for m in parts)):
         print("plot.py: no CSV in %s" % out, file=sys.stderr)
         return 1
     pngs = []
@@ -432,6 +451,14 @@ def main():
         pngs += plot_throughput(out, tp, mc_tp, "clients", "throughput_clients", "Throughput vs clients, 1 server")
         pngs += plot_throughput(out, sv, [], "servers", "throughput_servers", "Throughput vs servers")
     summary(out, lat, mc_lat, tp, mc_tp, sv, pngs)
+    # The other bench.sh parts (bench/plots/<part>.py): each plots its own CSVs and adds a section to summary.md.
+    for m in parts:
+        if not m.has_results(out):
+            continue
+        part_pngs, lines = m.plot(out, plt)
+        pngs += part_pngs
+        with open(os.path.join(out, "summary.md"), "a") as f:
+            f.write("\n" + "\n".join(lines) + "\n")
     if plt is None:
         print("plot.py: matplotlib not importable by %s: no plots (apt-get install python3-matplotlib)"
               % sys.executable, file=sys.stderr)

@@ -8,6 +8,10 @@
 #   --transport T  UCX shared memory (shm), UCX_TLS=self,tcp (tcp) or both (default both)
 #   --out DIR      results folder (default results/<UTC date>-<commit>/)
 #   --no-build     use the binaries already in $BUILD_DIR (default build/)
+#   --parts LIST   comma-separated experiments to run (default all): core (latency/throughput vs raw one-sided
+#                  and memcached, issue 7), eviction (cache management, issue 4), hybrid (SSD tier / OHB hybrid
+#                  benchmark, issue 5), ycsb (YCSB mixes and scaling, issue 8). Each part but core lives in
+#                  scripts/bench/<part>.sh and is sourced here (it sees every helper defined below).
 #   --nice N       run every job (and memcached) under `nice -n N`; N < 0 (more priority, root only) makes numbers
 #                  from a machine shared with other jobs steadier (bench/README.md, "Other load matters")
 # Environment: BUILD_DIR, BENCH_GIT_COMMIT (commit recorded instead of git's), BENCH_SKIP_SETUP=1 (no
@@ -30,9 +34,10 @@ transport=both
 out=""
 build=1
 nice_n=""
+parts="core,eviction,hybrid,ycsb"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --transport|--out|--nice) [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; } ;;
+    --transport|--out|--nice|--parts) [ $# -ge 2 ] || { echo "bench.sh: $1 needs a value" >&2; exit 2; } ;;
   esac
   case "$1" in
     --quick) size=quick; shift ;;
@@ -41,8 +46,16 @@ while [ $# -gt 0 ]; do
     --out) out="${2:-}"; [ -n "$out" ] && [ "${out#/}" = "$out" ] && out="$CALLER_PWD/$out"; shift 2 ;;
     --no-build) build=0; shift ;;
     --nice) nice_n="$2"; shift 2 ;;
+    --parts) parts="${2:-}"; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+want_part() { case ",$parts," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+for p in ${parts//,/ }; do
+  case "$p" in
+    core|eviction|hybrid|ycsb) ;;
+    *) echo "bench.sh: unknown part '$p' (core, eviction, hybrid, ycsb)" >&2; exit 2 ;;
   esac
 done
 case "$transport" in
@@ -59,17 +72,27 @@ fi
 
 BUILD_DIR="${BUILD_DIR:-build}"
 BIN="$BUILD_DIR/bench"
+# The programs each part needs (paths relative to $BUILD_DIR, cmake target = file name).
+bench_programs=()
+want_part core && bench_programs+=(bench/bench_latency bench/bench_throughput bench/memcached_baseline)
+want_part eviction && bench_programs+=(bench/bench_eviction)
+want_part hybrid && bench_programs+=(bench/bench_hybrid bench/bench_spill_io)
+want_part ycsb && bench_programs+=(ycsb-driver/shmemcache_ycsb)
+bench_targets=()
+for b in "${bench_programs[@]}"; do bench_targets+=("${b##*/}"); done
 if [ "$build" = 1 ]; then
   if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
   fi
-  cmake --build "$BUILD_DIR" -j2 --target bench_latency bench_throughput memcached_baseline >/dev/null ||
-    { echo "bench.sh: build failed (cmake --build $BUILD_DIR -j2 --target bench_latency bench_throughput memcached_baseline)" >&2; exit 1; }
+  cmake --build "$BUILD_DIR" -j2 --target "${bench_targets[@]}" >/dev/null ||
+    { echo "bench.sh: build failed (cmake --build $BUILD_DIR -j2 --target ${bench_targets[*]})" >&2; exit 1; }
 fi
-for b in bench_latency bench_throughput memcached_baseline; do
-  [ -x "$BIN/$b" ] || { echo "bench.sh: $BIN/$b missing (libmemcached-dev installed? scripts/setup.sh)" >&2; exit 1; }
+for b in "${bench_programs[@]}"; do
+  [ -x "$BUILD_DIR/$b" ] || { echo "bench.sh: $BUILD_DIR/$b missing (libmemcached-dev installed? scripts/setup.sh)" >&2; exit 1; }
 done
-command -v memcached >/dev/null || { echo "bench.sh: memcached not installed (scripts/setup.sh)" >&2; exit 1; }
+if want_part core; then
+  command -v memcached >/dev/null || { echo "bench.sh: memcached not installed (scripts/setup.sh)" >&2; exit 1; }
+fi
 
 # ---- provenance -----------------------------------------------------------------------------------------------
 # $BENCH_GIT_COMMIT overrides (e.g. a run from an exported tree that is no git checkout).
@@ -186,10 +209,11 @@ note "results -> $out ($size, transport ${transports[*]}, commit $commit, $cores
   echo "commit=$commit"; echo "mode=$size"; echo "transports=${transports[*]}"
   echo "cores=$cores"; echo "cpu_model=$cpu_model"; echo "host=$(hostname)"
   echo "loadavg_start=$(cut -d' ' -f1-3 /proc/loadavg)"; echo "nice=${nice_n:-0}"
-  echo "server_memory_mb=$server_mb"; echo "memcached_threads=$mc_threads"
+  echo "parts=$parts"; echo "server_memory_mb=$server_mb"; echo "memcached_threads=$mc_threads"
   echo "memcached=$(memcached -V 2>/dev/null)"
 } > "$out/run.txt"
 
+if want_part core; then
 if start_memcached; then
   note "memcached on 127.0.0.1:$mc_port (pid $mc_pid, -m $server_mb -t $mc_threads)"
   mc_tlabel="tcp-loopback"
@@ -271,6 +295,15 @@ for t in "${transports[@]}"; do
     fi
   done
   note "throughput vs servers $t done"
+done
+fi  # core
+
+# The other parts, each in its own file (they append CSVs to $out and may call fail).
+for part in eviction hybrid ycsb; do
+  if want_part "$part"; then
+    # shellcheck source=/dev/null
+    source "scripts/bench/$part.sh"
+  fi
 done
 
 echo "loadavg_end=$(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/run.txt"
