@@ -187,10 +187,13 @@ typedef struct {
   uint64_t max_eviction_pause_us; /* longest time one operation spent evicting */
   uint64_t pages_moved;         /* slab pages that changed class (memory following the workload) */
   uint64_t expiration_bar;      /* this server's current expiration bar (epochs below it were evicted) */
+  uint64_t payload_bytes;  /* keys + values of the pairs in RAM now */
   uint64_t spill_bytes_written; /* SSD tier: bytes written to segments */
   uint64_t spill_reclaimed_segments; /* SSD tier: oldest segments dropped whole to make room */
   uint64_t spill_checksum_failures;  /* SSD tier: records that failed verification (answered NOT_FOUND) */
   uint64_t spill_io_errors;     /* SSD tier: failed or short reads and writes (answered NOT_FOUND) */
+  uint64_t spill_async_reads;   /* SSD tier: reads done by the I/O thread while the server went on serving */
+  uint64_t spill_mmap_reads;    /* SSD tier: reads through a mapping (small records) rather than pread */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

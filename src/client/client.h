@@ -39,7 +39,7 @@ class Client {
   // Non-blocking operations (client/nonblocking.cc). Issue runs the same decision process as the blocking
   // calls: a Direct operation completes at once (no request to a server is in flight for that server, so
   // issue order is kept); everything else is an Active request posted now and completed by Test/Wait, with
-  // replies matched in order per server. Arguments are already checked.
+  // replies matched to requests by request_id. Arguments are already checked.
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                size_t buffer_len, size_t* out_len, shmemcache_request** request);
   Status Test(shmemcache_request* request);  // never blocks; does not release
@@ -65,11 +65,13 @@ class Client {
   uint64_t CurrentRange() const;
   // Non-blocking machinery.
   shmemcache_request* NewRequest();
-  void CompleteOldest(int server);     // blocks for the reply of the oldest request in flight to server
-  void CompleteOldestAnywhere();
+  // Blocks for the next reply from server and completes its request (usually the oldest in flight there; a GET
+  // read from flash may be answered after later requests).
+  void CompleteNext(int server);
+  void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
   void PollReplies(int server);        // completes the replies that have arrived, without blocking
-  void Complete(int server);           // reply_ holds the reply of the front request of server
-  void CompleteServer(int server) { while (!pending_[server].empty()) CompleteOldest(server); }
+  void Complete(int server);           // reply_ holds a reply from server: completes the request it answers
+  void CompleteServer(int server) { while (!pending_[server].empty()) CompleteNext(server); }
   unsigned ReplyChunks(Op op, size_t buffer_len) const;
   void Remember(const KeyLocation& loc, const WirePointer& p);
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
@@ -100,7 +102,8 @@ class Client {
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   std::vector<uint8_t> request_;
   std::vector<uint8_t> reply_;
-  // Requests in flight, per server, in issue order (a server answers one client's requests in order).
+  // Requests in flight, per server, in issue order (a server answers one client's requests in order, except
+  // GETs it reads from flash, which it answers when the read finishes).
   std::vector<std::deque<shmemcache_request*>> pending_;
   std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
   size_t in_flight_ = 0;

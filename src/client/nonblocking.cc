@@ -58,7 +58,7 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
   // server never waits on a client that is not reading.
   r->reply_chunks = ReplyChunks(op, buffer_len);
   while (!pending_[s].empty() && pending_chunks_[s] + r->reply_chunks > config_.chunks_per_peer)
-    CompleteOldest(s);
+    CompleteNext(s);
   switch (op) {
     case Op::kSet: ++stats_->sets; ++stats_->active_sets; break;
     case Op::kGet: ++stats_->gets; ++stats_->active_gets; break;
@@ -86,20 +86,30 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
 }
 
 void Client::Complete(int server) {
-  shmemcache_request* r = pending_[server].front();
-  pending_[server].pop_front();
-  pending_chunks_[server] -= r->reply_chunks;
-  --in_flight_;
   stats_->messages_received = conduit_.stats().messages_received;
-  r->done = true;
+  std::deque<shmemcache_request*>& q = pending_[server];
   ReplyHeader h;
-  if (reply_.size() < sizeof(h)) {
+  if (reply_.size() < sizeof(h)) {  // a protocol bug: fail the oldest request rather than hang
+    shmemcache_request* r = q.front();
+    q.pop_front();
+    pending_chunks_[server] -= r->reply_chunks;
+    --in_flight_;
+    r->done = true;
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     return;
   }
   std::memcpy(&h, reply_.data(), sizeof(h));
   ObserveServer(server, h);
-  if (h.request_id != r->request_id) {  // replies come in request order; anything else is a protocol bug
+  // Replies mostly come in request order, but a GET the server reads from flash is answered when its read
+  // finishes, after requests that came later: find the request by its id.
+  auto it = std::find_if(q.begin(), q.end(), [&](const shmemcache_request* p) { return p->request_id == h.request_id; });
+  if (it == q.end()) it = q.begin();  // an id we never sent: a protocol bug, fail the oldest
+  shmemcache_request* r = *it;
+  q.erase(it);
+  pending_chunks_[server] -= r->reply_chunks;
+  --in_flight_;
+  r->done = true;
+  if (h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     return;
   }
@@ -127,7 +137,7 @@ void Client::Complete(int server) {
   }
 }
 
-void Client::CompleteOldest(int server) {
+void Client::CompleteNext(int server) {
   conduit_.Receive(static_cast<size_t>(server), &reply_);
   Complete(server);
 }
@@ -138,7 +148,7 @@ void Client::CompleteOldestAnywhere() {
     if (pending_[s].empty()) continue;
     if (oldest < 0 || pending_[s].front()->request_id < pending_[oldest].front()->request_id) oldest = s;
   }
-  if (oldest >= 0) CompleteOldest(oldest);
+  if (oldest >= 0) CompleteNext(oldest);
 }
 
 void Client::PollReplies(int server) {
@@ -158,7 +168,7 @@ Status Client::Test(shmemcache_request* r) {
 
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
-  while (!r->done) CompleteOldest(r->loc.server);
+  while (!r->done) CompleteNext(r->loc.server);
   Status status = r->status;
   r->magic = shmemcache_request::kReleased;
   r->next_free = free_requests_;

@@ -176,8 +176,22 @@ void Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
 }
 
 void Conduit::WaitDoorbell(std::vector<size_t>* ready) {
-  ready->clear();
   shm::WaitUntilNotEqual(layout_.doorbell, doorbell_seen_);
+  CollectReady(ready);
+}
+
+bool Conduit::PollDoorbell(std::vector<size_t>* ready) {
+  ready->clear();
+  if (__atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) == doorbell_seen_) {
+    shm::Progress();
+    if (__atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) == doorbell_seen_) return false;
+  }
+  CollectReady(ready);
+  return true;
+}
+
+void Conduit::CollectReady(std::vector<size_t>* ready) {
+  ready->clear();
   doorbell_seen_ = __atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE);
   int me = shm::MyPe();
   size_t words = ConduitLayout::ReadyWords(layout_.peers);

@@ -93,6 +93,8 @@ class Conduit {
   // Server side: waits until the doorbell moves past what was seen, then returns the ring indices whose ready
   // bit was set (and clears those bits).
   void WaitDoorbell(std::vector<size_t>* ready);
+  // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
+  bool PollDoorbell(std::vector<size_t>* ready);
 
   const ConduitStats& stats() const { return stats_; }
 
@@ -120,6 +122,7 @@ class Conduit {
   std::vector<Peer> peers_;
   std::vector<uint8_t> staging_;
   uint64_t doorbell_seen_ = 0;
+  void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
   ConduitStats stats_;
 };
 

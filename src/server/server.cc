@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "core/clock.h"
 #include "core/hash.h"
@@ -66,6 +67,8 @@ Status Server::AttachSpill(std::string* error) {
   o.capacity_bytes = config_.spill_bytes;
   o.segment_bytes = std::min<size_t>(o.segment_bytes, std::max<size_t>(config_.spill_bytes / 4, 1 << 20));
   o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(shm::MyPe());
+  // Test-only: slow flash (every file read waits this long on the I/O thread), to show the server keeps serving.
+  if (const char* d = std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS")) o.test_read_delay_ms = std::atoi(d);
   Status s = SpillStore::Open(o, &spill_, error);
   if (s == SHMEMCACHE_OK) store_.set_eviction_listener(&Server::OnEviction, this);
   // Test-only fault injection (SHMEMCACHE_TEST_SPILL_FAULT): write faults hit the first flush; read faults,
@@ -87,29 +90,80 @@ void Server::OnEviction(void* self, const uint8_t* key, size_t key_len, const ui
   static_cast<Server*>(self)->spill_->Put(key, key_len, value, value_len);
 }
 
-Status Server::ReadBack(const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr) {
+void Server::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
+                     uint64_t recency, BlockPointer* ptr) {
+  uint64_t batches_before = store_.eviction_batches();
+  uint64_t started = NowNanos();
+  Status s = store_.Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
+  if (s == SHMEMCACHE_OK) spill_->Erase(key, key_len);  // re-spilled if evicted again
+  else *ptr = BlockPointer{};                          // served from flash without a pointer to cache
+  if (store_.eviction_batches() != batches_before) {
+    uint64_t pause_us = (NowNanos() - started) / 1000;
+    if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
+  }
+}
+
+Status Server::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
+                        BlockPointer* ptr) {
   const RequestHeader& h = req.header;
   if (pending_read_fault_ != SpillFault::kNone && spill_->Contains(req.key, h.key_len)) {
     spill_->Flush();  // the record must be on disk for a read fault, a corruption or a deletion to reach it
     spill_->InjectFault(pending_read_fault_);
     pending_read_fault_ = SpillFault::kNone;
   }
-  if (spill_->Get(req.key, h.key_len, &spill_value_) != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+  uint64_t cookie = next_cookie_++;
+  Status s = spill_->StartRead(req.key, h.key_len, cookie, &spill_value_);
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    ReplyHeader reply{};
+    reply.op = h.op;
+    reply.request_id = h.request_id;
+    parked_.emplace(cookie, ParkedGet{client, reply, h.max_value, recency, loc,
+                                      std::string(reinterpret_cast<const char*>(req.key), h.key_len)});
+    return s;
+  }
+  if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
   ++stats_->spill_reads;
-  // Promote: the pair is hot again. Its flash copy goes (it is re-spilled if evicted again).
-  Status s = store_.Set(loc, req.key, h.key_len, spill_value_.data(), spill_value_.size(), recency, ptr);
-  if (s == SHMEMCACHE_OK) spill_->Erase(req.key, h.key_len);
-  else *ptr = BlockPointer{};  // served from flash without a pointer to cache
+  Promote(loc, req.key, h.key_len, spill_value_, recency, ptr);
   return SHMEMCACHE_OK;
 }
 
+void Server::FinishSpillReads() {
+  finished_reads_.clear();
+  spill_->Poll(&finished_reads_);
+  for (SpillRead& r : finished_reads_) {
+    auto it = parked_.find(r.cookie);
+    if (it == parked_.end()) continue;  // cannot happen: every read the server starts is parked
+    ParkedGet& g = it->second;
+    BlockPointer ptr;
+    if (r.status == SHMEMCACHE_OK) {
+      ++stats_->spill_reads;
+      // Promote only the record the index still holds: a SET or DELETE that came after this GET must win.
+      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, RecencyFor(g.recency), &ptr);
+    }
+    g.reply.epoch = CurrentEpoch();
+    Answer(g.client, g.reply, r.status, ptr, r.value.data(), r.value.size(), g.max_value);
+    parked_.erase(it);
+  }
+}
+
 Status Server::Serve() {
-  while (!done()) {
-    conduit_.WaitDoorbell(&ready_);
+  while (!done() || !parked_.empty()) {
+    if (!parked_.empty()) {
+      // Flash reads in flight: poll the doorbell and the I/O completions; yield so the I/O thread (and, on an
+      // oversubscribed node, the clients) get the core.
+      if (!conduit_.PollDoorbell(&ready_)) {
+        if (spill_->HasFinishedIo()) FinishSpillReads();
+        else std::this_thread::yield();
+        continue;
+      }
+    } else {
+      conduit_.WaitDoorbell(&ready_);
+    }
     for (size_t client : ready_) {
       if (client >= static_cast<size_t>(num_clients_)) continue;
       while (conduit_.Poll(client, &message_)) Handle(client, message_);
     }
+    if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
   }
   return SHMEMCACHE_OK;
 }
@@ -122,6 +176,7 @@ void Server::UpdateStoreStats() {
   stats_->retiered = store_.retiered();
   stats_->pages_moved = store_.slabs().pages_moved();
   stats_->expiration_bar = store_.expiration_bar();
+  stats_->payload_bytes = store_.payload_bytes();
   if (spill_) {
     const SpillStats& sp = spill_->stats();
     stats_->spilled_items = sp.spilled_items;
@@ -129,6 +184,8 @@ void Server::UpdateStoreStats() {
     stats_->spill_reclaimed_segments = sp.reclaimed_segments;
     stats_->spill_checksum_failures = sp.checksum_failures;
     stats_->spill_io_errors = sp.io_errors;
+    stats_->spill_async_reads = sp.async_reads;
+    stats_->spill_mmap_reads = sp.mmap_reads;
   }
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;
@@ -182,19 +239,15 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     case Op::kGet: {
       BlockView view;
       status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
-      if (status == SHMEMCACHE_NOT_FOUND && spill_ && ReadBack(loc, req, recency, &ptr) == SHMEMCACHE_OK) {
-        status = SHMEMCACHE_OK;
+      if (status == SHMEMCACHE_NOT_FOUND && spill_) {
+        status = ReadBack(client, loc, req, recency, &ptr);
+        if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
         view.value = spill_value_.data();
         view.value_len = spill_value_.size();
       }
       if (status == SHMEMCACHE_OK) {
-        reply.value_len = static_cast<uint32_t>(view.value_len);
-        if (view.value_len > h.max_value) {
-          status = SHMEMCACHE_BUFFER_TOO_SMALL;
-        } else {
-          value = view.value;
-          value_len = view.value_len;
-        }
+        value = view.value;
+        value_len = view.value_len;
       }
       break;
     }
@@ -212,10 +265,24 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     uint64_t pause_us = (NowNanos() - started) / 1000;
     if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
   }
+  Answer(client, reply, status, ptr, value, value_len, h.max_value);
+}
+
+void Server::Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
+                    size_t value_len, uint64_t max_value) {
+  if (static_cast<Op>(reply.op) == Op::kGet && status == SHMEMCACHE_OK) {
+    reply.value_len = static_cast<uint32_t>(value_len);
+    if (value_len > max_value) {
+      status = SHMEMCACHE_BUFFER_TOO_SMALL;
+      value_len = 0;
+    }
+  } else {
+    value_len = 0;
+  }
   reply.status = static_cast<uint8_t>(status);
   reply.expiration_bar = store_.expiration_bar();
   if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
-      static_cast<Op>(h.op) != Op::kDelete && ptr.block_bytes != 0) {
+      static_cast<Op>(reply.op) != Op::kDelete && ptr.block_bytes != 0) {
     reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.recency, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
   }
   UpdateStoreStats();

@@ -1,12 +1,21 @@
 // The server PE: runs Active operations that clients post through the conduit, on its KV store in symmetric
-// memory. Single-threaded. It sleeps in a progressing wait on its doorbell (so one-sided operations of clients
-// keep being served on every transport, and an idle server yields its core on oversubscribed nodes), then
-// drains the rings of the clients whose ready bit is set.
+// memory. One thread serves (the SSD tier adds an I/O thread that only moves bytes to and from its files). It
+// sleeps in a progressing wait on its doorbell (so one-sided operations of clients keep being served on every
+// transport, and an idle server yields its core on oversubscribed nodes), then drains the rings of the clients
+// whose ready bit is set. While SSD reads are in flight it polls the doorbell and the I/O completions instead.
+//
+// A GET that misses RAM and must read flash is parked: the server goes on with other requests (of that client
+// too) and answers the GET when its read finishes, so replies to one client may come out of request order
+// (clients match them by request_id). Per-key order still holds: a SET or DELETE that arrives while the read is
+// in flight invalidates the flash copy, and the late read then answers with the value it read (the GET came
+// first) but never promotes it into RAM over the newer pair (SpillRead::current).
 #ifndef SHMEMCACHE_SERVER_SERVER_H_
 #define SHMEMCACHE_SERVER_SERVER_H_
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "conduit/conduit.h"
@@ -37,11 +46,24 @@ class Server {
 
  private:
   void Handle(size_t client, const std::vector<uint8_t>& message);
+  // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
+  // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
+  void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
+              size_t value_len, uint64_t max_value);
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
+  // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
+  void FinishSpillReads();
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
   void UpdateStoreStats();
-  // An Active GET that missed RAM: reads the pair from the SSD tier and promotes it back into RAM.
-  Status ReadBack(const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr);
+  // An Active GET that missed RAM: starts reading the pair from the SSD tier. OK: found at once (write buffer or
+  // page cache), promoted into RAM, value in spill_value_. IN_PROGRESS: parked under a cookie until its read
+  // finishes. NOT_FOUND otherwise.
+  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
+                  BlockPointer* ptr);
+  // Puts a pair read from flash back into RAM (it is hot again) and drops its flash copy; *ptr stays empty
+  // when RAM has no room (the value is still served).
+  void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
+               uint64_t recency, BlockPointer* ptr);
   static void OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len);
   // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
   // its start, beginning at 1 (0 means "unknown" on the wire).
@@ -75,6 +97,17 @@ class Server {
   std::unique_ptr<SpillStore> spill_;
   std::vector<uint8_t> spill_value_;
   SpillFault pending_read_fault_ = SpillFault::kNone;  // test-only, see AttachSpill
+  struct ParkedGet {  // a GET waiting for its flash read
+    size_t client;
+    ReplyHeader reply;  // op, request_id filled
+    uint64_t max_value;
+    uint64_t recency;
+    KeyLocation loc;
+    std::string key;
+  };
+  std::unordered_map<uint64_t, ParkedGet> parked_;
+  uint64_t next_cookie_ = 1;
+  std::vector<SpillRead> finished_reads_;
   std::vector<size_t> ready_;
 };
 

@@ -2,13 +2,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 namespace smc {
 namespace {
@@ -39,6 +42,81 @@ static_assert(sizeof(RecordHeader) == kHeaderBytes, "record header is 24 bytes")
 std::string Errno(int err) { return std::strerror(err); }
 
 }  // namespace
+
+SpillStore::SegmentFile::~SegmentFile() {
+  if (map != nullptr) munmap(const_cast<uint8_t*>(map), map_bytes);
+  if (fd >= 0) close(fd);
+}
+
+// One batch of records written with pwrite by the I/O thread. Its bytes stay readable here until it finishes.
+struct SpillStore::WriteJob : IoWorker::Job {
+  std::shared_ptr<SegmentFile> file;
+  uint32_t segment = 0;
+  uint64_t base = 0;  // file offset of data[0]
+  std::vector<uint8_t> data;
+  std::vector<uint64_t> hashes;  // the index keys of its records
+  SpillFault fault = SpillFault::kNone;
+  int err = 0;
+  void Run() override {
+    if (fault == SpillFault::kEnospc || fault == SpillFault::kEio) {
+      err = fault == SpillFault::kEnospc ? ENOSPC : EIO;
+      return;
+    }
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = pwrite(file->fd, data.data() + done, data.size() - done, static_cast<off_t>(base + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        return;
+      }
+      if (n == 0) {
+        err = EIO;
+        return;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+};
+
+// One record read by the I/O thread: a pread, or a copy out of the segment's mapping (page faults land here).
+struct SpillStore::ReadJob : IoWorker::Job {
+  uint64_t cookie = 0;
+  uint64_t hash = 0;
+  IndexEntry entry{};
+  std::string key;
+  std::shared_ptr<SegmentFile> file;
+  bool mapped = false;
+  SpillFault fault = SpillFault::kNone;
+  unsigned delay_ms = 0;
+  std::vector<uint8_t> record;
+  size_t got = 0;
+  int err = 0;
+  void Run() override {
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    record.resize(entry.length);
+    if (fault == SpillFault::kEio) {
+      err = EIO;
+      return;
+    }
+    size_t want = fault == SpillFault::kShortRead ? entry.length / 2 : entry.length;
+    if (mapped) {
+      std::memcpy(record.data(), file->map + entry.offset, want);
+      got = want;
+      return;
+    }
+    while (got < want) {
+      ssize_t n = pread(file->fd, record.data() + got, want - got, static_cast<off_t>(entry.offset) + got);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        return;
+      }
+      if (n == 0) return;  // end of file: a short read
+      got += static_cast<size_t>(n);
+    }
+  }
+};
 
 SpillStore::SpillStore(const SpillOptions& options) : options_(options) {}
 
@@ -104,10 +182,8 @@ Status SpillStore::Open(const SpillOptions& options, std::unique_ptr<SpillStore>
 }
 
 SpillStore::~SpillStore() {
-  for (Segment& s : segments_) {
-    if (s.fd >= 0) close(s.fd);
-    unlink(PathOf(s.id).c_str());  // ENOENT (vanished) is fine
-  }
+  io_.WaitIdle();  // jobs only hold their files; the files close when the last holder lets go
+  for (Segment& s : segments_) unlink(PathOf(s.id).c_str());  // ENOENT (vanished) is fine
 }
 
 std::string SpillStore::PathOf(uint32_t id) const {
@@ -141,6 +217,34 @@ bool SpillStore::InBuffer(const IndexEntry& e) const {
   return e.segment == back.id && e.offset >= back.written;
 }
 
+const SpillStore::WriteJob* SpillStore::InFlightWrite(const IndexEntry& e) const {
+  for (const WriteJob* w : writes_in_flight_) {
+    if (w->segment == e.segment && e.offset >= w->base && e.offset - w->base < w->data.size()) return w;
+  }
+  return nullptr;
+}
+
+bool SpillStore::Current(uint64_t hash, const IndexEntry& e) const {
+  auto it = index_.find(hash);
+  return it != index_.end() && it->second.segment == e.segment && it->second.offset == e.offset &&
+         Live(e.segment) != nullptr;
+}
+
+void SpillStore::DropIfCurrent(uint64_t hash, const IndexEntry& e) {
+  auto it = index_.find(hash);
+  if (it != index_.end() && it->second.segment == e.segment && it->second.offset == e.offset) RemoveEntry(it);
+}
+
+bool SpillStore::MapSegment(Segment* s) {
+  SegmentFile* f = s->file.get();
+  if (f->map != nullptr) return true;
+  void* m = mmap(nullptr, options_.segment_bytes, PROT_READ, MAP_SHARED, f->fd, 0);
+  if (m == MAP_FAILED) return false;
+  f->map = static_cast<const uint8_t*>(m);
+  f->map_bytes = options_.segment_bytes;
+  return true;
+}
+
 void SpillStore::LogOnce(unsigned kind, const std::string& text) {
   if (logged_ & kind) return;
   logged_ |= kind;
@@ -149,9 +253,9 @@ void SpillStore::LogOnce(unsigned kind, const std::string& text) {
 }
 
 bool SpillStore::Vanished(const Segment& s) {
-  if (s.fd < 0) return true;
+  if (s.fd() < 0) return true;
   struct stat st;
-  return fstat(s.fd, &st) != 0 || st.st_nlink == 0;
+  return fstat(s.fd(), &st) != 0 || st.st_nlink == 0;
 }
 
 void SpillStore::RemoveEntry(std::unordered_map<uint64_t, IndexEntry>::iterator it) {
@@ -169,8 +273,7 @@ void SpillStore::MarkDead(Segment* s) {
   stale_ += s->live;
   s->live = 0;
   s->dead = true;
-  if (s->fd >= 0) close(s->fd);
-  s->fd = -1;
+  s->file.reset();
   unlink(PathOf(s->id).c_str());
 }
 
@@ -184,8 +287,9 @@ bool SpillStore::CreateSegment(std::string* error) {
   }
   Segment s;
   s.id = id;
-  s.fd = fd;
-  segments_.push_back(s);
+  s.file = std::make_shared<SegmentFile>();
+  s.file->fd = fd;
+  segments_.push_back(std::move(s));
   ++next_id_;
   sealed_back_ = false;
   return true;
@@ -219,8 +323,7 @@ bool SpillStore::RollSegment() {
     Segment& front = segments_.front();
     if (!front.dead) ++stats_.reclaimed_segments;
     stale_ += front.live;
-    if (front.fd >= 0) close(front.fd);
-    unlink(PathOf(front.id).c_str());
+    unlink(PathOf(front.id).c_str());  // jobs in flight on it keep the file open until they finish
     segments_.pop_front();
   }
   std::string error;
@@ -259,7 +362,7 @@ void SpillStore::MaybeSweep() {
   stale_ = 0;
 }
 
-void SpillStore::Flush() {
+void SpillStore::SubmitBuffer() {
   if (buffer_.empty()) return;
   if (!Writable()) {  // cannot happen: a buffered pair always has a segment; be safe anyway
     DropBuffer();
@@ -271,40 +374,56 @@ void SpillStore::Flush() {
     if (!RollSegment()) return;
   }
   Segment& cur = segments_.back();
-  int err = 0;
+  std::unique_ptr<WriteJob> job(new WriteJob);
+  job->file = cur.file;
+  job->segment = cur.id;
+  job->base = cur.written;
+  job->data.swap(buffer_);
+  job->hashes.swap(buffered_hashes_);
   if (fault_ == SpillFault::kEnospc || fault_ == SpillFault::kEio) {
-    err = fault_ == SpillFault::kEnospc ? ENOSPC : EIO;
+    job->fault = fault_;
     fault_ = SpillFault::kNone;
-  } else {
-    size_t done = 0;
-    while (done < buffer_.size()) {
-      ssize_t n = pwrite(cur.fd, buffer_.data() + done, buffer_.size() - done, static_cast<off_t>(cur.written + done));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        err = errno;
-        break;
-      }
-      if (n == 0) {
-        err = EIO;
-        break;
-      }
-      done += static_cast<size_t>(n);
-    }
-  }
-  if (err != 0) {
-    ++stats_.io_errors;
-    LogOnce(err == ENOSPC ? kLogEnospc : kLogWriteError,
-            "write of " + std::to_string(buffer_.size()) + " bytes to '" + PathOf(cur.id) + "' failed: " + Errno(err));
-    DropBuffer();
-    return;
   }
   last_flushed_ = IndexEntry{cur.id, static_cast<uint32_t>(cur.written + last_record_in_buffer_),
                              static_cast<uint32_t>(last_record_len_)};
   have_last_flushed_ = true;
-  cur.written += buffer_.size();
-  stats_.spill_bytes_written += buffer_.size();
+  cur.written += job->data.size();
   buffer_.clear();
-  buffered_hashes_.clear();
+  buffer_.reserve(options_.write_buffer_bytes);
+  writes_in_flight_.push_back(job.get());
+  io_.Submit(std::move(job));
+}
+
+void SpillStore::FinishWrite(WriteJob* job) {
+  for (auto it = writes_in_flight_.begin(); it != writes_in_flight_.end(); ++it) {
+    if (*it == job) {
+      writes_in_flight_.erase(it);
+      break;
+    }
+  }
+  if (job->err == 0) {
+    stats_.spill_bytes_written += job->data.size();
+    return;
+  }
+  ++stats_.io_errors;
+  LogOnce(job->err == ENOSPC ? kLogEnospc : kLogWriteError,
+          "write of " + std::to_string(job->data.size()) + " bytes to '" + PathOf(job->segment) +
+              "' failed: " + Errno(job->err));
+  for (uint64_t h : job->hashes) {  // the pairs of this batch that nothing newer replaced are gone
+    auto it = index_.find(h);
+    if (it != index_.end() && it->second.segment == job->segment && it->second.offset >= job->base &&
+        it->second.offset - job->base < job->data.size()) {
+      RemoveEntry(it);
+    }
+  }
+}
+
+void SpillStore::Flush() {
+  SubmitBuffer();
+  io_.WaitIdle();
+  std::vector<SpillRead> reads;
+  Poll(&reads);
+  for (SpillRead& r : reads) ready_reads_.push_back(std::move(r));
 }
 
 void SpillStore::Put(const void* key, size_t key_len, const void* value, size_t value_len) {
@@ -316,15 +435,15 @@ void SpillStore::Put(const void* key, size_t key_len, const void* value, size_t 
     LogOnce(kLogTooLarge, "a pair of " + std::to_string(rec) + " bytes does not fit a spill segment");
     return;
   }
-  if (!buffer_.empty() && buffer_.size() + rec > options_.write_buffer_bytes) Flush();
+  if (!buffer_.empty() && buffer_.size() + rec > options_.write_buffer_bytes) SubmitBuffer();
   if (Writable() && segments_.back().written + buffer_.size() + rec > options_.segment_bytes) {
-    Flush();
+    SubmitBuffer();
     RollSegment();
   }
   if (!Writable() && !RollSegment()) return;  // counted and logged by RollSegment
   Segment& cur = segments_.back();
   if (cur.written + buffer_.size() + rec > options_.segment_bytes) {  // carried buffer filled it: cannot happen
-    Flush();
+    SubmitBuffer();
     if (!RollSegment()) return;
   }
   Segment& seg = segments_.back();
@@ -346,11 +465,31 @@ void SpillStore::Put(const void* key, size_t key_len, const void* value, size_t 
   last_record_in_buffer_ = off;
   last_record_len_ = rec;
   ++stats_.spilled_items;
-  if (buffer_.size() >= options_.write_buffer_bytes) Flush();
+  if (buffer_.size() >= options_.write_buffer_bytes) SubmitBuffer();
   MaybeSweep();
 }
 
-Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* value) {
+Status SpillStore::Verify(const uint8_t* rec, const IndexEntry& e, uint64_t hash, const void* key,
+                          size_t key_len, std::vector<uint8_t>* value) {
+  RecordHeader header;
+  std::memcpy(&header, rec, sizeof header);
+  if (header.magic != kMagic || Align8(kHeaderBytes + uint64_t{header.key_len} + header.value_len) != e.length ||
+      header.checksum != RecordChecksum(rec + kHeaderBytes, header.key_len, header.value_len)) {
+    ++stats_.checksum_failures;
+    LogOnce(kLogChecksum, "a record in '" + PathOf(e.segment) + "' failed its checksum");
+    DropIfCurrent(hash, e);
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  if (header.key_len != key_len || (key_len > 0 && std::memcmp(rec + kHeaderBytes, key, key_len) != 0)) {
+    return SHMEMCACHE_NOT_FOUND;  // another key with the same 64-bit hash: not ours
+  }
+  const uint8_t* v = rec + kHeaderBytes + header.key_len;
+  value->assign(v, v + header.value_len);
+  ++stats_.spill_hits;
+  return SHMEMCACHE_OK;
+}
+
+Status SpillStore::StartRead(const void* key, size_t key_len, uint64_t cookie, std::vector<uint8_t>* value) {
   uint64_t h = KeyHash(key, key_len);
   auto it = index_.find(h);
   if (it == index_.end()) return SHMEMCACHE_NOT_FOUND;
@@ -361,76 +500,115 @@ Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* va
     return SHMEMCACHE_NOT_FOUND;
   }
   ++stats_.spill_reads;
-  const uint8_t* rec;
-  if (InBuffer(e)) {
-    rec = buffer_.data() + (e.offset - segments_.back().written);
-  } else {
-    if (Vanished(*s)) {
-      ++stats_.io_errors;
-      LogOnce(kLogVanished, "spill file '" + PathOf(s->id) + "' was deleted");
-      if (s == &segments_.back() && !sealed_back_) {
-        RollSegment();  // keeps the buffered pairs, in a new file
-      } else {
-        MarkDead(s);
-      }
-      auto again = index_.find(h);
-      if (again != index_.end()) RemoveEntry(again);
-      return SHMEMCACHE_NOT_FOUND;
-    }
-    scratch_.resize(e.length);
-    ssize_t got = 0;
-    int err = 0;
-    if (fault_ == SpillFault::kEio) {
-      err = EIO;
-      fault_ = SpillFault::kNone;
+  if (InBuffer(e)) return Verify(buffer_.data() + (e.offset - segments_.back().written), e, h, key, key_len, value);
+  if (const WriteJob* w = InFlightWrite(e)) return Verify(w->data.data() + (e.offset - w->base), e, h, key, key_len, value);
+  struct stat st;
+  if (s->fd() < 0 || fstat(s->fd(), &st) != 0 || st.st_nlink == 0) {
+    ++stats_.io_errors;
+    LogOnce(kLogVanished, "spill file '" + PathOf(s->id) + "' was deleted");
+    if (s == &segments_.back() && !sealed_back_) {
+      RollSegment();  // keeps the buffered pairs, in a new file
     } else {
-      size_t want = e.length;
-      if (fault_ == SpillFault::kShortRead) {
-        want = e.length / 2;
-        fault_ = SpillFault::kNone;
-      }
-      while (static_cast<size_t>(got) < want) {
-        ssize_t n = pread(s->fd, scratch_.data() + got, want - got, static_cast<off_t>(e.offset) + got);
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          err = errno;
-          break;
-        }
-        if (n == 0) break;  // end of file
-        got += n;
-      }
+      MarkDead(s);
     }
-    if (err != 0) {
-      ++stats_.io_errors;
-      LogOnce(kLogReadError, "read from '" + PathOf(s->id) + "' failed: " + Errno(err));
-      RemoveEntry(it);
-      return SHMEMCACHE_NOT_FOUND;
-    }
-    if (static_cast<size_t>(got) < e.length) {
-      ++stats_.io_errors;
-      LogOnce(kLogShortRead, "short read from '" + PathOf(s->id) + "': " + std::to_string(got) + " of " +
-                                 std::to_string(e.length) + " bytes");
-      RemoveEntry(it);
-      return SHMEMCACHE_NOT_FOUND;
-    }
-    rec = scratch_.data();
+    auto again = index_.find(h);
+    if (again != index_.end()) RemoveEntry(again);
+    return SHMEMCACHE_NOT_FOUND;
   }
-  RecordHeader header;
-  std::memcpy(&header, rec, sizeof header);
-  if (header.magic != kMagic || Align8(kHeaderBytes + uint64_t{header.key_len} + header.value_len) != e.length ||
-      header.checksum != RecordChecksum(rec + kHeaderBytes, header.key_len, header.value_len)) {
-    ++stats_.checksum_failures;
-    LogOnce(kLogChecksum, "a record in '" + PathOf(e.segment) + "' failed its checksum");
+  if (static_cast<uint64_t>(st.st_size) < uint64_t{e.offset} + e.length) {  // truncated behind our back
+    ++stats_.io_errors;
+    LogOnce(kLogShortRead, "spill file '" + PathOf(s->id) + "' is shorter than its records (truncated?)");
     RemoveEntry(it);
     return SHMEMCACHE_NOT_FOUND;
   }
-  if (header.key_len != key_len || (key_len > 0 && std::memcmp(rec + kHeaderBytes, key, key_len) != 0)) {
-    return SHMEMCACHE_NOT_FOUND;  // another key with the same 64-bit hash: not ours
+  bool mapped = e.length <= options_.mmap_max_record_bytes && MapSegment(s);
+  if (mapped) ++stats_.mmap_reads;
+  if (mapped && fault_ == SpillFault::kNone && options_.test_read_delay_ms == 0) {
+    // Served inline when every page of the record is in the page cache: no disk wait is possible.
+    const uint8_t* rec = s->file->map + e.offset;
+    uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t first = reinterpret_cast<uintptr_t>(rec) & ~(page - 1);
+    uintptr_t last = (reinterpret_cast<uintptr_t>(rec) + e.length + page - 1) & ~(page - 1);
+    unsigned char resident[64];  // records up to 252 KiB are checked page by page; larger ones go to the worker
+    size_t pages = (last - first) / page;
+    bool all = pages <= sizeof resident && mincore(reinterpret_cast<void*>(first), last - first, resident) == 0;
+    for (size_t i = 0; all && i < pages; ++i) all = (resident[i] & 1) != 0;
+    if (all) {
+      ++stats_.inline_reads;
+      return Verify(rec, e, h, key, key_len, value);
+    }
   }
-  const uint8_t* v = rec + kHeaderBytes + header.key_len;
-  value->assign(v, v + header.value_len);
-  ++stats_.spill_hits;
-  return SHMEMCACHE_OK;
+  std::unique_ptr<ReadJob> job(new ReadJob);
+  job->cookie = cookie;
+  job->hash = h;
+  job->entry = e;
+  job->key.assign(static_cast<const char*>(key), key_len);
+  job->file = s->file;
+  job->mapped = mapped;
+  job->delay_ms = options_.test_read_delay_ms;
+  if (fault_ == SpillFault::kEio || fault_ == SpillFault::kShortRead) {
+    job->fault = fault_;
+    fault_ = SpillFault::kNone;
+  }
+  ++stats_.async_reads;
+  ++reads_in_flight_;
+  io_.Submit(std::move(job));
+  return SHMEMCACHE_IN_PROGRESS;
+}
+
+void SpillStore::FinishRead(ReadJob* job) {
+  --reads_in_flight_;
+  SpillRead r;
+  r.cookie = job->cookie;
+  const IndexEntry& e = job->entry;
+  if (job->err != 0) {
+    ++stats_.io_errors;
+    LogOnce(kLogReadError, "read from '" + PathOf(e.segment) + "' failed: " + Errno(job->err));
+    DropIfCurrent(job->hash, e);
+  } else if (job->got < e.length) {
+    ++stats_.io_errors;
+    LogOnce(kLogShortRead, "short read from '" + PathOf(e.segment) + "': " + std::to_string(job->got) + " of " +
+                               std::to_string(e.length) + " bytes");
+    DropIfCurrent(job->hash, e);
+  } else {
+    r.status = Verify(job->record.data(), e, job->hash, job->key.data(), job->key.size(), &r.value);
+    r.current = r.status == SHMEMCACHE_OK && Current(job->hash, e);
+  }
+  ready_reads_.push_back(std::move(r));
+}
+
+void SpillStore::Poll(std::vector<SpillRead>* reads) {
+  reaped_.clear();
+  io_.Reap(&reaped_);
+  for (auto& j : reaped_) {
+    if (auto* w = dynamic_cast<WriteJob*>(j.get())) {
+      FinishWrite(w);
+    } else {
+      FinishRead(static_cast<ReadJob*>(j.get()));
+    }
+  }
+  reaped_.clear();
+  for (SpillRead& r : ready_reads_) reads->push_back(std::move(r));
+  ready_reads_.clear();
+}
+
+Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* value) {
+  static constexpr uint64_t kSyncCookie = ~uint64_t{0};
+  Status s = StartRead(key, key_len, kSyncCookie, value);
+  if (s != SHMEMCACHE_IN_PROGRESS) return s;
+  io_.WaitIdle();
+  std::vector<SpillRead> reads;
+  Poll(&reads);
+  s = SHMEMCACHE_NOT_FOUND;
+  for (SpillRead& r : reads) {
+    if (r.cookie == kSyncCookie) {
+      s = r.status;
+      if (s == SHMEMCACHE_OK) value->swap(r.value);
+    } else {
+      ready_reads_.push_back(std::move(r));
+    }
+  }
+  return s;
 }
 
 void SpillStore::Erase(const void* key, size_t key_len) {
@@ -457,14 +635,15 @@ void SpillStore::InjectFault(SpillFault fault) {
       if (!have_last_flushed_) return;
       Segment* s = Live(last_flushed_.segment);
       if (s == nullptr) return;
+      io_.WaitIdle();  // the record must be on disk
       RecordHeader header;
-      if (pread(s->fd, &header, sizeof header, last_flushed_.offset) != static_cast<ssize_t>(sizeof header)) return;
+      if (pread(s->fd(), &header, sizeof header, last_flushed_.offset) != static_cast<ssize_t>(sizeof header)) return;
       uint64_t data = uint64_t{header.key_len} + header.value_len;
       off_t at = static_cast<off_t>(last_flushed_.offset) + (data > 0 ? kHeaderBytes + data / 2 : 16);
       uint8_t byte = 0;
-      if (pread(s->fd, &byte, 1, at) != 1) return;
+      if (pread(s->fd(), &byte, 1, at) != 1) return;
       byte ^= 0x5a;
-      if (pwrite(s->fd, &byte, 1, at) != 1) return;
+      if (pwrite(s->fd(), &byte, 1, at) != 1) return;
       return;
     }
     case SpillFault::kDeleteFile:
@@ -483,7 +662,7 @@ const SpillStats& SpillStore::stats() const {
 }
 
 size_t SpillStore::bytes_used() const {
-  size_t used = buffer_.size();
+  size_t used = buffer_.size();  // batches in flight are counted in their segment's `written`
   for (const Segment& s : segments_) {
     if (!s.dead) used += s.written;
   }

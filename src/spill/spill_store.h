@@ -25,10 +25,26 @@
 // Reclaiming a segment does not walk the index: entries of reclaimed (or vanished) segments become stale, are
 // dropped when looked up, and are swept in one pass when they outnumber the live ones (amortised O(1) per Put).
 //
-// Faults (ENOSPC/EIO on write, EIO or short read, bad checksum, a segment file deleted behind our back) are
-// counted, logged once per kind on stderr, and degrade to "the pair is gone": a failed write drops the pairs of
-// that buffer, a failed read drops that pair's entry, a vanished file (detected by fstat st_nlink == 0) drops
-// its segment; the store stays usable. Plain POSIX I/O, no SHMEM. Not thread-safe: owned by the server thread.
+// Faults (ENOSPC/EIO on write, EIO or short read, bad checksum, a segment file deleted or truncated behind our
+// back) are counted, logged once per kind on stderr, and degrade to "the pair is gone": a failed write drops the
+// pairs of that batch, a failed read drops that pair's entry, a vanished file (detected by fstat st_nlink == 0)
+// drops its segment; the store stays usable.
+//
+// Asynchronous I/O (issue 5 item 5): one I/O thread (IoWorker) does the disk work, so the server thread keeps
+// serving while the disk works. A full write buffer is handed to the worker as one batch (pwrite) and its
+// records stay readable from that RAM batch until the write has finished; a read that must touch the file is a
+// job whose result comes back through Poll(), possibly after reads started later (out of order). The server
+// thread never blocks on the disk except in Flush() (tests, fault injection) and Get() (the synchronous form).
+// A thread rather than io_uring: io_uring_setup is refused by the seccomp profile of common container runtimes
+// (Docker's default blocks it), which is where HPC jobs increasingly run, and the thread handoff costs a few
+// microseconds against a flash read's ~100; io_uring would save the handoff where it is allowed.
+// Adaptive reads (paper 000 Fig. 4-5): a record of at most mmap_max_record_bytes is copied from an mmap of its
+// segment — on the server thread itself when mincore() says every page is in the page cache (no disk wait is
+// possible, so no handoff is paid), else by the worker (which takes the page faults); a larger record is one
+// pread by the worker. The threshold comes from bench/spill_io.cc (bench/README.md, "SSD tier"). Files held by
+// I/O in flight stay open (and mapped) until that I/O finishes, even when their segment is reclaimed meanwhile.
+// Residual risk: a file truncated by someone else between the fstat size check and a mapped copy raises SIGBUS.
+// Plain POSIX I/O, no SHMEM. Not thread-safe: every call comes from the server thread.
 #ifndef SHMEMCACHE_SPILL_SPILL_STORE_H_
 #define SHMEMCACHE_SPILL_SPILL_STORE_H_
 
@@ -41,6 +57,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "spill/io_worker.h"
 
 namespace smc {
 
@@ -50,14 +67,30 @@ struct SpillOptions {
   size_t segment_bytes = 8ull << 20;       // log segment size; capacity / segment_bytes segments at most
   size_t write_buffer_bytes = 1ull << 20;  // pairs are batched in RAM and written sequentially in chunks this big
   std::string file_prefix;                 // unique per job and PE, e.g. "shmemcache-<jobid>-<pe>"
+  size_t mmap_max_record_bytes = 16384;    // records up to this size are read through mmap (0: never)
+  unsigned test_read_delay_ms = 0;         // test-only: the worker sleeps this long before each file read
+                                           // (slow flash), and no read is served inline
+};
+
+// A read that went to the I/O thread, as Poll() hands it back.
+struct SpillRead {
+  uint64_t cookie = 0;       // what StartRead was given
+  Status status = SHMEMCACHE_NOT_FOUND;  // OK (value filled) or NOT_FOUND (absent, failed, or corrupt)
+  std::vector<uint8_t> value;
+  // True when the index still holds exactly the record read (no SET, DELETE, promotion or reclaim of the key
+  // happened while the read was in flight): only then may the caller promote the pair into RAM.
+  bool current = false;
 };
 
 struct SpillStats {
   // spilled_items: pairs accepted by Put (cumulative); spill_reads: Gets that found an index entry (served from
   // flash or the write buffer); spill_hits: those that returned OK; spill_bytes_written: bytes written to flash;
   // index_entries / index_bytes: live index entries now and the RAM they cost (estimate, see above).
+  // async_reads: reads done by the I/O thread; inline_reads: reads copied from a resident mapping on the caller's
+  // thread; mmap_reads: reads (either kind) that went through a mapping rather than pread.
   uint64_t spilled_items = 0, spill_reads = 0, spill_hits = 0, spill_bytes_written = 0, reclaimed_segments = 0,
-           checksum_failures = 0, io_errors = 0, index_entries = 0, index_bytes = 0;
+           checksum_failures = 0, io_errors = 0, index_entries = 0, index_bytes = 0, async_reads = 0,
+           inline_reads = 0, mmap_reads = 0;
 };
 
 enum class SpillFault { kNone, kEnospc, kEio, kShortRead, kCorruptRecord, kDeleteFile };
@@ -77,14 +110,23 @@ class SpillStore {
   // segment is reclaimed whole (its pairs are gone; their index entries dropped). A pair too large for one
   // segment is not stored (and any older copy is dropped).
   void Put(const void* key, size_t key_len, const void* value, size_t value_len);
-  // The pair's value: OK with *value filled; NOT_FOUND if absent — and also (counted, logged once per kind) if
-  // the read fails (EIO, short read), the record's checksum or key does not match, or the file vanished. Never
-  // returns wrong bytes. A pair still in the write buffer is served from RAM.
+  // Starts reading the pair. NOT_FOUND: absent, or (counted, logged once per kind) its file vanished or was
+  // truncated. OK: answered at once with *value filled — from the write buffer, a write batch in flight, or a
+  // resident mapping. IN_PROGRESS: the I/O thread reads it; Poll() returns the result under `cookie`.
+  // Never returns wrong bytes: every record is checked (checksum, then key) before its value is handed out.
+  Status StartRead(const void* key, size_t key_len, uint64_t cookie, std::vector<uint8_t>* value);
+  // Takes in the I/O that has finished: write batches (a failed one drops its pairs) and reads, which are
+  // appended to *reads. Never blocks.
+  void Poll(std::vector<SpillRead>* reads);
+  bool HasFinishedIo() const { return io_.HasFinished() || !ready_reads_.empty(); }
+  size_t reads_in_flight() const { return reads_in_flight_; }
+  // The synchronous form: StartRead, then waits for the read if it went to the I/O thread. Results of other
+  // reads that finish meanwhile are kept for the next Poll().
   Status Get(const void* key, size_t key_len, std::vector<uint8_t>* value);
   // Drops the flash copy of key if any (the key was SET or DELETEd in RAM, or promoted back).
   void Erase(const void* key, size_t key_len);
   bool Contains(const void* key, size_t key_len) const;
-  void Flush();  // writes the buffered pairs
+  void Flush();  // writes the buffered pairs and waits until every write in flight has finished
   // Test-only fault injection: the next write (kEnospc/kEio) or read (kEio/kShortRead), or an immediate action
   // (kCorruptRecord: flip a byte of the most recent flushed record on disk; kDeleteFile: unlink the current
   // segment file), then back to kNone.
@@ -101,13 +143,24 @@ class SpillStore {
     uint32_t offset;
     uint32_t length;  // whole record, padding included
   };
+  // An open segment file, shared by its segment and the I/O jobs in flight on it (closed and unmapped when the
+  // last of them lets go).
+  struct SegmentFile {
+    int fd = -1;
+    const uint8_t* map = nullptr;  // PROT_READ MAP_SHARED view of the whole segment, made at the first mapped read
+    size_t map_bytes = 0;
+    ~SegmentFile();
+  };
   struct Segment {
     uint32_t id = 0;
-    int fd = -1;
-    uint64_t written = 0;  // bytes on flash
+    std::shared_ptr<SegmentFile> file;
+    uint64_t written = 0;  // bytes handed to the file (a batch in flight included)
     uint64_t live = 0;     // index entries pointing here
     bool dead = false;     // vanished (or failed): its entries are stale
+    int fd() const { return file ? file->fd : -1; }
   };
+  struct WriteJob;
+  struct ReadJob;
   enum LogKind : unsigned {
     kLogEnospc = 1u << 0, kLogWriteError = 1u << 1, kLogReadError = 1u << 2, kLogShortRead = 1u << 3,
     kLogChecksum = 1u << 4, kLogVanished = 1u << 5, kLogCreate = 1u << 6, kLogTooLarge = 1u << 7,
@@ -119,6 +172,17 @@ class SpillStore {
   const Segment* Live(uint32_t id) const;
   bool Writable() const { return !segments_.empty() && !segments_.back().dead && !sealed_back_; }
   bool InBuffer(const IndexEntry& e) const;
+  const WriteJob* InFlightWrite(const IndexEntry& e) const;  // the batch in flight holding e, or null
+  void SubmitBuffer();  // hands the write buffer to the I/O thread as one batch
+  void FinishWrite(WriteJob* job);
+  void FinishRead(ReadJob* job);
+  // Checks a record read for the entry `it` (checksum, then key) and fills *value. A corrupt record drops the
+  // entry (if `it` still refers to it) and is counted.
+  Status Verify(const uint8_t* rec, const IndexEntry& e, uint64_t hash, const void* key, size_t key_len,
+                std::vector<uint8_t>* value);
+  bool Current(uint64_t hash, const IndexEntry& e) const;  // the index still maps hash to exactly e
+  void DropIfCurrent(uint64_t hash, const IndexEntry& e);
+  bool MapSegment(Segment* s);
   void RemoveEntry(std::unordered_map<uint64_t, IndexEntry>::iterator it);
   void MarkDead(Segment* s);
   // Seals (or, if it vanished, retires) the current segment and opens the next one, reclaiming the oldest
@@ -144,6 +208,11 @@ class SpillStore {
   bool have_last_flushed_ = false;
   IndexEntry last_flushed_{};
   std::vector<uint8_t> scratch_;
+  IoWorker io_;  // declared after everything its jobs' completions touch; destroyed (joined) first
+  std::deque<WriteJob*> writes_in_flight_;  // owned by their jobs, oldest first
+  size_t reads_in_flight_ = 0;
+  std::vector<SpillRead> ready_reads_;  // finished while Get() waited; handed out by the next Poll()
+  std::vector<std::unique_ptr<IoWorker::Job>> reaped_;
   SpillFault fault_ = SpillFault::kNone;
   unsigned logged_ = 0;
   mutable SpillStats stats_;

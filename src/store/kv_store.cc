@@ -5,14 +5,15 @@
 
 namespace smc {
 
-
-
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
     : arena_(arena),
       options_(options),
       atomics_(atomics),
       slabs_(options.arena_bytes, options.page_bytes, options.growth_factor, MaxBlockBytes(options)),
-      table_(table, options.sets, options.ways) {}
+      table_(table, options.sets, options.ways),
+      tiers_(options.tier_fraction == 0
+                 ? 0
+                 : std::max(options.arena_bytes / options.tier_fraction, slabs_.page_bytes())) {}
 
 bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
                       HashSlot* slot) const {
@@ -116,23 +117,28 @@ bool KvStore::EvictPage() {
 
 size_t KvStore::EvictBottomTier() {
   evicting_.clear();
-  uint64_t epoch = tiers_.PopBottom(&evicting_);
+  evicting_sizes_.clear();
+  uint64_t epoch = tiers_.PopBottom(&evicting_, &evicting_sizes_);
   bool evicted_any = false;
   uint64_t bytes_before = slabs_.bytes_in_use();
-  for (uint64_t offset : evicting_) {
+  for (size_t i = 0; i < evicting_.size(); ++i) {
+    uint64_t offset = evicting_[i];
     // A client may have advanced the pair's recency with a CAS since the server last saw it: keep the pair,
     // in the tier it now belongs to.
     uint64_t recency = atomics_->Fetch(recency_word(offset));
     if (recency > epoch) {
-      tiers_.Touch(offset, recency);
+      tiers_.Touch(offset, recency, evicting_sizes_[i]);
       ++retiered_;
       continue;
     }
     if (EvictBlock(offset)) evicted_any = true;
   }
   if (evicted_any) ++eviction_batches_;
-  // No pair with recency <= epoch is left: evicted, or moved up because its recency word is newer.
-  if (epoch + 1 > expiration_bar_) expiration_bar_ = epoch + 1;
+  // This tier's pairs are gone (evicted, or moved up because their recency word is newer). Once no tier of
+  // this epoch is left, no pair with recency <= epoch is: the bar moves past it.
+  if ((tiers_.empty() || tiers_.bottom_epoch() > epoch) && epoch + 1 > expiration_bar_) {
+    expiration_bar_ = epoch + 1;
+  }
   return bytes_before - slabs_.bytes_in_use();
 }
 
@@ -180,7 +186,8 @@ Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, con
     }
     target_offset = fresh;
   }
-  tiers_.Touch(target_offset, recency);
+  tiers_.Touch(target_offset, recency,
+               PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + value_len)});
   if (pointer != nullptr) {
     *pointer = BlockPointer{target_offset, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version,
                             loc.tag, recency};
@@ -215,6 +222,12 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uin
     if (TargetLocked(t)) atomics_->WaitWhileEqual(word, t);
   }
   Advance(entry.offset, recency);  // the piggybacked recency of an Active GET
+  // A client's Direct SET may have changed the value's length in place: record what the server sees now.
+  uint64_t epoch;
+  if (tiers_.EpochOf(entry.offset, &epoch)) {
+    tiers_.Touch(entry.offset, epoch,
+                 PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + view->value_len)});
+  }
   if (pointer != nullptr) {
     *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,
                             std::max(view->recency, recency)};
@@ -236,6 +249,7 @@ Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) 
 bool KvStore::CheckConsistency() const {
   if (!slabs_.CheckConsistency()) return false;
   if (slabs_.blocks_in_use() != table_.size() || tiers_.size() != table_.size()) return false;
+  if (!tiers_.CheckConsistency() || tiers_.block_bytes() != slabs_.bytes_in_use()) return false;
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
     uint64_t t = __atomic_load_n(target_word(e.offset, slabs_.class_bytes(e.cls)), __ATOMIC_ACQUIRE);

@@ -9,16 +9,26 @@
 //     table, then free the old block (publish version+1 with the free tag) — readers of the old block see it
 //     locked, then freed, never the old value after the new one became visible;
 //   - delete: lock, publish version+1 with the free tag, unlink, return the block to its free list.
-// Memory management (paper §III-D): every stored pair sits in the recency tier of the epoch its client sent.
+// Memory management (paper §III-D): every stored pair sits in a recency tier of the epoch its client sent.
 // When a class cannot allocate, the bottom tier is evicted whole (batch eviction), and the next, until the
 // allocation succeeds; a pair whose block recency word was advanced by a client's non-intrusive update is
 // moved up to that tier instead of evicted. Evicted blocks are freed under the write protocol, so Direct
-// readers detect them, and the expiration bar moves past the evicted epoch.
+// readers detect them (version/tag), whatever the expiration bar says.
+// Tier cap (issue 4): a tier holds at most max(arena / tier_fraction, one page) of blocks; an epoch that fills
+// more gets further tiers of the same epoch (recency_tiers.h). One batch therefore frees about 1/tier_fraction
+// of memory, not a whole recency range (which at a high write rate is most of memory: memory efficiency at
+// steady state went from ~0.5 to ~0.8 with this, bench/eviction.cc). The expiration bar moves past an epoch
+// only when no tier of that epoch is left, so "every pair with recency below the bar is gone" still holds
+// (lazy invalidation stays a safe shortcut), and the bar never passes a pair that is still stored.
+// Payload accounting: payload_bytes() is the key + value bytes of the pairs stored, as the server last wrote
+// or read them (a client's Direct SET may change a value's length in place; the count follows at the pair's
+// next Active operation). Kept incrementally by the tiers, never by scanning.
 // Tiers are global, slab classes are not: evicting the bottom tier may free no block of the class that needs
 // one. Then the store moves a page (memcached's slab rebalancing): it evicts every pair of the page with the
 // fewest pairs in use, and the emptied page goes to the class that needs it. So memory follows the workload
 // without evicting tier after tier of other classes' (possibly recent) pairs.
-// Invariant: slab blocks in use == items == pairs in tiers (CheckConsistency).
+// Invariant: slab blocks in use == items == pairs in tiers, block bytes in use == block bytes in tiers, and
+// the tiers' totals match their pairs (CheckConsistency).
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
@@ -45,6 +55,8 @@ struct StoreOptions {
   size_t max_value_len = 1 << 20;
   size_t sets = 4096;
   unsigned ways = 8;
+  // A recency tier holds at most max(arena_bytes / tier_fraction, page) of blocks; 0: no cap (a tier per epoch).
+  size_t tier_fraction = 16;
 };
 
 // What a client needs to reach a block with one-sided operations.
@@ -92,6 +104,10 @@ class KvStore {
 
   uint64_t items() const { return table_.size(); }
   uint64_t bytes_used() const { return slabs_.bytes_in_use(); }
+  // Key + value bytes of the pairs stored (see "Payload accounting" above).
+  uint64_t payload_bytes() const { return tiers_.payload_bytes(); }
+  // The most block bytes one recency tier holds (0: no cap).
+  size_t max_tier_bytes() const { return tiers_.max_tier_bytes(); }
   const SlabAllocator& slabs() const { return slabs_; }
   const RecencyTiers& tiers() const { return tiers_; }
   const HashTable& table() const { return table_; }
@@ -130,6 +146,7 @@ class KvStore {
   EvictionListener eviction_listener_ = nullptr;
   void* eviction_context_ = nullptr;
   std::vector<uint64_t> evicting_;
+  std::vector<PairSizes> evicting_sizes_;
   uint64_t max_version_ = 0;  // highest version ever published on this server
 };
 

@@ -1,61 +1,138 @@
 #include "store/recency_tiers.h"
 
+#include <iterator>
+
 namespace smc {
 
-void RecencyTiers::Unlink(uint64_t offset, Node& node) {
-  auto it = tiers_.find(node.epoch);
+void RecencyTiers::Unlink(Node& node) {
+  auto it = tiers_.find(node.tier);
   Tier& t = it->second;
   if (node.prev != kNil) nodes_[node.prev].next = node.next;
   else t.head = node.next;
   if (node.next != kNil) nodes_[node.next].prev = node.prev;
   else t.tail = node.prev;
-  (void)offset;
+  t.block_bytes -= node.sizes.block_bytes;
   if (--t.count == 0) tiers_.erase(it);
 }
 
-void RecencyTiers::Touch(uint64_t offset, uint64_t epoch) {
-  auto found = nodes_.find(offset);
-  if (found != nodes_.end()) {
-    if (found->second.epoch == epoch) return;
-    Unlink(offset, found->second);
+void RecencyTiers::Link(uint64_t offset, Node& node, uint64_t epoch) {
+  // The newest tier of this epoch, if it has room; otherwise a new tier of the same epoch (sorted after the
+  // epoch's older tiers: sequences only grow).
+  auto it = tiers_.lower_bound(TierKey{epoch + 1, 0});
+  bool open_new = true;
+  if (it != tiers_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first.first == epoch &&
+        (max_tier_bytes_ == 0 || prev->second.block_bytes + node.sizes.block_bytes <= max_tier_bytes_ ||
+         prev->second.block_bytes == 0)) {
+      it = prev;
+      open_new = false;
+    }
   }
-  Node& node = nodes_[offset];
-  node.epoch = epoch;
-  Tier& t = tiers_[epoch];
+  if (open_new) it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
+  Tier& t = it->second;
+  node.tier = it->first;
   node.prev = t.tail;
   node.next = kNil;
   if (t.tail != kNil) nodes_[t.tail].next = offset;
   else t.head = offset;
   t.tail = offset;
   ++t.count;
+  t.block_bytes += node.sizes.block_bytes;
 }
+
+void RecencyTiers::TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes) {
+  auto found = nodes_.find(offset);
+  if (found != nodes_.end()) {
+    Node& node = found->second;
+    if (node.tier.first == epoch) {
+      if (sizes != nullptr) {  // stays in its tier; only the recorded sizes change
+        tiers_[node.tier].block_bytes += uint64_t{sizes->block_bytes} - node.sizes.block_bytes;
+        Account(node.sizes, *sizes);
+        node.sizes = *sizes;
+      }
+      return;
+    }
+    Unlink(node);
+    if (sizes != nullptr) {
+      Account(node.sizes, *sizes);
+      node.sizes = *sizes;
+    }
+    Link(offset, node, epoch);
+    return;
+  }
+  Node& node = nodes_[offset];
+  if (sizes != nullptr) {
+    Account(PairSizes{}, *sizes);
+    node.sizes = *sizes;
+  }
+  Link(offset, node, epoch);
+}
+
+void RecencyTiers::Touch(uint64_t offset, uint64_t epoch) { TouchImpl(offset, epoch, nullptr); }
+
+void RecencyTiers::Touch(uint64_t offset, uint64_t epoch, PairSizes sizes) { TouchImpl(offset, epoch, &sizes); }
 
 void RecencyTiers::Remove(uint64_t offset) {
   auto found = nodes_.find(offset);
   if (found == nodes_.end()) return;
-  Unlink(offset, found->second);
+  Unlink(found->second);
+  Account(found->second.sizes, PairSizes{});
   nodes_.erase(found);
 }
 
 bool RecencyTiers::EpochOf(uint64_t offset, uint64_t* epoch) const {
   auto found = nodes_.find(offset);
   if (found == nodes_.end()) return false;
-  *epoch = found->second.epoch;
+  *epoch = found->second.tier.first;
   return true;
 }
 
-uint64_t RecencyTiers::PopBottom(std::vector<uint64_t>* blocks) {
+bool RecencyTiers::SizesOf(uint64_t offset, PairSizes* sizes) const {
+  auto found = nodes_.find(offset);
+  if (found == nodes_.end()) return false;
+  *sizes = found->second.sizes;
+  return true;
+}
+
+uint64_t RecencyTiers::PopBottom(std::vector<uint64_t>* blocks, std::vector<PairSizes>* sizes) {
   auto it = tiers_.begin();
-  uint64_t epoch = it->first;
+  uint64_t epoch = it->first.first;
   for (uint64_t b = it->second.head; b != kNil;) {
     auto n = nodes_.find(b);
     uint64_t next = n->second.next;
     blocks->push_back(b);
+    if (sizes != nullptr) sizes->push_back(n->second.sizes);
+    Account(n->second.sizes, PairSizes{});
     nodes_.erase(n);
     b = next;
   }
   tiers_.erase(it);
   return epoch;
+}
+
+bool RecencyTiers::CheckConsistency() const {
+  size_t nodes = 0;
+  uint64_t block_total = 0, payload_total = 0;
+  for (const auto& kv : tiers_) {
+    const Tier& t = kv.second;
+    if (t.count == 0) return false;
+    size_t count = 0, bytes = 0;
+    uint64_t prev = kNil;
+    for (uint64_t b = t.head; b != kNil;) {
+      auto n = nodes_.find(b);
+      if (n == nodes_.end() || n->second.tier != kv.first || n->second.prev != prev) return false;
+      ++count;
+      bytes += n->second.sizes.block_bytes;
+      payload_total += n->second.sizes.payload_bytes;
+      prev = b;
+      b = n->second.next;
+    }
+    if (prev != t.tail || count != t.count || bytes != t.block_bytes) return false;
+    nodes += count;
+    block_total += bytes;
+  }
+  return nodes == nodes_.size() && block_total == block_bytes_ && payload_total == payload_bytes_;
 }
 
 }  // namespace smc

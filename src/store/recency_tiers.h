@@ -2,9 +2,24 @@
 // owns; each tier links the pairs whose last known access fell in one epoch, newest tier on top. Inserts and
 // updates move a pair to the tier of the recency its client sent; batch eviction takes the bottom tier whole.
 //
-// Tiers are kept in an ordered map from epoch to a doubly linked list of block offsets (the paper's doubly
-// linked list of tiers, each a doubly linked list of pairs); both links are server-local, never in symmetric
-// memory. Not thread-safe.
+// Tier size cap (issue 4). At a high write rate one recency range can hold most of the server's memory, and
+// evicting "the whole bottom tier" then empties half the cache at once (memory efficiency falls to ~0.5 and
+// one batch pauses the server loop for many milliseconds). So a tier may hold at most max_tier_bytes of
+// blocks: when the newest tier of an epoch is full, the next pair of that epoch opens a new tier of the SAME
+// epoch. Tiers are ordered by (epoch, creation): the sub-tiers of one epoch sit together, oldest first, between
+// the tiers of the epochs below and above, so eviction order is still "oldest recency range first" and, within
+// a range, "first filled first". Batch eviction still takes one tier whole (one sub-tier). The epoch of a pair
+// is unchanged by the cap, so everything that reasons in epochs (expiration bar, client recency CAS, Advance)
+// is unaffected; the store moves its expiration bar past an epoch only once no tier of that epoch is left.
+// max_tier_bytes == 0: no cap (one tier per epoch, the paper's scheme).
+//
+// The tiers also keep, per pair, the sizes the server last recorded for it (block bytes, and key + value bytes)
+// and their totals over all pairs, so the store can report the payload it holds without scanning blocks.
+// Invariant (CheckConsistency): the totals and every tier's count and bytes equal the sums over its nodes.
+//
+// Tiers are kept in an ordered map from (epoch, sequence) to a doubly linked list of block offsets (the paper's
+// doubly linked list of tiers, each a doubly linked list of pairs); both links are server-local, never in
+// symmetric memory. Not thread-safe.
 #ifndef SHMEMCACHE_STORE_RECENCY_TIERS_H_
 #define SHMEMCACHE_STORE_RECENCY_TIERS_H_
 
@@ -12,45 +27,79 @@
 #include <cstdint>
 #include <map>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace smc {
 
+// What the tiers know of one pair, besides its tier.
+struct PairSizes {
+  uint32_t block_bytes = 0;    // the slab block it occupies
+  uint32_t payload_bytes = 0;  // key + value bytes, as the server last wrote or saw them
+};
+
 class RecencyTiers {
  public:
-  RecencyTiers() = default;
+  explicit RecencyTiers(size_t max_tier_bytes = 0) : max_tier_bytes_(max_tier_bytes) {}
   RecencyTiers(const RecencyTiers&) = delete;
   RecencyTiers& operator=(const RecencyTiers&) = delete;
 
-  // Puts the block in the tier of `epoch` (moving it from its old tier if it had one).
+  // Puts the block in the newest tier of `epoch` (opening one if there is none, or it is full), moving it from
+  // its old tier if it had one; a block already in a tier of `epoch` stays where it is. Its sizes are kept (zero
+  // for a block new here).
   void Touch(uint64_t offset, uint64_t epoch);
+  // The same, and records the pair's sizes.
+  void Touch(uint64_t offset, uint64_t epoch, PairSizes sizes);
   // Unlinks the block (freed or moved).
   void Remove(uint64_t offset);
   // The epoch of the block's tier; false if the block is in no tier.
   bool EpochOf(uint64_t offset, uint64_t* epoch) const;
+  // The recorded sizes of a block in a tier; false if it is in none.
+  bool SizesOf(uint64_t offset, PairSizes* sizes) const;
 
   bool empty() const { return tiers_.empty(); }
-  size_t tier_count() const { return tiers_.size(); }
+  size_t tier_count() const { return tiers_.size(); }  // tiers, counting each sub-tier of an epoch
   size_t size() const { return nodes_.size(); }
-  uint64_t bottom_epoch() const { return tiers_.begin()->first; }
-  uint64_t top_epoch() const { return tiers_.rbegin()->first; }
+  uint64_t bottom_epoch() const { return tiers_.begin()->first.first; }
+  uint64_t top_epoch() const { return tiers_.rbegin()->first.first; }
   size_t bottom_size() const { return tiers_.begin()->second.count; }
-  // Takes the bottom tier out whole; returns its epoch and appends its blocks (oldest first) to *blocks.
-  uint64_t PopBottom(std::vector<uint64_t>* blocks);
+  size_t bottom_bytes() const { return tiers_.begin()->second.block_bytes; }
+  size_t max_tier_bytes() const { return max_tier_bytes_; }
+  // Sums over every pair in a tier.
+  uint64_t block_bytes() const { return block_bytes_; }
+  uint64_t payload_bytes() const { return payload_bytes_; }
+  // Takes the bottom tier out whole; returns its epoch and appends its blocks (oldest first) to *blocks, and
+  // their sizes to *sizes if given. Other tiers of the same epoch stay.
+  uint64_t PopBottom(std::vector<uint64_t>* blocks, std::vector<PairSizes>* sizes = nullptr);
+  // Counts and bytes of every tier and the totals agree with the nodes; false means a bug.
+  bool CheckConsistency() const;
 
  private:
   static constexpr uint64_t kNil = ~0ull;
+  using TierKey = std::pair<uint64_t, uint64_t>;  // (epoch, sequence of creation)
   struct Node {
-    uint64_t epoch;
+    TierKey tier;
     uint64_t prev = kNil, next = kNil;
+    PairSizes sizes;
   };
   struct Tier {
     uint64_t head = kNil, tail = kNil;
     size_t count = 0;
+    size_t block_bytes = 0;
   };
-  void Unlink(uint64_t offset, Node& node);
+  void Unlink(Node& node);
+  void Link(uint64_t offset, Node& node, uint64_t epoch);
+  void TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes);
+  void Account(const PairSizes& was, const PairSizes& now) {  // totals follow one node's sizes
+    block_bytes_ += uint64_t{now.block_bytes} - was.block_bytes;
+    payload_bytes_ += uint64_t{now.payload_bytes} - was.payload_bytes;
+  }
 
-  std::map<uint64_t, Tier> tiers_;
+  size_t max_tier_bytes_;
+  uint64_t next_sequence_ = 0;
+  uint64_t block_bytes_ = 0;
+  uint64_t payload_bytes_ = 0;
+  std::map<TierKey, Tier> tiers_;
   std::unordered_map<uint64_t, Node> nodes_;
 };
 

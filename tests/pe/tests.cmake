@@ -38,6 +38,15 @@ shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
 # SSD spill tier: spill factor 1.5 success rate, no resurrection, unusable directory.
 shmemcache_pe_test(spill_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3)
 shmemcache_pe_test(spill_np3_tcp pe_spill 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3-tcp)
+# The same with every flash read on the server's I/O thread (1 ms of emulated slow flash each, nothing inline).
+shmemcache_pe_test(spill_np3_async_reads pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3-async
+                   ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=1)
+# Asynchronous SSD reads: the server keeps serving during a (400 ms) flash read; out-of-order replies keep
+# per-key order; no promotion over a newer SET.
+shmemcache_pe_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3
+                   ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+shmemcache_pe_test(spill_async_np3_tcp pe_spill_async 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-tcp
+                   ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
 foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})

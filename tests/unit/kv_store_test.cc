@@ -689,6 +689,117 @@ TEST_F(KvStoreTest, RandomWorkloadUnderMemoryPressureManyClasses) {
   }
 }
 
+// Tier cap (issue 4): one recency epoch holding all of memory is evicted a tier (about 1/tier_fraction of the
+// arena) at a time, oldest pairs first, and the expiration bar moves past the epoch only with its last tier.
+TEST_F(KvStoreTest, TierCapEvictsAnEpochPartByPartAndBarWaitsForItsLastTier) {
+  StoreOptions o;
+  o.arena_bytes = 64 * 4096;
+  o.page_bytes = 4096;
+  o.max_key_len = 64;
+  o.max_value_len = 2000;
+  o.sets = 64;
+  o.ways = 8;
+  o.tier_fraction = 16;  // tiers of at most 16 KiB: 9 blocks of 1720 bytes
+  Make(o);
+  EXPECT_EQ(store_->max_tier_bytes(), 16u * 1024);
+  const std::string val(1500, 'b');
+  int n = 0;
+  for (; store_->slabs().pages_free() > 0 || store_->slabs().CanAllocate(store_->slabs().ClassFor(1720)); ++n)
+    ASSERT_EQ(Set("k" + std::to_string(n), val, nullptr, 1), SHMEMCACHE_OK);
+  ASSERT_EQ(n, 128);
+  EXPECT_EQ(store_->evictions(), 0u);
+  EXPECT_GT(store_->tiers().tier_count(), 10u);
+  // Full: the next pair evicts the oldest tier of epoch 1 only, not the whole epoch.
+  ASSERT_EQ(Set("new0", val, nullptr, 2), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->eviction_batches(), 1u);
+  EXPECT_EQ(store_->evictions(), 9u);
+  EXPECT_EQ(store_->expiration_bar(), 0u);  // epoch 1 still has pairs: no lazy invalidation of them
+  std::string v;
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(Get("k" + std::to_string(i), &v), SHMEMCACHE_NOT_FOUND) << i;
+  for (int i = 9; i < n; ++i) EXPECT_EQ(Get("k" + std::to_string(i), &v), SHMEMCACHE_OK) << i;
+  EXPECT_TRUE(store_->CheckConsistency());
+  // Newer pairs push the rest of epoch 1 out a tier at a time; the bar passes 1 with its last pair.
+  int m = 1;
+  while (store_->expiration_bar() == 0) {
+    ASSERT_LT(m, 1000);
+    uint64_t before = store_->evictions();
+    ASSERT_EQ(Set("new" + std::to_string(m++), val, nullptr, 2), SHMEMCACHE_OK);
+    ASSERT_LE(store_->evictions() - before, 9u);
+  }
+  EXPECT_EQ(store_->expiration_bar(), 2u);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(Get("k" + std::to_string(i), &v), SHMEMCACHE_NOT_FOUND) << i;
+  for (int i = 0; i < m; ++i) EXPECT_EQ(Get("new" + std::to_string(i), &v), SHMEMCACHE_OK) << i;
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreTest, NoTierCapEvictsTheWholeEpoch) {
+  StoreOptions o;
+  o.arena_bytes = 64 * 4096;
+  o.page_bytes = 4096;
+  o.max_key_len = 64;
+  o.max_value_len = 2000;
+  o.sets = 64;
+  o.ways = 8;
+  o.tier_fraction = 0;  // the paper's scheme: one tier per epoch
+  Make(o);
+  EXPECT_EQ(store_->max_tier_bytes(), 0u);
+  const std::string val(1500, 'b');
+  for (int i = 0; i < 128; ++i) ASSERT_EQ(Set("k" + std::to_string(i), val, nullptr, 1), SHMEMCACHE_OK);
+  ASSERT_EQ(Set("new", val, nullptr, 2), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->evictions(), 128u);
+  EXPECT_EQ(store_->expiration_bar(), 2u);
+  EXPECT_EQ(store_->items(), 1u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// payload_bytes: keys + values of the stored pairs, through inserts, in-place overwrites, moves to another
+// class, deletes and evictions (pages moving between classes included).
+TEST_F(KvStoreTest, PayloadBytesMatchesStoredPairs) {
+  MakeSmall(16 * 4096, /*sets=*/16, /*ways=*/2);
+  std::map<std::string, std::string> ref;
+  ReferenceEvictions ev{&ref};
+  store_->set_eviction_listener(&ReferenceEvictions::Record, &ev);
+  auto expected = [&] {
+    uint64_t n = 0;
+    for (const auto& kv : ref) n += kv.first.size() + kv.second.size();
+    return n;
+  };
+  EXPECT_EQ(store_->payload_bytes(), 0u);
+  ASSERT_EQ(Set("a", std::string(100, 'x')), SHMEMCACHE_OK);
+  ref["a"] = std::string(100, 'x');
+  EXPECT_EQ(store_->payload_bytes(), 101u);
+  ASSERT_EQ(Set("a", std::string(98, 'y')), SHMEMCACHE_OK);  // same class: in place
+  ref["a"] = std::string(98, 'y');
+  EXPECT_EQ(store_->payload_bytes(), 99u);
+  ASSERT_EQ(Set("a", std::string(1000, 'z')), SHMEMCACHE_OK);  // another class: moved
+  ref["a"] = std::string(1000, 'z');
+  EXPECT_EQ(store_->payload_bytes(), 1001u);
+  ASSERT_EQ(Del("a"), SHMEMCACHE_OK);
+  ref.erase("a");
+  EXPECT_EQ(store_->payload_bytes(), 0u);
+  std::mt19937_64 rng(2024);
+  std::string v;
+  for (int op = 0; op < 20000; ++op) {
+    uint64_t epoch = 1 + op / 64;
+    std::string key = "p" + std::to_string(rng() % 300);
+    unsigned dice = rng() % 100;
+    if (dice < 60) {
+      std::string value(rng() % 1800, static_cast<char>('a' + op % 26));
+      ASSERT_EQ(Set(key, value, nullptr, epoch), SHMEMCACHE_OK) << op;
+      ref[key] = value;
+    } else if (dice < 85) {
+      Get(key, &v, nullptr, nullptr, epoch);
+    } else {
+      ASSERT_EQ(Del(key), ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
+    }
+    ASSERT_EQ(store_->payload_bytes(), expected()) << op;
+    if (op % 500 == 0) ASSERT_TRUE(store_->CheckConsistency()) << op;
+  }
+  EXPECT_GT(ev.count, 0u);
+  EXPECT_LE(store_->payload_bytes(), store_->bytes_used());
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
 // The hash table keeps a block's slab class in 8 bits (HashEntry::cls, way meta bits 32..39, BlockPointer::cls).
 // Every growth factor ValidateConfig accepts must therefore give at most 256 classes for the largest block the
 // configuration allows; otherwise class indexes wrap and the store reads blocks with the wrong size.

@@ -146,5 +146,123 @@ TEST(RecencyTiers, RandomAgainstReference) {
   }
 }
 
+// Tier cap (issue 4): an epoch that fills more than max_tier_bytes gets further tiers of the same epoch, ordered
+// by creation and all between the epochs below and above; PopBottom takes one of them.
+TEST(RecencyTiers, CapSplitsAnEpochIntoOrderedSubTiers) {
+  RecencyTiers t(/*max_tier_bytes=*/300);
+  const PairSizes hundred{100, 60};
+  for (uint64_t b = 1; b <= 7; ++b) t.Touch(b * 8, 5, hundred);  // epoch 5: tiers {8,16,24} {32,40,48} {56}
+  t.Touch(800, 3, hundred);
+  t.Touch(900, 9, hundred);
+  EXPECT_EQ(t.tier_count(), 5u);
+  EXPECT_EQ(t.block_bytes(), 900u);
+  EXPECT_EQ(t.payload_bytes(), 540u);
+  EXPECT_TRUE(t.CheckConsistency());
+  std::vector<uint64_t> popped;
+  std::vector<PairSizes> sizes;
+  EXPECT_EQ(t.PopBottom(&popped, &sizes), 3u);
+  EXPECT_EQ(popped, (std::vector<uint64_t>{800}));
+  popped.clear();
+  EXPECT_EQ(t.PopBottom(&popped, &sizes), 5u);
+  EXPECT_EQ(popped, (std::vector<uint64_t>{8, 16, 24}));
+  ASSERT_EQ(sizes.size(), 4u);
+  EXPECT_EQ(sizes[1].block_bytes, 100u);
+  EXPECT_EQ(sizes[1].payload_bytes, 60u);
+  EXPECT_EQ(t.bottom_epoch(), 5u);  // the epoch's other tiers stay
+  EXPECT_EQ(t.bottom_size(), 3u);
+  EXPECT_EQ(t.bottom_bytes(), 300u);
+  // A late pair of epoch 5 goes into its newest tier while it has room, never below the older ones.
+  t.Touch(1000, 5, hundred);
+  t.Touch(1008, 5, hundred);
+  t.Touch(1016, 5, hundred);  // the newest tier {56, 1000, 1008} is full: a fourth tier of epoch 5
+  EXPECT_EQ(t.tier_count(), 4u);
+  popped.clear();
+  t.PopBottom(&popped);
+  EXPECT_EQ(popped, (std::vector<uint64_t>{32, 40, 48}));
+  popped.clear();
+  t.PopBottom(&popped);
+  EXPECT_EQ(popped, (std::vector<uint64_t>{56, 1000, 1008}));
+  popped.clear();
+  EXPECT_EQ(t.PopBottom(&popped), 5u);
+  EXPECT_EQ(popped, (std::vector<uint64_t>{1016}));
+  EXPECT_EQ(t.bottom_epoch(), 9u);
+  EXPECT_EQ(t.block_bytes(), 100u);
+  EXPECT_EQ(t.payload_bytes(), 60u);
+  EXPECT_TRUE(t.CheckConsistency());
+  // A pair bigger than the cap gets a tier of its own.
+  t.Touch(2000, 9, PairSizes{1000, 900});
+  EXPECT_EQ(t.tier_count(), 2u);
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
+TEST(RecencyTiers, SizesFollowTouchRemoveAndMoves) {
+  RecencyTiers t(/*max_tier_bytes=*/0);  // no cap: one tier per epoch whatever the bytes
+  t.Touch(8, 1, PairSizes{64, 20});
+  t.Touch(16, 1, PairSizes{4096, 4000});
+  t.Touch(24, 1, PairSizes{4096, 3000});
+  EXPECT_EQ(t.tier_count(), 1u);
+  EXPECT_EQ(t.payload_bytes(), 7020u);
+  t.Touch(16, 1, PairSizes{4096, 100});  // same tier, new sizes (overwrite in place)
+  EXPECT_EQ(t.payload_bytes(), 3120u);
+  t.Touch(16, 4);  // moves up; sizes kept
+  PairSizes s;
+  ASSERT_TRUE(t.SizesOf(16, &s));
+  EXPECT_EQ(s.payload_bytes, 100u);
+  EXPECT_EQ(t.payload_bytes(), 3120u);
+  EXPECT_EQ(t.block_bytes(), 64u + 4096 + 4096);
+  t.Remove(24);
+  EXPECT_EQ(t.payload_bytes(), 120u);
+  EXPECT_EQ(t.block_bytes(), 64u + 4096);
+  EXPECT_FALSE(t.SizesOf(24, &s));
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
+// Random Touch/Remove/PopBottom with a cap: tiers pop in (epoch, creation) order, no tier but an epoch's
+// newest ever receives new pairs beyond the cap, and every count and total stays exact.
+TEST(RecencyTiers, CappedRandomAgainstReference) {
+  const size_t cap = 1000;
+  RecencyTiers t(cap);
+  std::mt19937_64 rng(17);
+  std::map<uint64_t, PairSizes> live;
+  for (int step = 0; step < 20000; ++step) {
+    unsigned dice = rng() % 100;
+    uint64_t b = 8 * (rng() % 300);
+    if (dice < 60) {
+      // A block's size never changes while it holds a pair (the store moves a pair that needs another class).
+      PairSizes s{static_cast<uint32_t>(64 + (b * 37) % 400), static_cast<uint32_t>(rng() % 64)};
+      t.Touch(b, rng() % 12, s);
+      live[b] = s;
+    } else if (dice < 85) {
+      t.Remove(b);
+      live.erase(b);
+    } else if (!t.empty()) {
+      uint64_t bottom = t.bottom_epoch();
+      std::vector<uint64_t> popped;
+      std::vector<PairSizes> sizes;
+      ASSERT_EQ(t.PopBottom(&popped, &sizes), bottom);
+      ASSERT_EQ(popped.size(), sizes.size());
+      size_t bytes = 0;
+      for (size_t i = 0; i < popped.size(); ++i) {
+        ASSERT_EQ(live[popped[i]].payload_bytes, sizes[i].payload_bytes);
+        bytes += sizes[i].block_bytes;
+        live.erase(popped[i]);
+      }
+      // A tier only grows past the cap with its first pair.
+      ASSERT_TRUE(bytes <= cap || popped.size() == 1) << step;
+      if (!t.empty()) ASSERT_GE(t.bottom_epoch(), bottom) << step;
+    }
+    ASSERT_EQ(t.size(), live.size()) << step;
+    uint64_t payload = 0, block = 0;
+    for (auto& kv : live) {
+      payload += kv.second.payload_bytes;
+      block += kv.second.block_bytes;
+    }
+    ASSERT_EQ(t.payload_bytes(), payload) << step;
+    ASSERT_EQ(t.block_bytes(), block) << step;
+    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+  }
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
 }  // namespace
 }  // namespace smc

@@ -452,5 +452,136 @@ TEST_F(SpillStoreTest, RandomOperationsWithFaultsNeverReturnWrongBytes) {
   EXPECT_GT(store_->stats().spill_hits, 0u);
 }
 
+// ---- asynchronous reads and the adaptive (mmap / pread) read path ----
+
+// Waits (bounded) for the read with this cookie to come back through Poll.
+bool AwaitRead(SpillStore* store, uint64_t cookie, SpillRead* out) {
+  std::vector<SpillRead> reads;
+  for (int i = 0; i < 5000; ++i) {
+    store->Poll(&reads);
+    for (SpillRead& r : reads) {
+      if (r.cookie == cookie) {
+        *out = std::move(r);
+        return true;
+      }
+    }
+    usleep(1000);
+  }
+  return false;
+}
+
+TEST_F(SpillStoreTest, SlowReadCompletesThroughPollAndIsCurrent) {
+  SpillOptions o = Options();
+  o.test_read_delay_ms = 20;  // every file read goes to the I/O thread
+  OpenStore(o);
+  Put("a", ValueFor(1, 500));
+  store_->Flush();
+  std::vector<uint8_t> v;
+  ASSERT_EQ(store_->StartRead("a", 1, 7, &v), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_EQ(store_->reads_in_flight(), 1u);
+  SpillRead r;
+  ASSERT_TRUE(AwaitRead(store_.get(), 7, &r));
+  EXPECT_EQ(r.status, SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(r.value.begin(), r.value.end()), ValueFor(1, 500));
+  EXPECT_TRUE(r.current);
+  EXPECT_EQ(store_->reads_in_flight(), 0u);
+  EXPECT_EQ(store_->stats().async_reads, 1u);
+  EXPECT_EQ(store_->stats().inline_reads, 0u);
+}
+
+TEST_F(SpillStoreTest, ReadInFlightWhenKeyIsErasedOrReplacedIsNotCurrent) {
+  SpillOptions o = Options();
+  o.test_read_delay_ms = 20;
+  OpenStore(o);
+  Put("a", ValueFor(1, 300));
+  Put("b", ValueFor(2, 300));
+  store_->Flush();
+  std::vector<uint8_t> v;
+  ASSERT_EQ(store_->StartRead("a", 1, 1, &v), SHMEMCACHE_IN_PROGRESS);
+  ASSERT_EQ(store_->StartRead("b", 1, 2, &v), SHMEMCACHE_IN_PROGRESS);
+  store_->Erase("a", 1);        // a SET or DELETE of the key arrived meanwhile
+  Put("b", ValueFor(3, 300));   // the key was spilled again with a newer value
+  SpillRead ra, rb;
+  ASSERT_TRUE(AwaitRead(store_.get(), 1, &ra));
+  ASSERT_TRUE(AwaitRead(store_.get(), 2, &rb));
+  // Both reads still answer what they read (their GETs came first), but neither may be promoted.
+  EXPECT_EQ(ra.status, SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(ra.value.begin(), ra.value.end()), ValueFor(1, 300));
+  EXPECT_FALSE(ra.current);
+  EXPECT_EQ(rb.status, SHMEMCACHE_OK);
+  EXPECT_FALSE(rb.current);
+  EXPECT_TRUE(Found("b", ValueFor(3, 300)));
+}
+
+TEST_F(SpillStoreTest, SegmentReclaimedUnderAReadInFlightKeepsItsFileOpen) {
+  SpillOptions o = Options(/*capacity=*/64 << 10, /*segment=*/16 << 10, /*buffer=*/4 << 10);
+  o.test_read_delay_ms = 50;
+  OpenStore(o);
+  Put("old", ValueFor(9, 1000));
+  store_->Flush();
+  std::vector<uint8_t> v;
+  ASSERT_EQ(store_->StartRead("old", 3, 5, &v), SHMEMCACHE_IN_PROGRESS);
+  for (int i = 0; i < 200; ++i) Put("fill" + std::to_string(i), ValueFor(i, 1000));  // reclaims "old"'s segment
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  SpillRead r;
+  ASSERT_TRUE(AwaitRead(store_.get(), 5, &r));
+  EXPECT_EQ(r.status, SHMEMCACHE_OK);  // read from the unlinked file, still open
+  EXPECT_EQ(std::string(r.value.begin(), r.value.end()), ValueFor(9, 1000));
+  EXPECT_FALSE(r.current);
+  EXPECT_FALSE(Found("old", ValueFor(9, 1000)));
+}
+
+TEST_F(SpillStoreTest, PairsInAWriteBatchInFlightAreServedFromRam) {
+  SpillOptions o = Options(1 << 20, 64 << 10, /*buffer=*/2 << 10);
+  OpenStore(o);
+  for (int i = 0; i < 40; ++i) Put("k" + std::to_string(i), ValueFor(i, 700));  // several batches submitted
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(Found("k" + std::to_string(i), ValueFor(i, 700))) << i;
+  store_->Flush();
+  EXPECT_GT(store_->stats().spill_bytes_written, 40u * 700);
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(Found("k" + std::to_string(i), ValueFor(i, 700))) << i;
+}
+
+TEST_F(SpillStoreTest, SmallRecordsAreMappedAndResidentOnesServedInline) {
+  OpenStore(Options());  // default threshold: 16 KiB
+  Put("small", ValueFor(1, 100));
+  Put("large", ValueFor(2, 40000));
+  store_->Flush();  // written through the page cache: resident
+  std::vector<uint8_t> v;
+  EXPECT_EQ(store_->StartRead("small", 5, 1, &v), SHMEMCACHE_OK);  // mapped, resident: answered at once
+  EXPECT_EQ(std::string(v.begin(), v.end()), ValueFor(1, 100));
+  EXPECT_EQ(store_->stats().inline_reads, 1u);
+  EXPECT_EQ(store_->stats().mmap_reads, 1u);
+  ASSERT_EQ(store_->StartRead("large", 5, 2, &v), SHMEMCACHE_IN_PROGRESS);  // pread on the I/O thread
+  SpillRead r;
+  ASSERT_TRUE(AwaitRead(store_.get(), 2, &r));
+  EXPECT_EQ(r.status, SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(r.value.begin(), r.value.end()), ValueFor(2, 40000));
+  EXPECT_EQ(store_->stats().mmap_reads, 1u);
+  EXPECT_EQ(store_->stats().async_reads, 1u);
+}
+
+TEST_F(SpillStoreTest, MmapThresholdZeroReadsEverythingWithPread) {
+  SpillOptions o = Options();
+  o.mmap_max_record_bytes = 0;
+  OpenStore(o);
+  Put("small", ValueFor(1, 100));
+  store_->Flush();
+  EXPECT_TRUE(Found("small", ValueFor(1, 100)));
+  EXPECT_EQ(store_->stats().mmap_reads, 0u);
+  EXPECT_EQ(store_->stats().async_reads, 1u);
+}
+
+TEST_F(SpillStoreTest, TruncatedFileIsNotFoundNotACrash) {
+  OpenStore(Options());
+  Put("a", ValueFor(1, 2000));
+  store_->Flush();
+  std::vector<std::string> paths = store_->segment_paths();
+  ASSERT_FALSE(paths.empty());
+  ASSERT_EQ(truncate(paths.back().c_str(), 0), 0);  // a mapped read past the end would raise SIGBUS
+  std::string v;
+  EXPECT_EQ(Get("a", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_GT(store_->stats().io_errors, 0u);
+}
+
 }  // namespace
 }  // namespace smc

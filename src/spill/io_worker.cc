@@ -1,0 +1,57 @@
+#include "spill/io_worker.h"
+
+namespace smc {
+
+IoWorker::IoWorker() : thread_([this] { Loop(); }) {}
+
+IoWorker::~IoWorker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_one();
+  thread_.join();
+}
+
+void IoWorker::Submit(std::unique_ptr<Job> job) {
+  ++outstanding_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  work_cv_.notify_one();
+}
+
+void IoWorker::Reap(std::vector<std::unique_ptr<Job>>* done) {
+  if (!HasFinished()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& j : finished_) done->push_back(std::move(j));
+  outstanding_ -= finished_.size();
+  finished_.clear();
+  finished_count_.store(0, std::memory_order_release);
+}
+
+void IoWorker::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !running_job_; });
+}
+
+void IoWorker::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left
+    std::unique_ptr<Job> job = std::move(queue_.front());
+    queue_.pop_front();
+    running_job_ = true;
+    lock.unlock();
+    job->Run();
+    lock.lock();
+    running_job_ = false;
+    finished_.push_back(std::move(job));
+    finished_count_.store(finished_.size(), std::memory_order_release);
+    if (queue_.empty()) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace smc
