@@ -163,14 +163,6 @@ struct Shared {
   ClientSlot slot[1024];
 };
 
-uint64_t xorshift(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 void client_main(const Options &o, Shared *sh, int id, size_t size, int pct) {
   memcached_st *m = connect_loopback(o.port);
   ClientSlot &slot = sh->slot[id];
@@ -189,7 +181,7 @@ void client_main(const Options &o, Shared *sh, int id, size_t size, int pct) {
   uint64_t t = t0;
   while (m && t - t0 < dur) {
     for (int b = 0; b < 16; ++b) {
-      uint64_t r = xorshift(&seed);
+      uint64_t r = bench::xorshift(&seed);
       const std::string &k = keys[r % o.keys];
       bool ok;
       if (static_cast<int>((r >> 40) % 100) < pct) {

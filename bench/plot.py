@@ -17,6 +17,9 @@ import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots"))
+from common import fmt, fnum, read, size_label, tfile, tname  # noqa: E402  (shared with bench/plots/*.py)
+
 try:
     import matplotlib
 
@@ -26,38 +29,13 @@ except ImportError:  # summary.md is still written; the plots are skipped (and r
     plt = None
 
 
-def read(path):
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
 
-
-def fnum(row, key, default=None):
-    try:
-        return float(row[key])
-    except (KeyError, TypeError, ValueError):
-        return default
-
-
-def size_label(n):
-    n = int(n)
-    for unit, mult in (("M", 1 << 20), ("K", 1 << 10)):
-        if n >= mult and n % mult == 0:
-            return "%d%s" % (n // mult, unit)
-    return str(n)
 
 
 def size_txt(n):
     return "4 KiB" if int(n) == 4096 else "%s B" % size_label(n)
 
 
-def tname(t):
-    return {"shm": "UCX shared memory", "self+tcp": "UCX_TLS=self,tcp"}.get(t, t)
-
-
-def tfile(t):
-    return {"self+tcp": "tcp"}.get(t, t)
 
 
 STYLE = {
@@ -183,15 +161,6 @@ def find(rows, **kw):
             return r
     return None
 
-
-def fmt(x, unit=""):
-    if x is None:
-        return "-"
-    if abs(x) >= 1000:
-        return "%.0f%s" % (x, unit)
-    if abs(x) >= 10:
-        return "%.1f%s" % (x, unit)
-    return "%.3g%s" % (x, unit)
 
 
 def verdict_at_least(ratio, goal):
@@ -450,7 +419,11 @@ def main():
         pngs += plot_latency(out, lat, mc_lat)
         pngs += plot_throughput(out, tp, mc_tp, "clients", "throughput_clients", "Throughput vs clients, 1 server")
         pngs += plot_throughput(out, sv, [], "servers", "throughput_servers", "Throughput vs servers")
-    summary(out, lat, mc_lat, tp, mc_tp, sv, pngs)
+    if lat or mc_lat or tp or mc_tp or sv:
+        summary(out, lat, mc_lat, tp, mc_tp, sv, pngs)
+    else:  # only other parts ran (bench.sh --parts ...): no core section
+        with open(os.path.join(out, "summary.md"), "w") as f:
+            f.write("# shmemcache benchmark summary\n")
     # The other bench.sh parts (bench/plots/<part>.py): each plots its own CSVs and adds a section to summary.md.
     for m in parts:
         if not m.has_results(out):

@@ -113,14 +113,6 @@ bool parse(int argc, char **argv, Options *o, std::string *err) {
   return true;
 }
 
-uint64_t xorshift(uint64_t *s) {
-  uint64_t x = *s;
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return *s = x;
-}
-
 void stamp(unsigned char *v, size_t size, uint64_t i) {
   const size_t n = std::min<size_t>(size, sizeof i);
   std::memcpy(v, &i, n);
@@ -231,7 +223,7 @@ int main(int argc, char **argv) {
         uint64_t t = t0;
         while (t - t0 < dur) {
           for (int b = 0; b < 16; ++b) {
-            uint64_t r = xorshift(&seed);
+            uint64_t r = bench::xorshift(&seed);
             const std::string &k = keys[r % o.keys];
             shmemcache_status_t s;
             if (static_cast<int>((r >> 40) % 100) < pct) {

@@ -1,5 +1,6 @@
 #include "bench_util.h"
 
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,6 +192,26 @@ int get_pct(const std::string &op) {
     if (v >= 0 && v <= 100) return v;
   }
   return -1;
+}
+
+std::string fs_type(const std::string &dir) {
+  struct statfs s;
+  if (statfs(dir.c_str(), &s) != 0) return "unknown";
+  switch (static_cast<unsigned long>(s.f_type)) {
+    case 0xEF53: return "ext4";
+    case 0x01021994: return "tmpfs";
+    case 0x58465342: return "xfs";
+    case 0x9123683E: return "btrfs";
+    case 0x794c7630: return "overlay";
+    case 0x6969: return "nfs";
+    case 0x2fc12fc1: return "zfs";
+    case 0xF2F52010: return "f2fs";
+    default: {
+      char b[32];
+      std::snprintf(b, sizeof b, "0x%lx", static_cast<unsigned long>(s.f_type));
+      return b;
+    }
+  }
 }
 
 }  // namespace bench

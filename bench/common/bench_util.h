@@ -55,6 +55,18 @@ std::vector<std::string> split(const std::string &s);
 // The GET share of an op name in percent: get -> 100, set -> 0, mixNN -> NN; -1 if unknown.
 int get_pct(const std::string &op);
 
+// xorshift64 step: the benchmarks' key and size stream (fast, deterministic from its seed; *s must not be 0).
+inline uint64_t xorshift(uint64_t *s) {
+  uint64_t x = *s;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return *s = x;
+}
+
+// The file system type of dir ("ext4", "tmpfs", "xfs", ..., else the statfs magic in hex; "unknown" on error).
+std::string fs_type(const std::string &dir);
+
 }  // namespace bench
 
 #endif  // SHMEMCACHE_BENCH_UTIL_H_

@@ -69,6 +69,8 @@ Status Server::AttachSpill(std::string* error) {
   o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(shm::MyPe());
   // Test-only: slow flash (every file read waits this long on the I/O thread), to show the server keeps serving.
   if (const char* d = std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS")) o.test_read_delay_ms = std::atoi(d);
+  // Tuning: records up to this size are read through mmap (default 0 = pread for all; spill_store.h says why).
+  if (const char* m = std::getenv("SHMEMCACHE_SPILL_MMAP_MAX_BYTES")) o.mmap_max_record_bytes = std::strtoull(m, nullptr, 0);
   Status s = SpillStore::Open(o, &spill_, error);
   if (s == SHMEMCACHE_OK) store_.set_eviction_listener(&Server::OnEviction, this);
   // Test-only fault injection (SHMEMCACHE_TEST_SPILL_FAULT): write faults hit the first flush; read faults,

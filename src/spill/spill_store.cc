@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -240,6 +241,7 @@ bool SpillStore::MapSegment(Segment* s) {
   if (f->map != nullptr) return true;
   void* m = mmap(nullptr, options_.segment_bytes, PROT_READ, MAP_SHARED, f->fd, 0);
   if (m == MAP_FAILED) return false;
+  madvise(m, options_.segment_bytes, MADV_RANDOM);  // a fault reads its page, not megabytes of read-ahead
   f->map = static_cast<const uint8_t*>(m);
   f->map_bytes = options_.segment_bytes;
   return true;
@@ -536,6 +538,15 @@ Status SpillStore::StartRead(const void* key, size_t key_len, uint64_t cookie, s
     if (all) {
       ++stats_.inline_reads;
       return Verify(rec, e, h, key, key_len, value);
+    }
+  } else if (!mapped && fault_ == SpillFault::kNone && options_.test_read_delay_ms == 0) {
+    // pread that refuses to wait for the disk: served inline when the page cache holds the whole record.
+    // EAGAIN (not all cached), EOPNOTSUPP (a file system without RWF_NOWAIT) or a short count: the worker reads it.
+    scratch_.resize(e.length);
+    struct iovec iov = {scratch_.data(), e.length};
+    if (preadv2(s->fd(), &iov, 1, static_cast<off_t>(e.offset), RWF_NOWAIT) == static_cast<ssize_t>(e.length)) {
+      ++stats_.inline_reads;
+      return Verify(scratch_.data(), e, h, key, key_len, value);
     }
   }
   std::unique_ptr<ReadJob> job(new ReadJob);

@@ -38,12 +38,20 @@
 // A thread rather than io_uring: io_uring_setup is refused by the seccomp profile of common container runtimes
 // (Docker's default blocks it), which is where HPC jobs increasingly run, and the thread handoff costs a few
 // microseconds against a flash read's ~100; io_uring would save the handoff where it is allowed.
-// Adaptive reads (paper 000 Fig. 4-5): a record of at most mmap_max_record_bytes is copied from an mmap of its
-// segment — on the server thread itself when mincore() says every page is in the page cache (no disk wait is
-// possible, so no handoff is paid), else by the worker (which takes the page faults); a larger record is one
-// pread by the worker. The threshold comes from bench/spill_io.cc (bench/README.md, "SSD tier"). Files held by
-// I/O in flight stay open (and mapped) until that I/O finishes, even when their segment is reclaimed meanwhile.
-// Residual risk: a file truncated by someone else between the fstat size check and a mapped copy raises SIGBUS.
+// Reads that cannot wait (the caller's thread must not block on the disk) are served inline only when the page
+// cache holds the whole record, else by the worker:
+//   - records up to mmap_max_record_bytes are copied from an mmap of their segment (MADV_RANDOM), inline when
+//     mincore() says every page is cached, else by the worker (which takes the page faults);
+//   - larger records (all of them by default) are read with preadv2(RWF_NOWAIT) inline, which fails with EAGAIN
+//     instead of waiting for the disk; then the worker does a plain pread.
+// The threshold is a measured choice (bench/spill_io.cc, bench/README.md "SSD tier"): paper 000 found mmap
+// faster for small records, but on Linux 6.x with ext4 the first touch of a mapped record costs a page fault
+// (~4 us) against a warm pread's 0.6-2.3 us up to 16 KiB, pread stays ahead of first-touch mmap up to 128 KiB,
+// and a cold mapped fault reads ahead megabytes (ms) where a cold pread costs 50-180 us. A spilled pair is read
+// once and then promoted, so reads are first touches: the default threshold is 0 (pread for every class), and
+// SHMEMCACHE_SPILL_MMAP_MAX_BYTES turns the mmap path on for small classes where the platform rewards it.
+// Thread handoff (measured, bench/README.md): ~19 us p50 through the worker against 1.3 us for a warm 4 KiB
+// pread, which is why cached records never go through the worker.
 // Plain POSIX I/O, no SHMEM. Not thread-safe: every call comes from the server thread.
 #ifndef SHMEMCACHE_SPILL_SPILL_STORE_H_
 #define SHMEMCACHE_SPILL_SPILL_STORE_H_
@@ -67,7 +75,7 @@ struct SpillOptions {
   size_t segment_bytes = 8ull << 20;       // log segment size; capacity / segment_bytes segments at most
   size_t write_buffer_bytes = 1ull << 20;  // pairs are batched in RAM and written sequentially in chunks this big
   std::string file_prefix;                 // unique per job and PE, e.g. "shmemcache-<jobid>-<pe>"
-  size_t mmap_max_record_bytes = 16384;    // records up to this size are read through mmap (0: never)
+  size_t mmap_max_record_bytes = 0;        // records up to this size are read through mmap (0: never)
   unsigned test_read_delay_ms = 0;         // test-only: the worker sleeps this long before each file read
                                            // (slow flash), and no read is served inline
 };

@@ -25,6 +25,31 @@ expected = {
                                  "ops_per_s", "errors"],
     "throughput_servers.csv": ["system", "mode", "op", "get_pct", "value_size", "servers", "clients", "seconds",
                                "total_ops", "ops_per_s", "direct_pct", "errors"],
+    "eviction_memory.csv": ["get_pct", "server_memory_bytes", "slab_page_bytes", "efficiency_mean",
+                            "efficiency_min", "block_fill_mean", "packing_mean", "evictions", "eviction_batches",
+                            "max_eviction_pause_us", "set_p99_us", "set_p999_us", "set_max_us", "clients"],
+    "eviction_directory.csv": ["directory_entries", "directory_ways", "pointers", "keys", "zipf", "ops",
+                               "directory_hits", "directory_misses", "hit_ratio", "clients"],
+    # hybrid part (issue 5, SSD tier): scripts/bench/hybrid.sh
+    "hybrid.csv": ["pattern", "value_size", "record_bytes", "variant", "mode", "spill_factor", "keys", "gets",
+                   "mean_us", "p50_us", "p99_us", "ok", "missing", "wrong", "success_rate", "raw_pread_us",
+                   "ratio_vs_pread", "server_spill_reads", "penalty_us", "fs_type"],
+    "hybrid_success.csv": ["value_size", "variant", "spill_factor", "keys", "ok", "missing", "wrong",
+                           "success_rate", "server_spill_reads", "fs_type"],
+    "spill_io.csv": ["cache", "method", "record_bytes", "n", "mean_us", "p50_us", "p99_us", "resident_pct",
+                     "minflt_per_read", "fs_type"],
+    "spill_io_crossover.csv": ["cache", "versus", "statistic", "pread_from_bytes", "mmap_from_bytes", "winners",
+                               "fs_type"],
+    # ycsb part (issue 8): scripts/bench/ycsb.sh
+    "ycsb_mixes.csv": ["experiment", "workload", "servers", "clients", "recordcount", "operationcount",
+                       "record_bytes", "directory_entries", "directory_ways", "ops_per_s", "read_p99_us",
+                       "update_p99_us", "p99_us", "direct_pct", "directory_hit_pct", "not_found", "errors"],
+    "ycsb_scaling.csv": ["experiment", "workload", "servers", "clients", "recordcount", "operationcount",
+                         "ops_per_s", "p99_us", "direct_pct", "directory_hit_pct", "errors"],
+    "ycsb_directory.csv": ["experiment", "workload", "directory_entries", "directory_ways", "ops_per_s",
+                           "directory_hits", "directory_misses", "directory_hit_pct", "direct_pct"],
+    "ycsb_latency_pdf.csv": ["workload", "servers", "clients", "operation", "latency_us_low", "latency_us_high",
+                             "count", "fraction"],
 }
 bad = []
 rows_of = {}

@@ -541,34 +541,55 @@ TEST_F(SpillStoreTest, PairsInAWriteBatchInFlightAreServedFromRam) {
   for (int i = 0; i < 40; ++i) EXPECT_TRUE(Found("k" + std::to_string(i), ValueFor(i, 700))) << i;
 }
 
-TEST_F(SpillStoreTest, SmallRecordsAreMappedAndResidentOnesServedInline) {
-  OpenStore(Options());  // default threshold: 16 KiB
+TEST_F(SpillStoreTest, CachedRecordsAreReadInlineWithoutTheWorker) {
+  OpenStore(Options());  // default: pread for every record, inline when the page cache holds it
   Put("small", ValueFor(1, 100));
   Put("large", ValueFor(2, 40000));
-  store_->Flush();  // written through the page cache: resident
+  store_->Flush();  // written through the page cache: cached
   std::vector<uint8_t> v;
-  EXPECT_EQ(store_->StartRead("small", 5, 1, &v), SHMEMCACHE_OK);  // mapped, resident: answered at once
+  EXPECT_EQ(store_->StartRead("small", 5, 1, &v), SHMEMCACHE_OK);
   EXPECT_EQ(std::string(v.begin(), v.end()), ValueFor(1, 100));
-  EXPECT_EQ(store_->stats().inline_reads, 1u);
-  EXPECT_EQ(store_->stats().mmap_reads, 1u);
-  ASSERT_EQ(store_->StartRead("large", 5, 2, &v), SHMEMCACHE_IN_PROGRESS);  // pread on the I/O thread
-  SpillRead r;
-  ASSERT_TRUE(AwaitRead(store_.get(), 2, &r));
-  EXPECT_EQ(r.status, SHMEMCACHE_OK);
-  EXPECT_EQ(std::string(r.value.begin(), r.value.end()), ValueFor(2, 40000));
-  EXPECT_EQ(store_->stats().mmap_reads, 1u);
-  EXPECT_EQ(store_->stats().async_reads, 1u);
+  EXPECT_EQ(store_->StartRead("large", 5, 2, &v), SHMEMCACHE_OK);
+  EXPECT_EQ(std::string(v.begin(), v.end()), ValueFor(2, 40000));
+  EXPECT_EQ(store_->stats().inline_reads, 2u);
+  EXPECT_EQ(store_->stats().async_reads, 0u);
+  EXPECT_EQ(store_->stats().mmap_reads, 0u);
 }
 
-TEST_F(SpillStoreTest, MmapThresholdZeroReadsEverythingWithPread) {
+TEST_F(SpillStoreTest, SmallRecordsGoThroughTheMappingLargeOnesThroughPread) {
   SpillOptions o = Options();
-  o.mmap_max_record_bytes = 0;
+  o.mmap_max_record_bytes = 16384;
   OpenStore(o);
   Put("small", ValueFor(1, 100));
+  Put("large", ValueFor(2, 40000));
   store_->Flush();
   EXPECT_TRUE(Found("small", ValueFor(1, 100)));
-  EXPECT_EQ(store_->stats().mmap_reads, 0u);
-  EXPECT_EQ(store_->stats().async_reads, 1u);
+  EXPECT_EQ(store_->stats().mmap_reads, 1u);
+  EXPECT_TRUE(Found("large", ValueFor(2, 40000)));
+  EXPECT_EQ(store_->stats().mmap_reads, 1u);
+  EXPECT_EQ(store_->stats().spill_hits, 2u);
+}
+
+TEST_F(SpillStoreTest, UncachedReadsGoToTheWorkerByEitherPath) {
+  for (size_t threshold : {size_t{0}, size_t{16384}}) {
+    SpillOptions o = Options();
+    o.mmap_max_record_bytes = threshold;
+    o.test_read_delay_ms = 1;  // stands for "not in the page cache": nothing is served inline
+    o.file_prefix = "shmemcache-test-t" + std::to_string(threshold);
+    std::unique_ptr<SpillStore> store;
+    std::string error;
+    ASSERT_EQ(SpillStore::Open(o, &store, &error), SHMEMCACHE_OK) << error;
+    store->Put("small", 5, ValueFor(1, 100).data(), 100);
+    store->Flush();
+    std::vector<uint8_t> v;
+    ASSERT_EQ(store->StartRead("small", 5, 9, &v), SHMEMCACHE_IN_PROGRESS);
+    SpillRead r;
+    ASSERT_TRUE(AwaitRead(store.get(), 9, &r));
+    EXPECT_EQ(r.status, SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(r.value.begin(), r.value.end()), ValueFor(1, 100));
+    EXPECT_EQ(store->stats().async_reads, 1u);
+    EXPECT_EQ(store->stats().mmap_reads, threshold > 0 ? 1u : 0u);
+  }
 }
 
 TEST_F(SpillStoreTest, TruncatedFileIsNotFoundNotACrash) {
