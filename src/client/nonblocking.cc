@@ -89,27 +89,25 @@ void Client::Complete(int server) {
   stats_->messages_received = conduit_.stats().messages_received;
   std::deque<shmemcache_request*>& q = pending_[server];
   ReplyHeader h;
-  if (reply_.size() < sizeof(h)) {  // a protocol bug: fail the oldest request rather than hang
-    shmemcache_request* r = q.front();
-    q.pop_front();
-    pending_chunks_[server] -= r->reply_chunks;
-    --in_flight_;
-    r->done = true;
-    r->status = SHMEMCACHE_INVALID_ARGUMENT;
-    return;
+  bool well_formed = reply_.size() >= sizeof(h);
+  if (well_formed) {
+    std::memcpy(&h, reply_.data(), sizeof(h));
+    ObserveServer(server, h);
   }
-  std::memcpy(&h, reply_.data(), sizeof(h));
-  ObserveServer(server, h);
   // Replies mostly come in request order, but a GET the server reads from flash is answered when its read
-  // finishes, after requests that came later: find the request by its id.
-  auto it = std::find_if(q.begin(), q.end(), [&](const shmemcache_request* p) { return p->request_id == h.request_id; });
-  if (it == q.end()) it = q.begin();  // an id we never sent: a protocol bug, fail the oldest
+  // finishes, after requests that came later: find the request by its id. A malformed reply or an id never sent
+  // is a protocol bug: it fails the oldest request rather than hang.
+  auto it = q.begin();
+  if (well_formed) {
+    auto match = std::find_if(q.begin(), q.end(), [&](const shmemcache_request* p) { return p->request_id == h.request_id; });
+    if (match != q.end()) it = match;
+  }
   shmemcache_request* r = *it;
   q.erase(it);
   pending_chunks_[server] -= r->reply_chunks;
   --in_flight_;
   r->done = true;
-  if (h.request_id != r->request_id) {
+  if (!well_formed || h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     return;
   }

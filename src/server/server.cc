@@ -94,15 +94,21 @@ void Server::OnEviction(void* self, const uint8_t* key, size_t key_len, const ui
 
 void Server::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
                      uint64_t recency, BlockPointer* ptr) {
-  uint64_t batches_before = store_.eviction_batches();
-  uint64_t started = NowNanos();
+  EvictionTimer timer = StartEvictionTimer();
   Status s = store_.Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
   if (s == SHMEMCACHE_OK) spill_->Erase(key, key_len);  // re-spilled if evicted again
   else *ptr = BlockPointer{};                          // served from flash without a pointer to cache
-  if (store_.eviction_batches() != batches_before) {
-    uint64_t pause_us = (NowNanos() - started) / 1000;
-    if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
-  }
+  EndEvictionTimer(timer);
+}
+
+Server::EvictionTimer Server::StartEvictionTimer() const {
+  return EvictionTimer{store_.eviction_batches(), NowNanos()};
+}
+
+void Server::EndEvictionTimer(const EvictionTimer& t) {
+  if (store_.eviction_batches() == t.batches) return;  // no batch ran: not an eviction pause
+  uint64_t pause_us = (NowNanos() - t.started) / 1000;
+  if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
 }
 
 Status Server::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
@@ -230,8 +236,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   size_t value_len = 0;
   Status status;
   uint64_t recency = RecencyFor(h.recency);
-  uint64_t batches_before = store_.eviction_batches();
-  uint64_t started = NowNanos();
+  EvictionTimer timer = StartEvictionTimer();
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
       status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
@@ -263,10 +268,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     default:
       status = SHMEMCACHE_INVALID_ARGUMENT;
   }
-  if (store_.eviction_batches() != batches_before) {
-    uint64_t pause_us = (NowNanos() - started) / 1000;
-    if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
-  }
+  EndEvictionTimer(timer);
   Answer(client, reply, status, ptr, value, value_len, h.max_value);
 }
 

@@ -55,6 +55,13 @@ class Server {
   void FinishSpillReads();
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
   void UpdateStoreStats();
+  // Times one operation: if it ran eviction batches, its duration counts toward stats max_eviction_pause_us.
+  struct EvictionTimer {
+    uint64_t batches;
+    uint64_t started;
+  };
+  EvictionTimer StartEvictionTimer() const;
+  void EndEvictionTimer(const EvictionTimer& t);
   // An Active GET that missed RAM: starts reading the pair from the SSD tier. OK: found at once (write buffer or
   // page cache), promoted into RAM, value in spill_value_. IN_PROGRESS: parked under a cookie until its read
   // finishes. NOT_FOUND otherwise.

@@ -14,7 +14,6 @@ IoWorker::~IoWorker() {
 }
 
 void IoWorker::Submit(std::unique_ptr<Job> job) {
-  ++outstanding_;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
@@ -26,7 +25,6 @@ void IoWorker::Reap(std::vector<std::unique_ptr<Job>>* done) {
   if (!HasFinished()) return;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& j : finished_) done->push_back(std::move(j));
-  outstanding_ -= finished_.size();
   finished_.clear();
   finished_count_.store(0, std::memory_order_release);
 }

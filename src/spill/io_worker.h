@@ -35,8 +35,6 @@ class IoWorker {
   bool HasFinished() const { return finished_count_.load(std::memory_order_acquire) != 0; }
   // Blocks until every job submitted so far has finished (they then wait for Reap).
   void WaitIdle();
-  // Jobs submitted and not yet reaped.
-  size_t outstanding() const { return outstanding_; }
 
  private:
   void Loop();
@@ -49,7 +47,6 @@ class IoWorker {
   std::atomic<size_t> finished_count_{0};
   bool running_job_ = false;
   bool stop_ = false;
-  size_t outstanding_ = 0;  // server thread only
   std::thread thread_;
 };
 

@@ -58,6 +58,10 @@ struct SpillStore::WriteJob : IoWorker::Job {
   std::vector<uint64_t> hashes;  // the index keys of its records
   SpillFault fault = SpillFault::kNone;
   int err = 0;
+  // True if the record at (segment, offset) is one of this batch's.
+  bool Holds(uint32_t seg, uint64_t offset) const {
+    return seg == segment && offset >= base && offset - base < data.size();
+  }
   void Run() override {
     if (fault == SpillFault::kEnospc || fault == SpillFault::kEio) {
       err = fault == SpillFault::kEnospc ? ENOSPC : EIO;
@@ -220,20 +224,24 @@ bool SpillStore::InBuffer(const IndexEntry& e) const {
 
 const SpillStore::WriteJob* SpillStore::InFlightWrite(const IndexEntry& e) const {
   for (const WriteJob* w : writes_in_flight_) {
-    if (w->segment == e.segment && e.offset >= w->base && e.offset - w->base < w->data.size()) return w;
+    if (w->Holds(e.segment, e.offset)) return w;
   }
   return nullptr;
 }
 
-bool SpillStore::Current(uint64_t hash, const IndexEntry& e) const {
+SpillStore::Index::iterator SpillStore::FindExact(uint64_t hash, const IndexEntry& e) {
   auto it = index_.find(hash);
-  return it != index_.end() && it->second.segment == e.segment && it->second.offset == e.offset &&
-         Live(e.segment) != nullptr;
+  if (it != index_.end() && (it->second.segment != e.segment || it->second.offset != e.offset)) return index_.end();
+  return it;
+}
+
+bool SpillStore::Current(uint64_t hash, const IndexEntry& e) {
+  return FindExact(hash, e) != index_.end() && Live(e.segment) != nullptr;
 }
 
 void SpillStore::DropIfCurrent(uint64_t hash, const IndexEntry& e) {
-  auto it = index_.find(hash);
-  if (it != index_.end() && it->second.segment == e.segment && it->second.offset == e.offset) RemoveEntry(it);
+  auto it = FindExact(hash, e);
+  if (it != index_.end()) RemoveEntry(it);
 }
 
 bool SpillStore::MapSegment(Segment* s) {
@@ -254,10 +262,10 @@ void SpillStore::LogOnce(unsigned kind, const std::string& text) {
                "only counted)\n", options_.file_prefix.c_str(), text.c_str());
 }
 
-bool SpillStore::Vanished(const Segment& s) {
-  if (s.fd() < 0) return true;
-  struct stat st;
-  return fstat(s.fd(), &st) != 0 || st.st_nlink == 0;
+bool SpillStore::Vanished(const Segment& s, struct stat* st) {
+  struct stat local;
+  if (st == nullptr) st = &local;
+  return s.fd() < 0 || fstat(s.fd(), st) != 0 || st->st_nlink == 0;
 }
 
 void SpillStore::RemoveEntry(std::unordered_map<uint64_t, IndexEntry>::iterator it) {
@@ -413,10 +421,7 @@ void SpillStore::FinishWrite(WriteJob* job) {
               "' failed: " + Errno(job->err));
   for (uint64_t h : job->hashes) {  // the pairs of this batch that nothing newer replaced are gone
     auto it = index_.find(h);
-    if (it != index_.end() && it->second.segment == job->segment && it->second.offset >= job->base &&
-        it->second.offset - job->base < job->data.size()) {
-      RemoveEntry(it);
-    }
+    if (it != index_.end() && job->Holds(it->second.segment, it->second.offset)) RemoveEntry(it);
   }
 }
 
@@ -505,7 +510,7 @@ Status SpillStore::StartRead(const void* key, size_t key_len, uint64_t cookie, s
   if (InBuffer(e)) return Verify(buffer_.data() + (e.offset - segments_.back().written), e, h, key, key_len, value);
   if (const WriteJob* w = InFlightWrite(e)) return Verify(w->data.data() + (e.offset - w->base), e, h, key, key_len, value);
   struct stat st;
-  if (s->fd() < 0 || fstat(s->fd(), &st) != 0 || st.st_nlink == 0) {
+  if (Vanished(*s, &st)) {
     ++stats_.io_errors;
     LogOnce(kLogVanished, "spill file '" + PathOf(s->id) + "' was deleted");
     if (s == &segments_.back() && !sealed_back_) {

@@ -56,6 +56,8 @@
 #ifndef SHMEMCACHE_SPILL_SPILL_STORE_H_
 #define SHMEMCACHE_SPILL_SPILL_STORE_H_
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -188,7 +190,9 @@ class SpillStore {
   // entry (if `it` still refers to it) and is counted.
   Status Verify(const uint8_t* rec, const IndexEntry& e, uint64_t hash, const void* key, size_t key_len,
                 std::vector<uint8_t>* value);
-  bool Current(uint64_t hash, const IndexEntry& e) const;  // the index still maps hash to exactly e
+  using Index = std::unordered_map<uint64_t, IndexEntry>;
+  Index::iterator FindExact(uint64_t hash, const IndexEntry& e);  // hash -> exactly e, or end()
+  bool Current(uint64_t hash, const IndexEntry& e);  // the index still maps hash to exactly e
   void DropIfCurrent(uint64_t hash, const IndexEntry& e);
   bool MapSegment(Segment* s);
   void RemoveEntry(std::unordered_map<uint64_t, IndexEntry>::iterator it);
@@ -201,7 +205,8 @@ class SpillStore {
   void DropBuffer();
   void MaybeSweep();
   void LogOnce(unsigned kind, const std::string& text);
-  bool Vanished(const Segment& s);
+  // The segment's file was deleted (or its fd is gone); *st (optional) receives its fstat.
+  bool Vanished(const Segment& s, struct stat* st = nullptr);
 
   SpillOptions options_;
   size_t max_segments_ = 1;
