@@ -613,80 +613,65 @@ struct ReferenceEvictions {
   }
 };
 
-// A small arena with one value size: pages never change class. Eviction keeps making room and reports every
-// pair it drops; everything else stays retrievable.
-TEST_F(KvStoreTest, RandomWorkloadUnderMemoryPressureOneClass) {
-  MakeSmall(16 * 4096, /*sets=*/16, /*ways=*/2);
-  std::map<std::string, std::string> ref;
-  ReferenceEvictions ev{&ref};
-  store_->set_eviction_listener(&ReferenceEvictions::Record, &ev);
-  std::mt19937_64 rng(99);
-  std::string v;
-  for (int op = 0; op < 20000; ++op) {
-    uint64_t epoch = 1 + op / 64;
-    std::string key = "p" + std::to_string(rng() % 300);
-    unsigned dice = rng() % 100;
-    if (dice < 55) {
-      std::string value(1000, static_cast<char>('A' + op % 26));
-      ASSERT_EQ(Set(key, value, nullptr, epoch), SHMEMCACHE_OK) << op;
-      ref[key] = value;
-    } else if (dice < 80) {
-      auto it = ref.find(key);
-      Status s = Get(key, &v, nullptr, nullptr, epoch);
-      ASSERT_EQ(s, it == ref.end() ? SHMEMCACHE_NOT_FOUND : SHMEMCACHE_OK) << op;
-      if (it != ref.end()) ASSERT_EQ(v, it->second) << op;
-    } else {
-      ASSERT_EQ(Del(key), ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
+// A random SET/GET/DELETE workload on 300 keys in a small arena (16 pages of 4 KiB) under memory pressure,
+// checked against a reference map after every operation: eviction keeps making room and reports every pair it
+// drops; everything else stays retrievable. make_value draws each SET's value. Returns the pairs evicted.
+class KvStorePressureTest : public KvStoreTest {
+ protected:
+  template <typename MakeValue>
+  size_t Run(uint64_t seed, MakeValue make_value) {
+    MakeSmall(16 * 4096, /*sets=*/16, /*ways=*/2);
+    std::map<std::string, std::string> ref;
+    ReferenceEvictions ev{&ref};
+    store_->set_eviction_listener(&ReferenceEvictions::Record, &ev);
+    std::mt19937_64 rng(seed);
+    std::string v;
+    for (int op = 0; op < 20000; ++op) {
+      uint64_t epoch = 1 + op / 64;
+      std::string key = "p" + std::to_string(rng() % 300);
+      unsigned dice = rng() % 100;
+      if (dice < 55) {
+        std::string value = make_value(op, rng);
+        EXPECT_EQ(Set(key, value, nullptr, epoch), SHMEMCACHE_OK) << op;
+        ref[key] = value;
+      } else if (dice < 80) {
+        auto it = ref.find(key);
+        Status s = Get(key, &v, nullptr, nullptr, epoch);
+        EXPECT_EQ(s, it == ref.end() ? SHMEMCACHE_NOT_FOUND : SHMEMCACHE_OK) << op;
+        if (it != ref.end()) EXPECT_EQ(v, it->second) << op;
+      } else {
+        EXPECT_EQ(Del(key), ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
+      }
+      EXPECT_EQ(store_->items(), ref.size()) << op;
+      if (op % 500 == 0) EXPECT_TRUE(store_->CheckConsistency()) << op;
+      if (::testing::Test::HasFailure()) return ev.count;  // the first divergence says it all
     }
-    ASSERT_EQ(store_->items(), ref.size()) << op;
-    if (op % 500 == 0) ASSERT_TRUE(store_->CheckConsistency()) << op;
+    EXPECT_EQ(ev.count, store_->evictions());
+    EXPECT_TRUE(store_->CheckConsistency());
+    for (const auto& kv : ref) {
+      EXPECT_EQ(Get(kv.first, &v), SHMEMCACHE_OK);
+      EXPECT_EQ(v, kv.second);
+    }
+    return ev.count;
   }
-  EXPECT_GT(ev.count, 0u);
-  EXPECT_EQ(ev.count, store_->evictions());
+};
+
+// One value size: pages never change class.
+TEST_F(KvStorePressureTest, RandomWorkloadUnderMemoryPressureOneClass) {
+  size_t evicted = Run(99, [](int op, std::mt19937_64&) { return std::string(1000, static_cast<char>('A' + op % 26)); });
+  EXPECT_GT(evicted, 0u);
   EXPECT_EQ(store_->slabs().pages_moved(), 0u);
-  EXPECT_TRUE(store_->CheckConsistency());
-  for (const auto& kv : ref) {
-    ASSERT_EQ(Get(kv.first, &v), SHMEMCACHE_OK);
-    ASSERT_EQ(v, kv.second);
-  }
 }
 
-// Same with random value sizes and bytes: pages move between classes.
-TEST_F(KvStoreTest, RandomWorkloadUnderMemoryPressureManyClasses) {
-  MakeSmall(16 * 4096, /*sets=*/16, /*ways=*/2);
-  std::map<std::string, std::string> ref;
-  ReferenceEvictions ev{&ref};
-  store_->set_eviction_listener(&ReferenceEvictions::Record, &ev);
-  std::mt19937_64 rng(4242);
-  std::string v;
-  for (int op = 0; op < 20000; ++op) {
-    uint64_t epoch = 1 + op / 64;
-    std::string key = "p" + std::to_string(rng() % 300);
-    unsigned dice = rng() % 100;
-    if (dice < 55) {
-      std::string value(rng() % 1800, '\0');
-      for (auto& c : value) c = static_cast<char>(rng());
-      Status s = Set(key, value, nullptr, epoch);
-      ASSERT_EQ(s, SHMEMCACHE_OK) << op;
-      ref[key] = value;
-    } else if (dice < 80) {
-      auto it = ref.find(key);
-      Status s = Get(key, &v, nullptr, nullptr, epoch);
-      ASSERT_EQ(s, it == ref.end() ? SHMEMCACHE_NOT_FOUND : SHMEMCACHE_OK) << op;
-      if (it != ref.end()) ASSERT_EQ(v, it->second) << op;
-    } else {
-      ASSERT_EQ(Del(key), ref.erase(key) ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND) << op;
-    }
-    ASSERT_EQ(store_->items(), ref.size()) << op;
-    if (op % 500 == 0) ASSERT_TRUE(store_->CheckConsistency()) << op;
-  }
-  EXPECT_GT(ev.count, 0u);
+// Random value sizes and bytes: pages move between classes.
+TEST_F(KvStorePressureTest, RandomWorkloadUnderMemoryPressureManyClasses) {
+  size_t evicted = Run(4242, [](int, std::mt19937_64& rng) {
+    std::string value(rng() % 1800, '\0');
+    for (auto& c : value) c = static_cast<char>(rng());
+    return value;
+  });
+  EXPECT_GT(evicted, 0u);
   EXPECT_GT(store_->slabs().pages_moved(), 0u);
-  EXPECT_TRUE(store_->CheckConsistency());
-  for (const auto& kv : ref) {
-    ASSERT_EQ(Get(kv.first, &v), SHMEMCACHE_OK);
-    ASSERT_EQ(v, kv.second);
-  }
 }
 
 // Tier cap (issue 4): one recency epoch holding all of memory is evicted a tier (about 1/tier_fraction of the
