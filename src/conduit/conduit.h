@@ -5,11 +5,11 @@
 //
 // Chunk layout:
 //   offset 0   use_flag  u64  the fragment's sequence number (1, 2, ...); 0 = free
-//   offset 8   frag_len  u32  payload bytes in this chunk
-//   offset 12  msg_len   u32  total length of the message this fragment belongs to
-//   offset 16  ack       u64  piggybacked acknowledgement: the sender has consumed the receiver's messages up to
+//   offset 8   checksum  u64  XXH3 of bytes [16, 32 + frag_len) (lengths, ack, payload), seeded with the sequence
+//   offset 16  frag_len  u32  payload bytes in this chunk
+//   offset 20  msg_len   u32  total length of the message this fragment belongs to
+//   offset 24  ack       u64  piggybacked acknowledgement: the sender has consumed the receiver's messages up to
 //                             this sequence number (frees chunks in the reverse ring without a round trip)
-//   offset 24  checksum  u64  XXH3 of bytes [8, 24) and the payload, seeded with the sequence number
 //   offset 32  payload
 //   32 + align8(frag_len): comp_flag u64 = sequence number
 // A get or put does not deliver bytes in address order (DESIGN.md), so a fragment is accepted only when
