@@ -4,7 +4,8 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev libxxhash-dev libgtest-dev
-      memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib)
+      memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib
+      iproute2 util-linux)  # ip netns, unshare: the multi-host test's emulated hosts
 
 missing=()
 for p in "${PKGS[@]}"; do
