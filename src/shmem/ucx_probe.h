@@ -9,7 +9,11 @@
 // (the peer's own, or this PE's for the endpoint to itself), so finalize hangs. A fetching operation (get, CAS,
 // fetch, swap) leaves its endpoint in that state, because shmem_ctx_quiet skips endpoint flushes once no
 // operation is outstanding; a put or a non-fetching AMO does not. No sequence of SHMEM calls before finalize
-// clears it reliably. Shared-memory and RDMA transports flush without the peer's CPU and are not affected.
+// clears it reliably. The same holds while the job runs: a private worker is progressed only while its PE calls
+// operations on that context, so over tcp a peer that needs its answer waits as long as the PE sits elsewhere
+// (seen across emulated hosts with UCX_TLS unset: clients stuck in shmem_quiet and in collectives, the server in
+// shmem_wait_until with unread data on its private worker's sockets). Shared-memory and RDMA transports complete
+// operations and flushes without the target's CPU and are not affected.
 #ifndef SHMEMCACHE_SHMEM_UCX_PROBE_H_
 #define SHMEMCACHE_SHMEM_UCX_PROBE_H_
 
