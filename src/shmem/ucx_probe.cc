@@ -193,15 +193,5 @@ ContextTransport ProbeContextTransport(bool some_peer_off_node) {
   return ProbeNetwork(ucp);
 }
 
-const char* ContextTransportName(ContextTransport t) {
-  switch (t) {
-    case ContextTransport::kNotUcx: return "not UCX";
-    case ContextTransport::kNoTcp: return "UCX without tcp";
-    case ContextTransport::kTcp: return "UCX tcp";
-    case ContextTransport::kUnknown: return "UCX (transports unknown)";
-  }
-  return "?";
-}
-
 }  // namespace shm
 }  // namespace smc

@@ -36,8 +36,6 @@ enum class ContextTransport {
 // Takes a few milliseconds; prints nothing unless UCX itself reports an error.
 ContextTransport ProbeContextTransport(bool some_peer_off_node);
 
-const char* ContextTransportName(ContextTransport t);
-
 }  // namespace shm
 }  // namespace smc
 
