@@ -42,7 +42,10 @@ mh_check() {
   for tool in ip unshare flock setsid mount hostname; do
     command -v "$tool" >/dev/null 2>&1 || { echo "emulated hosts need '$tool' (iproute2 / util-linux)"; return 1; }
   done
-  local probe="smcprobe$$"
+  local probe="smcprobe$$" stale
+  for stale in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^smcprobe[0-9]+$'); do
+    kill -0 "${stale#smcprobe}" 2>/dev/null || ip netns del "$stale" 2>/dev/null  # a check that was killed
+  done
   if ! ip netns add "$probe" 2>/dev/null; then
     echo "cannot create a network namespace here (ip netns add: no permission?)"; return 1
   fi
@@ -203,7 +206,8 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
       trap 'exit 143' TERM
       mh_up "$n" || { echo "emulated_hosts: could not create the hosts" >&2; exit 1; }
       export MH_HOSTS MH_SSH OMPI_MCA_plm_rsh_agent="$MH_SSH"
-      mh_on_host 0 "$@"
+      mh_on_host 0 "$@" &  # in the background, so that a signal runs the traps at once
+      wait $!
       exit $? ;;
     *)
       sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'
