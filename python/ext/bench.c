@@ -1,4 +1,6 @@
-/* The C baseline of python/bench/overhead.py: n calls of shmemcache_get or shmemcache_set made from a C loop in
+/* Benchmark support for python/bench/overhead.py. Not public API.
+ *
+ * The C baseline of python/bench/overhead.py: n calls of shmemcache_get or shmemcache_set made from a C loop in
  * the same process, on the same handle and key as the Python calls they are compared with. Not public API. */
 #include "core.h" /* Python.h first */
 
@@ -44,4 +46,15 @@ PyObject *scpy_bench_loop(PyObject *module, PyObject *const *args, Py_ssize_t na
   if (buffer == NULL) return NULL;
   if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
   return PyLong_FromLongLong(elapsed);
+}
+
+/* _handle_address(cache) -> int: the shmemcache_t * behind a Cache, so that the binding candidates compared in
+ * python/bench/candidates/ call the C library on the very same handle. */
+PyObject *scpy_handle_address(PyObject *module, PyObject *cache) {
+  (void)module;
+  if (!PyObject_TypeCheck(cache, &scpy_cache_type)) {
+    PyErr_SetString(PyExc_TypeError, "_handle_address(cache)");
+    return NULL;
+  }
+  return PyLong_FromVoidPtr(((scpy_cache *)cache)->handle);
 }

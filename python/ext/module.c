@@ -49,7 +49,9 @@ static PyObject *default_config(PyObject *module, PyObject *unused) {
   return scpy_config_to_dict(&config);
 }
 
-PyObject *scpy_bench_loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs); /* bench.c */
+/* bench.c */
+PyObject *scpy_bench_loop(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *scpy_handle_address(PyObject *module, PyObject *cache);
 
 static PyMethodDef module_methods[] = {
     {"strerror", strerror_, METH_O, "strerror(status) -> str\n\nThe library's text for a status (shmemcache_strerror)."},
@@ -62,6 +64,8 @@ static PyMethodDef module_methods[] = {
     {"_set_error_factory", set_error_factory, METH_O, "Internal: registers shmemcache._errors._make_error."},
     {"_bench_loop", (PyCFunction)(void (*)(void))scpy_bench_loop, METH_FASTCALL,
      "Internal (python/bench/overhead.py): times n C calls in a C loop, the baseline for per-call overhead."},
+    {"_handle_address", scpy_handle_address, METH_O,
+     "Internal (python/bench/candidates/): the address of the C handle behind a Cache."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
