@@ -91,11 +91,11 @@ oshcc -o "$work/hello_oshcc" "$src/examples/hello.c" -I"$prefix/include" -L"$lib
 
 step "run them (scripts/oshrun.sh --timeout 60 -np 2)"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-run_job() {  # run_job NAME EXPECTED_REGEX PROGRAM...
+run_job() {  # [JOB_NP=N] run_job NAME EXPECTED_REGEX PROGRAM...: a job of JOB_NP PEs (default 2)
   local name=$1 expected=$2 out rc=0
   shift 2
   echo "--- $name: $*"
-  out=$("$src/scripts/oshrun.sh" --timeout 60 -np 2 "$@" 2>&1) || rc=$?
+  out=$("$src/scripts/oshrun.sh" --timeout 60 -np "${JOB_NP:-2}" "$@" 2>&1) || rc=$?
   printf '%s\n' "$out" | sed 's/^/    /'
   [ "$rc" -eq 0 ] || fail "$name exited with status $rc"
   printf '%s\n' "$out" | grep -Eq "$expected" || fail "$name: no line matching '$expected'"
@@ -107,16 +107,6 @@ run_job hello_pkgconfig "$hello_expect" "$work/hello_pkgconfig"
 run_job hello_pkgconfig_static "$hello_expect" "$work/hello_pkgconfig_static"
 run_job hello_oshcc "$hello_expect" "$work/hello_oshcc"
 
-run_job3() {  # run_job3 NAME EXPECTED_REGEX PROGRAM...: as run_job, 1 server + 2 clients
-  local name=$1 expected=$2 out rc=0
-  shift 2
-  echo "--- $name: $*"
-  out=$("$src/scripts/oshrun.sh" --timeout 60 -np 3 "$@" 2>&1) || rc=$?
-  printf '%s\n' "$out" | sed 's/^/    /'
-  [ "$rc" -eq 0 ] || fail "$name exited with status $rc"
-  printf '%s\n' "$out" | grep -Eq "$expected" || fail "$name: no line matching '$expected'"
-}
-
 if [ -e "$build/fortran/mod/shmemcache.mod" ]; then
   step "Fortran: examples/fortran/heat_cache.f90 with oshfort"
   fdir="$prefix/include/shmemcache"
@@ -127,8 +117,8 @@ if [ -e "$build/fortran/mod/shmemcache.mod" ]; then
   mkdir -p "$work/fsrc" && (cd "$work/fsrc" && oshfort -o "$work/heat_oshfort_source" "$fdir/shmemcache.f90" \
     "$src/examples/fortran/heat_cache.f90" -L"$libdir" -lshmemcache)
   heat_expect='^heat_cache: client 1: computed [0-9]+, fetched [0-9]+, 0 failed checks$'
-  run_job3 heat_oshfort "$heat_expect" "$work/heat_oshfort"
-  run_job3 heat_oshfort_source "$heat_expect" "$work/heat_oshfort_source"
+  JOB_NP=3 run_job heat_oshfort "$heat_expect" "$work/heat_oshfort"
+  JOB_NP=3 run_job heat_oshfort_source "$heat_expect" "$work/heat_oshfort_source"
 else
   echo "install_test: the Fortran module was not built (no Fortran compiler): Fortran steps not run"
 fi
@@ -151,10 +141,7 @@ cp -r "$src/python" "$work/python-src"
 ext=$(find "$work/venv" -name '_core*.so' -print -quit)
 (unset LD_LIBRARY_PATH; loads "$ext" "libshmemcache.so.* => $libdir/") \
   || fail "the extension does not load libshmemcache from $libdir: $(env -u LD_LIBRARY_PATH ldd "$ext" | grep shmemcache)"
-(cd "$work" && env -u LD_LIBRARY_PATH "$src/scripts/oshrun.sh" --timeout 60 -np 3 "$work/venv/bin/python" \
-   "$src/examples/python/hello.py") > "$work/hello_py.out" 2>&1 || { cat "$work/hello_py.out"; fail "hello.py failed"; }
-sed 's/^/    /' "$work/hello_py.out"
-grep -q '^client 1: ok, ' "$work/hello_py.out" || fail "hello.py: client 1 did not finish"
+JOB_NP=3 run_job hello_py '^client 1: ok, ' "$work/venv/bin/python" "$src/examples/python/hello.py"
 
 echo
 echo "install_test: all passed"
