@@ -17,7 +17,10 @@
  * else is needed; a blocking call (serve, wait, a slow get) therefore blocks every other Python thread. When
  * the C handle becomes thread-safe, set SCPY_HANDLE_THREAD_SAFE to 1: every library call made through
  * SCPY_CALL then runs with the GIL released (argument buffers stay pinned by the Py_buffer or reference the
- * caller holds, and the get scratch buffer is per thread already).
+ * caller holds, and the get scratch buffer is per thread already). Python-side state (a Cache's list of
+ * pending requests, a Request's outcome) is only touched with the GIL held. What stays the caller's rule then,
+ * as in C: one Request is tested/waited by one thread at a time, and close() is not called while another
+ * thread is inside a call on the same Cache.
  */
 #ifndef SHMEMCACHE_PY_CORE_H_
 #define SHMEMCACHE_PY_CORE_H_

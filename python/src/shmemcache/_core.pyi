@@ -1,8 +1,12 @@
 # Type stub of the CPython extension shmemcache._core (python/ext/*.c).
+import sys
 from types import TracebackType
 from typing import Any, Callable, Literal, Optional, Union
 
-from typing_extensions import Buffer  # PEP 688; typing.Buffer from Python 3.12
+if sys.version_info >= (3, 12):
+    from collections.abc import Buffer  # PEP 688
+else:
+    from typing_extensions import Buffer
 
 BytesLike = Union[bytes, str, Buffer]
 """A key or value: bytes, str (encoded as UTF-8) or any object exporting a contiguous buffer."""
