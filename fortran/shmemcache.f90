@@ -94,6 +94,10 @@ module shmemcache
     integer(c_size_t), pointer :: value_len => null()
   end type shmemcache_request_t
 
+  ! The spill_dir given to shmemcache_init, NUL-terminated, kept until the next init that is given one (the C
+  ! header does not promise that init copies the string).
+  character(kind=c_char, len=:), allocatable, target :: spill_dir_kept
+
   public :: shmemcache_strerror, shmemcache_last_error, shmemcache_config_defaults, shmemcache_init, &
             shmemcache_is_server, shmemcache_client_rank, shmemcache_num_clients, shmemcache_serve, &
             shmemcache_set, shmemcache_get, shmemcache_delete, shmemcache_bset, shmemcache_bget, &
@@ -338,7 +342,6 @@ contains
     character(len=*), intent(in), optional :: spill_dir
     integer(c_int) :: status
     type(shmemcache_config_t) :: c
-    character(kind=c_char, len=:), allocatable, target :: dir
     if (present(config)) then
       c = config
     else
@@ -346,8 +349,8 @@ contains
       if (status /= SHMEMCACHE_OK) return
     end if
     if (present(spill_dir)) then
-      dir = spill_dir // c_null_char
-      c%spill_dir = c_loc(dir)
+      spill_dir_kept = spill_dir // c_null_char
+      c%spill_dir = c_loc(spill_dir_kept)
     end if
     status = c_init(c, cache%handle)
   end function shmemcache_init

@@ -124,6 +124,10 @@ def test_bad_configuration_is_refused_before_init():
         shmemcache.Cache(server_memory_bytes=-1)
     with pytest.raises(TypeError):
         shmemcache.Cache(1)
+    with pytest.raises(TypeError):
+        shmemcache.Cache(spill_dir=42)
+    with pytest.raises(TypeError):
+        shmemcache.Cache(slab_growth_factor="fast")
 
 
 def test_environment_that_does_not_parse(monkeypatch):
