@@ -1,0 +1,548 @@
+#include "protocol/meta_protocol.h"
+
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "protocol/base64.h"
+#include "protocol/counter.h"
+#include "protocol/numbers.h"
+#include "protocol/storage.h"
+
+namespace shmemcached {
+
+namespace {
+
+constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
+constexpr std::string_view kBadToken = "CLIENT_ERROR bad token in command line format";
+constexpr std::string_view kOpaqueTooLong = "CLIENT_ERROR opaque token too long";
+constexpr std::string_view kInvalidOrDuplicate = "CLIENT_ERROR invalid or duplicate flag";
+
+// Flags each command refuses as unknown (see meta_protocol.h for why).
+constexpr const char* kMgUnsupported = "hltNR";
+constexpr const char* kMsUnsupported = "I";
+constexpr const char* kMdUnsupported = "CI";
+constexpr const char* kMaUnsupported = "Cct";
+
+// memcached's struct _meta_flags, for the flags the gateway acts on.
+struct MetaFlags {
+  bool has_error = false;
+  bool value = false;
+  bool no_reply = false;
+  bool has_cas = false;
+  bool vivify = false;
+  bool key_binary = false;
+  char mode = 0;
+  Expiry exptime;          // T
+  Expiry autoviv_exptime;  // N
+  uint32_t client_flags = 0;
+  uint64_t req_cas_id = 0;
+  uint64_t delta = 1;
+  uint64_t initial = 0;
+};
+
+// memcached's _meta_flag_preparse from token `start` on. The key (base64-decoded under b) goes to *key.
+// False on error, with *errstr the answer (callers that have their own text ignore it).
+bool Preparse(Session& s, Token* tokens, size_t start, const char* unsupported, MetaFlags* of, std::string* key,
+              std::string_view* errstr) {
+  key->assign(tokens[1].value, tokens[1].length);
+  bool seen[127] = {};
+  uint64_t now = s.gateway().clock().NowUnixMs();
+  for (size_t i = start; tokens[i].length != 0; ++i) {
+    const char* v = tokens[i].value;
+    auto o = static_cast<uint8_t>(v[0]);
+    if (o >= 127 || seen[o]) {
+      *errstr = "CLIENT_ERROR duplicate flag";
+      return false;
+    }
+    seen[o] = true;
+    if (std::strchr(unsupported, o) != nullptr) {
+      *errstr = "CLIENT_ERROR invalid flag";
+      return false;
+    }
+    int32_t exptime;
+    switch (o) {
+      case 'b':
+        if (!Base64Decode(std::string_view(tokens[1].value, tokens[1].length), key)) {
+          *errstr = "CLIENT_ERROR error decoding key";
+          of->has_error = true;
+        }
+        of->key_binary = true;
+        break;
+      case 'N':
+        of->vivify = true;
+        if (!SafeStrtol(v + 1, &exptime)) {
+          *errstr = kBadToken;
+          of->has_error = true;
+        } else {
+          of->autoviv_exptime = ExpiryFromExptime(exptime, now);
+        }
+        break;
+      case 'T':
+        if (!SafeStrtol(v + 1, &exptime)) {
+          *errstr = kBadToken;
+          of->has_error = true;
+        } else {
+          of->exptime = ExpiryFromExptime(exptime, now);
+        }
+        break;
+      case 'R':
+        if (!SafeStrtol(v + 1, &exptime)) {
+          *errstr = kBadToken;
+          of->has_error = true;
+        }
+        break;
+      case 'l': case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'h':
+      case 'u': case 'I':
+        break;
+      case 'v':
+        of->value = true;
+        break;
+      case 'q':
+        of->no_reply = true;
+        break;
+      case 'F':
+        if (!SafeStrtoul(v + 1, &of->client_flags)) of->has_error = true;
+        break;
+      case 'C':
+        if (!SafeStrtoull(v + 1, &of->req_cas_id)) {
+          *errstr = kBadToken;
+          of->has_error = true;
+        } else {
+          of->has_cas = true;
+        }
+        break;
+      case 'M':
+        if (tokens[i].length != 2) {
+          *errstr = "CLIENT_ERROR incorrect length for M token";
+          of->has_error = true;
+        } else {
+          of->mode = v[1];
+        }
+        break;
+      case 'J':
+        if (!SafeStrtoull(v + 1, &of->initial)) {
+          *errstr = "CLIENT_ERROR invalid numeric initial value";
+          of->has_error = true;
+        }
+        break;
+      case 'D':
+        if (!SafeStrtoull(v + 1, &of->delta)) {
+          *errstr = "CLIENT_ERROR invalid numeric delta value";
+          of->has_error = true;
+        }
+        break;
+      default:
+        *errstr = "CLIENT_ERROR invalid flag";
+        return false;
+    }
+  }
+  return !of->has_error;
+}
+
+// " k<key>", or " k<base64> b" for a binary key (memcached's META_KEY).
+void AppendKeyFlag(std::string* out, std::string_view key, bool binary) {
+  out->append(" k");
+  if (!binary) {
+    out->append(key);
+    return;
+  }
+  Base64Append(key, out);
+  out->append(" b");
+}
+
+// Appends the O and k return flags of tokens [2, ntokens - 1); false if an opaque is too long.
+bool AppendOpaqueAndKey(std::string* out, const Token* tokens, size_t ntokens, std::string_view key, bool binary) {
+  for (size_t i = 2; i + 1 < ntokens; ++i) {
+    if (tokens[i].value[0] == 'O') {
+      if (tokens[i].length > Limits::kMaxOpaqueLength) return false;
+      out->push_back(' ');
+      out->append(tokens[i].value, tokens[i].length);
+    } else if (tokens[i].value[0] == 'k') {
+      AppendKeyFlag(out, key, binary);
+    }
+  }
+  return true;
+}
+
+bool HasFlag(const Token* tokens, size_t ntokens, char flag) {
+  for (size_t i = 2; i + 1 < ntokens; ++i) {
+    if (tokens[i].value[0] == flag) return true;
+  }
+  return false;
+}
+
+std::string_view BackendFailureLine(Status s) {
+  return s == Status::kUnsupported ? kUnsupportedLine : kBackendErrorLine;
+}
+
+void MetaGet(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutErrString("CLIENT_ERROR options flags are too long");
+    return;
+  }
+  MetaFlags of;
+  std::string key;
+  std::string_view errstr = kBadFormat;
+  if (!Preparse(s, tokens, 2, kMgUnsupported, &of, &key, &errstr)) {
+    s.OutErrString(errstr);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  Counters& c = s.gateway().counters();
+  bool touch = HasFlag(tokens, ntokens, 'T');
+  std::string value;
+  uint32_t flags = 0;
+  uint64_t cas = 0;
+  Status st = touch ? TouchAndFetch(s.backend(), key, of.exptime, &value, &flags, &cas)
+                    : s.backend().Fetch(key, &value, &flags, &cas);
+  if (st == Status::kUnsupported) {
+    s.OutErrString(kUnsupportedLine);
+    return;
+  }
+  ++(touch ? c.cmd_touch : c.cmd_get);
+  std::string line;
+  if (st == Status::kOk) {
+    ++(touch ? c.touch_hits : c.get_hits);
+    if (of.value) {
+      line.append("VA ");
+      AppendDecimal(&line, value.size());
+    } else {
+      line.append("HD");
+    }
+    for (size_t i = 2; i + 1 < ntokens; ++i) {
+      switch (tokens[i].value[0]) {
+        case 's':
+          line.append(" s");
+          AppendDecimal(&line, value.size());
+          break;
+        case 'c':
+          line.append(" c");
+          AppendDecimal(&line, cas);
+          break;
+        case 'f':
+          line.append(" f");
+          AppendDecimal(&line, flags);
+          break;
+        case 'O':
+          if (tokens[i].length > Limits::kMaxOpaqueLength) {
+            s.OutErrString(kOpaqueTooLong);
+            return;
+          }
+          line.push_back(' ');
+          line.append(tokens[i].value, tokens[i].length);
+          break;
+        case 'k':
+          AppendKeyFlag(&line, key, of.key_binary);
+          break;
+      }
+    }
+    line.append("\r\n");
+    if (of.value) {
+      line.append(value);
+      line.append("\r\n");
+    }
+    s.out().Append(line);
+    return;
+  }
+  if (st != Status::kNotFound) ++c.backend_errors;  // faults read as misses
+  ++(touch ? c.touch_misses : c.get_misses);
+  line.append("EN");
+  if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+    s.OutErrString(kOpaqueTooLong);
+    return;
+  }
+  line.append("\r\n");
+  if (!s.noreply()) s.out().Append(line);
+}
+
+void MetaSet(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length || ntokens == 3) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutErrString("CLIENT_ERROR options flags too long");
+    return;
+  }
+  int32_t vlen;
+  if (!SafeStrtol(tokens[2].value, &vlen) || vlen < 0 || vlen > INT_MAX - 2) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  // From here on an error swallows the data block, whose length is known.
+  uint64_t block_len = static_cast<uint64_t>(vlen) + 2;
+  auto p = std::make_unique<PendingStore>();
+  MetaFlags of;
+  std::string_view errstr = kBadFormat;
+  auto fail = [&](std::string_view why) {
+    s.Swallow(block_len);
+    s.OutErrString(why);
+  };
+  if (!Preparse(s, tokens, 3, kMsUnsupported, &of, &p->key, &errstr)) {
+    fail(errstr);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  bool has_error = false;
+  for (size_t i = 2; i + 1 < ntokens; ++i) {
+    char f = tokens[i].value[0];
+    if (f == 'O') {
+      if (tokens[i].length > Limits::kMaxOpaqueLength) {
+        errstr = kOpaqueTooLong;
+        has_error = true;
+        continue;
+      }
+      p->returns.push_back({'O', std::string(tokens[i].value, tokens[i].length)});
+    } else if (f == 'k' || f == 'c') {
+      p->returns.push_back({f, std::string()});
+    }
+  }
+  switch (of.mode) {
+    case 0:
+    case 'S': p->verb = StoreVerb::kSet; break;
+    case 'E': p->verb = StoreVerb::kAdd; break;
+    case 'A': p->verb = StoreVerb::kAppend; break;
+    case 'P': p->verb = StoreVerb::kPrepend; break;
+    case 'R': p->verb = StoreVerb::kReplace; break;
+    default:
+      fail("CLIENT_ERROR invalid mode for ms M token");
+      return;
+  }
+  // A token turns set and replace into cas; append/prepend compare it themselves; add ignores it.
+  if (of.has_cas && (p->verb == StoreVerb::kSet || p->verb == StoreVerb::kReplace)) p->verb = StoreVerb::kCas;
+  if (has_error) {
+    fail(errstr);
+    return;
+  }
+  if (static_cast<size_t>(vlen) > s.limits().max_value_length) {
+    ++s.gateway().counters().store_too_large;
+    s.backend().Delete(p->key);  // memcached drops the old pair whatever the mode
+    fail(StoreOutcomeLine(StoreOutcome::kTooLarge));
+    return;
+  }
+  p->meta = true;
+  p->key_binary = of.key_binary;
+  p->flags = of.client_flags;
+  p->expiry = of.exptime;
+  p->cas = of.req_cas_id;
+  p->quiet = of.no_reply;
+  p->block_len = static_cast<size_t>(block_len);
+  s.ExpectData(std::move(p));
+}
+
+void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length) {
+    s.OutString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutString("CLIENT_ERROR options flags too long");
+    return;
+  }
+  MetaFlags of;
+  std::string key;
+  std::string_view errstr;
+  if (!Preparse(s, tokens, 2, kMdUnsupported, &of, &key, &errstr)) {
+    s.OutErrString(kInvalidOrDuplicate);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  std::string flags;
+  if (!AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary)) {
+    s.OutErrString(kOpaqueTooLong);
+    return;
+  }
+  Counters& c = s.gateway().counters();
+  Status st = s.backend().Delete(key);
+  if (st != Status::kOk && st != Status::kNotFound) {
+    s.OutErrString(BackendFailureLine(st));
+    return;
+  }
+  ++(st == Status::kOk ? c.delete_hits : c.delete_misses);
+  if (st == Status::kOk && s.noreply()) return;
+  s.out().Append(st == Status::kOk ? "HD" : "NF");
+  s.out().Append(flags);
+  s.out().Append("\r\n", 2);
+}
+
+void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length) {
+    s.OutString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutString("CLIENT_ERROR options flags too long");
+    return;
+  }
+  MetaFlags of;
+  std::string key;
+  std::string_view errstr;
+  if (!Preparse(s, tokens, 2, kMaUnsupported, &of, &key, &errstr)) {
+    s.OutErrString(kInvalidOrDuplicate);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  bool incr;
+  switch (of.mode) {
+    case 0: case 'I': case '+': incr = true; break;
+    case 'D': case '-': incr = false; break;
+    default:
+      s.OutErrString("CLIENT_ERROR invalid mode for ma M token");
+      return;
+  }
+  Backend& b = s.backend();
+  Counters& c = s.gateway().counters();
+  uint64_t value = 0;
+  bool created = false;
+  Status st = ApplyDelta(b, key, incr, of.delta, &value);
+  // Auto-create on a miss (N): an add of the initial value, which only fails if another client created the
+  // key meanwhile, in which case its counter is the one to update.
+  for (int attempt = 0; st == Status::kNotFound && of.vivify && attempt < 8; ++attempt) {
+    // The created pair's TTL: of T and N, whichever comes last (memcached applies them in token order).
+    Expiry ttl = of.autoviv_exptime;
+    for (size_t i = 2; i + 1 < ntokens; ++i) {
+      if (tokens[i].value[0] == 'T') ttl = of.exptime;
+      if (tokens[i].value[0] == 'N') ttl = of.autoviv_exptime;
+    }
+    StoreRequest r;
+    r.verb = StoreVerb::kAdd;
+    r.key = key;
+    std::string initial = Decimal(of.initial);
+    r.value = initial;
+    r.expiry = ttl;
+    uint64_t cas_out;
+    StoreOutcome outcome = ExecuteStore(s.gateway(), r, &cas_out);
+    if (outcome == StoreOutcome::kStored) {
+      created = true;
+      value = of.initial;
+      st = Status::kOk;
+    } else if (outcome == StoreOutcome::kNotStored) {
+      st = ApplyDelta(b, key, incr, of.delta, &value);
+    } else {
+      s.OutErrString(StoreOutcomeLine(outcome));
+      return;
+    }
+  }
+  std::string line;
+  switch (st) {
+    case Status::kOk: {
+      if (!created) {
+        ++(incr ? c.incr_hits : c.decr_hits);
+        if (HasFlag(tokens, ntokens, 'T')) TouchPair(b, key, of.exptime);
+      }
+      std::string number = Decimal(value);
+      if (of.value) {
+        line.append("VA ");
+        AppendDecimal(&line, number.size());
+      } else {
+        line.append("HD");
+      }
+      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+        s.OutErrString(kOpaqueTooLong);
+        return;
+      }
+      if (of.value) {
+        line.append("\r\n");
+        line.append(number);
+      }
+      if (s.noreply() && !created) return;  // memcached's q hides a nominal answer, not a creation
+      break;
+    }
+    case Status::kNotFound:
+      ++(incr ? c.incr_misses : c.decr_misses);
+      line.append("NF");
+      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+        s.OutErrString(kOpaqueTooLong);
+        return;
+      }
+      break;
+    case Status::kNotNumeric:
+      s.OutErrString("CLIENT_ERROR cannot increment or decrement non-numeric value");
+      return;
+    case Status::kNoSpace:
+      s.OutErrString("SERVER_ERROR out of memory");
+      return;
+    default:
+      s.OutErrString(BackendFailureLine(st));
+      return;
+  }
+  line.append("\r\n");
+  s.out().Append(line);
+}
+
+}  // namespace
+
+void ProcessMetaCommand(Session& s, Token* tokens, size_t ntokens) {
+  char which = tokens[0].value[1];
+  if (which == 'n') {
+    s.OutString("MN");
+    return;
+  }
+  if (which != 'g' && which != 's' && which != 'd' && which != 'a') {
+    s.OutString("ERROR");  // me (memcached's debug command) and unknown meta commands
+    return;
+  }
+  if (ntokens < 3) {
+    s.OutString("ERROR");
+    return;
+  }
+  ++s.gateway().counters().cmd_meta;
+  switch (which) {
+    case 'g': MetaGet(s, tokens, ntokens); break;
+    case 's': MetaSet(s, tokens, ntokens); break;
+    case 'd': MetaDelete(s, tokens, ntokens); break;
+    case 'a': MetaArithmetic(s, tokens, ntokens); break;
+  }
+}
+
+void CompleteMetaStore(Session& s, PendingStore& p) {
+  const std::string& block = p.block;
+  if (block.compare(block.size() - 2, 2, "\r\n") != 0) {
+    s.OutErrString("CLIENT_ERROR bad data chunk");
+    return;
+  }
+  StoreRequest r;
+  r.verb = p.verb;
+  r.key = p.key;
+  r.value = std::string_view(block).substr(0, block.size() - 2);
+  r.flags = p.flags;
+  r.expiry = p.expiry;
+  r.cas = p.cas;
+  uint64_t cas_out;
+  StoreOutcome outcome = ExecuteStore(s.gateway(), r, &cas_out);
+  const char* code;
+  switch (outcome) {
+    case StoreOutcome::kStored:
+      if (p.quiet) return;
+      code = "HD";
+      break;
+    case StoreOutcome::kExists: code = "EX"; break;
+    case StoreOutcome::kNotFound: code = "NF"; break;
+    case StoreOutcome::kNotStored: code = "NS"; break;
+    default:
+      s.OutErrString(StoreOutcomeLine(outcome));
+      return;
+  }
+  std::string line = code;
+  for (const MetaReturnFlag& f : p.returns) {
+    if (f.flag == 'O') {
+      line.push_back(' ');
+      line.append(f.token);
+    } else if (f.flag == 'k') {
+      AppendKeyFlag(&line, p.key, p.key_binary);
+    } else {
+      line.append(" c");
+      AppendDecimal(&line, cas_out);
+    }
+  }
+  line.append("\r\n");
+  s.out().Append(line);
+}
+
+}  // namespace shmemcached
