@@ -36,7 +36,7 @@ void EventLoop::Remove(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr
 int EventLoop::RunOnce(int timeout_ms) {
   epoll_event events[kMaxEvents];
   int n = epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
-  ++wakeups_;
+  wakeups_.fetch_add(1, std::memory_order_relaxed);
   if (n < 0) return errno == EINTR ? 0 : -1;
   for (int i = 0; i < n; ++i) static_cast<EventHandler*>(events[i].data.ptr)->OnEvents(events[i].events);
   return n;

@@ -5,6 +5,7 @@
 #ifndef SHMEMCACHED_NET_EVENT_LOOP_H_
 #define SHMEMCACHED_NET_EVENT_LOOP_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace shmemcached {
@@ -32,11 +33,11 @@ class EventLoop {
   // 0 on timeout or a signal, -1 on error.
   int RunOnce(int timeout_ms);
   // How many times RunOnce returned from epoll_wait (tests check that idle costs no wakeups).
-  uint64_t wakeups() const { return wakeups_; }
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
  private:
   int epoll_fd_;
-  uint64_t wakeups_ = 0;
+  std::atomic<uint64_t> wakeups_{0};  // read by other threads in tests
 };
 
 }  // namespace shmemcached

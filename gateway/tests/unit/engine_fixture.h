@@ -16,6 +16,12 @@
 
 namespace shmemcached {
 
+// A string literal with its embedded NUL bytes.
+template <size_t N>
+std::string Bytes(const char (&literal)[N]) {
+  return std::string(literal, N - 1);
+}
+
 class FakeClock final : public Clock {
  public:
   uint64_t NowUnixMs() override { return unix_ms; }
