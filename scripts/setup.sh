@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev libxxhash-dev libgtest-dev
-      memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib)
+      memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib python3-pymemcache)
 
 missing=()
 for p in "${PKGS[@]}"; do
