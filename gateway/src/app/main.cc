@@ -77,6 +77,9 @@ int Main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // OpenMPI 4.1 crashes in shmem_finalize without it (DESIGN.md, platform facts); launchers set it, a
+  // shmemcached started by hand outside oshrun may not.
+  setenv("OMPI_MCA_osc", "ucx", 0);
   shmemcache_config_t config;
   if (shmemcache_config_defaults(&config) != SHMEMCACHE_OK) {
     std::fprintf(stderr, "shmemcached: %s\n", shmemcache_last_error());
@@ -86,7 +89,8 @@ int Main(int argc, char** argv) {
   shmemcache_t* cache = nullptr;
   shmemcache_status_t st = shmemcache_init(&config, &cache);
   if (st != SHMEMCACHE_OK) {
-    std::fprintf(stderr, "shmemcached: %s: %s\n", shmemcache_strerror(st), shmemcache_last_error());
+    std::fprintf(stderr, "shmemcached: %s: %s\n(start it with scripts/shmemcached.sh, or oshrun with more PEs than "
+                 "servers)\n", shmemcache_strerror(st), shmemcache_last_error());
     return 1;
   }
   int rc = 0;
