@@ -2,13 +2,10 @@
 // 0..servers-1 serve the cache (shmemcache_serve); every other PE is a gateway: a shmemcache client with an
 // event loop that speaks memcached's text and meta protocols on TCP.
 //
-// Shutdown: SIGINT, SIGTERM and SIGUSR1 (the one oshrun forwards to the job without aborting it; see
-// scripts/shmemcached.sh) are blocked in every thread from the start, so the OpenSHMEM runtime's threads never
-// take them; a gateway reads them from a signalfd in its event loop, closes its connections and calls
-// shmemcache_finalize, which tells the servers it is done. Servers leave them pending and return from
+// Shutdown (app/stop_signals.h): the stop signals are blocked from the start; a gateway reads them from a
+// signalfd in its event loop, closes its connections and calls shmemcache_finalize, which tells the servers it
+// is done. Servers leave them pending and return from
 // shmemcache_serve once every gateway has finalized; then every PE has finalized and the job exits 0.
-#include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -18,6 +15,7 @@
 #include <shmemcache/shmemcache.h>
 
 #include "app/options.h"
+#include "app/stop_signals.h"
 #include "backend/shmemcache_backend.h"
 #include "net/gateway_server.h"
 #include "protocol/gateway_context.h"
@@ -31,7 +29,7 @@ std::string VersionString() {
          std::to_string(SHMEMCACHE_VERSION_MINOR) + "." + std::to_string(SHMEMCACHE_VERSION_PATCH);
 }
 
-// Runs one gateway until SIGINT/SIGTERM. Returns the process exit status.
+// Runs one gateway until a stop signal. Returns the process exit status.
 int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const Options& o, int signal_fd) {
   int rank = shmemcache_client_rank(cache);
   int port = o.port == 0 ? 0 : o.port + rank;
@@ -69,13 +67,7 @@ int Main(int argc, char** argv) {
     std::fputs(Usage(argv[0]).c_str(), stdout);
     return 0;
   }
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGUSR1);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  BlockStopSignals();
 
   // OpenMPI 4.1 crashes in shmem_finalize without it (DESIGN.md, platform facts); launchers set it, a
   // shmemcached started by hand outside oshrun may not.
@@ -104,7 +96,7 @@ int Main(int argc, char** argv) {
       rc = 1;
     }
   } else {
-    int signal_fd = signalfd(-1, &stop_signals, SFD_CLOEXEC | SFD_NONBLOCK);
+    int signal_fd = OpenStopSignalFd();
     if (signal_fd < 0) {
       std::perror("shmemcached: signalfd");
       std::_Exit(1);

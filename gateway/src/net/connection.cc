@@ -52,7 +52,7 @@ void Connection::OnEvents(uint32_t events) {
 }
 
 void Connection::ReadAndProcess() {
-  for (int i = 0; i < kReadsPerEvent && !paused_ && !close_after_write_; ++i) {
+  for (int i = 0; i < kReadsPerEvent && !paused_ && !close_after_write_ && !eof_; ++i) {
     size_t limit = session_.InputLimit();
     if (in_.size() >= limit) break;
     size_t want = std::min(kReadChunk, limit - in_.size());
@@ -67,9 +67,10 @@ void Connection::ReadAndProcess() {
       continue;
     }
     if (n == 0) {
-      // The client finished sending: answer what it sent, then close.
-      close_after_write_ = true;
-      Flush();
+      // The client finished sending: answer every complete command it sent (resuming as the output drains),
+      // then close.
+      eof_ = true;
+      Drive();
       return;
     }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
@@ -85,6 +86,7 @@ void Connection::Drive() {
       switch (session_.Process(&in_, &out_)) {
         case Session::Next::kNeedInput:
           paused_ = false;
+          if (eof_) close_after_write_ = true;  // no more input will come; a partial command is dropped
           break;
         case Session::Next::kOutputFull:
           paused_ = true;
@@ -120,7 +122,7 @@ void Connection::Flush() {
 
 void Connection::UpdateInterest() {
   uint32_t want = 0;
-  if (!paused_ && !close_after_write_ && in_.size() < session_.InputLimit()) want |= EPOLLIN | EPOLLRDHUP;
+  if (!paused_ && !close_after_write_ && !eof_ && in_.size() < session_.InputLimit()) want |= EPOLLIN | EPOLLRDHUP;
   if (!out_.empty()) want |= EPOLLOUT;
   if (want == interest_) return;
   interest_ = want;

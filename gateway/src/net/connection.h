@@ -52,6 +52,7 @@ class Connection final : public EventHandler {
   ByteQueue in_, out_;
   bool paused_ = false;         // the session waits for the output to drain
   bool close_after_write_ = false;
+  bool eof_ = false;            // the client shut its sending side
   uint32_t interest_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "protocol/backend.h"
+#include "protocol/expiry.h"
 
 namespace shmemcached {
 
@@ -68,6 +69,8 @@ class GatewayContext {
   Counters& counters() { return counters_; }
   const std::string& version() const { return version_; }
   uint64_t start_unix_ms() const { return start_unix_ms_; }
+  // A memcached exptime read against this gateway's wall clock.
+  Expiry ExpiryFrom(int32_t exptime) { return ExpiryFromExptime(exptime, clock_->NowUnixMs()); }
   uint32_t verbosity() const { return verbosity_; }
   void set_verbosity(uint32_t v) { verbosity_ = v; }
   size_t max_connections() const { return max_connections_; }

@@ -48,7 +48,6 @@ bool Preparse(Session& s, Token* tokens, size_t start, const char* unsupported, 
               std::string_view* errstr) {
   key->assign(tokens[1].value, tokens[1].length);
   bool seen[127] = {};
-  uint64_t now = s.gateway().clock().NowUnixMs();
   for (size_t i = start; tokens[i].length != 0; ++i) {
     const char* v = tokens[i].value;
     auto o = static_cast<uint8_t>(v[0]);
@@ -76,7 +75,7 @@ bool Preparse(Session& s, Token* tokens, size_t start, const char* unsupported, 
           *errstr = kBadToken;
           of->has_error = true;
         } else {
-          of->autoviv_exptime = ExpiryFromExptime(exptime, now);
+          of->autoviv_exptime = s.gateway().ExpiryFrom(exptime);
         }
         break;
       case 'T':
@@ -84,7 +83,7 @@ bool Preparse(Session& s, Token* tokens, size_t start, const char* unsupported, 
           *errstr = kBadToken;
           of->has_error = true;
         } else {
-          of->exptime = ExpiryFromExptime(exptime, now);
+          of->exptime = s.gateway().ExpiryFrom(exptime);
         }
         break;
       case 'R':
@@ -173,9 +172,6 @@ bool HasFlag(const Token* tokens, size_t ntokens, char flag) {
   return false;
 }
 
-std::string_view BackendFailureLine(Status s) {
-  return s == Status::kUnsupported ? kUnsupportedLine : kBackendErrorLine;
-}
 
 void MetaGet(Session& s, Token* tokens, size_t ntokens) {
   if (tokens[1].length > s.limits().max_key_length) {
@@ -336,23 +332,31 @@ void MetaSet(Session& s, Token* tokens, size_t ntokens) {
   s.ExpectData(std::move(p));
 }
 
-void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
+// md's and ma's common start (memcached checks the key, the token count and the flags the same way for
+// both, and answers any flag error alike). False when it has answered.
+bool ParseDeleteOrArithmetic(Session& s, Token* tokens, size_t ntokens, const char* unsupported, MetaFlags* of,
+                             std::string* key) {
   if (tokens[1].length > s.limits().max_key_length) {
     s.OutString(kBadFormat);
-    return;
+    return false;
   }
   if (ntokens > Limits::kMaxMetaTokens) {
     s.OutString("CLIENT_ERROR options flags too long");
-    return;
+    return false;
   }
+  std::string_view errstr;
+  if (!Preparse(s, tokens, 2, unsupported, of, key, &errstr)) {
+    s.OutErrString(kInvalidOrDuplicate);
+    return false;
+  }
+  s.set_noreply(of->no_reply);
+  return true;
+}
+
+void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
   MetaFlags of;
   std::string key;
-  std::string_view errstr;
-  if (!Preparse(s, tokens, 2, kMdUnsupported, &of, &key, &errstr)) {
-    s.OutErrString(kInvalidOrDuplicate);
-    return;
-  }
-  s.set_noreply(of.no_reply);
+  if (!ParseDeleteOrArithmetic(s, tokens, ntokens, kMdUnsupported, &of, &key)) return;
   std::string flags;
   if (!AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary)) {
     s.OutErrString(kOpaqueTooLong);
@@ -372,22 +376,9 @@ void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
 }
 
 void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
-  if (tokens[1].length > s.limits().max_key_length) {
-    s.OutString(kBadFormat);
-    return;
-  }
-  if (ntokens > Limits::kMaxMetaTokens) {
-    s.OutString("CLIENT_ERROR options flags too long");
-    return;
-  }
   MetaFlags of;
   std::string key;
-  std::string_view errstr;
-  if (!Preparse(s, tokens, 2, kMaUnsupported, &of, &key, &errstr)) {
-    s.OutErrString(kInvalidOrDuplicate);
-    return;
-  }
-  s.set_noreply(of.no_reply);
+  if (!ParseDeleteOrArithmetic(s, tokens, ntokens, kMaUnsupported, &of, &key)) return;
   bool incr;
   switch (of.mode) {
     case 0: case 'I': case '+': incr = true; break;
@@ -502,20 +493,12 @@ void ProcessMetaCommand(Session& s, Token* tokens, size_t ntokens) {
 }
 
 void CompleteMetaStore(Session& s, PendingStore& p) {
-  const std::string& block = p.block;
-  if (block.compare(block.size() - 2, 2, "\r\n") != 0) {
+  if (!p.block_ok()) {
     s.OutErrString("CLIENT_ERROR bad data chunk");
     return;
   }
-  StoreRequest r;
-  r.verb = p.verb;
-  r.key = p.key;
-  r.value = std::string_view(block).substr(0, block.size() - 2);
-  r.flags = p.flags;
-  r.expiry = p.expiry;
-  r.cas = p.cas;
   uint64_t cas_out;
-  StoreOutcome outcome = ExecuteStore(s.gateway(), r, &cas_out);
+  StoreOutcome outcome = ExecuteStore(s.gateway(), p.request(), &cas_out);
   const char* code;
   switch (outcome) {
     case StoreOutcome::kStored:

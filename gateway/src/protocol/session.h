@@ -46,6 +46,20 @@ struct PendingStore {
   std::vector<MetaReturnFlag> returns;
   size_t block_len = 0;     // data length + 2 ("\r\n")
   std::string block;        // what has arrived of the data block
+
+  // A complete block must end in "\r\n"; otherwise memcached answers "bad data chunk".
+  bool block_ok() const { return block.size() >= 2 && block.compare(block.size() - 2, 2, "\r\n") == 0; }
+  // The store this command asks for (valid while the PendingStore lives).
+  StoreRequest request() const {
+    StoreRequest r;
+    r.verb = verb;
+    r.key = key;
+    r.value = std::string_view(block).substr(0, block.size() - 2);
+    r.flags = flags;
+    r.expiry = expiry;
+    r.cas = cas;
+    return r;
+  }
 };
 
 // A get/gets/gat/gats (or bget) in progress: keys are fetched in batches and the answer is written batch by

@@ -47,6 +47,10 @@ std::string_view StoreOutcomeLine(StoreOutcome outcome);
 // Answer lines for backend refusals that every command shares.
 constexpr std::string_view kUnsupportedLine = "SERVER_ERROR operation not supported by this backend";
 constexpr std::string_view kBackendErrorLine = "SERVER_ERROR backend failure";
+// The line for a backend status no memcached answer covers (kUnsupported, kError, ...).
+inline std::string_view BackendFailureLine(Status s) {
+  return s == Status::kUnsupported ? kUnsupportedLine : kBackendErrorLine;
+}
 
 }  // namespace shmemcached
 

@@ -23,10 +23,13 @@ bool Is(const Token& t, const char* word) { return std::strcmp(t.value, word) ==
 
 std::string_view KeyOf(const Token& t) { return std::string_view(t.value, t.length); }
 
-// The backend refused in a way no memcached answer covers.
-std::string_view BackendFailureLine(Status s) {
-  return s == Status::kUnsupported ? kUnsupportedLine : kBackendErrorLine;
+// memcached's key length check of the classic commands: answers it and returns false for a long key.
+bool KeyFits(Session& s, const Token& key) {
+  if (key.length <= s.limits().max_key_length) return true;
+  s.OutString(kBadFormat);
+  return false;
 }
+
 
 void ProcessGet(Session& s, Token* tokens, bool return_cas, bool touch) {
   auto r = std::make_unique<Retrieval>();
@@ -39,7 +42,7 @@ void ProcessGet(Session& s, Token* tokens, bool return_cas, bool touch) {
       s.OutString("CLIENT_ERROR invalid exptime argument");
       return;
     }
-    r->expiry = ExpiryFromExptime(exptime, s.gateway().clock().NowUnixMs());
+    r->expiry = s.gateway().ExpiryFrom(exptime);
     ++key_token;
   }
   // Keys beyond the tokenizer's 23 are in the terminal token's rest: tokenize it again (memcached does).
@@ -61,10 +64,7 @@ void ProcessGet(Session& s, Token* tokens, bool return_cas, bool touch) {
 
 void ProcessUpdate(Session& s, Token* tokens, size_t ntokens, StoreVerb verb) {
   SetNoreplyMaybe(s, tokens, ntokens);
-  if (tokens[1].length > s.limits().max_key_length) {
-    s.OutString(kBadFormat);
-    return;
-  }
+  if (!KeyFits(s, tokens[1])) return;
   auto p = std::make_unique<PendingStore>();
   int32_t exptime, vlen;
   if (!(SafeStrtoul(tokens[2].value, &p->flags) && SafeStrtol(tokens[3].value, &exptime) &&
@@ -93,24 +93,21 @@ void ProcessUpdate(Session& s, Token* tokens, size_t ntokens, StoreVerb verb) {
   }
   p->verb = verb;
   p->key.assign(key);
-  p->expiry = ExpiryFromExptime(exptime, s.gateway().clock().NowUnixMs());
+  p->expiry = s.gateway().ExpiryFrom(exptime);
   p->block_len = static_cast<size_t>(block_len);
   s.ExpectData(std::move(p));
 }
 
 void ProcessTouch(Session& s, Token* tokens, size_t ntokens) {
   SetNoreplyMaybe(s, tokens, ntokens);
-  if (tokens[1].length > s.limits().max_key_length) {
-    s.OutString(kBadFormat);
-    return;
-  }
+  if (!KeyFits(s, tokens[1])) return;
   int32_t exptime;
   if (!SafeStrtol(tokens[2].value, &exptime)) {
     s.OutString("CLIENT_ERROR invalid exptime argument");
     return;
   }
   Counters& c = s.gateway().counters();
-  Status st = TouchPair(s.backend(), KeyOf(tokens[1]), ExpiryFromExptime(exptime, s.gateway().clock().NowUnixMs()));
+  Status st = TouchPair(s.backend(), KeyOf(tokens[1]), s.gateway().ExpiryFrom(exptime));
   ++c.cmd_touch;
   if (st == Status::kOk) {
     ++c.touch_hits;
@@ -125,10 +122,7 @@ void ProcessTouch(Session& s, Token* tokens, size_t ntokens) {
 
 void ProcessArithmetic(Session& s, Token* tokens, size_t ntokens, bool incr) {
   SetNoreplyMaybe(s, tokens, ntokens);
-  if (tokens[1].length > s.limits().max_key_length) {
-    s.OutString(kBadFormat);
-    return;
-  }
+  if (!KeyFits(s, tokens[1])) return;
   uint64_t delta;
   if (!SafeStrtoull(tokens[2].value, &delta)) {
     s.OutString("CLIENT_ERROR invalid numeric delta argument");
@@ -168,10 +162,7 @@ void ProcessDelete(Session& s, Token* tokens, size_t ntokens) {
       return;
     }
   }
-  if (tokens[1].length > s.limits().max_key_length) {
-    s.OutString(kBadFormat);
-    return;
-  }
+  if (!KeyFits(s, tokens[1])) return;
   Counters& c = s.gateway().counters();
   Status st = s.backend().Delete(KeyOf(tokens[1]));
   if (st == Status::kOk) {
@@ -210,7 +201,7 @@ void ProcessFlushAll(Session& s, Token* tokens, size_t ntokens) {
   }
   uint64_t delay_ms = 0;
   if (exptime > 0) {
-    Expiry when = ExpiryFromExptime(exptime, s.gateway().clock().NowUnixMs());
+    Expiry when = s.gateway().ExpiryFrom(exptime);
     delay_ms = when.expired ? 0 : when.ttl_ms;
   }
   Status st = s.gateway().FlushAll(delay_ms);
@@ -364,20 +355,12 @@ void ProcessCommandLine(Session& s, char* line) {
 }
 
 void CompleteTextStore(Session& s, PendingStore& p) {
-  const std::string& block = p.block;
-  if (block.compare(block.size() - 2, 2, "\r\n") != 0) {
+  if (!p.block_ok()) {
     s.OutString("CLIENT_ERROR bad data chunk");
     return;
   }
-  StoreRequest r;
-  r.verb = p.verb;
-  r.key = p.key;
-  r.value = std::string_view(block).substr(0, block.size() - 2);
-  r.flags = p.flags;
-  r.expiry = p.expiry;
-  r.cas = p.cas;
   uint64_t cas_out;
-  s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), r, &cas_out)));
+  s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), p.request(), &cas_out)));
 }
 
 }  // namespace shmemcached

@@ -3,9 +3,7 @@
 // answers with a real memcached's for the commands that need shmemcache's contract (issue 15) until that
 // contract is merged, and the client and fuzz tests exercise the full command set through it.
 // Takes shmemcached's options (--listen with port 0 for a free port); prints where it listens; stops on
-// SIGINT/SIGTERM.
-#include <signal.h>
-#include <sys/signalfd.h>
+// SIGINT/SIGTERM/SIGUSR1.
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +11,7 @@
 #include <string>
 
 #include "app/options.h"
+#include "app/stop_signals.h"
 #include "net/gateway_server.h"
 #include "support/reference_backend.h"
 
@@ -28,13 +27,8 @@ int main(int argc, char** argv) {
     std::fputs(Usage(argv[0]).c_str(), stdout);
     return 0;
   }
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-  int signal_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+  BlockStopSignals();
+  int signal_fd = OpenStopSignalFd();
 
   auto start = std::chrono::steady_clock::now();
   ReferenceBackend backend([start] {

@@ -22,14 +22,6 @@ from harness import check
 TOOLS = ["memccp", "memccat", "memcrm", "memcstat"]
 
 
-def has_contract(port):
-    c = harness.Conn(port)
-    c.send(b"stats settings\r\n")
-    out, _ = c.read_until(lambda b: b.endswith(b"END\r\n"))
-    c.close()
-    return b"STAT flush_enabled yes\r\n" in out
-
-
 def run_tool(args, timeout=30):
     return subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
 
@@ -147,7 +139,7 @@ def main():
         read_port = write_port
     libmemcached_tools(write_port, read_port)
     w, r = pymemcache_basic(write_port, read_port)
-    if has_contract(write_port):
+    if harness.has_contract(write_port):
         pymemcache_contract(w, r)
     else:
         pymemcache_refusals(w)

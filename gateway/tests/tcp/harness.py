@@ -252,25 +252,17 @@ class Conn:
         self.send(data)
         return self.sync(timeout)
 
-    def read_for(self, seconds):
-        """Whatever arrives within `seconds` (for answers that have no terminator); b'<closed>' on EOF."""
-        end = time.time() + seconds
-        out = b""
-        while time.time() < end:
-            self.sock.settimeout(max(0.01, end - time.time()))
-            try:
-                chunk = self.sock.recv(1 << 20)
-            except socket.timeout:
-                break
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                return out + b"<closed>"
-            out += chunk
-        return out
-
     def close(self):
         self.sock.close()
+
+
+def has_contract(port):
+    """Whether the target serves issue 15's contract (stats settings says flush_all is enabled)."""
+    c = Conn(port)
+    c.send(b"stats settings\r\n")
+    out, _ = c.read_until(lambda b: b.endswith(b"END\r\n"))
+    c.close()
+    return b"STAT flush_enabled yes\r\n" in out
 
 
 def check(cond, message):

@@ -101,14 +101,6 @@ def stats(port):
     c.close()
 
 
-def has_contract(port):
-    c = harness.Conn(port)
-    c.send(b"stats settings\r\n")
-    out, _ = c.read_until(lambda b: b.endswith(b"END\r\n"))
-    c.close()
-    return b"STAT flush_enabled yes\r\n" in out
-
-
 def contract_races(gateways, clients=8, rounds=200):
     ports = [p for p, _ in gateways]
     a, b = harness.Conn(ports[0]), harness.Conn(ports[-1])
@@ -154,7 +146,7 @@ def main():
     pipelining_and_multiget(gateways[0][0])
     keys_and_values_memcached_refuses(gateways[-1][0])
     stats(gateways[0][0])
-    if has_contract(gateways[0][0]):
+    if harness.has_contract(gateways[0][0]):
         contract_races(gateways)
     else:
         print("without issue 15's contract: CAS races, counters, adds and expiry are checked by the reference tests")

@@ -211,11 +211,25 @@ TEST(GatewayServer, GarbageOnOneConnectionLeavesOthersWorking) {
 }
 
 TEST(GatewayServer, AnswersWhatWasSentBeforeTheClientShutsItsSide) {
-  ServerThread server;
+  Limits limits;
+  limits.output_high_water = 64 * 1024;
+  ServerThread server(limits);
   int fd = Connect(server.port());
   SendAll(fd, "set k 0 0 1\r\n1\r\nget k\r\n");
   shutdown(fd, SHUT_WR);
   EXPECT_EQ(Receive(fd, 1000), "STORED\r\nVALUE k 0 1\r\n1\r\nEND\r\n");  // then EOF
+  close(fd);
+  // Far more answers than the output mark, asked for before the client shuts its side: all of them come.
+  fd = Connect(server.port());
+  const std::string value(10000, 'v');
+  std::string req = "set v 0 0 10000\r\n" + value + "\r\n";
+  for (int i = 0; i < 1000; ++i) req += "get v\r\n";
+  SendAll(fd, req + "get v");  // the last command is incomplete: dropped at EOF
+  shutdown(fd, SHUT_WR);
+  std::string answer = "VALUE v 0 10000\r\n" + value + "\r\nEND\r\n";
+  std::string all = Receive(fd, 1 << 30);
+  EXPECT_EQ(all.size(), 8 + 1000 * answer.size());
+  EXPECT_EQ(all.substr(all.size() - answer.size()), answer);
   close(fd);
 }
 
