@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "protocol/base64.h"
 #include "protocol/counter.h"
+#include "protocol/meta_flags.h"
 #include "protocol/numbers.h"
 #include "protocol/storage.h"
 
@@ -15,7 +15,6 @@ namespace shmemcached {
 namespace {
 
 constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
-constexpr std::string_view kBadToken = "CLIENT_ERROR bad token in command line format";
 constexpr std::string_view kOpaqueTooLong = "CLIENT_ERROR opaque token too long";
 constexpr std::string_view kInvalidOrDuplicate = "CLIENT_ERROR invalid or duplicate flag";
 
@@ -24,154 +23,6 @@ constexpr const char* kMgUnsupported = "hltNR";
 constexpr const char* kMsUnsupported = "I";
 constexpr const char* kMdUnsupported = "CI";
 constexpr const char* kMaUnsupported = "Cct";
-
-// memcached's struct _meta_flags, for the flags the gateway acts on.
-struct MetaFlags {
-  bool has_error = false;
-  bool value = false;
-  bool no_reply = false;
-  bool has_cas = false;
-  bool vivify = false;
-  bool key_binary = false;
-  char mode = 0;
-  Expiry exptime;          // T
-  Expiry autoviv_exptime;  // N
-  uint32_t client_flags = 0;
-  uint64_t req_cas_id = 0;
-  uint64_t delta = 1;
-  uint64_t initial = 0;
-};
-
-// memcached's _meta_flag_preparse from token `start` on. The key (base64-decoded under b) goes to *key.
-// False on error, with *errstr the answer (callers that have their own text ignore it).
-bool Preparse(Session& s, Token* tokens, size_t start, const char* unsupported, MetaFlags* of, std::string* key,
-              std::string_view* errstr) {
-  key->assign(tokens[1].value, tokens[1].length);
-  bool seen[127] = {};
-  for (size_t i = start; tokens[i].length != 0; ++i) {
-    const char* v = tokens[i].value;
-    auto o = static_cast<uint8_t>(v[0]);
-    if (o >= 127 || seen[o]) {
-      *errstr = "CLIENT_ERROR duplicate flag";
-      return false;
-    }
-    seen[o] = true;
-    if (std::strchr(unsupported, o) != nullptr) {
-      *errstr = "CLIENT_ERROR invalid flag";
-      return false;
-    }
-    int32_t exptime;
-    switch (o) {
-      case 'b':
-        if (!Base64Decode(std::string_view(tokens[1].value, tokens[1].length), key)) {
-          *errstr = "CLIENT_ERROR error decoding key";
-          of->has_error = true;
-        }
-        of->key_binary = true;
-        break;
-      case 'N':
-        of->vivify = true;
-        if (!SafeStrtol(v + 1, &exptime)) {
-          *errstr = kBadToken;
-          of->has_error = true;
-        } else {
-          of->autoviv_exptime = s.gateway().ExpiryFrom(exptime);
-        }
-        break;
-      case 'T':
-        if (!SafeStrtol(v + 1, &exptime)) {
-          *errstr = kBadToken;
-          of->has_error = true;
-        } else {
-          of->exptime = s.gateway().ExpiryFrom(exptime);
-        }
-        break;
-      case 'R':
-        if (!SafeStrtol(v + 1, &exptime)) {
-          *errstr = kBadToken;
-          of->has_error = true;
-        }
-        break;
-      case 'l': case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'h':
-      case 'u': case 'I':
-        break;
-      case 'v':
-        of->value = true;
-        break;
-      case 'q':
-        of->no_reply = true;
-        break;
-      case 'F':
-        if (!SafeStrtoul(v + 1, &of->client_flags)) of->has_error = true;
-        break;
-      case 'C':
-        if (!SafeStrtoull(v + 1, &of->req_cas_id)) {
-          *errstr = kBadToken;
-          of->has_error = true;
-        } else {
-          of->has_cas = true;
-        }
-        break;
-      case 'M':
-        if (tokens[i].length != 2) {
-          *errstr = "CLIENT_ERROR incorrect length for M token";
-          of->has_error = true;
-        } else {
-          of->mode = v[1];
-        }
-        break;
-      case 'J':
-        if (!SafeStrtoull(v + 1, &of->initial)) {
-          *errstr = "CLIENT_ERROR invalid numeric initial value";
-          of->has_error = true;
-        }
-        break;
-      case 'D':
-        if (!SafeStrtoull(v + 1, &of->delta)) {
-          *errstr = "CLIENT_ERROR invalid numeric delta value";
-          of->has_error = true;
-        }
-        break;
-      default:
-        *errstr = "CLIENT_ERROR invalid flag";
-        return false;
-    }
-  }
-  return !of->has_error;
-}
-
-// " k<key>", or " k<base64> b" for a binary key (memcached's META_KEY).
-void AppendKeyFlag(std::string* out, std::string_view key, bool binary) {
-  out->append(" k");
-  if (!binary) {
-    out->append(key);
-    return;
-  }
-  Base64Append(key, out);
-  out->append(" b");
-}
-
-// Appends the O and k return flags of tokens [2, ntokens - 1); false if an opaque is too long.
-bool AppendOpaqueAndKey(std::string* out, const Token* tokens, size_t ntokens, std::string_view key, bool binary) {
-  for (size_t i = 2; i + 1 < ntokens; ++i) {
-    if (tokens[i].value[0] == 'O') {
-      if (tokens[i].length > Limits::kMaxOpaqueLength) return false;
-      out->push_back(' ');
-      out->append(tokens[i].value, tokens[i].length);
-    } else if (tokens[i].value[0] == 'k') {
-      AppendKeyFlag(out, key, binary);
-    }
-  }
-  return true;
-}
-
-bool HasFlag(const Token* tokens, size_t ntokens, char flag) {
-  for (size_t i = 2; i + 1 < ntokens; ++i) {
-    if (tokens[i].value[0] == flag) return true;
-  }
-  return false;
-}
-
 
 void MetaGet(Session& s, Token* tokens, size_t ntokens) {
   if (tokens[1].length > s.limits().max_key_length) {
@@ -185,13 +36,13 @@ void MetaGet(Session& s, Token* tokens, size_t ntokens) {
   MetaFlags of;
   std::string key;
   std::string_view errstr = kBadFormat;
-  if (!Preparse(s, tokens, 2, kMgUnsupported, &of, &key, &errstr)) {
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 2, kMgUnsupported, &of, &key, &errstr)) {
     s.OutErrString(errstr);
     return;
   }
   s.set_noreply(of.no_reply);
   Counters& c = s.gateway().counters();
-  bool touch = HasFlag(tokens, ntokens, 'T');
+  bool touch = HasMetaFlag(tokens, ntokens, 'T');
   std::string value;
   uint32_t flags = 0;
   uint64_t cas = 0;
@@ -280,7 +131,7 @@ void MetaSet(Session& s, Token* tokens, size_t ntokens) {
     s.Swallow(block_len);
     s.OutErrString(why);
   };
-  if (!Preparse(s, tokens, 3, kMsUnsupported, &of, &p->key, &errstr)) {
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 3, kMsUnsupported, &of, &p->key, &errstr)) {
     fail(errstr);
     return;
   }
@@ -345,7 +196,7 @@ bool ParseDeleteOrArithmetic(Session& s, Token* tokens, size_t ntokens, const ch
     return false;
   }
   std::string_view errstr;
-  if (!Preparse(s, tokens, 2, unsupported, of, key, &errstr)) {
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 2, unsupported, of, key, &errstr)) {
     s.OutErrString(kInvalidOrDuplicate);
     return false;
   }
@@ -425,7 +276,7 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
     case Status::kOk: {
       if (!created) {
         ++(incr ? c.incr_hits : c.decr_hits);
-        if (HasFlag(tokens, ntokens, 'T')) TouchPair(b, key, of.exptime);
+        if (HasMetaFlag(tokens, ntokens, 'T')) TouchPair(b, key, of.exptime);
       }
       std::string number = Decimal(value);
       if (of.value) {
