@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev libxxhash-dev libgtest-dev
       memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib gfortran
       python3-dev python3-venv python3-pip python3-setuptools python3-wheel python3-pytest python3-numpy
-      python3-mpi4py)
+      python3-mpi4py python3-pymemcache)
 
 missing=()
 for p in "${PKGS[@]}"; do
