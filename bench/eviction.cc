@@ -356,6 +356,11 @@ int RunMemory(const Options &o, const bench::Job &job, shmemcache_config_t cfg) 
   if (!sym.hist || !sym.clients || !sym.done) return 1;
   if (cfg.max_value_len < o.max_size) cfg.max_value_len = o.max_size;
   shmem_barrier_all();
+  if (job.me == 0)
+    std::printf("# bench_eviction memory: commit=%s transport=%s server_memory=%zu slab_page=%zu clients=%d "
+                "write_factor=%.2f loadavg=%s\n",
+                bench::git_commit().c_str(), bench::transport().c_str(), static_cast<size_t>(cfg.server_memory_bytes),
+                static_cast<size_t>(cfg.slab_page_bytes), job.npes - 1, o.write_factor, bench::load_average().c_str());
   int rc = bench::Session(job, cfg,
                           {[&](shmemcache_t *c) { return MemoryClient(o, job, cfg, sym, c); },
                            [&](shmemcache_t *c) { return MemoryServer(o, job, cfg, sym, c); }});

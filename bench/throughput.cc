@@ -85,6 +85,7 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
       rc = 1;
     }
     clients.Wait();
+    if (rank == 0) std::printf("# %zu-byte values: %zu keys inserted by %d clients\n", size, o.keys, nclients);
     if (warm) {  // pointers warmed: every key read once by every client
       size_t got = 0;
       for (size_t i = 0; i < o.keys; ++i)
@@ -130,6 +131,9 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
       shmem_long_atomic_add(p + 3, active, first_client);
       shmem_long_atomic_add(p + 4, static_cast<long>(errors), first_client);
       shmem_quiet();
+      if (rank == 0)
+        std::printf("# %zu B %s: client 0 ran %llu ops (%ld ops/s), %llu errors\n", size, op.c_str(),
+                    static_cast<unsigned long long>(ops), rate, static_cast<unsigned long long>(errors));
       ++phase;
     }
   }
@@ -179,6 +183,10 @@ int Measure(const Options &o, const bench::Job &job) {
   const size_t max_size = *std::max_element(o.sizes.begin(), o.sizes.end());
   if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
 
+  if (job.me == first_client)
+    std::printf("# bench_throughput commit=%s transport=%s mode=%s servers=%d clients=%d loadavg=%s\n",
+                bench::git_commit().c_str(), bench::transport().c_str(), o.mode.c_str(), o.servers, nclients,
+                bench::load_average().c_str());
   int rc = bench::Session(job, cfg, {[&](shmemcache_t *cache) {
                                        const int rank = job.me - first_client;
                                        int r = RunClient(o, cache, rank, nclients, first_client,

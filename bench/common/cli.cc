@@ -345,6 +345,7 @@ std::string Cli::ParseArgs(int argc, char **argv, bool *help) {
 Cli::Outcome Cli::Parse(int argc, char **argv) {
   bool help = false;
   std::string err = ParseArgs(argc, argv, &help);
+  error_ = help ? "" : err;
   const bool print = FirstProcessOfJob();
   if (help) {
     if (print) std::fputs(HelpText().c_str(), stdout);

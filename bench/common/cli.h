@@ -90,6 +90,8 @@ class Cli {
 
   std::string HelpText() const;
   const std::string &program() const { return program_; }
+  // What the last Parse found wrong ("" after kRun or kHelp).
+  const std::string &error() const { return error_; }
 
  private:
   struct Option;
@@ -97,7 +99,7 @@ class Cli {
   Option *Find(const std::string &name);
   std::string ParseArgs(int argc, char **argv, bool *help);
 
-  std::string program_, about_;
+  std::string program_, about_, error_;
   std::vector<std::unique_ptr<Option>> options_;
   std::vector<std::function<std::string()>> checks_;
   std::string *command_ = nullptr;

@@ -12,7 +12,7 @@
 #   memcached_throughput.csv  memcached_baseline throughput, the client counts and sizes of throughput_clients
 #   latency.csv               bench_latency per transport and mode: set, get, mix90 and the raw one-sided ops
 #   throughput_clients.csv    bench_throughput, 1 server, N clients, Direct and Active
-#   throughput_servers.csv    bench_throughput --mode direct, 8 clients, S servers
+#   throughput_servers.csv    bench_throughput --mode direct, 8 clients (quick: 4, tiny: 2), S servers
 # memcached runs on 127.0.0.1 and a free port for the length of this part (stopped on exit, whatever happens).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,7 +26,7 @@ case "$SIZE" in
   quick)
     lat_sizes="32,4K"; lat_ms=15; lat_modes=(direct active)
     tp_clients=(1 8); tp_modes=(direct active); tp_sizes="32,4K"; tp_ops="get,set"; tp_secs=0.3; tp_keys=200
-    sv_servers=(1 2); sv_clients=8; sv_sizes="32"; sv_ops="set,mix95" ;;
+    sv_servers=(1 2); sv_clients=4; sv_sizes="32"; sv_ops="set,mix95" ;;
   full)
     lat_sizes="4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K,128K,256K,512K"; lat_ms=40
     lat_modes=(direct active default)

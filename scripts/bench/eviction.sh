@@ -3,7 +3,7 @@
 #   scripts/bench/eviction.sh --size tiny|quick|full --transports "shm tcp" --out DIR --build-dir DIR
 #                             --job-timeout S --repeat N [--nice N]    (scripts/bench/lib.sh, part_init)
 #
-# Per transport:
+# Per transport (in tiny and quick modes the first one only: scripts/bench/lib.sh, main_transports):
 #   memory     1 server + N clients write new keys, values log-uniform in 64 B .. 16 KiB, several times the server
 #              memory; the server PE samples its counters -> eviction_memory.csv (one row per run: memory
 #              efficiency = payload / server_memory_bytes at steady state, longest eviction pause, SET latency
@@ -37,7 +37,7 @@ case "$SIZE" in
     ev_dir_keys_tcp=20000; ev_dir_ops_tcp=20000; ev_dir_warm_tcp=10000 ;;
 esac
 
-for t in "${TRANSPORTS[@]}"; do
+for t in $(main_transports); do
   tl="$(tlabel "$t")"
   for run in "${ev_runs[@]}"; do
     read -r ev_c ev_get ev_mem ev_wf ev_pages <<< "$run"

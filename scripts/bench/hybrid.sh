@@ -4,6 +4,7 @@
 #   scripts/bench/hybrid.sh --size tiny|quick|full --transports "shm tcp" --out DIR --build-dir DIR
 #                           --job-timeout S --repeat N [--nice N]      (scripts/bench/lib.sh, part_init)
 #
+# Per transport (in tiny and quick modes the first one only: scripts/bench/lib.sh, main_transports):
 #   hybrid.csv          bench_hybrid latency sessions: per (pattern, value size, variant) mean/p50/p99 GET latency
 #                       (variants: tier = pattern average with the SSD tier, flash_hit, ram_hit, raw_pread = one
 #                       pread of a spill record's bytes in the spill directory, memory = in-memory-only server whose
@@ -35,7 +36,7 @@ case "$SIZE" in
     hy_jobs=("lat:csv,success:--sizes 4K --patterns uniform --gets 50 --pread-reads 50 --server-memory 4M --sweep-factors 1.5 --sweep-sizes 4K")
     io_args=(--file-mb 8 --reads 20 --cold-reads 0 --sizes 64,4K,64K) ;;
   quick)
-    hy_jobs=("lat:csv,success:--sizes 4K,32K --patterns uniform --gets 300 --pread-reads 300 --server-memory 8M --sweep-factors 1.0,1.5,2.0 --sweep-sizes 4K")
+    hy_jobs=("lat:csv,success:--sizes 4K,32K --patterns uniform --gets 200 --pread-reads 300 --server-memory 8M --sweep-factors 1.0,2.0 --sweep-sizes 4K")
     io_args=(--file-mb 32 --reads 200 --cold-reads 20 --sizes 64,256,1K,4K,16K,64K,256K,1M) ;;
   full)
     hy_jobs=("lat:csv:--sizes 512,4K,32K --gets 4000 --pread-reads 3000 --sweep-factors none --budget-s 200"
@@ -46,7 +47,7 @@ esac
 lat_keys="pattern,value_size,record_bytes,variant,mode,spill_factor,keys,gets,penalty_us,server_memory"
 success_keys="value_size,variant,mode,spill_factor,keys"
 
-for t in "${TRANSPORTS[@]}"; do
+for t in $(main_transports); do
   tl="$(tlabel "$t")"
   for spec in "${hy_jobs[@]}"; do
     IFS=: read -r jname outs args_text <<< "$spec"

@@ -11,7 +11,7 @@
 #   measure NAME WHERE OUTPUTS -- PROGRAM ARGS...   one measurement, run --repeat times (below)
 #   job NAME WHERE -- PROGRAM ARGS...               one job, once (below)
 #   collect NAME ID DEST EXTRA_HEADER EXTRA_VALUES  appends a measurement's rows to $OUT/DEST
-#   prov PES, tlabel T, note TEXT, problem NAME TEXT, part_exit
+#   prov PES, tlabel T, main_transports, note TEXT, problem NAME TEXT, part_exit
 #
 # Every job leaves one JSON line in $OUT/jobs.jsonl (bench/plot.py lists the ones that did not succeed at the
 # top of summary.md):
@@ -55,6 +55,13 @@ part_init() {
   PROV_HDR="pes,cores,cpu_model,oversubscribed,commit"
   START_S=$(date +%s)
   trap part_cut TERM INT HUP
+}
+
+# The transports of an experiment whose result says little about the transport (memory efficiency, the SSD
+# tier, YCSB sweeps): all of --transports in full mode; only the first (shm when both) in tiny and quick modes,
+# which keeps --quick short.
+main_transports() {
+  if [ "$SIZE" = full ]; then echo "${TRANSPORTS[*]}"; else echo "${TRANSPORTS[0]}"; fi
 }
 
 # Provenance values for a job of PES processes (matches $PROV_HDR).

@@ -4,7 +4,8 @@
 #   scripts/bench/ycsb.sh --size tiny|quick|full --transports "shm tcp" --out DIR --build-dir DIR
 #                         --job-timeout S --repeat N [--nice N]        (scripts/bench/lib.sh, part_init)
 #
-# Per transport:
+# Per transport (the paper mixes on every transport; YCSB A-C and the sweeps in tiny and quick modes on the first
+# one only):
 #   mix        YCSB A, B, C and the paper's four mixes (paper-set-only, paper-get-only, paper-get95-set5,
 #              paper-get50-set50), 1 server + 1 client (2 PEs: no oversubscription on 2 cores)
 #              -> ycsb_mixes.csv, and the run phase's latency histograms -> ycsb_latency_pdf.csv (Fig. 9(a))
@@ -207,7 +208,10 @@ for t in "${TRANSPORTS[@]}"; do
   ycsb_scale "$t"
   note "ycsb $t: mixes at $ycsb_rec records / $ycsb_ops ops (A-C: $ycsb_abc_rec / $ycsb_abc_ops), sweeps at $ycsb_sw_rec / $ycsb_sw_ops"
   # Mixes, 1 server + 1 client; their run-phase latency histograms make the PDF plot.
-  for wl in "${ycsb_paper[@]}" "${ycsb_abc[@]}"; do
+  mixes=("${ycsb_paper[@]}")
+  # YCSB A-C in tiny and quick modes on the first transport only (main_transports).
+  case " $(main_transports) " in *" $t "*) mixes+=("${ycsb_abc[@]}") ;; esac
+  for wl in "${mixes[@]}"; do
     recs=$ycsb_rec; ops=$ycsb_ops
     case "$wl" in paper-*) ;; *) recs=$ycsb_abc_rec; ops=$ycsb_abc_ops ;; esac
     name="ycsb_${t}_mix_$wl"
@@ -220,6 +224,7 @@ for t in "${TRANSPORTS[@]}"; do
     fi
   done
   note "ycsb $t: mixes done"
+  case " $(main_transports) " in *" $t "*) ;; *) continue ;; esac
   # Pointer-directory hit ratio vs directory size (Fig. 9(d)).
   for d in "${ycsb_dir_sizes[@]}"; do
     if [ "$d" = 512 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then continue; fi
