@@ -11,8 +11,8 @@
 #   directory  Zipfian 0.99 GETs over preloaded keys (128-byte values), pointer directory of 128, 256, 512, 1024
 #              sets (x SHMEMCACHE_DIRECTORY_WAYS, default 8) -> eviction_directory.csv (paper Fig. 9(d))
 # Server memory: SHMEMCACHE_SERVER_MEMORY_BYTES (default 64M) for the memory runs in full mode (which adds a 256M
-# run); quick and tiny modes use 32M / 16M with 64 KiB slab pages besides the configured ones. The directory runs
-# size the server so that nothing is evicted.
+# run); quick mode writes 2x a 64M server (configured pages) and 3x a 32M one (64 KiB pages), tiny mode 2x 16M.
+# The directory runs size the server so that nothing is evicted.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 part_init eviction "$@"
@@ -27,7 +27,7 @@ case "$SIZE" in
     ev_dir_sizes=128,1024; ev_dir_keys=2000; ev_dir_ops=2000; ev_dir_warm=1000
     ev_dir_keys_tcp=1000; ev_dir_ops_tcp=1000; ev_dir_warm_tcp=500 ;;
   quick)
-    ev_runs=("1 0 32M 3 default" "1 0 32M 3 64K")
+    ev_runs=("1 0 64M 2 default" "1 0 32M 3 64K")
     ev_dir_sizes=128,256,512,1024; ev_dir_keys=5000; ev_dir_ops=10000; ev_dir_warm=5000
     ev_dir_keys_tcp=2000; ev_dir_ops_tcp=2000; ev_dir_warm_tcp=1000 ;;
   full)
