@@ -460,23 +460,21 @@ int RunDirectory(const Options &o, const bench::Job &job, shmemcache_config_t cf
   return rc ? 1 : 0;
 }
 
+int Measure(const Options &o, const bench::Job &job) {
+  if (job.npes - 1 > kMaxClients) {
+    if (job.me == 0) std::fprintf(stderr, "bench_eviction: at most %d clients\n", kMaxClients);
+    return 2;
+  }
+  shmemcache_config_t cfg;
+  if (!bench::LoadConfig(job, &cfg)) return 1;
+  cfg.num_servers = 1;
+  bench::ActiveSetBarrier clients(1, job.npes - 1);
+  return o.experiment == "memory" ? RunMemory(o, job, cfg) : RunDirectory(o, job, cfg, clients);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  bench::Cli cli("bench_eviction", kAbout);
-  o.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PE 0 serves, the others are clients"},
-                         [&](const bench::Job &job) {
-                           if (job.npes - 1 > kMaxClients) {
-                             if (job.me == 0)
-                               std::fprintf(stderr, "bench_eviction: at most %d clients\n", kMaxClients);
-                             return 2;
-                           }
-                           shmemcache_config_t cfg;
-                           if (!bench::LoadConfig(job, &cfg)) return 1;
-                           cfg.num_servers = 1;
-                           bench::ActiveSetBarrier clients(1, job.npes - 1);
-                           return o.experiment == "memory" ? RunMemory(o, job, cfg) : RunDirectory(o, job, cfg, clients);
-                         });
+  return bench::ShmemMain<Options>(argc, argv, "bench_eviction", kAbout, {2, "PE 0 serves, the others are clients"},
+                                   Measure);
 }

@@ -637,9 +637,5 @@ int Measure(const Options& o, const bench::Job& job) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  Options o;
-  bench::Cli cli("bench_hybrid", kAbout);
-  o.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PE 0 serves, PE 1 measures"},
-                         [&](const bench::Job& job) { return Measure(o, job); });
+  return bench::ShmemMain<Options>(argc, argv, "bench_hybrid", kAbout, {2, "PE 0 serves, PE 1 measures"}, Measure);
 }

@@ -648,9 +648,5 @@ int Measure(const Options &opt, const bench::Job &job) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Options opt;
-  bench::Cli cli("bench_latency", kAbout);
-  opt.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PE 0 serves, PE 1 measures"},
-                         [&](const bench::Job &job) { return Measure(opt, job); });
+  return bench::ShmemMain<Options>(argc, argv, "bench_latency", kAbout, {2, "PE 0 serves, PE 1 measures"}, Measure);
 }

@@ -287,9 +287,4 @@ int Measure(const Options &o) {
 
 }  // namespace
 
-int main(int argc, char **argv) {
-  Options o;
-  bench::Cli cli("memcached_baseline", kAbout);
-  o.Declare(&cli);
-  return bench::Run(cli, argc, argv, [&] { return Measure(o); });
-}
+int main(int argc, char **argv) { return bench::Main<Options>(argc, argv, "memcached_baseline", kAbout, Measure); }

@@ -225,9 +225,6 @@ int Measure(const Options &o, const bench::Job &job) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  bench::Cli cli("bench_nonblocking", kAbout);
-  o.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PE 0 serves, PE 1 measures"},
-                         [&](const bench::Job &job) { return Measure(o, job); });
+  return bench::ShmemMain<Options>(argc, argv, "bench_nonblocking", kAbout, {2, "PE 0 serves, PE 1 measures"},
+                                   Measure);
 }

@@ -435,9 +435,4 @@ int Measure(const Options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Options o;
-  bench::Cli cli("bench_spill_io", kAbout);
-  o.Declare(&cli);
-  return bench::Run(cli, argc, argv, [&] { return Measure(o); });
-}
+int main(int argc, char** argv) { return bench::Main<Options>(argc, argv, "bench_spill_io", kAbout, Measure); }

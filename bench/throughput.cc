@@ -204,9 +204,6 @@ int Measure(const Options &o, const bench::Job &job) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  bench::Cli cli("bench_throughput", kAbout);
-  o.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PEs 0..S-1 serve, the others are clients"},
-                         [&](const bench::Job &job) { return Measure(o, job); });
+  return bench::ShmemMain<Options>(argc, argv, "bench_throughput", kAbout,
+                                   {2, "PEs 0..S-1 serve, the others are clients"}, Measure);
 }

@@ -60,6 +60,20 @@ std::string Apply(const Rule<T> &rule, const T &v) {
   return rule ? rule(v) : std::string();
 }
 
+// The parser of a one-value option: `parse` reads the text (false: "VALUE <what>"), `rule` checks the value, and
+// only an accepted value reaches *out.
+template <class T>
+std::function<std::string(const std::string &)> Typed(T *out, bool (*parse)(const std::string &, T *),
+                                                      const char *what, Rule<T> rule) {
+  return [out, parse, what, rule](const std::string &v) {
+    T x{};
+    if (!parse(v, &x)) return std::string(what);
+    std::string why = Apply(rule, x);
+    if (why.empty()) *out = x;
+    return why;
+  };
+}
+
 }  // namespace
 
 Cli::Cli(std::string program, std::string about) : program_(std::move(program)), about_(std::move(about)) {}
@@ -120,52 +134,28 @@ Cli &Cli::Choice(const std::string &name, std::string *out, const std::vector<st
 Cli &Cli::Int(const std::string &name, int *out, const std::string &help, Rule<int> rule) {
   Option &o = Add(name, "N", help);
   o.shown_default = std::to_string(*out);
-  o.parse = [out, rule](const std::string &v) {
-    int x = 0;
-    if (!ParseInt(v, &x)) return std::string("is not a whole number");
-    std::string why = Apply(rule, x);
-    if (why.empty()) *out = x;
-    return why;
-  };
+  o.parse = Typed(out, ParseInt, "is not a whole number", rule);
   return *this;
 }
 
 Cli &Cli::Count(const std::string &name, size_t *out, const std::string &help, Rule<size_t> rule) {
   Option &o = Add(name, "N", help);
   o.shown_default = std::to_string(*out);
-  o.parse = [out, rule](const std::string &v) {
-    size_t x = 0;
-    if (!parse_size(v, &x)) return std::string("is not a count (digits, optionally with K/M/G)");
-    std::string why = Apply(rule, x);
-    if (why.empty()) *out = x;
-    return why;
-  };
+  o.parse = Typed(out, parse_size, "is not a count (digits, optionally with K/M/G)", rule);
   return *this;
 }
 
 Cli &Cli::Size(const std::string &name, size_t *out, const std::string &help, Rule<size_t> rule) {
   Option &o = Add(name, "SIZE", help);
   o.shown_default = format_size(*out);
-  o.parse = [out, rule](const std::string &v) {
-    size_t x = 0;
-    if (!parse_size(v, &x)) return std::string("is not a size (bytes, optionally with K/M/G)");
-    std::string why = Apply(rule, x);
-    if (why.empty()) *out = x;
-    return why;
-  };
+  o.parse = Typed(out, parse_size, "is not a size (bytes, optionally with K/M/G)", rule);
   return *this;
 }
 
 Cli &Cli::Real(const std::string &name, double *out, const std::string &help, Rule<double> rule) {
   Option &o = Add(name, "X", help);
   o.shown_default = Number(*out);
-  o.parse = [out, rule](const std::string &v) {
-    double x = 0;
-    if (!ParseReal(v, &x)) return std::string("is not a number");
-    std::string why = Apply(rule, x);
-    if (why.empty()) *out = x;
-    return why;
-  };
+  o.parse = Typed(out, ParseReal, "is not a number", rule);
   return *this;
 }
 

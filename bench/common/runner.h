@@ -2,13 +2,12 @@
 // options end the program outside oshrun too, before any SHMEM call), stdout and stderr are line-buffered (a job
 // killed by its time limit keeps every line it printed: its log says how far it got), then the body runs.
 //
+//   struct Options { fields with their defaults; void Declare(bench::Cli *cli) { cli->Size(...); ... } };
+//   int Measure(const Options &o);                                     // or (const Options &, const bench::Job &)
 //   int main(int argc, char **argv) {
-//     Options o;
-//     bench::Cli cli("bench_x", kAbout);
-//     Declare(&cli, &o);
-//     return bench::Run(cli, argc, argv, [&] { return Measure(o); });          // no SHMEM
-//     return bench::RunShmem(cli, argc, argv, {2, "PE 0 serves, PE 1 measures"},  // an oshrun job
-//                            [&](const bench::Job &job) { return Measure(o, job); });
+//     return bench::Main<Options>(argc, argv, "bench_x", kAbout, Measure);                  // no SHMEM
+//     return bench::ShmemMain<Options>(argc, argv, "bench_x", kAbout, {2, "PE 0 serves, PE 1 measures"},
+//                                      Measure);                                           // an oshrun job
 //   }
 #ifndef SHMEMCACHE_BENCH_RUNNER_H_
 #define SHMEMCACHE_BENCH_RUNNER_H_
@@ -21,6 +20,16 @@ namespace bench {
 
 // Exit status: body's; 0 after --help; 2 for a bad command line; 1 when body throws (its text is printed).
 int Run(Cli &cli, int argc, char **argv, const std::function<int()> &body);
+
+// A whole main: Options holds the defaults and declares them (Options::Declare(Cli *)); measure runs with the
+// parsed options.
+template <class Options>
+int Main(int argc, char **argv, const char *program, const char *about, int (*measure)(const Options &)) {
+  Options o;
+  Cli cli(program, about);
+  o.Declare(&cli);
+  return Run(cli, argc, argv, [&] { return measure(o); });
+}
 
 }  // namespace bench
 

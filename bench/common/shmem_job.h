@@ -25,6 +25,16 @@ struct JobShape {
 // bench::Run (runner.h), then shmem_init, the PE-count check, body(job), shmem_finalize.
 int RunShmem(Cli &cli, int argc, char **argv, JobShape shape, const std::function<int(const Job &)> &body);
 
+// A whole main of an oshrun job, like bench::Main (runner.h): measure runs in the job with the parsed options.
+template <class Options>
+int ShmemMain(int argc, char **argv, const char *program, const char *about, JobShape shape,
+              int (*measure)(const Options &, const Job &)) {
+  Options o;
+  Cli cli(program, about);
+  o.Declare(&cli);
+  return RunShmem(cli, argc, argv, shape, [&](const Job &job) { return measure(o, job); });
+}
+
 // The configuration from the defaults and the SHMEMCACHE_* environment; false (PE 0 says why) if it does not
 // parse. Every PE must pass the same configuration to Session (shmemcache_init checks it).
 bool LoadConfig(const Job &job, shmemcache_config_t *cfg);

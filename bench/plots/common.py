@@ -76,6 +76,14 @@ def tfile(t):
 LATENCY_AXIS = "latency (us): line p50, band up to p99"
 
 
+def save(plt, fig, out, name, dpi=90):
+    """Lays out, writes out/name and closes the figure; returns name (for the list of PNGs written)."""
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, name), dpi=dpi)
+    plt.close(fig)
+    return name
+
+
 def _errorbars(ax, xs, ys, rows, key, color):
     lo = [fnum(r, key + "_min") for r in rows]
     hi = [fnum(r, key + "_max") for r in rows]

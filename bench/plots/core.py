@@ -11,9 +11,7 @@ and the summary section: the issue's headline ratios, pass/miss and by how much,
 runs (more PEs / processes than cores) are drawn with open markers and flagged in the tables.
 Called by bench/plot.py: has_results(out), plot(out, plt) -> (PNG names, summary.md lines); plt may be None.
 """
-import os
-
-from common import (LATENCY_AXIS, find, fmt, fnum, latency_series, read_in, size_label, spread, tfile, tname,
+from common import (LATENCY_AXIS, find, fmt, fnum, latency_series, read_in, save, size_label, spread, tfile, tname,
                     value_series)
 
 FILES = ("latency.csv", "memcached_latency.csv", "throughput_clients.csv", "memcached_throughput.csv",
@@ -71,11 +69,7 @@ def plot_latency(plt, out, lat, mc_lat):
             if op in ("get", "set"):
                 ax.legend(fontsize=7)
         fig.suptitle("Latency by value size, 1 server + 1 client, %s (p50; band up to p99)" % tname(t))
-        fig.tight_layout()
-        name = "latency_%s.png" % tfile(t)
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "latency_%s.png" % tfile(t)))
     return made
 
 
@@ -112,11 +106,7 @@ def plot_throughput(plt, out, tp, mc_tp, xkey, name_prefix, title):
             ax.legend(fontsize=7)
         fig.suptitle("%s, %s (open markers: oversubscribed, PEs > cores; bars: spread over repeats)"
                      % (title, tname(t)))
-        fig.tight_layout()
-        name = "%s_%s.png" % (name_prefix, tfile(t))
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "%s_%s.png" % (name_prefix, tfile(t))))
     return made
 
 

@@ -5,9 +5,7 @@ Reads eviction_memory.csv, eviction_series.csv and eviction_directory.csv (bench
   eviction_directory_<transport>.png  pointer-directory hit ratio vs directory size (Zipfian 0.99 GETs)
 Called by bench/plot.py: has_results(out), plot(out, plt, info) -> (PNG names, summary.md lines); plt may be None.
 """
-import os
-
-from common import fnum as _f, read_in as _read, spread as _spread, tfile as _tfile, value_series
+from common import fnum as _f, read_in as _read, save, spread as _spread, tfile as _tfile, value_series
 
 GOAL = 0.75
 
@@ -54,11 +52,7 @@ def _plot_memory(out, plt, series):
         ax.set_title("Memory efficiency under a mixed-size write load (%s)" % t)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-        name = "eviction_memory_%s.png" % _tfile(t)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "eviction_memory_%s.png" % _tfile(t), dpi=110))
     return made
 
 
@@ -77,11 +71,7 @@ def _plot_directory(out, plt, rows):
         ax.set_ylabel("directory hit ratio")
         ax.set_title("Pointer directory, Zipfian %s GETs (%s)" % (rows[0].get("zipf", "?"), t))
         ax.grid(True, alpha=0.3)
-        name = "eviction_directory_%s.png" % _tfile(t)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "eviction_directory_%s.png" % _tfile(t), dpi=110))
     return made
 
 

@@ -6,7 +6,7 @@ lines). Latency: p50 lines with a band up to the p99 (common.latency_series).
 """
 import os
 
-from common import (LATENCY_AXIS, find as _find, fmt as _fmt, fnum as _f, latency_series, read_in as _read,
+from common import (LATENCY_AXIS, save, find as _find, fmt as _fmt, fnum as _f, latency_series, read_in as _read,
                     size_label as _size, spread as _spread, value_series)
 
 GOAL_FLASH_VS_PREAD = 1.5
@@ -44,11 +44,7 @@ def _plot_latency(out, plt, hy):
                 ax.legend(fontsize=7)
             fig.suptitle("SSD tier (issue 5): GET latency, %s, %s mode, spill dir on %s"
                          % (t, mode, rows[0].get("fs_type", "?")))
-            fig.tight_layout()
-            name = "hybrid_latency_%s_%s.png" % (t.replace("+", "_"), mode)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "hybrid_latency_%s_%s.png" % (t.replace("+", "_"), mode)))
     return made
 
 
@@ -67,10 +63,7 @@ def _plot_success(out, plt, su):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title("Success rate vs spill factor (OHB hybrid)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "hybrid_success.png"), dpi=90)
-    plt.close(fig)
-    return ["hybrid_success.png"]
+    return [save(plt, fig, out, "hybrid_success.png")]
 
 
 def _plot_io(out, plt, io):
@@ -92,10 +85,7 @@ def _plot_io(out, plt, io):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("Adaptive I/O: random reads, pread vs memcpy from mmap")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "spill_io.png"), dpi=90)
-    plt.close(fig)
-    return ["spill_io.png"]
+    return [save(plt, fig, out, "spill_io.png")]
 
 
 def _summary(hy, su, io, xo):

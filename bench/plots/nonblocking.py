@@ -5,9 +5,7 @@ Reads nonblocking.csv (bench/nonblocking.cc) and writes
                         windows (p50 line, band up to the p99)
 Called by bench/plot.py: has_results(out), plot(out, plt, info) -> (PNG names, summary lines).
 """
-import os
-
-from common import LATENCY_AXIS, fmt, fnum, latency_series, read_in, size_label, spread, tfile, tname
+from common import LATENCY_AXIS, fmt, fnum, latency_series, read_in, save, size_label, spread, tfile, tname
 
 FILE = "nonblocking.csv"
 
@@ -35,11 +33,7 @@ def _plots(out, plt, rows):
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=8)
         fig.suptitle("Non-blocking API, 1 server + 1 client, %s" % tname(t))
-        fig.tight_layout()
-        name = "nonblocking_%s.png" % tfile(t)
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "nonblocking_%s.png" % tfile(t)))
     return made
 
 

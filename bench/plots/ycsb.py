@@ -12,7 +12,7 @@ PDF pools the runs' histograms and the other plots show the spread over runs as 
 import os
 
 from common import fmt as _fmt, fnum as _f, read_in as _read, spread as _spread, tfile as _tfile, tname as _tname
-from common import value_series
+from common import save, value_series
 
 FILES = ("ycsb_mixes.csv", "ycsb_scaling.csv", "ycsb_directory.csv", "ycsb_latency_pdf.csv")
 PAPER = ("paper-set-only", "paper-get-only", "paper-get95-set5", "paper-get50-set50")
@@ -70,10 +70,7 @@ def _scaling_plot(plt, out, rows, t, exp, xkey, title, fname):
         title, _tname(t), r0.get("recordcount"), r0.get("operationcount")), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, fname), dpi=90)
-    plt.close(fig)
-    return fname
+    return save(plt, fig, out, fname)
 
 
 def _plots(plt, out, mixes, scaling, directory, pdf):
@@ -103,11 +100,7 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
             for ax in [a for rr in axes for a in rr][len(wls):]:
                 ax.axis("off")
             fig.suptitle("Latency PDF, run phase, 1 server + 1 client, %s (last bucket: >= cap)" % _tname(t))
-            fig.tight_layout()
-            name = "ycsb_latency_pdf_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_latency_pdf_%s.png" % _tfile(t)))
         # Fig. 9(b), 9(c).
         for exp, xkey, title in (("clients", "clients", "Throughput vs clients, 1 server"),
                                  ("servers", "servers", "Throughput vs servers, 8 clients")):
@@ -132,11 +125,7 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
                          % (rs[0]["workload"], _tname(t), rs[0]["recordcount"], rs[0]["operationcount"]), fontsize=9)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
-            fig.tight_layout()
-            name = "ycsb_directory_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_directory_%s.png" % _tfile(t)))
         # Per-mix throughput and p99.
         rs = sorted((r for r in mixes if r["transport"] == t), key=lambda r: _order(r["workload"]))
         if rs:
@@ -160,11 +149,7 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
                 a.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
                 a.grid(True, axis="y", alpha=0.3)
             fig.suptitle("YCSB mixes, 1 server + 1 client, %s" % _tname(t))
-            fig.tight_layout()
-            name = "ycsb_mixes_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_mixes_%s.png" % _tfile(t)))
     return made
 
 

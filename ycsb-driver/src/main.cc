@@ -503,8 +503,9 @@ int Report(const Options &o, const Settings &st, const shmemcache_config_t &cc, 
   return rc;
 }
 
-int Drive(Options o, const bench::Job &job) {
+int Drive(const Options &options, const bench::Job &job) {
   const int me = job.me, npes = job.npes;
+  Options o = options;  // LoadSettings settles -load / -t
   SymScratch scratch;
   Sym &sym = scratch.sym;
 
@@ -557,9 +558,6 @@ int Drive(Options o, const bench::Job &job) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  Options o;
-  bench::Cli cli("shmemcache_ycsb", kAbout);
-  o.Declare(&cli);
-  return bench::RunShmem(cli, argc, argv, {2, "PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve, the others are clients"},
-                         [&](const bench::Job &job) { return Drive(o, job); });
+  return bench::ShmemMain<Options>(argc, argv, "shmemcache_ycsb", kAbout,
+                                   {2, "PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve, the others are clients"}, Drive);
 }
