@@ -5,7 +5,7 @@ Reads ycsb_mixes.csv, ycsb_scaling.csv, ycsb_directory.csv and ycsb_latency_pdf.
   ycsb_clients_<t>.png      ops/s vs client count, 1 server, the four paper mixes (Fig. 9(b))
   ycsb_servers_<t>.png      ops/s vs server count, 8 clients, the four paper mixes (Fig. 9(c))
   ycsb_directory_<t>.png    pointer-directory hit ratio (and Direct share) vs directory size (Fig. 9(d))
-  ycsb_mixes_<t>.png        ops/s and latency (p50 bar, shaded up to the p99) per workload
+  ycsb_mixes_<t>.png        ops/s and latency (p50 mark, light bar up to the p99) per workload
 Called by bench/plot.py: has_results(out), plot(out, plt, info) -> (PNG names, summary lines). With --repeat, the
 PDF pools the runs' histograms and the other plots show the spread over runs as error bars.
 """
@@ -138,10 +138,12 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
                                                        [_f(r, "ops_per_s_max") - o for o, r in zip(ops, rs)]],
                             fmt="none", ecolor="black", capsize=3)
             a1.set_ylabel("ops/s (run phase)")
-            p50 = [_f(r, "p50_us", 0) for r in rs]
-            a2.bar(range(len(rs)), p50, color="tab:orange", label="p50")
-            a2.bar(range(len(rs)), [max(_f(r, "p99_us", 0) - q, 0) for r, q in zip(rs, p50)], bottom=p50,
-                   color="tab:orange", alpha=0.25, label="up to p99")
+            # The p50 as a heavy mark, the band up to the p99 as a light bar behind it.
+            a2.bar(range(len(rs)), [_f(r, "p99_us", 0) for r in rs], color="tab:orange", alpha=0.25,
+                   label="band up to p99")
+            a2.scatter(range(len(rs)), [_f(r, "p50_us", 0) for r in rs], marker="_", s=500, linewidths=3,
+                       color="tab:red", zorder=3, label="p50")
+            a2.set_yscale("log")
             a2.set_ylabel("latency, all ops (us, 1-us buckets)")
             a2.legend(fontsize=8)
             for a in (a1, a2):
