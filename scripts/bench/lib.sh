@@ -8,8 +8,8 @@
 #       --repeat N  [--nice N]
 #     and sets PART SIZE TRANSPORTS(array) OUT LOGS BUILD_DIR BIN JOB_TIMEOUT REPEAT NICE(array) COMMIT CORES
 #     CPU_MODEL PROV_HDR. A TERM, INT or HUP stops the running job, records it as cut and ends the part (143).
-#   measure NAME WHERE OUTPUTS -- PROGRAM ARGS...   one measurement, run --repeat times (below)
-#   job NAME WHERE -- PROGRAM ARGS...               one job, once (below)
+#   measure NAME WHERE OUTPUTS -- [VAR=VALUE ...] PROGRAM ARGS...   one measurement, run --repeat times (below)
+#   job NAME WHERE -- [VAR=VALUE ...] PROGRAM ARGS...               one job, once (below)
 #   collect NAME ID DEST EXTRA_HEADER EXTRA_VALUES  appends a measurement's rows to $OUT/DEST
 #   prov PES, tlabel T, main_transports, note TEXT, problem NAME TEXT, part_exit
 #
