@@ -71,7 +71,8 @@ typedef struct {
   size_t spill_bytes;           /* SSD tier capacity per server; default 1 GiB */
   double slab_growth_factor;    /* ratio between consecutive slab classes; default 1.25 */
   size_t slab_page_bytes;       /* memory is handed to slab classes in pages of this size; default 1 MiB
-                                   (raised to the largest block when that is bigger) */
+                                   (at most server_memory_bytes / 256, at least 4 KiB; a block larger than a
+                                   page takes a slab of several contiguous pages) */
   int private_context;          /* 1 = the library's own SHMEM context (its quiet never waits on the
                                    application's traffic); 0 = share SHMEM_CTX_DEFAULT; -1 = auto (default):
                                    own context unless UCX_TLS names tcp, where OpenMPI 4.1.4 hangs in

@@ -51,3 +51,8 @@ foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})
 endforeach()
+
+# Eviction must not empty the cache (issue 12): 8 MiB of server memory, 10 k keys of 32 B-4 KiB; the server
+# holds at least half its memory in payload and the hit ratio is one its capacity allows.
+shmemcache_pe_test(small_memory_np4 pe_small_memory 4)
+shmemcache_pe_test(small_memory_np4_tcp pe_small_memory 4 TCP ARGS 10000)
