@@ -192,9 +192,12 @@ typedef struct {
   uint64_t spill_bytes_written; /* SSD tier: bytes written to segments */
   uint64_t spill_reclaimed_segments; /* SSD tier: oldest segments dropped whole to make room */
   uint64_t spill_checksum_failures;  /* SSD tier: records that failed verification (answered NOT_FOUND) */
-  uint64_t spill_io_errors;     /* SSD tier: failed or short reads and writes (answered NOT_FOUND) */
+  uint64_t spill_io_errors;     /* SSD tier: failed or short reads and writes (a read, or a write that could
+                                   not be retried, is answered NOT_FOUND) */
   uint64_t spill_async_reads;   /* SSD tier: reads done by the I/O thread while the server went on serving */
   uint64_t spill_mmap_reads;    /* SSD tier: reads through a mapping (small records) rather than pread */
+  uint64_t spill_enospc_recoveries; /* SSD tier: writes that succeeded again after the disk was full (ENOSPC):
+                                       retried after dropping the oldest segment, or once space came back */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last
