@@ -60,3 +60,17 @@ endforeach()
 # holds at least half its memory in payload and the hit ratio is one its capacity allows.
 shmemcache_pe_test(small_memory_np4 pe_small_memory 4)
 shmemcache_pe_test(small_memory_np4_tcp pe_small_memory 4 TCP ARGS 10000)
+
+# The same programs built with ASan + UBSan (CMakeLists.txt above): both transports, two servers, Direct
+# operations under contention, the non-blocking API, eviction, the SSD tier with its I/O thread, bad input.
+shmemcache_pe_sanitize_test(roundtrip_np4 pe_roundtrip 4 ARGS 10000)
+shmemcache_pe_sanitize_test(roundtrip_np4_2servers_tcp pe_roundtrip 4 TCP ARGS 5000 ${two_servers})
+shmemcache_pe_sanitize_test(bad_input_np3 pe_bad_input 3)
+shmemcache_pe_sanitize_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
+shmemcache_pe_sanitize_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
+shmemcache_pe_sanitize_test(eviction_np3 pe_eviction 3)
+shmemcache_pe_sanitize_test(small_memory_np4 pe_small_memory 4)
+shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize
+                            ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
+                            ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
