@@ -16,7 +16,7 @@
 // class without a page, eviction had to empty a whole page of a global recency order, and the cache collapsed
 // to a handful of pairs. Now a page does not depend on the largest block: a block that fits a page lives in a
 // one-page slab, and a larger block in a slab of the fewest contiguous pages that hold it with at most
-// 1/kMaxTailWaste of the slab unused at its end (a 1 MiB block in 17 pages of 64 KiB).
+// 1/kMaxTailWaste of the slab unused at its end (a 16 MiB arena: 1 MiB blocks in slabs of 17 pages of 64 KiB).
 //
 // Invariants: for every slab, carved == free + in use and in use > 0 (an empty slab is back in the pool);
 // every page is either free or belongs to exactly one slab, whose pages are contiguous and all name its first
