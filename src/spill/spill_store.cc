@@ -258,11 +258,11 @@ bool SpillStore::MapSegment(Segment* s) {
   return true;
 }
 
-void SpillStore::LogOnce(unsigned kind, const std::string& text) {
+void SpillStore::LogOnce(unsigned kind, const std::string& text, const char* consequence) {
   if (logged_ & kind) return;
   logged_ |= kind;
-  std::fprintf(stderr, "shmemcache: spill tier (%s): %s; the pair(s) are dropped (further errors of this kind are "
-               "only counted)\n", options_.file_prefix.c_str(), text.c_str());
+  std::fprintf(stderr, "shmemcache: spill tier (%s): %s; %s (further errors of this kind are only counted)\n",
+               options_.file_prefix.c_str(), text.c_str(), consequence);
 }
 
 bool SpillStore::Vanished(const Segment& s, struct stat* st) {
@@ -374,9 +374,10 @@ bool SpillStore::RetryAfterEnospc(WriteJob* job) {
   if (segments_.empty() || segments_.front().id >= job->segment || Live(job->segment) == nullptr) return false;
   ReclaimOldest();
   segment_limit_ = std::max<size_t>(1, std::min(segment_limit_, segments_.size()));
-  LogOnce(kLogEnospcReclaim, "the disk is full (ENOSPC writing '" + PathOf(job->segment) +
-                                 "'): the oldest segment was dropped and the write retried; the tier keeps at most " +
-                                 std::to_string(segment_limit_) + " segments until the disk has room again");
+  LogOnce(kLogEnospcReclaim,
+          "the disk is full (ENOSPC writing '" + PathOf(job->segment) + "'): the tier keeps at most " +
+              std::to_string(segment_limit_) + " segments until the disk has room again",
+          "the oldest segment is dropped and the write retried");
   std::unique_ptr<WriteJob> retry(new WriteJob);
   retry->file = job->file;
   retry->segment = job->segment;

@@ -218,7 +218,7 @@ class SpillStore {
   bool RetryAfterEnospc(WriteJob* job);
   void DropBuffer();
   void MaybeSweep();
-  void LogOnce(unsigned kind, const std::string& text);
+  void LogOnce(unsigned kind, const std::string& text, const char* consequence = "the pair(s) are dropped");
   // The segment's file was deleted (or its fd is gone); *st (optional) receives its fstat.
   bool Vanished(const Segment& s, struct stat* st = nullptr);
 

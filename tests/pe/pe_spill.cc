@@ -7,8 +7,9 @@
 // With a fault (SHMEMCACHE_TEST_SPILL_FAULT=enospc|eio_write|eio_read|short_read|corrupt|delete_file, set by the
 // test launcher), the run checks instead that the server stays up, nothing wrong is ever returned, and the pairs
 // the fault did not touch are intact (success rate above 50%).
-// With the argument full_disk (spill_dir on a file system smaller than spill_bytes, see tests.cmake), the
-// clients write 4x the server's memory: the tier fills the disk, must reclaim and retry on ENOSPC (counted in
+// With the argument full_disk (spill_dir on a file system smaller than spill_bytes, see tests.cmake; run with one
+// client: with several, one that runs ahead has its keys evicted long before the others'), the clients write 4x
+// the server's memory: the tier fills the disk, must reclaim and retry on ENOSPC (counted in
 // spill_enospc_recoveries), and keep the most recently evicted pairs readable; nothing wrong is ever returned.
 // Args: spill_dir [full_disk]
 #include <shmem.h>

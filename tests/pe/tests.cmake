@@ -48,8 +48,9 @@ shmemcache_pe_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_
 shmemcache_pe_test(spill_async_np3_tcp pe_spill_async 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-tcp
                    ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
 # A real full disk: spill_dir on a 28 MiB tmpfs (in a private mount namespace; skipped where it cannot be
-# made), spill_bytes 256 MiB, 4x the server's memory written: ENOSPC, reclaim, retry.
-shmemcache_pe_test(spill_full_disk_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-full-disk full_disk
+# made), spill_bytes 256 MiB, 4x the server's memory written: ENOSPC, reclaim, retry. One client, so that its
+# write order is the eviction order the check relies on.
+shmemcache_pe_test(spill_full_disk_np2 pe_spill 2 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-full-disk full_disk
                    PREFIX ${CMAKE_CURRENT_SOURCE_DIR}/with_small_tmpfs.sh 28m ${CMAKE_CURRENT_BINARY_DIR}/spill-full-disk)
 foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
