@@ -71,7 +71,8 @@ typedef struct {
   size_t spill_bytes;           /* SSD tier capacity per server; default 1 GiB */
   double slab_growth_factor;    /* ratio between consecutive slab classes; default 1.25 */
   size_t slab_page_bytes;       /* memory is handed to slab classes in pages of this size; default 1 MiB
-                                   (raised to the largest block when that is bigger) */
+                                   (at most server_memory_bytes / 256, at least 4 KiB; a block larger than a
+                                   page takes a slab of several contiguous pages) */
   int private_context;          /* 1 = the library's own SHMEM context (its quiet never waits on the
                                    application's traffic); 0 = share SHMEM_CTX_DEFAULT; -1 = auto (default):
                                    own context unless UCX would carry some of its traffic over tcp on some PE
@@ -192,9 +193,12 @@ typedef struct {
   uint64_t spill_bytes_written; /* SSD tier: bytes written to segments */
   uint64_t spill_reclaimed_segments; /* SSD tier: oldest segments dropped whole to make room */
   uint64_t spill_checksum_failures;  /* SSD tier: records that failed verification (answered NOT_FOUND) */
-  uint64_t spill_io_errors;     /* SSD tier: failed or short reads and writes (answered NOT_FOUND) */
+  uint64_t spill_io_errors;     /* SSD tier: failed or short reads and writes (a read, or a write that could
+                                   not be retried, is answered NOT_FOUND) */
   uint64_t spill_async_reads;   /* SSD tier: reads done by the I/O thread while the server went on serving */
   uint64_t spill_mmap_reads;    /* SSD tier: reads through a mapping (small records) rather than pread */
+  uint64_t spill_enospc_recoveries; /* SSD tier: writes that succeeded again after the disk was full (ENOSPC):
+                                       retried after dropping the oldest segment, or once space came back */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

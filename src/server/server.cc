@@ -194,6 +194,7 @@ void Server::UpdateStoreStats() {
     stats_->spill_io_errors = sp.io_errors;
     stats_->spill_async_reads = sp.async_reads;
     stats_->spill_mmap_reads = sp.mmap_reads;
+    stats_->spill_enospc_recoveries = sp.enospc_recoveries;
   }
   stats_->messages_sent = conduit_.stats().messages_sent;
   stats_->messages_received = conduit_.stats().messages_received;

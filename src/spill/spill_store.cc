@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -176,6 +178,7 @@ Status SpillStore::Open(const SpillOptions& options, std::unique_ptr<SpillStore>
   std::unique_ptr<SpillStore> store(new SpillStore(o));
   store->max_segments_ = o.capacity_bytes / o.segment_bytes;
   if (store->max_segments_ == 0) store->max_segments_ = 1;
+  store->segment_limit_ = store->max_segments_;
   store->buffer_.reserve(o.write_buffer_bytes);
   std::string create_error;
   if (!store->CreateSegment(&create_error)) {
@@ -255,11 +258,11 @@ bool SpillStore::MapSegment(Segment* s) {
   return true;
 }
 
-void SpillStore::LogOnce(unsigned kind, const std::string& text) {
+void SpillStore::LogOnce(unsigned kind, const std::string& text, const char* consequence) {
   if (logged_ & kind) return;
   logged_ |= kind;
-  std::fprintf(stderr, "shmemcache: spill tier (%s): %s; the pair(s) are dropped (further errors of this kind are "
-               "only counted)\n", options_.file_prefix.c_str(), text.c_str());
+  std::fprintf(stderr, "shmemcache: spill tier (%s): %s; %s (further errors of this kind are only counted)\n",
+               options_.file_prefix.c_str(), text.c_str(), consequence);
 }
 
 bool SpillStore::Vanished(const Segment& s, struct stat* st) {
@@ -329,13 +332,13 @@ bool SpillStore::RollSegment() {
     if (!back.dead && Vanished(back)) MarkDead(&back);
   }
   sealed_back_ = true;
-  while (!segments_.empty() && segments_.size() >= max_segments_) {
-    Segment& front = segments_.front();
-    if (!front.dead) ++stats_.reclaimed_segments;
-    stale_ += front.live;
-    unlink(PathOf(front.id).c_str());  // jobs in flight on it keep the file open until they finish
-    segments_.pop_front();
+  // After a full disk the tier keeps fewer segments; it takes one more back whenever the file system has room
+  // for it and one segment to spare.
+  if (segment_limit_ < max_segments_ && segments_.size() >= segment_limit_ &&
+      FreeDiskBytes() >= 2 * uint64_t{options_.segment_bytes}) {
+    ++segment_limit_;
   }
+  while (!segments_.empty() && segments_.size() >= segment_limit_) ReclaimOldest();
   std::string error;
   if (!CreateSegment(&error)) {
     ++stats_.io_errors;
@@ -348,6 +351,41 @@ bool SpillStore::RollSegment() {
   segments_.back().live += carried.size();
   buffered_hashes_.swap(carried);
   MaybeSweep();
+  return true;
+}
+
+void SpillStore::ReclaimOldest() {
+  Segment& front = segments_.front();
+  if (!front.dead) ++stats_.reclaimed_segments;
+  stale_ += front.live;
+  unlink(PathOf(front.id).c_str());  // jobs in flight on it keep the file open until they finish
+  segments_.pop_front();
+}
+
+uint64_t SpillStore::FreeDiskBytes() const {
+  struct statvfs fs;
+  if (statvfs(options_.dir.c_str(), &fs) != 0) return 0;
+  return uint64_t{fs.f_bavail} * fs.f_frsize;
+}
+
+bool SpillStore::RetryAfterEnospc(WriteJob* job) {
+  // Only a segment older than the batch's own may go: the batch's records must keep their place.
+  while (!segments_.empty() && segments_.front().dead && segments_.front().id < job->segment) ReclaimOldest();
+  if (segments_.empty() || segments_.front().id >= job->segment || Live(job->segment) == nullptr) return false;
+  ReclaimOldest();
+  segment_limit_ = std::max<size_t>(1, std::min(segment_limit_, segments_.size()));
+  LogOnce(kLogEnospcReclaim,
+          "the disk is full (ENOSPC writing '" + PathOf(job->segment) + "'): the tier keeps at most " +
+              std::to_string(segment_limit_) + " segments until the disk has room again",
+          "the oldest segment is dropped and the write retried");
+  std::unique_ptr<WriteJob> retry(new WriteJob);
+  retry->file = job->file;
+  retry->segment = job->segment;
+  retry->base = job->base;
+  retry->data.swap(job->data);
+  retry->hashes.swap(job->hashes);
+  writes_in_flight_.push_back(retry.get());
+  io_.Submit(std::move(retry));
   return true;
 }
 
@@ -413,9 +451,17 @@ void SpillStore::FinishWrite(WriteJob* job) {
   }
   if (job->err == 0) {
     stats_.spill_bytes_written += job->data.size();
+    if (disk_full_) {  // the first write since a full disk went through
+      disk_full_ = false;
+      ++stats_.enospc_recoveries;
+    }
     return;
   }
   ++stats_.io_errors;
+  if (job->err == ENOSPC) {
+    disk_full_ = true;
+    if (RetryAfterEnospc(job)) return;
+  }
   LogOnce(job->err == ENOSPC ? kLogEnospc : kLogWriteError,
           "write of " + std::to_string(job->data.size()) + " bytes to '" + PathOf(job->segment) +
               "' failed: " + Errno(job->err));
@@ -427,10 +473,14 @@ void SpillStore::FinishWrite(WriteJob* job) {
 
 void SpillStore::Flush() {
   SubmitBuffer();
-  io_.WaitIdle();
-  std::vector<SpillRead> reads;
-  Poll(&reads);
-  for (SpillRead& r : reads) ready_reads_.push_back(std::move(r));
+  // A write retried after ENOSPC is submitted while its failure is taken in: wait for it too (each retry
+  // reclaims a segment first, so this ends).
+  do {
+    io_.WaitIdle();
+    std::vector<SpillRead> reads;
+    Poll(&reads);
+    for (SpillRead& r : reads) ready_reads_.push_back(std::move(r));
+  } while (!writes_in_flight_.empty());
 }
 
 void SpillStore::Put(const void* key, size_t key_len, const void* value, size_t value_len) {

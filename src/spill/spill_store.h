@@ -29,6 +29,12 @@
 // back) are counted, logged once per kind on stderr, and degrade to "the pair is gone": a failed write drops the
 // pairs of that batch, a failed read drops that pair's entry, a vanished file (detected by fstat st_nlink == 0)
 // drops its segment; the store stays usable.
+// A full disk (issue 12): capacity_bytes is what the tier may use, not what the file system has. A write that
+// fails with ENOSPC drops the oldest segment (older than the batch's own) and is retried at the same place, one
+// segment at a time; the tier then keeps at most as many segments as it holds after reclaiming, so it stops
+// filling the disk. With nothing older left, the batch is dropped and later batches are still tried. Once the
+// file system has room again (statvfs at each segment roll: a segment and one to spare) the tier grows a segment
+// at a time back to capacity_bytes. stats().enospc_recoveries counts writes that succeeded after a full disk.
 //
 // Asynchronous I/O (issue 5 item 5): one I/O thread (IoWorker) does the disk work, so the server thread keeps
 // serving while the disk works. A full write buffer is handed to the worker as one batch (pwrite) and its
@@ -98,9 +104,11 @@ struct SpillStats {
   // index_entries / index_bytes: live index entries now and the RAM they cost (estimate, see above).
   // async_reads: reads done by the I/O thread; inline_reads: reads copied from a resident mapping on the caller's
   // thread; mmap_reads: reads (either kind) that went through a mapping rather than pread.
+  // io_errors counts every failed read or write (a write retried after ENOSPC included); enospc_recoveries: times
+  // a write succeeded again after a full disk (retried after reclaiming, or once space came back).
   uint64_t spilled_items = 0, spill_reads = 0, spill_hits = 0, spill_bytes_written = 0, reclaimed_segments = 0,
            checksum_failures = 0, io_errors = 0, index_entries = 0, index_bytes = 0, async_reads = 0,
-           inline_reads = 0, mmap_reads = 0;
+           inline_reads = 0, mmap_reads = 0, enospc_recoveries = 0;
 };
 
 enum class SpillFault { kNone, kEnospc, kEio, kShortRead, kCorruptRecord, kDeleteFile };
@@ -174,6 +182,7 @@ class SpillStore {
   enum LogKind : unsigned {
     kLogEnospc = 1u << 0, kLogWriteError = 1u << 1, kLogReadError = 1u << 2, kLogShortRead = 1u << 3,
     kLogChecksum = 1u << 4, kLogVanished = 1u << 5, kLogCreate = 1u << 6, kLogTooLarge = 1u << 7,
+    kLogEnospcReclaim = 1u << 8,
   };
 
   explicit SpillStore(const SpillOptions& options);
@@ -202,14 +211,21 @@ class SpillStore {
   // (the buffered pairs are then dropped).
   bool RollSegment();
   bool CreateSegment(std::string* error);
+  void ReclaimOldest();  // unlinks the oldest segment; its pairs are gone (their entries go stale)
+  uint64_t FreeDiskBytes() const;  // what the file system under dir has left for us (0 if unknown)
+  // A write of the batch failed with ENOSPC: drops the oldest segment older than the batch's and resubmits the
+  // batch to the same place. False (nothing was older) when the batch must be dropped.
+  bool RetryAfterEnospc(WriteJob* job);
   void DropBuffer();
   void MaybeSweep();
-  void LogOnce(unsigned kind, const std::string& text);
+  void LogOnce(unsigned kind, const std::string& text, const char* consequence = "the pair(s) are dropped");
   // The segment's file was deleted (or its fd is gone); *st (optional) receives its fstat.
   bool Vanished(const Segment& s, struct stat* st = nullptr);
 
   SpillOptions options_;
-  size_t max_segments_ = 1;
+  size_t max_segments_ = 1;       // capacity_bytes / segment_bytes
+  size_t segment_limit_ = 1;      // segments kept now: max_segments_, or fewer after a full disk
+  bool disk_full_ = false;        // a write failed with ENOSPC and none has succeeded since
   std::unordered_map<uint64_t, IndexEntry> index_;
   std::deque<Segment> segments_;  // consecutive ids, oldest first; back() is the one being written
   bool sealed_back_ = false;      // back() is full / not writable

@@ -59,11 +59,11 @@ bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
-    // The paper's batch eviction of the bottom tier, tier after tier; once a page's worth of other pairs has
-    // gone without giving this class a block, moving a page costs no more: evict the emptiest page instead.
-    if (!tiers_.empty() && evicted_bytes < slabs_.page_bytes()) {
+    // The paper's batch eviction of the bottom tier, tier after tier; once a slab's worth of other pairs has
+    // gone without giving this class a block, moving a slab costs no more: empty the cheapest run of pages.
+    if (!tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls)) {
       evicted_bytes += EvictBottomTier();
-    } else if (!EvictPage()) {
+    } else if (!EvictSlabsFor(cls)) {
       return false;
     }
   }
@@ -103,15 +103,17 @@ bool KvStore::EvictBlock(uint64_t offset) {
   return true;
 }
 
-bool KvStore::EvictPage() {
-  uint32_t page;
-  if (!slabs_.EmptiestPage(&page)) return false;
-  evicting_.clear();
-  slabs_.CarvedBlocks(page, &evicting_);
+bool KvStore::EvictSlabsFor(int cls) {
+  evicting_slabs_.clear();
+  if (!slabs_.CheapestRun(cls, &evicting_slabs_)) return false;
   uint64_t epoch;
-  for (uint64_t offset : evicting_)
-    if (tiers_.EpochOf(offset, &epoch)) EvictBlock(offset);  // in a tier == holds a live pair
-  ++pages_evicted_;
+  for (uint64_t slab : evicting_slabs_) {
+    evicting_.clear();
+    slabs_.CarvedBlocks(slab, &evicting_);
+    for (uint64_t offset : evicting_)
+      if (tiers_.EpochOf(offset, &epoch)) EvictBlock(offset);  // in a tier == holds a live pair
+    ++slabs_evicted_;
+  }
   return true;
 }
 

@@ -19,14 +19,27 @@ std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes)
   return sizes;
 }
 
+size_t SlabAllocator::PageBytesFor(size_t arena_bytes, size_t page_bytes) {
+  constexpr size_t kGrain = 4096;
+  size_t small_arena_page = std::max(arena_bytes / kMinPages / kGrain * kGrain, kGrain);
+  return std::max<size_t>(std::min(page_bytes, small_arena_page) & ~size_t{7}, 8);
+}
+
 SlabAllocator::SlabAllocator(size_t arena_bytes, size_t page_bytes, double growth_factor,
-                             size_t max_block_bytes) {
-  for (size_t bytes : SlabClassSizes(growth_factor, max_block_bytes)) classes_.push_back(SlabClass{bytes, {}, 0, 0});
-  page_bytes_ = std::max(page_bytes, classes_.back().block_bytes);
+                             size_t max_block_bytes)
+    : page_bytes_(PageBytesFor(arena_bytes, page_bytes)) {
+  for (size_t bytes : SlabClassSizes(growth_factor, max_block_bytes)) {
+    // A block larger than a page gets the fewest pages that leave at most 1/kMaxTailWaste of the slab unused
+    // at its end (always reached: once a slab holds kMaxTailWaste blocks, the tail, less than a block, is
+    // small enough). A page holds the blocks that fit one.
+    size_t n = (bytes + page_bytes_ - 1) / page_bytes_;
+    while (n > 1 && (n * page_bytes_) % bytes > n * page_bytes_ / kMaxTailWaste) ++n;
+    classes_.push_back(SlabClass{bytes, static_cast<uint32_t>(n), {}, 0, 0});
+  }
   size_t pages = arena_bytes / page_bytes_;
   pages_.resize(pages);
   last_class_.assign(pages, kNoClass);
-  for (size_t i = pages; i-- > 0;) free_pages_.push_back(static_cast<uint32_t>(i));  // page 0 first
+  for (size_t i = 0; i < pages; ++i) free_pages_.insert(free_pages_.end(), static_cast<uint32_t>(i));
 }
 
 int SlabAllocator::ClassFor(size_t block_bytes) const {
@@ -35,15 +48,15 @@ int SlabAllocator::ClassFor(size_t block_bytes) const {
   return it == classes_.end() ? -1 : static_cast<int>(it - classes_.begin());
 }
 
-void SlabAllocator::AddPartial(uint32_t page) {
-  Page& p = pages_[page];
+void SlabAllocator::AddPartial(uint32_t first) {
+  Page& p = pages_[first];
   std::vector<uint32_t>& list = classes_[p.cls].partial;
   p.partial_index = list.size();
-  list.push_back(page);
+  list.push_back(first);
 }
 
-void SlabAllocator::RemovePartial(uint32_t page) {
-  Page& p = pages_[page];
+void SlabAllocator::RemovePartial(uint32_t first) {
+  Page& p = pages_[first];
   std::vector<uint32_t>& list = classes_[p.cls].partial;
   uint32_t moved = list.back();
   list[p.partial_index] = moved;
@@ -52,23 +65,46 @@ void SlabAllocator::RemovePartial(uint32_t page) {
   p.partial_index = SIZE_MAX;
 }
 
+bool SlabAllocator::FindFreeRun(uint32_t n, uint32_t* first) const {
+  uint32_t run = 0, start = 0, prev = 0;
+  for (uint32_t page : free_pages_) {
+    if (run == 0 || page != prev + 1) {
+      run = 0;
+      start = page;
+    }
+    prev = page;
+    if (++run == n) {
+      *first = start;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool SlabAllocator::CanAllocate(int cls) const {
+  uint32_t first;
+  return !classes_[cls].partial.empty() || FindFreeRun(classes_[cls].slab_pages, &first);
+}
+
 bool SlabAllocator::Allocate(int cls, uint64_t* offset, bool* first_use) {
   SlabClass& c = classes_[cls];
   if (c.partial.empty()) {
-    if (free_pages_.empty()) return false;
-    uint32_t page = free_pages_.back();
-    free_pages_.pop_back();
-    Page& p = pages_[page];
-    p = Page{};
-    p.cls = cls;
-    p.capacity = static_cast<uint32_t>(page_bytes_ / c.block_bytes);
-    if (last_class_[page] != kNoClass && last_class_[page] != cls) ++pages_moved_;
-    last_class_[page] = cls;
-    ++c.pages;
-    AddPartial(page);
+    uint32_t first;
+    if (!FindFreeRun(c.slab_pages, &first)) return false;
+    for (uint32_t i = first; i < first + c.slab_pages; ++i) {
+      free_pages_.erase(i);
+      pages_[i] = Page{};
+      pages_[i].cls = cls;
+      pages_[i].first = first;
+      if (last_class_[i] != kNoClass && last_class_[i] != cls) ++pages_moved_;
+      last_class_[i] = cls;
+    }
+    pages_[first].capacity = static_cast<uint32_t>(c.slab_pages * page_bytes_ / c.block_bytes);
+    c.pages += c.slab_pages;
+    AddPartial(first);
   }
-  uint32_t page = c.partial.back();
-  Page& p = pages_[page];
+  uint32_t first = c.partial.back();
+  Page& p = pages_[first];
   uint32_t slot;
   if (!p.free_slots.empty()) {
     slot = p.free_slots.back();
@@ -79,8 +115,8 @@ bool SlabAllocator::Allocate(int cls, uint64_t* offset, bool* first_use) {
     if (first_use) *first_use = true;
   }
   ++p.in_use;
-  if (!PageHasRoom(p)) RemovePartial(page);
-  *offset = static_cast<uint64_t>(page) * page_bytes_ + static_cast<uint64_t>(slot) * c.block_bytes;
+  if (!SlabHasRoom(p)) RemovePartial(first);
+  *offset = static_cast<uint64_t>(first) * page_bytes_ + static_cast<uint64_t>(slot) * c.block_bytes;
   ++c.in_use;
   ++blocks_in_use_;
   bytes_in_use_ += c.block_bytes;
@@ -89,70 +125,111 @@ bool SlabAllocator::Allocate(int cls, uint64_t* offset, bool* first_use) {
 
 void SlabAllocator::Free(int cls, uint64_t offset) {
   SlabClass& c = classes_[cls];
-  uint32_t page = static_cast<uint32_t>(offset / page_bytes_);
-  Page& p = pages_[page];
-  uint32_t slot = static_cast<uint32_t>((offset % page_bytes_) / c.block_bytes);
-  bool had_room = PageHasRoom(p);
+  uint32_t first = pages_[offset / page_bytes_].first;
+  Page& p = pages_[first];
+  uint32_t slot = static_cast<uint32_t>((offset - static_cast<uint64_t>(first) * page_bytes_) / c.block_bytes);
+  bool had_room = SlabHasRoom(p);
   p.free_slots.push_back(slot);
   --p.in_use;
   --c.in_use;
   --blocks_in_use_;
   bytes_in_use_ -= c.block_bytes;
-  if (p.in_use == 0) {  // the whole page is free: back to the pool, any class may take it
-    if (had_room) RemovePartial(page);
-    --c.pages;
-    p = Page{};
-    free_pages_.push_back(page);
+  if (p.in_use == 0) {  // the whole slab is free: its pages go back to the pool, any class may take them
+    if (had_room) RemovePartial(first);
+    c.pages -= c.slab_pages;
+    for (uint32_t i = first; i < first + c.slab_pages; ++i) {
+      pages_[i] = Page{};
+      free_pages_.insert(i);
+    }
     return;
   }
-  if (!had_room) AddPartial(page);
+  if (!had_room) AddPartial(first);
 }
 
-bool SlabAllocator::EmptiestPage(uint32_t* page) const {
-  // By bytes in use, not blocks: a page of small blocks with holes costs less to empty than a full page of
+uint64_t SlabAllocator::RunCost(uint32_t first, uint32_t n, std::vector<uint32_t>* slabs) const {
+  uint64_t bytes = 0;
+  for (uint32_t i = first; i < first + n;) {
+    const Page& p = pages_[i];
+    if (p.cls == kNoClass) {
+      ++i;
+      continue;
+    }
+    const Page& head = pages_[p.first];
+    bytes += uint64_t{head.in_use} * classes_[p.cls].block_bytes;
+    if (slabs != nullptr) slabs->push_back(p.first);
+    i = p.first + classes_[p.cls].slab_pages;
+  }
+  return bytes;
+}
+
+bool SlabAllocator::CheapestRun(int cls, std::vector<uint64_t>* slabs) const {
+  // By bytes in use, not blocks: a slab of small blocks with holes costs less to empty than a full slab of
   // large blocks, even though it holds more pairs.
+  uint32_t n = classes_[cls].slab_pages;
+  if (pages_.size() < n) return false;
   bool found = false;
   uint64_t best = 0;
-  for (uint32_t i = 0; i < pages_.size(); ++i) {
-    const Page& p = pages_[i];
-    if (p.cls == kNoClass) continue;
-    uint64_t bytes = static_cast<uint64_t>(p.in_use) * classes_[p.cls].block_bytes;
-    if (!found || bytes < best) {
+  uint32_t best_first = 0;
+  for (uint32_t first = 0; first + n <= pages_.size(); ++first) {
+    uint64_t cost = RunCost(first, n, nullptr);
+    if (!found || cost < best) {
       found = true;
-      best = bytes;
-      *page = i;
+      best = cost;
+      best_first = first;
     }
   }
-  return found;
+  std::vector<uint32_t> firsts;
+  RunCost(best_first, n, &firsts);
+  if (firsts.empty()) return false;  // an all-free run: Allocate would have found it, nothing to empty
+  for (uint32_t f : firsts) slabs->push_back(static_cast<uint64_t>(f) * page_bytes_);
+  return true;
 }
 
-void SlabAllocator::CarvedBlocks(uint32_t page, std::vector<uint64_t>* offsets) const {
-  const Page& p = pages_[page];
-  if (p.cls == kNoClass) return;
+void SlabAllocator::CarvedBlocks(uint64_t slab_offset, std::vector<uint64_t>* offsets) const {
+  uint32_t first = static_cast<uint32_t>(slab_offset / page_bytes_);
+  const Page& p = pages_[first];
+  if (p.cls == kNoClass || p.first != first) return;
   size_t bytes = classes_[p.cls].block_bytes;
   for (uint32_t slot = 0; slot < p.carved; ++slot)
-    offsets->push_back(static_cast<uint64_t>(page) * page_bytes_ + static_cast<uint64_t>(slot) * bytes);
+    offsets->push_back(slab_offset + static_cast<uint64_t>(slot) * bytes);
 }
 
 bool SlabAllocator::CheckConsistency() const {
-  uint64_t in_use = 0;
+  uint64_t in_use = 0, bytes = 0;
   std::vector<size_t> class_in_use(classes_.size(), 0), class_pages(classes_.size(), 0);
+  std::vector<size_t> class_partial(classes_.size(), 0);
   size_t used_pages = 0;
-  for (size_t i = 0; i < pages_.size(); ++i) {
+  for (uint32_t i = 0; i < pages_.size();) {
     const Page& p = pages_[i];
-    if (p.cls == kNoClass) continue;
-    ++used_pages;
-    if (p.carved < p.in_use || p.carved - p.in_use != p.free_slots.size()) return false;
-    if (p.in_use == 0) return false;  // empty pages must be back in the pool
+    if (p.cls == kNoClass) {
+      if (free_pages_.count(i) == 0) return false;
+      ++i;
+      continue;
+    }
+    if (p.first != i || free_pages_.count(i) != 0) return false;  // a slab starts at its first page
+    const SlabClass& c = classes_[p.cls];
+    if (i + c.slab_pages > pages_.size()) return false;
+    for (uint32_t j = i + 1; j < i + c.slab_pages; ++j)
+      if (pages_[j].cls != p.cls || pages_[j].first != i || free_pages_.count(j) != 0) return false;
+    if (p.capacity != c.slab_pages * page_bytes_ / c.block_bytes) return false;
+    if (p.carved > p.capacity || p.carved < p.in_use || p.carved - p.in_use != p.free_slots.size()) return false;
+    if (p.in_use == 0) return false;  // empty slabs must be back in the pool
     bool listed = p.partial_index != SIZE_MAX;
-    if (listed != PageHasRoom(p)) return false;
+    if (listed != SlabHasRoom(p)) return false;
+    if (listed && (p.partial_index >= c.partial.size() || c.partial[p.partial_index] != i)) return false;
+    class_partial[p.cls] += listed;
     class_in_use[p.cls] += p.in_use;
-    ++class_pages[p.cls];
+    class_pages[p.cls] += c.slab_pages;
     in_use += p.in_use;
+    bytes += uint64_t{p.in_use} * c.block_bytes;
+    used_pages += c.slab_pages;
+    i += c.slab_pages;
   }
-  for (size_t k = 0; k < classes_.size(); ++k)
+  for (size_t k = 0; k < classes_.size(); ++k) {
     if (class_in_use[k] != classes_[k].in_use || class_pages[k] != classes_[k].pages) return false;
-  return in_use == blocks_in_use_ && used_pages + free_pages_.size() == pages_.size();
+    if (class_partial[k] != classes_[k].partial.size()) return false;
+  }
+  return in_use == blocks_in_use_ && bytes == bytes_in_use_ && used_pages + free_pages_.size() == pages_.size();
 }
 
 }  // namespace smc

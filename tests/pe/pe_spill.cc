@@ -7,7 +7,11 @@
 // With a fault (SHMEMCACHE_TEST_SPILL_FAULT=enospc|eio_write|eio_read|short_read|corrupt|delete_file, set by the
 // test launcher), the run checks instead that the server stays up, nothing wrong is ever returned, and the pairs
 // the fault did not touch are intact (success rate above 50%).
-// Args: spill_dir
+// With the argument full_disk (spill_dir on a file system smaller than spill_bytes, see tests.cmake; run with one
+// client: with several, one that runs ahead has its keys evicted long before the others'), the clients write 4x
+// the server's memory: the tier fills the disk, must reclaim and retry on ENOSPC (counted in
+// spill_enospc_recoveries), and keep the most recently evicted pairs readable; nothing wrong is ever returned.
+// Args: spill_dir [full_disk]
 #include <shmem.h>
 #include <sys/stat.h>
 
@@ -37,11 +41,13 @@ std::string Key(int rank, int i) { return "spill-" + std::to_string(rank) + "-" 
 size_t LenFor(int i) { return 200 + (static_cast<size_t>(i) * 2654435761u) % 6000; }
 uint64_t Seed(int rank, int i, int version) { return (static_cast<uint64_t>(rank) << 40) + i * 8 + version; }
 
-// Writes 1.5x the server's memory (shared among the clients) and reads every key back. Returns the success
-// rate; wrong bytes are always a failure.
-double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurrection) {
+// Writes factor x the server's memory (shared among the clients) and reads every key back. Returns the success
+// rate; wrong bytes are always a failure. *recent (optional): the success rate of the keys written between 60%
+// and 75% of the run, which are the most recently evicted ones (the newest quarter or so is still in RAM).
+double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurrection, double factor = 1.5,
+                      double* recent = nullptr) {
   std::vector<uint8_t> value(8192), got(8192);
-  size_t target = kServerMemory * 3 / 2 / clients;
+  size_t target = static_cast<size_t>(kServerMemory * factor / clients);
   int n = 0;
   for (size_t written = 0; written < target; ++n) {
     size_t len = LenFor(n);
@@ -58,8 +64,10 @@ double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurre
     PE_CHECK_STATUS(shmemcache_delete(c, k1.data(), k1.size()), SHMEMCACHE_OK);
     PE_CHECK_STATUS(shmemcache_delete(c, k1.data(), k1.size()), SHMEMCACHE_NOT_FOUND);
   }
-  int ok = 0, wrong = 0, missing = 0;
+  int ok = 0, wrong = 0, missing = 0, recent_ok = 0, recent_keys = 0;
   for (int i = 0; i < n; ++i) {
+    bool in_recent = i >= n * 6 / 10 && i < n * 75 / 100;
+    recent_keys += in_recent;
     std::string k = Key(rank, i);
     size_t len = 0;
     shmemcache_status_t s = shmemcache_get(c, k.data(), k.size(), got.data(), got.size(), &len);
@@ -71,17 +79,22 @@ double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurre
     size_t want_len = overwritten ? 300 : LenFor(i);
     uint64_t seed = Seed(rank, i, overwritten ? 1 : 0);
     if (s == SHMEMCACHE_NOT_FOUND) ++missing;
-    else if (s == SHMEMCACHE_OK && len == want_len && pe_test::CheckPattern(got.data(), len, seed)) ++ok;
+    else if (s == SHMEMCACHE_OK && len == want_len && pe_test::CheckPattern(got.data(), len, seed)) ++ok, recent_ok += in_recent;
     else ++wrong;
   }
   PE_CHECK(wrong == 0);
+  if (recent != nullptr) {
+    *recent = double(recent_ok) / recent_keys;
+    std::printf("client %d: most recently evicted keys found: %.4f\n", rank, *recent);
+  }
   double rate = double(ok) / double(ok + missing);
   std::printf("client %d: %d keys, success rate %.4f (ok=%d missing=%d wrong=%d)\n", rank, n, rate, ok, missing,
               wrong);
   return rate;
 }
 
-double Session(const char* spill_dir, bool check_resurrection) {
+// full_disk: see the file comment. Returns the clients' recent-key success rate (-1 on servers).
+double Session(const char* spill_dir, bool check_resurrection, bool full_disk = false) {
   shmemcache_config_t cfg = Config(spill_dir);
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
@@ -96,7 +109,14 @@ double Session(const char* spill_dir, bool check_resurrection) {
                 (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
                 (unsigned long long)st.spill_reads);
     const char* fault = std::getenv("SHMEMCACHE_TEST_SPILL_FAULT");
-    if (spill_dir && fault == nullptr) {
+    if (full_disk) {
+      std::printf("server on a full disk: io_errors=%llu enospc_recoveries=%llu reclaimed_segments=%llu\n",
+                  (unsigned long long)st.spill_io_errors, (unsigned long long)st.spill_enospc_recoveries,
+                  (unsigned long long)st.spill_reclaimed_segments);
+      PE_CHECK(st.spill_io_errors > 0);  // the disk did fill up
+      PE_CHECK(st.spill_enospc_recoveries > 0);
+      PE_CHECK(st.spill_checksum_failures == 0);
+    } else if (spill_dir && fault == nullptr) {
       PE_CHECK(st.spilled_items > 0 && st.spill_reads > 0 && st.spill_bytes_written > 0);
       PE_CHECK(st.spill_checksum_failures == 0 && st.spill_io_errors == 0);
     }
@@ -107,6 +127,8 @@ double Session(const char* spill_dir, bool check_resurrection) {
       if (f == "corrupt") PE_CHECK(st.spill_checksum_failures > 0);
       else if (f != "delete_file") PE_CHECK(st.spill_io_errors > 0);
     }
+  } else if (full_disk) {
+    SpillFactorRun(c, shmemcache_client_rank(c), shmemcache_num_clients(c), false, 4.0, &rate);
   } else {
     rate = SpillFactorRun(c, shmemcache_client_rank(c), shmemcache_num_clients(c), check_resurrection);
   }
@@ -131,6 +153,13 @@ int main(int argc, char** argv) {
   PE_CHECK(std::strstr(shmemcache_last_error(), "spill_dir") != nullptr);
 
   const char* fault = std::getenv("SHMEMCACHE_TEST_SPILL_FAULT");
+  if (argc > 2 && std::strcmp(argv[2], "full_disk") == 0) {
+    double recent = Session(dir.c_str(), false, true);
+    if (recent >= 0) PE_CHECK(recent >= 0.5);  // ~0.85; 0 when the tier stopped writing at the first ENOSPC
+    int rc = pe_test::Finish("pe_spill full_disk");
+    shmem_finalize();
+    return rc;
+  }
   double with_tier = Session(dir.c_str(), fault == nullptr);
   if (fault != nullptr) {
     if (with_tier >= 0) {  // clients: wrong bytes were already checked (never allowed)

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "api/handle.h"
 #include "common/pe_test.h"
 
 namespace {
@@ -42,7 +43,15 @@ void Client(shmemcache_t* c, int rank, int clients) {
     std::string k = Key(rank, i);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
   }
-  // Keys 0..3 were written first: they are on flash now. Key n-1 is in RAM.
+  // A client that ran late (a loaded machine) wrote its first keys after the other client's last ones: they were
+  // evicted last and may still sit in the tier's RAM write buffer. Once both are done, more pairs push them to
+  // flash (4 MiB of evictions, several write buffers).
+  pe_test::ClientBarrier(c->config.num_servers, clients);
+  for (int i = 0; i < static_cast<int>((2u << 20) / kLen); ++i) {
+    std::string k = "async-fill-" + std::to_string(rank) + "-" + std::to_string(i);
+    PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
+  }
+  // Keys 0..5 were written first: they are on flash now. Key n-1 (and the few before it) are in RAM.
   std::vector<uint8_t> b1(kLen), b2(kLen), b3(kLen);
   size_t l1 = 0, l2 = 0, l3 = 0;
   std::string k0 = Key(rank, 0), hot = Key(rank, n - 1);
@@ -93,6 +102,7 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp/shmemcache-spill-async-test";
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
   PE_CHECK(std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS") != nullptr);  // else nothing here is asynchronous
+  pe_test::ClientBarrierInit();
 
   shmemcache_config_t cfg;
   shmemcache_config_defaults(&cfg);

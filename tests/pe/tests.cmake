@@ -47,6 +47,11 @@ shmemcache_pe_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_
                    ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
 shmemcache_pe_test(spill_async_np3_tcp pe_spill_async 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-tcp
                    ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+# A real full disk: spill_dir on a 28 MiB tmpfs (in a private mount namespace; skipped where it cannot be
+# made), spill_bytes 256 MiB, 4x the server's memory written: ENOSPC, reclaim, retry. One client, so that its
+# write order is the eviction order the check relies on.
+shmemcache_pe_test(spill_full_disk_np2 pe_spill 2 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-full-disk full_disk
+                   PREFIX ${CMAKE_CURRENT_SOURCE_DIR}/with_small_tmpfs.sh 28m ${CMAKE_CURRENT_BINARY_DIR}/spill-full-disk)
 foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})
@@ -56,3 +61,22 @@ endforeach()
 shmemcache_pe_test(context_choice_np2 pe_context_choice 2 ARGS private TIMEOUT 60)
 shmemcache_pe_test(context_choice_np3_tcp pe_context_choice 3 TCP ARGS default TIMEOUT 60)
 shmemcache_pe_test(context_choice_np1_tcp pe_context_choice 1 TCP ARGS default TIMEOUT 60)
+
+# Eviction must not empty the cache (issue 12): 8 MiB of server memory, 10 k keys of 32 B-4 KiB; the server
+# holds at least half its memory in payload and the hit ratio is one its capacity allows.
+shmemcache_pe_test(small_memory_np4 pe_small_memory 4)
+shmemcache_pe_test(small_memory_np4_tcp pe_small_memory 4 TCP ARGS 10000)
+
+# The same programs built with ASan + UBSan (CMakeLists.txt above): both transports, two servers, Direct
+# operations under contention, the non-blocking API, eviction, the SSD tier with its I/O thread, bad input.
+shmemcache_pe_sanitize_test(roundtrip_np4 pe_roundtrip 4 ARGS 10000)
+shmemcache_pe_sanitize_test(roundtrip_np4_2servers_tcp pe_roundtrip 4 TCP ARGS 5000 ${two_servers})
+shmemcache_pe_sanitize_test(bad_input_np3 pe_bad_input 3)
+shmemcache_pe_sanitize_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
+shmemcache_pe_sanitize_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
+shmemcache_pe_sanitize_test(eviction_np3 pe_eviction 3)
+shmemcache_pe_sanitize_test(small_memory_np4 pe_small_memory 4)
+shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize
+                            ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
+                            ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)

@@ -71,13 +71,90 @@ TEST(SlabClasses, ClassForPicksSmallestFit) {
   }
 }
 
-TEST(SlabClasses, PageRaisedToLargestBlock) {
+// Issue 12: pages no longer grow to the largest block; they shrink to 1/256 of a small arena instead.
+TEST(SlabClasses, PageSizedToArenaNotToLargestBlock) {
+  EXPECT_EQ(SlabAllocator::PageBytesFor(8u << 20, 1u << 20), 32u * 1024);
+  EXPECT_EQ(SlabAllocator::PageBytesFor(256u << 20, 1u << 20), 1u << 20);
+  EXPECT_EQ(SlabAllocator::PageBytesFor(1u << 30, 1u << 20), 1u << 20);
+  EXPECT_EQ(SlabAllocator::PageBytesFor(1u << 20, 1u << 20), 4096u);  // never below 4 KiB
+  EXPECT_EQ(SlabAllocator::PageBytesFor(10u << 20, 4096), 4096u);       // a smaller page asked for is kept
+  EXPECT_EQ(SlabAllocator::PageBytesFor(10u << 20, 100001), 40960u);    // 10 MiB / 256, down to 4 KiB
+  EXPECT_EQ(SlabAllocator::PageBytesFor(1u << 30, 100001), 100000u);    // rounded down to 8 bytes
+
   SlabAllocator s(10 << 20, 4096, 1.25, 100000);
-  EXPECT_EQ(s.page_bytes(), 100000u);
-  EXPECT_EQ(s.pages_total(), (10u << 20) / 100000u);
-  SlabAllocator t(1 << 20, 4096, 1.25, 1000);
-  EXPECT_EQ(t.page_bytes(), 4096u);
-  EXPECT_EQ(t.pages_total(), 256u);
+  EXPECT_EQ(s.page_bytes(), 4096u);
+  EXPECT_EQ(s.pages_total(), (10u << 20) / 4096u);
+  int big = s.num_classes() - 1;
+  EXPECT_EQ(s.slab_pages(big), 25u);  // 102400 bytes: one block, 2.3% left over
+  for (int c = 0; c < s.num_classes(); ++c) {
+    SCOPED_TRACE(c);
+    size_t slab = s.slab_bytes(c);
+    EXPECT_GE(slab, s.class_bytes(c));
+    if (s.class_bytes(c) <= s.page_bytes()) {
+      EXPECT_EQ(s.slab_pages(c), 1u);
+    } else {
+      EXPECT_LE(slab % s.class_bytes(c), slab / SlabAllocator::kMaxTailWaste);
+      // and no fewer pages would do
+      size_t fewer = slab - s.page_bytes();
+      EXPECT_TRUE(fewer < s.class_bytes(c) || fewer % s.class_bytes(c) > fewer / SlabAllocator::kMaxTailWaste);
+    }
+  }
+  // The default configuration in 8 MiB: 256 pages of 32 KiB; a 1 MiB block takes a run of them.
+  SlabAllocator d(8 << 20, 1 << 20, 1.25, BlockBytesForDefaults());
+  EXPECT_EQ(d.pages_total(), 256u);
+  EXPECT_EQ(d.slab_pages(d.num_classes() - 1), 33u);
+  EXPECT_EQ(d.slab_pages(d.ClassFor(4096 + 40)), 1u);
+}
+
+// A slab of several pages: contiguous, every page names its class, all pages go back together, and page
+// rebalancing picks the run of pages that is cheapest to empty.
+TEST(SlabAlloc, MultiPageSlabs) {
+  SlabAllocator s(16 * 4096, 4096, 1.25, 10000);
+  int big = s.num_classes() - 1;
+  ASSERT_EQ(s.class_bytes(big), 10000u);
+  ASSERT_EQ(s.slab_pages(big), 5u);  // 20480 bytes: two blocks, 480 left over
+  uint64_t b, c;
+  ASSERT_TRUE(s.Allocate(big, &b));
+  ASSERT_TRUE(s.Allocate(big, &c));
+  EXPECT_EQ(b, 0u);
+  EXPECT_EQ(c, 10000u);
+  for (uint64_t off = 0; off < 5 * 4096; off += 4096) EXPECT_EQ(s.ClassOf(off), big) << off;
+  EXPECT_EQ(s.pages_of(big), 5u);
+  // Small blocks take the other 11 pages.
+  std::vector<std::vector<uint64_t>> on_page(16);
+  uint64_t off;
+  while (s.Allocate(0, &off)) on_page[off / 4096].push_back(off);
+  EXPECT_EQ(s.pages_free(), 0u);
+  EXPECT_TRUE(s.CheckConsistency());
+  // Free pages 7 and 9..12: 5 free pages, but no run of 5.
+  for (int page : {7, 9, 10, 11, 12})
+    for (uint64_t o : on_page[page]) s.Free(0, o);
+  EXPECT_EQ(s.pages_free(), 5u);
+  EXPECT_FALSE(s.CanAllocate(big));
+  EXPECT_FALSE(s.Allocate(big, &off));
+  EXPECT_TRUE(s.CheckConsistency());
+  // The cheapest run of 5 pages to empty: 7..11 (lowest of those costing one small page: page 8), never the
+  // big slab (20000 bytes in use).
+  std::vector<uint64_t> victims;
+  ASSERT_TRUE(s.CheapestRun(big, &victims));
+  ASSERT_EQ(victims.size(), 1u);
+  EXPECT_EQ(victims[0], 8u * 4096);
+  std::vector<uint64_t> carved;
+  s.CarvedBlocks(victims[0], &carved);
+  EXPECT_EQ(carved, on_page[8]);
+  for (uint64_t o : carved) s.Free(0, o);
+  ASSERT_TRUE(s.Allocate(big, &off));
+  EXPECT_EQ(off, 7u * 4096);
+  EXPECT_EQ(s.pages_of(big), 10u);
+  EXPECT_TRUE(s.CheckConsistency());
+  // Freeing a slab's blocks returns all five pages at once.
+  size_t free_before = s.pages_free();
+  s.Free(big, b);
+  EXPECT_EQ(s.pages_free(), free_before);
+  s.Free(big, c);
+  EXPECT_EQ(s.pages_free(), free_before + 5);
+  EXPECT_EQ(s.pages_of(big), 5u);
+  EXPECT_TRUE(s.CheckConsistency());
 }
 
 TEST(SlabAlloc, FreeThenAllocateReusesLifo) {
@@ -221,9 +298,10 @@ TEST(SlabAlloc, AccountingCounters) {
   EXPECT_TRUE(s.CheckConsistency());
 }
 
-TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
+// Random allocations and frees in every class; max_block above the page size gives multi-page slabs.
+void CheckRandomBlocks(size_t max_block) {
   const size_t arena = 512 * 1024;
-  SlabAllocator s(arena, 4096, 1.25, 2000);
+  SlabAllocator s(arena, 4096, 1.25, max_block);
   std::mt19937_64 rng(12345);
   std::vector<std::pair<uint64_t, int>> live;  // offset, class
   for (int step = 0; step < 20000; ++step) {
@@ -237,8 +315,10 @@ TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
         ASSERT_LE(off + s.class_bytes(cls), s.pages_total() * s.page_bytes());
         ASSERT_LE(off + s.class_bytes(cls), arena);
         ASSERT_EQ(off % 8, 0u);
-        // A block never straddles a page boundary.
-        ASSERT_EQ(off / s.page_bytes(), (off + s.class_bytes(cls) - 1) / s.page_bytes());
+        // A block never leaves its slab: every page it touches belongs to its class.
+        ASSERT_EQ(s.ClassOf(off + s.class_bytes(cls) - 1), cls);
+        if (s.class_bytes(cls) <= s.page_bytes())
+          ASSERT_EQ(off / s.page_bytes(), (off + s.class_bytes(cls) - 1) / s.page_bytes());
         live.emplace_back(off, cls);
       }
     } else {
@@ -270,6 +350,9 @@ TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) {
   EXPECT_EQ(s.pages_free(), s.pages_total());
   EXPECT_TRUE(s.CheckConsistency());
 }
+
+TEST(SlabAlloc, RandomBlocksNeverOverlapAndStayInArena) { CheckRandomBlocks(2000); }
+TEST(SlabAlloc, RandomMultiPageBlocksNeverOverlapAndStayInArena) { CheckRandomBlocks(20000); }
 
 TEST(SlabAlloc, FillEveryClassNoOverlap) {
   const size_t arena = 64 * 4096;

@@ -3,11 +3,15 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -249,9 +253,167 @@ TEST_P(WriteFaultTest, WriteErrorDropsTheBufferAndKeepsTheStoreUsable) {
   EXPECT_TRUE(Found("after", "works"));
   EXPECT_EQ(store_->stats().io_errors, 1u);
   EXPECT_EQ(store_->stats().index_entries, 2u);
+  // With one segment there was nothing to reclaim for an ENOSPC: the next write that went through counts as the
+  // recovery.
+  EXPECT_EQ(store_->stats().enospc_recoveries, GetParam() == SpillFault::kEnospc ? 1u : 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, WriteFaultTest, ::testing::Values(SpillFault::kEnospc, SpillFault::kEio));
+
+// ENOSPC with older segments on disk: the oldest goes and the write is retried, so the batch is not lost.
+TEST_F(SpillStoreTest, EnospcReclaimsTheOldestSegmentAndRetries) {
+  OpenStore(Options(256 << 10, 32 << 10, 8 << 10));
+  for (int i = 0; i < 100; ++i) Put("old" + std::to_string(i), ValueFor(i, 1000));  // ~3 segments
+  store_->Flush();
+  ASSERT_GE(store_->segment_paths().size(), 3u);
+  size_t segments = store_->segment_paths().size();
+  Put("kept1", "v1");
+  Put("kept2", "v2");
+  store_->InjectFault(SpillFault::kEnospc);
+  store_->Flush();
+  EXPECT_TRUE(Found("kept1", "v1"));
+  EXPECT_TRUE(Found("kept2", "v2"));
+  EXPECT_EQ(store_->stats().io_errors, 1u);
+  EXPECT_EQ(store_->stats().reclaimed_segments, 1u);
+  EXPECT_EQ(store_->stats().enospc_recoveries, 1u);
+  EXPECT_EQ(store_->segment_paths().size(), segments - 1);
+  std::string v;
+  EXPECT_EQ(Get("old0", &v), SHMEMCACHE_NOT_FOUND);  // in the reclaimed segment
+  EXPECT_TRUE(Found("old99", ValueFor(99, 1000)));
+}
+
+// A real full disk: a tmpfs smaller than the tier's capacity, mounted in a private mount namespace (so nothing
+// outlives the test), filled by the tier itself, then by another file, then freed. Root only.
+class SpillFullDiskTest : public SpillStoreTest {
+ protected:
+  void SetUp() override {
+    SpillStoreTest::SetUp();
+    mnt_ = dir_ + "/fs";
+    ASSERT_EQ(mkdir(mnt_.c_str(), 0700), 0);
+    std::string why;
+    if (unshare(CLONE_NEWNS) != 0) {
+      why = "unshare(CLONE_NEWNS): " + std::string(std::strerror(errno));
+    } else if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+      why = "making / private: " + std::string(std::strerror(errno));
+    } else if (mount("tmpfs", mnt_.c_str(), "tmpfs", 0, "size=256k") != 0) {
+      why = "mount tmpfs: " + std::string(std::strerror(errno));
+    }
+    if (!why.empty()) {
+      std::printf("skipped: cannot mount a small file system (%s; needs root)\n", why.c_str());
+      GTEST_SKIP() << "cannot mount a small file system: " << why;
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    store_.reset();
+    if (mounted_) umount2(mnt_.c_str(), MNT_DETACH);
+    SpillStoreTest::TearDown();
+  }
+  // Writes a file until the file system is full; returns its size.
+  size_t FillDisk(const std::string& name) {
+    int fd = open((mnt_ + "/" + name).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return 0;
+    std::vector<char> chunk(4096, 'f');
+    size_t total = 0;
+    for (;;) {
+      ssize_t n = write(fd, chunk.data(), chunk.size());
+      if (n <= 0) break;
+      total += static_cast<size_t>(n);
+    }
+    close(fd);
+    return total;
+  }
+  // Puts pairs next..next+count (1000-byte values, one flush per 8) and records them in the model.
+  void PutSome(int next, int count) {
+    for (int i = next; i < next + count; ++i) {
+      Put("k" + std::to_string(i), ValueFor(i, 1000));
+      if (i % 8 == 7) store_->Flush();
+    }
+    store_->Flush();
+  }
+  // Every key put so far reads back its own bytes or NOT_FOUND; returns how many were found.
+  int CheckAll(int end) {
+    int found = 0;
+    for (int i = 0; i < end; ++i) {
+      std::string v;
+      Status s = Get("k" + std::to_string(i), &v);
+      if (s == SHMEMCACHE_OK) {
+        EXPECT_EQ(v, ValueFor(i, 1000)) << "wrong bytes for k" << i;
+        ++found;
+      } else {
+        EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND) << i;
+      }
+    }
+    return found;
+  }
+  bool FoundRange(int begin, int end) {
+    for (int i = begin; i < end; ++i)
+      if (!Found("k" + std::to_string(i), ValueFor(i, 1000))) return false;
+    return true;
+  }
+
+  std::string mnt_;
+  bool mounted_ = false;
+};
+
+TEST_F(SpillFullDiskTest, RecoversFromAFullDisk) {
+  SpillOptions o = Options(/*capacity=*/1 << 20, /*segment=*/32 << 10, /*buffer=*/8 << 10);
+  o.dir = mnt_;  // 256 KiB of disk for a 1 MiB tier
+  OpenStore(o);
+  // 1. The tier fills the disk itself (~600 KiB of pairs): ENOSPC, reclaim, retry; the newest pairs survive.
+  int next = 0;
+  PutSome(next, 600);
+  next += 600;
+  const SpillStats& st = store_->stats();
+  std::printf("tier filled the disk: io_errors %llu, recoveries %llu, reclaimed %llu, segments %zu\n",
+              (unsigned long long)st.io_errors, (unsigned long long)st.enospc_recoveries,
+              (unsigned long long)st.reclaimed_segments, store_->segment_paths().size());
+  EXPECT_GT(st.io_errors, 0u) << "the disk was meant to fill up";
+  EXPECT_GT(st.enospc_recoveries, 0u);
+  EXPECT_GT(st.reclaimed_segments, 0u);
+  EXPECT_TRUE(FoundRange(next - 100, next)) << "the newest pairs must survive a disk the tier filled itself";
+  CheckAll(next);
+  // Steady state: more pairs do not hit ENOSPC again and again (the tier keeps fewer segments).
+  uint64_t errors = st.io_errors;
+  PutSome(next, 400);
+  next += 400;
+  EXPECT_LE(st.io_errors, errors + 1);
+  EXPECT_TRUE(FoundRange(next - 100, next));
+
+  // 2. Another file takes every free byte, then more as the tier frees its own: writes fail, the tier gives back
+  // its older segments and, down to its last one, drops batches; reads stay right or NOT_FOUND.
+  int filler = 0;
+  for (int round = 0; round < 40 && store_->segment_paths().size() > 1; ++round) {
+    FillDisk("filler" + std::to_string(filler++));
+    PutSome(next, 40);
+    next += 40;
+  }
+  EXPECT_EQ(store_->segment_paths().size(), 1u);
+  // Down to one segment on a full disk: its batches fail and are dropped until the segment is full and the tier
+  // starts the next one in the space the old one gave back.
+  FillDisk("filler" + std::to_string(filler++));
+  errors = st.io_errors;
+  int lost_from = next;
+  PutSome(next, 20);
+  next += 20;
+  EXPECT_GT(st.io_errors, errors) << "the disk is full: writes fail";
+  EXPECT_FALSE(FoundRange(lost_from, next)) << "pairs whose write failed are gone";
+  EXPECT_LT(CheckAll(next), next);
+  std::printf("disk filled by another file: io_errors %llu, recoveries %llu, reclaimed %llu, segments %zu\n",
+              (unsigned long long)st.io_errors, (unsigned long long)st.enospc_recoveries,
+              (unsigned long long)st.reclaimed_segments, store_->segment_paths().size());
+
+  // 3. Space comes back: writes go through again by themselves, and the tier grows back past its low point.
+  for (int i = 0; i < filler; ++i) unlink((mnt_ + "/filler" + std::to_string(i)).c_str());
+  errors = st.io_errors;
+  int resumed = next;
+  PutSome(next, 150);
+  next += 150;
+  EXPECT_EQ(st.io_errors, errors);
+  EXPECT_TRUE(FoundRange(resumed, next));
+  EXPECT_GE(store_->segment_paths().size(), 3u) << "the tier grows back once the disk has room";
+  CheckAll(next);
+}
 
 class ReadFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<SpillFault> {};
 
