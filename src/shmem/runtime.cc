@@ -2,6 +2,8 @@
 
 #include <shmem.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -45,42 +47,23 @@ size_t SymmetricHeapBytes() {
 
 void BarrierAll() { shmem_barrier_all(); }
 
-namespace {
-// Symmetric scratch for reductions; allocated on first use (collectively, since callers are collective).
-struct ReduceScratch {
-  long* psync = nullptr;
-  long* pwrk = nullptr;
-  long* src = nullptr;
-  long* dst = nullptr;
-};
-ReduceScratch& Scratch() {
-  static ReduceScratch s;
-  if (s.psync == nullptr) {
-    s.psync = static_cast<long*>(shmem_malloc(sizeof(long) * SHMEM_REDUCE_SYNC_SIZE));
-    s.pwrk = static_cast<long*>(shmem_malloc(sizeof(long) * SHMEM_REDUCE_MIN_WRKDATA_SIZE));
-    s.src = static_cast<long*>(shmem_malloc(sizeof(long) * 2));
-    s.dst = static_cast<long*>(shmem_malloc(sizeof(long) * 2));
-    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) s.psync[i] = SHMEM_SYNC_VALUE;
-    shmem_barrier_all();
-  }
-  return s;
-}
-long ReduceMax(long value) {
-  ReduceScratch& s = Scratch();
-  s.src[0] = value;
-  shmem_barrier_all();  // pSync reuse across consecutive reductions
-  shmem_long_max_to_all(s.dst, s.src, 1, 0, 0, shmem_n_pes(), s.pwrk, s.psync);
-  shmem_barrier_all();
-  return s.dst[0];
-}
-}  // namespace
-
-bool AllAgree(uint64_t value) {
-  // Compare the max and min of the value (as two signed halves to stay within long).
-  // Every PE must run the same reductions, whatever it finds: no short-circuit.
-  long hi = static_cast<long>(value >> 32), lo = static_cast<long>(value & 0xffffffffu);
-  long max_hi = ReduceMax(hi), min_hi = -ReduceMax(-hi), max_lo = ReduceMax(lo), min_lo = -ReduceMax(-lo);
-  return max_hi == min_hi && max_lo == min_lo;
+bool MaxAll(std::vector<int64_t>* values) {
+  static_assert(sizeof(long) == sizeof(int64_t), "LP64");
+  // Scratch sized for this call, allocated collectively (every PE passes the same length): the values, the
+  // result, the work array the reduction needs for that many elements, and the synchronisation array.
+  const size_t n = values->size();
+  const size_t work = std::max<size_t>(n / 2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+  long* scratch = static_cast<long*>(shmem_malloc(sizeof(long) * (2 * n + work + SHMEM_REDUCE_SYNC_SIZE)));
+  if (scratch == nullptr) return false;  // the same on every PE: symmetric allocations are made in the same order
+  long *src = scratch, *dst = scratch + n, *pwrk = dst + n, *psync = pwrk + work;
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  std::memcpy(src, values->data(), sizeof(long) * n);
+  shmem_barrier_all();  // every pSync is initialised before anyone reduces
+  shmem_long_max_to_all(dst, src, static_cast<int>(n), 0, 0, shmem_n_pes(), pwrk, psync);
+  std::memcpy(values->data(), dst, sizeof(long) * n);
+  shmem_barrier_all();  // everyone has read its result before the scratch goes
+  shmem_free(scratch);
+  return true;
 }
 
 Context::Context(int want_private) : ctx_(nullptr) {
@@ -144,11 +127,21 @@ void Progress() {
   }
 }
 
-void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
+void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
   shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_NE, value);
 }
-void WaitUntilEqual(volatile uint64_t* word, uint64_t value) {
-  shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_EQ, value);
+
+void SelfWordAtomics::WaitWhileEqual(uint64_t* word, uint64_t value) {
+  PeerWait wait(lock_wait_limit_ms_);
+  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) {
+    if (!wait.Next()) {
+      char text[200];
+      std::snprintf(text, sizeof(text),
+                    "a client did not release a block lock within op_timeout_ms (%llu ms): target word %#llx",
+                    static_cast<ull>(lock_wait_limit_ms_), static_cast<ull>(value));
+      throw PeerTimeout(text);
+    }
+  }
 }
 
 }  // namespace shm
