@@ -61,12 +61,12 @@ std::string Difference(int field, const shmemcache_config_t* config) {
 }  // namespace
 
 std::string ExplainVerdict(const Verdict& v, const shmemcache_config_t* config, const std::string& own_error,
-                           const char* step) {
+                           const char* step, int me) {
   if (!v.reduced)
     return "the symmetric heap has no room left for shmemcache_init's agreement between PEs: raise "
            "SMA_SYMMETRIC_SIZE (and SHMEM_SYMMETRIC_SIZE)";
   std::string text;
-  if (std::find(v.rejected.begin(), v.rejected.end(), shm::MyPe()) != v.rejected.end()) {
+  if (std::find(v.rejected.begin(), v.rejected.end(), me) != v.rejected.end()) {
     text = own_error;
   } else if (!v.rejected.empty()) {
     text = PeList(v.rejected) + " " + step + " (" + (v.rejected.size() == 1 ? "its" : "their") +

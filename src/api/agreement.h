@@ -23,11 +23,11 @@ struct Verdict {
 // null (every PE must then pass one).
 Verdict AgreeAll(bool local_ok, const shmemcache_config_t* config);
 
-// The CONFIG_ERROR text for this PE after a failed verdict. own_error: why this PE rejected (used when it is
-// among the rejecters); step: what the rejecting PEs failed at, for the others ("rejected the configuration").
-// Differing fields are named with their environment variable and this PE's value.
+// The CONFIG_ERROR text for PE `me` after a failed verdict. own_error: why `me` rejected (used when it is among
+// the rejecters); step: what the rejecting PEs failed at, for the others ("rejected the configuration").
+// Differing fields are named with their environment variable and me's value (config: me's configuration).
 std::string ExplainVerdict(const Verdict& verdict, const shmemcache_config_t* config, const std::string& own_error,
-                           const char* step);
+                           const char* step, int me);
 
 }  // namespace smc
 

@@ -151,13 +151,13 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
     if (started) shm::StopRuntime();
     return Fail(SHMEMCACHE_CONFIG_ERROR, why);
   };
-  const int n_pes = shm::NumPes();
+  const int n_pes = shm::NumPes(), me = shm::MyPe();
 
   // 1. The configuration.
   SymmetricLayout layout;
   if (local == SHMEMCACHE_OK) local = CheckLocally(cfg, n_pes, &layout);
   Verdict verdict = AgreeAll(local == SHMEMCACHE_OK, &cfg);
-  if (!verdict.ok()) return fail(ExplainVerdict(verdict, &cfg, LastError(), "rejected the configuration"));
+  if (!verdict.ok()) return fail(ExplainVerdict(verdict, &cfg, LastError(), "rejected the configuration", me));
 
   // 2. The symmetric allocation.
   void* base = shm::SymmetricAlloc(layout.total_bytes);
@@ -169,7 +169,7 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
                                    " bytes failed: raise SMA_SYMMETRIC_SIZE (and SHMEM_SYMMETRIC_SIZE) to at least " +
                                    Mib(layout.total_bytes + kHeapHeadroom + (64ull << 20)) +
                                    " or lower SHMEMCACHE_SERVER_MEMORY_BYTES",
-                               "could not allocate their symmetric memory"));
+                               "could not allocate their symmetric memory", me));
   }
 
   // 3. This PE's server or client.
@@ -181,7 +181,7 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   }
   c->layout = layout;
   c->symmetric = static_cast<uint8_t*>(base);
-  c->my_pe = shm::MyPe();
+  c->my_pe = me;
   c->n_pes = n_pes;
   c->is_server = c->my_pe < cfg.num_servers;
   c->started_runtime = started;
@@ -190,7 +190,8 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   if (!verdict.ok()) {
     std::string why = ExplainVerdict(verdict, nullptr, LastError(),
                                      "could not set up their server or client (an unusable spill_dir, "
-                                     "SHMEMCACHE_SPILL_DIR, or no memory left)");
+                                     "SHMEMCACHE_SPILL_DIR, or no memory left)",
+                                     me);
     TearDown(c.get());
     return fail(why);
   }

@@ -10,6 +10,9 @@
 //   silent  (np 4: server PE 0, clients PE 1..3) the server does not call serve until every client has seen a
 //           TIMEOUT: PE 1 in a blocking set, PE 2 in shmemcache_wait on two pipelined requests, PE 3 polling
 //           shmemcache_test. Then it serves (the late replies are never read) and every client finalizes.
+//   lock    (np 2) the client takes the lock of one of its blocks with a remote CAS, as a client that stopped in
+//           the middle of a Direct SET would leave it, then deletes that key: the server waits op_timeout_ms for
+//           the lock, reports and leaves serve with TIMEOUT; the client's delete returns TIMEOUT.
 //
 // The program is the application: it starts OpenSHMEM itself and calls shmem_* directly (no test hook in the
 // library).
@@ -158,13 +161,36 @@ void Silent(shmemcache_t* c, unsigned timeout_ms) {
   shmem_quiet();
 }
 
+void Lock(shmemcache_t* c, unsigned timeout_ms) {
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_TIMEOUT);
+    std::printf("server PE 0: serve returned TIMEOUT: %s\n", shmemcache_last_error());
+    PE_CHECK(Mentions("PE 0") && Mentions("block lock"));
+    return;
+  }
+  PE_CHECK_STATUS(shmemcache_set(c, "locked", 6, "value", 5), SHMEMCACHE_OK);  // the reply names its block
+  smc::KeyLocation loc = smc::Locate("locked", 6, c->config.num_servers);
+  const smc::DirectoryEntry* e = const_cast<smc::PointerDirectory&>(c->client->directory()).Peek(loc);
+  PE_CHECK(e != nullptr);
+  if (e == nullptr) return;
+  using ull = unsigned long long;
+  auto* word = reinterpret_cast<ull*>(c->symmetric + c->layout.arena_offset + e->offset +
+                                      smc::TargetOffset(e->block_bytes));
+  ull unlocked = shmem_ulonglong_atomic_fetch(word, loc.server);
+  PE_CHECK(shmem_ulonglong_atomic_compare_swap(word, unlocked, smc::Locked(unlocked), loc.server) == unlocked);
+  uint64_t start = NowMs();
+  PE_CHECK_STATUS(shmemcache_delete(c, "locked", 6), SHMEMCACHE_TIMEOUT);
+  CheckTookTheTimeout(start, timeout_ms, "a delete of a locked block");
+  ExpectFailFast(c, "locked");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const unsigned timeout_ms = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 2000;
-  if (mode != "torn" && mode != "silent") {
-    std::fprintf(stderr, "usage: pe_peer_timeout torn|silent [op_timeout_ms]\n");
+  if (mode != "torn" && mode != "silent" && mode != "lock") {
+    std::fprintf(stderr, "usage: pe_peer_timeout torn|silent|lock [op_timeout_ms]\n");
     return 2;
   }
   shmem_init();
@@ -181,7 +207,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (mode == "torn") Torn(c, timeout_ms);
-  else Silent(c, timeout_ms);
+  else if (mode == "silent") Silent(c, timeout_ms);
+  else Lock(c, timeout_ms);
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);  // never waits on the failed server
   shmemcache_destroy(c);
   int rc = pe_test::Finish(("pe_peer_timeout " + mode).c_str());

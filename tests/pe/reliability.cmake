@@ -24,14 +24,13 @@ shmemcache_repeated_job(mixed_workload_2servers_np4_tcp_active_only_x3 2 4 TCP E
 shmemcache_repeated_job(mixed_workload_4servers_np6_tcp_x3 4 6 TCP)
 
 # Bounded waits: a fragment flagged but never completed (the server leaves serve with TIMEOUT, its client gets
-# TIMEOUT, then TIMEOUT at once), and a server that does not serve for longer than op_timeout_ms (blocking,
-# wait and test all end in TIMEOUT). op_timeout_ms = 2000.
-foreach(mode torn silent)
-  if(mode STREQUAL torn)
-    set(np 3)
-  else()
-    set(np 4)
-  endif()
+# TIMEOUT, then TIMEOUT at once), a server that does not serve for longer than op_timeout_ms (blocking, wait and
+# test all end in TIMEOUT), a block lock never released (the server leaves serve). op_timeout_ms = 2000.
+set(peer_timeout_np_torn 3)
+set(peer_timeout_np_silent 4)
+set(peer_timeout_np_lock 2)
+foreach(mode torn silent lock)
+  set(np ${peer_timeout_np_${mode}})
   shmemcache_pe_test(peer_timeout_${mode}_np${np} pe_peer_timeout ${np} ARGS ${mode} 2000 TIMEOUT 120
                      LABELS reliability)
   shmemcache_pe_test(peer_timeout_${mode}_np${np}_tcp pe_peer_timeout ${np} TCP ARGS ${mode} 2000 TIMEOUT 120
