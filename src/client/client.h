@@ -121,6 +121,7 @@ class Client {
   std::vector<std::deque<shmemcache_request*>> pending_;
   std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
   size_t in_flight_ = 0;
+  uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_
   shmemcache_request* free_requests_ = nullptr;
 };

@@ -58,9 +58,12 @@ cmake -S "$src/examples/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$pref
 cmake --build "$work/consumer" -j2
 consumer="$work/consumer/shmemcache_consumer"
 consumer_static="$work/consumer/shmemcache_consumer_static"
-ldd "$consumer" | grep -q "libshmemcache.so.* => $libdir/" \
-  || fail "shmemcache_consumer does not load libshmemcache from $libdir: $(ldd "$consumer" | grep shmemcache)"
-if ldd "$consumer_static" | grep -q libshmemcache; then fail "shmemcache_consumer_static loads libshmemcache.so"; fi
+# ldd's output is captured before grep looks at it: with pipefail, `ldd | grep -q` fails (or passes) at random
+# when grep exits early and ldd dies of SIGPIPE.
+libs=$(ldd "$consumer")
+grep -q "libshmemcache.so.* => $libdir/" <<<"$libs" \
+  || fail "shmemcache_consumer does not load libshmemcache from $libdir: $(grep shmemcache <<<"$libs")"
+if grep -q libshmemcache <<<"$(ldd "$consumer_static")"; then fail "shmemcache_consumer_static loads libshmemcache.so"; fi
 
 step "examples/hello.c with pkg-config"
 export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -78,7 +81,9 @@ echo "pkg-config --static --libs shmemcache: $(pkg-config --static --libs shmemc
 # shellcheck disable=SC2046,SC2086
 cc -std=c11 -Wall -Wextra -o "$work/hello_pkgconfig_static" "$src/examples/hello.c" \
   $(pkg-config --cflags shmemcache) "$libdir/libshmemcache.a" $static_deps
-if ldd "$work/hello_pkgconfig_static" | grep -q libshmemcache; then fail "hello_pkgconfig_static loads libshmemcache.so"; fi
+if grep -q libshmemcache <<<"$(ldd "$work/hello_pkgconfig_static")"; then
+  fail "hello_pkgconfig_static loads libshmemcache.so"
+fi
 
 step "examples/hello.c with oshcc"
 oshcc -o "$work/hello_oshcc" "$src/examples/hello.c" -I"$prefix/include" -L"$libdir" -lshmemcache
