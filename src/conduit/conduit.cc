@@ -46,9 +46,9 @@ Status Conduit::WaitForSpace(size_t peer) {
   shm::PeerWait wait(op_timeout_ms_);
   while (!ProbeOnce(peer)) {
     if (!wait.Next()) {
-      return GiveUp(peer, "the message ring for it on PE " + std::to_string(PeerPe(peer)) + " (ring " +
-                                std::to_string(my_slot_) + ") stayed full for op_timeout_ms (" +
-                                std::to_string(op_timeout_ms_) + " ms): the receiver has not consumed sequence " +
+      return GiveUp(peer, "its ring on PE " + std::to_string(PeerPe(peer)) + " (ring " + std::to_string(my_slot_) +
+                                " there) stayed full for op_timeout_ms (" + std::to_string(op_timeout_ms_) +
+                                " ms): PE " + std::to_string(PeerPe(peer)) + " has not consumed sequence " +
                                 std::to_string(p.acked + 1) + " (sequences up to " +
                                 std::to_string(p.next_send - 1) + " sent)");
     }

@@ -7,9 +7,10 @@
 //           reports on stderr and leaves shmemcache_serve with SHMEMCACHE_TIMEOUT; PE 1's next Active
 //           operation returns TIMEOUT after at least op_timeout_ms, naming the server; every later call that
 //           needs that server returns TIMEOUT at once (nothing more is sent), and the job ends.
-//   silent  (np 4: server PE 0, clients PE 1..3) the server does not call serve until every client has seen a
+//   silent  (np 5: server PE 0, clients PE 1..4) the server does not call serve until every client has seen a
 //           TIMEOUT: PE 1 in a blocking set, PE 2 in shmemcache_wait on two pipelined requests, PE 3 polling
-//           shmemcache_test. Then it serves (the late replies are never read) and every client finalizes.
+//           shmemcache_test, PE 4 sending a value larger than its whole ring (the ring stays full). Then it
+//           serves (the late replies are never read) and every client finalizes.
 //   lock    (np 2) the client takes the lock of one of its blocks with a remote CAS, as a client that stopped in
 //           the middle of a Direct SET would leave it, then deletes that key: the server waits op_timeout_ms for
 //           the lock, reports and leaves serve with TIMEOUT; the client's delete returns TIMEOUT.
@@ -144,6 +145,11 @@ void Silent(shmemcache_t* c, unsigned timeout_ms) {
     PE_CHECK(len == 0);
     PE_CHECK_STATUS(shmemcache_test(c, set), SHMEMCACHE_TIMEOUT);
     PE_CHECK_STATUS(shmemcache_wait(c, set), SHMEMCACHE_TIMEOUT);
+  } else if (rank == 3) {
+    std::vector<char> big(c->config.chunks_per_peer * c->config.chunk_bytes * 2, 'x');
+    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), big.data(), big.size()), SHMEMCACHE_TIMEOUT);
+    CheckTookTheTimeout(start, timeout_ms, "a set larger than the ring");
+    PE_CHECK(Mentions("stayed full"));
   } else {
     shmemcache_request_t* set = nullptr;
     PE_CHECK_STATUS(shmemcache_bset(c, key.data(), key.size(), "v", 1, &set), SHMEMCACHE_OK);

@@ -24,10 +24,11 @@ shmemcache_repeated_job(mixed_workload_2servers_np4_tcp_active_only_x3 2 4 TCP E
 shmemcache_repeated_job(mixed_workload_4servers_np6_tcp_x3 4 6 TCP)
 
 # Bounded waits: a fragment flagged but never completed (the server leaves serve with TIMEOUT, its client gets
-# TIMEOUT, then TIMEOUT at once), a server that does not serve for longer than op_timeout_ms (blocking, wait and
-# test all end in TIMEOUT), a block lock never released (the server leaves serve). op_timeout_ms = 2000.
+# TIMEOUT, then TIMEOUT at once), a server that does not serve for longer than op_timeout_ms (blocking, wait,
+# test and a ring that stays full all end in TIMEOUT), a block lock never released (the server leaves serve).
+# op_timeout_ms = 2000.
 set(peer_timeout_np_torn 3)
-set(peer_timeout_np_silent 4)
+set(peer_timeout_np_silent 5)
 set(peer_timeout_np_lock 2)
 foreach(mode torn silent lock)
   set(np ${peer_timeout_np_${mode}})
