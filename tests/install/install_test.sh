@@ -6,6 +6,10 @@
 #   3. examples/hello.c with pkg-config (shared; and static with `pkg-config --static`)
 #   4. examples/hello.c with oshcc
 #   5. run each with scripts/oshrun.sh --timeout 60 -np 2 and check the output
+#   6. Fortran (when the module was built): examples/fortran/heat_cache.f90 with oshfort, against the installed
+#      libshmemcache_fortran + shmemcache.mod, and against the installed module source; run with -np 3
+#   7. Python: `pip install ./python` found through pkg-config (PKG_CONFIG_PATH only) into a fresh virtual
+#      environment (Debian's setuptools and numpy, offline); examples/python/hello.py with -np 3
 # Usage: tests/install/install_test.sh BUILD_DIR SOURCE_DIR
 # Set SHMEMCACHE_INSTALL_TEST_KEEP=1 to keep the temporary directory.
 set -euo pipefail
@@ -24,6 +28,8 @@ else
 fi
 prefix="$work/prefix"
 step() { echo; echo "=== install_test: $*"; }
+# `ldd X | grep -q` fails under pipefail when grep exits first and ldd gets SIGPIPE: read ldd's output whole.
+loads() { local out; out=$(ldd "$1") && grep -q "$2" <<<"$out"; }  # loads BINARY REGEX
 fail() { echo "install_test: FAILED: $*" >&2; exit 1; }
 
 step "cmake --install $build --prefix $prefix"
@@ -58,12 +64,9 @@ cmake -S "$src/examples/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$pref
 cmake --build "$work/consumer" -j2
 consumer="$work/consumer/shmemcache_consumer"
 consumer_static="$work/consumer/shmemcache_consumer_static"
-# ldd's output is captured before grep looks at it: with pipefail, `ldd | grep -q` fails (or passes) at random
-# when grep exits early and ldd dies of SIGPIPE.
-libs=$(ldd "$consumer")
-grep -q "libshmemcache.so.* => $libdir/" <<<"$libs" \
-  || fail "shmemcache_consumer does not load libshmemcache from $libdir: $(grep shmemcache <<<"$libs")"
-if grep -q libshmemcache <<<"$(ldd "$consumer_static")"; then fail "shmemcache_consumer_static loads libshmemcache.so"; fi
+loads "$consumer" "libshmemcache.so.* => $libdir/" \
+  || fail "shmemcache_consumer does not load libshmemcache from $libdir: $(ldd "$consumer" | grep shmemcache)"
+if loads "$consumer_static" libshmemcache; then fail "shmemcache_consumer_static loads libshmemcache.so"; fi
 
 step "examples/hello.c with pkg-config"
 export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
@@ -81,20 +84,18 @@ echo "pkg-config --static --libs shmemcache: $(pkg-config --static --libs shmemc
 # shellcheck disable=SC2046,SC2086
 cc -std=c11 -Wall -Wextra -o "$work/hello_pkgconfig_static" "$src/examples/hello.c" \
   $(pkg-config --cflags shmemcache) "$libdir/libshmemcache.a" $static_deps
-if grep -q libshmemcache <<<"$(ldd "$work/hello_pkgconfig_static")"; then
-  fail "hello_pkgconfig_static loads libshmemcache.so"
-fi
+if loads "$work/hello_pkgconfig_static" libshmemcache; then fail "hello_pkgconfig_static loads libshmemcache.so"; fi
 
 step "examples/hello.c with oshcc"
 oshcc -o "$work/hello_oshcc" "$src/examples/hello.c" -I"$prefix/include" -L"$libdir" -lshmemcache
 
 step "run them (scripts/oshrun.sh --timeout 60 -np 2)"
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-run_job() {  # run_job NAME EXPECTED_REGEX PROGRAM...
+run_job() {  # [JOB_NP=N] run_job NAME EXPECTED_REGEX PROGRAM...: a job of JOB_NP PEs (default 2)
   local name=$1 expected=$2 out rc=0
   shift 2
   echo "--- $name: $*"
-  out=$("$src/scripts/oshrun.sh" --timeout 60 -np 2 "$@" 2>&1) || rc=$?
+  out=$("$src/scripts/oshrun.sh" --timeout 60 -np "${JOB_NP:-2}" "$@" 2>&1) || rc=$?
   printf '%s\n' "$out" | sed 's/^/    /'
   [ "$rc" -eq 0 ] || fail "$name exited with status $rc"
   printf '%s\n' "$out" | grep -Eq "$expected" || fail "$name: no line matching '$expected'"
@@ -105,6 +106,42 @@ run_job consumer_static '^consumer client 0: ok' "$consumer_static"
 run_job hello_pkgconfig "$hello_expect" "$work/hello_pkgconfig"
 run_job hello_pkgconfig_static "$hello_expect" "$work/hello_pkgconfig_static"
 run_job hello_oshcc "$hello_expect" "$work/hello_oshcc"
+
+if [ -e "$build/fortran/mod/shmemcache.mod" ]; then
+  step "Fortran: examples/fortran/heat_cache.f90 with oshfort"
+  fdir="$prefix/include/shmemcache"
+  [ -e "$fdir/shmemcache.mod" ] && [ -e "$fdir/shmemcache.f90" ] || fail "shmemcache.mod/.f90 not installed in $fdir"
+  ls "$libdir"/libshmemcache_fortran.so* "$libdir/libshmemcache_fortran.a" >/dev/null || fail "libshmemcache_fortran not installed"
+  oshfort -I"$fdir" -o "$work/heat_oshfort" "$src/examples/fortran/heat_cache.f90" -L"$libdir" -lshmemcache_fortran \
+    -lshmemcache
+  mkdir -p "$work/fsrc" && (cd "$work/fsrc" && oshfort -o "$work/heat_oshfort_source" "$fdir/shmemcache.f90" \
+    "$src/examples/fortran/heat_cache.f90" -L"$libdir" -lshmemcache)
+  heat_expect='^heat_cache: client 1: computed [0-9]+, fetched [0-9]+, 0 failed checks$'
+  JOB_NP=3 run_job heat_oshfort "$heat_expect" "$work/heat_oshfort"
+  JOB_NP=3 run_job heat_oshfort_source "$heat_expect" "$work/heat_oshfort_source"
+else
+  echo "install_test: the Fortran module was not built (no Fortran compiler): Fortran steps not run"
+fi
+
+step "Python: pip install ./python against the installed library (pkg-config)"
+python=""
+for candidate in $(type -ap python3) /usr/bin/python3; do
+  if "$candidate" -c 'import os, sysconfig, venv, setuptools, wheel, numpy
+assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+[ -n "$python" ] || fail "no python3 with venv, setuptools, wheel, numpy and Python.h (scripts/setup.sh installs them)"
+"$python" -m venv --system-site-packages "$work/venv"
+cp -r "$src/python" "$work/python-src"
+(unset SHMEMCACHE_PREFIX SHMEMCACHE_BUILD_DIR
+ "$work/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --no-index \
+   --disable-pip-version-check "$work/python-src")
+ext=$(find "$work/venv" -name '_core*.so' -print -quit)
+(unset LD_LIBRARY_PATH; loads "$ext" "libshmemcache.so.* => $libdir/") \
+  || fail "the extension does not load libshmemcache from $libdir: $(env -u LD_LIBRARY_PATH ldd "$ext" | grep shmemcache)"
+JOB_NP=3 run_job hello_py '^client 1: ok, ' "$work/venv/bin/python" "$src/examples/python/hello.py"
 
 echo
 echo "install_test: all passed"

@@ -1,0 +1,127 @@
+// shmemcached: a memcached-protocol gateway inside a shmemcache job (launched with oshrun). PEs
+// 0..servers-1 serve the cache (shmemcache_serve); every other PE is a gateway: a shmemcache client with an
+// event loop that speaks memcached's text and meta protocols on TCP.
+//
+// Shutdown (app/stop_signals.h): the stop signals are blocked from the start; a gateway reads them from a
+// signalfd in its event loop, closes its connections and calls shmemcache_finalize, which tells the servers it
+// is done. Servers leave them pending and return from
+// shmemcache_serve once every gateway has finalized; then every PE has finalized and the job exits 0.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <shmemcache/shmemcache.h>
+
+#include "app/options.h"
+#include "app/stop_signals.h"
+#include "backend/shmemcache_backend.h"
+#include "net/gateway_server.h"
+#include "protocol/gateway_context.h"
+
+namespace shmemcached {
+namespace {
+
+std::string VersionString() {
+  // The memcached release whose protocol the gateway speaks, then shmemcache's own version.
+  return "1.6.18-shmemcache-" + std::to_string(SHMEMCACHE_VERSION_MAJOR) + "." +
+         std::to_string(SHMEMCACHE_VERSION_MINOR) + "." + std::to_string(SHMEMCACHE_VERSION_PATCH);
+}
+
+// Runs one gateway until a stop signal. Returns the process exit status.
+int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const Options& o, int signal_fd) {
+  int rank = shmemcache_client_rank(cache);
+  int port = o.port == 0 ? 0 : o.port + rank;
+  ShmemcacheBackend backend(cache, config);
+  SystemClock clock;
+  GatewayContext gateway(&backend, &clock, o.limits, VersionString());
+  gateway.set_max_connections(o.max_connections);
+  GatewayServer server(&gateway);
+  std::string error;
+  if (!server.Listen(o.host, port, &error) || !server.AddStopFd(signal_fd, &error)) {
+    // Without finalizing: the launcher then ends the whole job, which is what a gateway that cannot listen
+    // should cause (a collective finalize here would wait for gateways that keep serving).
+    std::fprintf(stderr, "shmemcached: gateway %d: %s\n", rank, error.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  std::printf("shmemcached: gateway %d listening on %s:%d (pid %d)\n", rank, o.host.c_str(), server.port(),
+              static_cast<int>(getpid()));
+  std::fflush(stdout);
+  server.Run(o.idle_wakeup_ms);
+  server.CloseAll();
+  std::printf("shmemcached: gateway %d stopping\n", rank);
+  std::fflush(stdout);
+  return 0;
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  std::string error;
+  if (!ParseOptions(argc, argv, &o, &error)) {
+    std::fprintf(stderr, "shmemcached: %s\n%s", error.c_str(), Usage(argv[0]).c_str());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(Usage(argv[0]).c_str(), stdout);
+    return 0;
+  }
+  BlockStopSignals();
+
+  // OpenMPI 4.1 crashes in shmem_finalize without it (DESIGN.md, platform facts); launchers set it, a
+  // shmemcached started by hand outside oshrun may not.
+  setenv("OMPI_MCA_osc", "ucx", 0);
+  shmemcache_config_t config;
+  if (shmemcache_config_defaults(&config) != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "shmemcached: %s\n", shmemcache_last_error());
+    return 1;
+  }
+  if (o.servers > 0) config.num_servers = o.servers;
+  shmemcache_t* cache = nullptr;
+  shmemcache_status_t st = shmemcache_init(&config, &cache);
+  if (st != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "shmemcached: %s: %s\n(start it with scripts/shmemcached.sh, or oshrun with more PEs than "
+                 "servers)\n", shmemcache_strerror(st), shmemcache_last_error());
+    return 1;
+  }
+  int rc = 0;
+  if (shmemcache_num_clients(cache) == 0) {
+    std::fprintf(stderr, "shmemcached: no gateway: the job needs more PEs than servers (%d)\n", config.num_servers);
+    rc = 1;
+  } else if (shmemcache_is_server(cache)) {
+    st = shmemcache_serve(cache);
+    if (st != SHMEMCACHE_OK) {
+      std::fprintf(stderr, "shmemcached: serve: %s\n", shmemcache_strerror(st));
+      rc = 1;
+    }
+  } else {
+    int signal_fd = OpenStopSignalFd();
+    if (signal_fd < 0) {
+      std::perror("shmemcached: signalfd");
+      std::_Exit(1);
+    }
+    rc = ServeGateway(cache, config, o, signal_fd);
+    close(signal_fd);
+  }
+  bool server = shmemcache_is_server(cache) != 0;
+  int rank = shmemcache_client_rank(cache);
+  st = shmemcache_finalize(cache);
+  shmemcache_destroy(cache);
+  if (st != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "shmemcached: finalize: %s\n", shmemcache_strerror(st));
+    return 1;
+  }
+  if (server) {
+    std::printf("shmemcached: server finalized\n");
+  } else {
+    std::printf("shmemcached: gateway %d finalized\n", rank);
+  }
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace
+}  // namespace shmemcached
+
+int main(int argc, char** argv) { return shmemcached::Main(argc, argv); }

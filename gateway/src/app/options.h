@@ -1,0 +1,29 @@
+// shmemcached's command line. Cache settings (servers' memory, hash table, ...) come from the SHMEMCACHE_*
+// environment variables like every shmemcache job (README "Configuration"); these options are the gateway's.
+#ifndef SHMEMCACHED_APP_OPTIONS_H_
+#define SHMEMCACHED_APP_OPTIONS_H_
+
+#include <cstddef>
+#include <string>
+
+#include "protocol/gateway_context.h"
+
+namespace shmemcached {
+
+struct Options {
+  std::string host = "127.0.0.1";
+  int port = 11211;             // gateway k listens on port + k; 0 = any free port (printed)
+  int servers = 0;              // 0 = SHMEMCACHE_NUM_SERVERS (default 1)
+  size_t max_connections = 1024;
+  int idle_wakeup_ms = 1000;    // -1 = sleep until an event
+  Limits limits;
+  bool help = false;
+};
+
+// Parses argv. False with *error set on a bad option.
+bool ParseOptions(int argc, char** argv, Options* options, std::string* error);
+std::string Usage(const char* program);
+
+}  // namespace shmemcached
+
+#endif  // SHMEMCACHED_APP_OPTIONS_H_

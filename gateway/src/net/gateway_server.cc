@@ -1,0 +1,105 @@
+#include "net/gateway_server.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace shmemcached {
+
+namespace {
+constexpr int kBacklog = 1024;
+constexpr int64_t kMaxSleepMs = 3600 * 1000;  // a delayed flush_all further away is waited for in steps
+constexpr char kTooMany[] = "ERROR Too many open connections\r\n";
+}  // namespace
+
+GatewayServer::GatewayServer(GatewayContext* gateway) : gateway_(gateway) {}
+
+GatewayServer::~GatewayServer() { CloseAll(); }
+
+bool GatewayServer::Listen(const std::string& host, int port, std::string* error) {
+  if (!loop_.ok()) {
+    *error = std::string("epoll_create1: ") + std::strerror(errno);
+    return false;
+  }
+  if (!listener_.Open(host, port, kBacklog, error)) return false;
+  if (!loop_.Add(listener_.fd(), EPOLLIN, &accept_handler_)) {
+    *error = std::string("epoll_ctl: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool GatewayServer::AddStopFd(int fd, std::string* error) {
+  if (loop_.Add(fd, EPOLLIN, &stop_handler_)) return true;
+  *error = std::string("epoll_ctl: ") + std::strerror(errno);
+  return false;
+}
+
+void GatewayServer::Reject(int fd) {
+  // memcached (maxconns_fast): tell the client why, then hang up.
+  ssize_t ignored = send(fd, kTooMany, sizeof kTooMany - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  (void)ignored;
+  close(fd);
+  ++gateway_->counters().rejected_connections;
+}
+
+void GatewayServer::AcceptAll() {
+  Counters& c = gateway_->counters();
+  while (true) {
+    int fd = listener_.Accept();
+    if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE...): try again on the next event
+    if (connections_.size() >= gateway_->max_connections()) {
+      Reject(fd);
+      continue;
+    }
+    auto conn = std::make_unique<Connection>(fd, this, gateway_);
+    if (!conn->Register(&loop_)) continue;  // closes fd on destruction
+    ++c.total_connections;
+    ++c.curr_connections;
+    Connection* raw = conn.get();
+    connections_.emplace(raw, std::move(conn));
+  }
+}
+
+void GatewayServer::Closed(Connection* c) {
+  auto it = connections_.find(c);
+  if (it == connections_.end()) return;
+  closed_.push_back(std::move(it->second));
+  connections_.erase(it);
+  --gateway_->counters().curr_connections;
+}
+
+void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_stop) {
+  while (!stop_ && !(should_stop && should_stop())) {
+    int64_t flush_in = std::min<int64_t>(gateway_->RunDueFlush(), kMaxSleepMs);
+    int timeout = idle_wakeup_ms;
+    if (flush_in >= 0) {
+      timeout = static_cast<int>(timeout < 0 ? flush_in : std::min<int64_t>(timeout, flush_in));
+    }
+    if (loop_.RunOnce(timeout) < 0) break;
+    closed_.clear();
+  }
+}
+
+void GatewayServer::CloseAll() {
+  while (!connections_.empty()) connections_.begin()->second->Close();
+  closed_.clear();
+}
+
+size_t GatewayServer::MaxBufferedInput() const {
+  size_t m = 0;
+  for (const auto& [raw, conn] : connections_) m = std::max(m, conn->buffered_input());
+  return m;
+}
+
+size_t GatewayServer::MaxBufferedOutput() const {
+  size_t m = 0;
+  for (const auto& [raw, conn] : connections_) m = std::max(m, conn->buffered_output());
+  return m;
+}
+
+}  // namespace shmemcached

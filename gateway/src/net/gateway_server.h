@@ -1,0 +1,78 @@
+// One gateway's TCP front: the listening socket, its connections and the event loop that serves them, all on
+// the calling thread. Connections beyond max_connections get memcached's "ERROR Too many open connections"
+// and are closed. Run() returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes
+// readable or should_stop() says so after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every
+// idle_wakeup_ms (-1: only for events) and for a delayed flush_all.
+#ifndef SHMEMCACHED_NET_GATEWAY_SERVER_H_
+#define SHMEMCACHED_NET_GATEWAY_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "net/connection.h"
+#include "net/event_loop.h"
+#include "net/listener.h"
+#include "protocol/gateway_context.h"
+
+namespace shmemcached {
+
+class GatewayServer {
+ public:
+  explicit GatewayServer(GatewayContext* gateway);
+  ~GatewayServer();
+  GatewayServer(const GatewayServer&) = delete;
+  GatewayServer& operator=(const GatewayServer&) = delete;
+
+  bool Listen(const std::string& host, int port, std::string* error);
+  int port() const { return listener_.port(); }
+  // A descriptor whose readability ends Run (not read here).
+  bool AddStopFd(int fd, std::string* error);
+  void Run(int idle_wakeup_ms, const std::function<bool()>& should_stop = nullptr);
+  // Closes every connection (after Run, at shutdown).
+  void CloseAll();
+
+  // For tests.
+  const EventLoop& loop() const { return loop_; }
+  size_t connections() const { return connections_.size(); }
+  // The largest input/output any connection holds now.
+  size_t MaxBufferedInput() const;
+  size_t MaxBufferedOutput() const;
+
+  // Called by a connection that closed itself.
+  void Closed(Connection* c);
+
+ private:
+  class AcceptHandler final : public EventHandler {
+   public:
+    explicit AcceptHandler(GatewayServer* s) : server_(s) {}
+    void OnEvents(uint32_t) override { server_->AcceptAll(); }
+   private:
+    GatewayServer* server_;
+  };
+  class StopHandler final : public EventHandler {
+   public:
+    explicit StopHandler(bool* stop) : stop_(stop) {}
+    void OnEvents(uint32_t) override { *stop_ = true; }
+   private:
+    bool* stop_;
+  };
+
+  void AcceptAll();
+  void Reject(int fd);
+
+  GatewayContext* gateway_;
+  EventLoop loop_;
+  Listener listener_;
+  AcceptHandler accept_handler_{this};
+  bool stop_ = false;
+  StopHandler stop_handler_{&stop_};
+  std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
+  std::vector<std::unique_ptr<Connection>> closed_;  // freed after the event batch that closed them
+};
+
+}  // namespace shmemcached
+
+#endif  // SHMEMCACHED_NET_GATEWAY_SERVER_H_

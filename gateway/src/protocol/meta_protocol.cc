@@ -1,0 +1,382 @@
+#include "protocol/meta_protocol.h"
+
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "protocol/counter.h"
+#include "protocol/meta_flags.h"
+#include "protocol/numbers.h"
+#include "protocol/storage.h"
+
+namespace shmemcached {
+
+namespace {
+
+constexpr std::string_view kBadFormat = "CLIENT_ERROR bad command line format";
+constexpr std::string_view kOpaqueTooLong = "CLIENT_ERROR opaque token too long";
+constexpr std::string_view kInvalidOrDuplicate = "CLIENT_ERROR invalid or duplicate flag";
+
+// Flags each command refuses as unknown (see meta_protocol.h for why).
+constexpr const char* kMgUnsupported = "hltNR";
+constexpr const char* kMsUnsupported = "I";
+constexpr const char* kMdUnsupported = "CI";
+constexpr const char* kMaUnsupported = "Cct";
+
+void MetaGet(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutErrString("CLIENT_ERROR options flags are too long");
+    return;
+  }
+  MetaFlags of;
+  std::string key;
+  std::string_view errstr = kBadFormat;
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 2, kMgUnsupported, &of, &key, &errstr)) {
+    s.OutErrString(errstr);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  Counters& c = s.gateway().counters();
+  bool touch = HasMetaFlag(tokens, ntokens, 'T');
+  std::string value;
+  uint32_t flags = 0;
+  uint64_t cas = 0;
+  Status st = touch ? TouchAndFetch(s.backend(), key, of.exptime, &value, &flags, &cas)
+                    : s.backend().Fetch(key, &value, &flags, &cas);
+  if (st == Status::kUnsupported) {
+    s.OutErrString(kUnsupportedLine);
+    return;
+  }
+  ++(touch ? c.cmd_touch : c.cmd_get);
+  std::string line;
+  if (st == Status::kOk) {
+    ++(touch ? c.touch_hits : c.get_hits);
+    if (of.value) {
+      line.append("VA ");
+      AppendDecimal(&line, value.size());
+    } else {
+      line.append("HD");
+    }
+    for (size_t i = 2; i + 1 < ntokens; ++i) {
+      switch (tokens[i].value[0]) {
+        case 's':
+          line.append(" s");
+          AppendDecimal(&line, value.size());
+          break;
+        case 'c':
+          line.append(" c");
+          AppendDecimal(&line, cas);
+          break;
+        case 'f':
+          line.append(" f");
+          AppendDecimal(&line, flags);
+          break;
+        case 'O':
+          if (tokens[i].length > Limits::kMaxOpaqueLength) {
+            s.OutErrString(kOpaqueTooLong);
+            return;
+          }
+          line.push_back(' ');
+          line.append(tokens[i].value, tokens[i].length);
+          break;
+        case 'k':
+          AppendKeyFlag(&line, key, of.key_binary);
+          break;
+      }
+    }
+    line.append("\r\n");
+    if (of.value) {
+      line.append(value);
+      line.append("\r\n");
+    }
+    s.out().Append(line);
+    return;
+  }
+  if (st != Status::kNotFound) ++c.backend_errors;  // faults read as misses
+  ++(touch ? c.touch_misses : c.get_misses);
+  line.append("EN");
+  if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+    s.OutErrString(kOpaqueTooLong);
+    return;
+  }
+  line.append("\r\n");
+  if (!s.noreply()) s.out().Append(line);
+}
+
+void MetaSet(Session& s, Token* tokens, size_t ntokens) {
+  if (tokens[1].length > s.limits().max_key_length || ntokens == 3) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutErrString("CLIENT_ERROR options flags too long");
+    return;
+  }
+  int32_t vlen;
+  if (!SafeStrtol(tokens[2].value, &vlen) || vlen < 0 || vlen > INT_MAX - 2) {
+    s.OutErrString(kBadFormat);
+    return;
+  }
+  // From here on an error swallows the data block, whose length is known.
+  uint64_t block_len = static_cast<uint64_t>(vlen) + 2;
+  auto p = std::make_unique<PendingStore>();
+  MetaFlags of;
+  std::string_view errstr = kBadFormat;
+  auto fail = [&](std::string_view why) {
+    s.Swallow(block_len);
+    s.OutErrString(why);
+  };
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 3, kMsUnsupported, &of, &p->key, &errstr)) {
+    fail(errstr);
+    return;
+  }
+  s.set_noreply(of.no_reply);
+  bool has_error = false;
+  for (size_t i = 2; i + 1 < ntokens; ++i) {
+    char f = tokens[i].value[0];
+    if (f == 'O') {
+      if (tokens[i].length > Limits::kMaxOpaqueLength) {
+        errstr = kOpaqueTooLong;
+        has_error = true;
+        continue;
+      }
+      p->returns.push_back({'O', std::string(tokens[i].value, tokens[i].length)});
+    } else if (f == 'k' || f == 'c') {
+      p->returns.push_back({f, std::string()});
+    }
+  }
+  switch (of.mode) {
+    case 0:
+    case 'S': p->verb = StoreVerb::kSet; break;
+    case 'E': p->verb = StoreVerb::kAdd; break;
+    case 'A': p->verb = StoreVerb::kAppend; break;
+    case 'P': p->verb = StoreVerb::kPrepend; break;
+    case 'R': p->verb = StoreVerb::kReplace; break;
+    default:
+      fail("CLIENT_ERROR invalid mode for ms M token");
+      return;
+  }
+  // A token turns set and replace into cas; append/prepend compare it themselves; add ignores it.
+  if (of.has_cas && (p->verb == StoreVerb::kSet || p->verb == StoreVerb::kReplace)) p->verb = StoreVerb::kCas;
+  if (has_error) {
+    fail(errstr);
+    return;
+  }
+  if (static_cast<size_t>(vlen) > s.limits().max_value_length) {
+    ++s.gateway().counters().store_too_large;
+    s.backend().Delete(p->key);  // memcached drops the old pair whatever the mode
+    fail(StoreOutcomeLine(StoreOutcome::kTooLarge));
+    return;
+  }
+  p->meta = true;
+  p->key_binary = of.key_binary;
+  p->flags = of.client_flags;
+  p->expiry = of.exptime;
+  p->cas = of.req_cas_id;
+  p->quiet = of.no_reply;
+  p->block_len = static_cast<size_t>(block_len);
+  s.ExpectData(std::move(p));
+}
+
+// md's and ma's common start (memcached checks the key, the token count and the flags the same way for
+// both, and answers any flag error alike). False when it has answered.
+bool ParseDeleteOrArithmetic(Session& s, Token* tokens, size_t ntokens, const char* unsupported, MetaFlags* of,
+                             std::string* key) {
+  if (tokens[1].length > s.limits().max_key_length) {
+    s.OutString(kBadFormat);
+    return false;
+  }
+  if (ntokens > Limits::kMaxMetaTokens) {
+    s.OutString("CLIENT_ERROR options flags too long");
+    return false;
+  }
+  std::string_view errstr;
+  if (!ParseMetaFlags(s.gateway().clock().NowUnixMs(), tokens, 2, unsupported, of, key, &errstr)) {
+    s.OutErrString(kInvalidOrDuplicate);
+    return false;
+  }
+  s.set_noreply(of->no_reply);
+  return true;
+}
+
+void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
+  MetaFlags of;
+  std::string key;
+  if (!ParseDeleteOrArithmetic(s, tokens, ntokens, kMdUnsupported, &of, &key)) return;
+  std::string flags;
+  if (!AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary)) {
+    s.OutErrString(kOpaqueTooLong);
+    return;
+  }
+  Counters& c = s.gateway().counters();
+  Status st = s.backend().Delete(key);
+  if (st != Status::kOk && st != Status::kNotFound) {
+    s.OutErrString(BackendFailureLine(st));
+    return;
+  }
+  ++(st == Status::kOk ? c.delete_hits : c.delete_misses);
+  if (st == Status::kOk && s.noreply()) return;
+  s.out().Append(st == Status::kOk ? "HD" : "NF");
+  s.out().Append(flags);
+  s.out().Append("\r\n", 2);
+}
+
+void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
+  MetaFlags of;
+  std::string key;
+  if (!ParseDeleteOrArithmetic(s, tokens, ntokens, kMaUnsupported, &of, &key)) return;
+  bool incr;
+  switch (of.mode) {
+    case 0: case 'I': case '+': incr = true; break;
+    case 'D': case '-': incr = false; break;
+    default:
+      s.OutErrString("CLIENT_ERROR invalid mode for ma M token");
+      return;
+  }
+  Backend& b = s.backend();
+  Counters& c = s.gateway().counters();
+  uint64_t value = 0;
+  bool created = false;
+  Status st = ApplyDelta(b, key, incr, of.delta, &value);
+  // Auto-create on a miss (N): an add of the initial value, which only fails if another client created the
+  // key meanwhile, in which case its counter is the one to update.
+  for (int attempt = 0; st == Status::kNotFound && of.vivify && attempt < 8; ++attempt) {
+    // The created pair's TTL: of T and N, whichever comes last (memcached applies them in token order).
+    Expiry ttl = of.autoviv_exptime;
+    for (size_t i = 2; i + 1 < ntokens; ++i) {
+      if (tokens[i].value[0] == 'T') ttl = of.exptime;
+      if (tokens[i].value[0] == 'N') ttl = of.autoviv_exptime;
+    }
+    StoreRequest r;
+    r.verb = StoreVerb::kAdd;
+    r.key = key;
+    std::string initial = Decimal(of.initial);
+    r.value = initial;
+    r.expiry = ttl;
+    uint64_t cas_out;
+    StoreOutcome outcome = ExecuteStore(s.gateway(), r, &cas_out);
+    if (outcome == StoreOutcome::kStored) {
+      created = true;
+      value = of.initial;
+      st = Status::kOk;
+    } else if (outcome == StoreOutcome::kNotStored) {
+      st = ApplyDelta(b, key, incr, of.delta, &value);
+    } else {
+      s.OutErrString(StoreOutcomeLine(outcome));
+      return;
+    }
+  }
+  std::string line;
+  switch (st) {
+    case Status::kOk: {
+      if (!created) {
+        ++(incr ? c.incr_hits : c.decr_hits);
+        if (HasMetaFlag(tokens, ntokens, 'T')) TouchPair(b, key, of.exptime);
+      }
+      std::string number = Decimal(value);
+      if (of.value) {
+        line.append("VA ");
+        AppendDecimal(&line, number.size());
+      } else {
+        line.append("HD");
+      }
+      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+        s.OutErrString(kOpaqueTooLong);
+        return;
+      }
+      if (of.value) {
+        line.append("\r\n");
+        line.append(number);
+      }
+      if (s.noreply() && !created) return;  // memcached's q hides a nominal answer, not a creation
+      break;
+    }
+    case Status::kNotFound:
+      ++(incr ? c.incr_misses : c.decr_misses);
+      line.append("NF");
+      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
+        s.OutErrString(kOpaqueTooLong);
+        return;
+      }
+      break;
+    case Status::kNotNumeric:
+      s.OutErrString("CLIENT_ERROR cannot increment or decrement non-numeric value");
+      return;
+    case Status::kNoSpace:
+      s.OutErrString("SERVER_ERROR out of memory");
+      return;
+    default:
+      s.OutErrString(BackendFailureLine(st));
+      return;
+  }
+  line.append("\r\n");
+  s.out().Append(line);
+}
+
+}  // namespace
+
+void ProcessMetaCommand(Session& s, Token* tokens, size_t ntokens) {
+  char which = tokens[0].value[1];
+  if (which == 'n') {
+    s.OutString("MN");
+    return;
+  }
+  if (which != 'g' && which != 's' && which != 'd' && which != 'a') {
+    s.OutString("ERROR");  // me (memcached's debug command) and unknown meta commands
+    return;
+  }
+  if (ntokens < 3) {
+    s.OutString("ERROR");
+    return;
+  }
+  ++s.gateway().counters().cmd_meta;
+  switch (which) {
+    case 'g': MetaGet(s, tokens, ntokens); break;
+    case 's': MetaSet(s, tokens, ntokens); break;
+    case 'd': MetaDelete(s, tokens, ntokens); break;
+    case 'a': MetaArithmetic(s, tokens, ntokens); break;
+  }
+}
+
+void CompleteMetaStore(Session& s, PendingStore& p) {
+  if (!p.block_ok()) {
+    s.OutErrString("CLIENT_ERROR bad data chunk");
+    return;
+  }
+  uint64_t cas_out;
+  StoreOutcome outcome = ExecuteStore(s.gateway(), p.request(), &cas_out);
+  const char* code;
+  switch (outcome) {
+    case StoreOutcome::kStored:
+      if (p.quiet) return;
+      code = "HD";
+      break;
+    case StoreOutcome::kExists: code = "EX"; break;
+    case StoreOutcome::kNotFound: code = "NF"; break;
+    case StoreOutcome::kNotStored: code = "NS"; break;
+    default:
+      s.OutErrString(StoreOutcomeLine(outcome));
+      return;
+  }
+  std::string line = code;
+  for (const MetaReturnFlag& f : p.returns) {
+    if (f.flag == 'O') {
+      line.push_back(' ');
+      line.append(f.token);
+    } else if (f.flag == 'k') {
+      AppendKeyFlag(&line, p.key, p.key_binary);
+    } else {
+      line.append(" c");
+      AppendDecimal(&line, cas_out);
+    }
+  }
+  line.append("\r\n");
+  s.out().Append(line);
+}
+
+}  // namespace shmemcached

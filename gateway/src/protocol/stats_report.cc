@@ -1,0 +1,140 @@
+#include "protocol/stats_report.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "protocol/numbers.h"
+
+namespace shmemcached {
+
+namespace {
+
+class StatLines {
+ public:
+  void Add(std::string_view name, uint64_t value) {
+    Begin(name);
+    AppendDecimal(&text_, value);
+    text_.append("\r\n");
+  }
+  void Add(std::string_view name, std::string_view value) {
+    Begin(name);
+    text_.append(value);
+    text_.append("\r\n");
+  }
+  std::string Finish() {
+    text_.append("END\r\n");
+    return std::move(text_);
+  }
+
+ private:
+  void Begin(std::string_view name) {
+    text_.append("STAT ");
+    text_.append(name);
+    text_.push_back(' ');
+  }
+  std::string text_;
+};
+
+std::string Seconds(const timeval& tv) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%ld.%06ld", static_cast<long>(tv.tv_sec), static_cast<long>(tv.tv_usec));
+  return buf;
+}
+
+std::string GeneralStats(GatewayContext& g) {
+  const Counters& c = g.counters();
+  uint64_t now_ms = g.clock().NowUnixMs();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  StatLines s;
+  s.Add("pid", static_cast<uint64_t>(getpid()));
+  s.Add("uptime", (now_ms - g.start_unix_ms()) / 1000);
+  s.Add("time", now_ms / 1000);
+  s.Add("version", g.version());
+  s.Add("pointer_size", 8 * sizeof(void*));
+  s.Add("rusage_user", Seconds(usage.ru_utime));
+  s.Add("rusage_system", Seconds(usage.ru_stime));
+  s.Add("max_connections", g.max_connections());
+  s.Add("curr_connections", c.curr_connections);
+  s.Add("total_connections", c.total_connections);
+  s.Add("rejected_connections", c.rejected_connections);
+  s.Add("cmd_get", c.cmd_get);
+  s.Add("cmd_set", c.cmd_set);
+  s.Add("cmd_flush", c.cmd_flush);
+  s.Add("cmd_touch", c.cmd_touch);
+  s.Add("cmd_meta", c.cmd_meta);
+  s.Add("get_hits", c.get_hits);
+  s.Add("get_misses", c.get_misses);
+  s.Add("delete_misses", c.delete_misses);
+  s.Add("delete_hits", c.delete_hits);
+  s.Add("incr_misses", c.incr_misses);
+  s.Add("incr_hits", c.incr_hits);
+  s.Add("decr_misses", c.decr_misses);
+  s.Add("decr_hits", c.decr_hits);
+  s.Add("cas_misses", c.cas_misses);
+  s.Add("cas_hits", c.cas_hits);
+  s.Add("cas_badval", c.cas_badval);
+  s.Add("touch_hits", c.touch_hits);
+  s.Add("touch_misses", c.touch_misses);
+  s.Add("store_too_large", c.store_too_large);
+  s.Add("store_no_memory", c.store_no_memory);
+  s.Add("bytes_read", c.bytes_read);
+  s.Add("bytes_written", c.bytes_written);
+  s.Add("threads", 1);
+  s.Add("total_items", c.total_items);
+  s.Add("gateway_multiget_calls", c.multiget_calls);
+  s.Add("gateway_backend_errors", c.backend_errors);
+  std::vector<StatRow> rows;
+  if (g.backend().Stats(&rows) == Status::kOk) {
+    for (const StatRow& r : rows) s.Add(r.first, r.second);
+  } else {
+    s.Add("gateway_backend_stats_unavailable", 1);
+  }
+  return s.Finish();
+}
+
+std::string SettingsStats(GatewayContext& g) {
+  const Limits& l = g.limits();
+  StatLines s;
+  s.Add("maxconns", g.max_connections());
+  s.Add("verbosity", g.verbosity());
+  s.Add("item_size_max", l.max_value_length);
+  s.Add("key_size_max", l.max_key_length);
+  s.Add("cas_enabled", "yes");
+  s.Add("flush_enabled", g.backend().CanFlushAll() ? "yes" : "no");
+  s.Add("binding_protocol", "ascii");
+  s.Add("gateway_max_get_line", l.max_get_line);
+  s.Add("gateway_output_high_water", l.output_high_water);
+  s.Add("gateway_batch_keys", l.batch_keys);
+  s.Add("gateway_batch_value_bytes", l.batch_value_bytes);
+  return s.Finish();
+}
+
+void ResetCounters(Counters& c) {
+  Counters fresh;
+  fresh.curr_connections = c.curr_connections;  // a gauge, not a counter
+  c = fresh;
+}
+
+}  // namespace
+
+void ProcessStats(Session& s, Token* tokens, size_t ntokens) {
+  GatewayContext& g = s.gateway();
+  if (ntokens == 2) {
+    s.out().Append(GeneralStats(g));
+  } else if (std::strcmp(tokens[1].value, "reset") == 0) {
+    ResetCounters(g.counters());
+    s.OutString("RESET");
+  } else if (std::strcmp(tokens[1].value, "settings") == 0) {
+    s.out().Append(SettingsStats(g));
+  } else {
+    s.OutString("ERROR");
+  }
+}
+
+}  // namespace shmemcached

@@ -1,0 +1,57 @@
+// memcached's storage commands (set/add/replace/append/prepend/cas, and ms in each mode) on top of one
+// Backend::Store, with memcached's outcomes (do_store_item): which answer each backend status becomes, that
+// `cas` with token 0 answers EXISTS/NOT_FOUND without storing, that add ignores a CAS token, that
+// append/prepend keep the pair's flags and expiry, and that a pair stored already expired is removed again.
+#ifndef SHMEMCACHED_PROTOCOL_STORAGE_H_
+#define SHMEMCACHED_PROTOCOL_STORAGE_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "protocol/expiry.h"
+#include "protocol/gateway_context.h"
+
+namespace shmemcached {
+
+// memcached's NREAD_* commands.
+enum class StoreVerb { kSet, kAdd, kReplace, kAppend, kPrepend, kCas };
+
+// memcached's store_item_type, plus the backend's refusals.
+enum class StoreOutcome { kStored, kExists, kNotFound, kNotStored, kTooLarge, kNoMemory, kUnsupported, kError };
+
+struct StoreRequest {
+  StoreVerb verb = StoreVerb::kSet;
+  std::string_view key;
+  std::string_view value;  // without the data block's "\r\n"
+  uint32_t flags = 0;
+  Expiry expiry;
+  uint64_t cas = 0;        // kCas (and ms with C): the token to compare; 0 is a token that never matches
+};
+
+// Performs the store and counts it (cmd_set, cas_*, total_items, store_*). *cas_out: the pair's new token
+// when stored, else 0.
+StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& request, uint64_t* cas_out);
+
+// Gives an existing pair a new expiry (touch, gat, mg T, ma T): Backend::Touch, or Backend::Delete when the
+// expiry has already passed. kOk if the pair existed, kNotFound if not.
+Status TouchPair(Backend& backend, std::string_view key, const Expiry& expiry);
+
+// gat/gats/mg T for one key: the new expiry, then the pair (an expiry already passed returns the pair once
+// and removes it). kOk with the pair, kNotFound, or the backend's refusal.
+Status TouchAndFetch(Backend& backend, std::string_view key, const Expiry& expiry, std::string* value,
+                     uint32_t* flags, uint64_t* cas);
+
+// The text protocol's answer line for an outcome ("STORED", "SERVER_ERROR object too large for cache", ...).
+std::string_view StoreOutcomeLine(StoreOutcome outcome);
+
+// Answer lines for backend refusals that every command shares.
+constexpr std::string_view kUnsupportedLine = "SERVER_ERROR operation not supported by this backend";
+constexpr std::string_view kBackendErrorLine = "SERVER_ERROR backend failure";
+// The line for a backend status no memcached answer covers (kUnsupported, kError, ...).
+inline std::string_view BackendFailureLine(Status s) {
+  return s == Status::kUnsupported ? kUnsupportedLine : kBackendErrorLine;
+}
+
+}  // namespace shmemcached
+
+#endif  // SHMEMCACHED_PROTOCOL_STORAGE_H_

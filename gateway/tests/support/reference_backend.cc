@@ -1,0 +1,169 @@
+#include "support/reference_backend.h"
+
+#include <utility>
+
+#include "protocol/numbers.h"
+
+namespace shmemcached {
+
+namespace {
+// memcached's do_add_delta: the value is numeric if strtoull reads it as memcached reads the item's data
+// (which ends in "\r\n", so a number may run to the end of the value).
+bool ParseCounter(const std::string& value, uint64_t* out) {
+  if (value.empty()) return false;
+  std::string text = value + "\r\n";
+  return SafeStrtoull(text.c_str(), out);
+}
+}  // namespace
+
+ReferenceBackend::ReferenceBackend(std::function<uint64_t()> now_ms, size_t max_value_length, size_t memory_limit)
+    : now_ms_(std::move(now_ms)), max_value_length_(max_value_length), memory_limit_(memory_limit) {}
+
+ReferenceBackend::Pair* ReferenceBackend::Find(std::string_view key) {
+  auto it = pairs_.find(std::string(key));
+  if (it == pairs_.end()) return nullptr;
+  if (it->second.expires_at_ms != 0 && it->second.expires_at_ms <= now_ms_()) {
+    bytes_ -= it->first.size() + it->second.value.size();
+    pairs_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+bool ReferenceBackend::Fits(size_t old_bytes, size_t new_bytes) const {
+  return memory_limit_ == 0 || bytes_ - old_bytes + new_bytes <= memory_limit_;
+}
+
+void ReferenceBackend::Put(std::string_view key, Pair pair) {
+  pair.cas = next_cas_++;
+  auto [it, inserted] = pairs_.try_emplace(std::string(key));
+  if (!inserted) bytes_ -= it->first.size() + it->second.value.size();
+  bytes_ += it->first.size() + pair.value.size();
+  it->second = std::move(pair);
+}
+
+Status ReferenceBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
+                               uint64_t* cas_out) {
+  if (key.empty()) return Status::kError;
+  if (key.size() > MaxKeyLength()) return Status::kKeyTooLong;
+  if (value.size() > max_value_length_) return Status::kValueTooLarge;
+  Pair* old = Find(key);
+  if (options.cas != 0) {
+    if (old == nullptr) return Status::kNotFound;
+    if (old->cas != options.cas) return Status::kExists;
+  }
+  Pair next;
+  switch (options.mode) {
+    case StoreMode::kAdd:
+      if (old != nullptr) return Status::kExists;
+      break;
+    case StoreMode::kReplace:
+      if (old == nullptr) return Status::kNotStored;
+      break;
+    case StoreMode::kAppend:
+    case StoreMode::kPrepend:
+      if (old == nullptr) return Status::kNotStored;
+      if (old->value.size() + value.size() > max_value_length_) return Status::kValueTooLarge;
+      next.value = options.mode == StoreMode::kAppend ? old->value + std::string(value)
+                                                      : std::string(value) + old->value;
+      next.flags = old->flags;
+      next.expires_at_ms = old->expires_at_ms;
+      break;
+    case StoreMode::kSet:
+      break;
+  }
+  if (options.mode != StoreMode::kAppend && options.mode != StoreMode::kPrepend) {
+    next.value.assign(value.data(), value.size());
+    next.flags = options.flags;
+    next.expires_at_ms = ExpiryAt(options.ttl_ms);
+  }
+  size_t old_bytes = old == nullptr ? 0 : key.size() + old->value.size();
+  if (!Fits(old_bytes, key.size() + next.value.size())) return Status::kNoSpace;
+  Put(key, std::move(next));
+  if (cas_out != nullptr) *cas_out = next_cas_ - 1;
+  return Status::kOk;
+}
+
+Status ReferenceBackend::Fetch(std::string_view key, std::string* value, uint32_t* flags, uint64_t* cas) {
+  ++fetch_calls_;
+  Pair* p = Find(key);
+  if (p == nullptr) return Status::kNotFound;
+  *value = p->value;
+  if (flags != nullptr) *flags = p->flags;
+  if (cas != nullptr) *cas = p->cas;
+  return Status::kOk;
+}
+
+Status ReferenceBackend::Touch(std::string_view key, uint64_t ttl_ms) {
+  Pair* p = Find(key);
+  if (p == nullptr) return Status::kNotFound;
+  p->expires_at_ms = ExpiryAt(ttl_ms);
+  return Status::kOk;
+}
+
+Status ReferenceBackend::Incr(std::string_view key, int64_t delta, uint64_t* new_value) {
+  Pair* p = Find(key);
+  if (p == nullptr) return Status::kNotFound;
+  uint64_t v;
+  if (!ParseCounter(p->value, &v)) return Status::kNotNumeric;
+  if (delta >= 0) {
+    v += static_cast<uint64_t>(delta);  // wraps at 2^64
+  } else {
+    uint64_t d = static_cast<uint64_t>(-(delta + 1)) + 1;  // |delta| without overflow at INT64_MIN
+    v = d > v ? 0 : v - d;
+  }
+  std::string text = Decimal(v);
+  Pair next = *p;
+  if (text.size() <= p->value.size()) text.resize(p->value.size(), ' ');
+  next.value = std::move(text);
+  Put(key, std::move(next));
+  if (new_value != nullptr) *new_value = v;
+  return Status::kOk;
+}
+
+Status ReferenceBackend::Delete(std::string_view key) {
+  if (Find(key) == nullptr) return Status::kNotFound;
+  auto it = pairs_.find(std::string(key));
+  bytes_ -= it->first.size() + it->second.value.size();
+  pairs_.erase(it);
+  return Status::kOk;
+}
+
+Status ReferenceBackend::MultiGet(MultiGetItem* items, size_t count) {
+  ++multiget_calls_;
+  for (size_t i = 0; i < count; ++i) {
+    MultiGetItem& item = items[i];
+    Pair* p = Find(item.key);
+    if (p == nullptr) {
+      item.status = Status::kNotFound;
+      item.value_len = 0;
+      continue;
+    }
+    item.value_len = p->value.size();
+    if (p->value.size() > item.buffer_len) {
+      item.status = Status::kBufferTooSmall;
+      continue;
+    }
+    item.value = p->value;
+    item.flags = p->flags;
+    item.cas = p->cas;
+    item.status = Status::kOk;
+  }
+  return Status::kOk;
+}
+
+Status ReferenceBackend::FlushAll() {
+  pairs_.clear();
+  bytes_ = 0;
+  return Status::kOk;
+}
+
+Status ReferenceBackend::Stats(std::vector<StatRow>* rows) {
+  rows->emplace_back("curr_items", pairs_.size());
+  rows->emplace_back("bytes", bytes_);
+  rows->emplace_back("evictions", evictions_);
+  rows->emplace_back("limit_maxbytes", memory_limit_);
+  return Status::kOk;
+}
+
+}  // namespace shmemcached

@@ -1,0 +1,74 @@
+// An in-memory model of shmemcache's memcached contract (issue 15), for the protocol engine's tests only:
+// one process, no SHMEM. It implements each Backend call exactly as backend.h states it, plus the memcached
+// details issue 15 leaves open, which the real backend must match for the gateway to answer like memcached:
+//   - append/prepend keep the pair's flags and expiry (the command's own are ignored);
+//   - incr/decr parse the value like memcached (strtoull after optional whitespace, the number may be followed
+//     by whitespace or the end; "-5", "abc" and "" are not numeric), and a result no longer than the old value
+//     is written over it and padded with spaces to the old length (memcached's in-place update: "10" decr 1
+//     reads back as "9 ");
+//   - every modification gets a new CAS token, never reused.
+// Expiry runs on an injected millisecond clock; expired pairs are dropped lazily. An optional memory limit
+// (keys + values) makes stores fail with kNoSpace, to exercise the engine's out-of-memory answers.
+#ifndef SHMEMCACHED_TESTS_SUPPORT_REFERENCE_BACKEND_H_
+#define SHMEMCACHED_TESTS_SUPPORT_REFERENCE_BACKEND_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+#include "protocol/backend.h"
+
+namespace shmemcached {
+
+class ReferenceBackend final : public Backend {
+ public:
+  // now_ms: a monotonic millisecond clock. memory_limit: 0 = unlimited.
+  ReferenceBackend(std::function<uint64_t()> now_ms, size_t max_value_length = 1 << 20,
+                   size_t memory_limit = 0);
+  ReferenceBackend(const ReferenceBackend&) = delete;
+  ReferenceBackend& operator=(const ReferenceBackend&) = delete;
+
+  size_t MaxKeyLength() const override { return 250; }
+  size_t MaxValueLength() const override { return max_value_length_; }
+  Status Store(std::string_view key, std::string_view value, const StoreOptions& options,
+               uint64_t* cas_out) override;
+  Status Fetch(std::string_view key, std::string* value, uint32_t* flags, uint64_t* cas) override;
+  Status Touch(std::string_view key, uint64_t ttl_ms) override;
+  Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
+  Status Delete(std::string_view key) override;
+  Status MultiGet(MultiGetItem* items, size_t count) override;
+  Status FlushAll() override;
+  Status Stats(std::vector<StatRow>* rows) override;
+
+  // Calls made, by kind (tests check batching).
+  uint64_t multiget_calls() const { return multiget_calls_; }
+  uint64_t fetch_calls() const { return fetch_calls_; }
+
+ private:
+  struct Pair {
+    std::string value;
+    uint32_t flags = 0;
+    uint64_t expires_at_ms = 0;  // 0 = never
+    uint64_t cas = 0;
+  };
+
+  // The live pair for key, or nullptr (an expired pair is erased on the way).
+  Pair* Find(std::string_view key);
+  uint64_t ExpiryAt(uint64_t ttl_ms) const { return ttl_ms == 0 ? 0 : now_ms_() + ttl_ms; }
+  bool Fits(size_t old_bytes, size_t new_bytes) const;
+  void Put(std::string_view key, Pair pair);
+
+  std::function<uint64_t()> now_ms_;
+  size_t max_value_length_;
+  size_t memory_limit_;
+  size_t bytes_ = 0;  // keys + values of the pairs held
+  uint64_t next_cas_ = 1;
+  uint64_t evictions_ = 0;
+  uint64_t multiget_calls_ = 0, fetch_calls_ = 0;
+  std::unordered_map<std::string, Pair> pairs_;
+};
+
+}  // namespace shmemcached
+
+#endif  // SHMEMCACHED_TESTS_SUPPORT_REFERENCE_BACKEND_H_

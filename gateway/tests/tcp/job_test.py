@@ -1,0 +1,162 @@
+"""A running shmemcached job (oshrun) over loopback TCP: many connections on several gateways, pipelining,
+multi-gets spanning servers, large values, keys memcached refuses, and a clean shutdown (every PE finalizes).
+With issue 15's contract (a job built with SHMEMCACHED_HAVE_CONTRACT=ON) also CAS races between connections
+on different gateways, concurrent counters and adds, and expiry.
+
+  job_test.py [--np N] [--servers S] [--tcp]      defaults: 4 PEs, 2 servers (so 2 gateways)
+"""
+import argparse
+import socket
+import sys
+import threading
+import time
+
+import harness
+from harness import check
+
+
+def value_of(key):
+    return key * 3 + b"!"
+
+
+def many_connections(gateways, conns_per_gateway=100, pairs=25):
+    conns = []
+    for port, _ in gateways:
+        conns += [harness.Conn(port) for _ in range(conns_per_gateway)]
+    expected = []
+    for i, c in enumerate(conns):
+        req, exp = b"", b""
+        for j in range(pairs):
+            k = b"mc%d_%d" % (i, j)
+            v = value_of(k)
+            req += b"set %s 0 0 %d\r\n%s\r\nget %s\r\n" % (k, len(v), v, k)
+            exp += b"STORED\r\nVALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(v), v)
+        c.send(req)
+        expected.append(exp)
+    for c, exp in zip(conns, expected):
+        out, closed = c.read_until(lambda b, n=len(exp): len(b) >= n, timeout=60)
+        check(out == exp and not closed, "connection answered %r..., expected %r..." % (out[:100], exp[:100]))
+        c.close()
+    # Every gateway sees what the others stored.
+    other = harness.Conn(gateways[-1][0])
+    k = b"mc0_0"
+    check(other.request(b"get %s\r\n" % k) == b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(value_of(k)), value_of(k)),
+          "a value stored through gateway 0 is not visible through the last gateway")
+    other.close()
+    print("%d connections x %d set+get pairs on %d gateways ok" % (len(conns), pairs, len(gateways)))
+
+
+def pipelining_and_multiget(port):
+    c = harness.Conn(port, timeout=60)
+    req = b"".join(b"set pk%d 0 0 %d noreply\r\n%s\r\n" % (i, len(value_of(b"pk%d" % i)), value_of(b"pk%d" % i))
+                   for i in range(3000))
+    keys = [b"pk%d" % i for i in range(3000)]
+    req += b"".join(b"get %s\r\n" % k for k in keys[:1000])
+    out = c.request(req, timeout=60)
+    exp = b"".join(b"VALUE %s 0 %d\r\n%s\r\nEND\r\n" % (k, len(value_of(k)), value_of(k)) for k in keys[:1000])
+    check(out == exp, "pipelined gets: %d bytes, expected %d" % (len(out), len(exp)))
+    # One get of 600 keys (on both servers) plus misses: one batched backend call per 128 keys.
+    ask = keys[1000:1600] + [b"pk_none%d" % i for i in range(20)]
+    out = c.request(b"get " + b" ".join(ask) + b"\r\n", timeout=60)
+    exp = b"".join(b"VALUE %s 0 %d\r\n%s\r\n" % (k, len(value_of(k)), value_of(k)) for k in keys[1000:1600]) + b"END\r\n"
+    check(out == exp, "multi-get of 600 keys differs")
+    c.close()
+    print("pipelined 4000 commands, multi-get of 620 keys ok")
+
+
+def keys_and_values_memcached_refuses(port):
+    c = harness.Conn(port, timeout=60)
+    bad = b"CLIENT_ERROR bad command line format\r\n"
+    # The same answers memcached 1.6 gives (differential_test.py checks them against it).
+    cases = [
+        (b"set a\x00b 0 0 1\r\nx\r\n", b"ERROR\r\nERROR\r\n"),            # a NUL ends the command line
+        (b"set a b 0 0 1\r\nx\r\n", bad + b"ERROR\r\n"),                   # a space splits the key
+        (b"set " + b"k" * 251 + b" 0 0 1\r\nx\r\n", bad + b"ERROR\r\n"),  # longer than 250 bytes
+        (b"get " + b"k" * 251 + b"\r\n", bad),
+        (b"set ctl\x01\x7f\xff\t 0 0 2\r\nok\r\nget ctl\x01\x7f\xff\t\r\n",  # other bytes are key bytes
+         b"STORED\r\nVALUE ctl\x01\x7f\xff\t 0 2\r\nok\r\nEND\r\n"),
+    ]
+    for req, exp in cases:
+        out = c.request(req)
+        check(out == exp, "%r answered %r, expected %r" % (req[:40], out, exp))
+    big = bytes(range(256)) * 3900  # 998400 bytes, within the 1 MiB default
+    out = c.request(b"set big 0 0 %d\r\n%s\r\nget big\r\n" % (len(big), big), timeout=60)
+    check(out == b"STORED\r\nVALUE big 0 %d\r\n%s\r\nEND\r\n" % (len(big), big), "large value round trip")
+    huge = 3 << 20
+    c.send(b"set huge 0 0 %d\r\n" % huge)
+    for _ in range(3):
+        c.send(b"x" * (1 << 20))  # swallowed as it arrives
+    out = c.request(b"\r\nget huge\r\n", timeout=60)
+    check(out == b"SERVER_ERROR object too large for cache\r\nEND\r\n", "too large: %r" % out)
+    c.close()
+    print("keys and values memcached refuses: same answers ok")
+
+
+def stats(port):
+    c = harness.Conn(port)
+    c.send(b"stats\r\n")
+    out, _ = c.read_until(lambda b: b.endswith(b"END\r\n"))
+    for name in [b"cmd_get", b"curr_connections", b"limit_maxbytes", b"shmemcache_servers", b"shmemcache_gateway_gets"]:
+        check(b"STAT " + name + b" " in out, "stats lacks %r" % name)
+    c.close()
+
+
+def contract_races(gateways, clients=8, rounds=200):
+    ports = [p for p, _ in gateways]
+    a, b = harness.Conn(ports[0]), harness.Conn(ports[-1])
+    a.request(b"set race 0 0 1\r\n0\r\n")
+    ga, gb = a.request(b"gets race\r\n"), b.request(b"gets race\r\n")
+    check(ga == gb, "two gateways see different tokens: %r %r" % (ga, gb))
+    token = ga.split(b"\r\n")[0].split()[-1]
+    check(a.request(b"cas race 0 0 1 %s\r\nA\r\n" % token) == b"STORED\r\n", "first cas")
+    check(b.request(b"cas race 0 0 1 %s\r\nB\r\n" % token) == b"EXISTS\r\n", "second cas with the same token")
+    a.request(b"set ctr 0 0 1\r\n0\r\ndelete once\r\n")
+    added = []
+
+    def worker(i):
+        c = harness.Conn(ports[i % len(ports)], timeout=120)
+        c.request(b"".join(b"incr ctr 1 noreply\r\n" for _ in range(rounds)), timeout=120)
+        added.append(c.request(b"add once 0 0 1\r\n%d\r\n" % (i % 10)))
+        c.close()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    total = a.request(b"get ctr\r\n")
+    check(total.split(b"\r\n")[1].strip() == b"%d" % (clients * rounds), "counter %r after %d incrs" % (total, clients * rounds))
+    check(added.count(b"STORED\r\n") == 1 and added.count(b"NOT_STORED\r\n") == clients - 1, "add race: %r" % added)
+    a.request(b"set exp 0 1 1\r\nx\r\n")
+    time.sleep(2.5)
+    check(b.request(b"get exp\r\n") == b"END\r\n", "an expired pair was returned")
+    a.close()
+    b.close()
+    print("CAS race across gateways, %d x %d concurrent incrs, add race, expiry ok" % (clients, rounds))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--np", type=int, default=4)
+    ap.add_argument("--servers", type=int, default=2)
+    ap.add_argument("--tcp", action="store_true")
+    a = ap.parse_args()
+    env = {"SHMEMCACHED_TCP": "1"} if a.tcp else {}
+    job, gateways = harness.start_job(np=a.np, servers=a.servers, env=env, timeout=280)
+    many_connections(gateways, conns_per_gateway=200 // len(gateways))
+    pipelining_and_multiget(gateways[0][0])
+    keys_and_values_memcached_refuses(gateways[-1][0])
+    stats(gateways[0][0])
+    if harness.has_contract(gateways[0][0]):
+        contract_races(gateways)
+    else:
+        print("without issue 15's contract: CAS races, counters, adds and expiry are checked by the reference tests")
+    problem = harness.stop_job(job, np=a.np, servers=a.servers)
+    if problem:
+        print(problem)
+        return 1
+    print("job test ok (np=%d, servers=%d%s); all PEs finalized" % (a.np, a.servers, ", tcp" if a.tcp else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

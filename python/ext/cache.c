@@ -1,0 +1,357 @@
+/* shmemcache._core.Cache: one handle of the C API.
+ *
+ * Lifetime: Cache(**config) calls shmemcache_init (collective over every PE of the job); close() — also reached
+ * through `with` and, as a last resort, when the object is collected — waits for the pending non-blocking
+ * requests and calls shmemcache_finalize (collective). Every PE must therefore construct and close its caches in
+ * the same order. After close() every data call raises ShutDown and stats() still works. The C handle itself is
+ * released (shmemcache_destroy) when the object is collected. */
+#include "core.h"
+
+#define CHECK_NARGS(method, n)                                                                   \
+  if (nargs != (n)) {                                                                            \
+    PyErr_Format(PyExc_TypeError, method "() takes %d argument%s (%zd given)", (n), (n) == 1 ? "" \
+                                                                                           : "s", \
+                 nargs);                                                                         \
+    return NULL;                                                                                 \
+  }
+
+static int initialised(scpy_cache *self) {
+  if (self->handle != NULL) return 1;
+  PyErr_SetString(PyExc_RuntimeError, "shmemcache.Cache is not initialised (its __init__ did not succeed)");
+  return 0;
+}
+
+/* ---- lifetime ---------------------------------------------------------------------------------------------- */
+
+static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  if (PyTuple_GET_SIZE(args) != 0) {
+    PyErr_SetString(PyExc_TypeError, "Cache() takes keyword arguments only (shmemcache_config_t field names)");
+    return -1;
+  }
+  if (self->handle != NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "Cache.__init__ called twice");
+    return -1;
+  }
+  shmemcache_status_t status = shmemcache_config_defaults(&self->config);
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL), -1;
+  PyObject *keep = NULL;
+  if (scpy_config_apply(&self->config, kwargs, &keep) < 0) {
+    Py_XDECREF(keep);
+    return -1;
+  }
+  Py_XSETREF(self->keep, keep);
+  shmemcache_t *handle = NULL;
+  SCPY_CALL(status = shmemcache_init(&self->config, &handle));
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL), -1;
+  self->handle = handle;
+  self->finalized = 0;
+  self->is_server = shmemcache_is_server(handle);
+  self->client_rank = shmemcache_client_rank(handle);
+  self->num_clients = shmemcache_num_clients(handle);
+  return 0;
+}
+
+static PyObject *cache_close(scpy_cache *self, PyObject *unused) {
+  (void)unused;
+  if (self->handle == NULL || self->finalized) Py_RETURN_NONE;
+  scpy_request_wait_all(self);
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_finalize(self->handle));
+  self->finalized = 1;
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  Py_RETURN_NONE;
+}
+
+static void cache_dealloc(scpy_cache *self) {
+  if (self->weakrefs != NULL) PyObject_ClearWeakRefs((PyObject *)self);
+  if (self->handle != NULL) {
+    /* Requests hold a reference to their cache, so none is pending here. Finalizing is collective: a PE that
+     * drops its Cache without close() still takes part, so the other PEs are not left waiting. */
+    if (!self->finalized) SCPY_CALL((void)shmemcache_finalize(self->handle));
+    shmemcache_destroy(self->handle);
+    self->handle = NULL;
+  }
+  Py_CLEAR(self->keep);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *cache_enter(scpy_cache *self, PyObject *unused) {
+  (void)unused;
+  if (!initialised(self)) return NULL;
+  Py_INCREF(self);
+  return (PyObject *)self;
+}
+
+static PyObject *cache_exit(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  (void)args, (void)nargs;
+  PyObject *r = cache_close(self, NULL);
+  if (r == NULL) return NULL;
+  Py_DECREF(r);
+  Py_RETURN_FALSE;
+}
+
+static PyObject *cache_serve(scpy_cache *self, PyObject *unused) {
+  (void)unused;
+  if (!initialised(self)) return NULL;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_serve(self->handle));
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  Py_RETURN_NONE;
+}
+
+/* ---- blocking data calls ----------------------------------------------------------------------------------- */
+
+static PyObject *cache_set(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("set", 2);
+  if (!initialised(self)) return NULL;
+  scpy_bytes key, value;
+  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
+  if (scpy_bytes_get(args[1], "value", 0, &value) < 0) {
+    scpy_bytes_release(&key);
+    return NULL;
+  }
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_set(self->handle, key.data, (size_t)key.len, value.data, (size_t)value.len));
+  scpy_bytes_release(&key);
+  scpy_bytes_release(&value);
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  Py_RETURN_NONE;
+}
+
+/* get(): the value is read into this thread's scratch buffer (max_value_len bytes, so one call always suffices)
+ * and copied into a new bytes object. A miss returns None, or raises NotFound(key) for cache[key]. */
+static PyObject *get_value(scpy_cache *self, PyObject *key_obj, int raise_on_miss) {
+  if (!initialised(self)) return NULL;
+  scpy_bytes key;
+  if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return NULL;
+  size_t capacity = self->config.max_value_len;
+  PyObject *result = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    char *buffer = scpy_scratch(capacity);
+    if (buffer == NULL) break;
+    size_t len = 0;
+    shmemcache_status_t status;
+    SCPY_CALL(status = shmemcache_get(self->handle, key.data, (size_t)key.len, buffer, capacity, &len));
+    if (status == SHMEMCACHE_OK) {
+      result = PyBytes_FromStringAndSize(buffer, (Py_ssize_t)len);
+    } else if (status == SHMEMCACHE_NOT_FOUND && !raise_on_miss) {
+      Py_INCREF(Py_None);
+      result = Py_None;
+    } else if (status == SHMEMCACHE_BUFFER_TOO_SMALL && len > capacity && attempt < 2) {
+      capacity = len; /* only if the library stored more than max_value_len; retry with the size it reported */
+      continue;
+    } else {
+      scpy_raise(status, len, key_obj);
+    }
+    break;
+  }
+  scpy_bytes_release(&key);
+  return result;
+}
+
+static PyObject *cache_get(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("get", 1);
+  return get_value(self, args[0], 0);
+}
+
+static PyObject *cache_get_into(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("get_into", 2);
+  if (!initialised(self)) return NULL;
+  scpy_bytes key;
+  Py_buffer out;
+  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
+  if (scpy_writable_get(args[1], "buffer", &out) < 0) {
+    scpy_bytes_release(&key);
+    return NULL;
+  }
+  size_t len = 0;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_get(self->handle, key.data, (size_t)key.len, out.buf, (size_t)out.len, &len));
+  scpy_bytes_release(&key);
+  PyBuffer_Release(&out);
+  if (status == SHMEMCACHE_OK) return PyLong_FromSize_t(len);
+  if (status == SHMEMCACHE_NOT_FOUND) Py_RETURN_NONE;
+  return scpy_raise(status, len, NULL);
+}
+
+/* Removes key: 1 if it was present, 0 if not, -1 with an exception set. */
+static int delete_key(scpy_cache *self, PyObject *key_obj) {
+  if (!initialised(self)) return -1;
+  scpy_bytes key;
+  if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return -1;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_delete(self->handle, key.data, (size_t)key.len));
+  scpy_bytes_release(&key);
+  if (status == SHMEMCACHE_OK) return 1;
+  if (status == SHMEMCACHE_NOT_FOUND) return 0;
+  scpy_raise(status, 0, NULL);
+  return -1;
+}
+
+static PyObject *cache_delete(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("delete", 1);
+  int present = delete_key(self, args[0]);
+  return present < 0 ? NULL : PyBool_FromLong(present);
+}
+
+static PyObject *cache_stats(scpy_cache *self, PyObject *unused) {
+  (void)unused;
+  if (!initialised(self)) return NULL;
+  shmemcache_stats_t stats;
+  shmemcache_status_t status = shmemcache_get_stats(self->handle, &stats);
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  return scpy_stats_to_dict(&stats);
+}
+
+/* ---- non-blocking calls (request.c) ------------------------------------------------------------------------ */
+
+static PyObject *cache_iset(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("iset", 2);
+  return initialised(self) ? scpy_request_issue_set(self, args[0], args[1], 0) : NULL;
+}
+static PyObject *cache_bset(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("bset", 2);
+  return initialised(self) ? scpy_request_issue_set(self, args[0], args[1], 1) : NULL;
+}
+static PyObject *cache_iget(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("iget", 2);
+  return initialised(self) ? scpy_request_issue_get(self, args[0], args[1], 0) : NULL;
+}
+static PyObject *cache_bget(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("bget", 2);
+  return initialised(self) ? scpy_request_issue_get(self, args[0], args[1], 1) : NULL;
+}
+
+/* ---- mapping protocol -------------------------------------------------------------------------------------- */
+
+static PyObject *cache_subscript(scpy_cache *self, PyObject *key) { return get_value(self, key, 1); }
+
+static int cache_ass_subscript(scpy_cache *self, PyObject *key, PyObject *value) {
+  if (value != NULL) {
+    PyObject *args[2] = {key, value};
+    PyObject *r = cache_set(self, args, 2);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
+  }
+  int present = delete_key(self, key);
+  if (present == 0) scpy_raise(SHMEMCACHE_NOT_FOUND, 0, key);
+  return present == 1 ? 0 : -1;
+}
+
+/* `key in cache`: a size query (no buffer), so no value bytes are copied. */
+static int cache_contains(scpy_cache *self, PyObject *key_obj) {
+  if (!initialised(self)) return -1;
+  scpy_bytes key;
+  if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return -1;
+  size_t len = 0;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_get(self->handle, key.data, (size_t)key.len, NULL, 0, &len));
+  scpy_bytes_release(&key);
+  if (status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) return 1;
+  if (status == SHMEMCACHE_NOT_FOUND) return 0;
+  scpy_raise(status, len, NULL);
+  return -1;
+}
+
+/* ---- attributes -------------------------------------------------------------------------------------------- */
+
+static PyObject *get_is_server(scpy_cache *self, void *c) {
+  (void)c;
+  return initialised(self) ? PyBool_FromLong(self->is_server) : NULL;
+}
+static PyObject *get_client_rank(scpy_cache *self, void *c) {
+  (void)c;
+  return initialised(self) ? PyLong_FromLong(self->client_rank) : NULL;
+}
+static PyObject *get_num_clients(scpy_cache *self, void *c) {
+  (void)c;
+  return initialised(self) ? PyLong_FromLong(self->num_clients) : NULL;
+}
+static PyObject *get_closed(scpy_cache *self, void *c) {
+  (void)c;
+  return PyBool_FromLong(self->handle == NULL || self->finalized);
+}
+static PyObject *get_config(scpy_cache *self, void *c) {
+  (void)c;
+  return initialised(self) ? scpy_config_to_dict(&self->config) : NULL;
+}
+
+static PyObject *cache_repr(scpy_cache *self) {
+  if (self->handle == NULL) return PyUnicode_FromString("<shmemcache.Cache (not initialised)>");
+  const char *state = self->finalized ? " (closed)" : "";
+  if (self->is_server) return PyUnicode_FromFormat("<shmemcache.Cache server%s>", state);
+  return PyUnicode_FromFormat("<shmemcache.Cache client %d of %d%s>", self->client_rank, self->num_clients, state);
+}
+
+static PyGetSetDef cache_getset[] = {
+    {"is_server", (getter)get_is_server, NULL, "True on server PEs (PEs 0 .. num_servers-1).", NULL},
+    {"client_rank", (getter)get_client_rank, NULL, "This PE's rank among the clients (0 .. num_clients-1); -1 on a server.",
+     NULL},
+    {"num_clients", (getter)get_num_clients, NULL, "Number of client PEs in the job.", NULL},
+    {"closed", (getter)get_closed, NULL, "True once close() has finalized the cache.", NULL},
+    {"config", (getter)get_config, NULL, "The configuration init was given, as a dict of shmemcache_config_t fields.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+#define FASTCALL(f) (PyCFunction)(void (*)(void))(f), METH_FASTCALL
+static PyMethodDef cache_methods[] = {
+    {"close", (PyCFunction)cache_close, METH_NOARGS,
+     "close() -> None\n\nCollective: waits for this PE's pending requests, then shmemcache_finalize. Servers return "
+     "from serve() once every client has closed. Idempotent; stats() still works afterwards."},
+    {"__enter__", (PyCFunction)cache_enter, METH_NOARGS, "Returns the cache."},
+    {"__exit__", FASTCALL(cache_exit), "Calls close() (collective)."},
+    {"serve", (PyCFunction)cache_serve, METH_NOARGS,
+     "serve() -> None\n\nServer PEs: serve until every client has closed its cache. WrongRole on a client."},
+    {"set", FASTCALL(cache_set),
+     "set(key, value) -> None\n\nStores value under key, replacing any previous value. Raises InvalidArgument (empty "
+     "key), KeyTooLong, ValueTooLarge, NoSpace, WrongRole, ShutDown; nothing changes on error."},
+    {"get", FASTCALL(cache_get),
+     "get(key) -> bytes | None\n\nThe value of key, or None if there is none."},
+    {"get_into", FASTCALL(cache_get_into),
+     "get_into(key, buffer) -> int | None\n\nCopies the value of key into the writable contiguous buffer (bytearray, "
+     "memoryview, numpy array: its bytes) without an intermediate copy; returns the value's length, or None if "
+     "there is none (buffer unchanged). BufferTooSmall (with .needed) if it does not fit (buffer unchanged)."},
+    {"delete", FASTCALL(cache_delete), "delete(key) -> bool\n\nRemoves key; True if it was present."},
+    {"stats", (PyCFunction)cache_stats, METH_NOARGS,
+     "stats() -> dict[str, int]\n\nThis PE's counters (shmemcache_get_stats): client-side ones move on clients, "
+     "server-side ones on servers. Works after close()."},
+    {"iset", FASTCALL(cache_iset),
+     "iset(key, value) -> Request\n\nNon-blocking set. The request keeps key and value (their buffers pinned) until "
+     "it completes."},
+    {"bset", FASTCALL(cache_bset),
+     "bset(key, value) -> Request\n\nNon-blocking set whose key and value are copied or sent at issue: reuse them "
+     "at once."},
+    {"iget", FASTCALL(cache_iget),
+     "iget(key, buffer) -> Request\n\nNon-blocking get into buffer (writable bytes-like; or an int n: the request "
+     "allocates n bytes and wait() returns bytes). Key and buffer are kept until completion. wait() returns the "
+     "length (or the bytes), None on a miss, and raises BufferTooSmall if the value does not fit."},
+    {"bget", FASTCALL(cache_bget),
+     "bget(key, buffer) -> Request\n\nAs iget, but the key may be reused at once."},
+    {NULL, NULL, 0, NULL}};
+
+static PyMappingMethods cache_as_mapping = {
+    .mp_subscript = (binaryfunc)cache_subscript,
+    .mp_ass_subscript = (objobjargproc)cache_ass_subscript,
+};
+static PySequenceMethods cache_as_sequence = {.sq_contains = (objobjproc)cache_contains};
+
+PyTypeObject scpy_cache_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmemcache.Cache",
+    .tp_basicsize = sizeof(scpy_cache),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Cache(**config)\n\n"
+              "A shmemcache handle for this PE. Construction is collective (shmemcache_init on every PE of the job); "
+              "keyword arguments are shmemcache_config_t fields and override the defaults and the SHMEMCACHE_* "
+              "environment. Use it as a context manager: leaving the block calls close() (collective). Server PEs "
+              "call serve(); client PEs call the data methods. One thread at a time per Cache (the GIL enforces it "
+              "today). Keys and values are bytes-like; str is encoded as UTF-8.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)cache_init,
+    .tp_dealloc = (destructor)cache_dealloc,
+    .tp_repr = (reprfunc)cache_repr,
+    .tp_methods = cache_methods,
+    .tp_getset = cache_getset,
+    .tp_as_mapping = &cache_as_mapping,
+    .tp_as_sequence = &cache_as_sequence,
+    .tp_weaklistoffset = offsetof(scpy_cache, weakrefs),
+};

@@ -1,0 +1,118 @@
+/*
+ * shmemcache._core — the CPython extension behind the `shmemcache` package, written against the public C API
+ * (shmemcache/shmemcache.h) only.
+ *
+ *   module.c    the module: status names, strerror/last_error, default_config, error raising
+ *   fields.c    the config and stats field tables (kwargs <-> shmemcache_config_t, stats -> dict)
+ *   args.c      bytes-like arguments (keys, values, output buffers) and the per-thread get scratch buffer
+ *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
+ *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
+ *
+ * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c
+ * (or request.c for a non-blocking form), its line in the method table, its stub in _core.pyi. A new status:
+ * one X(...) line in SCPY_STATUSES below and one row in _errors.py's table.
+ *
+ * Threads. The C handle is used by one thread at a time (shmemcache.h). Every call into the library is made
+ * with the GIL held, so the GIL itself serialises the Python threads of one process on a handle and nothing
+ * else is needed; a blocking call (serve, wait, a slow get) therefore blocks every other Python thread. When
+ * the C handle becomes thread-safe, set SCPY_HANDLE_THREAD_SAFE to 1: every library call made through
+ * SCPY_CALL then runs with the GIL released (argument buffers stay pinned by the Py_buffer or reference the
+ * caller holds, and the get scratch buffer is per thread already). Python-side state (a Cache's list of
+ * pending requests, a Request's outcome) is only touched with the GIL held. What stays the caller's rule then,
+ * as in C: one Request is tested/waited by one thread at a time, and close() is not called while another
+ * thread is inside a call on the same Cache.
+ */
+#ifndef SHMEMCACHE_PY_CORE_H_
+#define SHMEMCACHE_PY_CORE_H_
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <shmemcache/shmemcache.h>
+
+#define SCPY_HANDLE_THREAD_SAFE 0
+
+#if SCPY_HANDLE_THREAD_SAFE
+#define SCPY_CALL(statement) \
+  do {                       \
+    Py_BEGIN_ALLOW_THREADS statement; Py_END_ALLOW_THREADS \
+  } while (0)
+#else
+#define SCPY_CALL(statement) \
+  do {                       \
+    statement;               \
+  } while (0)
+#endif
+
+/* Every status of shmemcache_status_t, by its name without the SHMEMCACHE_ prefix. Exported to Python as
+ * _core.STATUSES and turned into shmemcache.Status there. */
+#define SCPY_STATUSES(X)                                                                              \
+  X(OK) X(NOT_FOUND) X(INVALID_ARGUMENT) X(KEY_TOO_LONG) X(VALUE_TOO_LARGE) X(BUFFER_TOO_SMALL) \
+  X(NO_SPACE) X(WRONG_ROLE) X(IN_PROGRESS) X(IO_ERROR) X(CONFIG_ERROR) X(SHUT_DOWN)
+
+/* ---- module.c ---------------------------------------------------------------------------------------------- */
+
+/* Raises the exception for a failed call: the class _errors.py maps status to, built by the factory the package
+ * registered (_core._set_error_factory). `needed` is the size a BUFFER_TOO_SMALL reports (else 0), `key` the
+ * key of a NOT_FOUND from a mapping operation (may be NULL). Always returns NULL. */
+PyObject *scpy_raise(shmemcache_status_t status, size_t needed, PyObject *key);
+
+/* ---- fields.c ---------------------------------------------------------------------------------------------- */
+
+/* Applies keyword arguments to *config (defaults and environment already in it). Unknown names and values of the
+ * wrong type raise TypeError, out-of-range values ValueError. `keep` receives a new reference to whatever must
+ * outlive the init call (the encoded spill_dir), or NULL. Returns 0, or -1 with an exception set. */
+int scpy_config_apply(shmemcache_config_t *config, PyObject *kwargs, PyObject **keep);
+/* A dict of every field of *config. */
+PyObject *scpy_config_to_dict(const shmemcache_config_t *config);
+/* A dict of every counter of *stats. */
+PyObject *scpy_stats_to_dict(const shmemcache_stats_t *stats);
+
+/* ---- args.c ------------------------------------------------------------------------------------------------ */
+
+/* A read-only bytes-like argument: bytes (no copy), str (its UTF-8, cached by the str), or any object exporting
+ * a contiguous buffer. With keep, the bytes stay valid until scpy_bytes_release whatever the caller does with its
+ * own references (a strong reference or the buffer export is held). */
+typedef struct {
+  const char *data;
+  Py_ssize_t len;
+  PyObject *ref;   /* strong reference held for bytes/str when kept, else NULL */
+  Py_buffer view;  /* valid when view.obj != NULL */
+} scpy_bytes;
+
+int scpy_bytes_get(PyObject *obj, const char *what, int keep, scpy_bytes *out);
+void scpy_bytes_release(scpy_bytes *b);
+
+/* A writable, contiguous buffer (bytearray, memoryview, numpy array, ...). TypeError if read-only or not a
+ * buffer, BufferError if not contiguous. Release with PyBuffer_Release. */
+int scpy_writable_get(PyObject *obj, const char *what, Py_buffer *out);
+
+/* This thread's scratch buffer for get(), at least `bytes` long (grown on demand, freed at thread exit).
+ * NULL with MemoryError set. */
+char *scpy_scratch(size_t bytes);
+
+/* ---- cache.c / request.c ----------------------------------------------------------------------------------- */
+
+typedef struct scpy_request scpy_request;
+
+typedef struct {
+  PyObject_HEAD
+  shmemcache_t *handle; /* from shmemcache_init; NULL if init failed; destroyed with the object */
+  int finalized;        /* close() ran shmemcache_finalize */
+  int is_server, client_rank, num_clients;
+  shmemcache_config_t config; /* what init was given */
+  PyObject *keep;             /* keeps config.spill_dir's bytes alive */
+  scpy_request *pending;      /* issued requests not yet released by shmemcache_wait (doubly linked) */
+  PyObject *weakrefs;
+} scpy_cache;
+
+extern PyTypeObject scpy_cache_type;
+extern PyTypeObject scpy_request_type;
+
+/* Non-blocking issue, shared by Cache.iset/bset/iget/bget. */
+PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *value, int buffered);
+PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered);
+/* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
+void scpy_request_wait_all(scpy_cache *cache);
+
+#endif /* SHMEMCACHE_PY_CORE_H_ */

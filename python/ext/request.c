@@ -1,0 +1,233 @@
+/* shmemcache._core.Request: one non-blocking call (shmemcache_iset/bset/iget/bget).
+ *
+ * A request holds, until the C request completes: its Cache, the key and value of an i-call (a reference, or the
+ * buffer export that keeps a bytearray from being resized), and the output buffer of a get. Completion — test()
+ * that finds it done, wait(), Cache.close(), or the request being collected — calls shmemcache_wait exactly once,
+ * releases all of that and keeps the outcome: wait() returns it (or raises it) as often as it is called.
+ * Pending requests are linked into their Cache so that close() can complete them before finalizing. */
+#include "core.h"
+
+struct scpy_request {
+  PyObject_HEAD
+  scpy_cache *cache;             /* strong reference */
+  shmemcache_request_t *request; /* NULL once released by shmemcache_wait (or never issued) */
+  scpy_request *prev, *next;     /* in cache->pending while request != NULL */
+  int is_get;
+  scpy_bytes key, value;         /* held until completion for i-calls */
+  Py_buffer out;                 /* get: the output buffer, held until completion (out.obj != NULL) */
+  PyObject *owned;               /* get with a capacity: the bytearray the request allocated */
+  size_t value_len;              /* written by completion */
+  PyObject *result;              /* after completion: what wait() returns */
+  PyObject *error;               /* after completion: what wait() raises */
+};
+
+static void link_pending(scpy_request *r) {
+  scpy_cache *c = r->cache;
+  r->prev = NULL;
+  r->next = c->pending;
+  if (c->pending != NULL) c->pending->prev = r;
+  c->pending = r;
+}
+
+static void unlink_pending(scpy_request *r) {
+  if (r->prev != NULL) r->prev->next = r->next;
+  else r->cache->pending = r->next;
+  if (r->next != NULL) r->next->prev = r->prev;
+  r->prev = r->next = NULL;
+}
+
+static void release_buffers(scpy_request *r) {
+  scpy_bytes_release(&r->key);
+  scpy_bytes_release(&r->value);
+  if (r->out.obj != NULL) PyBuffer_Release(&r->out);
+}
+
+static scpy_request *request_new(scpy_cache *cache, int is_get) {
+  scpy_request *r = PyObject_New(scpy_request, &scpy_request_type);
+  if (r == NULL) return NULL;
+  Py_INCREF(cache);
+  r->cache = cache;
+  r->request = NULL;
+  r->prev = r->next = NULL;
+  r->is_get = is_get;
+  r->key.ref = r->value.ref = NULL;
+  r->key.view.obj = r->value.view.obj = NULL;
+  r->out.obj = NULL;
+  r->owned = NULL;
+  r->value_len = 0;
+  r->result = NULL;
+  r->error = NULL;
+  return r;
+}
+
+/* The C request completed with `status` and was released: keep the outcome, let go of every buffer. Never raises
+ * (an exception already set by the caller is preserved). */
+static void complete(scpy_request *r, shmemcache_status_t status) {
+  PyObject *saved_type, *saved_value, *saved_tb;
+  PyErr_Fetch(&saved_type, &saved_value, &saved_tb);
+  r->request = NULL;
+  unlink_pending(r);
+  release_buffers(r);
+  if (status == SHMEMCACHE_OK && r->is_get && r->owned != NULL) {
+    r->result = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(r->owned), (Py_ssize_t)r->value_len);
+  } else if (status == SHMEMCACHE_OK && r->is_get) {
+    r->result = PyLong_FromSize_t(r->value_len);
+  } else if (status == SHMEMCACHE_OK || (status == SHMEMCACHE_NOT_FOUND && r->is_get)) {
+    Py_INCREF(Py_None);
+    r->result = Py_None;
+  } else {
+    scpy_raise(status, r->value_len, NULL);
+  }
+  if (r->result == NULL) { /* the outcome is an exception: scpy_raise's, or a MemoryError building the result */
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value != NULL && tb != NULL) PyException_SetTraceback(value, tb);
+    r->error = value;
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+  }
+  Py_CLEAR(r->owned);
+  PyErr_Restore(saved_type, saved_value, saved_tb);
+}
+
+static void wait_and_complete(scpy_request *r) {
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_wait(r->cache->handle, r->request));
+  complete(r, status);
+}
+
+void scpy_request_wait_all(scpy_cache *cache) {
+  while (cache->pending != NULL) wait_and_complete(cache->pending);
+}
+
+/* Issue failed (nothing was issued): drop the request, raise the status. */
+static PyObject *issue_failed(scpy_request *r, shmemcache_status_t status) {
+  Py_DECREF(r);
+  return scpy_raise(status, 0, NULL);
+}
+
+PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *value, int buffered) {
+  scpy_request *r = request_new(cache, 0);
+  if (r == NULL) return NULL;
+  if (scpy_bytes_get(key, "key", !buffered, &r->key) < 0 ||
+      scpy_bytes_get(value, "value", !buffered, &r->value) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  shmemcache_status_t status;
+  if (buffered)
+    SCPY_CALL(status = shmemcache_bset(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
+                                       (size_t)r->value.len, &r->request));
+  else
+    SCPY_CALL(status = shmemcache_iset(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
+                                       (size_t)r->value.len, &r->request));
+  if (buffered) {
+    scpy_bytes_release(&r->key);
+    scpy_bytes_release(&r->value);
+  }
+  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
+  link_pending(r);
+  return (PyObject *)r;
+}
+
+PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered) {
+  scpy_request *r = request_new(cache, 1);
+  if (r == NULL) return NULL;
+  if (PyLong_Check(buffer)) {
+    Py_ssize_t capacity = PyLong_AsSsize_t(buffer);
+    if (capacity < 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "buffer capacity must be >= 0");
+      Py_DECREF(r);
+      return NULL;
+    }
+    r->owned = PyByteArray_FromStringAndSize(NULL, capacity);
+    if (r->owned == NULL) {
+      Py_DECREF(r);
+      return NULL;
+    }
+    buffer = r->owned;
+  }
+  if (scpy_writable_get(buffer, "buffer", &r->out) < 0 || scpy_bytes_get(key, "key", !buffered, &r->key) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  shmemcache_status_t status;
+  if (buffered)
+    SCPY_CALL(status = shmemcache_bget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
+                                       (size_t)r->out.len, &r->value_len, &r->request));
+  else
+    SCPY_CALL(status = shmemcache_iget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
+                                       (size_t)r->out.len, &r->value_len, &r->request));
+  if (buffered) scpy_bytes_release(&r->key);
+  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
+  link_pending(r);
+  return (PyObject *)r;
+}
+
+static PyObject *request_test(scpy_request *r, PyObject *unused) {
+  (void)unused;
+  if (r->request == NULL) Py_RETURN_TRUE;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_test(r->cache->handle, r->request));
+  if (status == SHMEMCACHE_IN_PROGRESS) Py_RETURN_FALSE;
+  wait_and_complete(r); /* done: this wait returns at once and releases the C request */
+  Py_RETURN_TRUE;
+}
+
+static PyObject *request_wait(scpy_request *r, PyObject *unused) {
+  (void)unused;
+  if (r->request != NULL) wait_and_complete(r);
+  if (r->error != NULL) {
+    PyErr_SetObject((PyObject *)Py_TYPE(r->error), r->error);
+    return NULL;
+  }
+  Py_INCREF(r->result);
+  return r->result;
+}
+
+static PyObject *request_done(scpy_request *r, void *c) {
+  (void)c;
+  return PyBool_FromLong(r->request == NULL);
+}
+
+static void request_dealloc(scpy_request *r) {
+  if (r->request != NULL) wait_and_complete(r); /* its buffers must outlive the C request */
+  release_buffers(r);
+  Py_CLEAR(r->owned);
+  Py_CLEAR(r->result);
+  Py_CLEAR(r->error);
+  Py_CLEAR(r->cache);
+  PyObject_Free(r);
+}
+
+static PyObject *request_repr(scpy_request *r) {
+  return PyUnicode_FromFormat("<shmemcache.Request %s %s>", r->is_get ? "get" : "set",
+                              r->request == NULL ? "done" : "pending");
+}
+
+static PyMethodDef request_methods[] = {
+    {"test", (PyCFunction)request_test, METH_NOARGS,
+     "test() -> bool\n\nNever blocks (lets the runtime progress once): False while the operation is in flight, "
+     "True once it completed (then wait() returns at once)."},
+    {"wait", (PyCFunction)request_wait, METH_NOARGS,
+     "wait() -> None | int | bytes\n\nBlocks until completion. A set returns None; a get returns the value's length "
+     "(bytes when iget/bget was given a capacity), or None on a miss. Raises the operation's error. May be called "
+     "again: returns (or raises) the same outcome."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef request_getset[] = {
+    {"done", (getter)request_done, NULL, "True once the request completed (without progressing it).", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+PyTypeObject scpy_request_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmemcache.Request",
+    .tp_basicsize = sizeof(scpy_request),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A non-blocking operation from Cache.iset/bset/iget/bget; complete it with test() or wait(). "
+              "Dropping an unfinished request waits for it.",
+    .tp_dealloc = (destructor)request_dealloc,
+    .tp_repr = (reprfunc)request_repr,
+    .tp_methods = request_methods,
+    .tp_getset = request_getset,
+};

@@ -1,0 +1,90 @@
+"""Runs the Python package's tests inside one OpenSHMEM job: every PE of the job runs this driver.
+
+    scripts/oshrun.sh [--tcp] -np 3 PYTHON python/tests/pe_driver.py --report-dir DIR [--mpi4py] [PYTEST ARGS]
+
+  1. (--mpi4py) `from mpi4py import MPI` before shmemcache is imported: MPI is initialised first, the case of an
+     mpi4py application; the clients get their own communicator (COMM_WORLD split, collective on every PE).
+  2. Every PE constructs the Cache (collective). The server PE serves. Each client PE runs pytest on the tests of
+     phase 1 with the cache in pe_session, its output to DIR/client<rank>.log, its report to
+     DIR/client<rank>.xml, while the other client does the same (tests use keys private to their client, and a
+     barrier of the clients' communicator where they meet).
+  3. Every PE closes the cache (collective). Each client runs phase 2, the tests of a closed cache.
+  4. Each client writes DIR/client<rank>.rc (0 or the failing pytest exit status) and exits with it, so the job
+     fails when any PE fails. pytest's "no tests collected" (exit 5) counts as a failure.
+tests/python/run_pytest_job.sh launches this, prints the per-client logs and checks that every client reported.
+"""
+import argparse
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PHASE_2 = ["test_closed.py"]
+
+
+def run_pytest(report_dir, rank, phase, selection, extra):
+    """pytest.main with this client's output in its own log file; returns the exit status (5 -> failure)."""
+    import pytest
+
+    log_path = os.path.join(report_dir, f"client{rank}.log")
+    args = ["-p", "no:cacheprovider", "-rfE", "--rootdir", HERE, "-o", "console_output_style=classic",
+            f"--junitxml={os.path.join(report_dir, f'client{rank}-phase{phase}.xml')}", *selection, *extra]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log_path, "a") as log:
+        log.write(f"===== client {rank}, phase {phase}: pytest {' '.join(args)}\n")
+        log.flush()
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        try:
+            status = pytest.main(args)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+    if status == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print(f"client {rank}: phase {phase} collected no tests: failing", file=sys.stderr)
+    return int(status)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--report-dir", required=True)
+    parser.add_argument("--mpi4py", action="store_true", help="import mpi4py (MPI_Init) before shmemcache")
+    args, extra = parser.parse_known_args()
+
+    comm = None
+    if args.mpi4py:
+        from mpi4py import MPI  # MPI_Init_thread happens here, before OpenSHMEM
+
+    import pe_session
+    import shmemcache
+
+    status = 0
+    with shmemcache.Cache() as cache:
+        if args.mpi4py:
+            world = MPI.COMM_WORLD
+            comm = world.Split(1 if not cache.is_server else 0, world.Get_rank())
+        if cache.is_server:
+            cache.serve()
+            return 0
+        rank = cache.client_rank
+        pe_session.cache, pe_session.clients = cache, comm
+        selection = [os.path.join(HERE, f) for f in sorted(os.listdir(HERE))
+                     if f.startswith("test_") and f.endswith(".py") and f not in PHASE_2]
+        if not args.mpi4py:
+            selection += ["-m", "not mpi4py"]
+        status = run_pytest(args.report_dir, rank, 1, selection, extra)
+    # The cache is closed on every PE here (collective).
+    pe_session.cache = cache
+    status = status or run_pytest(args.report_dir, rank, 2, [os.path.join(HERE, f) for f in PHASE_2], extra)
+    with open(os.path.join(args.report_dir, f"client{rank}.rc"), "w") as f:
+        f.write(f"{status}\n")
+    return 1 if status else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Phase 2 of pe_driver.py: the cache has been closed (collectively) on every PE."""
+import pytest
+
+import shmemcache
+
+
+def test_closed_cache_raises_shut_down(cache):
+    assert cache.closed
+    assert "(closed)" in repr(cache)
+    for call in (lambda: cache.get(b"k"), lambda: cache.set(b"k", b"v"), lambda: cache.delete(b"k"),
+                 lambda: cache.get_into(b"k", bytearray(4)), lambda: cache.iset(b"k", b"v"),
+                 lambda: cache.bget(b"k", 4), lambda: cache[b"k"], lambda: b"k" in cache):
+        with pytest.raises(shmemcache.ShutDown) as info:
+            call()
+        assert info.value.status == shmemcache.Status.SHUT_DOWN
+
+
+def test_stats_after_close(cache):
+    stats = cache.stats()
+    assert stats["sets"] > 0 and stats["gets"] > 0
+
+
+def test_close_is_idempotent(cache):
+    cache.close()
+    cache.close()
+    assert cache.closed
