@@ -113,10 +113,12 @@ typedef struct {
 shmemcache_status_t shmemcache_config_defaults(shmemcache_config_t *config);
 
 /*
- * Collective over all PEs. config == NULL means defaults plus environment. Initialises OpenSHMEM if the
- * application has not (and then finalizes it in shmemcache_finalize, or here when init fails); otherwise uses
- * the application's runtime and never finalizes it. The library uses its own SHMEM context. On success *cache
- * holds a new handle.
+ * Collective over all PEs, every time, whatever the configuration (a PE whose configuration is bad still takes
+ * part). config == NULL means defaults plus environment. Initialises OpenSHMEM if the application has not (and
+ * then finalizes it in shmemcache_finalize; a failed init leaves it running, since OpenMPI cannot initialise
+ * again after shmem_finalize: a later init uses it, and a program that exits instead need not do anything);
+ * otherwise uses the application's runtime and never finalizes it. The library uses its own SHMEM context. On
+ * success *cache holds a new handle.
  * Init fails together: if any PE rejects the configuration (a value out of range, a size that overflows, a
  * layout the symmetric heap cannot hold, an environment variable that does not parse, an unusable spill_dir) or
  * the PEs pass different configurations, every PE returns SHMEMCACHE_CONFIG_ERROR and no handle is created.

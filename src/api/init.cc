@@ -81,7 +81,8 @@ Status CheckDirectory(const shmemcache_config_t& cfg) {
               "the pointer directory (directory_entries " + std::to_string(cfg.directory_entries) +
                   " x directory_ways " + std::to_string(cfg.directory_ways) + " x " +
                   std::to_string(sizeof(DirectoryEntry)) + " B per client) is larger than this node's memory (" +
-                  std::to_string(memory) + " bytes): lower SHMEMCACHE_DIRECTORY_ENTRIES or SHMEMCACHE_DIRECTORY_WAYS");
+                  std::to_string(memory) +
+                  " bytes): lower SHMEMCACHE_DIRECTORY_ENTRIES or SHMEMCACHE_DIRECTORY_WAYS");
 }
 
 // This PE's own checks of the configuration (step 1). OK with *layout filled, or CONFIG_ERROR with the reason
@@ -142,34 +143,36 @@ void TearDown(shmemcache_t* c) {
   c->symmetric = nullptr;
 }
 
+// CONFIG_ERROR after a failed agreement, with this PE's explanation (ExplainVerdict).
+Status Refuse(const Verdict& verdict, const shmemcache_config_t* config, const std::string& own_error,
+              const char* step, int me) {
+  return Fail(SHMEMCACHE_CONFIG_ERROR, ExplainVerdict(verdict, config, own_error, step, me));
+}
+
 Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   shmemcache_config_t cfg;
   Status local = LoadConfig(config, &cfg);
   bool started = false;
-  shm::StartRuntime(&started);
-  auto fail = [&](const std::string& why) {
-    if (started) shm::StopRuntime();
-    return Fail(SHMEMCACHE_CONFIG_ERROR, why);
-  };
+  shm::StartRuntime(&started);  // stays up if init fails: see StartRuntime
   const int n_pes = shm::NumPes(), me = shm::MyPe();
 
   // 1. The configuration.
   SymmetricLayout layout;
   if (local == SHMEMCACHE_OK) local = CheckLocally(cfg, n_pes, &layout);
   Verdict verdict = AgreeAll(local == SHMEMCACHE_OK, &cfg);
-  if (!verdict.ok()) return fail(ExplainVerdict(verdict, &cfg, LastError(), "rejected the configuration", me));
+  if (!verdict.ok()) return Refuse(verdict, &cfg, LastError(), "rejected the configuration", me);
 
   // 2. The symmetric allocation.
   void* base = shm::SymmetricAlloc(layout.total_bytes);
   verdict = AgreeAll(base != nullptr, nullptr);
   if (!verdict.ok()) {
     if (base != nullptr) shm::SymmetricFree(base);
-    return fail(ExplainVerdict(verdict, nullptr,
-                               "shmem_malloc of " + std::to_string(layout.total_bytes) +
-                                   " bytes failed: raise SMA_SYMMETRIC_SIZE (and SHMEM_SYMMETRIC_SIZE) to at least " +
-                                   Mib(layout.total_bytes + kHeapHeadroom + (64ull << 20)) +
-                                   " or lower SHMEMCACHE_SERVER_MEMORY_BYTES",
-                               "could not allocate their symmetric memory", me));
+    return Refuse(verdict, nullptr,
+                  "shmem_malloc of " + std::to_string(layout.total_bytes) +
+                      " bytes failed: raise SMA_SYMMETRIC_SIZE (and SHMEM_SYMMETRIC_SIZE) to at least " +
+                      Mib(layout.total_bytes + kHeapHeadroom + (64ull << 20)) +
+                      " or lower SHMEMCACHE_SERVER_MEMORY_BYTES",
+                  "could not allocate their symmetric memory", me);
   }
 
   // 3. This PE's server or client.
@@ -188,12 +191,12 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   local = SetUp(c.get());
   verdict = AgreeAll(local == SHMEMCACHE_OK, nullptr);
   if (!verdict.ok()) {
-    std::string why = ExplainVerdict(verdict, nullptr, LastError(),
-                                     "could not set up their server or client (an unusable spill_dir, "
-                                     "SHMEMCACHE_SPILL_DIR, or no memory left)",
-                                     me);
+    const std::string own_error = LastError();
     TearDown(c.get());
-    return fail(why);
+    return Refuse(verdict, nullptr, own_error,
+                  "could not set up their server or client (an unusable spill_dir, SHMEMCACHE_SPILL_DIR, or no "
+                  "memory left)",
+                  me);
   }
   shm::BarrierAll();  // every PE's memory is zeroed before anyone sends
   *cache = c.release();

@@ -59,7 +59,8 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_set(shmemcache_t* c, const void
   if (s != SHMEMCACHE_OK) return s;
   if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
   if (value_len > c->config.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  return Guarded("shmemcache_set", SHMEMCACHE_NO_SPACE, [&] { return c->client->Set(key, key_len, value, value_len); });
+  return Guarded("shmemcache_set", SHMEMCACHE_NO_SPACE,
+                 [&] { return c->client->Set(key, key_len, value, value_len); });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get(shmemcache_t* c, const void* key, size_t key_len,

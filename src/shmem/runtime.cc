@@ -22,12 +22,22 @@ namespace shm {
 static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "64-bit atomics");
 using ull = unsigned long long;
 
+namespace {
+bool library_owns_runtime = false;  // this process's library started the runtime and has not stopped it
+}  // namespace
+
 void StartRuntime(bool* started) {
-  bool already = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
-  *started = !already;
-  if (!already) shmem_init();
+  bool running = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
+  if (!running) {
+    shmem_init();
+    library_owns_runtime = true;
+  }
+  *started = library_owns_runtime;
 }
-void StopRuntime() { shmem_finalize(); }
+void StopRuntime() {
+  shmem_finalize();
+  library_owns_runtime = false;
+}
 int MyPe() { return shmem_my_pe(); }
 int NumPes() { return shmem_n_pes(); }
 

@@ -20,8 +20,9 @@
 namespace smc {
 namespace shm {
 
-// Initialises OpenSHMEM unless the application already did. *started is true when this call started it
-// (and so Finalize must end it).
+// Initialises OpenSHMEM unless it is running. *started is true when the library owns the runtime (this call
+// started it, or an earlier call did and nobody stopped it: an init that failed leaves it running, because
+// OpenMPI cannot initialise again after shmem_finalize), and so the library's finalize must end it.
 void StartRuntime(bool* started);
 void StopRuntime();
 int MyPe();

@@ -56,7 +56,8 @@ TEST(ExplainVerdict, RejectionAndDifferenceTogether) {
   v.first_difference = 3;  // hash_ways
   std::string other = ExplainVerdict(v, &c, "", "rejected the configuration", 0);
   EXPECT_TRUE(Has(other, "PE 1 rejected the configuration")) << other;
-  EXPECT_TRUE(Has(other, "; the PEs' configurations also differ: the first field that differs is hash_ways")) << other;
+  EXPECT_TRUE(Has(other, "; the PEs' configurations also differ: the first field that differs is hash_ways"))
+      << other;
   c.hash_ways = 0;
   std::string own = ExplainVerdict(v, &c, "hash_ways must be in 1..64", "rejected the configuration", 1);
   EXPECT_EQ(own.rfind("hash_ways must be in 1..64; the PEs' configurations also differ", 0), 0u) << own;
