@@ -58,7 +58,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "shmemcache/shmemcache.h"
+#include "shmem_job.h"
 
 namespace {
 
@@ -72,93 +72,46 @@ struct Options {
   std::vector<double> sweep_factors{1.0, 1.25, 1.5, 1.75, 2.0};
   std::vector<size_t> sweep_sizes{4096};
   double penalty_us = 1500;
-  bool penalty_spin = false;
+  std::string penalty_wait = "sleep";
   size_t pread_reads = 2000;
   std::string mode = "direct";
   double sigma_frac = 1.0 / 6.0;
   double budget_s = 0;  // > 0: start no new session after this many seconds
   std::string csv_path, success_path;
+
+  void Declare(bench::Cli *cli) {
+    cli->Text("--spill-dir", &spill_dir, "DIR", "SSD tier directory (created if missing)")
+        .Default("a fresh one under $TMPDIR or /tmp");
+    cli->Size("--server-memory", &server_memory, "server_memory_bytes", bench::Positive<size_t>());
+    cli->SizeList("--sizes", &sizes, "value sizes of the latency sessions");
+    cli->Words("--patterns", &patterns, "uniform,normal ('none' = no latency sessions)",
+               [](const std::string &p) {
+                 return p == "uniform" || p == "normal" ? std::string() : std::string("is not uniform or normal");
+               },
+               true);
+    cli->Real("--spill-factor", &spill_factor, "data written / server memory in the latency sessions",
+              [](const double &f) { return f >= 1 ? std::string() : std::string("must be >= 1"); });
+    cli->Count("--gets", &gets, "pattern GETs per latency session", bench::Positive<size_t>());
+    cli->Reals("--sweep-factors", &sweep_factors, "spill factors of the success-rate sweep ('none' = skip)",
+               [](const double &f) { return f >= 0.1 ? std::string() : std::string("must be >= 0.1"); });
+    cli->SizeList("--sweep-sizes", &sweep_sizes, "value sizes of the sweep");
+    cli->Real("--penalty-us", &penalty_us, "emulated backend fetch paid by a miss",
+              [](const double &v) { return v >= 0 ? std::string() : std::string("must be >= 0"); });
+    cli->Choice("--penalty-wait", &penalty_wait, {"sleep", "spin"},
+                "sleep: clock_nanosleep to the deadline; spin: busy-wait");
+    cli->Count("--pread-reads", &pread_reads, "raw preads per size");
+    cli->Choice("--mode", &mode, {"direct", "active"}, "direct: direct_ops = 1; active: direct_ops = 0");
+    cli->Real("--sigma-frac", &sigma_frac, "normal pattern: sigma = X * keys", bench::Positive<double>());
+    cli->Real("--budget-s", &budget_s, "start no new session after S seconds (skipped ones are listed; 0: no limit)");
+    cli->Text("--csv", &csv_path, "FILE", "latency CSV (default: csv, lines on stdout)");
+    cli->Text("--success-csv", &success_path, "FILE", "success-rate CSV (default: success, lines on stdout)");
+  }
 };
 
-const char kUsage[] =
+const char kAbout[] =
     "usage: bench_hybrid [options]   (run under scripts/oshrun.sh -np 2; PE 0 serves, PE 1 measures)\n"
-    "  --spill-dir DIR       SSD tier directory (created if missing; default a fresh one under $TMPDIR or /tmp)\n"
-    "  --server-memory SIZE  server_memory_bytes (default 16M)\n"
-    "  --sizes LIST          value sizes (default 512,4K,32K)\n"
-    "  --patterns LIST       uniform,normal (default both; 'none' = no latency sessions)\n"
-    "  --spill-factor F      data written / server memory in the latency sessions (default 1.5)\n"
-    "  --gets N              pattern GETs per latency session (default 4000)\n"
-    "  --sweep-factors LIST  spill factors of the success-rate sweep (default 1.0,1.25,1.5,1.75,2.0; 'none' = skip)\n"
-    "  --sweep-sizes LIST    value sizes of the sweep (default 4K)\n"
-    "  --penalty-us US       emulated backend fetch paid by a miss (default 1500)\n"
-    "  --penalty-wait W      sleep (clock_nanosleep to the deadline, default) or spin (busy-wait)\n"
-    "  --pread-reads N       raw preads per size (default 2000)\n"
-    "  --mode M              direct (direct_ops=1, default) or active (direct_ops=0)\n"
-    "  --sigma-frac X        normal pattern: sigma = X * keys (default 1/6)\n"
-    "  --budget-s S          start no new session after S seconds (skipped ones are listed; default: no limit)\n"
-    "  --csv FILE            latency CSV (default: csv, lines on stdout)\n"
-    "  --success-csv FILE    success-rate CSV (default: success, lines on stdout)\n";
-
-bool ParseFactors(const std::string& v, std::vector<double>* out) {
-  out->clear();
-  if (v == "none") return true;
-  for (const std::string& s : bench::split(v)) {
-    char* end = nullptr;
-    double d = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || *end || d < 0.1) return false;
-    out->push_back(d);
-  }
-  return true;
-}
-
-bool Parse(int argc, char** argv, Options* o, std::string* err) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      *err = "";
-      return false;
-    }
-    if (i + 1 >= argc) {
-      *err = a + " needs a value (or unknown option)";
-      return false;
-    }
-    std::string v = argv[++i];
-    if (a == "--spill-dir") o->spill_dir = v;
-    else if (a == "--server-memory") {
-      if (!bench::parse_size(v, &o->server_memory)) { *err = "bad --server-memory"; return false; }
-    } else if (a == "--sizes") {
-      if (!bench::parse_size_list(v, &o->sizes, err)) return false;
-    } else if (a == "--patterns") {
-      o->patterns = bench::split(v);
-      if (v == "none") o->patterns.clear();  // success-rate sweep only
-      for (auto& p : o->patterns)
-        if (p != "uniform" && p != "normal") { *err = "pattern must be uniform or normal"; return false; }
-    } else if (a == "--spill-factor") o->spill_factor = std::atof(v.c_str());
-    else if (a == "--gets") o->gets = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--sweep-factors") {
-      if (!ParseFactors(v, &o->sweep_factors)) { *err = "bad --sweep-factors"; return false; }
-    } else if (a == "--sweep-sizes") {
-      if (!bench::parse_size_list(v, &o->sweep_sizes, err)) return false;
-    } else if (a == "--penalty-us") o->penalty_us = std::atof(v.c_str());
-    else if (a == "--penalty-wait") {
-      if (v != "sleep" && v != "spin") { *err = "--penalty-wait must be sleep or spin"; return false; }
-      o->penalty_spin = v == "spin";
-    } else if (a == "--pread-reads") o->pread_reads = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--mode") {
-      if (v != "direct" && v != "active") { *err = "--mode must be direct or active"; return false; }
-      o->mode = v;
-    } else if (a == "--sigma-frac") o->sigma_frac = std::atof(v.c_str());
-    else if (a == "--budget-s") o->budget_s = std::atof(v.c_str());
-    else if (a == "--csv") o->csv_path = v;
-    else if (a == "--success-csv") o->success_path = v;
-    else { *err = "unknown option '" + a + "'"; return false; }
-  }
-  if (o->spill_factor < 1.0 || o->gets == 0 || o->penalty_us < 0 || o->sigma_frac <= 0) {
-    *err = "need --spill-factor >= 1, --gets > 0, --penalty-us >= 0, --sigma-frac > 0";
-    return false;
-  }
-  return true;
-}
+    "The OHB hybrid benchmark for the SSD spill tier: GET latency (RAM hit, flash hit, raw pread, in-memory\n"
+    "server with a backend penalty) and success rate vs spill factor.\n";
 
 // Value bytes of key i: 8-byte words of a splitmix64 sequence seeded by (size, i).
 void Fill(uint8_t* v, size_t len, size_t size, uint64_t i) {
@@ -220,10 +173,10 @@ struct Row {
 
 class Bench {
  public:
-  Bench(const Options& o, int me, int npes, const std::string& dir, uint64_t* server_stats)
-      : o_(o), me_(me), npes_(npes), dir_(dir), server_stats_(server_stats) {}
+  Bench(const Options& o, const bench::Job& job, const std::string& dir, uint64_t* server_stats)
+      : o_(o), job_(job), dir_(dir), server_stats_(server_stats) {}
 
-  bool measuring() const { return me_ == 1; }
+  bool measuring() const { return job_.me == 1; }
 
   void OpenOutputs() {
     if (!measuring()) return;
@@ -250,10 +203,10 @@ class Bench {
     if (succ_ && succ_ != stdout) std::fclose(succ_);
   }
 
-  // Runs one session on every PE (collective). Returns false if init failed.
+  // Runs one session on every PE (collective). Returns false if the session failed.
   bool Run(const Session& s) {
     shmemcache_config_t cfg;
-    shmemcache_config_defaults(&cfg);
+    if (!bench::LoadConfig(job_, &cfg)) return false;
     cfg.num_servers = 1;
     cfg.server_memory_bytes = o_.server_memory;
     cfg.direct_ops = o_.mode == "direct" ? 1 : 0;
@@ -269,54 +222,46 @@ class Bench {
     while (sets * cfg.hash_ways < 2 * keys) sets *= 2;
     if (cfg.hash_sets < sets) cfg.hash_sets = sets;
 
-    shmemcache_t* c = nullptr;
-    shmemcache_status_t st = shmemcache_init(&cfg, &c);
-    if (st != SHMEMCACHE_OK) {
-      if (me_ <= 1)
-        std::fprintf(stderr, "bench_hybrid: PE %d: shmemcache_init: %s: %s\n", me_, shmemcache_strerror(st),
-                     shmemcache_last_error());
-      return false;
-    }
-    if (shmemcache_is_server(c)) {
-      shmemcache_serve(c);
-      shmemcache_stats_t ss;
-      std::memset(&ss, 0, sizeof ss);
-      shmemcache_get_stats(c, &ss);
-      server_stats_[kSpillReads] = ss.spill_reads;
-      server_stats_[kSpilledItems] = ss.spilled_items;
-      server_stats_[kEvictions] = ss.evictions;
-      server_stats_[kItems] = ss.items;
-      server_stats_[kSpillIoErrors] = ss.spill_io_errors;
-      server_stats_[kSpillChecksum] = ss.spill_checksum_failures;
-      server_stats_[kNoSpace] = ss.no_space_errors;
-      server_stats_[kMaxEvictPause] = ss.max_eviction_pause_us;
-      if (cfg.spill_dir != nullptr)  // how the flash reads were served: inline (page cache) or by the I/O thread
-        std::printf("server: spill_reads=%llu of which async (I/O thread) %llu, through mmap %llu\n",
-                    (unsigned long long)ss.spill_reads, (unsigned long long)ss.spill_async_reads,
-                    (unsigned long long)ss.spill_mmap_reads);
-    } else if (measuring()) {
-      if (s.kind == "latency") Latency(c, s);
-      else Sweep(c, s);
-    }
-    shmemcache_finalize(c);
-    shmemcache_destroy(c);
+    int rc = bench::Session(job_, cfg,
+                            {[&](shmemcache_t* c) {
+                               if (!measuring()) return 0;
+                               if (s.kind == "latency") Latency(c, s);
+                               else Sweep(c, s);
+                               return 0;
+                             },
+                             [&](shmemcache_t* c) {
+                               int r = bench::Serve(job_, c);
+                               KeepServerStats(bench::Stats(c), cfg.spill_dir != nullptr);
+                               return r;
+                             }});
     shmem_barrier_all();
     uint64_t srv[kStatFields] = {};
     if (measuring()) shmem_getmem(srv, server_stats_, sizeof srv, 0);
     shmem_barrier_all();
     if (measuring()) Emit(s, srv);
-    return true;
+    return rc == 0;
   }
 
  private:
   const char* Pre() const { return o_.csv_path.empty() ? "csv," : ""; }
   const char* SPre() const { return o_.success_path.empty() ? "success," : ""; }
 
-  static uint64_t DirectGets(shmemcache_t* c) {
-    shmemcache_stats_t st;
-    std::memset(&st, 0, sizeof st);
-    shmemcache_get_stats(c, &st);
-    return st.direct_gets;
+  static uint64_t DirectGets(shmemcache_t* c) { return bench::Stats(c).direct_gets; }
+
+  // The server PE keeps its counters in its symmetric words, for the measuring client to fetch.
+  void KeepServerStats(const shmemcache_stats_t& ss, bool tier) {
+    server_stats_[kSpillReads] = ss.spill_reads;
+    server_stats_[kSpilledItems] = ss.spilled_items;
+    server_stats_[kEvictions] = ss.evictions;
+    server_stats_[kItems] = ss.items;
+    server_stats_[kSpillIoErrors] = ss.spill_io_errors;
+    server_stats_[kSpillChecksum] = ss.spill_checksum_failures;
+    server_stats_[kNoSpace] = ss.no_space_errors;
+    server_stats_[kMaxEvictPause] = ss.max_eviction_pause_us;
+    if (tier)  // how the flash reads were served: inline (page cache) or by the I/O thread
+      std::printf("server: spill_reads=%llu of which async (I/O thread) %llu, through mmap %llu\n",
+                  (unsigned long long)ss.spill_reads, (unsigned long long)ss.spill_async_reads,
+                  (unsigned long long)ss.spill_mmap_reads);
   }
 
   // Writes factor x memory of key + value bytes; returns the number of keys.
@@ -352,7 +297,7 @@ class Bench {
   // A miss (or wrong bytes): the emulated backend fetch, then the value is put back.
   uint64_t Penalty(shmemcache_t* c, size_t size, uint64_t i, std::vector<uint8_t>* want) {
     uint64_t t0 = bench::now_ns();
-    WaitUs(o_.penalty_us, o_.penalty_spin);
+    WaitUs(o_.penalty_us, o_.penalty_wait == "spin");
     std::string k = Key(size, i);
     Fill(want->data(), size, size, i);
     if (shmemcache_set(c, k.data(), k.size(), want->data(), size) != SHMEMCACHE_OK) ++set_errors_;
@@ -564,7 +509,7 @@ class Bench {
 
  private:
   const Options& o_;
-  int me_, npes_;
+  const bench::Job& job_;
   std::string dir_;
   uint64_t* server_stats_;
   FILE* csv_ = nullptr;
@@ -573,69 +518,8 @@ class Bench {
   size_t set_errors_ = 0, last_keys_ = 0;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  shmem_init();
-  const int me = shmem_my_pe(), npes = shmem_n_pes();
-  Options o;
-  std::string err;
-  if (!Parse(argc, argv, &o, &err)) {
-    if (me == 0) std::fprintf(stderr, "%s%s%s", err.empty() ? "" : ("bench_hybrid: " + err + "\n").c_str(),
-                              kUsage, "");
-    shmem_finalize();
-    return err.empty() ? 0 : 2;
-  }
-  if (npes < 2) {
-    if (me == 0) std::fprintf(stderr, "bench_hybrid: needs at least 2 PEs (1 server + 1 client)\n");
-    shmem_finalize();
-    return 2;
-  }
-  // Symmetric: the spill directory's path (chosen by PE 0) and the server's counters.
-  char* dirbuf = static_cast<char*>(shmem_malloc(4096));
-  int* go = static_cast<int*>(shmem_malloc(sizeof(int)));
-  uint64_t* server_stats = static_cast<uint64_t*>(shmem_malloc(sizeof(uint64_t) * kStatFields));
-  if (!dirbuf || !server_stats || !go) {
-    if (me == 0) std::fprintf(stderr, "bench_hybrid: shmem_malloc failed\n");
-    shmem_finalize();
-    return 1;
-  }
-  bool made_dir = false;
-  if (me == 0) {
-    std::memset(dirbuf, 0, 4096);
-    std::string d = o.spill_dir;
-    if (d.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      std::string tmpl = std::string((tmp && *tmp) ? tmp : "/tmp") + "/shmemcache-hybrid.XXXXXX";
-      std::vector<char> b(tmpl.begin(), tmpl.end());
-      b.push_back(0);
-      if (mkdtemp(b.data())) {
-        d = b.data();
-        made_dir = true;
-      }
-    } else {
-      mkdir(d.c_str(), 0700);  // EEXIST is fine
-    }
-    std::snprintf(dirbuf, 4096, "%s", d.c_str());
-    for (int pe = 1; pe < npes; ++pe) shmem_putmem(dirbuf, dirbuf, 4096, pe);
-    shmem_quiet();
-  }
-  shmem_barrier_all();
-  std::string dir = dirbuf;
-  Bench b(o, me, npes, dir, server_stats);
-  if (me == 1) {
-    std::printf("# bench_hybrid: commit=%s cpu=%s cores=%ld host=%s date=%s loadavg=%s transport=%s\n",
-                bench::git_commit().c_str(), bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
-                bench::hostname().c_str(), bench::utc_timestamp().c_str(), bench::load_average().c_str(),
-                bench::transport().c_str());
-    std::printf("# spill_dir=%s fs_type=%s server_memory=%s mode=%s spill_factor=%.2f gets=%zu penalty_us=%.0f "
-                "pes=%d timer_overhead_ns=%.0f\n",
-                dir.c_str(), bench::fs_type(dir).c_str(), bench::format_size(o.server_memory).c_str(), o.mode.c_str(),
-                o.spill_factor, o.gets, o.penalty_us, npes, bench::timer_overhead_ns());
-    std::fflush(stdout);
-  }
-  b.OpenOutputs();
-  int rc = 0;
+// Every latency session (size x pattern x with/without the tier), then every sweep session.
+std::vector<Session> Plan(const Options& o) {
   std::vector<Session> plan;
   for (size_t size : o.sizes)
     for (const std::string& p : o.patterns)
@@ -658,29 +542,84 @@ int main(int argc, char** argv) {
         s.factor = f;
         plan.push_back(s);
       }
-  // The measuring PE decides whether there is time for the next session and tells every PE (collective).
+  return plan;
+}
+
+// PE 0 picks the spill directory (--spill-dir, created if missing, or a fresh temporary one: *made) and every
+// PE learns its path through the symmetric buffer `path` (4096 bytes).
+std::string ShareSpillDir(const Options& o, const bench::Job& job, char* path, bool* made) {
+  if (job.me == 0) {
+    std::string d = o.spill_dir;
+    if (d.empty()) {
+      const char* tmp = std::getenv("TMPDIR");
+      std::string tmpl = std::string((tmp && *tmp) ? tmp : "/tmp") + "/shmemcache-hybrid.XXXXXX";
+      std::vector<char> b(tmpl.begin(), tmpl.end());
+      b.push_back(0);
+      if (mkdtemp(b.data())) {
+        d = b.data();
+        *made = true;
+      }
+    } else {
+      mkdir(d.c_str(), 0700);  // EEXIST is fine
+    }
+    std::snprintf(path, 4096, "%s", d.c_str());
+    for (int pe = 1; pe < job.npes; ++pe) shmem_putmem(path, path, 4096, pe);
+    shmem_quiet();
+  }
+  shmem_barrier_all();
+  return path;
+}
+
+// Runs the plan's sessions; the measuring PE decides whether there is time for the next one (--budget-s) and
+// tells every PE (collective). Returns 1 if a session failed.
+int RunPlan(const Options& o, const bench::Job& job, Bench* b, int* go) {
+  const std::vector<Session> plan = Plan(o);
   const uint64_t t0 = bench::now_ns();
-  int skipped = 0;
+  int rc = 0, skipped = 0;
   for (const Session& s : plan) {
-    if (me == 1) {
+    if (job.me == 1) {
       double el = static_cast<double>(bench::now_ns() - t0) / 1e9;
       int g = (o.budget_s <= 0 || el < o.budget_s) ? 1 : 0;
-      for (int pe = 0; pe < npes; ++pe) shmem_int_p(go, g, pe);
+      for (int pe = 0; pe < job.npes; ++pe) shmem_int_p(go, g, pe);
       shmem_quiet();
     }
     shmem_barrier_all();
     if (!*go) {
-      if (me == 1)
+      if (job.me == 1)
         std::printf("# skipped (--budget-s %.0f spent): %s %s %s %s factor %.2f\n", o.budget_s, s.kind.c_str(),
                     s.pattern.c_str(), bench::format_size(s.size).c_str(), s.tier ? "tier" : "memory", s.factor);
       ++skipped;
       continue;
     }
-    if (!b.Run(s)) rc = 1;
+    if (!b->Run(s)) rc = 1;
   }
-  if (me == 1 && skipped) std::printf("# %d of %zu sessions skipped (time budget)\n", skipped, plan.size());
+  if (job.me == 1 && skipped) std::printf("# %d of %zu sessions skipped (time budget)\n", skipped, plan.size());
+  return rc;
+}
+
+int Measure(const Options& o, const bench::Job& job) {
+  // Symmetric: the spill directory's path (chosen by PE 0), the budget flag and the server's counters.
+  char* dirbuf = bench::SymAlloc<char>(job, 4096);
+  int* go = bench::SymAlloc<int>(job, 1);
+  uint64_t* server_stats = bench::SymAlloc<uint64_t>(job, kStatFields);
+  if (!dirbuf || !server_stats || !go) return 1;
+  bool made_dir = false;
+  const std::string dir = ShareSpillDir(o, job, dirbuf, &made_dir);
+  Bench b(o, job, dir, server_stats);
+  if (job.me == 1) {
+    std::printf("# bench_hybrid: commit=%s cpu=%s cores=%ld host=%s date=%s loadavg=%s transport=%s\n",
+                bench::git_commit().c_str(), bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
+                bench::hostname().c_str(), bench::utc_timestamp().c_str(), bench::load_average().c_str(),
+                bench::transport().c_str());
+    std::printf("# spill_dir=%s fs_type=%s server_memory=%s mode=%s spill_factor=%.2f gets=%zu penalty_us=%.0f "
+                "pes=%d timer_overhead_ns=%.0f\n",
+                dir.c_str(), bench::fs_type(dir).c_str(), bench::format_size(o.server_memory).c_str(), o.mode.c_str(),
+                o.spill_factor, o.gets, o.penalty_us, job.npes, bench::timer_overhead_ns());
+  }
+  b.OpenOutputs();
+  int rc = RunPlan(o, job, &b, go);
   b.CloseOutputs();
-  if (me == 1) {
+  if (job.me == 1) {
     if (b.wrong_total_) std::printf("!! wrong values returned in %d measurements\n", b.wrong_total_);
     if (b.inconsistent_) std::printf("!! %d sessions where the server saw fewer flash reads than classified\n",
                                      b.inconsistent_);
@@ -688,10 +627,15 @@ int main(int argc, char** argv) {
     if (b.wrong_total_) rc = 1;
   }
   shmem_barrier_all();
-  if (me == 0 && made_dir) rmdir(dir.c_str());
-  shmem_free(go);
+  if (job.me == 0 && made_dir) rmdir(dir.c_str());
   shmem_free(server_stats);
+  shmem_free(go);
   shmem_free(dirbuf);
-  shmem_finalize();
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::ShmemMain<Options>(argc, argv, "bench_hybrid", kAbout, {2, "PE 0 serves, PE 1 measures"}, Measure);
 }

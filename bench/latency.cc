@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "bench_util.h"
-#include "shmemcache/shmemcache.h"
+#include "shmem_job.h"
 
 namespace {
 
@@ -45,93 +45,30 @@ struct Options {
   double target_ms = 80;  // per operation kind per size
   std::string raw_phase = "during";
   bool verbose = false;
-  bool help = false;
+
+  Options() {
+    for (size_t s = 8; s <= 512 * 1024; s *= 2) sizes.push_back(s);
+  }
+  void Declare(bench::Cli *cli) {
+    cli->SizeList("--sizes", &sizes, "value sizes, e.g. 8,64,4K,1M").Default("8,16,32,...,512K");
+    cli->Count("--iters", &iters, "measured iterations per op and size", bench::Positive<size_t>())
+        .Default("adaptive, ~target-ms each");
+    cli->Real("--target-ms", &target_ms, "time budget per op kind and size", bench::Positive<double>());
+    cli->Choice("--mode", &mode, {"active", "direct", "default"},
+                "active : config direct_ops = 0, every set/get is an Active operation\n"
+                "direct : config direct_ops = 1, pointers warmed up before measuring\n"
+                "default: configuration from defaults + SHMEMCACHE_* environment, warmed up");
+    cli->Choice("--raw-phase", &raw_phase, {"during", "before"},
+                "during: raw put/get measured per size while PE 0 is in shmemcache_serve\n"
+                "before: raw put/get for all sizes measured first, PE 0 waiting in a barrier");
+    cli->Text("--csv", &csv_path, "FILE", "write the CSV rows to FILE instead of stdout ('csv,' prefixed lines)");
+    cli->Flag("--verbose", &verbose, "say on stderr what is being measured");
+  }
 };
 
-const char kUsage[] =
+const char kAbout[] =
     "usage: bench_latency [options]   (run under scripts/oshrun.sh -np 2 or more; PE 0 serves)\n"
-    "  --sizes LIST         value sizes, e.g. 8,64,4K,1M (default 8,16,32,...,512K)\n"
-    "  --iters N            measured iterations per op and size (default: adaptive, ~target-ms each)\n"
-    "  --target-ms MS       time budget per op kind and size (default 80; 4 op kinds per size)\n"
-    "  --mode M             active  : config direct_ops = 0, every set/get is an Active operation (default)\n"
-    "                       direct  : config direct_ops = 1, pointers warmed up before measuring\n"
-    "                       default : configuration from defaults + SHMEMCACHE_* environment, warmed up\n"
-    "  --raw-phase P        during  : raw put/get measured per size while PE 0 is in shmemcache_serve (default)\n"
-    "                       before  : raw put/get for all sizes measured first, PE 0 waiting in a barrier\n"
-    "  --csv FILE           write the CSV rows to FILE instead of stdout ('csv,' prefixed lines)\n"
-    "  --verbose            say on stderr what is being measured\n";
-
-bool parse_args(int argc, char **argv, Options *o, std::string *err) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](std::string *out) {
-      size_t eq = a.find('=');
-      if (eq != std::string::npos) {
-        *out = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      *out = argv[++i];
-      return true;
-    };
-    std::string v;
-    std::string name = a.substr(0, a.find('='));
-    if (name == "--help" || name == "-h") {
-      o->help = true;
-    } else if (name == "--verbose" || name == "-v") {
-      o->verbose = true;
-    } else if (name == "--sizes") {
-      if (!value(&v) || !bench::parse_size_list(v, &o->sizes, err)) {
-        if (err->empty()) *err = "--sizes needs a list";
-        return false;
-      }
-    } else if (name == "--iters") {
-      size_t n = 0;
-      if (!value(&v) || !bench::parse_size(v, &n) || n == 0) {
-        *err = "--iters needs a positive count";
-        return false;
-      }
-      o->iters = n;
-    } else if (name == "--target-ms") {
-      if (!value(&v) || (o->target_ms = std::atof(v.c_str())) <= 0) {
-        *err = "--target-ms needs a positive number";
-        return false;
-      }
-    } else if (name == "--csv") {
-      if (!value(&v) || v.empty()) {
-        *err = "--csv needs a file name";
-        return false;
-      }
-      o->csv_path = v;
-    } else if (name == "--mode") {
-      if (!value(&v) || (v != "active" && v != "direct" && v != "default")) {
-        *err = "--mode must be active, direct or default";
-        return false;
-      }
-      o->mode = v;
-    } else if (name == "--raw-phase") {
-      if (!value(&v) || (v != "during" && v != "before")) {
-        *err = "--raw-phase must be during or before";
-        return false;
-      }
-      o->raw_phase = v;
-    } else {
-      *err = "unknown option '" + a + "'";
-      return false;
-    }
-  }
-  if (o->sizes.empty()) {
-    for (size_t s = 8; s <= 512 * 1024; s *= 2) o->sizes.push_back(s);
-  }
-  for (size_t s : o->sizes) {
-    if (s == 0) {
-      *err = "value sizes must be positive";
-      return false;
-    }
-  }
-  return true;
-}
+    "Latency of shmemcache_set/get per value size next to the raw one-sided cost of the same bytes.\n";
 
 // ---- measurement ---------------------------------------------------------------------------------------------
 
@@ -203,13 +140,6 @@ struct Bench {
 
   static std::string key_for(size_t size) { return "bench_latency/" + std::to_string(size); }
 
-  static void stamp(unsigned char *v, size_t size, uint64_t i) {
-    // Makes every stored value differ from the previous one (first and last bytes), cheaply.
-    const size_t n = std::min<size_t>(size, sizeof i);
-    std::memcpy(v, &i, n);
-    std::memcpy(v + size - n, &i, n);
-  }
-
   void record_failure(OpResult *r, shmemcache_status_t st, const char *what) {
     ++r->failures;
     if (r->first_error.empty()) {
@@ -219,12 +149,7 @@ struct Bench {
     }
   }
 
-  shmemcache_stats_t stats() const {
-    shmemcache_stats_t s;
-    std::memset(&s, 0, sizeof s);
-    shmemcache_get_stats(cache, &s);
-    return s;
-  }
+  shmemcache_stats_t stats() const { return bench::Stats(cache); }
 
   void measure_set(size_t size, OpResult *r) {
     const std::string key = key_for(size);
@@ -241,7 +166,7 @@ struct Bench {
     shmemcache_get(cache, key.data(), key.size(), buf.data(), buf.size(), &got);
 
     auto one = [&](uint64_t i, uint64_t *ns) {
-      stamp(v, size, i + 1);
+      bench::Stamp(v, size, i + 1);
       uint64_t t0 = bench::now_ns();
       shmemcache_status_t s = shmemcache_set(cache, key.data(), key.size(), v, size);
       uint64_t t1 = bench::now_ns();
@@ -346,7 +271,7 @@ struct Bench {
     auto one = [&](uint64_t i, uint64_t *ns) {
       shmemcache_status_t s;
       if (i % 10 == 9) {
-        stamp(e, size, ++stamp_no + 7000000);
+        bench::Stamp(e, size, ++stamp_no + 7000000);
         uint64_t t0 = bench::now_ns();
         s = shmemcache_set(cache, key.data(), key.size(), e, size);
         uint64_t t1 = bench::now_ns();
@@ -652,43 +577,14 @@ int run_client(Bench &b, const Options &opt, const shmemcache_config_t &cfg, int
   return rc;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
-  // Our runtime: the library sees SHMEM already initialised and must leave it to us.
-  shmem_init();
-  const int me = shmem_my_pe();
-  const int npes = shmem_n_pes();
-
-  Options opt;
-  std::string err;
+// The job: PE 0 serves; client rank 0 (PE 1) measures; further PEs only join the collectives. Afterwards the
+// measuring PE prints the server's counters (so that all output comes from one PE: oshrun forwards each PE's
+// stdout separately, and lines of two PEs can interleave mid-line); the raw buffer carries them.
+int Measure(const Options &opt, const bench::Job &job) {
   g_opt = &opt;
-  bool ok = parse_args(argc, argv, &opt, &err);
-  if (!ok || opt.help) {
-    if (me == 0) {
-      if (!ok) std::fprintf(stderr, "bench_latency: %s\n", err.c_str());
-      std::fprintf(ok ? stdout : stderr, "%s", kUsage);
-    }
-    shmem_finalize();
-    return ok ? 0 : 2;
-  }
-  if (npes < 2) {
-    std::fprintf(stderr, "bench_latency: needs at least 2 PEs (PE 0 serves, PE 1 measures); got %d\n", npes);
-    shmem_finalize();
-    return 2;
-  }
-
-  // The same configuration on every PE (init checks it).
   shmemcache_config_t cfg;
-  shmemcache_status_t st = shmemcache_config_defaults(&cfg);
-  if (st != SHMEMCACHE_OK) {
-    if (me == 0)
-      std::fprintf(stderr, "bench_latency: shmemcache_config_defaults: %s: %s\n", shmemcache_strerror(st),
-                   shmemcache_last_error());
-    shmem_finalize();
-    return 1;
-  }
-  if (cfg.num_servers != 1 && me == 0)
+  if (!bench::LoadConfig(job, &cfg)) return 1;
+  if (cfg.num_servers != 1 && job.me == 0)
     std::fprintf(stderr, "bench_latency: num_servers forced from %d to 1 (the raw baseline targets PE 0)\n",
                  cfg.num_servers);
   cfg.num_servers = 1;
@@ -700,74 +596,44 @@ int main(int argc, char **argv) {
   if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
 
   // Raw baseline buffer: collective, before the library's own allocations and before PE 0 enters serve.
-  char *raw_sym = static_cast<char *>(shmem_malloc(lock_offset + 64));
-  if (!raw_sym) {
-    if (me == 0)
-      std::fprintf(stderr, "bench_latency: shmem_malloc(%zu) failed; raise SMA_SYMMETRIC_SIZE\n", raw_bytes);
-    shmem_finalize();
-    return 1;
-  }
-  std::memset(raw_sym, 0, lock_offset + 64);
-
-  shmemcache_t *cache = nullptr;
-  st = shmemcache_init(&cfg, &cache);
-  if (st != SHMEMCACHE_OK) {
-    std::fprintf(stderr, "bench_latency: PE %d: shmemcache_init: %s: %s\n", me, shmemcache_strerror(st),
-                 shmemcache_last_error());
-    shmem_free(raw_sym);
-    shmem_finalize();
-    return 1;
-  }
-  const bool server = shmemcache_is_server(cache);
-  const bool measurer = !server && shmemcache_client_rank(cache) == 0;
-  if (server && me != kServerPe) {
-    std::fprintf(stderr, "bench_latency: PE %d is a server; expected only PE %d\n", me, kServerPe);
-  }
+  char *raw_sym = bench::SymAlloc<char>(job, lock_offset + 64);
+  if (!raw_sym) return 1;
 
   Bench b;
-  b.cache = cache;
   b.raw_sym = raw_sym;
   b.raw_lock = reinterpret_cast<long *>(raw_sym + lock_offset);
-  if (measurer) {
-    b.value.assign(max_size, 0);
-    b.expected.assign(max_size, 0);
-    b.buf.assign(max_size, 0);
-    b.raw_local.assign(max_size, 0x3C);
-  }
-
+  bool measurer = false;
   // --raw-phase before: the measurer runs the raw ops first while every other PE waits in a barrier (which
   // progresses the runtime, so the raw ops complete on any transport); run_client ends that barrier.
-  int rc = 0;
-  if (server) {
-    if (opt.raw_phase == "before") shmem_barrier_all();
-    st = shmemcache_serve(cache);
-    if (st != SHMEMCACHE_OK) {
-      std::fprintf(stderr, "bench_latency: PE %d: shmemcache_serve: %s: %s\n", me, shmemcache_strerror(st),
-                   shmemcache_last_error());
-      rc = 1;
-    }
-  } else if (measurer) {
-    rc = run_client(b, opt, cfg, npes);
-  } else {
-    if (opt.raw_phase == "before") shmem_barrier_all();
-  }
-
-  st = shmemcache_finalize(cache);
-  if (st != SHMEMCACHE_OK) {
-    std::fprintf(stderr, "bench_latency: PE %d: shmemcache_finalize: %s: %s\n", me, shmemcache_strerror(st),
-                 shmemcache_last_error());
-    rc = 1;
-  }
-  // The server's counters, printed by the measuring PE so that all output comes from one PE (oshrun forwards
-  // each PE's stdout separately, and lines of two PEs can interleave mid-line). The raw buffer carries them.
-  shmemcache_stats_t s;
-  std::memset(&s, 0, sizeof s);
-  if (server && me == kServerPe) {
-    shmemcache_get_stats(cache, &s);
-    std::memcpy(raw_sym, &s, sizeof s);
-  }
+  int rc = bench::Session(
+      job, cfg,
+      {[&](shmemcache_t *cache) {
+         if (shmemcache_client_rank(cache) != 0) {
+           if (opt.raw_phase == "before") shmem_barrier_all();
+           return 0;
+         }
+         measurer = true;
+         b.cache = cache;
+         b.value.assign(max_size, 0);
+         b.expected.assign(max_size, 0);
+         b.buf.assign(max_size, 0);
+         b.raw_local.assign(max_size, 0x3C);
+         return run_client(b, opt, cfg, job.npes);
+       },
+       [&](shmemcache_t *cache) {
+         if (job.me != kServerPe)
+           std::fprintf(stderr, "bench_latency: PE %d is a server; expected only PE %d\n", job.me, kServerPe);
+         if (opt.raw_phase == "before") shmem_barrier_all();
+         int r = bench::Serve(job, cache);
+         if (job.me == kServerPe) {
+           shmemcache_stats_t s = bench::Stats(cache);
+           std::memcpy(raw_sym, &s, sizeof s);
+         }
+         return r;
+       }});
   shmem_barrier_all();
   if (measurer) {
+    shmemcache_stats_t s;
     shmem_getmem(&s, raw_sym, sizeof s, kServerPe);
     std::printf("# server PE %d stats: active_ops_served=%" PRIu64 " items=%" PRIu64 " bytes_used=%" PRIu64
                 " evictions=%" PRIu64 " no_space_errors=%" PRIu64 "\n",
@@ -776,7 +642,11 @@ int main(int argc, char **argv) {
   }
   shmem_barrier_all();
   shmem_free(raw_sym);  // collective: every PE has left shmemcache_serve / finalize by now
-  shmemcache_destroy(cache);
-  shmem_finalize();
   return rc;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  return bench::ShmemMain<Options>(argc, argv, "bench_latency", kAbout, {2, "PE 0 serves, PE 1 measures"}, Measure);
 }

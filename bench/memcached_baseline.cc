@@ -32,11 +32,11 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "runner.h"
 
 namespace {
 
 using bench::get_pct;
-using bench::split;
 
 struct Options {
   std::string experiment;
@@ -49,18 +49,29 @@ struct Options {
   size_t keys = 1000;
   std::string csv_path;
   std::string label = "memcached";  // the `system` column
+
+  void Declare(bench::Cli *cli) {
+    cli->Command(&experiment, {"latency", "throughput"}, "the experiment");
+    cli->Int("--port", &port, "memcached's port on 127.0.0.1 (required)", bench::Between(1, 65535)).Default("");
+    cli->SizeList("--sizes", &sizes, "value sizes");
+    cli->Real("--target-ms", &target_ms, "latency: time budget per op and size", bench::Positive<double>());
+    cli->Int("--clients", &clients, "throughput: client processes", bench::Between(1, 1024));
+    cli->Words("--ops", &ops, "throughput: get, set, mixNN (NN% get)", bench::OpRule());
+    cli->Real("--seconds", &seconds, "throughput: measured seconds per op and size", bench::Positive<double>());
+    cli->Count("--keys", &keys, "throughput: keys per size", bench::Positive<size_t>());
+    cli->Text("--csv", &csv_path, "FILE", "CSV to FILE (default stdout)");
+    cli->Text("--label", &label, "NAME", "value of the system column");
+    cli->Check([this] {
+      label = bench::csv_field(label);
+      return port == 0 ? std::string("--port is required (memcached's port on 127.0.0.1)") : std::string();
+    });
+  }
 };
 
-const char kUsage[] =
+const char kAbout[] =
     "usage: memcached_baseline --port P latency|throughput [options]   (server: 127.0.0.1:P)\n"
-    "  --sizes LIST      value sizes (default 32,4K)\n"
-    "  --target-ms MS    latency: time budget per op and size (default 80)\n"
-    "  --clients N       throughput: client processes (default 1)\n"
-    "  --ops LIST        throughput: get,set,mixNN (NN% get) (default get,set)\n"
-    "  --seconds S       throughput: measured seconds per op and size (default 2)\n"
-    "  --keys K          throughput: keys per size (default 1000)\n"
-    "  --csv FILE        CSV to FILE (default stdout)\n"
-    "  --label NAME      value of the system column (default memcached)\n";
+    "The paper's baseline: memcached on loopback through libmemcached (binary protocol, TCP_NODELAY), with\n"
+    "the keys, sizes and mixes of bench_latency and bench_throughput.\n";
 
 memcached_st *connect_loopback(int port) {
   memcached_st *m = memcached_create(nullptr);
@@ -89,12 +100,6 @@ bool mc_get(memcached_st *m, const std::string &k, size_t expect) {
   return ok;
 }
 
-void stamp(char *v, size_t size, uint64_t i) {
-  const size_t n = std::min<size_t>(size, sizeof i);
-  std::memcpy(v, &i, n);
-  std::memcpy(v + size - n, &i, n);
-}
-
 // ---- latency --------------------------------------------------------------------------------------------------
 
 int run_latency(const Options &o, FILE *csv) {
@@ -121,7 +126,7 @@ int run_latency(const Options &o, FILE *csv) {
       auto one = [&](uint64_t i) {
         bool is_set = op == 0 || (op == 2 && i % 10 == 9);
         if (is_set) {
-          stamp(v.data(), size, ++counter);
+          bench::Stamp(v.data(), size, ++counter);
           return mc_set(m, key, v.data(), size);
         }
         return mc_get(m, key, size);
@@ -187,7 +192,7 @@ void client_main(const Options &o, Shared *sh, int id, size_t size, int pct) {
       if (static_cast<int>((r >> 40) % 100) < pct) {
         ok = mc_get(m, k, size);
       } else {
-        stamp(v.data(), size, ops);
+        bench::Stamp(v.data(), size, ops);
         ok = mc_set(m, k, v.data(), size);
       }
       if (ok) ++ops;
@@ -202,10 +207,6 @@ void client_main(const Options &o, Shared *sh, int id, size_t size, int pct) {
 }
 
 int run_throughput(const Options &o, FILE *csv) {
-  if (o.clients < 1 || o.clients > 1024) {
-    std::fprintf(stderr, "memcached_baseline: --clients must be 1..1024\n");
-    return 2;
-  }
   void *mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     std::perror("mmap");
@@ -275,71 +276,15 @@ int run_throughput(const Options &o, FILE *csv) {
   return rc;
 }
 
-}  // namespace
-
-int main(int argc, char **argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "memcached_baseline: %s needs a value\n%s", a.c_str(), kUsage);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    std::string err;
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", kUsage);
-      return 0;
-    } else if (a == "--port") {
-      o.port = std::atoi(next().c_str());
-    } else if (a == "--sizes") {
-      o.sizes.clear();
-      if (!bench::parse_size_list(next(), &o.sizes, &err)) {
-        std::fprintf(stderr, "memcached_baseline: --sizes: %s\n", err.c_str());
-        return 2;
-      }
-    } else if (a == "--ops") {
-      o.ops = split(next());
-      for (auto &op : o.ops)
-        if (get_pct(op) < 0) {
-          std::fprintf(stderr, "memcached_baseline: unknown op '%s' (get, set, mixNN)\n", op.c_str());
-          return 2;
-        }
-    } else if (a == "--clients") {
-      o.clients = std::atoi(next().c_str());
-    } else if (a == "--seconds") {
-      o.seconds = std::atof(next().c_str());
-    } else if (a == "--target-ms") {
-      o.target_ms = std::atof(next().c_str());
-    } else if (a == "--keys") {
-      o.keys = static_cast<size_t>(std::atol(next().c_str()));
-    } else if (a == "--csv") {
-      o.csv_path = next();
-    } else if (a == "--label") {
-      o.label = bench::csv_field(next());
-    } else if (a == "latency" || a == "throughput") {
-      o.experiment = a;
-    } else {
-      std::fprintf(stderr, "memcached_baseline: unknown argument '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (o.port <= 0 || o.port > 65535 || o.experiment.empty() || o.keys == 0 || o.seconds <= 0 ||
-      o.target_ms <= 0) {
-    std::fprintf(stderr, "%s", kUsage);
-    return 2;
-  }
-  FILE *csv = stdout;
-  if (!o.csv_path.empty()) {
-    csv = std::fopen(o.csv_path.c_str(), "w");
-    if (!csv) {
-      std::fprintf(stderr, "memcached_baseline: cannot open %s: %s\n", o.csv_path.c_str(), std::strerror(errno));
-      return 1;
-    }
-  }
-  int rc = o.experiment == "latency" ? run_latency(o, csv) : run_throughput(o, csv);
-  if (csv != stdout) std::fclose(csv);
+int Measure(const Options &o) {
+  int rc = 0;
+  FILE *csv = bench::OpenOutput("memcached_baseline", o.csv_path, &rc);
+  if (rc) return 1;
+  rc = o.experiment == "latency" ? run_latency(o, csv) : run_throughput(o, csv);
+  bench::CloseOutput(csv);
   return rc;
 }
+
+}  // namespace
+
+int main(int argc, char **argv) { return bench::Main<Options>(argc, argv, "memcached_baseline", kAbout, Measure); }

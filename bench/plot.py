@@ -1,24 +1,27 @@
 #!/usr/bin/env python3
-"""Plots and summary for one scripts/bench.sh results folder.
+"""Plots and summary.md for one scripts/bench.sh results folder.
 
     python3 bench/plot.py RESULTS_DIR
 
-Reads latency.csv, memcached_latency.csv, throughput_clients.csv, memcached_throughput.csv and
-throughput_servers.csv (any may be missing) and writes:
-  latency_<transport>.png             mean (solid) and p99 (dotted) latency by value size: GET, SET, 90:10 mix;
-                                      shmemcache modes, raw one-sided ops and memcached
-  throughput_clients_<transport>.png  ops/s vs client count, Direct vs Active vs memcached, per op and size
-  throughput_servers_<transport>.png  ops/s vs server count (8 clients), per mix and size
-  summary.md                          the issue's headline ratios, pass/miss and by how much, plus key rows
-Oversubscribed runs (more PEs / processes than cores) are drawn with open markers and flagged in the tables.
-Exit status 1 when no CSV could be read at all.
+Every part of scripts/bench.sh has a module bench/plots/<part>.py with
+    has_results(out) -> bool                      does the folder hold any of the part's CSVs
+    plot(out, plt, info) -> (PNG names, lines)    its plots (plt is None without matplotlib: lines only) and its
+                                                  summary.md section; info = run.txt as a dict
+This driver writes the head of summary.md (the run, the machine and its load, whether the run was cut, the jobs
+that did not succeed, from jobs.jsonl), then each part's section: the known parts in PARTS order, then any other
+module in bench/plots/. Latency is drawn as the p50 with a band up to the p99 everywhere (bench/plots/common.py).
+Exit status 1 when the folder holds no results at all, or when matplotlib is missing (summary.md is still
+written).
 """
-import csv
+import glob
+import importlib.util
+import json
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots"))
-from common import fmt, fnum, read, size_label, tfile, tname  # noqa: E402  (shared with bench/plots/*.py)
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
+sys.path.insert(0, HERE)
+PARTS = ("core", "eviction", "hybrid", "ycsb", "nonblocking")
 
 try:
     import matplotlib
@@ -29,375 +32,77 @@ except ImportError:  # summary.md is still written; the plots are skipped (and r
     plt = None
 
 
-
-
-
-def size_txt(n):
-    return "4 KiB" if int(n) == 4096 else "%s B" % size_label(n)
-
-
-
-
-STYLE = {
-    "direct": dict(color="tab:blue", marker="o"),
-    "default": dict(color="tab:cyan", marker="s"),
-    "active": dict(color="tab:orange", marker="^"),
-    "memcached": dict(color="tab:red", marker="D"),
-    "memcached_awake": dict(color="tab:pink", marker="d"),
-    "raw": dict(color="black", marker="x"),
-    "raw_direct_set": dict(color="gray", marker="+"),
-}
-
-
-def plot_latency(out, lat, mc_lat):
-    made = []
-    for t in sorted({r["transport"] for r in lat}):
-        rows = [r for r in lat if r["transport"] == t]
-        fig, axes = plt.subplots(1, 3, figsize=(16, 5))
-        for ax, op in zip(axes, ("get", "set", "mix90")):
-            series = []
-            for mode in ("direct", "default", "active"):
-                pts = sorted((int(r["value_size"]), fnum(r, "mean_us"), fnum(r, "p99_us"))
-                             for r in rows if r["mode"] == mode and r["op"] == op)
-                if pts:
-                    series.append(("shmemcache %s" % mode, STYLE[mode], pts))
-            raw_op = {"get": "raw_get", "set": "raw_put_quiet"}.get(op)
-            if raw_op:
-                pts = {}
-                for r in rows:
-                    if r["op"] == raw_op and int(r["value_size"]) not in pts:
-                        pts[int(r["value_size"])] = (fnum(r, "mean_us"), fnum(r, "p99_us"))
-                if pts:
-                    series.append(("raw %s" % raw_op, STYLE["raw"],
-                                   sorted((k, v[0], v[1]) for k, v in pts.items())))
-            if op == "set":
-                pts = sorted((int(r["value_size"]), fnum(r, "mean_us"), fnum(r, "p99_us"))
-                             for r in rows if r["op"] == "raw_direct_set" and r["mode"] in ("direct", "default")
-                             and r["mode"] == ("direct" if any(x["mode"] == "direct" for x in rows) else "default"))
-                if pts:
-                    series.append(("raw Direct-SET sequence (CAS+put+fence+set+quiet)", STYLE["raw_direct_set"],
-                                   pts))
-            for system, label, st in (("memcached", "memcached (libmemcached, loopback TCP)", STYLE["memcached"]),
-                                      ("memcached-awake", "memcached, cores kept awake", STYLE["memcached_awake"])):
-                pts = sorted((int(r["value_size"]), fnum(r, "mean_us"), fnum(r, "p99_us"))
-                             for r in mc_lat if r["op"] == op and r.get("system", "memcached") == system)
-                if pts:
-                    series.append((label, st, pts))
-            for label, st, pts in series:
-                xs = [p[0] for p in pts]
-                ax.plot(xs, [p[1] for p in pts], label=label + " mean", linestyle="-", **st)
-                ax.plot(xs, [p[2] for p in pts], linestyle=":", color=st["color"], alpha=0.6)
-            ax.set_xscale("log", base=2)
-            ax.set_yscale("log")
-            ax.set_xlabel("value size (bytes)")
-            ax.set_ylabel("latency (us); solid = mean, dotted = p99")
-            ax.set_title({"get": "GET", "set": "SET", "mix90": "90:10 GET:SET"}[op])
-            ax.grid(True, which="both", alpha=0.3)
-            if op == "get":
-                ax.legend(fontsize=7)
-            elif op == "set":
-                ax.legend(fontsize=7)
-        fig.suptitle("Latency by value size, 1 server + 1 client, %s" % tname(t))
-        fig.tight_layout()
-        name = "latency_%s.png" % tfile(t)
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        made.append(name)
-    return made
-
-
-def oversub_marker(ax, xs, ys, flags, st, label):
-    ax.plot(xs, ys, linestyle="-", color=st["color"], label=label)
-    for x, y, o in zip(xs, ys, flags):
-        ax.plot([x], [y], marker=st["marker"], color=st["color"], markerfacecolor="none" if o else st["color"],
-                linestyle="none")
-
-
-def plot_throughput(out, tp, mc_tp, xkey, name_prefix, title):
-    made = []
-    for t in sorted({r["transport"] for r in tp}):
-        rows = [r for r in tp if r["transport"] == t]
-        panels = sorted({(r["op"], int(r["value_size"])) for r in rows})
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 4.5), squeeze=False)
-        for ax, (op, size) in zip(axes[0], panels):
-            groups = {}
-            for r in rows:
-                if r["op"] == op and int(r["value_size"]) == size:
-                    key = r["mode"] if xkey == "clients" else "%s, %s clients" % (r["mode"], r["clients"])
-                    groups.setdefault(key, []).append(r)
-            for key, rs in sorted(groups.items()):
-                rs.sort(key=lambda r: int(r[xkey]))
-                st = STYLE.get(key.split(",")[0], STYLE["direct"])
-                oversub_marker(ax, [int(r[xkey]) for r in rs], [fnum(r, "ops_per_s", 0) for r in rs],
-                               [r.get("oversubscribed") == "yes" for r in rs], st, "shmemcache " + key)
-            if xkey == "clients":
-                ms = sorted((r for r in mc_tp if r["op"] == op and int(r["value_size"]) == size),
-                            key=lambda r: int(r["clients"]))
-                if ms:
-                    oversub_marker(ax, [int(r["clients"]) for r in ms], [fnum(r, "ops_per_s", 0) for r in ms],
-                                   [r.get("oversubscribed") == "yes" for r in ms], STYLE["memcached"], "memcached")
-            ax.set_yscale("log")
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel(xkey)
-            ax.set_ylabel("total ops/s")
-            ax.set_title("%s, %s B" % (op.upper(), size_label(size)))
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-        fig.suptitle("%s, %s (open markers: oversubscribed, PEs > cores)" % (title, tname(t)))
-        fig.tight_layout()
-        name = "%s_%s.png" % (name_prefix, tfile(t))
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        made.append(name)
-    return made
-
-
-# ---- summary ------------------------------------------------------------------------------------------------
-
-
-def find(rows, **kw):
-    for r in rows:
-        if all(str(r.get(k)) == str(v) for k, v in kw.items()):
-            return r
-    return None
-
-
-
-def verdict_at_least(ratio, goal):
-    if ratio is None:
-        return "not measured", "-"
-    if ratio >= goal:
-        return "**pass**", "%.2fx above the goal" % (ratio / goal)
-    return "**miss**", "short by %.1fx (reached %.0f%% of the goal)" % (goal / ratio, 100.0 * ratio / goal)
-
-
-def verdict_at_most(ratio, goal):
-    if ratio is None:
-        return "not measured", "-"
-    if ratio <= goal:
-        return "**pass**", "%.2fx headroom" % (goal / ratio)
-    return "**miss**", "over by %.1fx" % (ratio / goal)
-
-
-def summary(out, lat, mc_lat, tp, mc_tp, sv, pngs):
-    info = {}
-    run = os.path.join(out, "run.txt")
-    if os.path.exists(run):
-        for line in open(run):
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                info[k] = v
-    L = []
-    L.append("# shmemcache benchmark summary")
-    L.append("")
-    L.append("- date (UTC): %s; mode: %s; transports: %s; elapsed: %s s; failures: %s" % (
-        info.get("date_utc", "?"), info.get("mode", "?"), info.get("transports", "?"),
-        info.get("elapsed_s", "?"), info.get("failures", "?")))
-    L.append("- commit: %s; machine: %s cores, %s; host %s" % (
-        info.get("commit", "?"), info.get("cores", "?"), info.get("cpu_model", "?"), info.get("host", "?")))
-    L.append("- load average at start / end: %s / %s (other load inflates means and p99; compare p50 too)" % (
-        info.get("loadavg_start", "?"), info.get("loadavg_end", "?")))
-    if info.get("nice", "0") != "0":
-        L.append("- jobs ran under `nice -n %s`" % info["nice"])
-    L.append("- memcached: %s, `-t %s -m %s`, libmemcached binary protocol, TCP_NODELAY, loopback" % (
-        info.get("memcached", "?"), info.get("memcached_threads", "?"), info.get("server_memory_mb", "?")))
-    L.append("")
-    slow = [r for r in lat + mc_lat if (fnum(r, "p50_us") or 0) >= 1000]
-    if slow:
-        L.append("**Data quality warning:** %d latency rows have a p50 of 1 ms or more (%s). Calls that take ~8 ms "
-                 "(or multiples) mean a PE was descheduled by other load on this machine, not protocol cost: "
-                 "rerun on an idle machine or with `scripts/bench.sh --nice -10` (root). See `run.txt` for the load "
-                 "average." % (len(slow), ", ".join(sorted({"%s %s %s" % (r.get("transport", "memcached"),
-                                                                        r.get("mode", r.get("system", "")),
-                                                                        r["op"]) for r in slow}))[:600]))
-        L.append("")
-    L.append("## Targets (issue 7)")
-    L.append("")
-    L.append("| target | measured | goal | result | margin |")
-    L.append("|---|---|---|---|---|")
-    notes = []
-
-    def dget(t, size):
-        for mode in ("direct", "default"):
-            r = find(lat, transport=t, mode=mode, op="get", value_size=size)
-            if r:
-                return r
-        return None
-
-    for system, what in (("memcached", "memcached"), ("memcached-awake", "memcached (cores kept awake)")):
-        for size in (32, 4096):
-            d = dget("self+tcp", size)
-            m = find(mc_lat, system=system, op="get", value_size=size)
-            if system != "memcached" and not m:
-                continue
-            ratio = fnum(m, "mean_us") / fnum(d, "mean_us") if d and m and fnum(d, "mean_us") else None
-            p50 = fnum(m, "p50_us") / fnum(d, "p50_us") if d and m and fnum(d, "p50_us") else None
-            v, margin = verdict_at_least(ratio, 5)
-            L.append("| tcp: %s GET / Direct GET latency, %s (means; p50s: %s vs %s us = %s) | %s us vs %s us ="
-                     " %s | >= 5x | %s | %s |" % (what, size_txt(size), fmt(fnum(m, "p50_us")),
-                                                 fmt(fnum(d, "p50_us")), fmt(p50, "x"), fmt(fnum(m, "mean_us")),
-                                                 fmt(fnum(d, "mean_us")), fmt(ratio, "x"), v, margin))
-    for size in (32, 4096):
-        d = find(tp, transport="self+tcp", mode="direct", op="get", value_size=size, clients=8)
-        m = find(mc_tp, op="get", value_size=size, clients=8)
-        ratio = fnum(d, "ops_per_s") / fnum(m, "ops_per_s") if d and m and fnum(m, "ops_per_s") else None
-        v, margin = verdict_at_least(ratio, 10)
-        L.append("| tcp: GET throughput, 8 clients, %s, Direct / memcached | %s vs %s ops/s = %s | >= 10x | %s | %s |"
-                 % (size_txt(size), fmt(fnum(d, "ops_per_s")), fmt(fnum(m, "ops_per_s")), fmt(ratio, "x"), v,
-                    margin))
-    for size in (32, 4096):
-        d = dget("shm", size)
-        raw = find(lat, transport="shm", op="raw_get", value_size=size)
-        ratio = fnum(d, "mean_us") / fnum(raw, "mean_us") if d and raw and fnum(raw, "mean_us") else None
-        p50 = fnum(d, "p50_us") / fnum(raw, "p50_us") if d and raw and fnum(raw, "p50_us") else None
-        v, margin = verdict_at_most(ratio, 2)
-        L.append("| shm: Direct GET / raw shmem_getmem latency, %s (means; p50s: %s vs %s us = %s) | %s us vs %s us ="
-                 " %s | <= 2x | %s | %s |" % (size_txt(size), fmt(fnum(d, "p50_us")), fmt(fnum(raw, "p50_us")),
-                                             fmt(p50, "x"), fmt(fnum(d, "mean_us")), fmt(fnum(raw, "mean_us")),
-                                             fmt(ratio, "x"), v, margin))
-    # Why, from this run's own numbers.
-    why = []
-    for size in (32, 4096):
-        raw = find(lat, transport="self+tcp", op="raw_get", value_size=size)
-        m = find(mc_lat, system="memcached", op="get", value_size=size)
-        ma = find(mc_lat, system="memcached-awake", op="get", value_size=size)
-        ref = ma or m
-        if raw and ref and fnum(raw, "p50_us"):
-            f = fnum(ref, "p50_us") / fnum(raw, "p50_us")
-            why.append("- tcp latency, %s: the raw `shmem_getmem` over UCX tcp, the floor of any Direct GET, took p50 "
-                       "%s us (mean %s) against memcached GET p50 %s us%s: the floor itself is %s. Over loopback TCP "
-                       "both are kernel-TCP round trips that need the target's CPU (no hardware RMA), so a >= 5x lower "
-                       "Direct GET needs RDMA hardware (or an idle-sleeping memcached), not client code." % (
-                           size_txt(size), fmt(fnum(raw, "p50_us")), fmt(fnum(raw, "mean_us")),
-                           fmt(fnum(ref, "p50_us")), " (cores kept awake)" if ma else "",
-                           ("%sx lower" % fmt(f)) if f >= 1 else ("%sx slower" % fmt(1 / f))))
-    for size in (32, 4096):
-        m = find(mc_lat, system="memcached", op="get", value_size=size)
-        ma = find(mc_lat, system="memcached-awake", op="get", value_size=size)
-        if m and ma and fnum(ma, "p50_us"):
-            why.append("- memcached GET, %s: p50 %s us as started vs %s us with every core kept awake by a nice-19 "
-                       "busy loop. memcached's threads sleep in epoll and on an idle (virtual) machine each request "
-                       "pays a core wake-up (tens of us here when the cores are idle); a shmemcache server PE "
-                       "busy-polls and never pays it. On a loaded machine the spinners can also slow memcached down. "
-                       "The latency verdict therefore depends on machine load: read both rows." % (
-                           size_txt(size), fmt(fnum(m, "p50_us")), fmt(fnum(ma, "p50_us"))))
-    d1 = find(tp, transport="self+tcp", mode="direct", op="get", value_size=32, clients=1)
-    m1 = find(mc_tp, system="memcached", op="get", value_size=32, clients=1)
-    d8 = find(tp, transport="self+tcp", mode="direct", op="get", value_size=32, clients=8)
-    a8 = find(tp, transport="self+tcp", mode="active", op="get", value_size=32, clients=8)
-    if d1 and m1 and d8:
-        why.append("- tcp throughput: with 1 client Direct GET does %s ops/s vs memcached %s; with 8 clients %s "
-                   "(Active %s). Over UCX tcp every one-sided get is served by the server PE's progress engine, one "
-                   "CPU for all clients (memcached has %s threads), and 9 PEs share %s cores: the server PE runs only "
-                   "when scheduled. The 10x goal assumes one-sided ops that cost the server no CPU (RDMA)." % (
-                       fmt(fnum(d1, "ops_per_s")), fmt(fnum(m1, "ops_per_s")), fmt(fnum(d8, "ops_per_s")),
-                       fmt(fnum(a8, "ops_per_s")) if a8 else "-", info.get("memcached_threads", "?"),
-                       info.get("cores", "?")))
-    for size in (32, 4096):
-        d = dget("shm", size)
-        raw = find(lat, transport="shm", op="raw_get", value_size=size)
-        if d and raw and fnum(raw, "mean_us"):
-            why.append("- shm, %s: Direct GET p50 %s us vs raw get p50 %s us (both single timed calls, clock read "
-                       "included); mean %s vs raw back-to-back mean %s. A Direct GET is a directory lookup + key hash, "
-                       "a get of the whole block (header + key + value), validation including an XXH3 checksum of "
-                       "the payload, and a copy into the caller's buffer: at 4 KiB the checksum and the extra copy "
-                       "cost more than the transfer itself (see the perf profile in the closing note of issue 7)." % (
-                           size_txt(size), fmt(fnum(d, "p50_us")), fmt(fnum(raw, "p50_us")),
-                           fmt(fnum(d, "mean_us")), fmt(fnum(raw, "mean_us"))))
-    if why:
-        L.append("")
-        L.append("### Why (computed from this run)")
-        L.append("")
-        L.extend(why)
-    L.append("")
-    L.append("Latency means are what the targets use; the p50 ratios in brackets are less sensitive to other load. "
-             "The raw get's p50 is a single timed call (clock read included); its mean is a back-to-back loop.")
-    L.append("")
-    L.append("Throughput rows with 8 clients run 9 PEs (or 9 processes for memcached) on %s cores: "
-             "oversubscribed. Raw means are back-to-back loops; cache means are single timed calls "
-             "(each carries one clock read)." % info.get("cores", "?"))
-    L.append("")
-    # Context tables.
-    for t in sorted({r["transport"] for r in lat}):
-        L.append("## Latency, %s (us)" % tname(t))
-        L.append("")
-        L.append("| size | op | " + " | ".join("%s mean / p50 / p99" % m for m in ("direct", "default", "active"))
-                 + " | raw mean | memcached mean / p50 / p99 | memcached, cores awake |")
-        L.append("|---|---|---|---|---|---|---|---|")
-        sizes = sorted({int(r["value_size"]) for r in lat if r["transport"] == t})
-        show = [s for s in sizes if s in (32, 4096)] or sizes[:2]
-        for s in show:
-            for op, raw_op in (("get", "raw_get"), ("set", "raw_put_quiet"), ("mix90", None)):
-                cells = []
-                for m in ("direct", "default", "active"):
-                    r = find(lat, transport=t, mode=m, op=op, value_size=s)
-                    cells.append("%s / %s / %s" % (fmt(fnum(r, "mean_us")), fmt(fnum(r, "p50_us")),
-                                                   fmt(fnum(r, "p99_us"))) if r else "-")
-                raw = find(lat, transport=t, op=raw_op, value_size=s) if raw_op else None
-                rawtxt = fmt(fnum(raw, "mean_us")) if raw else "-"
-                if op == "set":
-                    rd = find(lat, transport=t, op="raw_direct_set", value_size=s)
-                    rc = find(lat, transport=t, op="raw_cas", value_size=s)
-                    if rd:
-                        rawtxt += " (Direct-SET seq %s%s)" % (fmt(fnum(rd, "mean_us")),
-                                                              ", CAS %s" % fmt(fnum(rc, "mean_us")) if rc else "")
-                mcs = []
-                for system in ("memcached", "memcached-awake"):
-                    mc = find(mc_lat, system=system, op=op, value_size=s)
-                    mcs.append("%s / %s / %s" % (fmt(fnum(mc, "mean_us")), fmt(fnum(mc, "p50_us")),
-                                                 fmt(fnum(mc, "p99_us"))) if mc else "-")
-                L.append("| %s | %s | %s | %s | %s |" % (size_label(s), op, " | ".join(cells), rawtxt,
-                                                         " | ".join(mcs)))
-        L.append("")
-    if tp or mc_tp:
-        L.append("## Throughput vs clients (1 server; ops/s)")
-        L.append("")
-        L.append("| transport | op | size | clients | oversubscribed | Direct | Active | memcached | Direct/memcached |")
-        L.append("|---|---|---|---|---|---|---|---|---|")
-        keys = sorted({(r["transport"], r["op"], int(r["value_size"]), int(r["clients"])) for r in tp})
-        for t, op, s, c in keys:
-            d = find(tp, transport=t, mode="direct", op=op, value_size=s, clients=c)
-            a = find(tp, transport=t, mode="active", op=op, value_size=s, clients=c)
-            m = find(mc_tp, op=op, value_size=s, clients=c)
-            ov = (d or a or {}).get("oversubscribed", "?")
-            ratio = fnum(d, "ops_per_s") / fnum(m, "ops_per_s") if d and m and fnum(m, "ops_per_s") else None
-            L.append("| %s | %s | %s | %d | %s | %s | %s | %s | %s |" % (
-                t, op, size_label(s), c, ov, fmt(fnum(d, "ops_per_s")), fmt(fnum(a, "ops_per_s")),
-                fmt(fnum(m, "ops_per_s")), fmt(ratio, "x")))
-        L.append("")
-    if sv:
-        L.append("## Throughput vs servers (Direct mode; ops/s)")
-        L.append("")
-        L.append("| transport | op | size | servers | clients | oversubscribed | ops/s | direct % |")
-        L.append("|---|---|---|---|---|---|---|---|")
-        for r in sorted(sv, key=lambda r: (r["transport"], r["op"], int(r["value_size"]), int(r["servers"]))):
-            L.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-                r["transport"], r["op"], size_label(r["value_size"]), r["servers"], r["clients"],
-                r.get("oversubscribed", "?"), fmt(fnum(r, "ops_per_s")), r.get("direct_pct", "?")))
-        L.append("")
-    L.append("Plots: " + ", ".join(pngs) if pngs else "Plots: none (matplotlib missing?)")
-    L.append("")
-    L.extend(notes)
-    with open(os.path.join(out, "summary.md"), "w") as f:
-        f.write("\n".join(L) + "\n")
-
-
 def part_modules():
-    """The plotting modules of the bench.sh parts other than core: bench/plots/<part>.py, each with
-    has_results(out) -> bool and plot(out, plt) -> (list of PNG names written, list of summary.md lines);
-    plt is None when matplotlib is missing (write the summary lines only)."""
-    import importlib.util
+    names = [os.path.basename(p)[:-3] for p in glob.glob(os.path.join(HERE, "*.py"))]
+    names = [n for n in PARTS if n in names] + sorted(n for n in names if n not in PARTS and n != "common")
     mods = []
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
-    for name in ("eviction", "hybrid", "ycsb"):
-        path = os.path.join(here, name + ".py")
-        if not os.path.exists(path):
-            continue
-        spec = importlib.util.spec_from_file_location("bench_plots_" + name, path)
+    for name in names:
+        spec = importlib.util.spec_from_file_location("bench_plots_" + name, os.path.join(HERE, name + ".py"))
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
         mods.append(mod)
     return mods
+
+
+def run_info(out):
+    info = {}
+    path = os.path.join(out, "run.txt")
+    if os.path.exists(path):
+        for line in open(path):
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                info[k] = v
+    return info
+
+
+def jobs(out):
+    """The jobs.jsonl records; a line that does not parse is itself reported."""
+    recs = []
+    path = os.path.join(out, "jobs.jsonl")
+    if os.path.exists(path):
+        for n, line in enumerate(open(path), 1):
+            if line.strip():
+                try:
+                    recs.append(json.loads(line))
+                except ValueError:
+                    recs.append({"job": "jobs.jsonl line %d" % n, "status": "unreadable"})
+    return recs
+
+
+def head(info, recs):
+    L = ["# shmemcache benchmark summary", ""]
+    L.append("- date (UTC): %s; mode: %s; transports: %s; repeats per measurement: %s; elapsed: %s s; parts: %s"
+             % (info.get("date_utc", "?"), info.get("mode", "?"), info.get("transports", "?"),
+                info.get("repeat", "1"), info.get("elapsed_s", "?"), info.get("parts", "?")))
+    L.append("- commit: %s; machine: %s cores, %s; host %s" % (
+        info.get("commit", "?"), info.get("cores", "?"), info.get("cpu_model", "?"), info.get("host", "?")))
+    L.append("- load average at start / end: %s / %s (other load inflates means and p99; compare p50s)" % (
+        info.get("loadavg_start", "?"), info.get("loadavg_end", "?")))
+    if info.get("nice", "0") != "0":
+        L.append("- jobs ran under `nice -n %s`" % info["nice"])
+    L.append("- jobs: %d, %d did not succeed (job limit %s s)" % (
+        len(recs), sum(r.get("status") != "ok" for r in recs), info.get("job_timeout_s", "?")))
+    L.append("")
+    if info.get("cut"):
+        L.append("**This run was cut short (%s) after %s s: the sections below hold what had finished.**" % (
+            info["cut"], info.get("elapsed_s", "?")))
+        L.append("")
+    bad = [r for r in recs if r.get("status") != "ok"]
+    if bad:
+        L.append("## Jobs that did not succeed")
+        L.append("")
+        L.append("timeout = killed at the job limit (`--job-timeout`); failed = non-zero exit; cut = stopped "
+                 "because the run was interrupted; no_rows = ended well but wrote nothing. The logs say how far "
+                 "each got.")
+        L.append("")
+        L.append("| part | job | status | exit | seconds | log / detail |")
+        L.append("|---|---|---|---|---|---|")
+        for r in bad:
+            L.append("| %s | %s | **%s** | %s | %s | %s |" % (
+                r.get("part", "?"), r.get("job", "?"), r.get("status", "?"), r.get("rc", "?"),
+                r.get("seconds", "?"), r.get("detail") or r.get("log", "")))
+        L.append("")
+    return L
 
 
 def main():
@@ -405,33 +110,20 @@ def main():
         print(__doc__, file=sys.stderr)
         return 2
     out = sys.argv[1]
-    lat = read(os.path.join(out, "latency.csv"))
-    mc_lat = read(os.path.join(out, "memcached_latency.csv"))
-    tp = read(os.path.join(out, "throughput_clients.csv"))
-    mc_tp = read(os.path.join(out, "memcached_throughput.csv"))
-    sv = read(os.path.join(out, "throughput_servers.csv"))
-    parts = part_modules()
-    if not (lat or mc_lat or tp or mc_tp or sv or any(m.has_results(out) for m in parts)):
-        print("plot.py: no CSV in %s" % out, file=sys.stderr)
-        return 1
+    info = run_info(out)
+    recs = jobs(out)
+    parts = [m for m in part_modules() if m.has_results(out)]
+    lines = head(info, recs)
     pngs = []
-    if plt is not None:
-        pngs += plot_latency(out, lat, mc_lat)
-        pngs += plot_throughput(out, tp, mc_tp, "clients", "throughput_clients", "Throughput vs clients, 1 server")
-        pngs += plot_throughput(out, sv, [], "servers", "throughput_servers", "Throughput vs servers")
-    if lat or mc_lat or tp or mc_tp or sv:
-        summary(out, lat, mc_lat, tp, mc_tp, sv, pngs)
-    else:  # only other parts ran (bench.sh --parts ...): no core section
-        with open(os.path.join(out, "summary.md"), "w") as f:
-            f.write("# shmemcache benchmark summary\n")
-    # The other bench.sh parts (bench/plots/<part>.py): each plots its own CSVs and adds a section to summary.md.
     for m in parts:
-        if not m.has_results(out):
-            continue
-        part_pngs, lines = m.plot(out, plt)
+        part_pngs, part_lines = m.plot(out, plt, info)
         pngs += part_pngs
-        with open(os.path.join(out, "summary.md"), "a") as f:
-            f.write("\n" + "\n".join(lines) + "\n")
+        lines += part_lines + [""]
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    if not parts:
+        print("plot.py: no results in %s (summary.md has the run's head only)" % out, file=sys.stderr)
+        return 1
     if plt is None:
         print("plot.py: matplotlib not importable by %s: no plots (apt-get install python3-matplotlib)"
               % sys.executable, file=sys.stderr)

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "runner.h"
 
 namespace {
 
@@ -66,18 +67,35 @@ struct Options {
   size_t cold_reads = 200;
   bool write_side = false;
   std::string csv_path, crossover_path;
+
+  Options() {
+    const char* tmp = std::getenv("TMPDIR");
+    dir = (tmp && *tmp) ? tmp : "/tmp";
+    for (size_t s = 64; s <= (1u << 20); s *= 2) sizes.push_back(s);
+  }
+  void Declare(bench::Cli* cli) {
+    cli->Text("--dir", &dir, "DIR", "directory of the test file; use the spill dir's file system")
+        .Default("$TMPDIR or /tmp");
+    cli->Count("--file-mb", &file_mb, "test file size in MiB (>= 8 and >= 4x the largest size)");
+    cli->SizeList("--sizes", &sizes, "record sizes").Default("64,128,...,1M");
+    cli->Count("--reads", &reads, "warm reads per size and method", bench::Positive<size_t>());
+    cli->Count("--cold-reads", &cold_reads, "cold reads per size and method, 0 = no cold run");
+    cli->Flag("--write", &write_side, "also measure the write side (1 MiB pwrite vs memcpy into a mapping)");
+    cli->Text("--csv", &csv_path, "FILE", "results CSV (default: csv, lines on stdout)");
+    cli->Text("--crossover-csv", &crossover_path, "FILE", "crossover CSV (default: crossover, lines on stdout)");
+    cli->Check([this] {
+      std::sort(sizes.begin(), sizes.end());
+      return file_mb < 8 || sizes.back() * 4 > (file_mb << 20)
+                 ? std::string("need a file (--file-mb) of >= 8 MiB and >= 4x the largest size")
+                 : std::string();
+    });
+  }
 };
 
-const char kUsage[] =
-    "usage: bench_spill_io [options]\n"
-    "  --dir DIR            directory of the test file (default $TMPDIR or /tmp); use the spill dir's file system\n"
-    "  --file-mb N          test file size in MiB (default 128)\n"
-    "  --sizes LIST         record sizes (default 64,128,...,1M)\n"
-    "  --reads N            warm reads per size and method (default 2000)\n"
-    "  --cold-reads N       cold reads per size and method, 0 = no cold run (default 200)\n"
-    "  --write              also measure the write side (1 MiB pwrite vs memcpy into a mapping)\n"
-    "  --csv FILE           results CSV (default: csv, lines on stdout)\n"
-    "  --crossover-csv FILE crossover CSV (default: crossover, lines on stdout)\n";
+const char kAbout[] =
+    "usage: bench_spill_io [options]   (no SHMEM: run it directly)\n"
+    "Random reads of one record from a file: pread vs memcpy from mmap, warm and cold page cache (the SSD\n"
+    "tier's adaptive I/O threshold); optionally the write side.\n";
 
 [[noreturn]] void Die(const char* what) {
   std::fprintf(stderr, "bench_spill_io: %s: %s\n", what, std::strerror(errno));
@@ -115,263 +133,227 @@ struct Faults {
     getrusage(RUSAGE_SELF, &u);
     return {u.ru_minflt, u.ru_majflt};
   }
+  // Adds the faults taken since `since`.
+  void AddSince(const Faults& since) {
+    Faults now = Now();
+    min += now.min - since.min;
+    maj += now.maj - since.maj;
+  }
 };
 
 volatile uint64_t g_sink;
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  const char* tmp = std::getenv("TMPDIR");
-  o.dir = (tmp && *tmp) ? tmp : "/tmp";
-  for (size_t s = 64; s <= (1u << 20); s *= 2) o.sizes.push_back(s);
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "bench_spill_io: %s needs a value\n%s", a.c_str(), kUsage);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (a == "--dir") o.dir = next();
-    else if (a == "--file-mb") o.file_mb = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--sizes") {
-      std::string err;
-      o.sizes.clear();
-      if (!bench::parse_size_list(next(), &o.sizes, &err)) {
-        std::fprintf(stderr, "bench_spill_io: --sizes: %s\n", err.c_str());
-        return 2;
-      }
-    } else if (a == "--reads") o.reads = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--cold-reads") o.cold_reads = std::strtoull(next().c_str(), nullptr, 10);
-    else if (a == "--write") o.write_side = true;
-    else if (a == "--csv") o.csv_path = next();
-    else if (a == "--crossover-csv") o.crossover_path = next();
-    else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      std::fprintf(stderr, "bench_spill_io: unknown argument %s\n%s", a.c_str(), kUsage);
-      return 2;
+// The measurement on one test file (unlinked at once: gone when the program exits, whatever happens).
+class IoBench {
+ public:
+  explicit IoBench(const Options& o)
+      : o_(o), file_bytes_(o.file_mb << 20), page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))), rng_(12345),
+        chunk_(1 << 20), buf_(o.sizes.back() + 64) {
+    for (size_t i = 0; i < chunk_.size(); i += 8) {
+      uint64_t x = rng_();
+      std::memcpy(&chunk_[i], &x, 8);
     }
+    std::string path = o.dir + "/shmemcache-spill-io-" + std::to_string(getpid()) + ".dat";
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd_ < 0) Die(path.c_str());
+    unlink(path.c_str());
   }
-  std::sort(o.sizes.begin(), o.sizes.end());
-  const size_t file_bytes = o.file_mb << 20;
-  if (o.sizes.empty() || o.file_mb < 8 || o.sizes.back() * 4 > file_bytes) {
-    std::fprintf(stderr, "bench_spill_io: need sizes and a file of >= 8 MiB and >= 4x the largest size\n");
-    return 2;
-  }
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  const std::string fs = bench::fs_type(o.dir);
-  std::string path = o.dir + "/shmemcache-spill-io-" + std::to_string(getpid()) + ".dat";
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
-  if (fd < 0) Die(path.c_str());
-  unlink(path.c_str());  // gone when we exit, whatever happens
+  ~IoBench() { close(fd_); }
 
-  std::printf("# bench_spill_io: commit=%s cpu=%s cores=%ld host=%s date=%s loadavg=%s\n",
-              bench::git_commit().c_str(), bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
-              bench::hostname().c_str(), bench::utc_timestamp().c_str(), bench::load_average().c_str());
-  std::printf("# dir=%s fs_type=%s file=%zu MiB page=%zu timer_overhead_ns=%.0f\n", o.dir.c_str(), fs.c_str(),
-              o.file_mb, page, bench::timer_overhead_ns());
-
-  std::vector<Row> rows;
-  std::mt19937_64 rng(12345);
-  std::vector<uint8_t> chunk(1 << 20);
-  for (size_t i = 0; i < chunk.size(); i += 8) {
-    uint64_t x = rng();
-    std::memcpy(&chunk[i], &x, 8);
-  }
-  // Create the file: pwrite of 1 MiB chunks (timed: the write side's plain pwrite).
-  {
+  // Creates the file: pwrite of 1 MiB chunks (timed: the write side's plain pwrite), fdatasync (clean pages, so
+  // that DONTNEED can drop them later), then one read of the whole file (page cache warm).
+  void CreateFile() {
     std::vector<uint64_t> t;
-    for (size_t off = 0; off < file_bytes; off += chunk.size()) {
-      chunk[0] = static_cast<uint8_t>(off >> 20);
+    for (size_t off = 0; off < file_bytes_; off += chunk_.size()) {
+      chunk_[0] = static_cast<uint8_t>(off >> 20);
       uint64_t t0 = bench::now_ns();
-      if (pwrite(fd, chunk.data(), chunk.size(), static_cast<off_t>(off)) != static_cast<ssize_t>(chunk.size()))
+      if (pwrite(fd_, chunk_.data(), chunk_.size(), static_cast<off_t>(off)) != static_cast<ssize_t>(chunk_.size()))
         Die("pwrite");
       t.push_back(bench::now_ns() - t0);
     }
-    if (fdatasync(fd) != 0) Die("fdatasync");  // clean pages, so that DONTNEED can drop them later
-    if (o.write_side) rows.push_back({"write", "pwrite", chunk.size(), bench::summarize_ns(t), -1});
+    if (fdatasync(fd_) != 0) Die("fdatasync");
+    if (o_.write_side) rows_.push_back({"write", "pwrite", chunk_.size(), bench::summarize_ns(t), -1});
+    WarmAll();
   }
-  std::vector<uint8_t> buf(o.sizes.back() + 64);
-  // Warm the page cache: read the file once.
-  for (size_t off = 0; off < file_bytes; off += chunk.size())
-    if (pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(off)) < 0) Die("pread");
 
-  // 2 MiB slots: page-cache folios are naturally aligned and at most PMD-sized, so two reads of a pass never
-  // share a folio (a fault maps the whole folio on recent kernels, e.g. ext4 large folios).
-  auto slot_of = [&](size_t size) {
-    size_t rounded = (size + page - 1) / page * page;
-    return std::max<size_t>(2u << 20, 2 * rounded);
-  };
-  // Offsets for `count` reads in passes of distinct slots: offsets[pass] = list.
-  auto make_passes = [&](size_t size, size_t count) {
-    size_t slot = slot_of(size), nslots = file_bytes / slot;
-    std::vector<std::vector<size_t>> passes;
-    std::vector<size_t> perm(nslots);
-    for (size_t i = 0; i < nslots; ++i) perm[i] = i;
-    while (count > 0) {
-      std::shuffle(perm.begin(), perm.end(), rng);
-      size_t n = std::min(count, nslots);
-      std::vector<size_t> p(n);
-      for (size_t i = 0; i < n; ++i) {
-        size_t room = (slot - size) / 8;
-        p[i] = perm[i] * slot + (room ? (rng() % room) * 8 : 0);
-      }
-      passes.push_back(std::move(p));
-      count -= n;
-    }
-    return passes;
-  };
-
-  auto time_pread = [&](const std::vector<size_t>& offs, size_t size, std::vector<uint64_t>* t) {
-    for (size_t off : offs) {
-      uint64_t t0 = bench::now_ns();
-      ssize_t r = pread(fd, buf.data(), size, static_cast<off_t>(off));
-      uint64_t t1 = bench::now_ns();
-      if (r != static_cast<ssize_t>(size)) Die("pread (short)");
-      g_sink += buf[0] ^ buf[size - 1];
-      t->push_back(t1 - t0);
-    }
-  };
-  auto time_mmap = [&](const uint8_t* m, const std::vector<size_t>& offs, size_t size, std::vector<uint64_t>* t) {
-    for (size_t off : offs) {
-      uint64_t t0 = bench::now_ns();
-      std::memcpy(buf.data(), m + off, size);
-      uint64_t t1 = bench::now_ns();
-      g_sink += buf[0] ^ buf[size - 1];
-      t->push_back(t1 - t0);
-    }
-  };
-  auto map_file = [&](bool populate) {
-    void* m = mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd, 0);
-    if (m == MAP_FAILED) Die("mmap");
-    return static_cast<const uint8_t*>(m);
-  };
-
-  // ---- warm ----
-  double warm_resident = ResidentPct(fd, file_bytes);
-  std::printf("# warm: %.1f%% of the file resident in the page cache\n", warm_resident);
-  {
-    const uint8_t* hot = map_file(true);
-    for (size_t size : o.sizes) {
-      size_t count = o.reads;
+  // Warm page cache: pread, a fresh mapping per pass (mmap_fault), one populated mapping (mmap_hot), pass by
+  // pass interleaved so that drift on a shared machine hits all three alike.
+  void MeasureWarm() {
+    const double resident = ResidentPct(fd_, file_bytes_);
+    std::printf("# warm: %.1f%% of the file resident in the page cache\n", resident);
+    const uint8_t* hot = Map(true);
+    for (size_t size : o_.sizes) {
+      size_t count = o_.reads;
       if (size >= (256u << 10)) count = std::max<size_t>(count / 4, 64);  // keep the big sizes quick
-      auto passes = make_passes(size, count);
       std::vector<uint64_t> tp, tf, th;
       Faults fp, ff, fh;
-      auto acc = [](Faults* f, const Faults& a) {
-        Faults b = Faults::Now();
-        f->min += b.min - a.min;
-        f->maj += b.maj - a.maj;
-      };
-      // Interleave the methods pass by pass so that drift on a shared machine hits all three alike.
-      for (const auto& offs : passes) {
+      for (const auto& offs : Passes(size, count)) {
         Faults a = Faults::Now();
-        time_pread(offs, size, &tp);
-        acc(&fp, a);
-        const uint8_t* m = map_file(false);
+        TimePread(offs, size, &tp);
+        fp.AddSince(a);
+        const uint8_t* m = Map(false);
         a = Faults::Now();
-        time_mmap(m, offs, size, &tf);
-        acc(&ff, a);
-        munmap(const_cast<uint8_t*>(m), file_bytes);
+        TimeMmap(m, offs, size, &tf);
+        ff.AddSince(a);
+        Unmap(m);
         a = Faults::Now();
-        time_mmap(hot, offs, size, &th);
-        acc(&fh, a);
+        TimeMmap(hot, offs, size, &th);
+        fh.AddSince(a);
       }
       double n = static_cast<double>(tp.size());
-      rows.push_back({"warm", "pread", size, bench::summarize_ns(tp), warm_resident, fp.min / n, fp.maj / n});
-      rows.push_back({"warm", "mmap_fault", size, bench::summarize_ns(tf), warm_resident, ff.min / n, ff.maj / n});
-      rows.push_back({"warm", "mmap_hot", size, bench::summarize_ns(th), warm_resident, fh.min / n, fh.maj / n});
+      rows_.push_back({"warm", "pread", size, bench::summarize_ns(tp), resident, fp.min / n, fp.maj / n});
+      rows_.push_back({"warm", "mmap_fault", size, bench::summarize_ns(tf), resident, ff.min / n, ff.maj / n});
+      rows_.push_back({"warm", "mmap_hot", size, bench::summarize_ns(th), resident, fh.min / n, fh.maj / n});
     }
-    munmap(const_cast<uint8_t*>(hot), file_bytes);
+    Unmap(hot);
   }
 
-  // ---- cold ----
-  bool cold_effective = false;
-  if (o.cold_reads > 0) {
+  // Cold page cache: posix_fadvise(DONTNEED) before each pass of each method and size; mincore right after says
+  // whether it took effect. Returns whether it did (at most 5% resident); the file is warm again afterwards.
+  bool MeasureCold() {
     double worst = 0;
-    for (size_t size : o.sizes) {
-      size_t count = o.cold_reads;
+    for (size_t size : o_.sizes) {
+      size_t count = o_.cold_reads;
       if (size >= (256u << 10)) count = std::max<size_t>(count / 4, 16);
       for (int method = 0; method < 2; ++method) {
         std::vector<uint64_t> t;
         double res_sum = 0;
         int npass = 0;
         Faults f;
-        for (const auto& offs : make_passes(size, count)) {
-          posix_fadvise(fd, 0, static_cast<off_t>(file_bytes), POSIX_FADV_DONTNEED);
-          double res = ResidentPct(fd, file_bytes);
+        for (const auto& offs : Passes(size, count)) {
+          posix_fadvise(fd_, 0, static_cast<off_t>(file_bytes_), POSIX_FADV_DONTNEED);
+          double res = ResidentPct(fd_, file_bytes_);
           res_sum += res;
           ++npass;
           worst = std::max(worst, res);
-          const uint8_t* m = method == 0 ? nullptr : map_file(false);
+          const uint8_t* m = method == 0 ? nullptr : Map(false);
           Faults a = Faults::Now();
-          if (method == 0) time_pread(offs, size, &t);
-          else time_mmap(m, offs, size, &t);
-          Faults b = Faults::Now();
-          f.min += b.min - a.min;
-          f.maj += b.maj - a.maj;
-          if (m) munmap(const_cast<uint8_t*>(m), file_bytes);
+          if (method == 0) TimePread(offs, size, &t);
+          else TimeMmap(m, offs, size, &t);
+          f.AddSince(a);
+          if (m) Unmap(m);
         }
         double n = static_cast<double>(t.size());
-        rows.push_back({"cold", method == 0 ? "pread" : "mmap_fault", size, bench::summarize_ns(t),
-                        npass ? res_sum / npass : -1, f.min / n, f.maj / n});
+        rows_.push_back({"cold", method == 0 ? "pread" : "mmap_fault", size, bench::summarize_ns(t),
+                         npass ? res_sum / npass : -1, f.min / n, f.maj / n});
       }
     }
-    cold_effective = worst < 5.0;
+    const bool effective = worst < 5.0;
     std::printf("# cold: posix_fadvise(DONTNEED) before each pass; resident afterwards at most %.1f%% -> %s\n",
-                worst, cold_effective ? "cold_effective=yes" : "cold_effective=no (numbers are not cold reads)");
-    // Warm it again for the write side / anything after.
-    for (size_t off = 0; off < file_bytes; off += chunk.size())
-      if (pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(off)) < 0) Die("pread");
+                worst, effective ? "cold_effective=yes" : "cold_effective=no (numbers are not cold reads)");
+    WarmAll();
+    return effective;
   }
 
-  // ---- write side ----
-  if (o.write_side) {
-    const size_t wbytes = 32u << 20, n = wbytes / chunk.size();
-    std::string p2 = o.dir + "/shmemcache-spill-io-" + std::to_string(getpid()) + ".w";
+  // 1 MiB per call into a second file of 32 MiB: pwrite+fdatasync, memcpy into a MAP_SHARED mapping (first
+  // touch of each page), memcpy + msync(MS_SYNC).
+  void MeasureWrite() {
+    const size_t wbytes = 32u << 20, n = wbytes / chunk_.size();
+    std::string p2 = o_.dir + "/shmemcache-spill-io-" + std::to_string(getpid()) + ".w";
     int fd2 = open(p2.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
     if (fd2 < 0) Die(p2.c_str());
     unlink(p2.c_str());
     std::vector<uint64_t> t;
     for (size_t i = 0; i < n; ++i) {
       uint64_t t0 = bench::now_ns();
-      if (pwrite(fd2, chunk.data(), chunk.size(), static_cast<off_t>(i * chunk.size())) < 0) Die("pwrite");
+      if (pwrite(fd2, chunk_.data(), chunk_.size(), static_cast<off_t>(i * chunk_.size())) < 0) Die("pwrite");
       if (fdatasync(fd2) != 0) Die("fdatasync");
       t.push_back(bench::now_ns() - t0);
     }
-    rows.push_back({"write", "pwrite+fdatasync", chunk.size(), bench::summarize_ns(t), -1});
+    rows_.push_back({"write", "pwrite+fdatasync", chunk_.size(), bench::summarize_ns(t), -1});
     for (int sync = 0; sync < 2; ++sync) {
       if (ftruncate(fd2, 0) != 0 || ftruncate(fd2, static_cast<off_t>(wbytes)) != 0) Die("ftruncate");
       void* m = mmap(nullptr, wbytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd2, 0);
       if (m == MAP_FAILED) Die("mmap (write)");
       t.clear();
       for (size_t i = 0; i < n; ++i) {
-        uint8_t* dst = static_cast<uint8_t*>(m) + i * chunk.size();
+        uint8_t* dst = static_cast<uint8_t*>(m) + i * chunk_.size();
         uint64_t t0 = bench::now_ns();
-        std::memcpy(dst, chunk.data(), chunk.size());
-        if (sync && msync(dst, chunk.size(), MS_SYNC) != 0) Die("msync");
+        std::memcpy(dst, chunk_.data(), chunk_.size());
+        if (sync && msync(dst, chunk_.size(), MS_SYNC) != 0) Die("msync");
         t.push_back(bench::now_ns() - t0);
       }
       munmap(m, wbytes);
-      rows.push_back({"write", sync ? "mmap_memcpy+msync" : "mmap_memcpy", chunk.size(), bench::summarize_ns(t), -1});
+      rows_.push_back({"write", sync ? "mmap_memcpy+msync" : "mmap_memcpy", chunk_.size(), bench::summarize_ns(t), -1});
     }
     close(fd2);
   }
-  close(fd);
 
-  // ---- output ----
+  const std::vector<Row>& rows() const { return rows_; }
+
+ private:
+  void WarmAll() {
+    for (size_t off = 0; off < file_bytes_; off += chunk_.size())
+      if (pread(fd_, chunk_.data(), chunk_.size(), static_cast<off_t>(off)) < 0) Die("pread");
+  }
+
+  // Offsets for `count` reads in passes of distinct slots of max(2 MiB, 2 x size in pages): page-cache folios
+  // are naturally aligned and at most PMD-sized, so two reads of a pass never share a folio (a fault maps the
+  // whole folio on recent kernels, e.g. ext4 large folios). Reads are at random 8-aligned offsets in the slot.
+  std::vector<std::vector<size_t>> Passes(size_t size, size_t count) {
+    size_t rounded = (size + page_ - 1) / page_ * page_;
+    size_t slot = std::max<size_t>(2u << 20, 2 * rounded), nslots = file_bytes_ / slot;
+    std::vector<std::vector<size_t>> passes;
+    std::vector<size_t> perm(nslots);
+    for (size_t i = 0; i < nslots; ++i) perm[i] = i;
+    while (count > 0) {
+      std::shuffle(perm.begin(), perm.end(), rng_);
+      size_t n = std::min(count, nslots);
+      std::vector<size_t> p(n);
+      for (size_t i = 0; i < n; ++i) {
+        size_t room = (slot - size) / 8;
+        p[i] = perm[i] * slot + (room ? (rng_() % room) * 8 : 0);
+      }
+      passes.push_back(std::move(p));
+      count -= n;
+    }
+    return passes;
+  }
+
+  void TimePread(const std::vector<size_t>& offs, size_t size, std::vector<uint64_t>* t) {
+    for (size_t off : offs) {
+      uint64_t t0 = bench::now_ns();
+      ssize_t r = pread(fd_, buf_.data(), size, static_cast<off_t>(off));
+      uint64_t t1 = bench::now_ns();
+      if (r != static_cast<ssize_t>(size)) Die("pread (short)");
+      g_sink += buf_[0] ^ buf_[size - 1];
+      t->push_back(t1 - t0);
+    }
+  }
+  void TimeMmap(const uint8_t* m, const std::vector<size_t>& offs, size_t size, std::vector<uint64_t>* t) {
+    for (size_t off : offs) {
+      uint64_t t0 = bench::now_ns();
+      std::memcpy(buf_.data(), m + off, size);
+      uint64_t t1 = bench::now_ns();
+      g_sink += buf_[0] ^ buf_[size - 1];
+      t->push_back(t1 - t0);
+    }
+  }
+  const uint8_t* Map(bool populate) {
+    void* m = mmap(nullptr, file_bytes_, PROT_READ, MAP_SHARED | (populate ? MAP_POPULATE : 0), fd_, 0);
+    if (m == MAP_FAILED) Die("mmap");
+    return static_cast<const uint8_t*>(m);
+  }
+  void Unmap(const uint8_t* m) { munmap(const_cast<uint8_t*>(m), file_bytes_); }
+
+  const Options& o_;
+  const size_t file_bytes_, page_;
+  std::mt19937_64 rng_;
+  std::vector<uint8_t> chunk_, buf_;
+  int fd_ = -1;
+  std::vector<Row> rows_;
+};
+
+void PrintTable(const std::vector<Row>& rows) {
   std::printf("\n%-6s %-18s %9s %6s %10s %10s %10s %8s %8s\n", "cache", "method", "bytes", "n", "mean_us",
               "p50_us", "p99_us", "minflt/r", "majflt/r");
   for (const Row& r : rows)
     std::printf("%-6s %-18s %9s %6zu %10.3f %10.3f %10.3f %8.2f %8.2f\n", r.cache.c_str(), r.method.c_str(),
                 bench::format_size(r.bytes).c_str(), r.s.n, r.s.mean_us, r.s.p50_us, r.s.p99_us, r.minflt,
                 r.majflt);
+}
 
+void WriteCsv(const Options& o, const std::string& fs, const std::vector<Row>& rows) {
   FILE* csv = o.csv_path.empty() ? stdout : std::fopen(o.csv_path.c_str(), "w");
   if (!csv) Die(o.csv_path.c_str());
   const char* pre = o.csv_path.empty() ? "csv," : "";
@@ -382,10 +364,12 @@ int main(int argc, char** argv) {
     std::fprintf(csv, "%s%s,%s,%zu,%zu,%.4f,%.4f,%.4f,%.4f,%.1f,%.3f,%.3f,%zu,%s\n", pre, r.cache.c_str(),
                  r.method.c_str(), r.bytes, r.s.n, r.s.mean_us, r.s.p50_us, r.s.p99_us, r.s.min_us, r.resident_pct,
                  r.minflt, r.majflt, o.file_mb, fs.c_str());
-  if (csv != stdout) std::fclose(csv);
+  bench::CloseOutput(csv);
+}
 
-  // Crossover: pread_from = the smallest size from which on (it and every larger size) pread is at least as fast
-  // as the mmap variant; mmap_from = the same for mmap being faster; winners = P/M per size, smallest first.
+// Crossover: pread_from = the smallest size from which on (it and every larger size) pread is at least as fast
+// as the mmap variant; mmap_from = the same for mmap being faster; winners = P/M per size, smallest first.
+void WriteCrossover(const Options& o, const std::vector<Row>& rows) {
   FILE* xc = o.crossover_path.empty() ? stdout : std::fopen(o.crossover_path.c_str(), "w");
   if (!xc) Die(o.crossover_path.c_str());
   const char* xpre = o.crossover_path.empty() ? "crossover," : "";
@@ -426,8 +410,29 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (xc != stdout) std::fclose(xc);
+  bench::CloseOutput(xc);
+}
+
+int Measure(const Options& o) {
+  const std::string fs = bench::fs_type(o.dir);
+  IoBench io(o);
+  std::printf("# bench_spill_io: commit=%s cpu=%s cores=%ld host=%s date=%s loadavg=%s\n",
+              bench::git_commit().c_str(), bench::cpu_model().c_str(), sysconf(_SC_NPROCESSORS_ONLN),
+              bench::hostname().c_str(), bench::utc_timestamp().c_str(), bench::load_average().c_str());
+  std::printf("# dir=%s fs_type=%s file=%zu MiB page=%ld timer_overhead_ns=%.0f\n", o.dir.c_str(), fs.c_str(),
+              o.file_mb, sysconf(_SC_PAGESIZE), bench::timer_overhead_ns());
+  io.CreateFile();
+  io.MeasureWarm();
+  const bool cold_effective = o.cold_reads > 0 && io.MeasureCold();
+  if (o.write_side) io.MeasureWrite();
+  PrintTable(io.rows());
+  WriteCsv(o, fs, io.rows());
+  WriteCrossover(o, io.rows());
   std::printf("# cold_effective=%s loadavg_end=%s\n", o.cold_reads ? (cold_effective ? "yes" : "no") : "not run",
               bench::load_average().c_str());
   return 0;
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return bench::Main<Options>(argc, argv, "bench_spill_io", kAbout, Measure); }

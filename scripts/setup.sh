@@ -4,11 +4,12 @@
 set -euo pipefail
 
 # gfortran: the Fortran module (fortran/). python3-*: the Python package (python/) and its tests, all from Debian
-# so that the tests install nothing from the network (tests/python/install_package.sh).
+# so that the tests install nothing from the network (tests/python/install_package.sh). iproute2, util-linux:
+# ip netns and unshare for the multi-host test's emulated hosts (tests/multihost/).
 PKGS=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libucx-dev libxxhash-dev libgtest-dev
       memcached libmemcached-dev libmemcached-tools python3 python3-matplotlib gfortran
       python3-dev python3-venv python3-pip python3-setuptools python3-wheel python3-pytest python3-numpy
-      python3-mpi4py python3-pymemcache)
+      python3-mpi4py python3-pymemcache iproute2 util-linux)
 
 missing=()
 for p in "${PKGS[@]}"; do

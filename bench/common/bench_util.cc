@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 
@@ -192,6 +193,24 @@ int get_pct(const std::string &op) {
     if (v >= 0 && v <= 100) return v;
   }
   return -1;
+}
+
+Rule<std::string> OpRule() {
+  return [](const std::string &op) { return get_pct(op) < 0 ? std::string("is not get, set or mixNN") : ""; };
+}
+
+FILE *OpenOutput(const char *program, const std::string &path, int *rc) {
+  if (path.empty()) return stdout;
+  FILE *f = std::fopen(path.c_str(), "w");
+  if (f) return f;
+  std::fprintf(stderr, "%s: cannot open %s: %s (writing to stdout)\n", program, path.c_str(), std::strerror(errno));
+  *rc = 1;
+  return stdout;
+}
+
+void CloseOutput(FILE *f) {
+  if (f && f != stdout) std::fclose(f);
+  else std::fflush(stdout);
 }
 
 std::string fs_type(const std::string &dir) {

@@ -5,8 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include "cli.h"
 
 namespace bench {
 
@@ -54,6 +58,13 @@ std::vector<std::string> split(const std::string &s);
 
 // The GET share of an op name in percent: get -> 100, set -> 0, mixNN -> NN; -1 if unknown.
 int get_pct(const std::string &op);
+// The rule of an --ops list item: get, set or mixNN.
+Rule<std::string> OpRule();
+
+// FILE for a result: stdout when path is empty; when the file cannot be created, says so, sets *rc = 1 and
+// returns stdout (the rows are not lost). CloseOutput closes anything but stdout.
+FILE *OpenOutput(const char *program, const std::string &path, int *rc);
+void CloseOutput(FILE *f);
 
 // xorshift64 step: the benchmarks' key and size stream (fast, deterministic from its seed; *s must not be 0).
 inline uint64_t xorshift(uint64_t *s) {
@@ -62,6 +73,13 @@ inline uint64_t xorshift(uint64_t *s) {
   x ^= x >> 7;
   x ^= x << 17;
   return *s = x;
+}
+
+// Changes the first and last bytes of a value (8 bytes each, from i) so that consecutive SETs differ, cheaply.
+inline void Stamp(void *value, size_t size, uint64_t i) {
+  const size_t n = size < sizeof i ? size : sizeof i;
+  std::memcpy(value, &i, n);
+  std::memcpy(static_cast<char *>(value) + size - n, &i, n);
 }
 
 // The file system type of dir ("ext4", "tmpfs", "xfs", ..., else the statfs magic in hex; "unknown" on error).

@@ -3,20 +3,11 @@
 Reads eviction_memory.csv, eviction_series.csv and eviction_directory.csv (bench/eviction.cc) and writes
   eviction_memory_<transport>.png     memory efficiency (payload / server memory) over time per run, goal 0.75
   eviction_directory_<transport>.png  pointer-directory hit ratio vs directory size (Zipfian 0.99 GETs)
-Called by bench/plot.py: has_results(out), plot(out, plt) -> (PNG names, summary.md lines); plt may be None.
+Called by bench/plot.py: has_results(out), plot(out, plt, info) -> (PNG names, summary.md lines); plt may be None.
 """
-import csv
-import os
-
-from common import fnum as _f, read_in as _read
+from common import fnum as _f, read_in as _read, save, spread as _spread, tfile as _tfile, value_series
 
 GOAL = 0.75
-
-
-
-
-def _tfile(t):
-    return {"self+tcp": "tcp"}.get(t, t)
 
 
 def _mem_label(n):
@@ -36,6 +27,8 @@ def has_results(out):
 
 
 def _plot_memory(out, plt, series):
+    """Efficiency over time per run; with --repeat, the first run's samples (all runs are in the CSV)."""
+    series = [r for r in series if r.get("repeat", "1") == "1"]
     made = []
     for t in sorted({r["transport"] for r in series}):
         rows = [r for r in series if r["transport"] == t]
@@ -59,20 +52,17 @@ def _plot_memory(out, plt, series):
         ax.set_title("Memory efficiency under a mixed-size write load (%s)" % t)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-        name = "eviction_memory_%s.png" % _tfile(t)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "eviction_memory_%s.png" % _tfile(t), dpi=110))
     return made
 
 
 def _plot_directory(out, plt, rows):
     made = []
     for t in sorted({r["transport"] for r in rows}):
-        pts = sorted((int(r["directory_entries"]), _f(r, "hit_ratio", 0)) for r in rows if r["transport"] == t)
+        rs = [r for r in rows if r["transport"] == t]
+        pts = sorted((int(r["directory_entries"]), _f(r, "hit_ratio", 0)) for r in rs)
         fig, ax = plt.subplots(figsize=(6, 4))
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o")
+        value_series(ax, rs, lambda r: int(r["directory_entries"]), "hit_ratio", "hit ratio", "tab:blue")
         ax.set_xscale("log", base=2)
         ax.set_xticks([p[0] for p in pts])
         ax.set_xticklabels([str(p[0]) for p in pts])
@@ -81,15 +71,11 @@ def _plot_directory(out, plt, rows):
         ax.set_ylabel("directory hit ratio")
         ax.set_title("Pointer directory, Zipfian %s GETs (%s)" % (rows[0].get("zipf", "?"), t))
         ax.grid(True, alpha=0.3)
-        name = "eviction_directory_%s.png" % _tfile(t)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out, "eviction_directory_%s.png" % _tfile(t), dpi=110))
     return made
 
 
-def plot(out, plt):
+def plot(out, plt, info):
     mem = _read(out, "eviction_memory.csv")
     series = _read(out, "eviction_series.csv")
     dirs = _read(out, "eviction_directory.csv")
@@ -108,17 +94,17 @@ def plot(out, plt):
                  (mem[0].get("min_size", "?"), mem[0].get("max_size", "?")))
         L.append("")
         L.append("| transport | clients | GET % | server memory | slab page | efficiency mean (min) | goal 0.75 | block fill x "
-                 "packing | batches | longest eviction pause | SET p99 / p99.9 / max | oversubscribed |")
+                 "packing | batches | longest eviction pause | SET p50 / p99 / p99.9 / max | oversubscribed |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in mem:
             eff = _f(r, "efficiency_mean", 0)
-            L.append("| %s | %s | %s | %s | %s | %.3f (%.3f) | %s | %.3f x %.3f | %s | %s us | %s / %s / %s us | %s |" % (
+            L.append("| %s | %s | %s | %s | %s | %s (%.3f) | %s | %.3f x %.3f | %s | %s us | %s / %s / %s / %s us | %s |" % (
                 r["transport"], r["clients"], r["get_pct"], _mem_label(r["server_memory_bytes"]),
-                _page_label(r), eff,
+                _page_label(r), _spread(r, "efficiency_mean"),
                 _f(r, "efficiency_min", 0), "pass" if eff >= GOAL else "miss (%.3f short)" % (GOAL - eff),
                 _f(r, "block_fill_mean", 0), _f(r, "packing_mean", 0), r["eviction_batches"],
-                r["max_eviction_pause_us"], r["set_p99_us"], r["set_p999_us"], r["set_max_us"],
-                r.get("oversubscribed", "?")))
+                r["max_eviction_pause_us"], _spread(r, "set_p50_us"), r["set_p99_us"], r["set_p999_us"],
+                r["set_max_us"], r.get("oversubscribed", "?")))
         L.append("")
     if dirs:
         L.append("Pointer-directory hit ratio (directory_hits / lookups) vs directory size, Zipfian %s GETs over "
@@ -127,8 +113,8 @@ def plot(out, plt):
         L.append("| transport | entries (sets) | pointers | hit ratio | GETs/s |")
         L.append("|---|---|---|---|---|")
         for r in sorted(dirs, key=lambda r: (r["transport"], int(r["directory_entries"]))):
-            L.append("| %s | %s | %s | %.3f | %s |" % (r["transport"], r["directory_entries"], r["pointers"],
-                                                     _f(r, "hit_ratio", 0), r["ops_per_s"]))
+            L.append("| %s | %s | %s | %s | %s |" % (r["transport"], r["directory_entries"], r["pointers"],
+                                                   _spread(r, "hit_ratio"), r["ops_per_s"]))
         L.append("")
     if pngs:
         L.append("Plots: " + ", ".join(pngs))

@@ -1,29 +1,22 @@
 """Plots and summary.md section of the bench.sh `hybrid` part (issue 5, SSD spill tier).
 
 Reads hybrid.csv, hybrid_success.csv (bench_hybrid), spill_io.csv and spill_io_crossover.csv (bench_spill_io)
-from the results folder. Loaded by bench/plot.py: has_results(out) and plot(out, plt) -> (pngs, summary lines).
+from the results folder. Loaded by bench/plot.py: has_results(out) and plot(out, plt, info) -> (pngs, summary
+lines). Latency: p50 lines with a band up to the p99 (common.latency_series).
 """
-import csv
 import os
 
-from common import size_label as _size, fmt as _fmt, fnum as _f, read_in as _read
+from common import (LATENCY_AXIS, save, find as _find, fmt as _fmt, fnum as _f, latency_series, read_in as _read,
+                    size_label as _size, spread as _spread, value_series)
 
 GOAL_FLASH_VS_PREAD = 1.5
-
-
-
-
+VARIANTS = (("ram_hit", "RAM hit", "tab:green", "o"), ("raw_pread", "raw pread", "black", "x"),
+            ("flash_hit", "flash hit", "tab:red", "s"), ("tier", "avg, SSD tier", "tab:orange", "^"),
+            ("memory", "avg, in-memory + 1.5 ms/miss", "tab:purple", "D"))
 
 
 def has_results(out):
     return any(os.path.exists(os.path.join(out, n)) for n in ("hybrid.csv", "hybrid_success.csv", "spill_io.csv"))
-
-
-def _find(rows, **kw):
-    for r in rows:
-        if all(str(r.get(k)) == str(v) for k, v in kw.items()):
-            return r
-    return None
 
 
 def _plot_latency(out, plt, hy):
@@ -35,38 +28,23 @@ def _plot_latency(out, plt, hy):
             sizes = sorted({int(r["value_size"]) for r in rows})
             if not patterns or not sizes:
                 continue
-            variants = [("ram_hit", "RAM hit"), ("raw_pread", "raw pread"), ("flash_hit", "flash hit"),
-                        ("tier", "avg, SSD tier"), ("memory", "avg, in-memory + 1.5 ms/miss")]
             fig, axes = plt.subplots(1, len(patterns), figsize=(6.5 * len(patterns), 4.8), squeeze=False)
             for ax, p in zip(axes[0], patterns):
-                w = 0.8 / len(variants)
-                for k, (v, label) in enumerate(variants):
-                    xs, ys, errs = [], [], []
-                    for i, s in enumerate(sizes):
-                        r = _find(rows, pattern=p, value_size=s, variant=v)
-                        if r is None:
-                            continue
-                        xs.append(i + (k - (len(variants) - 1) / 2) * w)
-                        ys.append(_f(r, "mean_us"))
-                        errs.append(_f(r, "p50_us"))
-                    if xs:
-                        ax.bar(xs, ys, w, label=label)
-                        ax.scatter(xs, errs, marker="_", color="black", s=60, zorder=3)
-                ax.set_xticks(range(len(sizes)))
+                for v, label, color, marker in VARIANTS:
+                    latency_series(ax, [r for r in rows if r["pattern"] == p and r["variant"] == v],
+                                   lambda r: int(r["value_size"]), label, color, marker)
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(sizes)
                 ax.set_xticklabels([_size(s) for s in sizes])
                 ax.set_yscale("log")
                 ax.set_xlabel("value size")
-                ax.set_ylabel("GET latency, us (bar mean, dash p50)")
+                ax.set_ylabel("GET " + LATENCY_AXIS)
                 ax.set_title("%s pattern, spill factor %s" % (p, rows[0].get("spill_factor", "?")))
-                ax.grid(True, axis="y", alpha=0.3)
+                ax.grid(True, which="both", alpha=0.3)
                 ax.legend(fontsize=7)
             fig.suptitle("SSD tier (issue 5): GET latency, %s, %s mode, spill dir on %s"
                          % (t, mode, rows[0].get("fs_type", "?")))
-            fig.tight_layout()
-            name = "hybrid_latency_%s_%s.png" % (t.replace("+", "_"), mode)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "hybrid_latency_%s_%s.png" % (t.replace("+", "_"), mode)))
     return made
 
 
@@ -75,21 +53,17 @@ def _plot_success(out, plt, su):
         return []
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for (t, variant, size) in sorted({(r["transport"], r["variant"], int(r["value_size"])) for r in su}):
-        rows = sorted((r for r in su if r["transport"] == t and r["variant"] == variant
-                       and int(r["value_size"]) == size), key=lambda r: _f(r, "spill_factor"))
-        ax.plot([_f(r, "spill_factor") for r in rows], [100 * _f(r, "success_rate") for r in rows],
-                marker="o" if variant == "tier" else "s", linestyle="-" if variant == "tier" else "--",
-                label="%s, %s, %s" % ("SSD tier" if variant == "tier" else "in-memory only", _size(size), t))
+        rows = [r for r in su if r["transport"] == t and r["variant"] == variant and int(r["value_size"]) == size]
+        value_series(ax, rows, lambda r: _f(r, "spill_factor"), "success_rate",
+                     "%s, %s, %s" % ("SSD tier" if variant == "tier" else "in-memory only", _size(size), t),
+                     None, marker="o" if variant == "tier" else "s")
     ax.set_xlabel("spill factor (data written / server memory)")
-    ax.set_ylabel("success rate, % of keys read back right")
-    ax.set_ylim(0, 105)
+    ax.set_ylabel("success rate, share of keys read back right")
+    ax.set_ylim(0, 1.05)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title("Success rate vs spill factor (OHB hybrid)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "hybrid_success.png"), dpi=90)
-    plt.close(fig)
-    return ["hybrid_success.png"]
+    return [save(plt, fig, out, "hybrid_success.png")]
 
 
 def _plot_io(out, plt, io):
@@ -99,22 +73,19 @@ def _plot_io(out, plt, io):
     caches = [c for c in ("warm", "cold") if any(r["cache"] == c for r in rows)]
     fig, axes = plt.subplots(1, len(caches), figsize=(6.5 * len(caches), 4.5), squeeze=False)
     for ax, c in zip(axes[0], caches):
-        for m, st in (("pread", "o-"), ("mmap_fault", "s--"), ("mmap_hot", "^:")):
-            rr = sorted((r for r in rows if r["cache"] == c and r["method"] == m), key=lambda r: int(r["record_bytes"]))
-            if rr:
-                ax.plot([int(r["record_bytes"]) for r in rr], [_f(r, "p50_us") for r in rr], st, label=m + " p50")
+        for m, color, marker in (("pread", "tab:blue", "o"), ("mmap_fault", "tab:red", "s"),
+                                 ("mmap_hot", "tab:green", "^")):
+            latency_series(ax, [r for r in rows if r["cache"] == c and r["method"] == m],
+                           lambda r: int(r["record_bytes"]), m, color, marker)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("record bytes")
-        ax.set_ylabel("latency per read, us")
+        ax.set_ylabel("one read, " + LATENCY_AXIS)
         ax.set_title("%s page cache (%s)" % (c, rows[0].get("fs_type", "?")))
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle("Adaptive I/O: random reads, pread vs memcpy from mmap")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "spill_io.png"), dpi=90)
-    plt.close(fig)
-    return ["spill_io.png"]
+    return [save(plt, fig, out, "spill_io.png")]
 
 
 def _summary(hy, su, io, xo):
@@ -142,7 +113,7 @@ def _summary(hy, su, io, xo):
             def mps(r):
                 if r is None:
                     return "-"
-                return "%s / %s / %s" % (_fmt(_f(r, "mean_us")), _fmt(_f(r, "p50_us")), _fmt(_f(r, "p99_us")))
+                return "%s / %s / %s" % (_fmt(_f(r, "mean_us")), _spread(r, "p50_us"), _fmt(_f(r, "p99_us")))
             ratio = ratio50 = None
             if fl and rp and _f(rp, "mean_us"):
                 ratio = _f(fl, "mean_us") / _f(rp, "mean_us")
@@ -178,7 +149,8 @@ def _summary(hy, su, io, xo):
             L.append("")
     if su:
         factors = sorted({_f(r, "spill_factor") for r in su})
-        L.append("Success rate (keys read back with the right bytes, each key once in random order) vs spill factor:")
+        L.append("Success rate (share of keys read back with the right bytes, each key once in random order) vs spill "
+                 "factor:")
         L.append("")
         L.append("| transport | value | variant | " + " | ".join("%.2f" % f for f in factors) + " |")
         L.append("|---|---|---|" + "---|" * len(factors))
@@ -187,7 +159,7 @@ def _summary(hy, su, io, xo):
             for f in factors:
                 r = next((r for r in su if r["transport"] == t and int(r["value_size"]) == s and r["variant"] == v
                           and abs(_f(r, "spill_factor") - f) < 1e-6), None)
-                cells.append("-" if r is None else "%.1f%%" % (100 * _f(r, "success_rate")))
+                cells.append("-" if r is None else _spread(r, "success_rate"))
             L.append("| %s | %s | %s | %s |" % (t, _size(s), "SSD tier" if v == "tier" else "in-memory only",
                                                " | ".join(cells)))
         wrong = sum(int(_f(r, "wrong", 0)) for r in su) + sum(int(_f(r, "wrong", 0)) for r in hy)
@@ -209,7 +181,7 @@ def _summary(hy, su, io, xo):
             cells = []
             for c, m in methods:
                 r = _find(io, cache=c, method=m, record_bytes=s)
-                cells.append("-" if r is None else "%s (%s)" % (_fmt(_f(r, "p50_us")), _fmt(_f(r, "mean_us"))))
+                cells.append("-" if r is None else "%s (%s)" % (_spread(r, "p50_us"), _fmt(_f(r, "mean_us"))))
             L.append("| %s | %s |" % (_size(s), " | ".join(cells)))
         cold = [r for r in io if r["cache"] == "cold"]
         if cold:
@@ -236,7 +208,7 @@ def _summary(hy, su, io, xo):
     return L
 
 
-def plot(out, plt):
+def plot(out, plt, info):
     hy = _read(out, "hybrid.csv")
     su = _read(out, "hybrid_success.csv")
     io = _read(out, "spill_io.csv")

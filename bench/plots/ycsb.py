@@ -5,13 +5,14 @@ Reads ycsb_mixes.csv, ycsb_scaling.csv, ycsb_directory.csv and ycsb_latency_pdf.
   ycsb_clients_<t>.png      ops/s vs client count, 1 server, the four paper mixes (Fig. 9(b))
   ycsb_servers_<t>.png      ops/s vs server count, 8 clients, the four paper mixes (Fig. 9(c))
   ycsb_directory_<t>.png    pointer-directory hit ratio (and Direct share) vs directory size (Fig. 9(d))
-  ycsb_mixes_<t>.png        ops/s and p99 per workload at the largest scale
-Called by bench/plot.py: has_results(out), plot(out, plt) -> (PNG names, summary lines).
+  ycsb_mixes_<t>.png        ops/s and latency (p50 mark, light bar up to the p99) per workload
+Called by bench/plot.py: has_results(out), plot(out, plt, info) -> (PNG names, summary lines). With --repeat, the
+PDF pools the runs' histograms and the other plots show the spread over runs as error bars.
 """
-import csv
 import os
 
-from common import fmt as _fmt, fnum as _f, read_in as _read
+from common import fmt as _fmt, fnum as _f, read_in as _read, spread as _spread, tfile as _tfile, tname as _tname
+from common import save, value_series
 
 FILES = ("ycsb_mixes.csv", "ycsb_scaling.csv", "ycsb_directory.csv", "ycsb_latency_pdf.csv")
 PAPER = ("paper-set-only", "paper-get-only", "paper-get95-set5", "paper-get50-set50")
@@ -30,20 +31,22 @@ def _order(w):
     return (ORDER.index(w) if w in ORDER else len(ORDER), w)
 
 
-def _tfile(t):
-    return {"self+tcp": "tcp"}.get(t, t)
-
-
-def _tname(t):
-    return {"shm": "UCX shared memory", "self+tcp": "UCX_TLS=self,tcp"}.get(t, t)
-
-
-def _p99(row):
-    """The all-operation p99 from the 1-us histogram (bucket upper edge); >= 1000 means the overflow bucket."""
-    v = _f(row, "p99_us")
+def _hist_pct(row, key):
+    """An all-operation percentile from the 1-us histogram (bucket upper edge); >= cap = the overflow bucket."""
+    v = _f(row, key)
     if v is None:
         return "-"
-    return ">= %g" % v if v >= 1000 else "%g" % v
+    return ">= %g" % v if v >= 1000 else _spread(row, key)
+
+
+def _pooled_pdf(rows):
+    """(low_us, fraction) per bucket, the runs pooled: counts summed, fractions of the pooled total."""
+    counts = {}
+    for r in rows:
+        k = _f(r, "latency_us_low")
+        counts[k] = counts.get(k, 0) + _f(r, "count", 0)
+    total = sum(counts.values()) or 1
+    return sorted((k, n / total) for k, n in counts.items())
 
 
 def has_results(out):
@@ -56,12 +59,8 @@ def _scaling_plot(plt, out, rows, t, exp, xkey, title, fname):
         return None
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for w in sorted({r["workload"] for r in rs}, key=_order):
-        pts = sorted((int(r[xkey]), _f(r, "ops_per_s", 0), r.get("oversubscribed") == "yes")
-                     for r in rs if r["workload"] == w)
-        col = COLOR.get(w, None)
-        line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=col, label=LABEL.get(w, w))
-        for x, y, o in pts:
-            ax.plot([x], [y], "o", color=line.get_color(), markerfacecolor="none" if o else line.get_color())
+        value_series(ax, [r for r in rs if r["workload"] == w], lambda r: int(r[xkey]), "ops_per_s",
+                     LABEL.get(w, w), COLOR.get(w), open_marker=lambda r: r.get("oversubscribed") == "yes")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel(xkey)
@@ -71,10 +70,7 @@ def _scaling_plot(plt, out, rows, t, exp, xkey, title, fname):
         title, _tname(t), r0.get("recordcount"), r0.get("operationcount")), fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, fname), dpi=90)
-    plt.close(fig)
-    return fname
+    return save(plt, fig, out, fname)
 
 
 def _plots(plt, out, mixes, scaling, directory, pdf):
@@ -90,8 +86,7 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
             fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.6 * nrow), squeeze=False)
             for ax, w in zip([a for rr in axes for a in rr], wls):
                 for op, col in (("READ", "tab:blue"), ("UPDATE", "tab:red"), ("INSERT", "tab:gray")):
-                    pts = sorted((_f(r, "latency_us_low"), _f(r, "fraction"))
-                                 for r in rows if r["workload"] == w and r["operation"] == op)
+                    pts = _pooled_pdf([r for r in rows if r["workload"] == w and r["operation"] == op])
                     if pts:
                         ax.plot([p[0] + 0.5 for p in pts], [p[1] for p in pts], ".-", color=col, ms=3, lw=0.8,
                                 label=op)
@@ -105,11 +100,7 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
             for ax in [a for rr in axes for a in rr][len(wls):]:
                 ax.axis("off")
             fig.suptitle("Latency PDF, run phase, 1 server + 1 client, %s (last bucket: >= cap)" % _tname(t))
-            fig.tight_layout()
-            name = "ycsb_latency_pdf_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_latency_pdf_%s.png" % _tfile(t)))
         # Fig. 9(b), 9(c).
         for exp, xkey, title in (("clients", "clients", "Throughput vs clients, 1 server"),
                                  ("servers", "servers", "Throughput vs servers, 8 clients")):
@@ -134,31 +125,41 @@ def _plots(plt, out, mixes, scaling, directory, pdf):
                          % (rs[0]["workload"], _tname(t), rs[0]["recordcount"], rs[0]["operationcount"]), fontsize=9)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
-            fig.tight_layout()
-            name = "ycsb_directory_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_directory_%s.png" % _tfile(t)))
         # Per-mix throughput and p99.
         rs = sorted((r for r in mixes if r["transport"] == t), key=lambda r: _order(r["workload"]))
         if rs:
             fig, (a1, a2) = plt.subplots(1, 2, figsize=(12, 4.2))
             labels = [LABEL.get(r["workload"], r["workload"]) for r in rs]
-            a1.bar(range(len(rs)), [_f(r, "ops_per_s", 0) for r in rs], color="tab:blue")
+            ops = [_f(r, "ops_per_s", 0) for r in rs]
+            a1.bar(range(len(rs)), ops, color="tab:blue")
+            if all(_f(r, "ops_per_s_min") is not None for r in rs):  # --repeat: the spread over runs
+                a1.errorbar(range(len(rs)), ops, yerr=[[o - _f(r, "ops_per_s_min") for o, r in zip(ops, rs)],
+                                                       [_f(r, "ops_per_s_max") - o for o, r in zip(ops, rs)]],
+                            fmt="none", ecolor="black", capsize=3)
             a1.set_ylabel("ops/s (run phase)")
-            a2.bar(range(len(rs)), [_f(r, "p99_us", 0) for r in rs], color="tab:orange")
-            a2.set_ylabel("p99 latency, all ops (us, 1-us buckets)")
+            # The p50 as a heavy mark, the band up to the p99 as a light bar behind it.
+            a2.bar(range(len(rs)), [_f(r, "p99_us", 0) for r in rs], color="tab:orange", alpha=0.25,
+                   label="band up to p99")
+            a2.scatter(range(len(rs)), [_f(r, "p50_us", 0) for r in rs], marker="_", s=500, linewidths=3,
+                       color="tab:red", zorder=3, label="p50")
+            a2.set_yscale("log")
+            a2.set_ylabel("latency, all ops (us, 1-us buckets)")
+            a2.legend(fontsize=8)
             for a in (a1, a2):
                 a.set_xticks(range(len(rs)))
                 a.set_xticklabels(labels, rotation=30, ha="right", fontsize=8)
                 a.grid(True, axis="y", alpha=0.3)
             fig.suptitle("YCSB mixes, 1 server + 1 client, %s" % _tname(t))
-            fig.tight_layout()
-            name = "ycsb_mixes_%s.png" % _tfile(t)
-            fig.savefig(os.path.join(out, name), dpi=90)
-            plt.close(fig)
-            made.append(name)
+            made.append(save(plt, fig, out, "ycsb_mixes_%s.png" % _tfile(t)))
     return made
+
+
+def _op_latency(r, op):
+    """The driver's mean / p50 / p99 of one operation kind (exact percentiles), or - when it did not run."""
+    if not _f(r, op + "_ops", 0):
+        return "-"
+    return "%s / %s / %s" % (_fmt(_f(r, op + "_avg_us")), _spread(r, op + "_p50_us"), _fmt(_f(r, op + "_p99_us")))
 
 
 def _summary(mixes, scaling, directory):
@@ -166,19 +167,18 @@ def _summary(mixes, scaling, directory):
     transports = sorted({r["transport"] for r in mixes + scaling + directory})
     if mixes:
         L.append("Workloads at the largest scale run here, 1 server + 1 client (2 PEs), load then run in one job; "
-                 "ops/s over the run phase. p99 (all ops) is from the 1-us latency histogram (upper bucket edge); "
-                 "READ / UPDATE p99 are the driver's exact percentiles. Direct = share of gets+sets served "
+                 "ops/s over the run phase. p50 / p99 (all ops) are from the 1-us latency histogram (upper bucket edge); "
+                 "READ / UPDATE mean, p50 and p99 are the driver's exact numbers. Direct = share of gets+sets served "
                  "one-sided; directory hit = share of operations that found a pointer in the client's directory.")
         L.append("")
-        L.append("| transport | workload | records x bytes | ops | ops/s | p99 all ops (us) | READ p99 | UPDATE p99 "
-                 "| Direct % | directory hit % | load ops/s | not found / errors |")
+        L.append("| transport | workload | records x bytes | ops | ops/s | p50 / p99 all ops (us) | READ mean / p50 / "
+                 "p99 | UPDATE mean / p50 / p99 | Direct % | directory hit % | load ops/s | not found / errors |")
         L.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for r in sorted(mixes, key=lambda r: (r["transport"], _order(r["workload"]))):
             L.append("| %s | %s | %s x %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
                 r["transport"], r["workload"], r["recordcount"], r["record_bytes"], r["operationcount"],
-                _fmt(_f(r, "ops_per_s")), _p99(r),
-                _fmt(_f(r, "read_p99_us")) if _f(r, "read_ops", 0) else "-",
-                _fmt(_f(r, "update_p99_us")) if _f(r, "update_ops", 0) else "-",
+                _spread(r, "ops_per_s"), "%s / %s" % (_hist_pct(r, "p50_us"), _hist_pct(r, "p99_us")),
+                _op_latency(r, "read"), _op_latency(r, "update"),
                 r["direct_pct"], r["directory_hit_pct"], _fmt(_f(r, "load_ops_per_s")), r["not_found"],
                 r["errors"]))
         L.append("")
@@ -210,7 +210,7 @@ def _summary(mixes, scaling, directory):
                 for x in xs:
                     r = next((r for r in rs if r["transport"] == t and r["workload"] == w and int(r[xkey]) == x), None)
                     first = first or r
-                    cells.append("-" if r is None else (_fmt(_f(r, "ops_per_s")) +
+                    cells.append("-" if r is None else (_spread(r, "ops_per_s") +
                                                         (" (o)" if r.get("oversubscribed") == "yes" else "")))
                 L.append("| %s | %s | %s / %s | %s |" % (t, w, first["recordcount"], first["operationcount"],
                                                          " | ".join(cells)))
@@ -224,7 +224,7 @@ def _summary(mixes, scaling, directory):
     return L
 
 
-def plot(out, plt):
+def plot(out, plt, info):
     mixes = _read(out, "ycsb_mixes.csv")
     scaling = _read(out, "ycsb_scaling.csv")
     directory = _read(out, "ycsb_directory.csv")

@@ -97,8 +97,9 @@ typedef struct {
                                    (raised to the largest block when that is bigger) */
   int private_context;          /* 1 = the library's own SHMEM context (its quiet never waits on the
                                    application's traffic); 0 = share SHMEM_CTX_DEFAULT; -1 = auto (default):
-                                   own context unless UCX_TLS names tcp, where OpenMPI 4.1.4 hangs in
-                                   shmem_finalize after a get on a private context (tests/platform/) */
+                                   own context unless UCX would carry some of its traffic over tcp on some PE
+                                   (asked at init), where OpenMPI 4.1 hangs with a private context (README,
+                                   "Running on a cluster") */
   unsigned max_outstanding;     /* non-blocking requests a client may have in flight before issuing waits
                                    for the oldest; default 64 */
   unsigned op_timeout_ms;       /* how long any wait for another PE may last before the operation fails with

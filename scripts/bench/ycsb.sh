@@ -1,13 +1,16 @@
+#!/usr/bin/env bash
 # Part "ycsb" of scripts/bench.sh (issue 8): YCSB workloads through ycsb-driver/shmemcache_ycsb, after the
-# SHMEMCache paper's Fig. 9. Sourced by scripts/bench.sh, which defines shm_job, append_csv, prov, $prov_hdr, tlabel,
-# note, fail, $size, $transports, $out, $LOGS, $BUILD_DIR, $job_timeout.
+# SHMEMCache paper's Fig. 9.
+#   scripts/bench/ycsb.sh --size tiny|quick|full --transports "shm tcp" --out DIR --build-dir DIR
+#                         --job-timeout S --repeat N [--nice N]        (scripts/bench/lib.sh, part_init)
 #
-# Per transport:
+# Per transport (the paper mixes on every transport; YCSB A-C and the sweeps in tiny and quick modes on the first
+# one only):
 #   mix        YCSB A, B, C and the paper's four mixes (paper-set-only, paper-get-only, paper-get95-set5,
-#              paper-get50-set50) at the largest scale, 1 server + 1 client (2 PEs: no oversubscription on 2 cores)
+#              paper-get50-set50), 1 server + 1 client (2 PEs: no oversubscription on 2 cores)
 #              -> ycsb_mixes.csv, and the run phase's latency histograms -> ycsb_latency_pdf.csv (Fig. 9(a))
-#   clients    the four paper mixes, 1 server, 1..8 clients                       -> ycsb_scaling.csv (Fig. 9(b))
-#   servers    the four paper mixes, 8 clients, 1..4 servers                      -> ycsb_scaling.csv (Fig. 9(c))
+#   clients    paper mixes, 1 server, 1..8 clients                                -> ycsb_scaling.csv (Fig. 9(b))
+#   servers    paper mixes, 8 clients (4 in quick mode), 1..4 servers             -> ycsb_scaling.csv (Fig. 9(c))
 #   directory  paper-get95-set5 (Zipfian 0.99), SHMEMCACHE_DIRECTORY_ENTRIES = 128, 256, 512, 1024 sets (of
 #              SHMEMCACHE_DIRECTORY_WAYS, default 8), mix scale, 1 server + 1 client -> ycsb_directory.csv (Fig. 9(d))
 # Every job loads the records (-load phase, then the run phase in the same job: a cache lives as long as its job).
@@ -18,24 +21,35 @@
 # BENCH_YCSB_ABC_RECORDS, BENCH_YCSB_ABC_OPS (YCSB A/B/C, 1120-byte records), BENCH_YCSB_SWEEP_RECORDS,
 # BENCH_YCSB_SWEEP_OPS (clients/servers sweeps). Defaults below; tcp uses a tenth of the shm scale in full mode
 # (UCX tcp runs ~10-20x fewer ops/s on one machine: every one-sided op needs the target PE's CPU).
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+part_init ycsb "$@"
 
 ycsb_bin="$BUILD_DIR/ycsb-driver/shmemcache_ycsb"
-ycsb_wl="ycsb-driver/workloads"
+ycsb_wl="$ROOT/ycsb-driver/workloads"
 ycsb_paper=(paper-set-only paper-get-only paper-get95-set5 paper-get50-set50)
 ycsb_abc=(workloada workloadb workloadc)
 ycsb_dir_sizes=(128 256 512 1024)
-if [ "$size" = quick ]; then
-  ycsb_clients=(1 8); ycsb_servers=(1 2); ycsb_sv_clients=8
-else
-  ycsb_clients=(1 2 4 8); ycsb_servers=(1 2 4); ycsb_sv_clients=8
-fi
+ycsb_scale_mixes=("${ycsb_paper[@]}")
+case "$SIZE" in
+  tiny)
+    ycsb_paper=(paper-get95-set5); ycsb_abc=(workloada); ycsb_dir_sizes=(128 512)
+    ycsb_scale_mixes=(paper-get95-set5); ycsb_clients=(1 2); ycsb_servers=(1 2); ycsb_sv_clients=2 ;;
+  quick)
+    ycsb_dir_sizes=(128 512 1024); ycsb_scale_mixes=(paper-get-only paper-set-only)
+    ycsb_clients=(1 4); ycsb_servers=(1 2); ycsb_sv_clients=4 ;;
+  full)
+    ycsb_clients=(1 2 4 8); ycsb_servers=(1 2 4); ycsb_sv_clients=8 ;;
+esac
 
 # ycsb_scale TRANSPORT: sets ycsb_rec ycsb_ops ycsb_abc_rec ycsb_abc_ops ycsb_sw_rec ycsb_sw_ops.
 ycsb_scale() {
-  if [ "$size" = quick ]; then
-    ycsb_rec=20000; ycsb_ops=40000; ycsb_abc_rec=5000; ycsb_abc_ops=10000; ycsb_sw_rec=10000; ycsb_sw_ops=20000
+  if [ "$SIZE" = tiny ]; then
+    ycsb_rec=1000; ycsb_ops=2000; ycsb_abc_rec=500; ycsb_abc_ops=1000; ycsb_sw_rec=500; ycsb_sw_ops=1000
+  elif [ "$SIZE" = quick ]; then
+    ycsb_rec=5000; ycsb_ops=10000; ycsb_abc_rec=2000; ycsb_abc_ops=4000; ycsb_sw_rec=2000; ycsb_sw_ops=4000
     if [ "$1" = tcp ]; then
-      ycsb_rec=5000; ycsb_ops=10000; ycsb_abc_rec=2000; ycsb_abc_ops=4000; ycsb_sw_rec=4000; ycsb_sw_ops=8000
+      ycsb_rec=2000; ycsb_ops=4000; ycsb_abc_rec=1000; ycsb_abc_ops=2000; ycsb_sw_rec=1000; ycsb_sw_ops=2000
     fi
   elif [ "$1" = tcp ]; then
     ycsb_rec=100000; ycsb_ops=100000; ycsb_abc_rec=20000; ycsb_abc_ops=20000; ycsb_sw_rec=10000; ycsb_sw_ops=20000
@@ -65,13 +79,14 @@ ycsb_sizing() {
   echo "${mem_mb}M $sets ${sym_mb}M"
 }
 
-ycsb_csv_hdr="experiment,workload,servers,clients,recordcount,operationcount,record_bytes,directory_entries,directory_ways,load_ops_per_s,runtime_ms,ops_per_s,read_ops,read_avg_us,read_p99_us,update_ops,update_avg_us,update_p99_us,p99_us,direct_gets,active_gets,direct_sets,active_sets,direct_pct,directory_hits,directory_misses,directory_hit_pct,not_found,errors,evictions"
+ycsb_csv_hdr="experiment,workload,servers,clients,recordcount,operationcount,record_bytes,directory_entries,directory_ways,load_ops_per_s,runtime_ms,ops_per_s,read_ops,read_avg_us,read_p99_us,update_ops,update_avg_us,update_p99_us,p99_us,direct_gets,active_gets,direct_sets,active_sets,direct_pct,directory_hits,directory_misses,directory_hit_pct,not_found,errors,evictions,read_p50_us,update_p50_us,p50_us"
 
-# ycsb_parse LOG HIST_CSV OUT_CSV PDF_CSV: the driver's report -> OUT_CSV (header + one row, experiment "-") and
-# the run phase's non-empty histogram buckets -> PDF_CSV. p99_us is over every run-phase operation, from the
-# 1-us histogram buckets (the upper edge of the bucket holding the 99th percentile).
+# ycsb_parse LOG PREFIX: the driver's report in LOG -> PREFIX.row.csv (header + one row, experiment "-") and the
+# run phase's non-empty buckets of PREFIX.hist.csv (the driver's histogram) -> PREFIX.pdf.csv. p50_us and p99_us
+# are over every run-phase operation, from the 1-us histogram buckets (the upper edge of the bucket holding the
+# percentile). Called by measure after every run (MEASURE_EACH).
 ycsb_parse() {
-  python3 - "$1" "$2" "$3" "$4" "$ycsb_csv_hdr" <<'PY'
+  python3 - "$1" "$2.hist.csv" "$2.row.csv" "$2.pdf.csv" "$ycsb_csv_hdr" >> "$1" 2>&1 <<'PY'
 import csv, sys
 log, hist, out, pdf, hdr = sys.argv[1:6]
 cols = hdr.split(",")
@@ -111,6 +126,7 @@ for sec, p in (("READ", "read"), ("UPDATE", "update")):
     row[p + "_ops"] = g(run, sec, "Operations")
     row[p + "_avg_us"] = g(run, sec, "AverageLatency(us)")
     row[p + "_p99_us"] = g(run, sec, "99thPercentileLatency(us)")
+    row[p + "_p50_us"] = g(run, sec, "50thPercentileLatency(us)")
 for c, key in (("direct_gets", "DirectGets"), ("active_gets", "ActiveGets"), ("direct_sets", "DirectSets"),
                ("active_sets", "ActiveSets"), ("direct_pct", "DirectRatio(%)"), ("directory_hits", "DirectoryHits"),
                ("directory_misses", "DirectoryMisses"), ("directory_hit_pct", "DirectoryHitRatio(%)")):
@@ -139,12 +155,12 @@ try:
 except (OSError, KeyError, ValueError):
     pass
 total = sum(buckets.values())
-if total:
+for name, share in (("p50_us", 0.50), ("p99_us", 0.99)):
     acc = 0
     for (low, high), n in sorted(buckets.items()):
         acc += n
-        if acc >= 0.99 * total:
-            row["p99_us"] = high if high != "inf" else "%g" % low
+        if total and acc >= share * total:
+            row[name] = high if high != "inf" else "%g" % low
             break
 with open(out, "w", newline="") as f:
     w = csv.writer(f, lineterminator="\n")
@@ -160,88 +176,78 @@ with open(pdf, "w", newline="") as f:
 PY
 }
 
-# ycsb_job TRANSPORT NAME WORKLOAD SERVERS CLIENTS RECORDS OPS [DIRECTORY_ENTRIES]: runs one load+run job; leaves
-# $LOGS/NAME.log, NAME.hist.csv (the driver's histogram), NAME.csv (one row) and NAME.pdf.csv. 0 when a row came out.
+ycsb_row_keys="experiment,workload,servers,clients,recordcount,operationcount,record_bytes,directory_entries,directory_ways"
+
+# ycsb_job TRANSPORT NAME WORKLOAD SERVERS CLIENTS RECORDS OPS [DIRECTORY_ENTRIES]: one load+run measurement
+# (--repeat runs); leaves $LOGS/NAME.row.csv (one row) and NAME.pdf.csv. Servers sized so nothing is evicted.
 ycsb_job() {
-  local t="$1" name="$2" wl="$3" s="$4" c="$5" recs="$6" ops="$7" dirn="${8:-}" rb=1120 mem sets sym rc
+  local t="$1" name="$2" wl="$3" s="$4" c="$5" recs="$6" ops="$7" dirn="${8:-}" rb=1120 mem sets sym
   case "$wl" in paper-*) rb=128 ;; esac
   read -r mem sets sym <<< "$(ycsb_sizing "$recs" "$rb" "$s")"
-  local base="$LOGS/$name"
   local envs=(SHMEMCACHE_NUM_SERVERS="$s" SHMEMCACHE_SERVER_MEMORY_BYTES="$mem" SHMEMCACHE_HASH_SETS="$sets"
-              SMA_SYMMETRIC_SIZE="$sym")
+              SMA_SYMMETRIC_SIZE="$sym" SHMEM_SYMMETRIC_SIZE="$sym")
   [ -n "$dirn" ] && envs+=(SHMEMCACHE_DIRECTORY_ENTRIES="$dirn")
-  rm -f "$base.hist.csv" "$base.csv" "$base.pdf.csv"
-  # shm_job is a function: export the sizing for its oshrun only (a subshell keeps this shell clean).
-  ( export "${envs[@]}" SHMEM_SYMMETRIC_SIZE="$sym"
-    shm_job "$t" $((s + c)) "$base.log" -- "$ycsb_bin" -P "$ycsb_wl/$wl" -p recordcount="$recs" \
-      -p operationcount="$ops" -p histogram.csv="$base.hist.csv" )
-  rc=$?
-  if [ "$rc" -ne 0 ]; then
-    fail "ycsb $name: exit $rc (see $base.log)"
-  fi
-  ycsb_parse "$base.log" "$base.hist.csv" "$base.csv" "$base.pdf.csv" >> "$base.log" 2>&1 ||
-    { [ "$rc" -ne 0 ] || fail "ycsb $name: no report (see $base.log)"; return 1; }
-  return 0
+  MEASURE_EACH=ycsb_parse measure "$name" "$t:$((s + c))" "hist=raw row=$ycsb_row_keys pdf=all" -- \
+    "${envs[@]}" "$ycsb_bin" -P "$ycsb_wl/$wl" -p recordcount="$recs" -p operationcount="$ops" \
+    -p histogram.csv={hist} -p hdrhistogram.percentiles=50,95,99
 }
 
-# ycsb_add NAME DEST EXPERIMENT TRANSPORT PES: appends NAME.csv's row to DEST with its experiment, transport, provenance.
+# ycsb_add NAME DEST EXPERIMENT TRANSPORT PES: appends measurement NAME's row to DEST with its experiment,
+# transport and provenance.
 ycsb_add() {
-  local src="$LOGS/$1.csv" tmp="$LOGS/$1.$3.tmp.csv"
-  [ -s "$src" ] || return 1
-  sed "2s/^[^,]*/$3/" "$src" > "$tmp"
-  append_csv "$tmp" "$2" "transport,$prov_hdr" "$(tlabel "$4"),$(prov "$5")"
-  rm -f "$tmp"
+  local src="$LOGS/$1.row.csv"
+  [ -s "$src" ] && sed "2,\$s/^[^,]*/$3/" "$src" > "$LOGS/$1.$3.csv"
+  collect "$1" "$3" "$2" "transport,$PROV_HDR" "$(tlabel "$4"),$(prov "$5")"
 }
 
 if [ ! -x "$ycsb_bin" ]; then
-  fail "ycsb: $ycsb_bin missing"
-else
-for t in "${transports[@]}"; do
+  problem ycsb "$ycsb_bin missing"
+  part_exit
+fi
+for t in "${TRANSPORTS[@]}"; do
   ycsb_scale "$t"
   note "ycsb $t: mixes at $ycsb_rec records / $ycsb_ops ops (A-C: $ycsb_abc_rec / $ycsb_abc_ops), sweeps at $ycsb_sw_rec / $ycsb_sw_ops"
-  # Mixes at the largest scale, 1 server + 1 client; the paper mixes keep their latency histograms.
-  for wl in "${ycsb_paper[@]}" "${ycsb_abc[@]}"; do
+  # Mixes, 1 server + 1 client; their run-phase latency histograms make the PDF plot.
+  mixes=("${ycsb_paper[@]}")
+  # YCSB A-C in tiny and quick modes on the first transport only (main_transports).
+  case " $(main_transports) " in *" $t "*) mixes+=("${ycsb_abc[@]}") ;; esac
+  for wl in "${mixes[@]}"; do
     recs=$ycsb_rec; ops=$ycsb_ops
     case "$wl" in paper-*) ;; *) recs=$ycsb_abc_rec; ops=$ycsb_abc_ops ;; esac
     name="ycsb_${t}_mix_$wl"
-    if ycsb_job "$t" "$name" "$wl" 1 1 "$recs" "$ops"; then
-      ycsb_add "$name" "$out/ycsb_mixes.csv" mix "$t" 2 || fail "ycsb $name: no row"
-      if [ "$(tail -n +2 "$LOGS/$name.pdf.csv" | grep -c .)" -gt 0 ]; then
-        append_csv "$LOGS/$name.pdf.csv" "$out/ycsb_latency_pdf.csv" "transport,$prov_hdr" "$(tlabel "$t"),$(prov 2)"
-      fi
-      # The default directory size (512) of the directory sweep is this run.
-      if [ "$wl" = paper-get95-set5 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then
-        ycsb_add "$name" "$out/ycsb_directory.csv" directory "$t" 2
-      fi
+    ycsb_job "$t" "$name" "$wl" 1 1 "$recs" "$ops"
+    ycsb_add "$name" ycsb_mixes.csv mix "$t" 2 &&
+      collect "$name" pdf ycsb_latency_pdf.csv "transport,$PROV_HDR" "$(tlabel "$t"),$(prov 2)"
+    # The default directory size (512) of the directory sweep is this run.
+    if [ "$wl" = paper-get95-set5 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then
+      ycsb_add "$name" ycsb_directory.csv directory "$t" 2
     fi
   done
   note "ycsb $t: mixes done"
+  case " $(main_transports) " in *" $t "*) ;; *) continue ;; esac
   # Pointer-directory hit ratio vs directory size (Fig. 9(d)).
   for d in "${ycsb_dir_sizes[@]}"; do
     if [ "$d" = 512 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then continue; fi
     name="ycsb_${t}_dir_d$d"
-    if ycsb_job "$t" "$name" paper-get95-set5 1 1 "$ycsb_rec" "$ycsb_ops" "$d"; then
-      ycsb_add "$name" "$out/ycsb_directory.csv" directory "$t" 2 || fail "ycsb $name: no row"
-    fi
+    ycsb_job "$t" "$name" paper-get95-set5 1 1 "$ycsb_rec" "$ycsb_ops" "$d"
+    ycsb_add "$name" ycsb_directory.csv directory "$t" 2
   done
   note "ycsb $t: directory sweep done"
-  # Throughput vs clients (1 server) and vs servers (8 clients); the 1-server, 8-client point serves both.
-  for wl in "${ycsb_paper[@]}"; do
+  # Throughput vs clients (1 server) and vs servers; the 1-server point with the servers sweep's clients serves both.
+  for wl in "${ycsb_scale_mixes[@]}"; do
     for c in "${ycsb_clients[@]}"; do
       name="ycsb_${t}_scale_${wl}_s1_c$c"
-      if ycsb_job "$t" "$name" "$wl" 1 "$c" "$ycsb_sw_rec" "$ycsb_sw_ops"; then
-        ycsb_add "$name" "$out/ycsb_scaling.csv" clients "$t" $((c + 1)) || fail "ycsb $name: no row"
-        [ "$c" = "$ycsb_sv_clients" ] && ycsb_add "$name" "$out/ycsb_scaling.csv" servers "$t" $((c + 1))
-      fi
+      ycsb_job "$t" "$name" "$wl" 1 "$c" "$ycsb_sw_rec" "$ycsb_sw_ops"
+      ycsb_add "$name" ycsb_scaling.csv clients "$t" $((c + 1))
+      [ "$c" = "$ycsb_sv_clients" ] && ycsb_add "$name" ycsb_scaling.csv servers "$t" $((c + 1))
     done
     for s in "${ycsb_servers[@]}"; do
       name="ycsb_${t}_scale_${wl}_s${s}_c$ycsb_sv_clients"
-      [ "$s" = 1 ] && [ -s "$LOGS/$name.csv" ] && continue
-      if ycsb_job "$t" "$name" "$wl" "$s" "$ycsb_sv_clients" "$ycsb_sw_rec" "$ycsb_sw_ops"; then
-        ycsb_add "$name" "$out/ycsb_scaling.csv" servers "$t" $((s + ycsb_sv_clients)) || fail "ycsb $name: no row"
-      fi
+      [ "$s" = 1 ] && [ -s "$LOGS/$name.row.csv" ] && continue
+      ycsb_job "$t" "$name" "$wl" "$s" "$ycsb_sv_clients" "$ycsb_sw_rec" "$ycsb_sw_ops"
+      ycsb_add "$name" ycsb_scaling.csv servers "$t" $((s + ycsb_sv_clients))
     done
   done
   note "ycsb $t: scaling done"
 done
-fi
+part_exit

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
 #include "core/config.h"
+#include "shmem/ucx_probe.h"
 
 // OpenMPI's oshmem exports this flag; other implementations may not (weak: then it reads as absent).
 extern "C" __attribute__((weak)) int oshmem_shmem_initialized;
@@ -76,11 +76,26 @@ bool MaxAll(std::vector<int64_t>* values) {
   return true;
 }
 
-Context::Context(int want_private) : ctx_(nullptr) {
-  if (want_private < 0) {
-    const char* tls = std::getenv("UCX_TLS");
-    want_private = (tls != nullptr && std::strstr(tls, "tcp") != nullptr) ? 0 : 1;
+namespace {
+// Collective. True when no PE's own context would have an endpoint over UCX tcp (or UCX could not say which
+// transports it would use): the same answer on every PE, so a job never mixes the two choices by accident.
+// Deciding from the UCX_TLS string instead missed clusters that leave it unset (UCX then picks tcp between hosts).
+bool PrivateContextIsSafe() {
+  // shmem_ptr maps a peer's symmetric memory only when the runtime reaches it through shared memory; a PE it
+  // cannot map is reached over a network transport.
+  void* symmetric_word = Scratch().src;
+  bool some_peer_off_node = false;
+  for (int pe = 0; pe < shmem_n_pes() && !some_peer_off_node; ++pe) {
+    some_peer_off_node = shmem_ptr(symmetric_word, pe) == nullptr;
   }
+  ContextTransport transport = ProbeContextTransport(some_peer_off_node);
+  bool safe = transport == ContextTransport::kNotUcx || transport == ContextTransport::kNoTcp;
+  return ReduceMax(safe ? 0 : 1) == 0;
+}
+}  // namespace
+
+Context::Context(int want_private) : ctx_(nullptr) {
+  if (want_private < 0) want_private = PrivateContextIsSafe() ? 1 : 0;
   shmem_ctx_t ctx;
   if (want_private == 1 && shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0) {
     ctx_ = ctx;

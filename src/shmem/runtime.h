@@ -44,7 +44,10 @@ bool MaxAll(std::vector<int64_t>* values);
 // This library's own communication context: its quiet never waits on the application's traffic.
 class Context {
  public:
-  // want_private: 1 = own context, 0 = SHMEM_CTX_DEFAULT, -1 = own unless UCX_TLS names tcp.
+  // want_private: 1 = own context, 0 = SHMEM_CTX_DEFAULT, -1 = auto: own context unless some endpoint of it
+  // would use UCX tcp on some PE (ucx_probe.h says why OpenMPI 4.1 then hangs in shmem_finalize). Auto is
+  // collective (every PE constructs its Context at the same point) and gives every PE the same choice. With 1
+  // the implementation may still have no spare context; is_private() says what was obtained.
   explicit Context(int want_private);
   ~Context();
   Context(const Context&) = delete;
@@ -63,6 +66,9 @@ class Context {
   void Fence();
   // Completes all earlier operations of this context.
   void Quiet();
+
+  // True when this is the library's own context, false when it shares SHMEM_CTX_DEFAULT.
+  bool is_private() const { return own_; }
 
  private:
   void* ctx_;  // shmem_ctx_t

@@ -51,3 +51,8 @@ foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})
 endforeach()
+
+# The automatic private-context choice follows the transport UCX really uses (a wrong "private" hangs finalize).
+shmemcache_pe_test(context_choice_np2 pe_context_choice 2 ARGS private TIMEOUT 60)
+shmemcache_pe_test(context_choice_np3_tcp pe_context_choice 3 TCP ARGS default TIMEOUT 60)
+shmemcache_pe_test(context_choice_np1_tcp pe_context_choice 1 TCP ARGS default TIMEOUT 60)

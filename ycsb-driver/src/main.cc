@@ -16,8 +16,6 @@
 // num_servers .. npes-1 (the servers are inside shmemcache_serve then), which keeps the runtime progressing.
 #include <shmem.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
@@ -27,9 +25,10 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "measurements.h"
 #include "properties.h"
-#include "shmemcache/shmemcache.h"
+#include "shmem_job.h"
 #include "trace.h"
 #include "workload.h"
 
@@ -37,88 +36,49 @@ namespace {
 
 using ycsb::PhaseMeasurements;
 
-const char kUsage[] =
+const char kAbout[] =
     "usage: scripts/oshrun.sh -np N shmemcache_ycsb [-load] [-t] -P WORKLOAD [-P FILE ...] [-p name=value ...]\n"
     "                         [-trace FILE]\n"
-    "  -load          run the load phase (insert recordcount records, split over the client PEs)\n"
-    "  -t             run the transaction phase (operationcount operations, split over the client PEs)\n"
-    "                 (neither: both, load then run, in this one job)\n"
-    "  -P FILE        YCSB workload property file (repeatable; later files override earlier ones)\n"
-    "  -p NAME=VALUE  property override (wins over every file)\n"
-    "  -trace FILE    run phase replays FILE ('OP KEY' lines, e.g. from record-trace.sh) instead of generating\n"
-    "  -db, -s        accepted and ignored (YCSB compatibility); -threads must be 1 (one client per PE)\n"
+    "YCSB 0.17's CoreWorkload against shmemcache inside an oshrun job. PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve;\n"
+    "every other PE is one YCSB client. Neither -load nor -t: both, load then run, in this one job.\n"
     "Properties: YCSB CoreWorkload's (recordcount, operationcount, readproportion, updateproportion,\n"
     "insertproportion, readmodifywriteproportion, requestdistribution uniform|zipfian|latest|hotspot,\n"
     "zipfianconstant, hotspotdatafraction, hotspotopnfraction, fieldcount, fieldlength, insertorder, ...)\n"
     "plus keyprefix, recordformat=fields|raw, seed, dataintegrity, strict=true (exit 3 on any failed\n"
-    "operation), histogram.csv=FILE, histogram.cap_us=N, hdrhistogram.percentiles=95,99.\n"
-    "PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve; every other PE is one YCSB client.\n";
+    "operation), histogram.csv=FILE, histogram.cap_us=N, hdrhistogram.percentiles=95,99.\n";
 
 struct Options {
-  bool load = false, run = false, help = false;
-  std::vector<std::string> files;
-  std::string trace;
-  ycsb::Properties props;
+  bool load = false, run = false, status = false;
+  std::vector<std::string> files, overrides;
+  std::string trace, db;
+  int threads = 1;
+
+  void Declare(bench::Cli *cli) {
+    cli->Flag("-load", &load, "run the load phase (insert recordcount records, split over the client PEs)");
+    cli->Flag("-t", &run, "run the transaction phase (operationcount operations, split over the client PEs)");
+    cli->Repeated("-P", &files, "FILE", "YCSB workload property file (repeatable; later files override earlier)");
+    cli->Repeated("-p", &overrides, "NAME=VALUE", "property override (wins over every file)");
+    cli->Text("-trace", &trace, "FILE",
+              "run phase replays FILE ('OP KEY' lines, e.g. from record-trace.sh) instead of generating");
+    cli->Text("-db", &db, "CLASS", "accepted and ignored (YCSB compatibility)");
+    cli->Flag("-s", &status, "accepted and ignored (YCSB compatibility)");
+    cli->Int("-threads", &threads, "must be 1: each client PE is one YCSB client thread; run more PEs instead",
+             [](const int &n) { return n == 1 ? std::string() : std::string("must be 1: run more PEs instead"); });
+    cli->Refused("-target", true, "throttling is not supported");
+  }
 };
 
-bool ParseArgs(int argc, char **argv, Options *o, std::string *err) {
-  std::vector<std::string> overrides;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&](std::string *v) {
-      if (i + 1 >= argc) {
-        *err = a + " needs an argument";
-        return false;
-      }
-      *v = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "-h" || a == "--help") {
-      o->help = true;
-    } else if (a == "-load") {
-      o->load = true;
-    } else if (a == "-t") {
-      o->run = true;
-    } else if (a == "-P") {
-      if (!next(&v)) return false;
-      o->files.push_back(v);
-    } else if (a == "-p") {
-      if (!next(&v)) return false;
-      overrides.push_back(v);
-    } else if (a == "-trace") {
-      if (!next(&v)) return false;
-      o->trace = v;
-    } else if (a == "-db") {
-      if (!next(&v)) return false;
-    } else if (a == "-s") {
-    } else if (a == "-threads") {
-      if (!next(&v)) return false;
-      if (v != "1") {
-        *err = "-threads " + v + ": each client PE is one YCSB client thread; run more PEs instead";
-        return false;
-      }
-    } else if (a == "-target") {
-      *err = "-target (throttling) is not supported";
-      return false;
-    } else {
-      *err = "unknown argument '" + a + "' (see -h)";
-      return false;
-    }
-  }
-  for (const std::string &f : o->files)
-    if (!o->props.LoadFile(f, err)) return false;
-  for (const std::string &p : overrides)
-    if (!o->props.SetFromArg(p, err)) return false;
-  if (!o->load && !o->run) o->load = o->run = true;
-  return true;
-}
+// Everything the properties decide, read from the -P files and -p overrides.
+struct Settings {
+  ycsb::Properties props;
+  ycsb::WorkloadConfig wc;
+  std::vector<std::string> warnings;
+  std::string csv_path;
+  int64_t cap_us = 1000;
+  bool strict = false;
+  std::vector<double> percentiles;
+};
 
-uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
 
 constexpr size_t kStatsWords = sizeof(shmemcache_stats_t) / sizeof(uint64_t);
 static_assert(sizeof(shmemcache_stats_t) % sizeof(uint64_t) == 0, "stats are uint64_t fields");
@@ -163,22 +123,22 @@ class Client {
   }
   void Read(const std::string &key, PhaseMeasurements *m) {
     size_t len = 0;
-    uint64_t t0 = NowNs();
+    uint64_t t0 = bench::now_ns();
     shmemcache_status_t s = shmemcache_get(cache_, key.data(), key.size(), buf_.data(), buf_.size(), &len);
     if (s == SHMEMCACHE_BUFFER_TOO_SMALL) {
       buf_.resize(len);
       s = shmemcache_get(cache_, key.data(), key.size(), buf_.data(), buf_.size(), &len);
     }
-    uint64_t t1 = NowNs();
+    uint64_t t1 = bench::now_ns();
     m->Measure(ycsb::kMRead, t1 - t0);
     m->Report(ycsb::kMRead, ReturnOf(s));
     if (s != SHMEMCACHE_OK && (s != SHMEMCACHE_NOT_FOUND || strict_)) Complain("READ", key, s);
     if (w_->config().dataintegrity) {
       // YCSB's verifyRow: UNEXPECTED_STATE for a wrong value, ERROR when nothing was read.
-      uint64_t v0 = NowNs();
+      uint64_t v0 = bench::now_ns();
       int r = s != SHMEMCACHE_OK ? ycsb::kError
                                  : (w_->VerifyRecord(key, buf_.data(), len) ? ycsb::kOk : ycsb::kUnexpectedState);
-      m->Measure(ycsb::kMVerify, NowNs() - v0);
+      m->Measure(ycsb::kMVerify, bench::now_ns() - v0);
       m->Report(ycsb::kMVerify, r);
       if (r == ycsb::kUnexpectedState && complaints_++ < kMaxComplaints)
         std::fprintf(stderr, "shmemcache_ycsb: PE %d: READ %s returned a value that fails verification (%zu bytes)\n",
@@ -187,19 +147,19 @@ class Client {
   }
   void ReadModifyWrite(const std::string &key, PhaseMeasurements *m) {
     w_->BuildRecord(key, &record_);
-    uint64_t t0 = NowNs();
+    uint64_t t0 = bench::now_ns();
     Read(key, m);
     Write(ycsb::kMUpdate, key, m);
-    m->Measure(ycsb::kMReadModifyWrite, NowNs() - t0);
+    m->Measure(ycsb::kMReadModifyWrite, bench::now_ns() - t0);
   }
 
  private:
   static constexpr int kMaxComplaints = 5;
 
   void Write(int measured, const std::string &key, PhaseMeasurements *m) {
-    uint64_t t0 = NowNs();
+    uint64_t t0 = bench::now_ns();
     shmemcache_status_t s = shmemcache_set(cache_, key.data(), key.size(), record_.data(), record_.size());
-    m->Measure(measured, NowNs() - t0);
+    m->Measure(measured, bench::now_ns() - t0);
     m->Report(measured, ReturnOf(s));
     if (s != SHMEMCACHE_OK) Complain(ycsb::MeasuredName(measured), key, s);
   }
@@ -265,9 +225,30 @@ void RunTrace(Client *c, const std::vector<ycsb::TraceOp> &ops, PhaseMeasurement
 
 // Symmetric scratch for the collectives this program issues itself.
 struct Sym {
-  long *barrier_psync = nullptr;  // client-only active-set barrier
   long *reduce_psync = nullptr;
   int *flag_src = nullptr, *flag_dst = nullptr, *flag_wrk = nullptr;
+};
+
+// Sym's buffers, allocated (collectively) before the cache and freed after everything else.
+struct SymScratch {
+  Sym sym;
+  SymScratch() {
+    sym.reduce_psync = static_cast<long *>(shmem_malloc(SHMEM_REDUCE_SYNC_SIZE * sizeof(long)));
+    sym.flag_src = static_cast<int *>(shmem_malloc(sizeof(int)));
+    sym.flag_dst = static_cast<int *>(shmem_malloc(sizeof(int)));
+    sym.flag_wrk = static_cast<int *>(shmem_malloc(SHMEM_REDUCE_MIN_WRKDATA_SIZE * sizeof(int)));
+    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) sym.reduce_psync[i] = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();
+  }
+  ~SymScratch() {
+    shmem_barrier_all();
+    shmem_free(sym.flag_wrk);
+    shmem_free(sym.flag_dst);
+    shmem_free(sym.flag_src);
+    shmem_free(sym.reduce_psync);
+  }
+  SymScratch(const SymScratch &) = delete;
+  SymScratch &operator=(const SymScratch &) = delete;
 };
 
 // Every PE: agree on a failure flag (max over PEs).
@@ -344,248 +325,239 @@ std::vector<double> ParsePercentiles(const std::string &text, std::string *err) 
   return out;
 }
 
-}  // namespace
+// Reads the properties (files, then overrides) and validates them; false with *err on the first problem.
+bool LoadSettings(Options *o, Settings *st, std::string *err) {
+  for (const std::string &f : o->files)
+    if (!st->props.LoadFile(f, err)) return false;
+  for (const std::string &p : o->overrides)
+    if (!st->props.SetFromArg(p, err)) return false;
+  if (!o->load && !o->run) o->load = o->run = true;
+  if (o->files.empty() && st->props.Names().empty()) {
+    *err = "no workload: give -P WORKLOAD (ycsb-driver/workloads/) and/or -p properties (see -h)";
+    return false;
+  }
+  if (!ycsb::ParseWorkloadConfig(st->props, &st->wc, &st->warnings, err)) return false;
+  if (!st->props.GetInt64("histogram.cap_us", 1000, &st->cap_us, err)) return false;
+  if (st->cap_us < 1 || st->cap_us > 10000000) {
+    *err = ycsb::BadValue(st->props, "histogram.cap_us", "must be between 1 and 10000000");
+    return false;
+  }
+  if (!st->props.GetBool("strict", false, &st->strict, err)) return false;
+  st->percentiles = ParsePercentiles(st->props.Get("hdrhistogram.percentiles", "95,99"), err);
+  if (st->percentiles.empty()) return false;
+  st->csv_path = st->props.Get("histogram.csv", "");
+  if (!o->trace.empty() && !o->run) {
+    *err = "-trace replays the run phase: use it with -t (or without -load)";
+    return false;
+  }
+  if (o->trace.empty() && o->run && st->wc.operationcount <= 0) {
+    *err = "operationcount is not set: give it in the workload file or with -p operationcount=N";
+    return false;
+  }
+  return true;
+}
 
-int main(int argc, char **argv) {
-  shmem_init();
+// What one PE measured; servers leave the client parts empty and fill server_stats.
+struct PeResult {
+  PhaseMeasurements load_m, run_m;
+  shmemcache_stats_t s0{}, s1{}, s2{}, server_stats{};
+  int64_t trace_total = 0;
+  int trace_failed = 0;
+  explicit PeResult(int64_t cap_us) : load_m(cap_us), run_m(cap_us) {}
+};
+
+// One client PE: the load phase, a barrier of the clients, the run phase (generated or replayed).
+int RunClient(const Options &o, const Settings &st, shmemcache_t *cache, bench::ActiveSetBarrier &clients,
+              PeResult *r) {
   const int me = shmem_my_pe();
-  const int npes = shmem_n_pes();
+  const int nclients = shmemcache_num_clients(cache), rank = shmemcache_client_rank(cache);
+  ycsb::CoreWorkload w(st.wc, rank, nclients);
+  Client client(cache, &w, me, st.strict);
+  std::vector<ycsb::TraceOp> trace_ops;
+  std::string trace_err;
+  if (!o.trace.empty() && !ycsb::ReadTrace(o.trace, rank, nclients, &trace_ops, &r->trace_total, &trace_err)) {
+    r->trace_failed = 1;
+    trace_ops.clear();
+    if (rank == 0) std::fprintf(stderr, "shmemcache_ycsb: %s\n", trace_err.c_str());
+  }
+  clients.Wait();
+  shmemcache_get_stats(cache, &r->s0);
+  if (o.load) {
+    uint64_t t0 = bench::now_ns();
+    RunLoad(&client, &w, &r->load_m);
+    r->load_m.runtime_ns = bench::now_ns() - t0;
+  }
+  clients.Wait();  // every record is in before any client starts the run phase
+  shmemcache_get_stats(cache, &r->s1);
+  if (o.run && !r->trace_failed) {
+    uint64_t t0 = bench::now_ns();
+    if (o.trace.empty()) RunTransactions(&client, &w, w.OperationShare(st.wc.operationcount), &r->run_m);
+    else RunTrace(&client, trace_ops, &r->run_m);
+    r->run_m.runtime_ns = bench::now_ns() - t0;
+  }
+  shmemcache_get_stats(cache, &r->s2);
+  return 0;
+}
 
-  Sym sym;
-  sym.barrier_psync = static_cast<long *>(shmem_malloc(SHMEM_BARRIER_SYNC_SIZE * sizeof(long)));
-  sym.reduce_psync = static_cast<long *>(shmem_malloc(SHMEM_REDUCE_SYNC_SIZE * sizeof(long)));
-  sym.flag_src = static_cast<int *>(shmem_malloc(sizeof(int)));
-  sym.flag_dst = static_cast<int *>(shmem_malloc(sizeof(int)));
-  sym.flag_wrk = static_cast<int *>(shmem_malloc(SHMEM_REDUCE_MIN_WRKDATA_SIZE * sizeof(int)));
-  for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; ++i) sym.barrier_psync[i] = SHMEM_SYNC_VALUE;
-  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) sym.reduce_psync[i] = SHMEM_SYNC_VALUE;
-  shmem_barrier_all();
+// The totals over every PE (servers contribute zeros to the client measurements), in place in *r on every PE.
+struct Totals {
+  shmemcache_stats_t load_stats, run_stats, server_stats;
+  bool any_trace_failed;
+  int64_t trace_total;
+};
+Totals Aggregate(Sym *sym, bool is_server, int rank, PeResult *r) {
+  const size_t phase_words = r->load_m.SumWords();
+  std::vector<int64_t> sums(2 * phase_words + 3 * kStatsWords + 2, 0);
+  r->load_m.ExportSums(&sums[0]);
+  r->run_m.ExportSums(&sums[phase_words]);
+  int64_t *sw = &sums[2 * phase_words];
+  if (!is_server) {
+    StatsToWords(StatsDelta(r->s0, r->s1), sw);
+    StatsToWords(StatsDelta(r->s1, r->s2), sw + kStatsWords);
+  } else {
+    StatsToWords(r->server_stats, sw + 2 * kStatsWords);
+  }
+  sums[sums.size() - 2] = r->trace_failed;
+  sums[sums.size() - 1] = rank == 0 ? r->trace_total : 0;  // only client rank 0 reports it
+  ReduceAll(sym, &sums, Reduce::kSum);
+  const size_t mm = PhaseMeasurements::kMinMaxWords;
+  std::vector<int64_t> mins(2 * mm), maxes(2 * mm);
+  r->load_m.ExportMins(&mins[0]);
+  r->run_m.ExportMins(&mins[mm]);
+  r->load_m.ExportMaxes(&maxes[0]);
+  r->run_m.ExportMaxes(&maxes[mm]);
+  ReduceAll(sym, &mins, Reduce::kMin);
+  ReduceAll(sym, &maxes, Reduce::kMax);
+  r->load_m.ImportSums(&sums[0]);
+  r->run_m.ImportSums(&sums[phase_words]);
+  r->load_m.ImportMinMax(&mins[0], &maxes[0]);
+  r->run_m.ImportMinMax(&mins[mm], &maxes[mm]);
+  sw = &sums[2 * phase_words];
+  return {WordsToStats(sw), WordsToStats(sw + kStatsWords), WordsToStats(sw + 2 * kStatsWords),
+          sums[sums.size() - 2] != 0, sums[sums.size() - 1]};
+}
 
-  auto finish = [&](int rc) {
-    shmem_barrier_all();
-    shmem_free(sym.flag_wrk);
-    shmem_free(sym.flag_dst);
-    shmem_free(sym.flag_src);
-    shmem_free(sym.reduce_psync);
-    shmem_free(sym.barrier_psync);
-    shmem_finalize();
-    return rc;
+// "" when no phase had failed operations, else which one (strict=true makes that exit 3).
+std::string StrictReason(const PeResult &r) {
+  std::string reason;
+  for (const PhaseMeasurements *m : {&r.load_m, &r.run_m}) {
+    for (int k = 0; k < ycsb::kNumMeasured; ++k) {
+      const uint64_t *ret = m->returns[k];
+      if (ret[ycsb::kError] || ret[ycsb::kUnexpectedState] ||
+          ((k == ycsb::kMRead || k == ycsb::kMVerify) && ret[ycsb::kNotFound]))
+        reason = std::string(ycsb::MeasuredName(k)) + " had failed operations";
+    }
+  }
+  return reason;
+}
+
+// PE 0's report: YCSB's text format per phase, the cache's and the servers' lines, the histogram CSV.
+int Report(const Options &o, const Settings &st, const shmemcache_config_t &cc, int clients, const PeResult &r,
+           const Totals &t) {
+  int rc = 0;
+  std::string files;
+  for (const std::string &f : o.files) files += (files.empty() ? "" : ",") + f;
+  const char *tls = std::getenv("UCX_TLS");
+  const ycsb::WorkloadConfig &wc = st.wc;
+  auto header = [&](const char *phase) {
+    std::printf("# shmemcache_ycsb phase=%s workload=%s%s%s servers=%d clients=%d recordcount=%" PRId64
+                " operationcount=%" PRId64 " requestdistribution=%s fieldcount=%" PRId64 " fieldlength=%" PRId64
+                " recordformat=%s record_bytes=%zu transport=%s direct_ops=%d directory=%zux%u\n",
+                phase, files.empty() ? "-" : files.c_str(), o.trace.empty() ? "" : " trace=",
+                o.trace.empty() ? "" : o.trace.c_str(), cc.num_servers, clients, wc.recordcount,
+                o.trace.empty() ? wc.operationcount : t.trace_total, wc.requestdistribution.c_str(), wc.fieldcount,
+                wc.fieldlength, wc.recordformat.c_str(), ycsb::RecordBytes(wc), tls ? tls : "shm(default)",
+                cc.direct_ops, cc.directory_entries, cc.directory_ways);
   };
+  if (o.load) {
+    header("load");
+    ycsb::WriteReport(stdout, r.load_m, st.percentiles);
+    WriteCacheLines(stdout, t.load_stats);
+  }
+  if (o.run && !t.any_trace_failed) {
+    if (o.load) std::printf("\n");
+    header("run");
+    ycsb::WriteReport(stdout, r.run_m, st.percentiles);
+    WriteCacheLines(stdout, t.run_stats);
+  }
+  auto sline = [&](const char *name, uint64_t v) {
+    std::printf("[SHMEMCACHE-SERVERS], %s, %llu\n", name, static_cast<unsigned long long>(v));
+  };
+  sline("Items", t.server_stats.items);
+  sline("BytesUsed", t.server_stats.bytes_used);
+  sline("ActiveOpsServed", t.server_stats.active_ops_served);
+  sline("Evictions", t.server_stats.evictions);
+  sline("NoSpaceErrors", t.server_stats.no_space_errors);
+  std::fflush(stdout);
+  if (!st.csv_path.empty()) {
+    FILE *f = std::fopen(st.csv_path.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "shmemcache_ycsb: histogram.csv: cannot write %s\n", st.csv_path.c_str());
+      rc = 2;
+    } else {
+      if (o.load) ycsb::WriteHistogramCsv(f, "load", r.load_m, true);
+      if (o.run) ycsb::WriteHistogramCsv(f, "run", r.run_m, !o.load);
+      std::fclose(f);
+    }
+  }
+  return rc;
+}
 
-  // ---- arguments and workload ----
-  Options o;
-  std::string err;
-  ycsb::WorkloadConfig wc;
-  std::vector<std::string> warnings;
-  std::string csv_path;
-  int64_t cap_us = 1000;
-  bool strict = false;
-  std::vector<double> percentiles;
-  bool ok = ParseArgs(argc, argv, &o, &err);
-  if (ok && o.help) {
-    if (me == 0) std::fputs(kUsage, stdout);
-    return finish(0);
-  }
-  if (ok && o.files.empty() && o.props.Names().empty()) {
-    ok = false;
-    err = "no workload: give -P WORKLOAD (ycsb-driver/workloads/) and/or -p properties (see -h)";
-  }
-  ok = ok && ycsb::ParseWorkloadConfig(o.props, &wc, &warnings, &err);
-  ok = ok && o.props.GetInt64("histogram.cap_us", 1000, &cap_us, &err);
-  if (ok && (cap_us < 1 || cap_us > 10000000)) {
-    ok = false;
-    err = ycsb::BadValue(o.props, "histogram.cap_us", "must be between 1 and 10000000");
-  }
-  ok = ok && o.props.GetBool("strict", false, &strict, &err);
-  if (ok) {
-    percentiles = ParsePercentiles(o.props.Get("hdrhistogram.percentiles", "95,99"), &err);
-    ok = !percentiles.empty();
-  }
-  csv_path = o.props.Get("histogram.csv", "");
-  if (ok && !o.trace.empty() && !o.run) {
-    ok = false;
-    err = "-trace replays the run phase: use it with -t (or without -load)";
-  }
-  if (ok && o.trace.empty() && o.run && wc.operationcount <= 0) {
-    ok = false;
-    err = "operationcount is not set: give it in the workload file or with -p operationcount=N";
-  }
+int Drive(const Options &options, const bench::Job &job) {
+  const int me = job.me, npes = job.npes;
+  Options o = options;  // LoadSettings settles -load / -t
+  SymScratch scratch;
+  Sym &sym = scratch.sym;
+
   // The same arguments on every PE give the same verdict; agree anyway (a file may be missing on one node).
   // The lowest failing PE prints its reason (usually PE 0, for everyone).
+  Settings st;
+  std::string err;
+  const bool ok = LoadSettings(&o, &st, &err);
   const int worst = AllMax(&sym, ok ? 0 : npes - me);
   if (worst != 0) {
     if (me == npes - worst)
       std::fprintf(stderr, "shmemcache_ycsb: %s%s\n", me == 0 ? "" : ("PE " + std::to_string(me) + ": ").c_str(),
                    err.c_str());
-    return finish(2);
+    return 2;
   }
   if (me == 0)
-    for (const std::string &w : warnings) std::fprintf(stderr, "shmemcache_ycsb: warning: %s\n", w.c_str());
+    for (const std::string &w : st.warnings) std::fprintf(stderr, "shmemcache_ycsb: warning: %s\n", w.c_str());
 
-  // ---- cache ----
   shmemcache_config_t cc;
-  shmemcache_status_t st = shmemcache_config_defaults(&cc);
-  if (st != SHMEMCACHE_OK) {
-    if (me == 0) std::fprintf(stderr, "shmemcache_ycsb: %s: %s\n", shmemcache_strerror(st), shmemcache_last_error());
-    return finish(1);
-  }
+  if (!bench::LoadConfig(job, &cc)) return 1;
   if (cc.num_servers >= npes) {
     if (me == 0)
       std::fprintf(stderr, "shmemcache_ycsb: %d PEs and %d servers leave no client: run more PEs (-np)\n", npes,
                    cc.num_servers);
-    return finish(2);
+    return 2;
   }
-  shmemcache_t *cache = nullptr;
-  st = shmemcache_init(&cc, &cache);
-  if (st != SHMEMCACHE_OK) {
-    if (me == 0)
-      std::fprintf(stderr, "shmemcache_ycsb: shmemcache_init: %s: %s\n", shmemcache_strerror(st),
-                   shmemcache_last_error());
-    return finish(1);
-  }
-  const int clients = shmemcache_num_clients(cache);
-  const int rank = shmemcache_client_rank(cache);
-  const int first_client = cc.num_servers;
-
-  PhaseMeasurements load_m(cap_us), run_m(cap_us);
-  shmemcache_stats_t s0{}, s1{}, s2{};
-  int64_t trace_total = 0;
-  int trace_failed = 0;
-  std::string trace_err;
-
-  if (shmemcache_is_server(cache)) {
-    st = shmemcache_serve(cache);
-    if (st != SHMEMCACHE_OK) std::fprintf(stderr, "shmemcache_ycsb: PE %d: serve: %s\n", me, shmemcache_strerror(st));
-  } else {
-    ycsb::CoreWorkload w(wc, rank, clients);
-    Client client(cache, &w, me, strict);
-    std::vector<ycsb::TraceOp> trace_ops;
-    if (!o.trace.empty() && !ycsb::ReadTrace(o.trace, rank, clients, &trace_ops, &trace_total, &trace_err)) {
-      trace_failed = 1;
-      trace_ops.clear();
-      if (rank == 0) std::fprintf(stderr, "shmemcache_ycsb: %s\n", trace_err.c_str());
-    }
-    auto client_barrier = [&] { shmem_barrier(first_client, 0, clients, sym.barrier_psync); };
-    client_barrier();
-    shmemcache_get_stats(cache, &s0);
-    if (o.load) {
-      uint64_t t0 = NowNs();
-      RunLoad(&client, &w, &load_m);
-      load_m.runtime_ns = NowNs() - t0;
-    }
-    client_barrier();  // every record is in before any client starts the run phase
-    shmemcache_get_stats(cache, &s1);
-    if (o.run && !trace_failed) {
-      uint64_t t0 = NowNs();
-      if (o.trace.empty()) RunTransactions(&client, &w, w.OperationShare(wc.operationcount), &run_m);
-      else RunTrace(&client, trace_ops, &run_m);
-      run_m.runtime_ns = NowNs() - t0;
-    }
-    shmemcache_get_stats(cache, &s2);
-  }
-  st = shmemcache_finalize(cache);
-  if (st != SHMEMCACHE_OK) std::fprintf(stderr, "shmemcache_ycsb: PE %d: finalize: %s\n", me, shmemcache_strerror(st));
-  shmemcache_stats_t final_stats{};
-  shmemcache_get_stats(cache, &final_stats);
-  shmemcache_destroy(cache);
-
-  // ---- aggregate over all PEs (servers contribute zeros to the client measurements) ----
-  const size_t phase_words = load_m.SumWords();
-  std::vector<int64_t> sums(2 * phase_words + 3 * kStatsWords + 2, 0);
-  load_m.ExportSums(&sums[0]);
-  run_m.ExportSums(&sums[phase_words]);
-  int64_t *sw = &sums[2 * phase_words];
-  const bool is_server = me < first_client;
-  if (!is_server) {
-    StatsToWords(StatsDelta(s0, s1), sw);
-    StatsToWords(StatsDelta(s1, s2), sw + kStatsWords);
-  } else {
-    StatsToWords(final_stats, sw + 2 * kStatsWords);
-  }
-  sums[sums.size() - 2] = trace_failed;
-  sums[sums.size() - 1] = trace_total;  // only client rank 0 reports it below
-  if (rank != 0) sums[sums.size() - 1] = 0;
-  ReduceAll(&sym, &sums, Reduce::kSum);
-  const size_t mm = PhaseMeasurements::kMinMaxWords;
-  std::vector<int64_t> mins(2 * mm), maxes(2 * mm);
-  load_m.ExportMins(&mins[0]);
-  run_m.ExportMins(&mins[mm]);
-  load_m.ExportMaxes(&maxes[0]);
-  run_m.ExportMaxes(&maxes[mm]);
-  ReduceAll(&sym, &mins, Reduce::kMin);
-  ReduceAll(&sym, &maxes, Reduce::kMax);
-  load_m.ImportSums(&sums[0]);
-  run_m.ImportSums(&sums[phase_words]);
-  load_m.ImportMinMax(&mins[0], &maxes[0]);
-  run_m.ImportMinMax(&mins[mm], &maxes[mm]);
-  const shmemcache_stats_t load_stats = WordsToStats(sw);
-  const shmemcache_stats_t run_stats = WordsToStats(sw + kStatsWords);
-  const shmemcache_stats_t server_stats = WordsToStats(sw + 2 * kStatsWords);
-  const bool any_trace_failed = sums[sums.size() - 2] != 0;
-  trace_total = sums[sums.size() - 1];
-
-  // ---- verdict and report ----
-  std::string strict_reason;
-  for (const PhaseMeasurements *m : {&load_m, &run_m}) {
-    for (int k = 0; k < ycsb::kNumMeasured; ++k) {
-      const uint64_t *r = m->returns[k];
-      if (r[ycsb::kError] || r[ycsb::kUnexpectedState] ||
-          ((k == ycsb::kMRead || k == ycsb::kMVerify) && r[ycsb::kNotFound]))
-        strict_reason = std::string(ycsb::MeasuredName(k)) + " had failed operations";
-    }
-  }
-  int rc = any_trace_failed ? 2 : 0;
+  const int first_client = cc.num_servers, clients = npes - cc.num_servers;
+  bench::ActiveSetBarrier client_barrier(first_client, clients);
+  PeResult r(st.cap_us);
+  int rc = bench::Session(job, cc,
+                          {[&](shmemcache_t *cache) { return RunClient(o, st, cache, client_barrier, &r); },
+                           [&](shmemcache_t *cache) {
+                             int s = bench::Serve(job, cache);
+                             r.server_stats = bench::Stats(cache);
+                             return s;
+                           }});
+  const Totals t = Aggregate(&sym, me < first_client, me - first_client, &r);
+  rc = t.any_trace_failed ? 2 : (rc ? 1 : 0);
+  const std::string strict_reason = StrictReason(r);
   if (me == 0) {
-    std::string files;
-    for (const std::string &f : o.files) files += (files.empty() ? "" : ",") + f;
-    const char *tls = std::getenv("UCX_TLS");
-    auto header = [&](const char *phase) {
-      std::printf("# shmemcache_ycsb phase=%s workload=%s%s%s servers=%d clients=%d recordcount=%" PRId64
-                  " operationcount=%" PRId64 " requestdistribution=%s fieldcount=%" PRId64 " fieldlength=%" PRId64
-                  " recordformat=%s record_bytes=%zu transport=%s direct_ops=%d directory=%zux%u\n",
-                  phase, files.empty() ? "-" : files.c_str(), o.trace.empty() ? "" : " trace=",
-                  o.trace.empty() ? "" : o.trace.c_str(), first_client, clients, wc.recordcount,
-                  o.trace.empty() ? wc.operationcount : trace_total, wc.requestdistribution.c_str(), wc.fieldcount,
-                  wc.fieldlength, wc.recordformat.c_str(), ycsb::RecordBytes(wc),
-                  tls ? tls : "shm(default)", cc.direct_ops, cc.directory_entries, cc.directory_ways);
-    };
-    if (o.load) {
-      header("load");
-      ycsb::WriteReport(stdout, load_m, percentiles);
-      WriteCacheLines(stdout, load_stats);
-    }
-    if (o.run && !any_trace_failed) {
-      if (o.load) std::printf("\n");
-      header("run");
-      ycsb::WriteReport(stdout, run_m, percentiles);
-      WriteCacheLines(stdout, run_stats);
-    }
-    auto sline = [&](const char *name, uint64_t v) {
-      std::printf("[SHMEMCACHE-SERVERS], %s, %llu\n", name, static_cast<unsigned long long>(v));
-    };
-    sline("Items", server_stats.items);
-    sline("BytesUsed", server_stats.bytes_used);
-    sline("ActiveOpsServed", server_stats.active_ops_served);
-    sline("Evictions", server_stats.evictions);
-    sline("NoSpaceErrors", server_stats.no_space_errors);
-    std::fflush(stdout);
-    if (!csv_path.empty()) {
-      FILE *f = std::fopen(csv_path.c_str(), "w");
-      if (!f) {
-        std::fprintf(stderr, "shmemcache_ycsb: histogram.csv: cannot write %s\n", csv_path.c_str());
-        rc = 2;
-      } else {
-        bool header_done = false;
-        if (o.load) {
-          ycsb::WriteHistogramCsv(f, "load", load_m, true);
-          header_done = true;
-        }
-        if (o.run) ycsb::WriteHistogramCsv(f, "run", run_m, !header_done);
-        std::fclose(f);
-      }
-    }
-    if (strict && !strict_reason.empty()) std::fprintf(stderr, "shmemcache_ycsb: strict: %s\n", strict_reason.c_str());
+    int report_rc = Report(o, st, cc, clients, r, t);
+    if (report_rc) rc = report_rc;
+    if (st.strict && !strict_reason.empty())
+      std::fprintf(stderr, "shmemcache_ycsb: strict: %s\n", strict_reason.c_str());
   }
-  if (strict && !strict_reason.empty() && rc == 0) rc = 3;
-  return finish(rc);
+  if (st.strict && !strict_reason.empty() && rc == 0) rc = 3;
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  return bench::ShmemMain<Options>(argc, argv, "shmemcache_ycsb", kAbout,
+                                   {2, "PEs 0..SHMEMCACHE_NUM_SERVERS-1 serve, the others are clients"}, Drive);
 }
