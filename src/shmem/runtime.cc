@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/config.h"
@@ -83,14 +84,16 @@ namespace {
 bool PrivateContextIsSafe() {
   // shmem_ptr maps a peer's symmetric memory only when the runtime reaches it through shared memory; a PE it
   // cannot map is reached over a network transport.
-  void* symmetric_word = Scratch().src;
-  bool some_peer_off_node = false;
+  void* symmetric_word = shmem_malloc(sizeof(long));  // collective, like this function
+  bool some_peer_off_node = symmetric_word == nullptr;
   for (int pe = 0; pe < shmem_n_pes() && !some_peer_off_node; ++pe) {
     some_peer_off_node = shmem_ptr(symmetric_word, pe) == nullptr;
   }
+  shmem_free(symmetric_word);
   ContextTransport transport = ProbeContextTransport(some_peer_off_node);
   bool safe = transport == ContextTransport::kNotUcx || transport == ContextTransport::kNoTcp;
-  return ReduceMax(safe ? 0 : 1) == 0;
+  std::vector<int64_t> unsafe_somewhere{safe ? 0 : 1};
+  return MaxAll(&unsafe_somewhere) && unsafe_somewhere[0] == 0;  // no room to reduce: share the default context
 }
 }  // namespace
 
