@@ -47,6 +47,10 @@ module shmemcache
   integer(c_int), parameter, public :: SHMEMCACHE_IO_ERROR = 9         ! the SSD tier failed
   integer(c_int), parameter, public :: SHMEMCACHE_CONFIG_ERROR = 10    ! shmemcache_last_error() says why
   integer(c_int), parameter, public :: SHMEMCACHE_SHUT_DOWN = 11       ! the handle was finalized
+  integer(c_int), parameter, public :: SHMEMCACHE_EXISTS = 12          ! add: present; CAS: changed (issue 15)
+  integer(c_int), parameter, public :: SHMEMCACHE_NOT_STORED = 13      ! replace/append/prepend: absent (issue 15)
+  integer(c_int), parameter, public :: SHMEMCACHE_NOT_NUMERIC = 14     ! incr: not a decimal number (issue 15)
+  integer(c_int), parameter, public :: SHMEMCACHE_TIMEOUT = 15         ! a peer did not answer in op_timeout_ms
 
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t
@@ -68,6 +72,7 @@ module shmemcache
     integer(c_size_t) :: slab_page_bytes
     integer(c_int) :: private_context
     integer(c_int) :: max_outstanding
+    integer(c_int) :: op_timeout_ms
   end type shmemcache_config_t
 
   ! shmemcache_stats_t, field for field (uint64_t counters as integer(c_int64_t)).

@@ -20,6 +20,9 @@ program status_mapping
     integer(c_size_t) function offsetof_max_outstanding() bind(C, name="shmemcache_test_offsetof_max_outstanding")
       import :: c_size_t
     end function
+    integer(c_size_t) function offsetof_op_timeout_ms() bind(C, name="shmemcache_test_offsetof_op_timeout_ms")
+      import :: c_size_t
+    end function
   end interface
 
   type point
@@ -72,14 +75,16 @@ contains
     call expect(offset(c_loc(config%spill_dir)) == offsetof_spill_dir(), 'config%spill_dir at its C offset')
     call expect(offset(c_loc(config%max_outstanding)) == offsetof_max_outstanding(), &
                 'config%max_outstanding at its C offset')
-    do s = SHMEMCACHE_OK, SHMEMCACHE_SHUT_DOWN
+    call expect(offset(c_loc(config%op_timeout_ms)) == offsetof_op_timeout_ms(), &
+                'config%op_timeout_ms (the last field) at its C offset')
+    do s = SHMEMCACHE_OK, SHMEMCACHE_TIMEOUT
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')
       do t = SHMEMCACHE_OK, s - 1
         call expect(shmemcache_strerror(s) /= shmemcache_strerror(t), 'each status has its own text')
       end do
     end do
-    call expect(shmemcache_strerror(SHMEMCACHE_SHUT_DOWN + 1000) == 'unknown status', 'strerror of a bad value')
+    call expect(shmemcache_strerror(SHMEMCACHE_TIMEOUT + 1000) == 'unknown status', 'strerror of a bad value')
   end subroutine check_abi_and_text
 
   integer(c_size_t) function offset(field)
@@ -87,14 +92,17 @@ contains
     offset = transfer(field, 0_c_intptr_t) - transfer(c_loc(config), 0_c_intptr_t)
   end function offset
 
-  ! Refused before any collective step, so every PE can do it on its own.
+  ! Collective like every shmemcache_init (a PE whose configuration is bad still takes part, so that every PE
+  ! fails together): every PE runs this at the same point. The failed init leaves the runtime running for the
+  ! next one.
   subroutine check_config_errors()
     type(shmemcache_config_t) :: bad
     call expect_status(shmemcache_config_defaults(config), SHMEMCACHE_OK, 'config_defaults')
     call expect(config%num_servers == 1 .and. config%server_memory_bytes == 64 * 1024**2 .and. &
                 config%hash_sets == 4096 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
                 config%max_value_len == 1024**2 .and. config%slab_growth_factor == 1.25_c_double .and. &
-                config%max_outstanding == 64 .and. .not. c_associated(config%spill_dir), &
+                config%max_outstanding == 64 .and. config%op_timeout_ms == 60000 .and. &
+                .not. c_associated(config%spill_dir), &
                 'config_defaults gives the documented defaults')
     bad = config
     bad%num_servers = 0

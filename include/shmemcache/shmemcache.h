@@ -39,7 +39,15 @@ typedef enum {
   SHMEMCACHE_IN_PROGRESS,        /* a non-blocking request has not completed yet */
   SHMEMCACHE_IO_ERROR,           /* the SSD tier failed */
   SHMEMCACHE_CONFIG_ERROR,       /* the configuration is unusable; shmemcache_last_error() says why */
-  SHMEMCACHE_SHUT_DOWN           /* the handle was finalized */
+  SHMEMCACHE_SHUT_DOWN,          /* the handle was finalized */
+  SHMEMCACHE_EXISTS,             /* add: the key is present; store with a CAS token: the pair changed since the
+                                    token (returned once the memcached-style calls of issue 15 exist) */
+  SHMEMCACHE_NOT_STORED,         /* replace / append / prepend: the key is absent (idem) */
+  SHMEMCACHE_NOT_NUMERIC,        /* incr: the stored value is not an unsigned decimal number of at most 20
+                                    digits (idem) */
+  SHMEMCACHE_TIMEOUT             /* a peer did not answer within config.op_timeout_ms; shmemcache_last_error()
+                                    names the PE, the ring and what was seen. Later calls that need that server
+                                    return TIMEOUT at once (see "Failures" below) */
 } shmemcache_status_t;
 
 /* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */
@@ -48,6 +56,21 @@ const char *shmemcache_strerror(shmemcache_status_t status);
 /* The detail of the last CONFIG_ERROR (or other failure with more to say) on this thread, e.g. which
  * environment variable to raise and by how much. Empty string when there is nothing to say; never NULL. */
 const char *shmemcache_last_error(void);
+
+/*
+ * Failures. No call waits forever on another PE: every wait for a peer (a reply, room in a message ring, a
+ * message that was flagged but never completed, a block lock a client holds) gives up after
+ * config.op_timeout_ms and the operation returns SHMEMCACHE_TIMEOUT with the PE, ring and what was seen in
+ * shmemcache_last_error(). A client then treats that server as failed: every later call that needs it (blocking
+ * or non-blocking, Direct or Active) returns TIMEOUT at once and the client reads nothing more from it, so a late
+ * reply is never taken for the answer to a newer request. A server that cannot trust its message rings
+ * any more prints one line on stderr and leaves shmemcache_serve with SHMEMCACHE_TIMEOUT. shmemcache_finalize
+ * never waits on a failed server in the library's own loops.
+ * An idle server waiting for work is not a failure: shmemcache_serve waits for clients as long as they live.
+ * If the library runs out of this process's memory (std::bad_alloc inside), shmemcache_init returns
+ * SHMEMCACHE_CONFIG_ERROR and data calls return SHMEMCACHE_NO_SPACE, with the reason in
+ * shmemcache_last_error(); no C++ exception ever leaves the C API.
+ */
 
 /*
  * Configuration. Every field has a default and one environment variable, SHMEMCACHE_<FIELD IN CAPITALS>
@@ -80,19 +103,30 @@ typedef struct {
                                    "Running on a cluster") */
   unsigned max_outstanding;     /* non-blocking requests a client may have in flight before issuing waits
                                    for the oldest; default 64 */
+  unsigned op_timeout_ms;       /* how long any wait for another PE may last before the operation fails with
+                                   SHMEMCACHE_TIMEOUT (see "Failures"); >= 1; default 60000, long enough for
+                                   a loaded, oversubscribed node */
 } shmemcache_config_t;
 
 /* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
  * not parse returns SHMEMCACHE_CONFIG_ERROR (shmemcache_last_error() names it) and leaves that field at its
- * default. config == NULL returns SHMEMCACHE_INVALID_ARGUMENT. */
+ * default. config == NULL returns SHMEMCACHE_INVALID_ARGUMENT. Sizes that parse but are absurd (a table or a
+ * memory size that overflows, a directory larger than the node) are rejected by shmemcache_init. */
 shmemcache_status_t shmemcache_config_defaults(shmemcache_config_t *config);
 
 /*
- * Collective over all PEs. config == NULL means defaults plus environment. Initialises OpenSHMEM if the
- * application has not (and then finalizes it in shmemcache_finalize); otherwise uses the application's runtime
- * and never finalizes it. The library uses its own SHMEM context. On success *cache holds a new handle.
- * On CONFIG_ERROR (zero servers, more servers than PEs, a layout the symmetric heap cannot hold, PEs that
- * disagree on the configuration) no handle is created and shmemcache_last_error() says what to change.
+ * Collective over all PEs, every time, whatever the configuration (a PE whose configuration is bad still takes
+ * part). config == NULL means defaults plus environment. Initialises OpenSHMEM if the application has not (and
+ * then finalizes it in shmemcache_finalize; a failed init leaves it running, since OpenMPI cannot initialise
+ * again after shmem_finalize: a later init uses it, and a program that exits instead need not do anything);
+ * otherwise uses the application's runtime and never finalizes it. The library uses its own SHMEM context. On
+ * success *cache holds a new handle.
+ * Init fails together: if any PE rejects the configuration (a value out of range, a size that overflows, a
+ * layout the symmetric heap cannot hold, an environment variable that does not parse, an unusable spill_dir) or
+ * the PEs pass different configurations, every PE returns SHMEMCACHE_CONFIG_ERROR and no handle is created.
+ * shmemcache_last_error() says why on the PE that rejected it, names the rejecting PE(s) on the others, and,
+ * when configurations differ, names the first field that differs (e.g. a SHMEMCACHE_* variable that was not
+ * forwarded to every PE). cache == NULL returns SHMEMCACHE_INVALID_ARGUMENT on that PE alone.
  */
 shmemcache_status_t shmemcache_init(const shmemcache_config_t *config, shmemcache_t **cache);
 
@@ -105,22 +139,28 @@ int shmemcache_client_rank(const shmemcache_t *cache);
 int shmemcache_num_clients(const shmemcache_t *cache);
 
 /* Server PEs only: serve Active operations until every client PE has called shmemcache_finalize, then
- * return SHMEMCACHE_OK. On a client PE returns SHMEMCACHE_WRONG_ROLE. */
+ * return SHMEMCACHE_OK. SHMEMCACHE_TIMEOUT when the server could not go on (a message that was flagged but did
+ * not complete, or a client's block lock not released, within op_timeout_ms; one line on stderr and
+ * shmemcache_last_error() say what was seen); its clients then get TIMEOUT. A second call returns the first
+ * call's status. On a client PE returns SHMEMCACHE_WRONG_ROLE. */
 shmemcache_status_t shmemcache_serve(shmemcache_t *cache);
 
 /* Stores value under key, replacing any previous value. Returns OK, or INVALID_ARGUMENT, KEY_TOO_LONG,
  * VALUE_TOO_LARGE, NO_SPACE, WRONG_ROLE, SHUT_DOWN; on any error nothing is changed. value may be NULL only
- * when value_len == 0. */
+ * when value_len == 0. TIMEOUT when the key's server did not answer (see "Failures"): the pair may or may not
+ * have been stored. */
 shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
                                    size_t value_len);
 
 /* Copies the value of key into buffer[0 .. *value_len). On NOT_FOUND *value_len is 0 and buffer unchanged.
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
- * and buffer unchanged. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL. */
+ * and buffer unchanged. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
+ * TIMEOUT (*value_len 0) when the key's server did not answer. */
 shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                    size_t buffer_len, size_t *value_len);
 
-/* Removes key. Returns OK if it was present, NOT_FOUND if not. */
+/* Removes key. Returns OK if it was present, NOT_FOUND if not, TIMEOUT if its server did not answer (the pair
+ * may or may not have been removed). */
 shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size_t key_len);
 
 /*
@@ -140,8 +180,10 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
  * SET of the same key by the same client sees that SET or a later one. Blocking calls are issue + wait and mix
  * freely with non-blocking ones.
  *
- * Errors found at issue (bad arguments, wrong role, after finalize) are returned at once, *request is set to
- * NULL and nothing is issued. With max_outstanding requests in flight, issuing waits for the oldest first.
+ * Errors found at issue (bad arguments, wrong role, after finalize, a server already failed: TIMEOUT) are
+ * returned at once, *request is set to NULL and nothing is issued. A request whose server stops answering
+ * completes with TIMEOUT, and so does every other request in flight to that server.
+ * With max_outstanding requests in flight, issuing waits for the oldest first.
  * Every request is released by exactly one shmemcache_wait; a second wait on a released request returns
  * SHMEMCACHE_INVALID_ARGUMENT as long as its memory has not been reused by a newer request.
  */
@@ -158,7 +200,8 @@ shmemcache_status_t shmemcache_bget(shmemcache_t *cache, const void *key, size_t
 /* Never blocks (it lets the runtime progress once): SHMEMCACHE_IN_PROGRESS, or the operation's final status.
  * Does not release the request. */
 shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *request);
-/* Blocks until the request completes, returns its final status and releases it. */
+/* Blocks until the request completes (at most op_timeout_ms per reply awaited), returns its final status and
+ * releases it. */
 shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *request);
 
 /* Per-PE counters. Client-side fields move on clients, server-side fields on servers. */
@@ -205,8 +248,9 @@ typedef struct {
  * values). */
 shmemcache_status_t shmemcache_get_stats(const shmemcache_t *cache, shmemcache_stats_t *stats);
 
-/* Collective. Clients tell every server they are done; servers return from shmemcache_serve once all clients
- * have; symmetric memory is freed; OpenSHMEM is finalized only if shmemcache_init started it. The handle stays
+/* Collective. Clients complete their requests in flight and tell every server they are done (failed servers
+ * included, without waiting on them); servers return from shmemcache_serve once all clients have; symmetric
+ * memory is freed; OpenSHMEM is finalized only if shmemcache_init started it. The handle stays
  * valid for shmemcache_get_stats and returns SHUT_DOWN from every other call until shmemcache_destroy. */
 shmemcache_status_t shmemcache_finalize(shmemcache_t *cache);
 

@@ -104,10 +104,12 @@ class Cache {
   int client_rank() const noexcept { return handle_ ? shmemcache_client_rank(handle_) : -1; }
   int num_clients() const noexcept { return handle_ ? shmemcache_num_clients(handle_) : 0; }
 
-  /* Server PEs: serve until every client has finalized (OK); WRONG_ROLE on a client. */
+  /* Server PEs: serve until every client has finalized (OK); TIMEOUT when the server could not go on (see
+   * "Failures" in shmemcache.h); WRONG_ROLE on a client. */
   Status serve() noexcept { return handle_ ? shmemcache_serve(handle_) : SHMEMCACHE_INVALID_ARGUMENT; }
 
-  /* Stores value under key. OK, or the error statuses of shmemcache_set (nothing changed on error). */
+  /* Stores value under key. OK, or the error statuses of shmemcache_set (nothing changed on error; TIMEOUT when
+   * the key's server did not answer within op_timeout_ms). */
   Status set(std::string_view key, std::string_view value) noexcept {
     if (handle_ == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
     return shmemcache_set(handle_, key.data(), key.size(), value.data(), value.size());
@@ -131,8 +133,8 @@ class Cache {
     }
   }
 
-  /* The value of key, or std::nullopt when it is absent or the get failed (use get(key, &value) to tell those
-   * apart). */
+  /* The value of key, or std::nullopt when it is absent or the get failed, TIMEOUT included (use
+   * get(key, &value) to tell those apart). */
   std::optional<std::string> get(std::string_view key) {
     std::string value;
     if (get(key, &value) != SHMEMCACHE_OK) return std::nullopt;

@@ -48,7 +48,8 @@
  * _core.STATUSES and turned into shmemcache.Status there. */
 #define SCPY_STATUSES(X)                                                                              \
   X(OK) X(NOT_FOUND) X(INVALID_ARGUMENT) X(KEY_TOO_LONG) X(VALUE_TOO_LARGE) X(BUFFER_TOO_SMALL) \
-  X(NO_SPACE) X(WRONG_ROLE) X(IN_PROGRESS) X(IO_ERROR) X(CONFIG_ERROR) X(SHUT_DOWN)
+  X(NO_SPACE) X(WRONG_ROLE) X(IN_PROGRESS) X(IO_ERROR) X(CONFIG_ERROR) X(SHUT_DOWN) X(EXISTS) X(NOT_STORED)  \
+  X(NOT_NUMERIC) X(TIMEOUT)
 
 /* ---- module.c ---------------------------------------------------------------------------------------------- */
 

@@ -33,6 +33,7 @@ static const config_field config_fields[] = {
     CONFIG_FIELD(slab_page_bytes, FIELD_SIZE),
     CONFIG_FIELD(private_context, FIELD_INT),
     CONFIG_FIELD(max_outstanding, FIELD_UNSIGNED),
+    CONFIG_FIELD(op_timeout_ms, FIELD_UNSIGNED),
 };
 #undef CONFIG_FIELD
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])

@@ -22,6 +22,7 @@ struct shmemcache {
   bool started_runtime = false;
   bool finalized = false;
   bool served = false;
+  shmemcache_status_t serve_status = SHMEMCACHE_OK;  // what the (one) serve returned
   smc::Stats stats{};
   std::unique_ptr<smc::shm::Context> ctx;
   std::unique_ptr<smc::Server> server;

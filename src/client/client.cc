@@ -14,7 +14,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       stats_(stats),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank)),
+      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank), /*first_peer_pe=*/0,
+               config.op_timeout_ms),
       direct_(ctx, base + layout.arena_offset, stats),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       class_bytes_(SlabClassSizes(config.slab_growth_factor, BlockBytesFor(config.max_key_len,
@@ -75,8 +76,10 @@ Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key
   h.recency = EstimatedEpoch(loc.server);
   h.max_value = max_value;
   EncodeRequest(&request_, h, key, key_len, value, value_len);
-  conduit_.Send(static_cast<size_t>(loc.server), loc.server, request_.data(), request_.size(), true);
-  conduit_.Receive(static_cast<size_t>(loc.server), &reply_);
+  const size_t peer = static_cast<size_t>(loc.server);
+  if (conduit_.Send(peer, request_.data(), request_.size(), true) != SHMEMCACHE_OK ||
+      conduit_.Receive(peer, &reply_) != SHMEMCACHE_OK)
+    return FailServer(loc.server);
   if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
   std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
   ObserveServer(loc.server, *reply);
@@ -97,7 +100,8 @@ void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
 Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
   ++stats_->sets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  CompleteServer(loc.server);  // requests issued earlier take effect first
+  Status ready = CompleteServer(loc.server);  // requests issued earlier take effect first
+  if (ready != SHMEMCACHE_OK) return ready;
   if (config_.direct_ops) {
     DrainNotices(loc.server);
     DirectoryEntry* e = directory_.Lookup(loc);
@@ -170,8 +174,11 @@ bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t*
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
   ++stats_->gets;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  CompleteServer(loc.server);
-  Status status;
+  Status status = CompleteServer(loc.server);
+  if (status != SHMEMCACHE_OK) {
+    *value_len = 0;
+    return status;
+  }
   if (config_.direct_ops) {
     DrainNotices(loc.server);
     DirectoryEntry* e = directory_.Lookup(loc);
@@ -211,7 +218,8 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
 Status Client::Delete(const void* key, size_t key_len) {
   ++stats_->deletes;
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  CompleteServer(loc.server);
+  Status ready = CompleteServer(loc.server);
+  if (ready != SHMEMCACHE_OK) return ready;
   ReplyHeader reply;
   if (config_.direct_ops) directory_.Remove(loc);
   return Active(Op::kDelete, loc, key, key_len, nullptr, 0, 0, &reply);
@@ -223,13 +231,7 @@ void Client::PollNotices() {
 
 void Client::SayGoodbye() {
   CompleteAll();
-  RequestHeader h{};
-  h.op = static_cast<uint8_t>(Op::kBye);
-  h.request_id = next_request_id_++;
-  EncodeRequest(&request_, h, nullptr, 0, nullptr, 0);
-  for (int s = 0; s < config_.num_servers; ++s) {
-    conduit_.Send(static_cast<size_t>(s), s, request_.data(), request_.size(), true);
-  }
+  for (int s = 0; s < config_.num_servers; ++s) conduit_.Depart(static_cast<size_t>(s));
   ctx_->Quiet();
 }
 

@@ -1,6 +1,11 @@
 // The client PE's side of shmemcache: routes each operation to its server (jump hash), and runs it either as
 // a Direct operation (one-sided, through the pointer directory) or as an Active operation (a request through
 // the conduit, answered by the server). Single-threaded: one handle, one thread.
+//
+// Failure (issue 12): when a wait for a server times out (the conduit's waits are bounded by op_timeout_ms; a
+// request polled with Test counts from the oldest request in flight to that server), the server is failed for
+// good: every request in flight to it completes with TIMEOUT, and every later operation that needs it returns
+// TIMEOUT at once (before any Direct or Active step), with LastError() saying what was seen.
 #ifndef SHMEMCACHE_CLIENT_CLIENT_H_
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
@@ -33,7 +38,8 @@ class Client {
   Status Set(const void* key, size_t key_len, const void* value, size_t value_len);
   Status Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len);
   Status Delete(const void* key, size_t key_len);
-  // Tells every server this client is done (no reply). Completes every request still in flight first.
+  // Tells every server this client is done (Conduit::Depart: no reply, no wait, failed servers included).
+  // Completes every request still in flight first (each wait bounded by op_timeout_ms).
   void SayGoodbye();
 
   // Non-blocking operations (client/nonblocking.cc). Issue runs the same decision process as the blocking
@@ -43,8 +49,8 @@ class Client {
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                size_t buffer_len, size_t* out_len, shmemcache_request** request);
   Status Test(shmemcache_request* request);  // never blocks; does not release
-  Status Wait(shmemcache_request* request);  // blocks; releases
-  // Completes every request in flight (finalize; and blocking calls to a server with requests in flight).
+  Status Wait(shmemcache_request* request);  // blocks (bounded); releases
+  // Completes every request in flight (finalize): with its reply, or with TIMEOUT if its server failed.
   void CompleteAll();
   // Takes in the expiration bars every server has pushed to this client. Operations do this for their own
   // server; exposed for tests and for callers that want bars before their next operation.
@@ -65,13 +71,21 @@ class Client {
   uint64_t CurrentRange() const;
   // Non-blocking machinery.
   shmemcache_request* NewRequest();
-  // Blocks for the next reply from server and completes its request (usually the oldest in flight there; a GET
-  // read from flash may be answered after later requests).
-  void CompleteNext(int server);
+  void Release(shmemcache_request* r);  // back to the pool
+  // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
+  // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
+  Status CompleteNext(int server);
   void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
-  void PollReplies(int server);        // completes the replies that have arrived, without blocking
+  // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
+  // waited longer than op_timeout_ms.
+  void PollReplies(int server);
   void Complete(int server);           // reply_ holds a reply from server: completes the request it answers
-  void CompleteServer(int server) { while (!pending_[server].empty()) CompleteNext(server); }
+  // Completes every request in flight to server. OK when it can take a new operation; TIMEOUT when it failed
+  // (now or earlier).
+  Status CompleteServer(int server);
+  // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
+  // with LastError() saying what failed it.
+  Status FailServer(int server);
   unsigned ReplyChunks(Op op, size_t buffer_len) const;
   void Remember(const KeyLocation& loc, const WirePointer& p);
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
@@ -107,6 +121,7 @@ class Client {
   std::vector<std::deque<shmemcache_request*>> pending_;
   std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
   size_t in_flight_ = 0;
+  uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_
   shmemcache_request* free_requests_ = nullptr;
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "client/client.h"
+#include "core/clock.h"
 #include "shmem/runtime.h"
 
 namespace smc {
@@ -33,13 +34,7 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
   KeyLocation loc = Locate(key, key_len, config_.num_servers);
   int s = loc.server;
   while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
-  shmemcache_request* r = NewRequest();
-  r->op = op;
-  r->loc = loc;
-  r->buffer = buffer;
-  r->buffer_len = buffer_len;
-  r->value_len = out_len;
-  *out = r;
+  if (conduit_.failed(static_cast<size_t>(s))) return conduit_.FailedStatus(static_cast<size_t>(s));
 
   // A Direct operation is done at once, as the blocking call would do it: possible only when nothing is in
   // flight to that server (or it could overtake an earlier request on the same key).
@@ -47,18 +42,23 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
     DrainNotices(s);
     const DirectoryEntry* e = directory_.Peek(loc);
     if (e != nullptr && (op == Op::kGet || BlockBytesFor(key_len, value_len) <= e->block_bytes)) {
+      shmemcache_request* r = NewRequest();
+      r->op = op;
+      r->loc = loc;
       r->status = op == Op::kSet ? Set(key, key_len, value, value_len)
                                  : Get(key, key_len, buffer, buffer_len, out_len);
       r->done = true;
+      *out = r;
       return SHMEMCACHE_OK;
     }
   }
 
   // Active, pipelined. The reply ring must hold the replies of every request in flight to this server: a
   // server never waits on a client that is not reading.
-  r->reply_chunks = ReplyChunks(op, buffer_len);
-  while (!pending_[s].empty() && pending_chunks_[s] + r->reply_chunks > config_.chunks_per_peer)
-    CompleteNext(s);
+  const unsigned reply_chunks = ReplyChunks(op, buffer_len);
+  while (!pending_[s].empty() && pending_chunks_[s] + reply_chunks > config_.chunks_per_peer) {
+    if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
+  }
   switch (op) {
     case Op::kSet: ++stats_->sets; ++stats_->active_sets; break;
     case Op::kGet: ++stats_->gets; ++stats_->active_gets; break;
@@ -75,13 +75,25 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
   h.request_id = next_request_id_++;
   h.recency = EstimatedEpoch(s);
   h.max_value = op == Op::kGet ? buffer_len : 0;
-  r->request_id = h.request_id;
   EncodeRequest(&request_, h, key, key_len, op == Op::kSet ? value : nullptr, op == Op::kSet ? value_len : 0);
-  conduit_.Send(static_cast<size_t>(s), s, request_.data(), request_.size(), true);
+  shmemcache_request* r = NewRequest();  // before sending: a request on the wire always has its record
+  if (conduit_.Send(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+    Release(r);
+    return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
+  }
+  r->op = op;
+  r->loc = loc;
+  r->buffer = buffer;
+  r->buffer_len = buffer_len;
+  r->value_len = out_len;
+  r->reply_chunks = reply_chunks;
+  r->request_id = h.request_id;
+  r->issued_ns = NowNanos();
   pending_[s].push_back(r);
   pending_chunks_[s] += r->reply_chunks;
   ++in_flight_;
   stats_->messages_sent = conduit_.stats().messages_sent;
+  *out = r;
   return SHMEMCACHE_OK;
 }
 
@@ -135,9 +147,31 @@ void Client::Complete(int server) {
   }
 }
 
-void Client::CompleteNext(int server) {
-  conduit_.Receive(static_cast<size_t>(server), &reply_);
+Status Client::CompleteNext(int server) {
+  if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
   Complete(server);
+  return SHMEMCACHE_OK;
+}
+
+Status Client::CompleteServer(int server) {
+  if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
+  while (!pending_[server].empty()) {
+    Status s = CompleteNext(server);
+    if (s != SHMEMCACHE_OK) return s;
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status Client::FailServer(int server) {
+  for (shmemcache_request* r : pending_[server]) {
+    r->done = true;
+    r->status = SHMEMCACHE_TIMEOUT;
+    if (r->op == Op::kGet) *r->value_len = 0;
+  }
+  in_flight_ -= pending_[server].size();
+  pending_[server].clear();
+  pending_chunks_[server] = 0;
+  return conduit_.FailedStatus(static_cast<size_t>(server));
 }
 
 void Client::CompleteOldestAnywhere() {
@@ -151,7 +185,23 @@ void Client::CompleteOldestAnywhere() {
 
 void Client::PollReplies(int server) {
   shm::Progress();  // replies over transports without hardware RMA land only while this PE progresses
-  while (!pending_[server].empty() && conduit_.Poll(static_cast<size_t>(server), &reply_)) Complete(server);
+  const size_t peer = static_cast<size_t>(server);
+  Status s = SHMEMCACHE_OK;
+  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
+  if (s == SHMEMCACHE_TIMEOUT) {
+    FailServer(server);
+  } else if (!pending_[server].empty() && ++empty_polls_ % shm::PeerWait::kPollsPerClockRead == 0) {
+    // Nothing more has arrived: the oldest request in flight to this server may wait op_timeout_ms, as it would
+    // in Wait. (Test is called in tight loops: the clock is read every kPollsPerClockRead empty polls.)
+    const shmemcache_request* oldest = pending_[server].front();
+    uint64_t waited_ms = (NowNanos() - oldest->issued_ns) / 1000000;
+    if (waited_ms >= config_.op_timeout_ms) {
+      conduit_.GiveUp(peer, "no reply from PE " + std::to_string(server) + " to request " +
+                                std::to_string(oldest->request_id) + " within op_timeout_ms (" +
+                                std::to_string(config_.op_timeout_ms) + " ms; polled with shmemcache_test)");
+      FailServer(server);
+    }
+  }
 }
 
 void Client::CompleteAll() {
@@ -161,17 +211,24 @@ void Client::CompleteAll() {
 Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (!r->done) PollReplies(r->loc.server);
-  return r->done ? r->status : SHMEMCACHE_IN_PROGRESS;
+  if (!r->done) return SHMEMCACHE_IN_PROGRESS;
+  if (r->status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
+  return r->status;
 }
 
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
-  while (!r->done) CompleteNext(r->loc.server);
+  while (!r->done) CompleteNext(r->loc.server);  // each wait bounded; a failure completes r with TIMEOUT
   Status status = r->status;
+  if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
+  Release(r);
+  return status;
+}
+
+void Client::Release(shmemcache_request* r) {
   r->magic = shmemcache_request::kReleased;
   r->next_free = free_requests_;
   free_requests_ = r;
-  return status;
 }
 
 }  // namespace smc

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/config.h"
 #include "core/hash.h"
 
 namespace smc {
@@ -56,6 +57,11 @@ class PointerDirectory {
 
   // bars: the expiration bar of each server, as this client knows them (outlives the directory).
   PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars);
+
+  // The host memory a directory of sets x ways takes; false when that does not fit in size_t.
+  static bool BytesFor(size_t sets, unsigned ways, size_t* bytes) {
+    return CheckedMul(sets, ways, bytes) && CheckedMul(*bytes, sizeof(DirectoryEntry), bytes);
+  }
 
   // The usable sub-entry for this key, or nullptr (absent, or expired). Counts a hit or a miss.
   DirectoryEntry* Lookup(const KeyLocation& loc);

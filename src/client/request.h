@@ -25,6 +25,7 @@ struct shmemcache_request {
   size_t buffer_len = 0;
   size_t* value_len = nullptr;
   unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
+  uint64_t issued_ns = 0;     // NowNanos() when an Active request was sent (Test's time limit)
   shmemcache_request* next_free = nullptr;
 };
 

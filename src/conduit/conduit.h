@@ -1,19 +1,7 @@
 // The messaging conduit (paper §III-B2): every PE owns, in symmetric memory, one ring of `chunks_per_peer`
 // message chunks of `chunk_bytes` for each peer that sends to it (servers: one per client; clients: one per
-// server). A sender writes a fragment into the receiver's ring with one put; the receiver polls, reassembles,
-// and zeroes the chunk, which frees it.
-//
-// Chunk layout:
-//   offset 0   use_flag  u64  the fragment's sequence number (1, 2, ...); 0 = free
-//   offset 8   checksum  u64  XXH3 of bytes [16, 32 + frag_len) (lengths, ack, payload), seeded with the sequence
-//   offset 16  frag_len  u32  payload bytes in this chunk
-//   offset 20  msg_len   u32  total length of the message this fragment belongs to
-//   offset 24  ack       u64  piggybacked acknowledgement: the sender has consumed the receiver's messages up to
-//                             this sequence number (frees chunks in the reverse ring without a round trip)
-//   offset 32  payload
-//   32 + align8(frag_len): comp_flag u64 = sequence number
-// A get or put does not deliver bytes in address order (DESIGN.md), so a fragment is accepted only when
-// use_flag, comp_flag and the checksum all agree; it is never read half-written.
+// server). A sender writes fragments (conduit/fragment.h) into the receiver's ring with one put; the receiver
+// polls, reassembles, and zeroes each chunk, which frees it.
 //
 // Flow control: sequence s lives in chunk (s-1) % chunks. The sender may have at most `chunks` fragments
 // unconsumed. It learns consumption from acks piggybacked on messages in the other direction and, when out of
@@ -22,6 +10,14 @@
 //
 // Servers are woken by a doorbell: after its fragments, a client fences, sets its bit in the server's ready
 // bitmap and increments the doorbell word the server waits on, so the server scans only clients with work.
+// A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
+// so it works whatever state the client's ring is in.
+//
+// Failure (issue 12): every wait for a peer is bounded by op_timeout_ms (shm::PeerWait) and ends in TIMEOUT:
+// a ring that stays full, a reply that does not come, a fragment that is flagged but never completes. The peer
+// is then failed for good: its rings are neither read nor written again (so a late message is never taken for
+// the answer to a newer one), every later call about it returns TIMEOUT at once, and LastError() says what was
+// seen (PEs, ring, sequence, what the chunk held).
 //
 // Not thread-safe: one Conduit per PE, used by its single thread.
 #ifndef SHMEMCACHE_CONDUIT_CONDUIT_H_
@@ -29,15 +25,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "conduit/fragment.h"
 #include "core/layout.h"
+#include "core/status.h"
+#include "shmem/peer_wait.h"
 #include "shmem/runtime.h"
 
 namespace smc {
-
-constexpr size_t kChunkHeaderBytes = 32;
-constexpr size_t kChunkTrailerBytes = 8;
 
 // The symmetric regions the conduit uses on every PE (same layout everywhere).
 struct ConduitLayout {
@@ -46,12 +44,10 @@ struct ConduitLayout {
   size_t peers = 1;               // rings per PE: max(clients, servers)
   uint8_t* inbox = nullptr;       // peers * chunks * chunk_bytes
   uint64_t* doorbell = nullptr;   // 1 word
+  uint64_t* departures = nullptr; // 1 word: clients that have finalized (used on servers)
   uint64_t* ready_bits = nullptr; // ReadyWords(peers) words
 
   static size_t ReadyWords(size_t peers) { return (peers + 63) / 64; }
-  static size_t InboxBytes(size_t chunk_bytes, unsigned chunks, size_t peers) {
-    return chunk_bytes * chunks * peers;
-  }
   size_t payload_max() const { return chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes; }
 };
 
@@ -63,6 +59,7 @@ inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const Symmet
   cl.peers = l.peers;
   cl.inbox = base + l.inbox_offset;
   cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
+  cl.departures = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDeparturesOffset);
   cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
   return cl;
 }
@@ -72,29 +69,48 @@ struct ConduitStats {
   uint64_t messages_received = 0;
   uint64_t fragments_sent = 0;
   uint64_t probes = 0;        // remote gets of a use_flag because the ring looked full
-  uint64_t torn_waits = 0;    // fragments seen flagged but not yet complete
+  uint64_t torn_waits = 0;    // polls that found a fragment flagged but not yet complete
 };
 
 class Conduit {
  public:
-  // my_slot: this PE's ring index on the receivers it sends to (its rank in its role).
-  Conduit(shm::Context* ctx, const ConduitLayout& layout, size_t my_slot);
+  // my_slot: this PE's ring index on the receivers it sends to (its rank in its role). Peer (ring index) i is
+  // PE first_peer_pe + i. op_timeout_ms (> 0): how long any wait for a peer may last.
+  Conduit(shm::Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
+          uint64_t op_timeout_ms);
   Conduit(const Conduit&) = delete;
   Conduit& operator=(const Conduit&) = delete;
 
-  // Sends one message to peer (ring index `peer` here, PE `pe`). Blocks, keeping the runtime progressing, while
-  // the receiver's ring is full. ring_doorbell: wake a server that waits on its doorbell.
-  void Send(size_t peer, int pe, const uint8_t* message, size_t len, bool ring_doorbell);
-  // Non-blocking: consumes the fragments from `peer` that have arrived; true when *message holds a whole one.
-  bool Poll(size_t peer, std::vector<uint8_t>* message);
-  // Blocks (progressing) until a whole message from `peer` is in *message.
-  void Receive(size_t peer, std::vector<uint8_t>* message);
+  // Sends one message to peer. Waits, progressing, while the receiver's ring is full. ring_doorbell: wake a
+  // server that waits on its doorbell. OK, or TIMEOUT (the ring stayed full for op_timeout_ms, or the peer had
+  // failed already; the message may be partly sent).
+  Status Send(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell);
+  // Non-blocking: consumes the fragments from peer that have arrived. OK with a whole message in *message;
+  // IN_PROGRESS when no whole message has arrived yet; TIMEOUT when a fragment was flagged but did not complete
+  // within op_timeout_ms (or the peer had failed already).
+  Status Poll(size_t peer, std::vector<uint8_t>* message);
+  // Waits, progressing, for a whole message from peer: OK, or TIMEOUT when none came within op_timeout_ms
+  // (or the peer had failed already).
+  Status Receive(size_t peer, std::vector<uint8_t>* message);
 
-  // Server side: waits until the doorbell moves past what was seen, then returns the ring indices whose ready
-  // bit was set (and clears those bits).
+  bool failed(size_t peer) const { return peers_[peer].failed; }
+  // Fails peer for good (the conduit's own waits do it on timeout; a caller that bounds a wait itself, like
+  // shmemcache_test, calls it): records "PE <me>: <what>" as its failure, sets LastError(), returns TIMEOUT.
+  Status GiveUp(size_t peer, const std::string& what);
+  // For a failed peer: sets LastError() to what failed it and returns TIMEOUT.
+  Status FailedStatus(size_t peer) const;
+
+  // Client side: tells the server behind peer that this client has finalized (adds 1 to its departure count
+  // and rings its doorbell). Never waits; works whether or not the peer failed.
+  void Depart(size_t peer);
+
+  // Server side: waits until the doorbell moves past what was seen (no time limit: an idle server is
+  // legitimate), then returns the ring indices whose ready bit was set (and clears those bits).
   void WaitDoorbell(std::vector<size_t>* ready);
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
+  // Server side: how many clients have departed.
+  uint64_t departures() const { return __atomic_load_n(layout_.departures, __ATOMIC_ACQUIRE); }
 
   const ConduitStats& stats() const { return stats_; }
 
@@ -105,24 +121,29 @@ class Conduit {
     uint64_t next_recv = 1;   // sequence expected next from this peer
     std::vector<uint8_t> assembling;
     size_t expected_len = 0;
+    bool failed = false;
+    std::string failure;      // what failed it (LastError() text)
   };
   uint8_t* chunk(size_t ring, uint64_t seq) const {
     return layout_.inbox + (ring * layout_.chunks + (seq - 1) % layout_.chunks) * layout_.chunk_bytes;
   }
-  // Fragment `seq` from peer `ring` if it has fully arrived; returns false if not (yet).
-  bool FragmentReady(size_t ring, uint64_t seq, bool wait);
-  void WaitForSpace(size_t peer, int pe);
-  bool ProbeOnce(size_t peer, int pe);  // one remote look at the ring; true if room was found
-  size_t BuildFragment(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len,
-                       uint64_t ack) const;
+  int PeerPe(size_t peer) const { return first_peer_pe_ + static_cast<int>(peer); }
+  // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
+  // under *wait, which is started then if it is not yet.
+  Status Collect(size_t ring, std::vector<uint8_t>* message, std::optional<shm::PeerWait>* wait);
+  void Consume(Peer& p, uint8_t* c);  // takes one complete fragment and frees its chunk
+  Status WaitForSpace(size_t peer);
+  bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
+  void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
 
   shm::Context* ctx_;
   ConduitLayout layout_;
   size_t my_slot_;
+  int first_peer_pe_;
+  uint64_t op_timeout_ms_;
   std::vector<Peer> peers_;
   std::vector<uint8_t> staging_;
   uint64_t doorbell_seen_ = 0;
-  void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
   ConduitStats stats_;
 };
 

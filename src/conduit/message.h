@@ -11,10 +11,7 @@
 
 namespace smc {
 
-enum class Op : uint8_t {
-  kSet = 1, kGet = 2, kDelete = 3,
-  kBye = 4  // client -> server: this client has finalized
-};
+enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3 };
 
 struct RequestHeader {
   uint8_t op;

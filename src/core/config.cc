@@ -1,7 +1,9 @@
 #include "core/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -105,6 +107,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->slab_page_bytes = 1ull << 20;
   c->private_context = -1;
   c->max_outstanding = 64;
+  c->op_timeout_ms = 60000;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -125,6 +128,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Size("SHMEMCACHE_SLAB_PAGE_BYTES", &c->slab_page_bytes);
   env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
   env.Unsigned("SHMEMCACHE_MAX_OUTSTANDING", &c->max_outstanding);
+  env.Unsigned("SHMEMCACHE_OP_TIMEOUT_MS", &c->op_timeout_ms);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -150,17 +154,41 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.private_context < -1 || c.private_context > 1) return bad("private_context must be -1, 0 or 1");
   if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
   if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
+  if (c.op_timeout_ms == 0) return bad("op_timeout_ms must be at least 1 (SHMEMCACHE_OP_TIMEOUT_MS)");
   return SHMEMCACHE_OK;
 }
 
+const char* const kConfigFieldNames[kConfigFields] = {
+    "num_servers",     "server_memory_bytes", "hash_sets",          "hash_ways",       "directory_entries",
+    "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",   "chunk_bytes",
+    "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",     "slab_growth_factor",
+    "slab_page_bytes", "private_context",     "max_outstanding",    "op_timeout_ms"};
+
+std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
+  auto text = [](auto v) { return std::to_string(v); };
+  char growth[32];
+  std::snprintf(growth, sizeof(growth), "%.17g", c.slab_growth_factor);
+  return {text(c.num_servers),       text(c.server_memory_bytes), text(c.hash_sets),
+          text(c.hash_ways),         text(c.directory_entries),   text(c.directory_ways),
+          text(c.recency_range_ms),  text(c.max_key_len),         text(c.max_value_len),
+          text(c.chunk_bytes),       text(c.chunks_per_peer),     text(c.direct_ops),
+          c.spill_dir == nullptr ? std::string() : "'" + std::string(c.spill_dir) + "'",
+          text(c.spill_bytes),       growth,                      text(c.slab_page_bytes),
+          text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms)};
+}
+
+std::string ConfigEnvName(size_t field) {
+  std::string name = "SHMEMCACHE_";
+  for (const char* p = kConfigFieldNames[field]; *p != '\0'; ++p)
+    name += static_cast<char>(std::toupper(static_cast<unsigned char>(*p)));
+  return name;
+}
+
 uint64_t ConfigFingerprint(const shmemcache_config_t& c) {
-  uint64_t f[] = {static_cast<uint64_t>(c.num_servers), c.server_memory_bytes, c.hash_sets, c.hash_ways,
-                  c.directory_entries, c.directory_ways, c.recency_range_ms, c.max_key_len, c.max_value_len,
-                  c.chunk_bytes, c.chunks_per_peer, static_cast<uint64_t>(c.direct_ops), c.spill_bytes,
-                  static_cast<uint64_t>(c.slab_growth_factor * 1e6), c.slab_page_bytes,
-                  static_cast<uint64_t>(c.private_context), c.max_outstanding,
-                  c.spill_dir ? XXH3_64bits(c.spill_dir, std::strlen(c.spill_dir)) : 0};
-  return XXH3_64bits(f, sizeof(f));
+  uint64_t fingerprint = 0;
+  for (const std::string& value : ConfigFieldValues(c))
+    fingerprint = XXH3_64bits_withSeed(value.data(), value.size(), fingerprint);
+  return fingerprint;
 }
 
 }  // namespace smc

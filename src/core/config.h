@@ -3,6 +3,7 @@
 #ifndef SHMEMCACHE_CORE_CONFIG_H_
 #define SHMEMCACHE_CORE_CONFIG_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -21,8 +22,29 @@ Status ConfigDefaults(shmemcache_config_t* config);
 // Checks a configuration that does not depend on the job (sizes, ways, ...). n_pes < 0 skips the PE checks.
 Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 
-// A 64-bit fingerprint of every field, so PEs can check they agree.
+// The fields of shmemcache_config_t in declaration order, as PEs compare them: kConfigFieldNames[i] is field i's
+// name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
+// as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
+// is empty).
+constexpr size_t kConfigFields = 19;
+extern const char* const kConfigFieldNames[kConfigFields];
+std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
+std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways
+
+// A 64-bit fingerprint of every field (of ConfigFieldValues), so PEs can check they agree.
 uint64_t ConfigFingerprint(const shmemcache_config_t& config);
+
+// Overflow-checked size arithmetic for the quantities derived from a configuration: false when the exact
+// result does not fit in size_t (*out is then unspecified).
+inline bool CheckedMul(size_t a, size_t b, size_t* out) { return !__builtin_mul_overflow(a, b, out); }
+inline bool CheckedAdd(size_t a, size_t b, size_t* out) { return !__builtin_add_overflow(a, b, out); }
+// n rounded up to a multiple of align (> 0).
+inline bool CheckedAlignUp(size_t n, size_t align, size_t* out) {
+  size_t padded;
+  if (!CheckedAdd(n, align - 1, &padded)) return false;
+  *out = padded / align * align;
+  return true;
+}
 
 }  // namespace smc
 

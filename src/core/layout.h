@@ -1,7 +1,8 @@
 // Where everything lives in the one symmetric allocation each PE makes at init. Every PE computes the same
 // layout from the same configuration, so a symmetric address means the same thing on every PE.
 //
-//   [control: doorbell, epoch, expiration bar]  4 KiB
+//   [control: doorbell, epoch, expiration bar,  4 KiB
+//    departures]
 //   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
 //                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
@@ -12,10 +13,10 @@
 #ifndef SHMEMCACHE_CORE_LAYOUT_H_
 #define SHMEMCACHE_CORE_LAYOUT_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
+#include "core/status.h"
 #include "shmemcache/shmemcache.h"
 
 namespace smc {
@@ -25,6 +26,7 @@ struct SymmetricLayout {
   static constexpr size_t kDoorbellOffset = 0;       // u64, clients add 1 after posting
   static constexpr size_t kEpochOffset = 64;         // u64, server's current recency epoch
   static constexpr size_t kExpirationBarOffset = 128;// u64
+  static constexpr size_t kDeparturesOffset = 192;   // u64, clients add 1 when they finalize (servers count)
 
   size_t peers = 0;
   size_t mailbox_offset = 0;
@@ -36,22 +38,10 @@ struct SymmetricLayout {
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-  static SymmetricLayout Compute(const shmemcache_config_t& c, int n_pes) {
-    SymmetricLayout l;
-    size_t clients = static_cast<size_t>(n_pes - c.num_servers);
-    l.peers = std::max<size_t>(clients, static_cast<size_t>(c.num_servers));
-    l.mailbox_offset = kControlBytes;
-    l.ready_offset = Align(l.mailbox_offset + static_cast<size_t>(c.num_servers) * 8, 4096);
-    l.ready_words = (clients + 63) / 64;
-    l.table_offset = Align(l.ready_offset + l.ready_words * 8, 4096);
-    l.table_bytes = c.hash_sets * c.hash_ways * 16;
-    l.inbox_offset = Align(l.table_offset + l.table_bytes, 4096);
-    l.inbox_bytes = l.peers * c.chunks_per_peer * c.chunk_bytes;
-    l.arena_offset = Align(l.inbox_offset + l.inbox_bytes, 4096);
-    l.arena_bytes = Align(c.server_memory_bytes, 8);
-    l.total_bytes = l.arena_offset + l.arena_bytes;
-    return l;
-  }
+  // Computes the layout of a configuration that passed ValidateConfig(c, n_pes). CONFIG_ERROR, with LastError()
+  // naming the variables to lower, when a region's size or offset does not fit in size_t (the sizes users
+  // choose are checked at every step; the control regions are bounded by the PE count and cannot overflow).
+  static Status Compute(const shmemcache_config_t& c, int n_pes, SymmetricLayout* out);
 };
 
 }  // namespace smc

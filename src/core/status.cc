@@ -26,6 +26,14 @@ SHMEMCACHE_EXPORT const char* shmemcache_strerror(shmemcache_status_t status) {
     case SHMEMCACHE_IO_ERROR: return "I/O error";
     case SHMEMCACHE_CONFIG_ERROR: return "configuration error";
     case SHMEMCACHE_SHUT_DOWN: return "cache was finalized";
+    case SHMEMCACHE_EXISTS:
+      return "add: the key is present; store with a CAS token: the pair changed since the token";
+    case SHMEMCACHE_NOT_STORED: return "replace / append / prepend: the key is absent";
+    case SHMEMCACHE_NOT_NUMERIC:
+      return "incr: the stored value is not an unsigned decimal number of at most 20 digits";
+    case SHMEMCACHE_TIMEOUT:
+      return "a peer did not answer within op_timeout_ms; shmemcache_last_error() names the PE, ring and what was "
+             "seen";
   }
   return "unknown status";
 }

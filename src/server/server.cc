@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include <algorithm>
@@ -36,10 +37,11 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       num_clients_(num_clients),
       stats_(stats),
       ctx_(ctx),
-      atomics_(ctx),
+      atomics_(ctx, config.op_timeout_ms),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
              OptionsFor(config, layout), &atomics_),
-      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index)),
+      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index),
+               /*first_peer_pe=*/config.num_servers, config.op_timeout_ms),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
@@ -155,6 +157,20 @@ void Server::FinishSpillReads() {
 }
 
 Status Server::Serve() {
+  Status s;
+  try {
+    s = ServeUntilDone();
+  } catch (const shm::PeerTimeout& e) {  // a client's block lock was never released (SelfWordAtomics)
+    s = Fail(SHMEMCACHE_TIMEOUT, "PE " + std::to_string(shm::MyPe()) + ": " + e.what());
+  }
+  if (s != SHMEMCACHE_OK) {
+    std::fprintf(stderr, "shmemcache: server stops serving: %s; shmemcache_serve returns SHMEMCACHE_TIMEOUT\n",
+                 LastError());
+  }
+  return s;
+}
+
+Status Server::ServeUntilDone() {
   while (!done() || !parked_.empty()) {
     if (!parked_.empty()) {
       // Flash reads in flight: poll the doorbell and the I/O completions; yield so the I/O thread (and, on an
@@ -169,9 +185,13 @@ Status Server::Serve() {
     }
     for (size_t client : ready_) {
       if (client >= static_cast<size_t>(num_clients_)) continue;
-      while (conduit_.Poll(client, &message_)) Handle(client, message_);
+      Status s;
+      while ((s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK)
+        Handle(client, message_);
+      if (s == SHMEMCACHE_TIMEOUT) return s;
     }
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
+    if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
   }
   return SHMEMCACHE_OK;
 }
@@ -201,10 +221,15 @@ void Server::UpdateStoreStats() {
 }
 
 void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
+  if (failure_ != SHMEMCACHE_OK) return;
   reply_.resize(sizeof(header) + value_len);
   std::memcpy(reply_.data(), &header, sizeof(header));
   if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
-  conduit_.Send(client, ClientPe(client), reply_.data(), reply_.size(), false);
+  Status s = conduit_.Send(client, reply_.data(), reply_.size(), false);
+  if (s != SHMEMCACHE_OK) {
+    failure_ = s;
+    failure_text_ = LastError();
+  }
 }
 
 void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
@@ -222,10 +247,6 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const RequestHeader& h = req.header;
   reply.op = h.op;
   reply.request_id = h.request_id;
-  if (static_cast<Op>(h.op) == Op::kBye) {
-    ++clients_done_;
-    return;  // no reply: the client is leaving
-  }
   KeyLocation loc = Locate(req.key, h.key_len, num_servers_);
   if (h.key_len == 0 || loc.server != server_index_) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;  // misrouted or malformed: a client bug, never a crash

@@ -4,6 +4,11 @@
 // transport, and an idle server yields its core on oversubscribed nodes), then drains the rings of the clients
 // whose ready bit is set. While SSD reads are in flight it polls the doorbell and the I/O completions instead.
 //
+// Failure (issue 12): a server whose conduit times out (a fragment flagged but never completed, a reply ring
+// that never frees) or that waits longer than op_timeout_ms for a client to release a block lock cannot trust
+// its state any more: it prints one line on stderr and Serve returns SHMEMCACHE_TIMEOUT. Its clients then time
+// out on it and treat it as failed. An idle server waiting for work is not a failure.
+//
 // A GET that misses RAM and must read flash is parked: the server goes on with other requests (of that client
 // too) and answers the GET when its read finishes, so replies to one client may come out of request order
 // (clients match them by request_id). Per-key order still holds: a SET or DELETE that arrives while the read is
@@ -39,17 +44,21 @@ class Server {
   // written there, and an Active GET that misses RAM reads them back. CONFIG_ERROR/IO_ERROR with *error
   // when the directory is unusable.
   Status AttachSpill(std::string* error);
-  // Serves until every client has said goodbye. Returns OK.
+  // Serves until every client has departed (finalized): OK. TIMEOUT when the server cannot go on (see the top
+  // of this file; LastError() says what was seen).
   Status Serve();
-  bool done() const { return clients_done_ == num_clients_; }
+  bool done() const { return conduit_.departures() >= static_cast<uint64_t>(num_clients_); }
   const KvStore& store() const { return store_; }
 
  private:
+  // The serve loop; returns on done() (OK) or at the first failure. May throw shm::PeerTimeout (a block lock).
+  Status ServeUntilDone();
   void Handle(size_t client, const std::vector<uint8_t>& message);
   // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value);
+  // Sends a reply; a failure to send is kept in failure_ (and ends the serve loop).
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
   void FinishSpillReads();
@@ -86,7 +95,6 @@ class Server {
   int server_index_;
   int num_servers_;
   int num_clients_;
-  int clients_done_ = 0;
   Stats* stats_;
   shm::Context* ctx_;
   shm::SelfWordAtomics atomics_;
@@ -116,6 +124,8 @@ class Server {
   uint64_t next_cookie_ = 1;
   std::vector<SpillRead> finished_reads_;
   std::vector<size_t> ready_;
+  Status failure_ = SHMEMCACHE_OK;  // the first failure to reply (TIMEOUT), and what was seen
+  std::string failure_text_;
 };
 
 }  // namespace smc

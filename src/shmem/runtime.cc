@@ -2,7 +2,10 @@
 
 #include <shmem.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "core/config.h"
@@ -20,12 +23,22 @@ namespace shm {
 static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "64-bit atomics");
 using ull = unsigned long long;
 
+namespace {
+bool library_owns_runtime = false;  // this process's library started the runtime and has not stopped it
+}  // namespace
+
 void StartRuntime(bool* started) {
-  bool already = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
-  *started = !already;
-  if (!already) shmem_init();
+  bool running = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
+  if (!running) {
+    shmem_init();
+    library_owns_runtime = true;
+  }
+  *started = library_owns_runtime;
 }
-void StopRuntime() { shmem_finalize(); }
+void StopRuntime() {
+  shmem_finalize();
+  library_owns_runtime = false;
+}
 int MyPe() { return shmem_my_pe(); }
 int NumPes() { return shmem_n_pes(); }
 
@@ -45,42 +58,23 @@ size_t SymmetricHeapBytes() {
 
 void BarrierAll() { shmem_barrier_all(); }
 
-namespace {
-// Symmetric scratch for reductions; allocated on first use (collectively, since callers are collective).
-struct ReduceScratch {
-  long* psync = nullptr;
-  long* pwrk = nullptr;
-  long* src = nullptr;
-  long* dst = nullptr;
-};
-ReduceScratch& Scratch() {
-  static ReduceScratch s;
-  if (s.psync == nullptr) {
-    s.psync = static_cast<long*>(shmem_malloc(sizeof(long) * SHMEM_REDUCE_SYNC_SIZE));
-    s.pwrk = static_cast<long*>(shmem_malloc(sizeof(long) * SHMEM_REDUCE_MIN_WRKDATA_SIZE));
-    s.src = static_cast<long*>(shmem_malloc(sizeof(long) * 2));
-    s.dst = static_cast<long*>(shmem_malloc(sizeof(long) * 2));
-    for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) s.psync[i] = SHMEM_SYNC_VALUE;
-    shmem_barrier_all();
-  }
-  return s;
-}
-long ReduceMax(long value) {
-  ReduceScratch& s = Scratch();
-  s.src[0] = value;
-  shmem_barrier_all();  // pSync reuse across consecutive reductions
-  shmem_long_max_to_all(s.dst, s.src, 1, 0, 0, shmem_n_pes(), s.pwrk, s.psync);
-  shmem_barrier_all();
-  return s.dst[0];
-}
-}  // namespace
-
-bool AllAgree(uint64_t value) {
-  // Compare the max and min of the value (as two signed halves to stay within long).
-  // Every PE must run the same reductions, whatever it finds: no short-circuit.
-  long hi = static_cast<long>(value >> 32), lo = static_cast<long>(value & 0xffffffffu);
-  long max_hi = ReduceMax(hi), min_hi = -ReduceMax(-hi), max_lo = ReduceMax(lo), min_lo = -ReduceMax(-lo);
-  return max_hi == min_hi && max_lo == min_lo;
+bool MaxAll(std::vector<int64_t>* values) {
+  static_assert(sizeof(long) == sizeof(int64_t), "LP64");
+  // Scratch sized for this call, allocated collectively (every PE passes the same length): the values, the
+  // result, the work array the reduction needs for that many elements, and the synchronisation array.
+  const size_t n = values->size();
+  const size_t work = std::max<size_t>(n / 2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+  long* scratch = static_cast<long*>(shmem_malloc(sizeof(long) * (2 * n + work + SHMEM_REDUCE_SYNC_SIZE)));
+  if (scratch == nullptr) return false;  // the same on every PE: symmetric allocations are made in the same order
+  long *src = scratch, *dst = scratch + n, *pwrk = dst + n, *psync = pwrk + work;
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  std::memcpy(src, values->data(), sizeof(long) * n);
+  shmem_barrier_all();  // every pSync is initialised before anyone reduces
+  shmem_long_max_to_all(dst, src, static_cast<int>(n), 0, 0, shmem_n_pes(), pwrk, psync);
+  std::memcpy(values->data(), dst, sizeof(long) * n);
+  shmem_barrier_all();  // everyone has read its result before the scratch goes
+  shmem_free(scratch);
+  return true;
 }
 
 namespace {
@@ -90,14 +84,16 @@ namespace {
 bool PrivateContextIsSafe() {
   // shmem_ptr maps a peer's symmetric memory only when the runtime reaches it through shared memory; a PE it
   // cannot map is reached over a network transport.
-  void* symmetric_word = Scratch().src;
-  bool some_peer_off_node = false;
+  void* symmetric_word = shmem_malloc(sizeof(long));  // collective, like this function
+  bool some_peer_off_node = symmetric_word == nullptr;
   for (int pe = 0; pe < shmem_n_pes() && !some_peer_off_node; ++pe) {
     some_peer_off_node = shmem_ptr(symmetric_word, pe) == nullptr;
   }
+  shmem_free(symmetric_word);
   ContextTransport transport = ProbeContextTransport(some_peer_off_node);
   bool safe = transport == ContextTransport::kNotUcx || transport == ContextTransport::kNoTcp;
-  return ReduceMax(safe ? 0 : 1) == 0;
+  std::vector<int64_t> unsafe_somewhere{safe ? 0 : 1};
+  return MaxAll(&unsafe_somewhere) && unsafe_somewhere[0] == 0;  // no room to reduce: share the default context
 }
 }  // namespace
 
@@ -159,11 +155,21 @@ void Progress() {
   }
 }
 
-void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
+void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
   shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_NE, value);
 }
-void WaitUntilEqual(volatile uint64_t* word, uint64_t value) {
-  shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_EQ, value);
+
+void SelfWordAtomics::WaitWhileEqual(uint64_t* word, uint64_t value) {
+  PeerWait wait(lock_wait_limit_ms_);
+  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) {
+    if (!wait.Next()) {
+      char text[200];
+      std::snprintf(text, sizeof(text),
+                    "a client did not release a block lock within op_timeout_ms (%llu ms): target word %#llx",
+                    static_cast<ull>(lock_wait_limit_ms_), static_cast<ull>(value));
+      throw PeerTimeout(text);
+    }
+  }
 }
 
 }  // namespace shm

@@ -3,21 +3,26 @@
 //
 // Progress (DESIGN.md, invariant 5): over transports without hardware RMA (UCX tcp) a PE serves peers' one-
 // sided operations only while it is inside a SHMEM call that progresses. shmem_*_test does not; wait_until and
-// barriers do. Every blocking wait in the library therefore goes through WaitUntil* below.
+// barriers do. Every blocking wait in the library therefore either is IdleWaitUntilNotEqual below (the one wait
+// with no time limit: an idle server waiting for work) or goes through PeerWait (shmem/peer_wait.h), which
+// progresses between polls and gives up after op_timeout_ms.
 #ifndef SHMEMCACHE_SHMEM_RUNTIME_H_
 #define SHMEMCACHE_SHMEM_RUNTIME_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/status.h"
+#include "shmem/peer_wait.h"
 #include "store/word_atomics.h"
 
 namespace smc {
 namespace shm {
 
-// Initialises OpenSHMEM unless the application already did. *started is true when this call started it
-// (and so Finalize must end it).
+// Initialises OpenSHMEM unless it is running. *started is true when the library owns the runtime (this call
+// started it, or an earlier call did and nobody stopped it: an init that failed leaves it running, because
+// OpenMPI cannot initialise again after shmem_finalize), and so the library's finalize must end it.
 void StartRuntime(bool* started);
 void StopRuntime();
 int MyPe();
@@ -30,8 +35,10 @@ void SymmetricFree(void* p);
 size_t SymmetricHeapBytes();
 
 void BarrierAll();
-// Collective: true on every PE iff every PE passed the same value.
-bool AllAgree(uint64_t value);
+// Collective: every PE passes a vector of the same length; on return values[i] is the largest values[i] any PE
+// passed. One reduction, whatever the length. False (on every PE) when the symmetric heap has no room for the
+// reduction's scratch.
+bool MaxAll(std::vector<int64_t>* values);
 
 
 // This library's own communication context: its quiet never waits on the application's traffic.
@@ -69,18 +76,21 @@ class Context {
 };
 
 // Runs the runtime's progress engine once (delivers incoming data on transports that copy on the receiver's
-// progress, e.g. UCX tcp) and returns. Used where a wait's condition is a computation, not one word.
+// progress, e.g. UCX tcp) and returns. Used between the polls of a wait (PeerWait).
 void Progress();
 
-// Blocking waits on a local symmetric word, progressing the runtime meanwhile.
-void WaitUntilNotEqual(volatile uint64_t* word, uint64_t value);
-void WaitUntilEqual(volatile uint64_t* word, uint64_t value);
+// Waits until *word != value, progressing the runtime meanwhile (shmem wait_until: it yields the core when the
+// runtime sees an oversubscribed node). No time limit: only for an idle server waiting on its doorbell, which
+// is legitimate however long; every other wait goes through PeerWait.
+void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value);
 
 // WordAtomics on this PE's own symmetric memory through SHMEM atomics, so the server's updates of block
 // control words are atomic with respect to clients' remote CAS on any transport.
 class SelfWordAtomics final : public WordAtomics {
  public:
-  explicit SelfWordAtomics(Context* ctx) : ctx_(ctx), me_(MyPe()) {}
+  // lock_wait_limit_ms: how long WaitWhileEqual waits for a client to release a block lock (op_timeout_ms).
+  SelfWordAtomics(Context* ctx, uint64_t lock_wait_limit_ms)
+      : ctx_(ctx), me_(MyPe()), lock_wait_limit_ms_(lock_wait_limit_ms) {}
   uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
     return ctx_->CompareSwap(word, expected, desired, me_);
   }
@@ -92,11 +102,15 @@ class SelfWordAtomics final : public WordAtomics {
   // (shared memory), by DMA (coherent on the CPUs we target) or by this PE's progress engine: a CPU fence
   // orders them; a SHMEM fence (which may flush endpoints) is not needed.
   void Fence() override { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-  void WaitWhileEqual(uint64_t* word, uint64_t value) override { WaitUntilNotEqual(word, value); }
+  // The store's interface has no error path for a lock that is never released (a client that stopped in
+  // the middle of a Direct SET): after lock_wait_limit_ms this throws PeerTimeout, which the server catches
+  // around each operation and turns into leaving serve with SHMEMCACHE_TIMEOUT.
+  void WaitWhileEqual(uint64_t* word, uint64_t value) override;
 
  private:
   Context* ctx_;
   int me_;
+  uint64_t lock_wait_limit_ms_;
 };
 
 }  // namespace shm

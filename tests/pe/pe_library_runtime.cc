@@ -1,14 +1,23 @@
-// The library starts and ends the OpenSHMEM runtime itself when the application did not: init with a NULL
-// config (defaults + environment), a few operations, finalize (which calls shmem_finalize). Each PE exits
-// non-zero on failure; oshrun turns that into a failed job.
+// The library starts and ends the OpenSHMEM runtime itself when the application did not: a failed init first
+// (it starts the runtime and leaves it running: OpenMPI cannot initialise twice), then init with a NULL config
+// (defaults + environment), a few operations, finalize (which calls shmem_finalize). Each PE exits non-zero on
+// failure; oshrun turns that into a failed job.
 #include <cstdio>
 #include <cstring>
 
 #include "shmemcache/shmemcache.h"
 
 int main() {
+  shmemcache_config_t bad;
+  shmemcache_config_defaults(&bad);
+  bad.hash_ways = 0;
   shmemcache_t* c = nullptr;
-  shmemcache_status_t s = shmemcache_init(nullptr, &c);
+  shmemcache_status_t s = shmemcache_init(&bad, &c);  // collective: every PE fails together
+  if (s != SHMEMCACHE_CONFIG_ERROR || c != nullptr) {
+    std::fprintf(stderr, "bad init: %s (%s)\n", shmemcache_strerror(s), shmemcache_last_error());
+    return 1;
+  }
+  s = shmemcache_init(nullptr, &c);
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "init: %s (%s)\n", shmemcache_strerror(s), shmemcache_last_error());
     return 1;

@@ -26,7 +26,8 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_RECENCY_RANGE_MS", "SHMEMCACHE_MAX_KEY_LEN",         "SHMEMCACHE_MAX_VALUE_LEN",
     "SHMEMCACHE_CHUNK_BYTES",      "SHMEMCACHE_CHUNKS_PER_PEER",     "SHMEMCACHE_DIRECT_OPS",
     "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SLAB_GROWTH_FACTOR",
-    "SHMEMCACHE_SLAB_PAGE_BYTES",  "SHMEMCACHE_PRIVATE_CONTEXT",
+    "SHMEMCACHE_SLAB_PAGE_BYTES",  "SHMEMCACHE_PRIVATE_CONTEXT",     "SHMEMCACHE_MAX_OUTSTANDING",
+    "SHMEMCACHE_OP_TIMEOUT_MS",
 };
 
 // Clears every SHMEMCACHE_* variable for the test and restores the caller's environment afterwards, so a test
@@ -72,6 +73,8 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
   EXPECT_EQ(c.slab_page_bytes, 1u << 20);
   EXPECT_EQ(c.private_context, -1);
+  EXPECT_EQ(c.max_outstanding, 64u);
+  EXPECT_EQ(c.op_timeout_ms, 60000u);
 }
 
 TEST_F(ConfigEnvTest, DefaultsWithEmptyEnvironment) {
@@ -129,6 +132,8 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_SLAB_GROWTH_FACTOR", "1.5", 1);
   setenv("SHMEMCACHE_SLAB_PAGE_BYTES", "2M", 1);
   setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
+  setenv("SHMEMCACHE_MAX_OUTSTANDING", "32", 1);
+  setenv("SHMEMCACHE_OP_TIMEOUT_MS", "2500", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -149,6 +154,8 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.5);
   EXPECT_EQ(c.slab_page_bytes, 2u << 20);
   EXPECT_EQ(c.private_context, 0);
+  EXPECT_EQ(c.max_outstanding, 32u);
+  EXPECT_EQ(c.op_timeout_ms, 2500u);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -200,7 +207,8 @@ TEST_F(ConfigEnvTest, BadValuesOfOtherKinds) {
       {"SHMEMCACHE_NUM_SERVERS", "99999999999"}, {"SHMEMCACHE_NUM_SERVERS", ""},
       {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "1.2x"}, {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "inf"},
       {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "nan"}, {"SHMEMCACHE_CHUNK_BYTES", "4Q"},
-      {"SHMEMCACHE_PRIVATE_CONTEXT", "auto"},
+      {"SHMEMCACHE_PRIVATE_CONTEXT", "auto"},    {"SHMEMCACHE_OP_TIMEOUT_MS", "5s"},
+      {"SHMEMCACHE_OP_TIMEOUT_MS", "8G"},        // does not fit an unsigned
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(std::string(tc.name) + "='" + tc.value + "'");
@@ -349,6 +357,7 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"private_context -2", [](shmemcache_config_t* c) { c->private_context = -2; }, 2},
       {"recency_range_ms 0", [](shmemcache_config_t* c) { c->recency_range_ms = 0; }, 2},
       {"server_memory_bytes tiny", [](shmemcache_config_t* c) { c->server_memory_bytes = 4096; }, 2},
+      {"op_timeout_ms 0", [](shmemcache_config_t* c) { c->op_timeout_ms = 0; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -368,20 +377,10 @@ TEST(ValidateConfig, ExplainsServerCount) {
 
 // ---- ConfigFingerprint -----------------------------------------------------------------------------------
 
-TEST(ConfigFingerprint, EqualForEqualConfigs) {
-  shmemcache_config_t a = Defaults(), b = Defaults();
-  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
-  // spill_dir is compared by content, not by pointer.
-  std::string d1 = "/tmp/spill", d2 = "/tmp/spill";
-  a.spill_dir = d1.c_str();
-  b.spill_dir = d2.c_str();
-  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
-}
-
-TEST(ConfigFingerprint, DiffersWhenAnyFieldDiffers) {
-  static const char kDirA[] = "/tmp/a";
-  static const char kDirB[] = "/tmp/b";
-  std::vector<std::pair<const char*, std::function<void(shmemcache_config_t*)>>> mutations = {
+// One mutation per field of shmemcache_config_t, in declaration order; each changes that field only.
+std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> OneMutationPerField() {
+  static const char kDir[] = "/tmp/a";
+  return {
       {"num_servers", [](shmemcache_config_t* c) { c->num_servers = 2; }},
       {"server_memory_bytes", [](shmemcache_config_t* c) { c->server_memory_bytes += 8; }},
       {"hash_sets", [](shmemcache_config_t* c) { c->hash_sets = 4097; }},
@@ -394,15 +393,33 @@ TEST(ConfigFingerprint, DiffersWhenAnyFieldDiffers) {
       {"chunk_bytes", [](shmemcache_config_t* c) { c->chunk_bytes = 8192; }},
       {"chunks_per_peer", [](shmemcache_config_t* c) { c->chunks_per_peer = 9; }},
       {"direct_ops", [](shmemcache_config_t* c) { c->direct_ops = 0; }},
-      {"spill_dir set", [](shmemcache_config_t* c) { c->spill_dir = kDirA; }},
-      {"spill_dir other", [](shmemcache_config_t* c) { c->spill_dir = kDirB; }},
-      {"spill_dir empty", [](shmemcache_config_t* c) { c->spill_dir = ""; }},
+      {"spill_dir", [](shmemcache_config_t* c) { c->spill_dir = kDir; }},
       {"spill_bytes", [](shmemcache_config_t* c) { c->spill_bytes += 1; }},
-      {"slab_growth_factor", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.26; }},
+      {"slab_growth_factor", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.25 + 1e-15; }},
       {"slab_page_bytes", [](shmemcache_config_t* c) { c->slab_page_bytes = 2u << 20; }},
-      {"private_context 0", [](shmemcache_config_t* c) { c->private_context = 0; }},
-      {"private_context 1", [](shmemcache_config_t* c) { c->private_context = 1; }},
+      {"private_context", [](shmemcache_config_t* c) { c->private_context = 1; }},
+      {"max_outstanding", [](shmemcache_config_t* c) { c->max_outstanding = 65; }},
+      {"op_timeout_ms", [](shmemcache_config_t* c) { c->op_timeout_ms = 1; }},
   };
+}
+
+
+TEST(ConfigFingerprint, EqualForEqualConfigs) {
+  shmemcache_config_t a = Defaults(), b = Defaults();
+  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
+  // spill_dir is compared by content, not by pointer.
+  std::string d1 = "/tmp/spill", d2 = "/tmp/spill";
+  a.spill_dir = d1.c_str();
+  b.spill_dir = d2.c_str();
+  EXPECT_EQ(ConfigFingerprint(a), ConfigFingerprint(b));
+}
+
+TEST(ConfigFingerprint, DiffersWhenAnyFieldDiffers) {
+  static const char kDirB[] = "/tmp/b";
+  auto mutations = OneMutationPerField();
+  mutations.push_back({"spill_dir other", [](shmemcache_config_t* c) { c->spill_dir = kDirB; }});
+  mutations.push_back({"spill_dir empty", [](shmemcache_config_t* c) { c->spill_dir = ""; }});
+  mutations.push_back({"private_context 0", [](shmemcache_config_t* c) { c->private_context = 0; }});
   std::vector<uint64_t> prints = {ConfigFingerprint(Defaults())};
   for (auto& m : mutations) {
     shmemcache_config_t c = Defaults();
@@ -412,6 +429,47 @@ TEST(ConfigFingerprint, DiffersWhenAnyFieldDiffers) {
     for (size_t i = 1; i < prints.size(); ++i) EXPECT_NE(f, prints[i]) << m.first << " vs " << mutations[i - 1].first;
     prints.push_back(f);
   }
+}
+
+// ---- Per-field comparison (what init names when PEs disagree) ------------------------------------------------
+
+TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
+  auto mutations = OneMutationPerField();
+  ASSERT_EQ(mutations.size(), kConfigFields);
+  // shmemcache_config_t's fields, by size: a new field must be added to the comparison (and here).
+  EXPECT_EQ(sizeof(shmemcache_config_t), 16 * 8u) << "a field was added or removed: update ConfigFieldValues";
+  for (size_t i = 0; i < kConfigFields; ++i) EXPECT_EQ(mutations[i].first, kConfigFieldNames[i]);
+  EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
+  EXPECT_EQ(ConfigEnvName(18), "SHMEMCACHE_OP_TIMEOUT_MS");
+  EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
+}
+
+TEST(ConfigFieldValues, AMutationChangesExactlyItsField) {
+  const auto base = ConfigFieldValues(Defaults());
+  auto mutations = OneMutationPerField();
+  for (size_t i = 0; i < mutations.size(); ++i) {
+    shmemcache_config_t c = Defaults();
+    mutations[i].second(&c);
+    const auto changed = ConfigFieldValues(c);
+    for (size_t f = 0; f < kConfigFields; ++f) {
+      if (f == i) EXPECT_NE(changed[f], base[f]) << mutations[i].first;
+      else EXPECT_EQ(changed[f], base[f]) << mutations[i].first << " changed " << kConfigFieldNames[f];
+    }
+  }
+}
+
+TEST(ConfigFieldValues, ReadableValues) {
+  shmemcache_config_t c = Defaults();
+  auto v = ConfigFieldValues(c);
+  EXPECT_EQ(v[3], "8");
+  EXPECT_EQ(v[12], "");  // no spill_dir
+  EXPECT_EQ(v[14], "1.25");
+  EXPECT_EQ(v[16], "-1");
+  std::string empty;
+  c.spill_dir = empty.c_str();
+  EXPECT_EQ(ConfigFieldValues(c)[12], "''");  // set but empty differs from unset
+  c.spill_dir = "/scratch";
+  EXPECT_EQ(ConfigFieldValues(c)[12], "'/scratch'");
 }
 
 }  // namespace

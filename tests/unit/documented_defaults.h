@@ -28,6 +28,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.slab_page_bytes = 1ull << 20;
   c.private_context = -1;
   c.max_outstanding = 64;
+  c.op_timeout_ms = 60000;
   return c;
 }
 

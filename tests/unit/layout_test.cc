@@ -1,4 +1,5 @@
-// SymmetricLayout::Compute: regions in order, 4 KiB aligned, non-overlapping, arena last, documented sizes.
+// SymmetricLayout::Compute: regions in order, 4 KiB aligned, non-overlapping, arena last, documented sizes; sizes
+// that overflow size_t are CONFIG_ERROR naming the variable (issue 12), never a wrapped-around small layout.
 #include "core/layout.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.h"
+#include "core/status.h"
 #include "store/hash_table.h"
 
 namespace smc {
@@ -18,10 +21,16 @@ namespace {
 
 shmemcache_config_t Config() { return DocumentedDefaults(); }
 
+SymmetricLayout LayoutOf(const shmemcache_config_t& c, int n_pes) {
+  SymmetricLayout l;
+  EXPECT_EQ(SymmetricLayout::Compute(c, n_pes, &l), SHMEMCACHE_OK) << LastError();
+  return l;
+}
+
 void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   SCOPED_TRACE(testing::Message() << "servers " << c.num_servers << " pes " << n_pes << " sets " << c.hash_sets
                                   << " ways " << c.hash_ways << " mem " << c.server_memory_bytes);
-  SymmetricLayout l = SymmetricLayout::Compute(c, n_pes);
+  SymmetricLayout l = LayoutOf(c, n_pes);
   size_t clients = static_cast<size_t>(n_pes - c.num_servers);
 
   // Documented sizes.
@@ -39,8 +48,10 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   EXPECT_LT(SymmetricLayout::kDoorbellOffset + 8, SymmetricLayout::kControlBytes);
   EXPECT_LT(SymmetricLayout::kEpochOffset + 8, SymmetricLayout::kControlBytes);
   EXPECT_LT(SymmetricLayout::kExpirationBarOffset + 8, SymmetricLayout::kControlBytes);
+  EXPECT_LT(SymmetricLayout::kDeparturesOffset + 8, SymmetricLayout::kControlBytes);
   EXPECT_GE(SymmetricLayout::kEpochOffset - SymmetricLayout::kDoorbellOffset, 64u);
   EXPECT_GE(SymmetricLayout::kExpirationBarOffset - SymmetricLayout::kEpochOffset, 64u);
+  EXPECT_GE(SymmetricLayout::kDeparturesOffset - SymmetricLayout::kExpirationBarOffset, 64u);
 
   // Alignment.
   for (size_t off : {l.mailbox_offset, l.ready_offset, l.table_offset, l.inbox_offset, l.arena_offset})
@@ -72,7 +83,7 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
 TEST(Layout, DefaultsTwoPes) {
   shmemcache_config_t c = Config();
   CheckLayout(c, 2);
-  SymmetricLayout l = SymmetricLayout::Compute(c, 2);
+  SymmetricLayout l = LayoutOf(c, 2);
   EXPECT_EQ(l.mailbox_offset, 4096u);
   EXPECT_EQ(l.ready_offset, 8192u);
   EXPECT_EQ(l.ready_words, 1u);
@@ -108,7 +119,7 @@ TEST(Layout, ManyShapes) {
 TEST(Layout, MoreServersThanClientsSizesInboxByServers) {
   shmemcache_config_t c = Config();
   c.num_servers = 5;
-  SymmetricLayout l = SymmetricLayout::Compute(c, 7);  // 2 clients
+  SymmetricLayout l = LayoutOf(c, 7);  // 2 clients
   EXPECT_EQ(l.peers, 5u);
   EXPECT_EQ(l.ready_words, 1u);
   EXPECT_EQ(l.inbox_bytes, 5u * c.chunks_per_peer * c.chunk_bytes);
@@ -117,12 +128,78 @@ TEST(Layout, MoreServersThanClientsSizesInboxByServers) {
 
 TEST(Layout, SameConfigSameLayout) {
   shmemcache_config_t c = Config();
-  SymmetricLayout a = SymmetricLayout::Compute(c, 9), b = SymmetricLayout::Compute(c, 9);
+  SymmetricLayout a = LayoutOf(c, 9), b = LayoutOf(c, 9);
   EXPECT_EQ(a.ready_offset, b.ready_offset);
   EXPECT_EQ(a.table_offset, b.table_offset);
   EXPECT_EQ(a.inbox_offset, b.inbox_offset);
   EXPECT_EQ(a.arena_offset, b.arena_offset);
   EXPECT_EQ(a.total_bytes, b.total_bytes);
+}
+
+// Issue 12's absurd but parseable sizes: each is CONFIG_ERROR naming the variable to lower, and the layout
+// passed in is left alone.
+void ExpectTooLarge(const shmemcache_config_t& c, int n_pes, const char* variable) {
+  SCOPED_TRACE(variable);
+  SymmetricLayout l;
+  l.total_bytes = 12345;
+  ClearLastError();
+  EXPECT_EQ(SymmetricLayout::Compute(c, n_pes, &l), SHMEMCACHE_CONFIG_ERROR);
+  EXPECT_NE(std::string(LastError()).find(variable), std::string::npos) << LastError();
+  EXPECT_EQ(l.total_bytes, 12345u);
+}
+
+TEST(Layout, HashSetsThatOverflowTheTable) {
+  shmemcache_config_t c = Config();
+  c.hash_sets = 134217728ull << 30;  // SHMEMCACHE_HASH_SETS=134217728G: x 8 ways x 16 B = 2^64, wraps to 0
+  ExpectTooLarge(c, 4, "SHMEMCACHE_HASH_SETS");
+  c.hash_sets = (SIZE_MAX - 4096) / 128;  // fits as a product, but not once placed after the control regions
+  ExpectTooLarge(c, 4, "SHMEMCACHE_HASH_SETS");
+}
+
+TEST(Layout, ServerMemoryThatOverflowsTheTotal) {
+  shmemcache_config_t c = Config();
+  c.server_memory_bytes = 18446744073709551608ull;  // aligned already; arena_offset + it wraps
+  ExpectTooLarge(c, 4, "SHMEMCACHE_SERVER_MEMORY_BYTES");
+  c.server_memory_bytes = 18446744073709551615ull;  // rounding up to 8 wraps to 0
+  ExpectTooLarge(c, 4, "SHMEMCACHE_SERVER_MEMORY_BYTES");
+  c.server_memory_bytes = SIZE_MAX - 4096;  // rounding up fits; adding the regions before it does not
+  ExpectTooLarge(c, 4, "SHMEMCACHE_SERVER_MEMORY_BYTES");
+}
+
+TEST(Layout, RingsThatOverflow) {
+  shmemcache_config_t c = Config();
+  c.chunk_bytes = size_t{1} << 40;  // beyond ValidateConfig's range, to exercise the check itself
+  c.chunks_per_peer = 1u << 24;
+  ExpectTooLarge(c, 4, "SHMEMCACHE_CHUNK_BYTES");
+}
+
+TEST(Layout, LargestSizesThatFitAreComputedExactly) {
+  shmemcache_config_t c = Config();
+  c.server_memory_bytes = SIZE_MAX / 2;
+  SymmetricLayout l = LayoutOf(c, 4);
+  EXPECT_EQ(l.arena_bytes, SymmetricLayout::Align(SIZE_MAX / 2, 8));
+  EXPECT_EQ(l.total_bytes, l.arena_offset + l.arena_bytes);
+  EXPECT_GT(l.total_bytes, c.server_memory_bytes);
+}
+
+TEST(CheckedArithmetic, MulAddAlign) {
+  size_t r = 0;
+  EXPECT_TRUE(CheckedMul(size_t{1} << 31, size_t{1} << 32, &r));
+  EXPECT_EQ(r, size_t{1} << 63);
+  EXPECT_FALSE(CheckedMul(size_t{1} << 32, size_t{1} << 32, &r));
+  EXPECT_TRUE(CheckedMul(0, SIZE_MAX, &r));
+  EXPECT_EQ(r, 0u);
+  EXPECT_TRUE(CheckedAdd(SIZE_MAX - 1, 1, &r));
+  EXPECT_EQ(r, SIZE_MAX);
+  EXPECT_FALSE(CheckedAdd(SIZE_MAX, 1, &r));
+  EXPECT_TRUE(CheckedAlignUp(SIZE_MAX - 7, 8, &r));
+  EXPECT_EQ(r, SIZE_MAX - 7);
+  EXPECT_FALSE(CheckedAlignUp(SIZE_MAX - 6, 8, &r));
+  EXPECT_FALSE(CheckedAlignUp(SIZE_MAX, 8, &r));
+  EXPECT_TRUE(CheckedAlignUp(13, 8, &r));
+  EXPECT_EQ(r, 16u);
+  EXPECT_TRUE(CheckedAlignUp(0, 4096, &r));
+  EXPECT_EQ(r, 0u);
 }
 
 TEST(Layout, AlignHelper) {

@@ -20,13 +20,17 @@ from ._errors import (
     BufferTooSmall,
     ConfigError,
     Error,
+    Exists,
     InvalidArgument,
     KeyTooLong,
     NoSpace,
     NotFound,
+    NotNumeric,
+    NotStored,
     ShutDown,
     SpillIOError,
     Status,
+    Timeout,
     ValueTooLarge,
     WrongRole,
     error_for,
@@ -36,6 +40,7 @@ __version__ = "%d.%d.%d" % C_VERSION
 
 __all__ = [
     "Cache", "Request", "Status", "Error", "NotFound", "InvalidArgument", "KeyTooLong", "ValueTooLarge",
-    "BufferTooSmall", "NoSpace", "WrongRole", "SpillIOError", "ConfigError", "ShutDown",
+    "BufferTooSmall", "NoSpace", "WrongRole", "SpillIOError", "ConfigError", "ShutDown", "Exists",
+    "NotStored", "NotNumeric", "Timeout",
     "default_config", "last_error", "strerror", "error_for", "C_VERSION",
 ]

@@ -49,6 +49,7 @@ class Cache:
         slab_page_bytes: int = ...,
         private_context: int = ...,
         max_outstanding: int = ...,
+        op_timeout_ms: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(

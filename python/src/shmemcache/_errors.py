@@ -75,6 +75,23 @@ class ShutDown(Error):
     """The cache was closed (finalized)."""
 
 
+class Exists(Error):
+    """add: the key is present; store with a CAS token: the pair changed since the token (issue 15's calls)."""
+
+
+class NotStored(Error):
+    """replace / append / prepend: the key is absent (issue 15's calls)."""
+
+
+class NotNumeric(Error):
+    """incr: the stored value is not an unsigned decimal number of at most 20 digits (issue 15's calls)."""
+
+
+class Timeout(Error):
+    """A peer did not answer within op_timeout_ms; the message names the PE, ring and what was seen. Later calls
+    that need that server raise it at once."""
+
+
 #: status -> exception class. Statuses without a row raise the base class Error.
 _ERRORS: dict[Status, type[Error]] = {
     Status.NOT_FOUND: NotFound,
@@ -87,6 +104,10 @@ _ERRORS: dict[Status, type[Error]] = {
     Status.IO_ERROR: SpillIOError,
     Status.CONFIG_ERROR: ConfigError,
     Status.SHUT_DOWN: ShutDown,
+    Status.EXISTS: Exists,
+    Status.NOT_STORED: NotStored,
+    Status.NOT_NUMERIC: NotNumeric,
+    Status.TIMEOUT: Timeout,
 }
 
 

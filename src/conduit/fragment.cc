@@ -1,0 +1,54 @@
+#include "conduit/fragment.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "store/block.h"  // LoadU64/StoreU64 helpers
+
+namespace smc {
+namespace fragment {
+
+uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq) {
+  return XXH3_64bits_withSeed(chunk + kFragLenOffset, kChunkHeaderBytes - kFragLenOffset + frag_len, seq);
+}
+
+size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len, uint64_t ack) {
+  StoreU64(out + kUseFlagOffset, seq);
+  StoreU32(out + kFragLenOffset, static_cast<uint32_t>(frag_len));
+  StoreU32(out + kMsgLenOffset, static_cast<uint32_t>(msg_len));
+  StoreU64(out + kAckOffset, ack);
+  if (frag_len > 0) std::memcpy(out + kChunkHeaderBytes, data, frag_len);
+  StoreU64(out + kChecksumOffset, Checksum(out, frag_len, seq));
+  size_t comp = CompFlagOffset(frag_len);
+  StoreU64(out + comp, seq);
+  return comp + kChunkTrailerBytes;
+}
+
+bool Complete(const uint8_t* chunk, uint64_t seq, size_t payload_max) {
+  if (LoadU64(chunk + kUseFlagOffset) != seq) return false;
+  size_t frag_len = LoadU32(chunk + kFragLenOffset);
+  return frag_len <= payload_max && LoadU64(chunk + CompFlagOffset(frag_len)) == seq &&
+         Checksum(chunk, frag_len, seq) == LoadU64(chunk + kChecksumOffset);
+}
+
+std::string Describe(const uint8_t* chunk, uint64_t seq, size_t payload_max) {
+  auto hex = [](uint64_t v) {
+    char text[20];
+    std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(v));
+    return std::string(text);
+  };
+  size_t frag_len = LoadU32(chunk + kFragLenOffset);
+  std::string text = "use=" + std::to_string(LoadU64(chunk + kUseFlagOffset)) +
+                     " frag_len=" + std::to_string(frag_len) +
+                     " msg_len=" + std::to_string(LoadU32(chunk + kMsgLenOffset)) +
+                     " ack=" + std::to_string(LoadU64(chunk + kAckOffset)) +
+                     " checksum=" + hex(LoadU64(chunk + kChecksumOffset));
+  if (frag_len > payload_max) return text + " (frag_len exceeds the chunk)";
+  return text + " comp=" + std::to_string(LoadU64(chunk + CompFlagOffset(frag_len))) +
+         " computed=" + hex(Checksum(chunk, frag_len, seq));
+}
+
+}  // namespace fragment
+}  // namespace smc

@@ -1,0 +1,56 @@
+// One message fragment as it sits in a conduit chunk (see conduit.h), and the checks a receiver makes before
+// it reads one. Pure byte formatting: no SHMEM, unit-tested in one process.
+//
+// Chunk layout:
+//   offset 0   use_flag  u64  the fragment's sequence number (1, 2, ...); 0 = free
+//   offset 8   checksum  u64  XXH3 of bytes [16, 32 + frag_len) (lengths, ack, payload), seeded with the sequence
+//   offset 16  frag_len  u32  payload bytes in this chunk
+//   offset 20  msg_len   u32  total length of the message this fragment belongs to
+//   offset 24  ack       u64  piggybacked acknowledgement: the sender has consumed the receiver's messages up to
+//                             this sequence number (frees chunks in the reverse ring without a round trip)
+//   offset 32  payload
+//   32 + align8(frag_len): comp_flag u64 = sequence number
+// A get or put does not deliver bytes in address order (DESIGN.md), so a fragment is accepted only when
+// use_flag, comp_flag and the checksum all agree (FragmentComplete); it is never read half-written.
+#ifndef SHMEMCACHE_CONDUIT_FRAGMENT_H_
+#define SHMEMCACHE_CONDUIT_FRAGMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace smc {
+
+constexpr size_t kChunkHeaderBytes = 32;
+constexpr size_t kChunkTrailerBytes = 8;
+
+namespace fragment {
+
+constexpr size_t kUseFlagOffset = 0;
+constexpr size_t kChecksumOffset = 8;
+constexpr size_t kFragLenOffset = 16;
+constexpr size_t kMsgLenOffset = 20;
+constexpr size_t kAckOffset = 24;
+
+inline size_t CompFlagOffset(size_t frag_len) { return kChunkHeaderBytes + ((frag_len + 7) & ~size_t{7}); }
+
+// XXH3 of the contiguous bytes [16, 32 + frag_len) of chunk (lengths, ack, payload), seeded with seq. A pure
+// function of those bytes: no state survives between calls (issue 12's hang came from a streaming state that
+// was never initialised).
+uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq);
+
+// Writes fragment seq carrying data[0, frag_len) of a msg_len-byte message into out, which has room for
+// kChunkHeaderBytes + align8(frag_len) + kChunkTrailerBytes. Returns the bytes to put, through the comp_flag.
+size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len, uint64_t ack);
+
+// True when chunk holds all of fragment seq: use_flag and comp_flag equal seq, frag_len <= payload_max and the
+// checksum matches. Reads each byte once through plain loads; the caller orders them after its flag read.
+bool Complete(const uint8_t* chunk, uint64_t seq, size_t payload_max);
+
+// What chunk holds, for error messages: "use=.. frag_len=.. msg_len=.. ack=.. comp=.. checksum=.. computed=..".
+std::string Describe(const uint8_t* chunk, uint64_t seq, size_t payload_max);
+
+}  // namespace fragment
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CONDUIT_FRAGMENT_H_

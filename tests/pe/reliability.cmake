@@ -1,0 +1,59 @@
+# Jobs that must finish or fail clearly (issue 12), labelled "reliability": ctest -L reliability.
+
+# The two-server hang: the default example with 2 and 4 servers, on shared memory and on TCP, run several times
+# per test (the hang showed in 4-6 runs of 10 before the fix). Each run is short; any failure or time-out fails.
+function(shmemcache_repeated_job name servers np)
+  cmake_parse_arguments(R "TCP" "" "ENV" ${ARGN})
+  set(runs 3)
+  set(per_run_timeout 60)
+  set(transport)
+  if(R_TCP)
+    set(transport --tcp)
+  endif()
+  add_test(NAME ${name}
+           COMMAND ${CMAKE_COMMAND} -E env SHMEMCACHE_NUM_SERVERS=${servers} ${R_ENV}
+                   ${CMAKE_CURRENT_SOURCE_DIR}/repeat_job.sh --runs ${runs} --timeout ${per_run_timeout} --
+                   ${transport} -np ${np} $<TARGET_FILE:shmemcache_mixed_workload> --seconds 0.5 --keys 2000)
+  math(EXPR ctest_timeout "${runs} * (${per_run_timeout} + 15) + 30")
+  set_tests_properties(${name} PROPERTIES TIMEOUT ${ctest_timeout} LABELS "pe;reliability")
+endfunction()
+
+shmemcache_repeated_job(mixed_workload_2servers_np6_x3 2 6)
+shmemcache_repeated_job(mixed_workload_4servers_np8_x3 4 8)
+shmemcache_repeated_job(mixed_workload_2servers_np4_tcp_active_only_x3 2 4 TCP ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_repeated_job(mixed_workload_4servers_np6_tcp_x3 4 6 TCP)
+
+# Bounded waits: a fragment flagged but never completed (the server leaves serve with TIMEOUT, its client gets
+# TIMEOUT, then TIMEOUT at once), a server that does not serve for longer than op_timeout_ms (blocking, wait,
+# test and a ring that stays full all end in TIMEOUT), a block lock never released (the server leaves serve).
+# op_timeout_ms = 2000.
+set(peer_timeout_np_torn 3)
+set(peer_timeout_np_silent 5)
+set(peer_timeout_np_lock 2)
+foreach(mode torn silent lock)
+  set(np ${peer_timeout_np_${mode}})
+  shmemcache_pe_test(peer_timeout_${mode}_np${np} pe_peer_timeout ${np} ARGS ${mode} 2000 TIMEOUT 120
+                     LABELS reliability)
+  shmemcache_pe_test(peer_timeout_${mode}_np${np}_tcp pe_peer_timeout ${np} TCP ARGS ${mode} 2000 TIMEOUT 120
+                     LABELS reliability)
+endforeach()
+
+# Init fails together: one PE with hash_ways = 0, different configurations, a variable on one PE only, a
+# variable that does not parse on one PE; every PE gets CONFIG_ERROR and the job exits 0.
+shmemcache_pe_test(init_errors_together_np3 pe_init_errors 3 ARGS together TIMEOUT 120 LABELS reliability)
+shmemcache_pe_test(init_errors_together_np3_tcp pe_init_errors 3 TCP ARGS together TIMEOUT 120 LABELS reliability)
+
+# Absurd but parseable sizes: CONFIG_ERROR on every PE naming the variable, never a crash (issue 12, item 4).
+shmemcache_pe_test(init_errors_hash_sets_overflow_np3 pe_init_errors 3
+                   ARGS env SHMEMCACHE_HASH_SETS SHMEMCACHE_HASH_SETS
+                   ENV SHMEMCACHE_HASH_SETS=134217728G TIMEOUT 120 LABELS reliability)
+shmemcache_pe_test(init_errors_server_memory_near_2e64_np3 pe_init_errors 3
+                   ARGS env SHMEMCACHE_SERVER_MEMORY_BYTES SHMEMCACHE_SERVER_MEMORY_BYTES
+                   ENV SHMEMCACHE_SERVER_MEMORY_BYTES=18446744073709551608 TIMEOUT 120 LABELS reliability)
+shmemcache_pe_test(init_errors_server_memory_2e64_minus_1_np3 pe_init_errors 3
+                   ARGS env SHMEMCACHE_SERVER_MEMORY_BYTES SHMEMCACHE_SERVER_MEMORY_BYTES
+                   ENV SHMEMCACHE_SERVER_MEMORY_BYTES=18446744073709551615 TIMEOUT 120 LABELS reliability)
+shmemcache_pe_test(init_errors_directory_too_large_np3 pe_init_errors 3
+                   ARGS env SHMEMCACHE_DIRECTORY_ENTRIES SHMEMCACHE_DIRECTORY_ENTRIES SHMEMCACHE_DIRECTORY_WAYS
+                   ENV SHMEMCACHE_DIRECTORY_ENTRIES=1G SHMEMCACHE_DIRECTORY_WAYS=64 TIMEOUT 120
+                   LABELS reliability)
