@@ -85,7 +85,8 @@ module shmemcache
                           spilled_items, spill_reads, active_ops_served, no_space_errors, retiered, &
                           max_eviction_pause_us, pages_moved, expiration_bar, payload_bytes, &
                           spill_bytes_written, spill_reclaimed_segments, spill_checksum_failures, &
-                          spill_io_errors, spill_async_reads, spill_mmap_reads
+                          spill_io_errors, spill_async_reads, spill_mmap_reads, &
+                          spill_enospc_recoveries
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

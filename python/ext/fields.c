@@ -46,7 +46,13 @@ static const config_field config_fields[] = {
   X(eviction_batches) X(spilled_items) X(spill_reads) X(active_ops_served) X(no_space_errors) X(retiered)     \
   X(max_eviction_pause_us) X(pages_moved) X(expiration_bar) X(payload_bytes) X(spill_bytes_written)           \
   X(spill_reclaimed_segments) X(spill_checksum_failures) X(spill_io_errors) X(spill_async_reads)              \
-  X(spill_mmap_reads)
+  X(spill_mmap_reads) X(spill_enospc_recoveries)
+
+/* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
+ * the build instead of silently missing from stats(). */
+#define STATS_COUNT_ONE(name) +1
+_Static_assert(sizeof(shmemcache_stats_t) == sizeof(uint64_t) * (0 STATS_FIELDS(STATS_COUNT_ONE)),
+               "STATS_FIELDS must list every field of shmemcache_stats_t");
 
 /* Sets one integer field from a Python int, range-checked for its C type. */
 static int set_integer(void *slot, field_kind kind, const char *name, PyObject *value) {
