@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "store/block.h"  // LoadU32/LoadU64 helpers
+#include "core/bytes.h"
 
 namespace smc {
 

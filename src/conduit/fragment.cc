@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "store/block.h"  // LoadU64/StoreU64 helpers
+#include "core/bytes.h"
 
 namespace smc {
 namespace fragment {

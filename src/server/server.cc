@@ -98,6 +98,7 @@ void Server::Promote(const KeyLocation& loc, const void* key, size_t key_len, co
                      uint64_t recency, BlockPointer* ptr) {
   EvictionTimer timer = StartEvictionTimer();
   Status s = store_.Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
+  StoreFailed(s);
   if (s == SHMEMCACHE_OK) spill_->Erase(key, key_len);  // re-spilled if evicted again
   else *ptr = BlockPointer{};                          // served from flash without a pointer to cache
   EndEvictionTimer(timer);
@@ -156,13 +157,17 @@ void Server::FinishSpillReads() {
   }
 }
 
-Status Server::Serve() {
-  Status s;
-  try {
-    s = ServeUntilDone();
-  } catch (const shm::PeerTimeout& e) {  // a client's block lock was never released (SelfWordAtomics)
-    s = Fail(SHMEMCACHE_TIMEOUT, "PE " + std::to_string(shm::MyPe()) + ": " + e.what());
+bool Server::StoreFailed(Status s) {
+  if (s != SHMEMCACHE_TIMEOUT) return false;
+  if (failure_ == SHMEMCACHE_OK) {
+    failure_ = s;
+    failure_text_ = "PE " + std::to_string(shm::MyPe()) + ": " + LastError();
   }
+  return true;
+}
+
+Status Server::Serve() {
+  Status s = ServeUntilDone();
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "shmemcache: server stops serving: %s; shmemcache_serve returns SHMEMCACHE_TIMEOUT\n",
                  LastError());
@@ -291,6 +296,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
       status = SHMEMCACHE_INVALID_ARGUMENT;
   }
   EndEvictionTimer(timer);
+  if (StoreFailed(status)) return;  // no answer: the server stops (the client times out on it)
   Answer(client, reply, status, ptr, value, value_len, h.max_value);
 }
 

@@ -27,6 +27,7 @@
 #include "conduit/message.h"
 #include "core/layout.h"
 #include "core/stats.h"
+#include "server/self_word_atomics.h"
 #include "shmem/runtime.h"
 #include "spill/spill_store.h"
 #include "store/kv_store.h"
@@ -51,8 +52,11 @@ class Server {
   const KvStore& store() const { return store_; }
 
  private:
-  // The serve loop; returns on done() (OK) or at the first failure. May throw shm::PeerTimeout (a block lock).
+  // The serve loop; returns on done() (OK) or at the first failure.
   Status ServeUntilDone();
+  // A store operation returned s: TIMEOUT (a client's block lock never released) ends serving, like a failure
+  // to reply. True when s is that failure.
+  bool StoreFailed(Status s);
   void Handle(size_t client, const std::vector<uint8_t>& message);
   // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
@@ -97,7 +101,7 @@ class Server {
   int num_clients_;
   Stats* stats_;
   shm::Context* ctx_;
-  shm::SelfWordAtomics atomics_;
+  SelfWordAtomics atomics_;
   KvStore store_;
   Conduit conduit_;
   uint64_t* epoch_word_;
@@ -124,7 +128,7 @@ class Server {
   uint64_t next_cookie_ = 1;
   std::vector<SpillRead> finished_reads_;
   std::vector<size_t> ready_;
-  Status failure_ = SHMEMCACHE_OK;  // the first failure to reply (TIMEOUT), and what was seen
+  Status failure_ = SHMEMCACHE_OK;  // the first failure (to reply, or a block lock: TIMEOUT), and what was seen
   std::string failure_text_;
 };
 

@@ -18,7 +18,6 @@
 #define SHMEMCACHE_SHMEM_PEER_WAIT_H_
 
 #include <cstdint>
-#include <stdexcept>
 
 namespace smc {
 namespace shm {
@@ -46,14 +45,6 @@ class PeerWait {
   uint64_t now_ns_;
   uint64_t limit_ns_;
   uint32_t polls_ = 0;
-};
-
-// Thrown by a wait for a peer that timed out inside code with no error path for it (the store's
-// WordAtomics::WaitWhileEqual, see SelfWordAtomics). The server catches it around each operation; it never
-// crosses the C API.
-class PeerTimeout : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
 };
 
 }  // namespace shm

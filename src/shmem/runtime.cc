@@ -159,18 +159,5 @@ void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
   shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_NE, value);
 }
 
-void SelfWordAtomics::WaitWhileEqual(uint64_t* word, uint64_t value) {
-  PeerWait wait(lock_wait_limit_ms_);
-  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) {
-    if (!wait.Next()) {
-      char text[200];
-      std::snprintf(text, sizeof(text),
-                    "a client did not release a block lock within op_timeout_ms (%llu ms): target word %#llx",
-                    static_cast<ull>(lock_wait_limit_ms_), static_cast<ull>(value));
-      throw PeerTimeout(text);
-    }
-  }
-}
-
 }  // namespace shm
 }  // namespace smc

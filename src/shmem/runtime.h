@@ -15,7 +15,6 @@
 
 #include "core/status.h"
 #include "shmem/peer_wait.h"
-#include "store/word_atomics.h"
 
 namespace smc {
 namespace shm {
@@ -83,35 +82,6 @@ void Progress();
 // runtime sees an oversubscribed node). No time limit: only for an idle server waiting on its doorbell, which
 // is legitimate however long; every other wait goes through PeerWait.
 void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value);
-
-// WordAtomics on this PE's own symmetric memory through SHMEM atomics, so the server's updates of block
-// control words are atomic with respect to clients' remote CAS on any transport.
-class SelfWordAtomics final : public WordAtomics {
- public:
-  // lock_wait_limit_ms: how long WaitWhileEqual waits for a client to release a block lock (op_timeout_ms).
-  SelfWordAtomics(Context* ctx, uint64_t lock_wait_limit_ms)
-      : ctx_(ctx), me_(MyPe()), lock_wait_limit_ms_(lock_wait_limit_ms) {}
-  uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
-    return ctx_->CompareSwap(word, expected, desired, me_);
-  }
-  uint64_t Fetch(uint64_t* word) override { return ctx_->Fetch(word, me_); }
-  // A fetching swap completes before it returns, so no quiet is needed (over UCX tcp a quiet flushes every
-  // endpoint: a round trip to every peer, per call).
-  void Set(uint64_t* word, uint64_t value) override { ctx_->Swap(word, value, me_); }
-  // The stores to order are this PE's own CPU stores into its own memory, read by peers either directly
-  // (shared memory), by DMA (coherent on the CPUs we target) or by this PE's progress engine: a CPU fence
-  // orders them; a SHMEM fence (which may flush endpoints) is not needed.
-  void Fence() override { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-  // The store's interface has no error path for a lock that is never released (a client that stopped in
-  // the middle of a Direct SET): after lock_wait_limit_ms this throws PeerTimeout, which the server catches
-  // around each operation and turns into leaving serve with SHMEMCACHE_TIMEOUT.
-  void WaitWhileEqual(uint64_t* word, uint64_t value) override;
-
- private:
-  Context* ctx_;
-  int me_;
-  uint64_t lock_wait_limit_ms_;
-};
 
 }  // namespace shm
 }  // namespace smc

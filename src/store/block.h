@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/bytes.h"
 #include "core/hash.h"
 
 namespace smc {
@@ -57,11 +58,6 @@ inline size_t BlockBytesFor(size_t key_len, size_t value_len) {
   return (raw + kBlockAlign - 1) & ~(kBlockAlign - 1);
 }
 inline size_t TargetOffset(size_t block_bytes) { return block_bytes - kTargetWordBytes; }
-
-inline uint64_t LoadU64(const uint8_t* p) { uint64_t v; std::memcpy(&v, p, 8); return v; }
-inline uint32_t LoadU32(const uint8_t* p) { uint32_t v; std::memcpy(&v, p, 4); return v; }
-inline void StoreU64(uint8_t* p, uint64_t v) { std::memcpy(p, &v, 8); }
-inline void StoreU32(uint8_t* p, uint32_t v) { std::memcpy(p, &v, 4); }
 
 // Checksum of a block body already laid out at `block` (lengths, key and value), for `version`.
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version);

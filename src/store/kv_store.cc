@@ -26,15 +26,19 @@ bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, H
   return table_.Find(set_of(loc), loc.tag, is_key, entry, slot);
 }
 
-uint64_t KvStore::LockBlock(uint64_t offset, size_t bytes) {
+Status KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
   uint64_t* word = target_word(offset, bytes);
   for (;;) {
     uint64_t t = atomics_->Fetch(word);
     if (TargetLocked(t)) {
-      atomics_->WaitWhileEqual(word, t);  // a client's Direct SET holds it; keep progressing until released
+      // A client's Direct SET holds it; keep progressing until released.
+      if (!atomics_->WaitWhileEqual(word, t)) return SHMEMCACHE_TIMEOUT;
       continue;
     }
-    if (atomics_->CompareSwap(word, t, Locked(t)) == t) return t;
+    if (atomics_->CompareSwap(word, t, Locked(t)) == t) {
+      *unlocked = t;
+      return SHMEMCACHE_OK;
+    }
   }
 }
 
@@ -55,17 +59,15 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
   slabs_.Free(entry.cls, entry.offset);
 }
 
-bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
+Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
     // The paper's batch eviction of the bottom tier, tier after tier; once a slab's worth of other pairs has
     // gone without giving this class a block, moving a slab costs no more: empty the cheapest run of pages.
-    if (!tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls)) {
-      evicted_bytes += EvictBottomTier();
-    } else if (!EvictSlabsFor(cls)) {
-      return false;
-    }
+    Status s = !tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls) ? EvictBottomTier(&evicted_bytes)
+                                                                           : EvictSlabsFor(cls);
+    if (s != SHMEMCACHE_OK) return s;
   }
   if (first_use) {
     // The page may have held another class's blocks: whatever sits where this block's target word is now
@@ -77,10 +79,11 @@ bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
     StoreU32(block(*offset) + kValueLenOffset, 0);
     Publish(*offset, bytes, max_version_ + 1, kFreeTag);
   }
-  return true;
+  return SHMEMCACHE_OK;
 }
 
-bool KvStore::EvictBlock(uint64_t offset) {
+Status KvStore::EvictBlock(uint64_t offset, bool* evicted) {
+  *evicted = false;
   int cls = slabs_.ClassOf(offset);
   size_t bytes = slabs_.class_bytes(cls);
   uint8_t* b = block(offset);
@@ -90,8 +93,9 @@ bool KvStore::EvictBlock(uint64_t offset) {
   HashEntry entry;
   HashSlot slot;
   auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
-  if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) return false;
-  uint64_t t = LockBlock(offset, bytes);
+  if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) return SHMEMCACHE_OK;
+  uint64_t t;
+  if (LockBlock(offset, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   if (eviction_listener_ != nullptr) {
     eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
                        LoadU32(b + kValueLenOffset));
@@ -100,24 +104,28 @@ bool KvStore::EvictBlock(uint64_t offset) {
   tiers_.Remove(offset);
   FreeLockedBlock(entry, t);
   ++evictions_;
-  return true;
+  *evicted = true;
+  return SHMEMCACHE_OK;
 }
 
-bool KvStore::EvictSlabsFor(int cls) {
+Status KvStore::EvictSlabsFor(int cls) {
   evicting_slabs_.clear();
-  if (!slabs_.CheapestRun(cls, &evicting_slabs_)) return false;
+  if (!slabs_.CheapestRun(cls, &evicting_slabs_)) return SHMEMCACHE_NO_SPACE;
   uint64_t epoch;
+  bool evicted;
   for (uint64_t slab : evicting_slabs_) {
     evicting_.clear();
     slabs_.CarvedBlocks(slab, &evicting_);
-    for (uint64_t offset : evicting_)
-      if (tiers_.EpochOf(offset, &epoch)) EvictBlock(offset);  // in a tier == holds a live pair
+    for (uint64_t offset : evicting_) {
+      if (!tiers_.EpochOf(offset, &epoch)) continue;  // in a tier == holds a live pair
+      if (EvictBlock(offset, &evicted) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    }
     ++slabs_evicted_;
   }
-  return true;
+  return SHMEMCACHE_OK;
 }
 
-size_t KvStore::EvictBottomTier() {
+Status KvStore::EvictBottomTier(size_t* freed) {
   evicting_.clear();
   evicting_sizes_.clear();
   uint64_t epoch = tiers_.PopBottom(&evicting_, &evicting_sizes_);
@@ -133,7 +141,9 @@ size_t KvStore::EvictBottomTier() {
       ++retiered_;
       continue;
     }
-    if (EvictBlock(offset)) evicted_any = true;
+    bool evicted;
+    if (EvictBlock(offset, &evicted) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    evicted_any = evicted_any || evicted;
   }
   if (evicted_any) ++eviction_batches_;
   // This tier's pairs are gone (evicted, or moved up because their recency word is newer). Once no tier of
@@ -141,7 +151,8 @@ size_t KvStore::EvictBottomTier() {
   if ((tiers_.empty() || tiers_.bottom_epoch() > epoch) && epoch + 1 > expiration_bar_) {
     expiration_bar_ = epoch + 1;
   }
-  return bytes_before - slabs_.bytes_in_use();
+  *freed += bytes_before - slabs_.bytes_in_use();
+  return SHMEMCACHE_OK;
 }
 
 Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
@@ -160,7 +171,8 @@ Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, con
   uint64_t target_offset;
   uint64_t version;
   if (exists && old.cls == cls) {  // overwrite in place
-    uint64_t t = LockBlock(old.offset, bytes);
+    uint64_t t;
+    if (LockBlock(old.offset, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     version = TargetVersion(t) + 1;
     EncodeBlockBody(block(old.offset), version, key, key_len, value, value_len);
     atomics_->Set(recency_word(old.offset), recency);
@@ -169,11 +181,14 @@ Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, con
   } else {
     // Allocate first: eviction may free the old pair itself, so look it up again afterwards.
     uint64_t fresh;
-    if (!AllocateOrEvict(cls, &fresh)) return SHMEMCACHE_NO_SPACE;
+    Status s = AllocateOrEvict(cls, &fresh);
+    if (s != SHMEMCACHE_OK) return s;
     exists = FindKey(loc, key, key_len, &old, &slot);
     uint64_t old_locked = 0;
-    if (exists) old_locked = LockBlock(old.offset, slabs_.class_bytes(old.cls));
-    uint64_t t = LockBlock(fresh, bytes);  // free blocks are unlocked; the CAS keeps the version sequence
+    if (exists && LockBlock(old.offset, slabs_.class_bytes(old.cls), &old_locked) != SHMEMCACHE_OK)
+      return SHMEMCACHE_TIMEOUT;
+    uint64_t t;  // free blocks are unlocked; the CAS keeps the version sequence
+    if (LockBlock(fresh, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     version = TargetVersion(t) + 1;
     EncodeBlockBody(block(fresh), version, key, key_len, value, value_len);
     atomics_->Set(recency_word(fresh), recency);
@@ -221,7 +236,7 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uin
     if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
     uint64_t* word = target_word(entry.offset, bytes);
     uint64_t t = atomics_->Fetch(word);
-    if (TargetLocked(t)) atomics_->WaitWhileEqual(word, t);
+    if (TargetLocked(t) && !atomics_->WaitWhileEqual(word, t)) return SHMEMCACHE_TIMEOUT;
   }
   Advance(entry.offset, recency);  // the piggybacked recency of an Active GET
   // A client's Direct SET may have changed the value's length in place: record what the server sees now.
@@ -241,7 +256,8 @@ Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) 
   HashEntry entry;
   HashSlot slot;
   if (!FindKey(loc, key, key_len, &entry, &slot)) return SHMEMCACHE_NOT_FOUND;
-  uint64_t t = LockBlock(entry.offset, slabs_.class_bytes(entry.cls));
+  uint64_t t;
+  if (LockBlock(entry.offset, slabs_.class_bytes(entry.cls), &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   table_.Remove(slot);
   tiers_.Remove(entry.offset);
   FreeLockedBlock(entry, t);

@@ -34,6 +34,10 @@
 // left it a handful of pairs.
 // Invariant: slab blocks in use == items == pairs in tiers, block bytes in use == block bytes in tiers, and
 // the tiers' totals match their pairs (CheckConsistency).
+// Lock waits: a block lock held by a client (a Direct SET in progress) is waited for through
+// WordAtomics::WaitWhileEqual. When that wait gives up (the server's implementation is bounded by op_timeout_ms),
+// the operation returns SHMEMCACHE_TIMEOUT at once, possibly half done (a block locked, a pair moved but the old
+// block not yet freed): the store must not be used any more, and the server stops serving.
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
@@ -44,11 +48,11 @@
 
 #include "core/hash.h"
 #include "core/status.h"
+#include "core/word_atomics.h"
 #include "store/block.h"
 #include "store/hash_table.h"
 #include "store/recency_tiers.h"
 #include "store/slab.h"
-#include "store/word_atomics.h"
 
 namespace smc {
 
@@ -83,14 +87,15 @@ class KvStore {
   static size_t MaxBlockBytes(const StoreOptions& o) { return BlockBytesFor(o.max_key_len, o.max_value_len); }
 
   // Inserts or replaces. OK with *pointer set; KEY_TOO_LONG / VALUE_TOO_LARGE (nothing changed);
-  // NO_SPACE when the class cannot allocate (nothing changed: the old pair, if any, stays).
+  // NO_SPACE when the class cannot allocate (nothing changed: the old pair, if any, stays); TIMEOUT when a
+  // block lock was not released (see "Lock waits" above; this and every call below).
   Status Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
              uint64_t recency, BlockPointer* pointer);
-  // Copies the block into *scratch and points *view into it. OK or NOT_FOUND.
+  // Copies the block into *scratch and points *view into it. OK, NOT_FOUND or TIMEOUT.
   // recency: the client's piggybacked recency; the pair's recency word and tier move up to it.
   Status Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
              std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer);
-  // OK if the key was present, NOT_FOUND if not.
+  // OK if the key was present, NOT_FOUND if not, TIMEOUT.
   Status Delete(const KeyLocation& loc, const void* key, size_t key_len);
 
   // Recency epochs at or above the bar may still be in memory; everything below it was evicted.
@@ -126,15 +131,19 @@ class KvStore {
     return reinterpret_cast<uint64_t*>(arena_ + offset + TargetOffset(bytes));
   }
   bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
-  uint64_t LockBlock(uint64_t offset, size_t bytes);                       // returns the unlocked target
+  // Takes a block's lock: OK with *unlocked = the target word it replaced, or TIMEOUT.
+  Status LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);
   void Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag);  // fence + unlocked target
   void FreeLockedBlock(const HashEntry& entry, uint64_t locked_from);
-  // Allocates a block of cls, evicting bottom tiers while the class cannot allocate. False if nothing is left.
-  bool AllocateOrEvict(int cls, uint64_t* offset);
+  // Allocates a block of cls, evicting bottom tiers while the class cannot allocate. OK, NO_SPACE when nothing
+  // is left to evict, or TIMEOUT.
+  Status AllocateOrEvict(int cls, uint64_t* offset);
   void Advance(uint64_t offset, uint64_t recency);  // recency word and tier move up, never down
-  size_t EvictBottomTier();         // returns the block bytes it freed
-  bool EvictSlabsFor(int cls);      // empties the cheapest run of pages for a slab of cls; false if none
-  bool EvictBlock(uint64_t offset); // evicts the pair in this block; false if the block holds none
+  Status EvictBottomTier(size_t* freed);  // adds the block bytes it freed to *freed; OK or TIMEOUT
+  // Empties the cheapest run of pages for a slab of cls: OK, NO_SPACE if there is none, or TIMEOUT.
+  Status EvictSlabsFor(int cls);
+  // Evicts the pair in this block (*evicted = false if the block holds none): OK or TIMEOUT.
+  Status EvictBlock(uint64_t offset, bool* evicted);
   uint64_t* recency_word(uint64_t offset) const { return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset); }
 
   uint8_t* arena_;

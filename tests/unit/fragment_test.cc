@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "store/block.h"
+#include "core/bytes.h"
 
 namespace smc {
 namespace {

@@ -1,0 +1,42 @@
+// WordAtomics on this PE's own symmetric memory through the transport's atomics, so the server's updates of
+// block control words are atomic with respect to clients' remote CAS on any transport (store/kv_store.h).
+#ifndef SHMEMCACHE_SERVER_SELF_WORD_ATOMICS_H_
+#define SHMEMCACHE_SERVER_SELF_WORD_ATOMICS_H_
+
+#include <cstdint>
+
+#include "core/word_atomics.h"
+#include "shmem/runtime.h"
+
+namespace smc {
+
+class SelfWordAtomics final : public WordAtomics {
+ public:
+  // lock_wait_limit_ms: how long WaitWhileEqual waits for a client to release a block lock (op_timeout_ms).
+  SelfWordAtomics(shm::Context* ctx, uint64_t lock_wait_limit_ms)
+      : ctx_(ctx), me_(shm::MyPe()), lock_wait_limit_ms_(lock_wait_limit_ms) {}
+  uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
+    return ctx_->CompareSwap(word, expected, desired, me_);
+  }
+  uint64_t Fetch(uint64_t* word) override { return ctx_->Fetch(word, me_); }
+  // A fetching swap completes before it returns, so no quiet is needed (over UCX tcp a quiet flushes every
+  // endpoint: a round trip to every peer, per call).
+  void Set(uint64_t* word, uint64_t value) override { ctx_->Swap(word, value, me_); }
+  // The stores to order are this PE's own CPU stores into its own memory, read by peers either directly
+  // (shared memory), by DMA (coherent on the CPUs we target) or by this PE's progress engine: a CPU fence
+  // orders them; a SHMEM fence (which may flush endpoints) is not needed.
+  void Fence() override { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+  // Waits (progressing, shm::PeerWait) for a client to release a block lock, at most lock_wait_limit_ms: a
+  // client that stopped in the middle of a Direct SET never does. False then, with LastError() naming the word;
+  // the store returns TIMEOUT and the server leaves serve with it.
+  bool WaitWhileEqual(uint64_t* word, uint64_t value) override;
+
+ private:
+  shm::Context* ctx_;
+  int me_;
+  uint64_t lock_wait_limit_ms_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_SERVER_SELF_WORD_ATOMICS_H_
