@@ -1,13 +1,13 @@
-// The C API: argument checks (bad input gets a clear status and changes nothing), role checks, and the
-// collective finalize (init is in init.cc). Everything else is delegated to Client or Server, through Guarded
-// (no C++ exception crosses the C API).
+// The C API: argument checks (bad input gets a clear status and changes nothing) and role checks; everything
+// else is delegated to the Node (node/node.h) and its Client or Server, through Guarded (no C++ exception
+// crosses the C API). Init is in init.cc.
 #include <cstring>
 #include <string>
 
-#include "api/guard.h"
 #include "api/handle.h"
-#include "core/status.h"
 #include "core/export.h"
+#include "core/guard.h"
+#include "core/status.h"
 
 using namespace smc;
 
@@ -15,42 +15,30 @@ namespace {
 
 Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->finalized) return SHMEMCACHE_SHUT_DOWN;
-  if (c->is_server) return SHMEMCACHE_WRONG_ROLE;
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
   if (key == nullptr || key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > c->config.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
+  if (key_len > c->node->config().max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
   return SHMEMCACHE_OK;
 }
 
 }  // namespace
 
-SHMEMCACHE_EXPORT int shmemcache_is_server(const shmemcache_t* c) { return c != nullptr && c->is_server; }
+SHMEMCACHE_EXPORT int shmemcache_is_server(const shmemcache_t* c) { return c != nullptr && c->node->is_server(); }
 
 SHMEMCACHE_EXPORT int shmemcache_client_rank(const shmemcache_t* c) {
-  if (c == nullptr || c->is_server) return -1;
-  return c->my_pe - c->config.num_servers;
+  return c == nullptr ? -1 : c->node->client_rank();
 }
 
 SHMEMCACHE_EXPORT int shmemcache_num_clients(const shmemcache_t* c) {
-  return c == nullptr ? 0 : c->n_pes - c->config.num_servers;
+  return c == nullptr ? 0 : c->node->num_clients();
 }
-
-namespace {
-// Serves once; later calls return the first call's status.
-Status ServeOnce(shmemcache_t* c) {
-  if (!c->served) {
-    c->served = true;
-    c->serve_status = Guarded("shmemcache_serve", SHMEMCACHE_NO_SPACE, [&] { return c->server->Serve(); });
-  }
-  return c->serve_status;
-}
-}  // namespace
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_serve(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->finalized) return SHMEMCACHE_SHUT_DOWN;
-  if (!c->is_server) return SHMEMCACHE_WRONG_ROLE;
-  return ServeOnce(c);
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  if (!c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
+  return c->node->Serve();
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_set(shmemcache_t* c, const void* key, size_t key_len,
@@ -58,9 +46,9 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_set(shmemcache_t* c, const void
   Status s = CheckDataCall(c, key, key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (value_len > c->config.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   return Guarded("shmemcache_set", SHMEMCACHE_NO_SPACE,
-                 [&] { return c->client->Set(key, key_len, value, value_len); });
+                 [&] { return c->node->client()->Set(key, key_len, value, value_len); });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get(shmemcache_t* c, const void* key, size_t key_len,
@@ -69,13 +57,13 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get(shmemcache_t* c, const void
   if (s != SHMEMCACHE_OK) return s;
   if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
   return Guarded("shmemcache_get", SHMEMCACHE_NO_SPACE,
-                 [&] { return c->client->Get(key, key_len, buffer, buffer_len, value_len); });
+                 [&] { return c->node->client()->Get(key, key_len, buffer, buffer_len, value_len); });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_delete(shmemcache_t* c, const void* key, size_t key_len) {
   Status s = CheckDataCall(c, key, key_len);
   if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_delete", SHMEMCACHE_NO_SPACE, [&] { return c->client->Delete(key, key_len); });
+  return Guarded("shmemcache_delete", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Delete(key, key_len); });
 }
 
 namespace {
@@ -87,9 +75,9 @@ Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* va
   Status s = CheckDataCall(c, key, key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (value_len > c->config.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   return Guarded("shmemcache_iset", SHMEMCACHE_NO_SPACE, [&] {
-    return c->client->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
+    return c->node->client()->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
   });
 }
 
@@ -101,14 +89,14 @@ Status IssueGet(shmemcache_t* c, const void* key, size_t key_len, void* buffer, 
   if (s != SHMEMCACHE_OK) return s;
   if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
   return Guarded("shmemcache_iget", SHMEMCACHE_NO_SPACE, [&] {
-    return c->client->Issue(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len, request);
+    return c->node->client()->Issue(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len, request);
   });
 }
 
 Status CheckRequestCall(shmemcache_t* c, shmemcache_request_t* request) {
   if (c == nullptr || request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->finalized) return SHMEMCACHE_SHUT_DOWN;
-  if (c->is_server) return SHMEMCACHE_WRONG_ROLE;
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
   return SHMEMCACHE_OK;
 }
 
@@ -140,48 +128,31 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_bget(shmemcache_t* c, const voi
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_test(shmemcache_t* c, shmemcache_request_t* request) {
   Status s = CheckRequestCall(c, request);
   if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_test", SHMEMCACHE_NO_SPACE, [&] { return c->client->Test(request); });
+  return Guarded("shmemcache_test", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Test(request); });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcache_request_t* request) {
   Status s = CheckRequestCall(c, request);
   if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_wait", SHMEMCACHE_NO_SPACE, [&] { return c->client->Wait(request); });
+  return Guarded("shmemcache_wait", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Wait(request); });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c, shmemcache_stats_t* stats) {
   if (c == nullptr || stats == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *stats = c->stats;
+  c->node->FillStats(stats);
   return SHMEMCACHE_OK;
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_finalize(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->finalized) return SHMEMCACHE_SHUT_DOWN;
-  if (c->is_server) {
-    ServeOnce(c);  // clients still talk to this server until they finalize
-  } else {
-    // Every wait inside is bounded and a failed server is not waited for; an exception (no memory) must not
-    // keep this PE from the collective steps below.
-    Guarded("shmemcache_finalize", SHMEMCACHE_NO_SPACE, [&] {
-      c->client->SayGoodbye();
-      return SHMEMCACHE_OK;
-    });
-  }
-  c->ctx->Quiet();
-  shm::BarrierAll();
-  c->server.reset();
-  c->client.reset();
-  c->ctx.reset();
-  shm::SymmetricFree(c->symmetric);
-  c->symmetric = nullptr;
-  c->finalized = true;
-  if (c->started_runtime) shm::StopRuntime();
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  c->node->Finalize();
+  if (c->transport->owns_runtime()) c->transport->StopRuntime();
   return SHMEMCACHE_OK;
 }
 
 SHMEMCACHE_EXPORT void shmemcache_destroy(shmemcache_t* c) {
   if (c == nullptr) return;
-  if (!c->finalized) shmemcache_finalize(c);
+  if (!c->node->finalized()) shmemcache_finalize(c);
   delete c;
 }

@@ -8,13 +8,14 @@
 namespace smc {
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               shm::Context* ctx, int client_rank, Stats* stats)
+               Transport* transport, Context* ctx, int client_rank, Stats* stats)
     : config_(config),
       client_rank_(client_rank),
       stats_(stats),
+      transport_(transport),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank), /*first_peer_pe=*/0,
+      conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank), /*first_peer_pe=*/0,
                config.op_timeout_ms),
       direct_(ctx, base + layout.arena_offset, stats),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),

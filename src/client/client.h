@@ -22,7 +22,7 @@
 #include "core/hash.h"
 #include "core/layout.h"
 #include "core/stats.h"
-#include "shmem/runtime.h"
+#include "transport/transport.h"
 #include "store/hash_table.h"
 
 namespace smc {
@@ -30,7 +30,7 @@ namespace smc {
 class Client {
  public:
   Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         shm::Context* ctx, int client_rank, Stats* stats);
+         Transport* transport, Context* ctx, int client_rank, Stats* stats);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -100,7 +100,8 @@ class Client {
   shmemcache_config_t config_;
   int client_rank_;
   Stats* stats_;
-  shm::Context* ctx_;
+  Transport* transport_;
+  Context* ctx_;
   std::vector<uint64_t> expiration_bar_;  // per server; outlives directory_, which points to it
   Conduit conduit_;
   DirectOps direct_;

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/clock.h"
+#include "core/backoff.h"
 
 namespace smc {
 

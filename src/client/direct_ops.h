@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "core/stats.h"
-#include "shmem/runtime.h"
+#include "transport/transport.h"
 #include "store/block.h"
 
 namespace smc {
@@ -37,7 +37,7 @@ class DirectOps {
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
   // arena: the symmetric address of the arena (the same on every PE).
-  DirectOps(shm::Context* ctx, uint8_t* arena, Stats* stats) : ctx_(ctx), arena_(arena), stats_(stats) {}
+  DirectOps(Context* ctx, uint8_t* arena, Stats* stats) : ctx_(ctx), arena_(arena), stats_(stats) {}
   DirectOps(const DirectOps&) = delete;
   DirectOps& operator=(const DirectOps&) = delete;
 
@@ -57,7 +57,7 @@ class DirectOps {
               uint64_t* locked_from);
   bool KeyMatches(int server, uint64_t offset, const void* key, size_t key_len);
 
-  shm::Context* ctx_;
+  Context* ctx_;
   uint8_t* arena_;
   Stats* stats_;
   std::vector<uint8_t> buffer_;

@@ -5,7 +5,7 @@
 
 #include "client/client.h"
 #include "core/clock.h"
-#include "shmem/runtime.h"
+#include "core/backoff.h"
 
 namespace smc {
 
@@ -184,13 +184,13 @@ void Client::CompleteOldestAnywhere() {
 }
 
 void Client::PollReplies(int server) {
-  shm::Progress();  // replies over transports without hardware RMA land only while this PE progresses
+  transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   const size_t peer = static_cast<size_t>(server);
   Status s = SHMEMCACHE_OK;
   while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
-  } else if (!pending_[server].empty() && ++empty_polls_ % shm::PeerWait::kPollsPerClockRead == 0) {
+  } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
     // Nothing more has arrived: the oldest request in flight to this server may wait op_timeout_ms, as it would
     // in Wait. (Test is called in tight loops: the clock is read every kPollsPerClockRead empty polls.)
     const shmemcache_request* oldest = pending_[server].front();

@@ -7,15 +7,16 @@
 
 namespace smc {
 
-Conduit::Conduit(shm::Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
-                 uint64_t op_timeout_ms)
-    : ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
+Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout, size_t my_slot,
+                 int first_peer_pe, uint64_t op_timeout_ms)
+    : transport_(transport),
+      ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
       peers_(layout.peers), staging_(layout.chunk_bytes * layout.chunks) {}
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
   Peer& p = peers_[peer];
   p.failed = true;
-  p.failure = "PE " + std::to_string(shm::MyPe()) + ": " + what;
+  p.failure = "PE " + std::to_string(transport_->MyPe()) + ": " + what;
   return FailedStatus(peer);
 }
 
@@ -43,7 +44,7 @@ bool Conduit::ProbeOnce(size_t peer) {
 Status Conduit::WaitForSpace(size_t peer) {
   Peer& p = peers_[peer];
   if (p.next_send - 1 - p.acked < layout_.chunks) return SHMEMCACHE_OK;
-  shm::PeerWait wait(op_timeout_ms_);
+  PeerWait wait(transport_, op_timeout_ms_);
   while (!ProbeOnce(peer)) {
     if (!wait.Next()) {
       return GiveUp(peer, "its ring on PE " + std::to_string(PeerPe(peer)) + " (ring " + std::to_string(my_slot_) +
@@ -112,7 +113,7 @@ void Conduit::Consume(Peer& p, uint8_t* c) {
   ++p.next_recv;
 }
 
-Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optional<shm::PeerWait>* wait) {
+Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait) {
   Peer& p = peers_[ring];
   for (;;) {
     const uint64_t seq = p.next_recv;
@@ -125,7 +126,7 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
       __atomic_thread_fence(__ATOMIC_ACQUIRE);
       if (fragment::Complete(c, seq, layout_.payload_max())) break;
       ++stats_.torn_waits;
-      if (!*wait) wait->emplace(op_timeout_ms_);
+      if (!*wait) wait->emplace(transport_, op_timeout_ms_);
       if (!(*wait)->Next()) {
         return GiveUp(ring, "a message from PE " + std::to_string(PeerPe(ring)) + " (ring " +
                                   std::to_string(ring) + ", sequence " + std::to_string(seq) +
@@ -146,13 +147,13 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
 
 Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
-  std::optional<shm::PeerWait> wait;  // started only if a fragment is caught landing
+  std::optional<PeerWait> wait;  // started only if a fragment is caught landing
   return Collect(ring, message, &wait);
 }
 
 Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
-  std::optional<shm::PeerWait> wait(std::in_place, op_timeout_ms_);
+  std::optional<PeerWait> wait(std::in_place, transport_, op_timeout_ms_);
   for (;;) {
     Status s = Collect(ring, message, &wait);
     if (s != SHMEMCACHE_IN_PROGRESS) return s;
@@ -174,14 +175,14 @@ void Conduit::Depart(size_t peer) {
 }
 
 void Conduit::WaitDoorbell(std::vector<size_t>* ready) {
-  shm::IdleWaitUntilNotEqual(layout_.doorbell, doorbell_seen_);
+  transport_->IdleWaitUntilNotEqual(layout_.doorbell, doorbell_seen_);
   CollectReady(ready);
 }
 
 bool Conduit::PollDoorbell(std::vector<size_t>* ready) {
   ready->clear();
   if (__atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) == doorbell_seen_) {
-    shm::Progress();
+    transport_->Progress();
     if (__atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) == doorbell_seen_) return false;
   }
   CollectReady(ready);
@@ -191,7 +192,7 @@ bool Conduit::PollDoorbell(std::vector<size_t>* ready) {
 void Conduit::CollectReady(std::vector<size_t>* ready) {
   ready->clear();
   doorbell_seen_ = __atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE);
-  int me = shm::MyPe();
+  int me = transport_->MyPe();
   size_t words = ConduitLayout::ReadyWords(layout_.peers);
   for (size_t w = 0; w < words; ++w) {
     if (__atomic_load_n(&layout_.ready_bits[w], __ATOMIC_ACQUIRE) == 0) continue;

@@ -13,7 +13,7 @@
 // A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
 // so it works whatever state the client's ring is in.
 //
-// Failure (issue 12): every wait for a peer is bounded by op_timeout_ms (shm::PeerWait) and ends in TIMEOUT:
+// Failure (issue 12): every wait for a peer is bounded by op_timeout_ms (PeerWait) and ends in TIMEOUT:
 // a ring that stays full, a reply that does not come, a fragment that is flagged but never completes. The peer
 // is then failed for good: its rings are neither read nor written again (so a late message is never taken for
 // the answer to a newer one), every later call about it returns TIMEOUT at once, and LastError() says what was
@@ -32,8 +32,8 @@
 #include "conduit/fragment.h"
 #include "core/layout.h"
 #include "core/status.h"
-#include "shmem/peer_wait.h"
-#include "shmem/runtime.h"
+#include "transport/peer_wait.h"
+#include "transport/transport.h"
 
 namespace smc {
 
@@ -76,7 +76,7 @@ class Conduit {
  public:
   // my_slot: this PE's ring index on the receivers it sends to (its rank in its role). Peer (ring index) i is
   // PE first_peer_pe + i. op_timeout_ms (> 0): how long any wait for a peer may last.
-  Conduit(shm::Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
+  Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
           uint64_t op_timeout_ms);
   Conduit(const Conduit&) = delete;
   Conduit& operator=(const Conduit&) = delete;
@@ -130,13 +130,14 @@ class Conduit {
   int PeerPe(size_t peer) const { return first_peer_pe_ + static_cast<int>(peer); }
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
-  Status Collect(size_t ring, std::vector<uint8_t>* message, std::optional<shm::PeerWait>* wait);
+  Status Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait);
   void Consume(Peer& p, uint8_t* c);  // takes one complete fragment and frees its chunk
   Status WaitForSpace(size_t peer);
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
   void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
 
-  shm::Context* ctx_;
+  Transport* transport_;
+  Context* ctx_;
   ConduitLayout layout_;
   size_t my_slot_;
   int first_peer_pe_;

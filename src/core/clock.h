@@ -1,9 +1,8 @@
-// Monotonic clock and back-off helpers. Recency is counted in server-owned epochs (see store/), never by
-// comparing wall clocks across PEs.
+// Monotonic clocks. Recency is counted in server-owned epochs (see store/), never by comparing wall clocks
+// across PEs. The back-off policies built on these clocks are in core/backoff.h.
 #ifndef SHMEMCACHE_CORE_CLOCK_H_
 #define SHMEMCACHE_CORE_CLOCK_H_
 
-#include <sched.h>
 #include <time.h>
 
 #include <cstdint>
@@ -28,29 +27,6 @@ inline void CpuRelax() {
 // server's epochs, a client's estimate of how far a server's epoch has moved since it last heard), so clocks
 // need not agree across PEs. SHMEMCACHE_TEST_CLOCK_OFFSET_MS (tests only) shifts this PE's clock to prove it.
 uint64_t EpochClockNanos();
-
-// Exponential back-off for retry loops. The first attempts spin briefly; later ones yield the CPU and then
-// sleep, so a lock holder that was descheduled on an oversubscribed node gets the core it needs.
-class Backoff {
- public:
-  void Pause() {
-    if (attempt_ < 4) {
-      for (unsigned i = 0; i < (16u << attempt_); ++i) CpuRelax();
-    } else if (attempt_ < 10) {
-      sched_yield();
-    } else {
-      unsigned shift = attempt_ - 10 < 6 ? attempt_ - 10 : 6;
-      timespec ts{0, static_cast<long>(1000u << shift)};  // 1 us .. 64 us
-      nanosleep(&ts, nullptr);
-    }
-    ++attempt_;
-  }
-  unsigned attempts() const { return attempt_; }
-  void Reset() { attempt_ = 0; }
-
- private:
-  unsigned attempt_ = 0;
-};
 
 }  // namespace smc
 

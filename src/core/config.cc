@@ -9,6 +9,9 @@
 
 #include <xxhash.h>
 
+#include "core/export.h"
+#include "core/guard.h"
+
 namespace smc {
 
 bool ParseSize(const char* text, size_t* out) {
@@ -192,3 +195,8 @@ uint64_t ConfigFingerprint(const shmemcache_config_t& c) {
 }
 
 }  // namespace smc
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_config_defaults(shmemcache_config_t* config) {
+  return smc::Guarded("shmemcache_config_defaults", SHMEMCACHE_CONFIG_ERROR,
+                      [&] { return smc::ConfigDefaults(config); });
+}

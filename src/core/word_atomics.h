@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "core/clock.h"
+#include "core/backoff.h"
 
 namespace smc {
 

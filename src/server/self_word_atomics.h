@@ -6,15 +6,15 @@
 #include <cstdint>
 
 #include "core/word_atomics.h"
-#include "shmem/runtime.h"
+#include "transport/transport.h"
 
 namespace smc {
 
 class SelfWordAtomics final : public WordAtomics {
  public:
   // lock_wait_limit_ms: how long WaitWhileEqual waits for a client to release a block lock (op_timeout_ms).
-  SelfWordAtomics(shm::Context* ctx, uint64_t lock_wait_limit_ms)
-      : ctx_(ctx), me_(shm::MyPe()), lock_wait_limit_ms_(lock_wait_limit_ms) {}
+  SelfWordAtomics(Transport* transport, Context* ctx, uint64_t lock_wait_limit_ms)
+      : transport_(transport), ctx_(ctx), me_(transport->MyPe()), lock_wait_limit_ms_(lock_wait_limit_ms) {}
   uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
     return ctx_->CompareSwap(word, expected, desired, me_);
   }
@@ -26,13 +26,14 @@ class SelfWordAtomics final : public WordAtomics {
   // (shared memory), by DMA (coherent on the CPUs we target) or by this PE's progress engine: a CPU fence
   // orders them; a SHMEM fence (which may flush endpoints) is not needed.
   void Fence() override { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-  // Waits (progressing, shm::PeerWait) for a client to release a block lock, at most lock_wait_limit_ms: a
+  // Waits (progressing, PeerWait) for a client to release a block lock, at most lock_wait_limit_ms: a
   // client that stopped in the middle of a Direct SET never does. False then, with LastError() naming the word;
   // the store returns TIMEOUT and the server leaves serve with it.
   bool WaitWhileEqual(uint64_t* word, uint64_t value) override;
 
  private:
-  shm::Context* ctx_;
+  Transport* transport_;
+  Context* ctx_;
   int me_;
   uint64_t lock_wait_limit_ms_;
 };

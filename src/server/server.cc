@@ -30,17 +30,18 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               shm::Context* ctx, int server_index, int num_clients, Stats* stats)
+               Transport* transport, Context* ctx, int server_index, int num_clients, Stats* stats)
     : config_(config),
       server_index_(server_index),
       num_servers_(config.num_servers),
       num_clients_(num_clients),
       stats_(stats),
+      transport_(transport),
       ctx_(ctx),
-      atomics_(ctx, config.op_timeout_ms),
+      atomics_(transport, ctx, config.op_timeout_ms),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
              OptionsFor(config, layout), &atomics_),
-      conduit_(ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index),
+      conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index),
                /*first_peer_pe=*/config.num_servers, config.op_timeout_ms),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
@@ -68,7 +69,7 @@ Status Server::AttachSpill(std::string* error) {
   o.dir = config_.spill_dir;
   o.capacity_bytes = config_.spill_bytes;
   o.segment_bytes = std::min<size_t>(o.segment_bytes, std::max<size_t>(config_.spill_bytes / 4, 1 << 20));
-  o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(shm::MyPe());
+  o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(transport_->MyPe());
   // Test-only: slow flash (every file read waits this long on the I/O thread), to show the server keeps serving.
   if (const char* d = std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS")) o.test_read_delay_ms = std::atoi(d);
   // Tuning: records up to this size are read through mmap (default 0 = pread for all; spill_store.h says why).
@@ -161,7 +162,7 @@ bool Server::StoreFailed(Status s) {
   if (s != SHMEMCACHE_TIMEOUT) return false;
   if (failure_ == SHMEMCACHE_OK) {
     failure_ = s;
-    failure_text_ = "PE " + std::to_string(shm::MyPe()) + ": " + LastError();
+    failure_text_ = "PE " + std::to_string(transport_->MyPe()) + ": " + LastError();
   }
   return true;
 }

@@ -28,7 +28,7 @@
 #include "core/layout.h"
 #include "core/stats.h"
 #include "server/self_word_atomics.h"
-#include "shmem/runtime.h"
+#include "transport/transport.h"
 #include "spill/spill_store.h"
 #include "store/kv_store.h"
 
@@ -37,7 +37,7 @@ namespace smc {
 class Server {
  public:
   Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         shm::Context* ctx, int server_index, int num_clients, Stats* stats);
+         Transport* transport, Context* ctx, int server_index, int num_clients, Stats* stats);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -100,7 +100,8 @@ class Server {
   int num_servers_;
   int num_clients_;
   Stats* stats_;
-  shm::Context* ctx_;
+  Transport* transport_;
+  Context* ctx_;
   SelfWordAtomics atomics_;
   KvStore store_;
   Conduit conduit_;

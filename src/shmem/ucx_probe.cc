@@ -11,7 +11,6 @@
 #include <type_traits>
 
 namespace smc {
-namespace shm {
 namespace {
 
 // The UCP entry points the probe needs, taken from the libucp the runtime already loaded (RTLD_NOLOAD): the
@@ -193,5 +192,4 @@ ContextTransport ProbeContextTransport(bool some_peer_off_node) {
   return ProbeNetwork(ucp);
 }
 
-}  // namespace shm
 }  // namespace smc

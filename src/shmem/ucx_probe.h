@@ -17,15 +17,9 @@
 #ifndef SHMEMCACHE_SHMEM_UCX_PROBE_H_
 #define SHMEMCACHE_SHMEM_UCX_PROBE_H_
 
-namespace smc {
-namespace shm {
+#include "transport/transport.h"  // ContextTransport
 
-enum class ContextTransport {
-  kNotUcx,     // the runtime did not load UCX (another OpenSHMEM): no known problem with private contexts
-  kNoTcp,      // every endpoint of a new context would use shared memory or an RDMA transport
-  kTcp,        // some endpoint would use UCT tcp: a private context hangs OpenMPI 4.1's shmem_finalize
-  kUnknown,    // UCX is loaded but could not be asked (symbols missing, init failed, output not understood)
-};
+namespace smc {
 
 // Local (not collective); call after the runtime has started. Builds a throw-away UCP context from the job's UCX
 // configuration (the environment and ucx.conf, read like OpenMPI's spml does), and
@@ -36,7 +30,6 @@ enum class ContextTransport {
 // Takes a few milliseconds; prints nothing unless UCX itself reports an error.
 ContextTransport ProbeContextTransport(bool some_peer_off_node);
 
-}  // namespace shm
 }  // namespace smc
 
 #endif  // SHMEMCACHE_SHMEM_UCX_PROBE_H_

@@ -1,4 +1,5 @@
-// The automatic private-context choice (shm::Context(-1)) on the transport the job really uses.
+// The automatic private-context choice (OpenShmemTransport::CreateContext(-1)) on the transport the job really
+// uses.
 //   pe_context_choice private|default|any
 // Every PE builds the library's context the automatic way, checks the choice against the expected one, then does
 // what makes OpenMPI 4.1.4 hang in shmem_finalize when a private context runs over UCX tcp (a get, a CAS and a
@@ -7,11 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include <shmem.h>
 
 #include "common/pe_test.h"
-#include "shmem/runtime.h"
+#include "shmem/openshmem_transport.h"
 
 namespace {
 uint64_t g_words[4];  // symmetric (static data of the executable)
@@ -24,15 +26,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: pe_context_choice private|default|any\n");
     return 2;
   }
-  bool started = false;
-  smc::shm::StartRuntime(&started);
-  int me = smc::shm::MyPe(), n = smc::shm::NumPes();
+  std::unique_ptr<smc::OpenShmemTransport> transport = smc::OpenShmemTransport::Start();
+  int me = transport->MyPe(), n = transport->NumPes();
   pe_test::Begin(me);
   g_words[0] = static_cast<uint64_t>(me);
-  smc::shm::BarrierAll();
+  transport->Barrier();
   {
     auto t0 = std::chrono::steady_clock::now();
-    smc::shm::Context ctx(-1);
+    std::unique_ptr<smc::Context> context = transport->CreateContext(-1);
+    smc::Context& ctx = *context;
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (me == 0) {
       std::printf("pe_context_choice: %s context (expected %s), chosen in %.1f ms\n",
@@ -47,9 +49,9 @@ int main(int argc, char** argv) {
       PE_CHECK(ctx.Fetch(&g_words[0], pe) == static_cast<uint64_t>(pe));
     }
     ctx.Quiet();
-    smc::shm::BarrierAll();
+    transport->Barrier();
   }
   int rc = pe_test::Finish("pe_context_choice");
-  if (started) smc::shm::StopRuntime();
+  if (transport->owns_runtime()) transport->StopRuntime();
   return rc;
 }

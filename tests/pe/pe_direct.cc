@@ -54,12 +54,12 @@ struct Block {
   bool found = false;
 };
 Block FindBlock(shmemcache_t* c, const std::string& key) {
-  smc::KeyLocation loc = smc::Locate(key.data(), key.size(), c->config.num_servers);
-  size_t set = smc::SetOf(loc.hash, c->config.hash_sets);
-  std::vector<smc::HashWay> ways(c->config.hash_ways);
-  shmem_getmem(ways.data(), c->symmetric + c->layout.table_offset + set * ways.size() * 16, ways.size() * 16, 0);
+  smc::KeyLocation loc = smc::Locate(key.data(), key.size(), c->node->config().num_servers);
+  size_t set = smc::SetOf(loc.hash, c->node->config().hash_sets);
+  std::vector<smc::HashWay> ways(c->node->config().hash_ways);
+  shmem_getmem(ways.data(), c->node->symmetric() + c->node->layout().table_offset + set * ways.size() * 16, ways.size() * 16, 0);
   std::vector<size_t> classes = smc::SlabClassSizes(
-      c->config.slab_growth_factor, smc::BlockBytesFor(c->config.max_key_len, c->config.max_value_len));
+      c->node->config().slab_growth_factor, smc::BlockBytesFor(c->node->config().max_key_len, c->node->config().max_value_len));
   Block b;
   for (const smc::HashWay& w : ways) {
     if (smc::WayValid(w.meta) && smc::WayTag(w.meta) == loc.tag) {
@@ -137,8 +137,8 @@ void ClientA(shmemcache_t* c) {
   }
   shmemcache_stats_t w1 = Stats(c);
   double ratio = double(w1.direct_gets - w0.direct_gets) / double(w1.gets - w0.gets);
-  std::printf("direct_gets/gets after warm-up = %.4f (directory %zu x %u)\n", ratio, c->config.directory_entries,
-              c->config.directory_ways);
+  std::printf("direct_gets/gets after warm-up = %.4f (directory %zu x %u)\n", ratio, c->node->config().directory_entries,
+              c->node->config().directory_ways);
   PE_CHECK(wrong == 0);
   PE_CHECK(ratio > 0.9);
   Signal(kB, 9);
@@ -153,7 +153,7 @@ void ClientB(shmemcache_t* c) {
   WaitFor(3);
   Block b = FindBlock(c, key);
   PE_CHECK(b.found);
-  auto* word = reinterpret_cast<unsigned long long*>(c->symmetric + c->layout.arena_offset + b.offset +
+  auto* word = reinterpret_cast<unsigned long long*>(c->node->symmetric() + c->node->layout().arena_offset + b.offset +
                                                      smc::TargetOffset(b.bytes));
   unsigned long long t = shmem_ulonglong_atomic_fetch(word, 0);
   PE_CHECK(!smc::TargetLocked(t));

@@ -40,12 +40,12 @@ size_t LenFor(int i) { return 100 + (static_cast<size_t>(i) * 2654435761u) % 300
 uint64_t Seed(int rank, int i) { return static_cast<uint64_t>(rank) * 1000003 + i; }
 
 void ServerChecks(shmemcache_t* c) {
-  const smc::KvStore& store = c->server->store();
+  const smc::KvStore& store = c->node->server()->store();
   shmemcache_stats_t st;
   shmemcache_get_stats(c, &st);
   std::printf("server %d: items=%llu evictions=%llu batches=%llu retiered=%llu pages_moved=%llu bar=%llu "
               "max_eviction_pause_us=%llu\n",
-              c->my_pe, (unsigned long long)st.items, (unsigned long long)st.evictions,
+              c->node->my_pe(), (unsigned long long)st.items, (unsigned long long)st.evictions,
               (unsigned long long)st.eviction_batches, (unsigned long long)st.retiered,
               (unsigned long long)st.pages_moved, (unsigned long long)st.expiration_bar,
               (unsigned long long)st.max_eviction_pause_us);
@@ -75,7 +75,7 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
     ++n;
   }
   // Every client has finished its bulk writes; now each writes a last, small batch: the newest data of all.
-  pe_test::ClientBarrier(c->config.num_servers, clients);
+  pe_test::ClientBarrier(c->node->config().num_servers, clients);
   const int fill_end = n;
   for (int r = 0; r < 100; ++r, ++n) {
     size_t len = LenFor(n);
@@ -83,7 +83,7 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
     std::string k = Key(rank, n);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), len), SHMEMCACHE_OK);
   }
-  pe_test::ClientBarrier(c->config.num_servers, clients);
+  pe_test::ClientBarrier(c->node->config().num_servers, clients);
   shmemcache_stats_t before;
   shmemcache_get_stats(c, &before);
   int ok = 0, missing = 0, wrong = 0, recent_missing = 0;
@@ -114,7 +114,7 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
   PE_CHECK(recent_missing == 0);
   PE_CHECK(after.expiration_bar_updates > 0);
   // Pointers to the first (evicted) keys were not used: the directory saw them expire or found them gone.
-  PE_CHECK(after.directory_expired > 0 || c->client->directory().stats().invalidations > 0);
+  PE_CHECK(after.directory_expired > 0 || c->node->client()->directory().stats().invalidations > 0);
 }
 
 // Phase 3: hit ratio of a 10 KiB working set that fits in memory, after (or without) a 100 B fill.

@@ -29,7 +29,7 @@ int main() {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
     shmemcache_stats_t st;
     shmemcache_get_stats(c, &st);
-    std::printf("server %d: evictions=%llu bar=%llu\n", c->my_pe, (unsigned long long)st.evictions,
+    std::printf("server %d: evictions=%llu bar=%llu\n", c->node->my_pe(), (unsigned long long)st.evictions,
                 (unsigned long long)st.expiration_bar);
     PE_CHECK(st.evictions > 0 && st.expiration_bar > 0);
   } else {
@@ -49,13 +49,13 @@ int main() {
       uint64_t published = 0;
       uint64_t deadline = smc::NowNanos() + 5000000000ull;
       do {
-        shmem_getmem(&published, c->symmetric + smc::SymmetricLayout::kExpirationBarOffset, 8, s);
-        c->client->PollNotices();
-      } while (c->client->known_expiration_bar(s) != published && smc::NowNanos() < deadline);
+        shmem_getmem(&published, c->node->symmetric() + smc::SymmetricLayout::kExpirationBarOffset, 8, s);
+        c->node->client()->PollNotices();
+      } while (c->node->client()->known_expiration_bar(s) != published && smc::NowNanos() < deadline);
       std::printf("client %d: server %d bar published %llu, learned %llu\n", rank, s,
-                  (unsigned long long)published, (unsigned long long)c->client->known_expiration_bar(s));
+                  (unsigned long long)published, (unsigned long long)c->node->client()->known_expiration_bar(s));
       PE_CHECK(published > 0);
-      PE_CHECK(c->client->known_expiration_bar(s) == published);
+      PE_CHECK(c->node->client()->known_expiration_bar(s) == published);
     }
     shmemcache_stats_t st;
     shmemcache_get_stats(c, &st);

@@ -72,7 +72,7 @@ void CheckTookTheTimeout(uint64_t started_ms, unsigned timeout_ms, const char* w
 // comes, in its own ring (ring 1) on the server, then the doorbell the way a client rings it.
 void WriteTornFragment(shmemcache_t* c) {
   const size_t ring = static_cast<size_t>(shmemcache_client_rank(c));
-  uint8_t* chunk = c->symmetric + c->layout.inbox_offset + ring * c->config.chunks_per_peer * c->config.chunk_bytes;
+  uint8_t* chunk = c->node->symmetric() + c->node->layout().inbox_offset + ring * c->node->config().chunks_per_peer * c->node->config().chunk_bytes;
   std::vector<uint8_t> header(smc::kChunkHeaderBytes + 200, 0x5a);
   smc::StoreU64(header.data() + smc::fragment::kUseFlagOffset, 1);
   smc::StoreU32(header.data() + smc::fragment::kFragLenOffset, 200);
@@ -81,8 +81,8 @@ void WriteTornFragment(shmemcache_t* c) {
   shmem_putmem(chunk, header.data(), header.size(), 0);
   shmem_fence();
   using ull = unsigned long long;
-  auto* ready = reinterpret_cast<ull*>(c->symmetric + c->layout.ready_offset);
-  auto* doorbell = reinterpret_cast<ull*>(c->symmetric + smc::SymmetricLayout::kDoorbellOffset);
+  auto* ready = reinterpret_cast<ull*>(c->node->symmetric() + c->node->layout().ready_offset);
+  auto* doorbell = reinterpret_cast<ull*>(c->node->symmetric() + smc::SymmetricLayout::kDoorbellOffset);
   shmem_ulonglong_atomic_or(ready, ull{1} << ring, 0);
   shmem_fence();
   shmem_ulonglong_atomic_add(doorbell, 1, 0);
@@ -101,7 +101,7 @@ void Torn(shmemcache_t* c, unsigned timeout_ms) {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_TIMEOUT);  // a second call says the same
     return;
   }
-  const int first_client = c->config.num_servers, clients = shmemcache_num_clients(c);
+  const int first_client = c->node->config().num_servers, clients = shmemcache_num_clients(c);
   const bool victim = shmemcache_client_rank(c) == 0;
   char buf[64];
   size_t len = 0;
@@ -146,7 +146,7 @@ void Silent(shmemcache_t* c, unsigned timeout_ms) {
     PE_CHECK_STATUS(shmemcache_test(c, set), SHMEMCACHE_TIMEOUT);
     PE_CHECK_STATUS(shmemcache_wait(c, set), SHMEMCACHE_TIMEOUT);
   } else if (rank == 3) {
-    std::vector<char> big(c->config.chunks_per_peer * c->config.chunk_bytes * 2, 'x');
+    std::vector<char> big(c->node->config().chunks_per_peer * c->node->config().chunk_bytes * 2, 'x');
     PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), big.data(), big.size()), SHMEMCACHE_TIMEOUT);
     CheckTookTheTimeout(start, timeout_ms, "a set larger than the ring");
     PE_CHECK(Mentions("stayed full"));
@@ -175,12 +175,12 @@ void Lock(shmemcache_t* c, unsigned timeout_ms) {
     return;
   }
   PE_CHECK_STATUS(shmemcache_set(c, "locked", 6, "value", 5), SHMEMCACHE_OK);  // the reply names its block
-  smc::KeyLocation loc = smc::Locate("locked", 6, c->config.num_servers);
-  const smc::DirectoryEntry* e = const_cast<smc::PointerDirectory&>(c->client->directory()).Peek(loc);
+  smc::KeyLocation loc = smc::Locate("locked", 6, c->node->config().num_servers);
+  const smc::DirectoryEntry* e = const_cast<smc::PointerDirectory&>(c->node->client()->directory()).Peek(loc);
   PE_CHECK(e != nullptr);
   if (e == nullptr) return;
   using ull = unsigned long long;
-  auto* word = reinterpret_cast<ull*>(c->symmetric + c->layout.arena_offset + e->offset +
+  auto* word = reinterpret_cast<ull*>(c->node->symmetric() + c->node->layout().arena_offset + e->offset +
                                       smc::TargetOffset(e->block_bytes));
   ull unlocked = shmem_ulonglong_atomic_fetch(word, loc.server);
   PE_CHECK(shmem_ulonglong_atomic_compare_swap(word, unlocked, smc::Locked(unlocked), loc.server) == unlocked);

@@ -55,7 +55,7 @@ void Client(shmemcache_t* c, int ops) {
   int rank = shmemcache_client_rank(c), clients = shmemcache_num_clients(c);
   std::vector<uint8_t> value(4096), got(4096);
   for (int i = rank; i < kKeys; i += clients) Set(c, i, &value);
-  pe_test::ClientBarrier(c->config.num_servers, clients);
+  pe_test::ClientBarrier(c->node->config().num_servers, clients);
   Zipf zipf(0.99);
   pe_test::Rng rng(1000 + rank);
   long gets = 0, hits = 0, wrong = 0;
@@ -85,13 +85,13 @@ void Client(shmemcache_t* c, int ops) {
 
 void Server(shmemcache_t* c) {
   PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  const smc::KvStore& store = c->server->store();
+  const smc::KvStore& store = c->node->server()->store();
   shmemcache_stats_t st;
   shmemcache_get_stats(c, &st);
   double fill = static_cast<double>(st.payload_bytes) / kServerMemory;
   std::printf("server %d: items=%llu payload_bytes=%llu (%.3f of memory) bytes_used=%llu evictions=%llu "
               "batches=%llu pages_moved=%llu page_bytes=%zu\n",
-              c->my_pe, (unsigned long long)st.items, (unsigned long long)st.payload_bytes, fill,
+              c->node->my_pe(), (unsigned long long)st.items, (unsigned long long)st.payload_bytes, fill,
               (unsigned long long)st.bytes_used, (unsigned long long)st.evictions,
               (unsigned long long)st.eviction_batches, (unsigned long long)st.pages_moved,
               store.slabs().page_bytes());

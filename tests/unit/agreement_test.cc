@@ -1,7 +1,7 @@
-// What shmemcache_init tells each PE after a failed agreement (api/agreement.h): the rejecting PE its own
+// What shmemcache_init tells each PE after a failed agreement (node/agreement.h): the rejecting PE its own
 // reason, the others which PEs rejected, everyone the first field that differs. (AgreeAll itself is a
 // collective: tests/pe/pe_init_errors.cc.)
-#include "api/agreement.h"
+#include "node/agreement.h"
 
 #include <gtest/gtest.h>
 

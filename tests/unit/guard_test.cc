@@ -1,6 +1,6 @@
-// No C++ exception crosses the C API (api/guard.h): whatever a call's body throws becomes the call's documented
+// No C++ exception crosses the C API (core/guard.h): whatever a call's body throws becomes the call's documented
 // status, with the reason in shmemcache_last_error().
-#include "api/guard.h"
+#include "core/guard.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,9 @@
-// No C++ exception crosses the C API. Every exported call runs its body through Guarded: an exception that
-// escapes the library's own handling (std::bad_alloc when this process runs out of memory, above all) becomes
-// the call's documented status, with the reason in shmemcache_last_error().
-#ifndef SHMEMCACHE_API_GUARD_H_
-#define SHMEMCACHE_API_GUARD_H_
+// No C++ exception crosses the C API. Every exported call runs its body through Guarded (and so does whatever
+// must not be cut short by one, like the client's goodbye in a collective finalize): an exception that escapes
+// the library's own handling (std::bad_alloc when this process runs out of memory, above all) becomes the
+// call's documented status, with the reason in shmemcache_last_error().
+#ifndef SHMEMCACHE_CORE_GUARD_H_
+#define SHMEMCACHE_CORE_GUARD_H_
 
 #include <exception>
 #include <new>
@@ -38,4 +39,4 @@ Status Guarded(const char* call, Status on_exception, Body body) noexcept {
 
 }  // namespace smc
 
-#endif  // SHMEMCACHE_API_GUARD_H_
+#endif  // SHMEMCACHE_CORE_GUARD_H_

@@ -1,4 +1,4 @@
-#include "api/agreement.h"
+#include "node/agreement.h"
 
 #include <xxhash.h>
 
@@ -7,15 +7,14 @@
 #include <cstdint>
 
 #include "core/config.h"
-#include "shmem/runtime.h"
 
 namespace smc {
 
-Verdict AgreeAll(bool local_ok, const shmemcache_config_t* config) {
+Verdict AgreeAll(Transport* transport, bool local_ok, const shmemcache_config_t* config) {
   // One max-reduction over [h_0 .. h_F-1, -h_0 .. -h_F-1, rejected flag of PE 0 .. PE n-1], where h_i is a
   // 63-bit hash of field i: field i agrees everywhere iff max(h_i) == min(h_i) == -max(-h_i).
   const size_t fields = config != nullptr ? kConfigFields : 0;
-  const int n_pes = shm::NumPes(), me = shm::MyPe();
+  const int n_pes = transport->NumPes(), me = transport->MyPe();
   std::vector<int64_t> values(2 * fields + static_cast<size_t>(n_pes), 0);
   if (config != nullptr) {
     std::array<std::string, kConfigFields> texts = ConfigFieldValues(*config);
@@ -28,7 +27,7 @@ Verdict AgreeAll(bool local_ok, const shmemcache_config_t* config) {
   values[2 * fields + static_cast<size_t>(me)] = local_ok ? 0 : 1;
 
   Verdict v;
-  if (!shm::MaxAll(&values)) {
+  if (!transport->MaxAll(&values)) {
     v.reduced = false;
     return v;
   }

@@ -2,13 +2,14 @@
 // its own checks passed and, for the configuration, what each field holds; one reduction later every PE knows
 // the same verdict: which PEs rejected, and the first field on which the PEs' configurations differ. A PE that
 // rejects still takes part, so nobody waits for it.
-#ifndef SHMEMCACHE_API_AGREEMENT_H_
-#define SHMEMCACHE_API_AGREEMENT_H_
+#ifndef SHMEMCACHE_NODE_AGREEMENT_H_
+#define SHMEMCACHE_NODE_AGREEMENT_H_
 
 #include <string>
 #include <vector>
 
 #include "shmemcache/shmemcache.h"
+#include "transport/transport.h"
 
 namespace smc {
 
@@ -19,9 +20,9 @@ struct Verdict {
   bool ok() const { return reduced && rejected.empty() && first_difference < 0; }
 };
 
-// Collective over all PEs. local_ok: this PE's own checks passed. config: compared field by field when not
-// null (every PE must then pass one).
-Verdict AgreeAll(bool local_ok, const shmemcache_config_t* config);
+// Collective over the transport's PEs. local_ok: this PE's own checks passed. config: compared field by field
+// when not null (every PE must then pass one).
+Verdict AgreeAll(Transport* transport, bool local_ok, const shmemcache_config_t* config);
 
 // The CONFIG_ERROR text for PE `me` after a failed verdict. own_error: why `me` rejected (used when it is among
 // the rejecters); step: what the rejecting PEs failed at, for the others ("rejected the configuration").
@@ -31,4 +32,4 @@ std::string ExplainVerdict(const Verdict& verdict, const shmemcache_config_t* co
 
 }  // namespace smc
 
-#endif  // SHMEMCACHE_API_AGREEMENT_H_
+#endif  // SHMEMCACHE_NODE_AGREEMENT_H_

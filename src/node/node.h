@@ -1,0 +1,98 @@
+// One PE of a shmemcache job, run from a Transport: the configuration, the agreement between PEs, the symmetric
+// allocation and its layout, this PE's role and the Server or Client on it, serve and the collective finalize.
+// The C API (src/api) is a thin wrapper: argument checks, an OpenShmemTransport and a Node. One-process tests run
+// a whole job as Nodes on the threads of a LoopbackJob (transport/loopback_transport.h).
+//
+// Start, steps each ending in an agreement (AgreeAll) so that every PE takes the same path (init fails together,
+// issue 12):
+//   1. the configuration: this PE's own checks (node/init_checks.h) and the fields themselves (PEs must pass
+//      the same);
+//   2. the symmetric allocation;
+//   3. this PE's server or client (an unusable spill_dir, no memory for its bookkeeping);
+// then a barrier (every PE's memory is zeroed before anyone sends). On a failed step every PE undoes what it set
+// up (the collective frees match because every PE fails at the same step) and returns CONFIG_ERROR.
+//
+// Roles: PEs 0 .. num_servers-1 serve, the others are clients (client rank = PE - num_servers).
+// Not thread-safe; Start, Serve (on servers) and Finalize are called once each, in that order.
+#ifndef SHMEMCACHE_NODE_NODE_H_
+#define SHMEMCACHE_NODE_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "client/client.h"
+#include "core/layout.h"
+#include "core/stats.h"
+#include "server/server.h"
+#include "shmemcache/shmemcache.h"
+#include "transport/transport.h"
+
+namespace smc {
+
+class Node {
+ public:
+  // Collective over the transport's PEs, whatever the configuration. config: this PE's, or nullptr for
+  // defaults + environment. OK with *node set (a copy of the configuration is kept, spill_dir included);
+  // otherwise CONFIG_ERROR on every PE, *node untouched, LastError() saying why (on the PE that rejected) or
+  // naming the PEs that rejected and the first field that differs (on the others).
+  static Status Start(Transport* transport, const shmemcache_config_t* config, std::unique_ptr<Node>* node);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const shmemcache_config_t& config() const { return config_; }
+  bool is_server() const { return is_server_; }
+  int my_pe() const { return my_pe_; }
+  int n_pes() const { return n_pes_; }
+  int client_rank() const { return is_server_ ? -1 : my_pe_ - config_.num_servers; }
+  int num_clients() const { return n_pes_ - config_.num_servers; }
+  bool finalized() const { return finalized_; }
+
+  // This PE's client (nullptr on a server or after Finalize) and server (nullptr on a client or after it).
+  Client* client() { return client_.get(); }
+  Server* server() { return server_.get(); }
+
+  // Servers: serves until every client has finalized (Server::Serve). The first call's status is kept; later
+  // calls return it without serving again.
+  Status Serve();
+  // Collective. Clients complete their requests in flight and tell every server they are done; servers serve
+  // until every client has (Serve, if not done yet); then the context, the server or client and the symmetric
+  // allocation go. Never waits on a failed server. A second call does nothing.
+  void Finalize();
+
+  // Fills *stats with this PE's counters (shmemcache_get_stats); after Finalize, the values it ended with.
+  void FillStats(shmemcache_stats_t* stats) const;
+
+  // For tests: this PE's symmetric allocation and its layout (valid until Finalize).
+  const SymmetricLayout& layout() const { return layout_; }
+  uint8_t* symmetric() const { return symmetric_; }
+
+ private:
+  Node(Transport* transport, const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric);
+  // Step 3: zeroes what this PE uses of its symmetric memory, creates the context and the server (with its SSD
+  // tier) or the client. Local. OK, or CONFIG_ERROR with the reason in LastError().
+  Status SetUp();
+  // Releases what SetUp built (local) and the symmetric allocation (collective).
+  void TearDown();
+
+  Transport* transport_;
+  shmemcache_config_t config_;
+  std::string spill_dir_;  // owned copy of config_.spill_dir
+  SymmetricLayout layout_;
+  uint8_t* symmetric_;
+  int my_pe_;
+  int n_pes_;
+  bool is_server_;
+  bool finalized_ = false;
+  bool served_ = false;
+  Status serve_status_ = SHMEMCACHE_OK;  // what the (one) serve returned
+  Stats stats_{};
+  std::unique_ptr<Context> ctx_;
+  std::unique_ptr<Server> server_;
+  std::unique_ptr<Client> client_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_NODE_NODE_H_

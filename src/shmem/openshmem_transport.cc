@@ -1,0 +1,185 @@
+#include "shmem/openshmem_transport.h"
+
+#include <shmem.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/config.h"
+#include "shmem/ucx_probe.h"
+
+// OpenMPI's oshmem exports this flag; other implementations may not (weak: then it reads as absent).
+extern "C" __attribute__((weak)) int oshmem_shmem_initialized;
+// OpenMPI's progress engine (libopen-pal). OpenSHMEM 1.4 has no "progress once" call: wait_until progresses but
+// only returns when its condition holds, and shmem_test does not progress at all.
+extern "C" __attribute__((weak)) int opal_progress(void);
+
+namespace smc {
+
+static_assert(sizeof(unsigned long long) == sizeof(uint64_t), "64-bit atomics");
+using ull = unsigned long long;
+
+namespace {
+
+bool library_owns_runtime = false;  // this process's library started the runtime and has not stopped it
+
+// A SHMEM communication context: the library's own (SHMEM_CTX_PRIVATE) or the runtime's default one.
+class OpenShmemContext final : public Context {
+ public:
+  OpenShmemContext(shmem_ctx_t ctx, bool own) : ctx_(ctx), own_(own) {}
+  ~OpenShmemContext() override {
+    if (own_) {
+      shmem_ctx_quiet(ctx_);
+      shmem_ctx_destroy(ctx_);
+    }
+  }
+  OpenShmemContext(const OpenShmemContext&) = delete;
+  OpenShmemContext& operator=(const OpenShmemContext&) = delete;
+
+  void Get(void* local_dst, const void* remote_src, size_t bytes, int pe) override {
+    shmem_ctx_getmem(ctx_, local_dst, remote_src, bytes, pe);
+  }
+  void Put(void* remote_dst, const void* local_src, size_t bytes, int pe) override {
+    shmem_ctx_putmem(ctx_, remote_dst, local_src, bytes, pe);
+  }
+  void GetNbi(void* local_dst, const void* remote_src, size_t bytes, int pe) override {
+    shmem_ctx_getmem_nbi(ctx_, local_dst, remote_src, bytes, pe);
+  }
+  void PutNbi(void* remote_dst, const void* local_src, size_t bytes, int pe) override {
+    shmem_ctx_putmem_nbi(ctx_, remote_dst, local_src, bytes, pe);
+  }
+  uint64_t CompareSwap(uint64_t* remote, uint64_t expected, uint64_t desired, int pe) override {
+    return shmem_ctx_ulonglong_atomic_compare_swap(ctx_, Word(remote), expected, desired, pe);
+  }
+  uint64_t Fetch(uint64_t* remote, int pe) override { return shmem_ctx_ulonglong_atomic_fetch(ctx_, Word(remote), pe); }
+  uint64_t Swap(uint64_t* remote, uint64_t value, int pe) override {
+    return shmem_ctx_ulonglong_atomic_swap(ctx_, Word(remote), value, pe);
+  }
+  uint64_t FetchAdd(uint64_t* remote, uint64_t value, int pe) override {
+    return shmem_ctx_ulonglong_atomic_fetch_add(ctx_, Word(remote), value, pe);
+  }
+  void Set(uint64_t* remote, uint64_t value, int pe) override {
+    shmem_ctx_ulonglong_atomic_set(ctx_, Word(remote), value, pe);
+  }
+  void Add(uint64_t* remote, uint64_t value, int pe) override {
+    shmem_ctx_ulonglong_atomic_add(ctx_, Word(remote), value, pe);
+  }
+  void Or(uint64_t* remote, uint64_t value, int pe) override {
+    shmem_ctx_ulonglong_atomic_or(ctx_, Word(remote), value, pe);
+  }
+  void Fence() override { shmem_ctx_fence(ctx_); }
+  void Quiet() override { shmem_ctx_quiet(ctx_); }
+  bool is_private() const override { return own_; }
+
+ private:
+  static ull* Word(uint64_t* p) { return reinterpret_cast<ull*>(p); }
+  shmem_ctx_t ctx_;
+  bool own_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpenShmemTransport> OpenShmemTransport::Start() {
+  bool running = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
+  if (!running) {
+    shmem_init();
+    library_owns_runtime = true;
+  }
+  return std::unique_ptr<OpenShmemTransport>(new OpenShmemTransport(library_owns_runtime));
+}
+
+OpenShmemTransport::OpenShmemTransport(bool owns_runtime)
+    : owns_runtime_(owns_runtime), my_pe_(shmem_my_pe()), n_pes_(shmem_n_pes()) {}
+
+void OpenShmemTransport::StopRuntime() {
+  shmem_finalize();
+  library_owns_runtime = false;
+  owns_runtime_ = false;
+}
+
+void* OpenShmemTransport::SymmetricAlloc(size_t bytes) { return shmem_malloc(bytes); }
+void OpenShmemTransport::SymmetricFree(void* p) {
+  if (p != nullptr) shmem_free(p);
+}
+
+size_t OpenShmemTransport::SymmetricHeapBytes() const {
+  size_t bytes = 0;
+  for (const char* name : {"SMA_SYMMETRIC_SIZE", "SHMEM_SYMMETRIC_SIZE"}) {
+    const char* text = std::getenv(name);  // the runtime's own setting, read as OpenMPI reads it
+    if (text != nullptr && ParseSize(text, &bytes)) return bytes;
+  }
+  return 256ull << 20;  // OpenMPI 4.1's default
+}
+
+void OpenShmemTransport::Barrier() { shmem_barrier_all(); }
+
+bool OpenShmemTransport::MaxAll(std::vector<int64_t>* values) {
+  static_assert(sizeof(long) == sizeof(int64_t), "LP64");
+  // Scratch sized for this call, allocated collectively (every PE passes the same length): the values, the
+  // result, the work array the reduction needs for that many elements, and the synchronisation array.
+  const size_t n = values->size();
+  const size_t work = std::max<size_t>(n / 2 + 1, SHMEM_REDUCE_MIN_WRKDATA_SIZE);
+  long* scratch = static_cast<long*>(shmem_malloc(sizeof(long) * (2 * n + work + SHMEM_REDUCE_SYNC_SIZE)));
+  if (scratch == nullptr) return false;  // the same on every PE: symmetric allocations are made in the same order
+  long *src = scratch, *dst = scratch + n, *pwrk = dst + n, *psync = pwrk + work;
+  for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
+  std::memcpy(src, values->data(), sizeof(long) * n);
+  shmem_barrier_all();  // every pSync is initialised before anyone reduces
+  shmem_long_max_to_all(dst, src, static_cast<int>(n), 0, 0, n_pes_, pwrk, psync);
+  std::memcpy(values->data(), dst, sizeof(long) * n);
+  shmem_barrier_all();  // everyone has read its result before the scratch goes
+  shmem_free(scratch);
+  return true;
+}
+
+TransportDescription OpenShmemTransport::Describe() {
+  if (described_) return description_;
+  // shmem_ptr maps a peer's symmetric memory only when the runtime reaches it through shared memory; a PE it
+  // cannot map is reached over a network transport.
+  void* symmetric_word = shmem_malloc(sizeof(long));  // collective, like the first call of this function
+  bool some_peer_off_node = symmetric_word == nullptr;
+  for (int pe = 0; pe < n_pes_ && !some_peer_off_node; ++pe) {
+    some_peer_off_node = shmem_ptr(symmetric_word, pe) == nullptr;
+  }
+  shmem_free(symmetric_word);
+  description_.name = "openshmem";
+  description_.every_peer_mapped = !some_peer_off_node;
+  description_.context_transport = ProbeContextTransport(some_peer_off_node);
+  described_ = true;
+  return description_;
+}
+
+bool OpenShmemTransport::PrivateContextIsSafe() {
+  // Deciding "tcp" from the UCX_TLS string instead missed clusters that leave it unset (UCX then picks tcp
+  // between hosts, and they hung in a barrier).
+  ContextTransport transport = Describe().context_transport;
+  bool safe = transport == ContextTransport::kNotUcx || transport == ContextTransport::kNoTcp;
+  std::vector<int64_t> unsafe_somewhere{safe ? 0 : 1};
+  return MaxAll(&unsafe_somewhere) && unsafe_somewhere[0] == 0;  // no room to reduce: share the default context
+}
+
+std::unique_ptr<Context> OpenShmemTransport::CreateContext(int want_private) {
+  if (want_private < 0) want_private = PrivateContextIsSafe() ? 1 : 0;
+  shmem_ctx_t ctx;
+  if (want_private == 1 && shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0)
+    return std::make_unique<OpenShmemContext>(ctx, true);
+  return std::make_unique<OpenShmemContext>(SHMEM_CTX_DEFAULT, false);  // no spare context: share the default
+}
+
+void* OpenShmemTransport::LocalPointer(const void* symmetric, int pe) { return shmem_ptr(symmetric, pe); }
+
+void OpenShmemTransport::Progress() {
+  if (&opal_progress != nullptr) {
+    opal_progress();
+  } else {
+    shmem_ctx_quiet(SHMEM_CTX_DEFAULT);
+  }
+}
+
+void OpenShmemTransport::IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {
+  shmem_ulonglong_wait_until(reinterpret_cast<volatile ull*>(word), SHMEM_CMP_NE, value);
+}
+
+}  // namespace smc

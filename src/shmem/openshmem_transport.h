@@ -1,0 +1,69 @@
+// The transport over OpenSHMEM (OpenMPI's oshmem over UCX). src/shmem is the only code in shmemcache that
+// includes shmem.h or calls shmem_*; everything above sees transport/transport.h.
+//
+// Platform facts this file keeps (DESIGN.md):
+//   - The library works whether or not the application started OpenSHMEM: Start() initialises it only when it
+//     is not running, and only then does StopRuntime() finalize it.
+//   - Progress: OpenSHMEM 1.4 has no "progress once" call (wait_until only returns when its condition holds,
+//     shmem_test does not progress at all); OpenMPI's opal_progress is used through a weak symbol, with a
+//     quiet on the default context where it is absent.
+//   - The library's own context (CreateContext) is private only where OpenMPI can finalize it: not over UCX tcp
+//     (shmem/ucx_probe.h), decided from the transports UCX really uses, the same way on every PE.
+#ifndef SHMEMCACHE_SHMEM_OPENSHMEM_TRANSPORT_H_
+#define SHMEMCACHE_SHMEM_OPENSHMEM_TRANSPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transport/transport.h"
+
+namespace smc {
+
+class OpenShmemTransport final : public Transport {
+ public:
+  // Initialises OpenSHMEM unless it is running. owns_runtime() is then true when the library owns the runtime
+  // (this call started it, or an earlier call did and nobody stopped it: an init that failed leaves it running,
+  // because OpenMPI cannot initialise again after shmem_finalize), and so must end it with StopRuntime().
+  static std::unique_ptr<OpenShmemTransport> Start();
+  OpenShmemTransport(const OpenShmemTransport&) = delete;
+  OpenShmemTransport& operator=(const OpenShmemTransport&) = delete;
+
+  bool owns_runtime() const { return owns_runtime_; }
+  // shmem_finalize. Only when owns_runtime(); nothing may use this transport afterwards.
+  void StopRuntime();
+
+  int MyPe() const override { return my_pe_; }
+  int NumPes() const override { return n_pes_; }
+  void* SymmetricAlloc(size_t bytes) override;
+  void SymmetricFree(void* p) override;
+  // SMA_SYMMETRIC_SIZE / SHMEM_SYMMETRIC_SIZE (OpenMPI 4.1 honours the first), or the runtime's default.
+  size_t SymmetricHeapBytes() const override;
+  void Barrier() override;
+  bool MaxAll(std::vector<int64_t>* values) override;
+  // every_peer_mapped from shmem_ptr on a short-lived symmetric word; context_transport from the UCX probe
+  // (asked about the network only when some peer is not mapped). Collective the first time.
+  TransportDescription Describe() override;
+  std::unique_ptr<Context> CreateContext(int want_private) override;
+  void* LocalPointer(const void* symmetric, int pe) override;
+  void Progress() override;
+  // shmem wait_until: it yields the core when the runtime sees an oversubscribed node.
+  void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) override;
+
+ private:
+  explicit OpenShmemTransport(bool owns_runtime);
+  // Collective. True when no PE's own context would have an endpoint over UCX tcp (or UCX could not say which
+  // transports it would use): the same answer on every PE, so a job never mixes the two choices by accident.
+  bool PrivateContextIsSafe();
+
+  bool owns_runtime_;
+  int my_pe_;
+  int n_pes_;
+  bool described_ = false;
+  TransportDescription description_;
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_SHMEM_OPENSHMEM_TRANSPORT_H_
