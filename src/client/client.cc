@@ -1,9 +1,11 @@
+// Client: the decision process (Direct or Active), Direct operations through the pointer directory, recency
+// and expiration bars. The request machinery every operation goes through is in requests.cc.
 #include "client/client.h"
 
 #include <cstring>
 
 #include "core/clock.h"
-#include "store/slab.h"
+#include "store/block.h"
 
 namespace smc {
 
@@ -15,12 +17,12 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       transport_(transport),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank), /*first_peer_pe=*/0,
-               config.op_timeout_ms),
+      conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
+               /*first_peer_pe=*/0, config.op_timeout_ms),
       direct_(ctx, base + layout.arena_offset, stats),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
-      class_bytes_(SlabClassSizes(config.slab_growth_factor, BlockBytesFor(config.max_key_len,
-                                                                           config.max_value_len))),
+      control_(base),
+      class_bytes_(config.num_servers),
       table_(base + layout.table_offset),
       set_buffer_(config.hash_ways),
       server_epoch_(config.num_servers, 0),
@@ -30,6 +32,174 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       pending_(config.num_servers),
       pending_chunks_(config.num_servers, 0) {}
+
+// ---- the calls ------------------------------------------------------------------------------------------------
+
+Client::Operation Client::MakeOperation(Op op, const void* key, size_t key_len, const void* value,
+                                        size_t value_len, void* buffer, size_t buffer_len, size_t* out_len) const {
+  Operation o{op, Locate(key, key_len, config_.num_servers), key, key_len, nullptr, 0, nullptr, 0, nullptr};
+  if (op == Op::kSet) {
+    o.value = value;
+    o.value_len = value_len;
+  } else if (op == Op::kGet) {
+    o.buffer = buffer;
+    o.buffer_len = buffer_len;
+    o.out_len = out_len;
+  }
+  return o;
+}
+
+Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
+  return Execute(MakeOperation(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr));
+}
+
+Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
+  return Execute(MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len));
+}
+
+Status Client::Delete(const void* key, size_t key_len) {
+  return Execute(MakeOperation(Op::kDelete, key, key_len, nullptr, 0, nullptr, 0, nullptr));
+}
+
+Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
+                     size_t buffer_len, size_t* out_len, shmemcache_request** request) {
+  const Operation o = MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len);
+  bool direct = false;
+  shmemcache_request* r = nullptr;
+  Status s = Start(o, /*may_probe_set=*/false, &direct, &r);
+  if (direct) {  // done already: a completed request carries its status to Test/Wait
+    r = NewRequest();
+    r->op = o.op;
+    r->loc = o.loc;
+    r->done = true;
+    r->status = s;
+    s = SHMEMCACHE_OK;
+  }
+  if (s == SHMEMCACHE_OK) *request = r;
+  return s;
+}
+
+Status Client::Execute(const Operation& op) {
+  // Requests issued earlier to this server take effect first; then nothing is in flight there, so the
+  // operation may go Direct.
+  Status s = CompleteServer(op.loc.server);
+  bool direct = false;
+  shmemcache_request* r = nullptr;
+  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r);
+  if (direct) return s;
+  if (s != SHMEMCACHE_OK) {
+    if (op.op == Op::kGet) *op.out_len = 0;
+    return s;
+  }
+  return Wait(r);
+}
+
+// ---- the decision process -------------------------------------------------------------------------------------
+
+Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request) {
+  const int server = op.loc.server;
+  while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+  if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
+  switch (op.op) {
+    case Op::kSet: ++stats_->sets; break;
+    case Op::kGet: ++stats_->gets; break;
+    case Op::kDelete: ++stats_->deletes; break;
+  }
+  Status status;
+  if (config_.direct_ops && op.op != Op::kDelete && pending_[server].empty() &&
+      TryDirect(op, may_probe_set, &status)) {
+    *direct = true;
+    return status;
+  }
+  return PostActive(op, request);
+}
+
+bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
+  DrainNotices(op.loc.server);
+  DirectoryEntry* e = directory_.Lookup(op.loc);
+  if (e != nullptr) ++stats_->directory_hits;
+  else ++stats_->directory_misses;
+  if (op.op == Op::kSet) {
+    if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
+    uint64_t version;
+    DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
+                                      op.value, op.value_len, op.loc.tag, &version);
+    if (r == DirectOps::Result::kDone) {
+      ++stats_->direct_sets;
+      uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
+      directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
+      *status = SHMEMCACHE_OK;
+      return true;
+    }
+    if (r == DirectOps::Result::kGiveUp) ++stats_->direct_fallbacks;
+    else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
+    return false;
+  }
+  if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
+  uint64_t offset;
+  uint32_t block_bytes;
+  return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
+         TryDirectGet(op, offset, block_bytes, status);
+}
+
+bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
+  const KeyLocation& loc = op.loc;
+  BlockView view;
+  DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, op.key, op.key_len, loc.tag, &view);
+  if (r != DirectOps::Result::kDone) {
+    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
+    else ++stats_->direct_fallbacks;
+    return false;
+  }
+  ++stats_->direct_gets;
+  ++stats_->get_hits;
+  *op.out_len = view.value_len;
+  if (view.value_len > op.buffer_len) {
+    *status = SHMEMCACHE_BUFFER_TOO_SMALL;
+  } else {
+    if (view.value_len) std::memcpy(op.buffer, view.value, view.value_len);
+    *status = SHMEMCACHE_OK;
+  }
+  uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
+  return true;
+}
+
+bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
+  std::vector<uint64_t>& known = class_bytes_[server];
+  if (known.empty()) {
+    uint64_t table[1 + SymmetricLayout::kMaxClassSizes];
+    ctx_->Get(table, control_ + SymmetricLayout::kClassSizesOffset, sizeof(table), server);
+    if (table[0] == 0 || table[0] > SymmetricLayout::kMaxClassSizes) return false;  // cannot happen after init
+    known.assign(table + 1, table + 1 + table[0]);
+  }
+  *sizes = &known;
+  return true;
+}
+
+bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
+  const std::vector<uint64_t>* classes;
+  if (!ClassSizes(loc.server, &classes)) return false;
+  size_t set = SetOf(loc.hash, config_.hash_sets);
+  size_t bytes = sizeof(HashWay) * config_.hash_ways;
+  ctx_->Get(set_buffer_.data(), table_ + set * bytes, bytes, loc.server);
+  for (const HashWay& w : set_buffer_) {
+    if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
+    uint8_t cls = WayClass(w.meta);
+    if (cls >= classes->size()) continue;  // a torn way; the Active path will answer
+    *offset = w.offset;
+    *block_bytes = static_cast<uint32_t>((*classes)[cls]);
+    return true;
+  }
+  return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
+}
+
+void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
+  if (config_.direct_ops && p.valid)
+    directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency);
+}
+
+// ---- recency and expiration bars ------------------------------------------------------------------------------
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
@@ -58,6 +228,8 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
+uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
+
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];
   if (bar > expiration_bar_[server]) {
@@ -65,165 +237,6 @@ void Client::DrainNotices(int server) {
     ++stats_->expiration_bar_updates;
   }
   stats_->directory_expired = directory_.stats().expired;
-}
-
-Status Client::Active(Op op, const KeyLocation& loc, const void* key, size_t key_len, const void* value,
-                      size_t value_len, uint64_t max_value, ReplyHeader* reply) {
-  RequestHeader h{};
-  h.op = static_cast<uint8_t>(op);
-  h.key_len = static_cast<uint32_t>(key_len);
-  h.value_len = static_cast<uint32_t>(value_len);
-  h.request_id = next_request_id_++;
-  h.recency = EstimatedEpoch(loc.server);
-  h.max_value = max_value;
-  EncodeRequest(&request_, h, key, key_len, value, value_len);
-  const size_t peer = static_cast<size_t>(loc.server);
-  if (conduit_.Send(peer, request_.data(), request_.size(), true) != SHMEMCACHE_OK ||
-      conduit_.Receive(peer, &reply_) != SHMEMCACHE_OK)
-    return FailServer(loc.server);
-  if (reply_.size() < sizeof(ReplyHeader)) return SHMEMCACHE_INVALID_ARGUMENT;
-  std::memcpy(reply, reply_.data(), sizeof(ReplyHeader));
-  ObserveServer(loc.server, *reply);
-  stats_->messages_sent = conduit_.stats().messages_sent;
-  stats_->messages_received = conduit_.stats().messages_received;
-  return static_cast<Status>(reply->status);
-}
-
-uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
-
-void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
-  if (config_.direct_ops && p.valid)
-    directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency);
-}
-
-// Decision process (paper §III-B): a pointer in the directory -> Direct SET if the new pair fits its block;
-// otherwise (or if the Direct SET cannot complete) an Active SET, whose reply installs the pointer.
-Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
-  ++stats_->sets;
-  KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  Status ready = CompleteServer(loc.server);  // requests issued earlier take effect first
-  if (ready != SHMEMCACHE_OK) return ready;
-  if (config_.direct_ops) {
-    DrainNotices(loc.server);
-    DirectoryEntry* e = directory_.Lookup(loc);
-    if (e != nullptr) {
-      ++stats_->directory_hits;
-      if (BlockBytesFor(key_len, value_len) <= e->block_bytes) {
-        uint64_t version;
-        DirectOps::Result r = direct_.Set(loc.server, e->offset, e->block_bytes, e->version, key, key_len, value,
-                                          value_len, loc.tag, &version);
-        if (r == DirectOps::Result::kDone) {
-          ++stats_->direct_sets;
-          uint64_t recency = UpdateRecency(loc.server, e->offset, e->server_recency);
-          directory_.Update(loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
-          return SHMEMCACHE_OK;
-        }
-        if (r == DirectOps::Result::kGiveUp) ++stats_->direct_fallbacks;
-        else directory_.Remove(loc);
-      }
-    } else {
-      ++stats_->directory_misses;
-    }
-  }
-  ReplyHeader reply;
-  ++stats_->active_sets;
-  Status s = Active(Op::kSet, loc, key, key_len, value, value_len, 0, &reply);
-  if (s == SHMEMCACHE_OK) Remember(loc, reply.pointer);
-  return s;
-}
-
-bool Client::TryDirectGet(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, const void* key,
-                          size_t key_len, void* buffer, size_t buffer_len, size_t* value_len, Status* status) {
-  BlockView view;
-  DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, key, key_len, loc.tag, &view);
-  if (r != DirectOps::Result::kDone) {
-    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
-    else ++stats_->direct_fallbacks;
-    return false;
-  }
-  ++stats_->direct_gets;
-  ++stats_->get_hits;
-  *value_len = view.value_len;
-  if (view.value_len > buffer_len) {
-    *status = SHMEMCACHE_BUFFER_TOO_SMALL;
-  } else {
-    if (view.value_len) std::memcpy(buffer, view.value, view.value_len);
-    *status = SHMEMCACHE_OK;
-  }
-  uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
-  return true;
-}
-
-bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
-  size_t set = SetOf(loc.hash, config_.hash_sets);
-  size_t bytes = sizeof(HashWay) * config_.hash_ways;
-  ctx_->Get(set_buffer_.data(), table_ + set * bytes, bytes, loc.server);
-  for (const HashWay& w : set_buffer_) {
-    if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
-    uint8_t cls = WayClass(w.meta);
-    if (cls >= class_bytes_.size()) continue;  // a torn way; the Active path will answer
-    *offset = w.offset;
-    *block_bytes = static_cast<uint32_t>(class_bytes_[cls]);
-    return true;
-  }
-  return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
-}
-
-// Decision process: a pointer in the directory -> Direct GET. Otherwise fetch the key's hash-table set with
-// one get; a tag match -> Direct GET, else Active GET (whose reply installs the pointer).
-Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
-  ++stats_->gets;
-  KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  Status status = CompleteServer(loc.server);
-  if (status != SHMEMCACHE_OK) {
-    *value_len = 0;
-    return status;
-  }
-  if (config_.direct_ops) {
-    DrainNotices(loc.server);
-    DirectoryEntry* e = directory_.Lookup(loc);
-    if (e != nullptr) {
-      ++stats_->directory_hits;
-      if (TryDirectGet(loc, e->offset, e->block_bytes, key, key_len, buffer, buffer_len, value_len, &status))
-        return status;
-    } else {
-      ++stats_->directory_misses;
-      uint64_t offset;
-      uint32_t block_bytes;
-      if (FindInRemoteSet(loc, &offset, &block_bytes) &&
-          TryDirectGet(loc, offset, block_bytes, key, key_len, buffer, buffer_len, value_len, &status))
-        return status;
-    }
-  }
-  ReplyHeader reply;
-  ++stats_->active_gets;
-  Status s = Active(Op::kGet, loc, key, key_len, nullptr, 0, buffer_len, &reply);
-  if (s == SHMEMCACHE_OK) {
-    if (reply_.size() != sizeof(ReplyHeader) + reply.value_len) return SHMEMCACHE_INVALID_ARGUMENT;
-    if (reply.value_len) std::memcpy(buffer, reply_.data() + sizeof(ReplyHeader), reply.value_len);
-    *value_len = reply.value_len;
-    ++stats_->get_hits;
-    Remember(loc, reply.pointer);
-  } else if (s == SHMEMCACHE_BUFFER_TOO_SMALL) {
-    *value_len = reply.value_len;
-    ++stats_->get_hits;
-    Remember(loc, reply.pointer);
-  } else {
-    *value_len = 0;
-    if (s == SHMEMCACHE_NOT_FOUND) ++stats_->get_misses;
-  }
-  return s;
-}
-
-Status Client::Delete(const void* key, size_t key_len) {
-  ++stats_->deletes;
-  KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  Status ready = CompleteServer(loc.server);
-  if (ready != SHMEMCACHE_OK) return ready;
-  ReplyHeader reply;
-  if (config_.direct_ops) directory_.Remove(loc);
-  return Active(Op::kDelete, loc, key, key_len, nullptr, 0, 0, &reply);
 }
 
 void Client::PollNotices() {

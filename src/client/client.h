@@ -2,28 +2,48 @@
 // a Direct operation (one-sided, through the pointer directory) or as an Active operation (a request through
 // the conduit, answered by the server). Single-threaded: one handle, one thread.
 //
+// One path for every operation (client.cc, requests.cc): an operation becomes a request from the pool; Issue
+// runs the decision process (paper §III-B) and either completes it at once as a Direct operation or posts it
+// as an Active request; Test/Wait complete Active requests from their replies (one decode path), matched by
+// request_id. A blocking call is: complete the requests in flight to the key's server, Issue, Wait.
+//
+// Decision process:
+//   SET    a pointer in the directory and the new pair fits its block -> Direct SET; else Active SET, whose
+//          reply installs the pointer.
+//   GET    a pointer -> Direct GET. No pointer: a blocking GET fetches the key's hash-table set with one get
+//          and goes Direct on a tag match (a non-blocking one does not: it would wait a round trip at issue);
+//          otherwise Active GET, whose reply installs the pointer.
+//   DELETE always Active (the directory entry is dropped first).
+// Direct operations run only when nothing is in flight to that server: they could overtake an earlier request
+// on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
+// sees it (shmemcache.h, "Ordering").
+//
 // Failure (issue 12): when a wait for a server times out (the conduit's waits are bounded by op_timeout_ms; a
-// request polled with Test counts from the oldest request in flight to that server), the server is failed for
+// request polled with Test counts from the first Test that found the oldest request in flight to that server
+// still waiting), the server is failed for
 // good: every request in flight to it completes with TIMEOUT, and every later operation that needs it returns
 // TIMEOUT at once (before any Direct or Active step), with LastError() saying what was seen.
+//
+// Hot path: no heap allocation once the request pool, the queues and the buffers have reached their high-water
+// marks, and no system call but the clock reads of recency (issue 13 removes those).
 #ifndef SHMEMCACHE_CLIENT_CLIENT_H_
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <vector>
 
 #include "client/direct_ops.h"
 #include "client/pointer_directory.h"
 #include "client/request.h"
+#include "client/request_queue.h"
 #include "conduit/conduit.h"
 #include "conduit/message.h"
 #include "core/hash.h"
 #include "core/layout.h"
 #include "core/stats.h"
-#include "transport/transport.h"
 #include "store/hash_table.h"
+#include "transport/transport.h"
 
 namespace smc {
 
@@ -34,44 +54,78 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Arguments are already checked by the API layer (non-empty key within limits, value within limits).
+  // Blocking calls (issue + wait). Arguments are already checked by the API layer (non-empty key within
+  // limits, value within limits, value_len not null). Statuses as in shmemcache.h.
   Status Set(const void* key, size_t key_len, const void* value, size_t value_len);
   Status Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len);
   Status Delete(const void* key, size_t key_len);
-  // Tells every server this client is done (Conduit::Depart: no reply, no wait, failed servers included).
-  // Completes every request still in flight first (each wait bounded by op_timeout_ms).
-  void SayGoodbye();
 
-  // Non-blocking operations (client/nonblocking.cc). Issue runs the same decision process as the blocking
-  // calls: a Direct operation completes at once (no request to a server is in flight for that server, so
-  // issue order is kept); everything else is an Active request posted now and completed by Test/Wait, with
-  // replies matched to requests by request_id. Arguments are already checked.
+  // Non-blocking: issues op (kSet: key, value; kGet: key, buffer, buffer_len, out_len; kDelete: key) and
+  // returns the request in *request: OK, or an error found at issue (TIMEOUT: the server had failed) with
+  // nothing issued. Keys and values are copied or sent before it returns.
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                size_t buffer_len, size_t* out_len, shmemcache_request** request);
   Status Test(shmemcache_request* request);  // never blocks; does not release
   Status Wait(shmemcache_request* request);  // blocks (bounded); releases
   // Completes every request in flight (finalize): with its reply, or with TIMEOUT if its server failed.
   void CompleteAll();
+  // Tells every server this client is done (Conduit::Depart: no reply, no wait, failed servers included).
+  // Completes every request still in flight first (each wait bounded by op_timeout_ms).
+  void SayGoodbye();
+
   // Takes in the expiration bars every server has pushed to this client. Operations do this for their own
   // server; exposed for tests and for callers that want bars before their next operation.
   void PollNotices();
   uint64_t known_expiration_bar(int server) const { return expiration_bar_[server]; }
   const PointerDirectory& directory() const { return directory_; }
+  // Requests in flight (Active, not yet completed), and records in the pool (in flight, completed and not yet
+  // waited for, or free): the pool never shrinks, and grows only past its high-water mark.
+  size_t in_flight() const { return in_flight_; }
+  size_t pooled_requests() const { return request_pool_.size(); }
 
  private:
-  // Sends a request to loc.server and waits for its reply; the reply's value (if any) is left in reply_.
-  Status Active(Op op, const KeyLocation& loc, const void* key, size_t key_len, const void* value,
-                size_t value_len, uint64_t max_value, ReplyHeader* reply);
-  void ObserveServer(int server, const ReplyHeader& reply);
-  // Direct GET through a pointer; returns true (and fills the outputs) when it produced the answer.
-  bool TryDirectGet(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, const void* key,
-                    size_t key_len, void* buffer, size_t buffer_len, size_t* value_len, Status* status);
+  // One operation as the caller gave it.
+  struct Operation {
+    Op op;
+    KeyLocation loc;
+    const void* key;
+    size_t key_len;
+    const void* value;   // kSet
+    size_t value_len;    // kSet
+    void* buffer;        // kGet
+    size_t buffer_len;   // kGet
+    size_t* out_len;     // kGet: where the value's length goes
+  };
+  Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
+                     size_t buffer_len, size_t* out_len) const;
+
+  // ---- the decision process (client.cc) ----
+  // Issues op. Direct: done at once, *direct = true, and the operation's own status is returned (no request
+  // record: the caller makes one if it needs it). Active: *request is posted and OK returned. Otherwise an
+  // error found at issue (TIMEOUT: the server had failed), nothing done. may_probe_set: a GET without a pointer
+  // may fetch the key's hash-table set first (blocking calls only).
+  Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request);
+  // A blocking call: completes what is in flight to the key's server, then Start + Wait.
+  Status Execute(const Operation& op);
+  // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
+  bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
+  bool TryDirectSet(const Operation& op, Status* status);
+  // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
+  bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
-  uint64_t CurrentRange() const;
-  // Non-blocking machinery.
+  // The block size of each slab class of server, as it published them (learned with one get, once).
+  bool ClassSizes(int server, const std::vector<uint64_t>** sizes);
+  void Remember(const KeyLocation& loc, const WirePointer& p);
+
+  // ---- requests and Active operations (requests.cc) ----
   shmemcache_request* NewRequest();
   void Release(shmemcache_request* r);  // back to the pool
+  // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
+  // OK, or TIMEOUT (the server failed: nothing issued).
+  Status PostActive(const Operation& op, shmemcache_request** request);
+  // reply_ holds a reply from server: completes the request it answers (the one decode path).
+  void Complete(int server);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
   // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
   Status CompleteNext(int server);
@@ -79,7 +133,6 @@ class Client {
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
   // waited longer than op_timeout_ms.
   void PollReplies(int server);
-  void Complete(int server);           // reply_ holds a reply from server: completes the request it answers
   // Completes every request in flight to server. OK when it can take a new operation; TIMEOUT when it failed
   // (now or earlier).
   Status CompleteServer(int server);
@@ -87,7 +140,10 @@ class Client {
   // with LastError() saying what failed it.
   Status FailServer(int server);
   unsigned ReplyChunks(Op op, size_t buffer_len) const;
-  void Remember(const KeyLocation& loc, const WirePointer& p);
+
+  // ---- recency and expiration bars (client.cc) ----
+  void ObserveServer(int server, const ReplyHeader& reply);
+  uint64_t CurrentRange() const;
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
   uint64_t EstimatedEpoch(int server) const;
@@ -106,7 +162,8 @@ class Client {
   Conduit conduit_;
   DirectOps direct_;
   PointerDirectory directory_;
-  std::vector<size_t> class_bytes_;  // block size of each slab class, as the servers compute it
+  uint8_t* control_;                 // symmetric address of the servers' control regions
+  std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables
   std::vector<HashWay> set_buffer_;
   uint64_t next_request_id_ = 1;
@@ -119,7 +176,7 @@ class Client {
   std::vector<uint8_t> reply_;
   // Requests in flight, per server, in issue order (a server answers one client's requests in order, except
   // GETs it reads from flash, which it answers when the read finishes).
-  std::vector<std::deque<shmemcache_request*>> pending_;
+  std::vector<RequestQueue> pending_;
   std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
   size_t in_flight_ = 0;
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)

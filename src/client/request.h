@@ -25,7 +25,7 @@ struct shmemcache_request {
   size_t buffer_len = 0;
   size_t* value_len = nullptr;
   unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
-  uint64_t issued_ns = 0;     // NowNanos() when an Active request was sent (Test's time limit)
+  uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   shmemcache_request* next_free = nullptr;
 };
 

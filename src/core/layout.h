@@ -2,7 +2,7 @@
 // layout from the same configuration, so a symmetric address means the same thing on every PE.
 //
 //   [control: doorbell, epoch, expiration bar,  4 KiB
-//    departures]
+//    departures, slab class sizes]
 //   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
 //                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
@@ -27,6 +27,11 @@ struct SymmetricLayout {
   static constexpr size_t kEpochOffset = 64;         // u64, server's current recency epoch
   static constexpr size_t kExpirationBarOffset = 128;// u64
   static constexpr size_t kDeparturesOffset = 192;   // u64, clients add 1 when they finalize (servers count)
+  // The block size of each slab class, as the server computed them: u64 count, then count u64 sizes, smallest
+  // first. Written by a server before init's last barrier and never changed; clients read it once (a hash-table
+  // way names its block by class number).
+  static constexpr size_t kClassSizesOffset = 256;
+  static constexpr size_t kMaxClassSizes = 255;
 
   size_t peers = 0;
   size_t mailbox_offset = 0;
@@ -35,6 +40,8 @@ struct SymmetricLayout {
   size_t inbox_offset = 0, inbox_bytes = 0;
   size_t arena_offset = 0, arena_bytes = 0;
   size_t total_bytes = 0;
+
+  static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kControlBytes, "class sizes fit the control");
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }
 

@@ -47,7 +47,17 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       start_nanos_(EpochClockNanos()),
-      range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {}
+      range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {
+  PublishClassSizes(base);
+}
+
+void Server::PublishClassSizes(uint8_t* base) {
+  static_assert(kMaxSlabClasses <= SymmetricLayout::kMaxClassSizes, "a server publishes every class size");
+  uint64_t* table = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kClassSizesOffset);
+  const SlabAllocator& slabs = store_.slabs();
+  for (int c = 0; c < slabs.num_classes(); ++c) table[1 + c] = slabs.class_bytes(c);
+  table[0] = static_cast<uint64_t>(slabs.num_classes());
+}
 
 uint64_t Server::CurrentEpoch() const { return (EpochClockNanos() - start_nanos_) / range_nanos_ + 1; }
 

@@ -52,6 +52,9 @@ class Server {
   const KvStore& store() const { return store_; }
 
  private:
+  // Writes the block size of every slab class into this PE's control region (core/layout.h), where clients
+  // read them once: a hash-table way names its block by class number.
+  void PublishClassSizes(uint8_t* base);
   // The serve loop; returns on done() (OK) or at the first failure.
   Status ServeUntilDone();
   // A store operation returned s: TIMEOUT (a client's block lock never released) ends serving, like a failure

@@ -37,8 +37,9 @@ constexpr size_t kMinBlockBytes = 64;
 // small that it would need more simply jumps to the largest class at the end.
 constexpr size_t kMaxSlabClasses = 255;
 
-// The block size of every class for this configuration, smallest first. Clients compute the same table as
-// their servers so a hash-table way's class number gives them the block size to fetch.
+// The block size of every class for this configuration, smallest first. A server publishes its table in its
+// control region (core/layout.h) so that a hash-table way's class number gives clients the block size to
+// fetch; nobody else computes it.
 std::vector<size_t> SlabClassSizes(double growth_factor, size_t max_block_bytes);
 
 class SlabAllocator {

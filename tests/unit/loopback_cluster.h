@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/config.h"
@@ -32,6 +34,36 @@ inline shmemcache_config_t SmallConfig(int num_servers = 1) {
   c.op_timeout_ms = 60000;
   c.spill_dir = nullptr;
   return c;
+}
+
+// A barrier among some of the threads (clients only: servers sit in Serve and cannot join a job barrier).
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(int parties) : parties_(parties) {}
+  void Wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t generation = generation_;
+    if (++waiting_ == parties_) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int parties_;
+  int waiting_ = 0;
+  uint64_t generation_ = 0;
+};
+
+inline shmemcache_stats_t StatsOf(Node& node) {
+  shmemcache_stats_t st;
+  node.FillStats(&st);
+  return st;
 }
 
 struct ClusterHooks {

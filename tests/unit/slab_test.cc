@@ -45,7 +45,7 @@ TEST(SlabClasses, DefaultFactorSequence) {
 }
 
 TEST(SlabClasses, SlabClassSizesMatchesAllocator) {
-  // Clients compute the class table with SlabClassSizes; it must be exactly the server's.
+  // The allocator's classes (which a server publishes to its clients) are exactly SlabClassSizes.
   for (double factor : {1.01, 1.08, 1.25, 2.0}) {
     for (size_t max_block : {size_t{40}, size_t{64}, size_t{1001}, BlockBytesForDefaults()}) {
       SlabAllocator s(1 << 20, 4096, factor, max_block);

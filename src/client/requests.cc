@@ -1,11 +1,12 @@
-// Client: the non-blocking operations (iset/bset/iget/bget + test/wait). See client.h and shmemcache.h for
-// the contract; this file holds the request bookkeeping.
+// Client: the request machinery every operation goes through (client.h): the request pool, the queues of
+// requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
+// (Complete), Test and Wait.
 #include <algorithm>
 #include <cstring>
 
 #include "client/client.h"
-#include "core/clock.h"
 #include "core/backoff.h"
+#include "core/clock.h"
 
 namespace smc {
 
@@ -22,6 +23,12 @@ shmemcache_request* Client::NewRequest() {
   return r;
 }
 
+void Client::Release(shmemcache_request* r) {
+  r->magic = shmemcache_request::kReleased;
+  r->next_free = free_requests_;
+  free_requests_ = r;
+}
+
 unsigned Client::ReplyChunks(Op op, size_t buffer_len) const {
   size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
   size_t bytes = sizeof(ReplyHeader) + (op == Op::kGet ? buffer_len : 0);
@@ -29,77 +36,52 @@ unsigned Client::ReplyChunks(Op op, size_t buffer_len) const {
   return static_cast<unsigned>(std::min<size_t>(std::max<size_t>(chunks, 1), config_.chunks_per_peer));
 }
 
-Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
-                     size_t buffer_len, size_t* out_len, shmemcache_request** out) {
-  KeyLocation loc = Locate(key, key_len, config_.num_servers);
-  int s = loc.server;
-  while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
-  if (conduit_.failed(static_cast<size_t>(s))) return conduit_.FailedStatus(static_cast<size_t>(s));
-
-  // A Direct operation is done at once, as the blocking call would do it: possible only when nothing is in
-  // flight to that server (or it could overtake an earlier request on the same key).
-  if (config_.direct_ops && pending_[s].empty() && op != Op::kDelete) {
-    DrainNotices(s);
-    const DirectoryEntry* e = directory_.Peek(loc);
-    if (e != nullptr && (op == Op::kGet || BlockBytesFor(key_len, value_len) <= e->block_bytes)) {
-      shmemcache_request* r = NewRequest();
-      r->op = op;
-      r->loc = loc;
-      r->status = op == Op::kSet ? Set(key, key_len, value, value_len)
-                                 : Get(key, key_len, buffer, buffer_len, out_len);
-      r->done = true;
-      *out = r;
-      return SHMEMCACHE_OK;
-    }
-  }
-
-  // Active, pipelined. The reply ring must hold the replies of every request in flight to this server: a
-  // server never waits on a client that is not reading.
-  const unsigned reply_chunks = ReplyChunks(op, buffer_len);
+Status Client::PostActive(const Operation& op, shmemcache_request** request) {
+  const int s = op.loc.server;
+  // The reply ring must hold the replies of every request in flight to this server: a server never waits on a
+  // client that is not reading.
+  const unsigned reply_chunks = ReplyChunks(op.op, op.buffer_len);
   while (!pending_[s].empty() && pending_chunks_[s] + reply_chunks > config_.chunks_per_peer) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
   }
-  switch (op) {
-    case Op::kSet: ++stats_->sets; ++stats_->active_sets; break;
-    case Op::kGet: ++stats_->gets; ++stats_->active_gets; break;
+  switch (op.op) {
+    case Op::kSet: ++stats_->active_sets; break;
+    case Op::kGet: ++stats_->active_gets; break;
     case Op::kDelete:
-      ++stats_->deletes;
-      if (config_.direct_ops) directory_.Remove(loc);
+      if (config_.direct_ops) directory_.Remove(op.loc);
       break;
-    default: break;
   }
   RequestHeader h{};
-  h.op = static_cast<uint8_t>(op);
-  h.key_len = static_cast<uint32_t>(key_len);
-  h.value_len = static_cast<uint32_t>(op == Op::kSet ? value_len : 0);
+  h.op = static_cast<uint8_t>(op.op);
+  h.key_len = static_cast<uint32_t>(op.key_len);
+  h.value_len = static_cast<uint32_t>(op.value_len);
   h.request_id = next_request_id_++;
   h.recency = EstimatedEpoch(s);
-  h.max_value = op == Op::kGet ? buffer_len : 0;
-  EncodeRequest(&request_, h, key, key_len, op == Op::kSet ? value : nullptr, op == Op::kSet ? value_len : 0);
+  h.max_value = op.buffer_len;
+  EncodeRequest(&request_, h, op.key, op.key_len, op.value, op.value_len);
   shmemcache_request* r = NewRequest();  // before sending: a request on the wire always has its record
   if (conduit_.Send(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
     Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }
-  r->op = op;
-  r->loc = loc;
-  r->buffer = buffer;
-  r->buffer_len = buffer_len;
-  r->value_len = out_len;
+  r->op = op.op;
+  r->loc = op.loc;
+  r->buffer = op.buffer;
+  r->buffer_len = op.buffer_len;
+  r->value_len = op.out_len;
   r->reply_chunks = reply_chunks;
   r->request_id = h.request_id;
-  r->issued_ns = NowNanos();
   pending_[s].push_back(r);
   pending_chunks_[s] += r->reply_chunks;
   ++in_flight_;
   stats_->messages_sent = conduit_.stats().messages_sent;
-  *out = r;
+  *request = r;
   return SHMEMCACHE_OK;
 }
 
 void Client::Complete(int server) {
   stats_->messages_received = conduit_.stats().messages_received;
-  std::deque<shmemcache_request*>& q = pending_[server];
+  RequestQueue& q = pending_[server];
   ReplyHeader h;
   bool well_formed = reply_.size() >= sizeof(h);
   if (well_formed) {
@@ -109,18 +91,23 @@ void Client::Complete(int server) {
   // Replies mostly come in request order, but a GET the server reads from flash is answered when its read
   // finishes, after requests that came later: find the request by its id. A malformed reply or an id never sent
   // is a protocol bug: it fails the oldest request rather than hang.
-  auto it = q.begin();
+  size_t index = 0;
   if (well_formed) {
-    auto match = std::find_if(q.begin(), q.end(), [&](const shmemcache_request* p) { return p->request_id == h.request_id; });
-    if (match != q.end()) it = match;
+    for (size_t i = 0; i < q.size(); ++i) {
+      if (q.at(i)->request_id == h.request_id) {
+        index = i;
+        break;
+      }
+    }
   }
-  shmemcache_request* r = *it;
-  q.erase(it);
+  shmemcache_request* r = q.at(index);
+  q.erase(index);
   pending_chunks_[server] -= r->reply_chunks;
   --in_flight_;
   r->done = true;
   if (!well_formed || h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
+    if (r->op == Op::kGet) *r->value_len = 0;
     return;
   }
   r->status = static_cast<Status>(h.status);
@@ -128,6 +115,7 @@ void Client::Complete(int server) {
     if (r->status == SHMEMCACHE_OK) {
       if (reply_.size() != sizeof(h) + h.value_len || h.value_len > r->buffer_len) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
+        *r->value_len = 0;
         return;
       }
       if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
@@ -163,13 +151,15 @@ Status Client::CompleteServer(int server) {
 }
 
 Status Client::FailServer(int server) {
-  for (shmemcache_request* r : pending_[server]) {
+  RequestQueue& q = pending_[server];
+  for (size_t i = 0; i < q.size(); ++i) {
+    shmemcache_request* r = q.at(i);
     r->done = true;
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
   }
-  in_flight_ -= pending_[server].size();
-  pending_[server].clear();
+  in_flight_ -= q.size();
+  q.clear();
   pending_chunks_[server] = 0;
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
@@ -192,9 +182,12 @@ void Client::PollReplies(int server) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
     // Nothing more has arrived: the oldest request in flight to this server may wait op_timeout_ms, as it would
-    // in Wait. (Test is called in tight loops: the clock is read every kPollsPerClockRead empty polls.)
-    const shmemcache_request* oldest = pending_[server].front();
-    uint64_t waited_ms = (NowNanos() - oldest->issued_ns) / 1000000;
+    // in Wait, counted from the first such look at it (Test is called in tight loops: the clock is read every
+    // kPollsPerClockRead empty polls; issuing reads no clock).
+    shmemcache_request* oldest = pending_[server].front();
+    const uint64_t now = NowNanos();
+    if (oldest->polled_since_ns == 0) oldest->polled_since_ns = now;
+    uint64_t waited_ms = (now - oldest->polled_since_ns) / 1000000;
     if (waited_ms >= config_.op_timeout_ms) {
       conduit_.GiveUp(peer, "no reply from PE " + std::to_string(server) + " to request " +
                                 std::to_string(oldest->request_id) + " within op_timeout_ms (" +
@@ -223,12 +216,6 @@ Status Client::Wait(shmemcache_request* r) {
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
   Release(r);
   return status;
-}
-
-void Client::Release(shmemcache_request* r) {
-  r->magic = shmemcache_request::kReleased;
-  r->next_free = free_requests_;
-  free_requests_ = r;
 }
 
 }  // namespace smc

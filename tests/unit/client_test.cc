@@ -1,0 +1,214 @@
+// The client (client/client.h) in whole one-process jobs: the decision process (Direct or Active), the pointer
+// directory learning and dropping pointers, the slab class sizes learned from the server, and the request
+// machinery every operation goes through (ordering, completion of earlier requests, the pool, max_outstanding).
+#include "client/client.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "loopback_cluster.h"
+
+namespace smc {
+namespace {
+
+using testing_loopback::ClusterHooks;
+using testing_loopback::RunCluster;
+using testing_loopback::SmallConfig;
+using testing_loopback::StatsOf;
+using testing_loopback::ThreadBarrier;
+
+Status Set(Client* c, const std::string& k, const std::string& v) { return c->Set(k.data(), k.size(), v.data(), v.size()); }
+Status Get(Client* c, const std::string& k, std::string* v) {
+  char buf[4096];
+  size_t len = 0;
+  Status s = c->Get(k.data(), k.size(), buf, sizeof buf, &len);
+  v->assign(buf, s == SHMEMCACHE_OK ? len : 0);
+  return s;
+}
+
+TEST(ClientDecision, ActiveSetInstallsThePointerThenGetsAndSetsThatFitGoDirect) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    std::string v;
+    ASSERT_EQ(Set(c, "k", "one"), SHMEMCACHE_OK);  // insert: Active, the reply names the block
+    shmemcache_stats_t s0 = StatsOf(node);
+    EXPECT_EQ(s0.active_sets, 1u);
+    EXPECT_EQ(s0.directory_misses, 1u);
+    ASSERT_EQ(Get(c, "k", &v), SHMEMCACHE_OK);
+    EXPECT_EQ(v, "one");
+    ASSERT_EQ(Set(c, "k", "two"), SHMEMCACHE_OK);  // fits the block: Direct
+    ASSERT_EQ(Get(c, "k", &v), SHMEMCACHE_OK);
+    EXPECT_EQ(v, "two");
+    shmemcache_stats_t s1 = StatsOf(node);
+    EXPECT_EQ(s1.direct_gets, 2u);
+    EXPECT_EQ(s1.direct_sets, 1u);
+    EXPECT_EQ(s1.active_gets, 0u);
+    EXPECT_EQ(s1.directory_hits, 3u);
+    ASSERT_EQ(Set(c, "k", std::string(3000, 'x')), SHMEMCACHE_OK);  // does not fit: Active (the server moves it)
+    shmemcache_stats_t s2 = StatsOf(node);
+    EXPECT_EQ(s2.active_sets, 2u);
+    EXPECT_EQ(s2.direct_sets, 1u);
+    ASSERT_EQ(Get(c, "k", &v), SHMEMCACHE_OK);  // Direct again, through the new block's pointer
+    EXPECT_EQ(v, std::string(3000, 'x'));
+    EXPECT_EQ(StatsOf(node).direct_gets, 3u);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientDecision, WithDirectOpsOffEverythingIsActiveAndNoDirectoryIsUsed) {
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.direct_ops = 0;
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    std::string v;
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(Set(c, "k", "v" + std::to_string(i)), SHMEMCACHE_OK);
+      ASSERT_EQ(Get(c, "k", &v), SHMEMCACHE_OK);
+      EXPECT_EQ(v, "v" + std::to_string(i));
+    }
+    shmemcache_stats_t s = StatsOf(node);
+    EXPECT_EQ(s.active_sets, 3u);
+    EXPECT_EQ(s.active_gets, 3u);
+    EXPECT_EQ(s.direct_gets + s.direct_sets, 0u);
+    EXPECT_EQ(s.directory_hits + s.directory_misses, 0u);
+    EXPECT_EQ(c->directory().size(), 0u);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientDecision, ABlockingGetWithoutAPointerFindsTheBlockThroughTheServersHashTable) {
+  // Client 1 never stored the key: it reads the key's hash-table set, names the block by its slab class with
+  // the sizes the server published, and reads it Direct. A non-blocking get does not probe (it goes Active).
+  ThreadBarrier clients(3);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    const std::string value(1500, 'v');  // not the smallest class: the class table matters
+    if (node.client_rank() == 0) ASSERT_EQ(Set(c, "shared", value), SHMEMCACHE_OK);
+    clients.Wait();
+    if (node.client_rank() == 1) {
+      std::vector<char> buf(2000);
+      size_t len = 0;
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kGet, "shared", 6, nullptr, 0, buf.data(), buf.size(), &len, &r), SHMEMCACHE_OK);
+      ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+      EXPECT_EQ(std::string(buf.data(), len), value);
+      EXPECT_EQ(StatsOf(node).active_gets, 1u);
+      c->PollNotices();
+      std::string v;
+      EXPECT_EQ(Get(c, "other-key-never-stored", &v), SHMEMCACHE_NOT_FOUND);  // probe finds no tag: Active
+      ASSERT_EQ(Get(c, "shared", &v), SHMEMCACHE_OK);  // the Active GET installed the pointer
+      EXPECT_EQ(v, value);
+      shmemcache_stats_t s = StatsOf(node);
+      EXPECT_EQ(s.active_gets, 2u);
+      EXPECT_EQ(s.direct_gets, 1u);
+    }
+    clients.Wait();
+    if (node.client_rank() == 2) {  // a third client that only reads: found through the hash table
+      std::string v;
+      ASSERT_EQ(Get(c, "shared", &v), SHMEMCACHE_OK);
+      EXPECT_EQ(v, value);
+      shmemcache_stats_t s = StatsOf(node);
+      EXPECT_EQ(s.direct_gets, 1u);
+      EXPECT_EQ(s.active_gets, 0u);
+      EXPECT_EQ(s.directory_misses, 1u);
+    }
+  };
+  ASSERT_EQ(RunCluster(4, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientDirectory, APointerToADeletedPairIsDroppedAndTheAnswerIsNotFound) {
+  ThreadBarrier clients(2);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    KeyLocation loc = Locate("gone", 4, 1);
+    std::string v;
+    if (node.client_rank() == 0) {
+      ASSERT_EQ(Set(c, "gone", "value"), SHMEMCACHE_OK);
+      EXPECT_NE(const_cast<PointerDirectory&>(c->directory()).Peek(loc), nullptr);
+    }
+    clients.Wait();
+    if (node.client_rank() == 1) ASSERT_EQ(c->Delete("gone", 4), SHMEMCACHE_OK);
+    clients.Wait();
+    if (node.client_rank() == 0) {
+      EXPECT_EQ(Get(c, "gone", &v), SHMEMCACHE_NOT_FOUND);  // the block is free (tag 0): not this key
+      EXPECT_EQ(const_cast<PointerDirectory&>(c->directory()).Peek(loc), nullptr);
+      EXPECT_EQ(c->directory().stats().invalidations, 1u);
+      shmemcache_stats_t s = StatsOf(node);
+      EXPECT_EQ(s.get_misses, 1u);
+      EXPECT_EQ(s.active_gets, 1u);
+    }
+  };
+  ASSERT_EQ(RunCluster(3, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientRequests, IssueOrderIsKeptPerKeyAndABlockingCallCompletesEarlierRequestsFirst) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    std::vector<shmemcache_request*> sets;
+    for (int i = 0; i < 20; ++i) {
+      std::string v = "v" + std::to_string(i);
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kSet, "k", 1, v.data(), v.size(), nullptr, 0, nullptr, &r), SHMEMCACHE_OK);
+      sets.push_back(r);
+    }
+    char buf[16];
+    size_t len = 0;
+    shmemcache_request* get = nullptr;
+    ASSERT_EQ(c->Issue(Op::kGet, "k", 1, nullptr, 0, buf, sizeof buf, &len, &get), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Wait(get), SHMEMCACHE_OK);  // after every SET issued before it
+    EXPECT_EQ(std::string(buf, len), "v19");
+    for (shmemcache_request* r : sets) EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
+
+    shmemcache_request* late = nullptr;
+    ASSERT_EQ(c->Issue(Op::kSet, "k", 1, "last", 4, nullptr, 0, nullptr, &late), SHMEMCACHE_OK);
+    std::string v;
+    ASSERT_EQ(Get(c, "k", &v), SHMEMCACHE_OK);  // blocking: completes the SET in flight first
+    EXPECT_EQ(v, "last");
+    EXPECT_EQ(c->in_flight(), 0u);
+    EXPECT_EQ(c->Test(late), SHMEMCACHE_OK);  // already complete, without another reply
+    EXPECT_EQ(c->Wait(late), SHMEMCACHE_OK);
+    EXPECT_EQ(c->Wait(late), SHMEMCACHE_INVALID_ARGUMENT);  // released
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientRequests, MaxOutstandingBoundsWhatIsInFlightAndThePoolIsRecycled) {
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.max_outstanding = 4;
+  cfg.direct_ops = 0;
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    std::vector<shmemcache_request*> held;
+    size_t most_in_flight = 0;
+    for (int i = 0; i < 50; ++i) {
+      std::string k = "k" + std::to_string(i);
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kSet, k.data(), k.size(), "v", 1, nullptr, 0, nullptr, &r), SHMEMCACHE_OK);
+      held.push_back(r);
+      most_in_flight = std::max(most_in_flight, c->in_flight());
+    }
+    EXPECT_EQ(most_in_flight, 4u);  // issuing beyond it completed the oldest first
+    for (shmemcache_request* r : held) EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    const size_t pool = c->pooled_requests();
+    EXPECT_EQ(pool, 50u);  // the caller held 50 records at once
+    for (int round = 0; round < 1000; ++round) {  // issue 3, wait 3, blocking calls between: no new record
+      shmemcache_request* r[3];
+      for (auto& x : r) ASSERT_EQ(c->Issue(Op::kSet, "k", 1, "v", 1, nullptr, 0, nullptr, &x), SHMEMCACHE_OK);
+      for (auto& x : r) ASSERT_EQ(c->Wait(x), SHMEMCACHE_OK);
+      ASSERT_EQ(c->Set("k", 1, "w", 1), SHMEMCACHE_OK);
+    }
+    EXPECT_EQ(c->pooled_requests(), pool);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+}  // namespace
+}  // namespace smc

@@ -1,0 +1,212 @@
+// The messaging conduit (conduit/conduit.h) between two PEs of a loopback job: messages of every size cut into
+// fragments and reassembled in order, a ring that fills and frees (flow control through acks and probes), the
+// doorbell and the departure count, and every bounded wait ending in TIMEOUT: a torn fragment (its completion
+// flag lost, or a payload byte changed after it landed) is never accepted.
+#include "conduit/conduit.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/bytes.h"
+#include "transport/loopback_transport.h"
+
+namespace smc {
+namespace {
+
+constexpr size_t kChunkBytes = 512;
+constexpr unsigned kChunks = 4;
+constexpr size_t kPayloadMax = kChunkBytes - kChunkHeaderBytes - kChunkTrailerBytes;
+
+// One PE's conduit, on its own symmetric allocation: control words, ready bits, then the rings.
+struct ConduitPe {
+  static constexpr size_t kReadyOffset = 4096, kInboxOffset = 8192;
+  uint8_t* base = nullptr;
+  ConduitLayout layout;
+  std::unique_ptr<Context> ctx;
+  std::unique_ptr<Conduit> conduit;
+
+  // PE 0 is the "server" (ring 0 holds PE 1's messages); PE 1 the "client" (ring 0 holds PE 0's replies).
+  ConduitPe(LoopbackJob* job, int pe, uint64_t timeout_ms) {
+    Transport* t = job->transport(pe);
+    layout.chunk_bytes = kChunkBytes;
+    layout.chunks = kChunks;
+    layout.peers = 1;
+    base = static_cast<uint8_t*>(t->SymmetricAlloc(kInboxOffset + kChunks * kChunkBytes));
+    layout.inbox = base + kInboxOffset;
+    layout.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
+    layout.departures = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDeparturesOffset);
+    layout.ready_bits = reinterpret_cast<uint64_t*>(base + kReadyOffset);
+    ctx = t->CreateContext(1);
+    const int first_peer_pe = pe == 0 ? 1 : 0;
+    conduit = std::make_unique<Conduit>(t, ctx.get(), layout, /*my_slot=*/0, first_peer_pe, timeout_ms);
+  }
+  uint8_t* chunk(uint64_t seq) const { return layout.inbox + ((seq - 1) % kChunks) * kChunkBytes; }
+};
+
+struct Pair {
+  explicit Pair(uint64_t timeout_ms = 60000) : job(2), server(&job, 0, timeout_ms), client(&job, 1, timeout_ms) {}
+  LoopbackJob job;
+  ConduitPe server, client;
+};
+
+std::vector<uint8_t> Message(size_t len, uint64_t seed) {
+  std::vector<uint8_t> m(len);
+  for (size_t i = 0; i < len; ++i) m[i] = static_cast<uint8_t>((seed * 131 + i * 7) ^ (i >> 8));
+  return m;
+}
+
+TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) {
+  Pair p;
+  const std::vector<size_t> sizes = {0, 1, kPayloadMax - 1, kPayloadMax, kPayloadMax + 1, 2 * kPayloadMax,
+                                     kChunks * kPayloadMax, 3 * kChunks * kPayloadMax + 17};
+  std::thread receiver([&] {
+    std::vector<uint8_t> got;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, Message(sizes[i], i)) << "message " << i << " of " << sizes[i] << " bytes";
+    }
+  });
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<uint8_t> m = Message(sizes[i], i);
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  }
+  receiver.join();
+  EXPECT_EQ(p.client.conduit->stats().messages_sent, sizes.size());
+  EXPECT_EQ(p.server.conduit->stats().messages_received, sizes.size());
+  // A message larger than the ring went through only because the receiver freed chunks meanwhile.
+  EXPECT_GT(p.client.conduit->stats().probes, 0u);
+}
+
+TEST(Conduit, AcksRideOnRepliesSoARequestReplyExchangeNeedsNoProbes) {
+  Pair p;
+  const int rounds = 10 * kChunks;
+  std::thread server([&] {
+    std::vector<uint8_t> request;
+    for (int i = 0; i < rounds; ++i) {
+      ASSERT_EQ(p.server.conduit->Receive(0, &request), SHMEMCACHE_OK);
+      ASSERT_EQ(p.server.conduit->Send(0, request.data(), request.size(), false), SHMEMCACHE_OK);
+    }
+  });
+  std::vector<uint8_t> reply;
+  for (int i = 0; i < rounds; ++i) {
+    std::vector<uint8_t> m = Message(100, static_cast<uint64_t>(i));
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+    ASSERT_EQ(p.client.conduit->Receive(0, &reply), SHMEMCACHE_OK);
+    EXPECT_EQ(reply, m);
+  }
+  server.join();
+  EXPECT_EQ(p.client.conduit->stats().probes, 0u);
+  EXPECT_EQ(p.server.conduit->stats().probes, 0u);
+}
+
+TEST(Conduit, PollNeverBlocksAndAssemblesAcrossCalls) {
+  Pair p;
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_IN_PROGRESS);
+  std::vector<uint8_t> m = Message(2 * kPayloadMax + 5, 3);  // three fragments
+  ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, m);
+  EXPECT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_IN_PROGRESS);
+}
+
+TEST(Conduit, DoorbellNamesTheReadyRingAndDeparturesAreCounted) {
+  Pair p;
+  std::vector<size_t> ready;
+  EXPECT_FALSE(p.server.conduit->PollDoorbell(&ready));
+  EXPECT_TRUE(ready.empty());
+  std::vector<uint8_t> m = Message(10, 1);
+  ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  ASSERT_TRUE(p.server.conduit->PollDoorbell(&ready));
+  EXPECT_EQ(ready, std::vector<size_t>{0});
+  EXPECT_EQ(*p.server.layout.ready_bits, 0u);  // taken
+  EXPECT_EQ(p.server.conduit->departures(), 0u);
+  p.client.conduit->Depart(0);
+  p.server.conduit->WaitDoorbell(&ready);  // the departure rang it
+  EXPECT_TRUE(ready.empty());
+  EXPECT_EQ(p.server.conduit->departures(), 1u);
+}
+
+TEST(Conduit, NoMessageWithinTheTimeoutIsTimeoutAndTheRingIsFailedForGood) {
+  Pair p(/*timeout_ms=*/200);
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.client.conduit->Receive(0, &got), SHMEMCACHE_TIMEOUT);
+  std::string error = LastError();
+  EXPECT_NE(error.find("no message from PE 0 within op_timeout_ms (200 ms)"), std::string::npos) << error;
+  EXPECT_TRUE(p.client.conduit->failed(0));
+  // A late message is never read: every call about the peer answers TIMEOUT at once.
+  std::vector<uint8_t> m = Message(10, 1);
+  ASSERT_EQ(p.server.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  EXPECT_EQ(p.client.conduit->Poll(0, &got), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_TIMEOUT);
+}
+
+TEST(Conduit, ARingThatStaysFullIsTimeout) {
+  Pair p(/*timeout_ms=*/200);
+  std::vector<uint8_t> m = Message(kChunks * kPayloadMax + 1, 1);  // one fragment more than the ring holds
+  EXPECT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_TIMEOUT);
+  std::string error = LastError();
+  EXPECT_NE(error.find("stayed full"), std::string::npos) << error;
+  EXPECT_NE(error.find("has not consumed sequence 1"), std::string::npos) << error;
+}
+
+TEST(Conduit, AFragmentWhoseCompletionFlagNeverLandsIsNeverAccepted) {
+  Pair p(/*timeout_ms=*/200);
+  // The put of the client's first fragment loses its last 8 bytes: the completion flag.
+  p.job.faults().on_put = [](int from, int to, size_t offset, size_t* bytes) {
+    if (from == 1 && to == 0 && offset == ConduitPe::kInboxOffset) *bytes -= kChunkTrailerBytes;
+  };
+  std::vector<uint8_t> m = Message(300, 1);
+  ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_TIMEOUT);
+  EXPECT_TRUE(got.empty());
+  std::string error = LastError();
+  EXPECT_NE(error.find("was flagged but did not complete"), std::string::npos) << error;
+  EXPECT_NE(error.find("use=1"), std::string::npos) << error;
+  EXPECT_GT(p.server.conduit->stats().torn_waits, 0u);
+}
+
+TEST(Conduit, AFragmentWhosePayloadChangedFailsItsChecksum) {
+  Pair p(/*timeout_ms=*/200);
+  std::vector<uint8_t> m = Message(300, 1);
+  ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  // Both flags are there, but a payload byte differs from what the sender hashed: a torn or foreign payload.
+  uint8_t* c = p.server.chunk(1);
+  c[kChunkHeaderBytes + 100] ^= 0x40;
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_TIMEOUT);
+  std::string error = LastError();
+  EXPECT_NE(error.find("did not complete"), std::string::npos) << error;
+  EXPECT_NE(error.find("computed="), std::string::npos) << error;
+  EXPECT_TRUE(p.server.conduit->failed(0));
+}
+
+TEST(Conduit, AFragmentStillLandingIsWaitedForNotRejected) {
+  Pair p;
+  std::vector<uint8_t> m = Message(300, 1);
+  // Deliver the fragment in two steps: everything but the completion flag now, the flag a moment later (the
+  // order in which a DMA or a receiver-side copy may land bytes).
+  p.job.faults().on_put = [&](int from, int to, size_t offset, size_t* bytes) {
+    if (from == 1 && to == 0 && offset == ConduitPe::kInboxOffset) *bytes -= kChunkTrailerBytes;
+  };
+  ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    __atomic_store_n(reinterpret_cast<uint64_t*>(p.server.chunk(1) + fragment::CompFlagOffset(300)), uint64_t{1},
+                     __ATOMIC_RELEASE);
+  });
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+  late.join();
+  EXPECT_EQ(got, m);
+}
+
+}  // namespace
+}  // namespace smc
