@@ -10,16 +10,15 @@
 namespace smc {
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int client_rank, Stats* stats)
+               Transport* transport, Context* ctx, int client_rank)
     : config_(config),
       client_rank_(client_rank),
-      stats_(stats),
       transport_(transport),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
       conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
                /*first_peer_pe=*/0, config.op_timeout_ms),
-      direct_(ctx, base + layout.arena_offset, stats),
+      direct_(ctx, base + layout.arena_offset),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),
@@ -101,9 +100,9 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   switch (op.op) {
-    case Op::kSet: ++stats_->sets; break;
-    case Op::kGet: ++stats_->gets; break;
-    case Op::kDelete: ++stats_->deletes; break;
+    case Op::kSet: ++counters_.sets; break;
+    case Op::kGet: ++counters_.gets; break;
+    case Op::kDelete: ++counters_.deletes; break;
   }
   Status status;
   if (config_.direct_ops && op.op != Op::kDelete && pending_[server].empty() &&
@@ -116,22 +115,20 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
-  DirectoryEntry* e = directory_.Lookup(op.loc);
-  if (e != nullptr) ++stats_->directory_hits;
-  else ++stats_->directory_misses;
+  DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
   if (op.op == Op::kSet) {
     if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
     uint64_t version;
     DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
                                       op.value, op.value_len, op.loc.tag, &version);
     if (r == DirectOps::Result::kDone) {
-      ++stats_->direct_sets;
+      ++counters_.direct_sets;
       uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
       directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
       *status = SHMEMCACHE_OK;
       return true;
     }
-    if (r == DirectOps::Result::kGiveUp) ++stats_->direct_fallbacks;
+    if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
     else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
     return false;
   }
@@ -148,11 +145,11 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
   DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, op.key, op.key_len, loc.tag, &view);
   if (r != DirectOps::Result::kDone) {
     if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
-    else ++stats_->direct_fallbacks;
+    else ++counters_.direct_fallbacks;
     return false;
   }
-  ++stats_->direct_gets;
-  ++stats_->get_hits;
+  ++counters_.direct_gets;
+  ++counters_.get_hits;
   *op.out_len = view.value_len;
   if (view.value_len > op.buffer_len) {
     *status = SHMEMCACHE_BUFFER_TOO_SMALL;
@@ -210,7 +207,7 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   }
   if (reply.expiration_bar > expiration_bar_[server]) {
     expiration_bar_[server] = reply.expiration_bar;
-    ++stats_->expiration_bar_updates;
+    ++counters_.expiration_bar_updates;
   }
 }
 
@@ -224,7 +221,7 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   if (now <= known) return known;
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
   uint64_t seen = ctx_->CompareSwap(word, known, now, server);
-  ++stats_->recency_updates;
+  ++counters_.recency_updates;
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
@@ -234,13 +231,31 @@ void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];
   if (bar > expiration_bar_[server]) {
     expiration_bar_[server] = bar;
-    ++stats_->expiration_bar_updates;
+    ++counters_.expiration_bar_updates;
   }
-  stats_->directory_expired = directory_.stats().expired;
 }
 
 void Client::PollNotices() {
   for (int s = 0; s < config_.num_servers; ++s) DrainNotices(s);
+}
+
+void Client::FillStats(Stats* stats) const {
+  const Counters& c = counters_;
+  stats->gets += c.gets;
+  stats->sets += c.sets;
+  stats->deletes += c.deletes;
+  stats->get_hits += c.get_hits;
+  stats->get_misses += c.get_misses;
+  stats->direct_gets += c.direct_gets;
+  stats->active_gets += c.active_gets;
+  stats->direct_sets += c.direct_sets;
+  stats->active_sets += c.active_sets;
+  stats->direct_fallbacks += c.direct_fallbacks;
+  stats->recency_updates += c.recency_updates;
+  stats->expiration_bar_updates += c.expiration_bar_updates;
+  direct_.FillStats(stats);
+  directory_.FillStats(stats);
+  conduit_.FillStats(stats);
 }
 
 void Client::SayGoodbye() {

@@ -50,7 +50,7 @@ namespace smc {
 class Client {
  public:
   Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int client_rank, Stats* stats);
+         Transport* transport, Context* ctx, int client_rank);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -82,6 +82,10 @@ class Client {
   // waited for, or free): the pool never shrinks, and grows only past its high-water mark.
   size_t in_flight() const { return in_flight_; }
   size_t pooled_requests() const { return request_pool_.size(); }
+
+  // Adds this client's counters, its Direct operations', its directory's and its conduit's into *stats
+  // (core/stats.h).
+  void FillStats(Stats* stats) const;
 
  private:
   // One operation as the caller gave it.
@@ -153,9 +157,20 @@ class Client {
   // Reads the expiration bar this server last pushed into this client's mailbox (a local load).
   void DrainNotices(int server);
 
+  // What this client did (the client-side fields of shmemcache_stats_t not kept by its parts).
+  struct Counters {
+    uint64_t gets = 0, sets = 0, deletes = 0;
+    uint64_t get_hits = 0, get_misses = 0;
+    uint64_t direct_gets = 0, active_gets = 0;
+    uint64_t direct_sets = 0, active_sets = 0;
+    uint64_t direct_fallbacks = 0;
+    uint64_t recency_updates = 0;
+    uint64_t expiration_bar_updates = 0;
+  };
+
   shmemcache_config_t config_;
   int client_rank_;
-  Stats* stats_;
+  Counters counters_;
   Transport* transport_;
   Context* ctx_;
   std::vector<uint64_t> expiration_bar_;  // per server; outlives directory_, which points to it

@@ -17,7 +17,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       case BlockCheck::kNotThisKey: return Result::kNotThisKey;
       case BlockCheck::kRetry: break;
     }
-    ++stats_->read_retries;
+    ++counters_.read_retries;
     backoff.Pause();
   }
   return Result::kGiveUp;
@@ -36,19 +36,19 @@ DirectOps::Result DirectOps::Lock(int server, uint64_t offset, uint32_t block_by
       return Result::kDone;
     }
     if (TargetTag(old) != tag) {  // the block holds another pair (or none): only the server can decide
-      ++stats_->cas_tag_mismatch;
+      ++counters_.cas_tag_mismatch;
       return Result::kTagMismatch;
     }
     if (TargetLocked(old)) {  // someone is writing: back off, then try for the version it will leave
-      ++stats_->cas_lock_busy;
-      ++stats_->lock_retries;
+      ++counters_.cas_lock_busy;
+      ++counters_.lock_retries;
       if (++lock_attempts >= kMaxLockAttempts) return Result::kGiveUp;
       backoff.Pause();
       expected = MakeTarget(TargetVersion(old) + 1, tag, false);
       continue;
     }
     // Unlocked, same tag, another version: retry at once with the version the CAS returned.
-    ++stats_->cas_version_mismatch;
+    ++counters_.cas_version_mismatch;
     if (++version_retries >= kMaxVersionRetries) return Result::kGiveUp;
     expected = old;
   }
@@ -87,6 +87,14 @@ DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_byt
   ctx_->Quiet();
   *new_version = version + 1;
   return Result::kDone;
+}
+
+void DirectOps::FillStats(Stats* stats) const {
+  stats->read_retries += counters_.read_retries;
+  stats->lock_retries += counters_.lock_retries;
+  stats->cas_lock_busy += counters_.cas_lock_busy;
+  stats->cas_tag_mismatch += counters_.cas_tag_mismatch;
+  stats->cas_version_mismatch += counters_.cas_version_mismatch;
 }
 
 }  // namespace smc

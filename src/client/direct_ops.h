@@ -36,8 +36,17 @@ class DirectOps {
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
+  // What Direct operations ran into (shmemcache_stats_t has the same fields).
+  struct Counters {
+    uint64_t read_retries = 0;          // Direct GET copies rejected by validation and read again
+    uint64_t lock_retries = 0;          // CAS attempts that found the lock taken
+    uint64_t cas_lock_busy = 0;         // CAS failures: lock bit set -> back off
+    uint64_t cas_tag_mismatch = 0;      // CAS failures: tag differs -> Active SET
+    uint64_t cas_version_mismatch = 0;  // CAS failures: version differs -> retry with the returned version
+  };
+
   // arena: the symmetric address of the arena (the same on every PE).
-  DirectOps(Context* ctx, uint8_t* arena, Stats* stats) : ctx_(ctx), arena_(arena), stats_(stats) {}
+  DirectOps(Context* ctx, uint8_t* arena) : ctx_(ctx), arena_(arena) {}
   DirectOps(const DirectOps&) = delete;
   DirectOps& operator=(const DirectOps&) = delete;
 
@@ -47,6 +56,10 @@ class DirectOps {
   // On kDone, *new_version is the version written.
   Result Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
              size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version);
+
+  const Counters& counters() const { return counters_; }
+  // Adds the counters into *stats (core/stats.h).
+  void FillStats(Stats* stats) const;
 
  private:
   uint64_t* target_word(uint64_t offset, uint32_t block_bytes) const {
@@ -59,7 +72,7 @@ class DirectOps {
 
   Context* ctx_;
   uint8_t* arena_;
-  Stats* stats_;
+  Counters counters_;
   std::vector<uint8_t> buffer_;
 };
 

@@ -25,6 +25,7 @@
 
 #include "core/config.h"
 #include "core/hash.h"
+#include "shmemcache/shmemcache.h"
 
 namespace smc {
 
@@ -81,6 +82,12 @@ class PointerDirectory {
   unsigned ways() const { return ways_; }
   size_t size() const;
   const DirectoryStats& stats() const { return stats_; }
+  // Adds hits, misses and expired lookups into *stats (directory_hits, directory_misses, directory_expired).
+  void FillStats(shmemcache_stats_t* stats) const {
+    stats->directory_hits += stats_.hits;
+    stats->directory_misses += stats_.misses;
+    stats->directory_expired += stats_.expired;
+  }
 
  private:
   DirectoryEntry* Find(const KeyLocation& loc);

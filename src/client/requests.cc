@@ -45,8 +45,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
   }
   switch (op.op) {
-    case Op::kSet: ++stats_->active_sets; break;
-    case Op::kGet: ++stats_->active_gets; break;
+    case Op::kSet: ++counters_.active_sets; break;
+    case Op::kGet: ++counters_.active_gets; break;
     case Op::kDelete:
       if (config_.direct_ops) directory_.Remove(op.loc);
       break;
@@ -74,13 +74,11 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
   pending_[s].push_back(r);
   pending_chunks_[s] += r->reply_chunks;
   ++in_flight_;
-  stats_->messages_sent = conduit_.stats().messages_sent;
   *request = r;
   return SHMEMCACHE_OK;
 }
 
 void Client::Complete(int server) {
-  stats_->messages_received = conduit_.stats().messages_received;
   RequestQueue& q = pending_[server];
   ReplyHeader h;
   bool well_formed = reply_.size() >= sizeof(h);
@@ -120,15 +118,15 @@ void Client::Complete(int server) {
       }
       if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
       *r->value_len = h.value_len;
-      ++stats_->get_hits;
+      ++counters_.get_hits;
       Remember(r->loc, h.pointer);
     } else if (r->status == SHMEMCACHE_BUFFER_TOO_SMALL) {
       *r->value_len = h.value_len;
-      ++stats_->get_hits;
+      ++counters_.get_hits;
       Remember(r->loc, h.pointer);
     } else {
       *r->value_len = 0;
-      if (r->status == SHMEMCACHE_NOT_FOUND) ++stats_->get_misses;
+      if (r->status == SHMEMCACHE_NOT_FOUND) ++counters_.get_misses;
     }
   } else if (r->op == Op::kSet && r->status == SHMEMCACHE_OK) {
     Remember(r->loc, h.pointer);

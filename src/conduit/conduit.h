@@ -113,6 +113,11 @@ class Conduit {
   uint64_t departures() const { return __atomic_load_n(layout_.departures, __ATOMIC_ACQUIRE); }
 
   const ConduitStats& stats() const { return stats_; }
+  // Adds messages sent and received into *stats.
+  void FillStats(shmemcache_stats_t* stats) const {
+    stats->messages_sent += stats_.messages_sent;
+    stats->messages_received += stats_.messages_received;
+  }
 
  private:
   struct Peer {

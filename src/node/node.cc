@@ -104,11 +104,10 @@ Status Node::SetUp() {
     }
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
-      client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(), &stats_);
+      client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank());
       return SHMEMCACHE_OK;
     }
-    server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
-                                       &stats_);
+    server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients());
     std::string spill_error;
     if (config_.spill_dir != nullptr && server_->AttachSpill(&spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);
@@ -151,10 +150,22 @@ void Node::Finalize() {
   }
   ctx_->Quiet();
   transport_->Barrier();
+  FillStats(&final_stats_);
   TearDown();
   finalized_ = true;
 }
 
-void Node::FillStats(shmemcache_stats_t* stats) const { *stats = stats_; }
+void Node::FillStats(shmemcache_stats_t* stats) {
+  if (finalized_) {
+    *stats = final_stats_;
+    return;
+  }
+  *stats = shmemcache_stats_t{};
+  if (client_) {
+    client_->PollNotices();
+    client_->FillStats(stats);
+  }
+  if (server_) server_->FillStats(stats);
+}
 
 }  // namespace smc

@@ -61,10 +61,13 @@ class Node {
   // allocation go. Never waits on a failed server. A second call does nothing.
   void Finalize();
 
-  // Fills *stats with this PE's counters (shmemcache_get_stats); after Finalize, the values it ended with.
-  void FillStats(shmemcache_stats_t* stats) const;
+  // Fills *stats with this PE's counters (shmemcache_get_stats), pulled from the components now (core/stats.h);
+  // a client first takes in the expiration bars its servers have pushed (a local read), so the bar counts are
+  // current. After Finalize: the values it ended with.
+  void FillStats(shmemcache_stats_t* stats);
 
-  // For tests: this PE's symmetric allocation and its layout (valid until Finalize).
+  // For tests: the transport, this PE's symmetric allocation and its layout (valid until Finalize).
+  Transport* transport() const { return transport_; }
   const SymmetricLayout& layout() const { return layout_; }
   uint8_t* symmetric() const { return symmetric_; }
 
@@ -87,7 +90,7 @@ class Node {
   bool finalized_ = false;
   bool served_ = false;
   Status serve_status_ = SHMEMCACHE_OK;  // what the (one) serve returned
-  Stats stats_{};
+  Stats final_stats_{};  // taken by Finalize, before the components go
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;

@@ -30,12 +30,11 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int server_index, int num_clients, Stats* stats)
+               Transport* transport, Context* ctx, int server_index, int num_clients)
     : config_(config),
       server_index_(server_index),
       num_servers_(config.num_servers),
       num_clients_(num_clients),
-      stats_(stats),
       transport_(transport),
       ctx_(ctx),
       atomics_(transport, ctx, config.op_timeout_ms),
@@ -122,7 +121,7 @@ Server::EvictionTimer Server::StartEvictionTimer() const {
 void Server::EndEvictionTimer(const EvictionTimer& t) {
   if (store_.eviction_batches() == t.batches) return;  // no batch ran: not an eviction pause
   uint64_t pause_us = (NowNanos() - t.started) / 1000;
-  if (pause_us > stats_->max_eviction_pause_us) stats_->max_eviction_pause_us = pause_us;
+  if (pause_us > counters_.max_eviction_pause_us) counters_.max_eviction_pause_us = pause_us;
 }
 
 Status Server::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
@@ -144,7 +143,7 @@ Status Server::ReadBack(size_t client, const KeyLocation& loc, const RequestView
     return s;
   }
   if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
-  ++stats_->spill_reads;
+  ++counters_.spill_reads;
   Promote(loc, req.key, h.key_len, spill_value_, recency, ptr);
   return SHMEMCACHE_OK;
 }
@@ -158,7 +157,7 @@ void Server::FinishSpillReads() {
     ParkedGet& g = it->second;
     BlockPointer ptr;
     if (r.status == SHMEMCACHE_OK) {
-      ++stats_->spill_reads;
+      ++counters_.spill_reads;
       // Promote only the record the index still holds: a SET or DELETE that came after this GET must win.
       if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, RecencyFor(g.recency), &ptr);
     }
@@ -212,28 +211,24 @@ Status Server::ServeUntilDone() {
   return SHMEMCACHE_OK;
 }
 
-void Server::UpdateStoreStats() {
-  stats_->items = store_.items();
-  stats_->bytes_used = store_.bytes_used();
-  stats_->evictions = store_.evictions();
-  stats_->eviction_batches = store_.eviction_batches();
-  stats_->retiered = store_.retiered();
-  stats_->pages_moved = store_.slabs().pages_moved();
-  stats_->expiration_bar = store_.expiration_bar();
-  stats_->payload_bytes = store_.payload_bytes();
+void Server::FillStats(Stats* stats) const {
+  stats->active_ops_served += counters_.active_ops_served;
+  stats->no_space_errors += counters_.no_space_errors;
+  stats->spill_reads += counters_.spill_reads;
+  stats->max_eviction_pause_us = std::max(stats->max_eviction_pause_us, counters_.max_eviction_pause_us);
+  store_.FillStats(stats);
+  conduit_.FillStats(stats);
   if (spill_) {
     const SpillStats& sp = spill_->stats();
-    stats_->spilled_items = sp.spilled_items;
-    stats_->spill_bytes_written = sp.spill_bytes_written;
-    stats_->spill_reclaimed_segments = sp.reclaimed_segments;
-    stats_->spill_checksum_failures = sp.checksum_failures;
-    stats_->spill_io_errors = sp.io_errors;
-    stats_->spill_async_reads = sp.async_reads;
-    stats_->spill_mmap_reads = sp.mmap_reads;
-    stats_->spill_enospc_recoveries = sp.enospc_recoveries;
+    stats->spilled_items += sp.spilled_items;
+    stats->spill_bytes_written += sp.spill_bytes_written;
+    stats->spill_reclaimed_segments += sp.reclaimed_segments;
+    stats->spill_checksum_failures += sp.checksum_failures;
+    stats->spill_io_errors += sp.io_errors;
+    stats->spill_async_reads += sp.async_reads;
+    stats->spill_mmap_reads += sp.mmap_reads;
+    stats->spill_enospc_recoveries += sp.enospc_recoveries;
   }
-  stats_->messages_sent = conduit_.stats().messages_sent;
-  stats_->messages_received = conduit_.stats().messages_received;
 }
 
 void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
@@ -249,7 +244,7 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
 }
 
 void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
-  ++stats_->active_ops_served;
+  ++counters_.active_ops_served;
   ReplyHeader reply{};
   uint64_t epoch = CurrentEpoch();
   __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
@@ -278,7 +273,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
       status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
-      if (status == SHMEMCACHE_NO_SPACE) ++stats_->no_space_errors;
+      if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Erase(req.key, h.key_len);  // never resurrect the old value
       break;
     case Op::kGet: {
@@ -328,7 +323,6 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
       static_cast<Op>(reply.op) != Op::kDelete && ptr.block_bytes != 0) {
     reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.recency, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
   }
-  UpdateStoreStats();
   Reply(client, reply, value, value_len);
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
 }

@@ -37,7 +37,7 @@ namespace smc {
 class Server {
  public:
   Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int server_index, int num_clients, Stats* stats);
+         Transport* transport, Context* ctx, int server_index, int num_clients);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -50,6 +50,8 @@ class Server {
   Status Serve();
   bool done() const { return conduit_.departures() >= static_cast<uint64_t>(num_clients_); }
   const KvStore& store() const { return store_; }
+  // Adds this server's counters, its store's, its conduit's and its SSD tier's into *stats (core/stats.h).
+  void FillStats(Stats* stats) const;
 
  private:
   // Writes the block size of every slab class into this PE's control region (core/layout.h), where clients
@@ -70,7 +72,6 @@ class Server {
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
   void FinishSpillReads();
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
-  void UpdateStoreStats();
   // Times one operation: if it ran eviction batches, its duration counts toward stats max_eviction_pause_us.
   struct EvictionTimer {
     uint64_t batches;
@@ -98,11 +99,19 @@ class Server {
   // too).
   void BroadcastExpirationBar();
 
+  // What this server did (the server-side fields of shmemcache_stats_t not kept by its parts).
+  struct Counters {
+    uint64_t active_ops_served = 0;
+    uint64_t no_space_errors = 0;
+    uint64_t max_eviction_pause_us = 0;
+    uint64_t spill_reads = 0;  // Active GETs answered from the SSD tier
+  };
+
   shmemcache_config_t config_;
   int server_index_;
   int num_servers_;
   int num_clients_;
-  Stats* stats_;
+  Counters counters_;
   Transport* transport_;
   Context* ctx_;
   SelfWordAtomics atomics_;

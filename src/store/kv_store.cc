@@ -264,6 +264,17 @@ Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) 
   return SHMEMCACHE_OK;
 }
 
+void KvStore::FillStats(shmemcache_stats_t* stats) const {
+  stats->items = items();
+  stats->bytes_used = bytes_used();
+  stats->payload_bytes = payload_bytes();
+  stats->expiration_bar = expiration_bar_;
+  stats->evictions += evictions_;
+  stats->eviction_batches += eviction_batches_;
+  stats->retiered += retiered_;
+  stats->pages_moved += slabs_.pages_moved();
+}
+
 bool KvStore::CheckConsistency() const {
   if (!slabs_.CheckConsistency()) return false;
   if (slabs_.blocks_in_use() != table_.size() || tiers_.size() != table_.size()) return false;

@@ -124,6 +124,9 @@ class KvStore {
   size_t set_of(const KeyLocation& loc) const { return SetOf(loc.hash, table_.sets()); }
   // Blocks in use == items, every free list consistent, every indexed block valid for its entry.
   bool CheckConsistency() const;
+  // Sets the store's gauges (items, bytes_used, payload_bytes, expiration_bar) and adds its counters
+  // (evictions, eviction_batches, retiered, pages_moved) into *stats (core/stats.h).
+  void FillStats(shmemcache_stats_t* stats) const;
 
  private:
   uint8_t* block(uint64_t offset) const { return arena_ + offset; }
