@@ -1,25 +1,22 @@
-// Deterministic checks of the Direct-operation protocol with 1 server and 2 clients (A = client 0, B = client
-// 1), stepping each other through symmetric flags:
+// Deterministic checks of the Direct-operation protocol on a real transport with 1 server and 2 clients (A =
+// client 0, B = client 1), stepping each other through symmetric flags; every check goes through the public API
+// and its statistics:
 //   - version differs: B rewrites A's key, so A's cached version is stale; A's Direct SET retries at once with
 //     the version its CAS returned and succeeds;
-//   - lock busy: B holds the block's lock (raw CAS on its target word) for 50 ms; A's Direct SET backs off and
-//     succeeds once B releases;
 //   - tag differs: B deletes the key (the block is freed, tag 0); A's Direct SET turns into an Active SET;
-//   - stale pointer: B deletes the key and a new key reuses the block; A's GET through its stale pointer
-//     answers NOT_FOUND, never the other key's value;
+//   - stale pointer: B deletes the key and a new key of the same class takes the freed block; A's GET through
+//     its stale pointer answers NOT_FOUND, never the other key's value;
 //   - the Direct path is used: after warm-up, a read-mostly workload has direct_gets / gets > 0.9.
+// The lock-busy branch and the block reuse itself are pinned in one process (tests/unit/direct_ops_test.cc:
+// DirectOpsTest.SetBacksOffWhileTheLockIsBusyAndSucceedsOnceReleased, AStalePointerIsNotThisKey...), and under
+// contention on both transports by pe_direct_stress (cas_lock_busy).
 #include <shmem.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "api/handle.h"
 #include "common/pe_test.h"
-#include "store/block.h"
-#include "store/hash_table.h"
-#include "store/slab.h"
 
 namespace {
 
@@ -47,30 +44,6 @@ shmemcache_stats_t Stats(shmemcache_t* c) {
   return s;
 }
 
-// Where a key's block is on server 0, read from the server's hash table the way a client does.
-struct Block {
-  uint64_t offset = 0;
-  size_t bytes = 0;
-  bool found = false;
-};
-Block FindBlock(shmemcache_t* c, const std::string& key) {
-  smc::KeyLocation loc = smc::Locate(key.data(), key.size(), c->node->config().num_servers);
-  size_t set = smc::SetOf(loc.hash, c->node->config().hash_sets);
-  std::vector<smc::HashWay> ways(c->node->config().hash_ways);
-  shmem_getmem(ways.data(), c->node->symmetric() + c->node->layout().table_offset + set * ways.size() * 16, ways.size() * 16, 0);
-  std::vector<size_t> classes = smc::SlabClassSizes(
-      c->node->config().slab_growth_factor, smc::BlockBytesFor(c->node->config().max_key_len, c->node->config().max_value_len));
-  Block b;
-  for (const smc::HashWay& w : ways) {
-    if (smc::WayValid(w.meta) && smc::WayTag(w.meta) == loc.tag) {
-      b.offset = w.offset;
-      b.bytes = classes[smc::WayClass(w.meta)];
-      b.found = true;
-    }
-  }
-  return b;
-}
-
 void ClientA(shmemcache_t* c) {
   const std::string key = "direct-key";
   SetValue(c, key, "v1");  // Active SET (insert) installs the pointer
@@ -87,15 +60,7 @@ void ClientA(shmemcache_t* c) {
   PE_CHECK(s1.direct_sets == s0.direct_sets + 1);
   PE_CHECK(GetValue(c, key) == "v3");
 
-  // Lock busy.
-  Signal(kB, 3);
-  WaitFor(4);
-  SetValue(c, key, "v4");
-  shmemcache_stats_t s2 = Stats(c);
-  PE_CHECK(s2.cas_lock_busy >= s1.cas_lock_busy + 1);
-  PE_CHECK(s2.lock_retries >= s1.lock_retries + 1);
-  PE_CHECK(s2.direct_sets == s1.direct_sets + 1);
-  PE_CHECK(GetValue(c, key) == "v4");
+  shmemcache_stats_t s2 = Stats(c);  // (the lock-busy branch is a one-process test: see the top)
 
   // Tag differs.
   Signal(kB, 5);
@@ -107,7 +72,7 @@ void ClientA(shmemcache_t* c) {
   PE_CHECK(s3.direct_sets == s2.direct_sets);
   PE_CHECK(GetValue(c, key) == "v5");
 
-  // Stale pointer: A holds a pointer to key's block; B deletes key and reuses the block for another key.
+  // Stale pointer: A holds a pointer to key's block; B deletes key, and another key takes the freed block.
   Signal(kB, 7);
   WaitFor(8);
   PE_CHECK(GetValue(c, key, SHMEMCACHE_NOT_FOUND).empty());
@@ -137,8 +102,7 @@ void ClientA(shmemcache_t* c) {
   }
   shmemcache_stats_t w1 = Stats(c);
   double ratio = double(w1.direct_gets - w0.direct_gets) / double(w1.gets - w0.gets);
-  std::printf("direct_gets/gets after warm-up = %.4f (directory %zu x %u)\n", ratio, c->node->config().directory_entries,
-              c->node->config().directory_ways);
+  std::printf("direct_gets/gets after warm-up = %.4f\n", ratio);
   PE_CHECK(wrong == 0);
   PE_CHECK(ratio > 0.9);
   Signal(kB, 9);
@@ -150,29 +114,13 @@ void ClientB(shmemcache_t* c) {
   SetValue(c, key, "v2");  // B has no pointer: Active SET, in place, version + 1
   Signal(kA, 2);
 
-  WaitFor(3);
-  Block b = FindBlock(c, key);
-  PE_CHECK(b.found);
-  auto* word = reinterpret_cast<unsigned long long*>(c->node->symmetric() + c->node->layout().arena_offset + b.offset +
-                                                     smc::TargetOffset(b.bytes));
-  unsigned long long t = shmem_ulonglong_atomic_fetch(word, 0);
-  PE_CHECK(!smc::TargetLocked(t));
-  PE_CHECK(shmem_ulonglong_atomic_compare_swap(word, t, t | smc::kLockBit, 0) == t);
-  Signal(kA, 4);
-  usleep(50000);
-  shmem_ulonglong_atomic_set(word, t, 0);  // release unchanged
-  shmem_quiet();
-
   WaitFor(5);
   PE_CHECK_STATUS(shmemcache_delete(c, key.data(), key.size()), SHMEMCACHE_OK);
   Signal(kA, 6);
 
   WaitFor(7);
-  Block before = FindBlock(c, key);
   PE_CHECK_STATUS(shmemcache_delete(c, key.data(), key.size()), SHMEMCACHE_OK);
   SetValue(c, "reuser", "RRRRRRRRRRRR");  // same slab class: takes the freed block (LIFO free list)
-  Block after = FindBlock(c, "reuser");
-  PE_CHECK(before.found && after.found && before.offset == after.offset);
   Signal(kA, 8);
   WaitFor(9);
 }

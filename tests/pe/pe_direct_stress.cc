@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "common/pe_test.h"
-#include "core/clock.h"
 
 namespace {
 
@@ -40,8 +39,8 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> value(16384), got(16384);
     std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
     uint64_t seq = 0, reads = 0, found = 0, writes = 0, deletes = 0, bad = 0, regressions = 0;
-    uint64_t end = smc::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
-    while (smc::NowNanos() < end) {
+    uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
+    while (pe_test::NowNanos() < end) {
       int k = static_cast<int>(rng.Uniform(kKeys));
       std::string key = "hot-" + std::to_string(k);
       if (writer) {

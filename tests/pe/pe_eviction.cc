@@ -2,8 +2,9 @@
 // ranges so there are many tiers:
 //   fill:  each client writes 3x the servers' memory of self-verifying values; then every GET returns the
 //          right value or NOT_FOUND (never another key's bytes), evictions happened, the most recently written
-//          keys survive, and at the end each server's store is consistent (blocks in use == items == pairs in
-//          tiers, no leaked block);
+//          keys survive, and each server reports its items and evictions (that the store stays consistent
+//          under eviction with Direct and Active clients, blocks in use == items == pairs in tiers, is pinned in
+//          one process: tests/unit/node_test.cc, Node.EvictionUnderDirectAndActiveClientsKeepsTheStoreConsistent);
 //   stale pointers: the client cached pointers to its first keys before they were evicted; GETs through them
 //          fall back correctly and the directory stops using them (lazily);
 //   size shift: after 100 B values filled memory, a working set of 10 KiB values that fits in memory is
@@ -17,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "api/handle.h"
 #include "common/pe_test.h"
 
 namespace {
@@ -40,19 +40,15 @@ size_t LenFor(int i) { return 100 + (static_cast<size_t>(i) * 2654435761u) % 300
 uint64_t Seed(int rank, int i) { return static_cast<uint64_t>(rank) * 1000003 + i; }
 
 void ServerChecks(shmemcache_t* c) {
-  const smc::KvStore& store = c->node->server()->store();
   shmemcache_stats_t st;
   shmemcache_get_stats(c, &st);
   std::printf("server %d: items=%llu evictions=%llu batches=%llu retiered=%llu pages_moved=%llu bar=%llu "
               "max_eviction_pause_us=%llu\n",
-              c->node->my_pe(), (unsigned long long)st.items, (unsigned long long)st.evictions,
+              shmem_my_pe(), (unsigned long long)st.items, (unsigned long long)st.evictions,
               (unsigned long long)st.eviction_batches, (unsigned long long)st.retiered,
               (unsigned long long)st.pages_moved, (unsigned long long)st.expiration_bar,
               (unsigned long long)st.max_eviction_pause_us);
-  PE_CHECK(store.CheckConsistency());
-  PE_CHECK(store.slabs().blocks_in_use() == store.items());
-  PE_CHECK(store.tiers().size() == store.items());
-  PE_CHECK(st.items == store.items());
+  PE_CHECK(st.items > 0 && st.bytes_used <= kServerMemory);
 }
 
 // Phase 1 and 2: fill 3x, check every key, check pointer fallback.
@@ -75,7 +71,7 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
     ++n;
   }
   // Every client has finished its bulk writes; now each writes a last, small batch: the newest data of all.
-  pe_test::ClientBarrier(c->node->config().num_servers, clients);
+  pe_test::ClientBarrier(servers, clients);
   const int fill_end = n;
   for (int r = 0; r < 100; ++r, ++n) {
     size_t len = LenFor(n);
@@ -83,7 +79,7 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
     std::string k = Key(rank, n);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), len), SHMEMCACHE_OK);
   }
-  pe_test::ClientBarrier(c->node->config().num_servers, clients);
+  pe_test::ClientBarrier(servers, clients);
   shmemcache_stats_t before;
   shmemcache_get_stats(c, &before);
   int ok = 0, missing = 0, wrong = 0, recent_missing = 0;
@@ -113,8 +109,11 @@ void FillAndCheck(shmemcache_t* c, int rank, int clients, int servers) {
   PE_CHECK(ok > 0);
   PE_CHECK(recent_missing == 0);
   PE_CHECK(after.expiration_bar_updates > 0);
-  // Pointers to the first (evicted) keys were not used: the directory saw them expire or found them gone.
-  PE_CHECK(after.directory_expired > 0 || c->node->client()->directory().stats().invalidations > 0);
+  // Pointers to the first (evicted) keys were not used: the directory saw them expire, or found them gone (a
+  // directory hit that gave neither a Direct GET nor a fallback after retries: the block held another pair).
+  uint64_t found_gone = (after.directory_hits - before.directory_hits) - (after.direct_gets - before.direct_gets) -
+                        (after.direct_fallbacks - before.direct_fallbacks);
+  PE_CHECK(after.directory_expired > 0 || found_gone > 0);
 }
 
 // Phase 3: hit ratio of a 10 KiB working set that fits in memory, after (or without) a 100 B fill.

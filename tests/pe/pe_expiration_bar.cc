@@ -1,16 +1,19 @@
 // Expiration bars reach every client of every server (paper §III-D2): 2 servers, 4+ clients. Client 0 alone
 // fills both servers to 3x their memory, so both evict and move their bars. The other clients send no request
-// at all, yet each learns each server's latest bar (pushed into its mailbox), and the bars they learn equal
-// the ones the servers publish.
+// at all, yet each learns each server's bar (pushed into its mailbox): shmemcache_get_stats counts it, on both
+// transports. (That the bar a client learns is exactly the one its server publishes is pinned in one process:
+// tests/unit/server_test.cc, ServerDispatch.EvictionMovesTheExpirationBarAndEveryClientLearnsItWithoutAsking.)
 #include <shmem.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "api/handle.h"
 #include "common/pe_test.h"
-#include "core/clock.h"
+
+namespace {
+long g_word;  // symmetric (static data of the executable): a fetch of it progresses the runtime
+}  // namespace
 
 int main() {
   shmem_init();
@@ -29,7 +32,7 @@ int main() {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
     shmemcache_stats_t st;
     shmemcache_get_stats(c, &st);
-    std::printf("server %d: evictions=%llu bar=%llu\n", c->node->my_pe(), (unsigned long long)st.evictions,
+    std::printf("server %d: evictions=%llu bar=%llu\n", shmem_my_pe(), (unsigned long long)st.evictions,
                 (unsigned long long)st.expiration_bar);
     PE_CHECK(st.evictions > 0 && st.expiration_bar > 0);
   } else {
@@ -43,23 +46,18 @@ int main() {
       }
     }
     pe_test::ClientBarrier(cfg.num_servers, clients);
-    // Every server's bar has stopped moving (only client 0 wrote). Read what each server publishes and wait
-    // (a bounded time, progressing through the gets) for this client's mailbox to show it.
-    for (int s = 0; s < cfg.num_servers; ++s) {
-      uint64_t published = 0;
-      uint64_t deadline = smc::NowNanos() + 5000000000ull;
-      do {
-        shmem_getmem(&published, c->node->symmetric() + smc::SymmetricLayout::kExpirationBarOffset, 8, s);
-        c->node->client()->PollNotices();
-      } while (c->node->client()->known_expiration_bar(s) != published && smc::NowNanos() < deadline);
-      std::printf("client %d: server %d bar published %llu, learned %llu\n", rank, s,
-                  (unsigned long long)published, (unsigned long long)c->node->client()->known_expiration_bar(s));
-      PE_CHECK(published > 0);
-      PE_CHECK(c->node->client()->known_expiration_bar(s) == published);
-    }
+    // Every server's bar has stopped moving (only client 0 wrote). Its last push may still be landing (over tcp
+    // only while this PE progresses): read the stats for a bounded time, progressing between reads.
     shmemcache_stats_t st;
-    shmemcache_get_stats(c, &st);
-    PE_CHECK(st.expiration_bar_updates >= 2);
+    const uint64_t deadline = pe_test::NowNanos() + 10000000000ull;
+    do {
+      (void)shmem_long_atomic_fetch(&g_word, 0);
+      shmemcache_get_stats(c, &st);  // takes in the bars the servers pushed
+    } while (st.expiration_bar_updates < static_cast<uint64_t>(cfg.num_servers) && pe_test::NowNanos() < deadline);
+    std::printf("client %d: expiration_bar_updates=%llu sets=%llu gets=%llu\n", rank,
+                (unsigned long long)st.expiration_bar_updates, (unsigned long long)st.sets,
+                (unsigned long long)st.gets);
+    PE_CHECK(st.expiration_bar_updates >= static_cast<uint64_t>(cfg.num_servers));  // one bar from each server
     if (rank != 0) PE_CHECK(st.sets == 0 && st.gets == 0);  // learned without asking
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "common/pe_test.h"
-#include "core/clock.h"
 
 namespace {
 
@@ -43,8 +42,8 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> value(64 * 1024), got(64 * 1024);
     std::map<std::pair<int, uint32_t>, uint64_t> last_seen;  // (key, writer) -> highest seq seen
     uint64_t seq = 0, reads = 0, writes = 0, bad = 0, regressions = 0;
-    uint64_t end = smc::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
-    while (smc::NowNanos() < end) {
+    uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
+    while (pe_test::NowNanos() < end) {
       int k = static_cast<int>(rng.Uniform(kKeys));
       std::string key = "shared-" + std::to_string(k);
       if (rng.Uniform(3) == 0) {

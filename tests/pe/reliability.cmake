@@ -23,20 +23,13 @@ shmemcache_repeated_job(mixed_workload_4servers_np8_x3 4 8)
 shmemcache_repeated_job(mixed_workload_2servers_np4_tcp_active_only_x3 2 4 TCP ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_repeated_job(mixed_workload_4servers_np6_tcp_x3 4 6 TCP)
 
-# Bounded waits: a fragment flagged but never completed (the server leaves serve with TIMEOUT, its client gets
-# TIMEOUT, then TIMEOUT at once), a server that does not serve for longer than op_timeout_ms (blocking, wait,
-# test and a ring that stays full all end in TIMEOUT), a block lock never released (the server leaves serve).
-# op_timeout_ms = 2000.
-set(peer_timeout_np_torn 3)
-set(peer_timeout_np_silent 5)
-set(peer_timeout_np_lock 2)
-foreach(mode torn silent lock)
-  set(np ${peer_timeout_np_${mode}})
-  shmemcache_pe_test(peer_timeout_${mode}_np${np} pe_peer_timeout ${np} ARGS ${mode} 2000 TIMEOUT 120
-                     LABELS reliability)
-  shmemcache_pe_test(peer_timeout_${mode}_np${np}_tcp pe_peer_timeout ${np} TCP ARGS ${mode} 2000 TIMEOUT 120
-                     LABELS reliability)
-endforeach()
+# Bounded waits: a server that does not serve for longer than op_timeout_ms (blocking, wait, test and a ring
+# that stays full all end in TIMEOUT, then TIMEOUT at once). op_timeout_ms = 2000. A fragment flagged but never
+# completed and a block lock never released need a broken peer: one-process tests, tests/unit/server_test.cc
+# (ServerFailure.*, label unit).
+shmemcache_pe_test(peer_timeout_silent_np5 pe_peer_timeout 5 ARGS silent 2000 TIMEOUT 120 LABELS reliability)
+shmemcache_pe_test(peer_timeout_silent_np5_tcp pe_peer_timeout 5 TCP ARGS silent 2000 TIMEOUT 120
+                   LABELS reliability)
 
 # Init fails together: one PE with hash_ways = 0, different configurations, a variable on one PE only, a
 # variable that does not parse on one PE; every PE gets CONFIG_ERROR and the job exits 0.

@@ -1,6 +1,7 @@
 # The unit tests once more under AddressSanitizer + UndefinedBehaviorSanitizer (issue 12): a second binary,
 # unit_tests_sanitize, built from the same test sources and the library's sources (all of them, instrumented, at
-# -O1; the unit tests exercise core, store, spill and the pointer directory, the rest links). Every finding fails
+# -O1; the unit tests exercise every layer but the OpenSHMEM transport and the C API, whole jobs included, on the
+# loopback transport). Every finding fails
 # its test (-fno-sanitize-recover=all; ASan aborts by default); leaks are reported (LeakSanitizer). Each test is
 # a ctest named sanitize.<Suite>.<Test>, label `sanitize`, run by scripts/test.sh with the rest. Some PE programs
 # are built on the same instrumented library (tests/pe/CMakeLists.txt, shmemcache_pe_sanitize_test); README,
@@ -40,7 +41,7 @@ foreach(layer ${SHMEMCACHE_LAYERS})
   list(APPEND sanitized_objects $<TARGET_OBJECTS:${layer}_sanitize>)
 endforeach()
 add_library(shmemcache_sanitize STATIC ${sanitized_objects})
-target_include_directories(shmemcache_sanitize PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/include)
+target_include_directories(shmemcache_sanitize PUBLIC ${SHMEMCACHE_VIEW_DIR}/node ${PROJECT_SOURCE_DIR}/include)
 target_compile_options(shmemcache_sanitize PUBLIC ${SHMEMCACHE_SANITIZE_FLAGS} -O1 -g)
 target_link_options(shmemcache_sanitize PUBLIC ${SHMEMCACHE_SANITIZE_FLAGS})
 target_link_libraries(shmemcache_sanitize PUBLIC shmemcache_deps::oshmem shmemcache_deps::xxhash Threads::Threads)

@@ -10,6 +10,12 @@ namespace pe_test {
 int failures = 0;
 int my_pe = -1;
 
+uint64_t NowNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 void FillPattern(uint8_t* buf, size_t len, uint64_t seed) {
   Rng r(seed);
   size_t i = 0;

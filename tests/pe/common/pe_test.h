@@ -70,6 +70,9 @@ bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableH
 void ClientBarrierInit();
 void ClientBarrier(int first_client_pe, int clients);
 
+// CLOCK_MONOTONIC in nanoseconds (for bounded loops in tests).
+uint64_t NowNanos();
+
 // Initialises the harness (after shmem or shmemcache init, when shmem_my_pe works).
 void Begin(int pe);
 // Collective over all PEs: prints a summary on PE 0 and returns the process exit code (0 = every PE passed).

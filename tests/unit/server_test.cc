@@ -1,0 +1,328 @@
+// The server's dispatch (server/server.h) in whole one-process jobs: each Active operation answered with its
+// status, value and block pointer; malformed and misrouted requests answered INVALID_ARGUMENT without harm;
+// expiration bars pushed to every client; evicted pairs handed to the SSD tier and read back; and the two ways a
+// server stops (a message flagged but never completed, a block lock never released): serve returns TIMEOUT and
+// its clients time out on it. Requests are written with the wire format (conduit/message.h) by a client PE that
+// speaks through its own Conduit instead of its Client.
+#include "server/server.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "loopback_cluster.h"
+#include "store/block.h"
+
+namespace smc {
+namespace {
+
+using testing_loopback::ClusterHooks;
+using testing_loopback::RunCluster;
+using testing_loopback::SmallConfig;
+using testing_loopback::StatsOf;
+using testing_loopback::ThreadBarrier;
+
+// A client PE speaking the wire protocol: its Client never sends a message, so this conduit has the rings.
+class RawClient {
+ public:
+  explicit RawClient(Node& node)
+      : ctx_(node.transport()->CreateContext(1)),
+        conduit_(node.transport(), ctx_.get(), ConduitLayoutFor(node.config(), node.layout(), node.symmetric()),
+                 static_cast<size_t>(node.client_rank()), /*first_peer_pe=*/0, node.config().op_timeout_ms) {}
+
+  // Sends message to server 0 and returns its reply (header in *h, value bytes after it).
+  std::vector<uint8_t> Ask(const std::vector<uint8_t>& message, ReplyHeader* h, int server = 0) {
+    std::vector<uint8_t> reply;
+    EXPECT_EQ(conduit_.Send(static_cast<size_t>(server), message.data(), message.size(), true), SHMEMCACHE_OK);
+    EXPECT_EQ(conduit_.Receive(static_cast<size_t>(server), &reply), SHMEMCACHE_OK);
+    EXPECT_GE(reply.size(), sizeof(ReplyHeader));
+    if (reply.size() >= sizeof(ReplyHeader)) std::memcpy(h, reply.data(), sizeof(*h));
+    return reply;
+  }
+  std::vector<uint8_t> Request(Op op, const std::string& key, const std::string& value, uint64_t max_value) {
+    RequestHeader h{};
+    h.op = static_cast<uint8_t>(op);
+    h.key_len = static_cast<uint32_t>(key.size());
+    h.value_len = static_cast<uint32_t>(value.size());
+    h.request_id = ++next_id_;
+    h.max_value = max_value;
+    std::vector<uint8_t> m;
+    EncodeRequest(&m, h, key.data(), key.size(), value.data(), value.size());
+    return m;
+  }
+  uint64_t last_id() const { return next_id_; }
+
+ private:
+  std::unique_ptr<Context> ctx_;
+  Conduit conduit_;
+  uint64_t next_id_ = 0;
+};
+
+std::string ValueOf(const std::vector<uint8_t>& reply, const ReplyHeader& h) {
+  return std::string(reinterpret_cast<const char*>(reply.data()) + sizeof(ReplyHeader), reply.size() - sizeof(h));
+}
+
+TEST(ServerDispatch, EachOperationIsAnsweredWithItsStatusValueAndBlockPointer) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    RawClient raw(node);
+    ReplyHeader h;
+    raw.Ask(raw.Request(Op::kSet, "key", "value", 0), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_EQ(h.request_id, raw.last_id());
+    EXPECT_GE(h.epoch, 1u);
+    EXPECT_EQ(h.pointer.valid, 1);
+    EXPECT_EQ(h.pointer.tag, Locate("key", 3, 1).tag);
+    EXPECT_GE(h.pointer.block_bytes, BlockBytesFor(3, 5));
+    const WirePointer set_pointer = h.pointer;
+
+    std::vector<uint8_t> reply = raw.Ask(raw.Request(Op::kGet, "key", "", 100), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_EQ(h.value_len, 5u);
+    EXPECT_EQ(ValueOf(reply, h), "value");
+    EXPECT_EQ(h.pointer.offset, set_pointer.offset);
+    EXPECT_EQ(h.pointer.version, set_pointer.version);
+
+    reply = raw.Ask(raw.Request(Op::kGet, "key", "", 4), &h);  // the client's buffer holds 4 bytes
+    EXPECT_EQ(h.status, SHMEMCACHE_BUFFER_TOO_SMALL);
+    EXPECT_EQ(h.value_len, 5u);  // the size needed
+    EXPECT_EQ(reply.size(), sizeof(ReplyHeader));  // and no value
+
+    raw.Ask(raw.Request(Op::kDelete, "key", "", 0), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_EQ(h.pointer.valid, 0);
+    raw.Ask(raw.Request(Op::kGet, "key", "", 100), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_NOT_FOUND);
+    raw.Ask(raw.Request(Op::kDelete, "key", "", 0), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_NOT_FOUND);
+  };
+  hooks.after_serve = [](Node& node) {
+    shmemcache_stats_t st = StatsOf(node);
+    EXPECT_EQ(st.active_ops_served, 6u);
+    EXPECT_EQ(st.items, 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerDispatch, MalformedAndMisroutedRequestsAreInvalidArgumentAndChangeNothing) {
+  // Two servers: a key that belongs to server 1, sent to server 0, is a client bug.
+  std::string foreign, local;
+  for (int i = 0; foreign.empty() || local.empty(); ++i) {
+    std::string k = "k" + std::to_string(i);
+    (Locate(k.data(), k.size(), 2).server == 1 ? foreign : local) = k;
+  }
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    RawClient raw(node);
+    ReplyHeader h;
+    std::vector<uint8_t> good = raw.Request(Op::kSet, local, "v", 0);
+    std::vector<std::vector<uint8_t>> bad;
+    bad.push_back(std::vector<uint8_t>(good.begin(), good.begin() + 10));  // shorter than a header
+    std::vector<uint8_t> longer = good;
+    longer.push_back(0);  // lengths that do not add up
+    bad.push_back(longer);
+    bad.push_back(raw.Request(Op::kSet, "", "v", 0));  // no key
+    std::vector<uint8_t> unknown = raw.Request(Op::kSet, local, "v", 0);
+    unknown[0] = 77;  // no such operation
+    bad.push_back(unknown);
+    bad.push_back(raw.Request(Op::kSet, foreign, "v", 0));  // another server's key
+    for (size_t i = 0; i < bad.size(); ++i) {
+      raw.Ask(bad[i], &h);
+      EXPECT_EQ(h.status, SHMEMCACHE_INVALID_ARGUMENT) << "bad request " << i;
+      EXPECT_EQ(h.pointer.valid, 0);
+    }
+    raw.Ask(raw.Request(Op::kGet, foreign, "", 10), &h, 1);  // the right server: a plain miss
+    EXPECT_EQ(h.status, SHMEMCACHE_NOT_FOUND);
+    raw.Ask(good, &h);  // and the server goes on serving
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+  };
+  hooks.after_serve = [&](Node& node) {
+    EXPECT_EQ(StatsOf(node).items, node.my_pe() == 0 ? 1u : 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  shmemcache_config_t cfg = SmallConfig(2);
+  ASSERT_EQ(RunCluster(3, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerDispatch, EvictionMovesTheExpirationBarAndEveryClientLearnsItWithoutAsking) {
+  shmemcache_config_t cfg = SmallConfig(1);
+  cfg.server_memory_bytes = 1u << 20;
+  cfg.recency_range_ms = 1;
+  ThreadBarrier clients(2);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    if (node.client_rank() == 0) {
+      std::string v(2000, 'x');
+      for (int i = 0; i < 3 * 1024 * 1024 / 2000; ++i) {
+        std::string k = "bar-" + std::to_string(i);
+        ASSERT_EQ(c->Set(k.data(), k.size(), v.data(), v.size()), SHMEMCACHE_OK);
+      }
+    }
+    clients.Wait();  // the bar has stopped moving: only client 0 wrote
+    // What the server publishes, read one-sided, and what this client learned through its mailbox.
+    std::unique_ptr<Context> ctx = node.transport()->CreateContext(1);
+    uint64_t published = 0;
+    const uint64_t deadline = NowNanos() + 10000000000ull;
+    do {
+      ctx->Get(&published, node.symmetric() + SymmetricLayout::kExpirationBarOffset, 8, 0);
+      c->PollNotices();
+    } while (c->known_expiration_bar(0) != published && NowNanos() < deadline);
+    EXPECT_GT(published, 0u);
+    EXPECT_EQ(c->known_expiration_bar(0), published);
+    shmemcache_stats_t st = StatsOf(node);
+    EXPECT_GE(st.expiration_bar_updates, 1u);
+    if (node.client_rank() == 1) EXPECT_EQ(st.sets + st.gets, 0u);  // learned without asking
+  };
+  hooks.after_serve = [](Node& node) {
+    shmemcache_stats_t st = StatsOf(node);
+    EXPECT_GT(st.evictions, 0u);
+    EXPECT_GT(st.expiration_bar, 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(3, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerDispatch, EvictedPairsGoToTheSsdTierAndAGetThatMissesRamReadsThemBack) {
+  char dir[] = "/tmp/shmemcache-server-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  shmemcache_config_t cfg = SmallConfig(1);
+  cfg.server_memory_bytes = 1u << 20;
+  cfg.spill_dir = dir;
+  cfg.spill_bytes = 64u << 20;
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    std::string v(2000, '\0');
+    const int n = 3 * 1024 * 1024 / 2000;
+    for (int i = 0; i < n; ++i) {
+      std::string k = "spill-" + std::to_string(i);
+      std::memset(&v[0], 'a' + i % 26, v.size());
+      ASSERT_EQ(c->Set(k.data(), k.size(), v.data(), v.size()), SHMEMCACHE_OK);
+    }
+    int found = 0;
+    for (int i = 0; i < n / 4; ++i) {  // the oldest quarter: evicted from RAM long ago
+      std::string k = "spill-" + std::to_string(i), got(2000, '\0');
+      size_t len = 0;
+      Status s = c->Get(k.data(), k.size(), &got[0], got.size(), &len);
+      if (s == SHMEMCACHE_OK) {
+        ++found;
+        EXPECT_EQ(got, std::string(2000, static_cast<char>('a' + i % 26))) << k;
+      } else {
+        EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND);
+      }
+    }
+    EXPECT_GT(found, n / 8);
+  };
+  hooks.after_serve = [](Node& node) {
+    shmemcache_stats_t st = StatsOf(node);
+    EXPECT_GT(st.spilled_items, 0u);
+    EXPECT_GT(st.spill_reads, 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+  std::string cleanup = std::string("rm -rf ") + dir;
+  EXPECT_EQ(std::system(cleanup.c_str()), 0);
+}
+
+// After its server failed, every call that needs it is TIMEOUT at once and sends nothing.
+void ExpectFailFast(Node& node, const std::string& key) {
+  Client* c = node.client();
+  shmemcache_stats_t before = StatsOf(node);
+  char buf[16];
+  size_t len = 99;
+  EXPECT_EQ(c->Set(key.data(), key.size(), "v", 1), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(c->Get(key.data(), key.size(), buf, sizeof buf, &len), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(len, 0u);
+  shmemcache_request* r = nullptr;
+  EXPECT_EQ(c->Issue(Op::kGet, key.data(), key.size(), nullptr, 0, buf, sizeof buf, &len, &r), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(r, nullptr);
+  shmemcache_stats_t after = StatsOf(node);
+  EXPECT_EQ(after.messages_sent, before.messages_sent);
+  EXPECT_EQ(after.direct_gets + after.direct_sets, before.direct_gets + before.direct_sets);
+}
+
+TEST(ServerFailure, ABlockLockNeverReleasedEndsServeWithTimeoutAndTheClientTimesOut) {
+  shmemcache_config_t cfg = SmallConfig(1);
+  cfg.op_timeout_ms = 300;
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    ASSERT_EQ(c->Set("locked", 6, "value", 5), SHMEMCACHE_OK);
+    KeyLocation loc = Locate("locked", 6, 1);
+    const DirectoryEntry* e = const_cast<PointerDirectory&>(c->directory()).Peek(loc);
+    ASSERT_NE(e, nullptr);
+    // What a client that stopped in the middle of a Direct SET leaves behind.
+    std::unique_ptr<Context> ctx = node.transport()->CreateContext(1);
+    auto* word = reinterpret_cast<uint64_t*>(node.symmetric() + node.layout().arena_offset + e->offset +
+                                             TargetOffset(e->block_bytes));
+    uint64_t unlocked = ctx->Fetch(word, 0);
+    ASSERT_EQ(ctx->CompareSwap(word, unlocked, Locked(unlocked), 0), unlocked);
+    EXPECT_EQ(c->Delete("locked", 6), SHMEMCACHE_TIMEOUT);
+    ExpectFailFast(node, "locked");
+  };
+  hooks.server = [](Node& node) {
+    EXPECT_EQ(node.Serve(), SHMEMCACHE_TIMEOUT);
+    std::string error = LastError();
+    EXPECT_NE(error.find("PE 0: a client did not release a block lock within op_timeout_ms (300 ms)"),
+              std::string::npos)
+        << error;
+    EXPECT_EQ(node.Serve(), SHMEMCACHE_TIMEOUT);  // a second call says the same
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerFailure, AMessageFlaggedButNeverCompletedEndsServeAndItsClientsTimeOut) {
+  shmemcache_config_t cfg = SmallConfig(1);
+  cfg.op_timeout_ms = 300;
+  LoopbackJob job(3);
+  // Client 1 (PE 2) is a broken sender: its first fragment to the server loses its completion flag.
+  size_t ring1_offset = 0;
+  job.faults().on_put = [&](int from, int to, size_t offset, size_t* bytes) {
+    if (from == 2 && to == 0 && offset == ring1_offset) *bytes -= kChunkTrailerBytes;
+  };
+  ThreadBarrier clients(2);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    if (node.client_rank() == 0) {
+      ASSERT_EQ(c->Set("warm", 4, "value", 5), SHMEMCACHE_OK);  // the server works before the fault
+      ring1_offset = node.layout().inbox_offset + 1 * cfg.chunks_per_peer * cfg.chunk_bytes;
+    }
+    clients.Wait();
+    if (node.client_rank() == 1) {
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kSet, "torn", 4, "value", 5, nullptr, 0, nullptr, &r), SHMEMCACHE_OK);
+      // Only once the server is stuck on ring 1 (it took its ready bit) may client 0 send, or the server could
+      // serve it first.
+      std::unique_ptr<Context> ctx = node.transport()->CreateContext(1);
+      auto* ready = reinterpret_cast<uint64_t*>(node.symmetric() + node.layout().ready_offset);
+      while (ctx->Fetch(ready, 0) & 2u) node.transport()->Progress();
+      clients.Wait();
+      EXPECT_EQ(c->Wait(r), SHMEMCACHE_TIMEOUT);  // no reply ever comes
+    } else {
+      clients.Wait();
+      EXPECT_EQ(c->Set("fresh", 5, "value", 5), SHMEMCACHE_TIMEOUT);
+      std::string error = LastError();
+      EXPECT_NE(error.find("PE 0"), std::string::npos) << error;
+      ExpectFailFast(node, "warm");  // even a key this client could reach without the server
+    }
+  };
+  hooks.server = [](Node& node) {
+    EXPECT_EQ(node.Serve(), SHMEMCACHE_TIMEOUT);
+    std::string error = LastError();
+    EXPECT_NE(error.find("ring 1"), std::string::npos) << error;
+    EXPECT_NE(error.find("did not complete"), std::string::npos) << error;
+    EXPECT_NE(error.find("use=1"), std::string::npos) << error;
+  };
+  ASSERT_EQ(RunCluster(&job, cfg, hooks), SHMEMCACHE_OK);
+}
+
+}  // namespace
+}  // namespace smc
