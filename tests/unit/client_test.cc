@@ -13,11 +13,7 @@
 namespace smc {
 namespace {
 
-using testing_loopback::ClusterHooks;
-using testing_loopback::RunCluster;
-using testing_loopback::SmallConfig;
-using testing_loopback::StatsOf;
-using testing_loopback::ThreadBarrier;
+using namespace testing_loopback;
 
 Status Set(Client* c, const std::string& k, const std::string& v) { return c->Set(k.data(), k.size(), v.data(), v.size()); }
 Status Get(Client* c, const std::string& k, std::string* v) {

@@ -47,9 +47,13 @@ class WatchdogAtomics final : public WordAtomics {
   }
   void Fence() override { local_.Fence(); }
   bool WaitWhileEqual(uint64_t* word, uint64_t value) override {
-    if (local_.Fetch(word) == value) throw Stuck("waiting for a lock that no other party holds");
-    return true;
+    ++waits;
+    if (local_.Fetch(word) != value) return true;
+    if (give_up_on_locks) return false;  // what a bounded wait says after its limit (the store: TIMEOUT)
+    throw Stuck("waiting for a lock that no other party holds");
   }
+  bool give_up_on_locks = false;
+  int waits = 0;
 
  private:
   LocalWordAtomics local_;
@@ -931,64 +935,30 @@ TEST(KvStoreLimits, LargeClassIndexSurvivesSet) {
 
 // A block lock that is never released (a client stopped in the middle of a Direct SET) ends every operation
 // that needs it with TIMEOUT, as a value: WordAtomics::WaitWhileEqual says it gave up, nothing throws.
-class GiveUpAtomics final : public WordAtomics {
- public:
-  uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
-    return local_.CompareSwap(word, expected, desired);
-  }
-  uint64_t Fetch(uint64_t* word) override { return local_.Fetch(word); }
-  void Set(uint64_t* word, uint64_t value) override { local_.Set(word, value); }
-  void Fence() override { local_.Fence(); }
-  bool WaitWhileEqual(uint64_t* word, uint64_t value) override {
-    ++waits;
-    return local_.Fetch(word) != value;
-  }
-  int waits = 0;
-
- private:
-  LocalWordAtomics local_;
-};
-
-TEST(KvStoreLockWait, ALockNeverReleasedIsTimeoutForSetGetDeleteAndEviction) {
-  StoreOptions o;
-  o.arena_bytes = 1 << 20;
-  o.page_bytes = 4096;
-  o.max_key_len = 64;
-  o.max_value_len = 2000;
-  o.sets = 64;
-  o.ways = 4;
-  std::vector<uint64_t> arena(o.arena_bytes / 8, 0);
-  std::vector<HashWay> table(o.sets * o.ways, HashWay{0, 0});
-  GiveUpAtomics atomics;
-  KvStore store(reinterpret_cast<uint8_t*>(arena.data()), table.data(), o, &atomics);
-  auto loc = [](const std::string& k) { return Locate(k.data(), k.size(), 1); };
-  const std::string key = "locked";
+TEST_F(KvStoreTest, ALockNeverReleasedIsTimeoutForSetGetDeleteAndEviction) {
+  MakeSmall();
+  atomics_.give_up_on_locks = true;
   BlockPointer p;
-  ASSERT_EQ(store.Set(loc(key), key.data(), key.size(), "v1", 2, 1, &p), SHMEMCACHE_OK);
-  uint64_t* target = reinterpret_cast<uint64_t*>(reinterpret_cast<uint8_t*>(arena.data()) + p.offset +
-                                                 TargetOffset(p.block_bytes));
+  ASSERT_EQ(Set("locked", "v1", &p, 1), SHMEMCACHE_OK);
+  uint64_t* target = reinterpret_cast<uint64_t*>(arena() + p.offset + TargetOffset(p.block_bytes));
   const uint64_t unlocked = *target;
   *target = Locked(unlocked);  // what a client's CAS leaves behind
 
-  std::vector<uint8_t> scratch;
-  BlockView view;
-  EXPECT_EQ(store.Set(loc(key), key.data(), key.size(), "v2", 2, 1, nullptr), SHMEMCACHE_TIMEOUT);
-  EXPECT_EQ(store.Get(loc(key), key.data(), key.size(), 1, &scratch, &view, nullptr), SHMEMCACHE_TIMEOUT);
-  EXPECT_EQ(store.Delete(loc(key), key.data(), key.size()), SHMEMCACHE_TIMEOUT);
-  std::string big(1900, 'x');  // another class: a move, which locks the old block too
-  EXPECT_EQ(store.Set(loc(key), key.data(), key.size(), big.data(), big.size(), 1, nullptr), SHMEMCACHE_TIMEOUT);
-  EXPECT_GE(atomics.waits, 4);
+  std::string v;
+  EXPECT_EQ(Set("locked", "v2", nullptr, 1), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(Get("locked", &v), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(Del("locked"), SHMEMCACHE_TIMEOUT);
+  const std::string big(1900, 'x');  // another class: a move, which locks the old block too
+  EXPECT_EQ(Set("locked", big, nullptr, 1), SHMEMCACHE_TIMEOUT);
+  EXPECT_GE(atomics_.waits, 4);
   *target = unlocked;  // released: the pair is intact and usable again
-  EXPECT_EQ(store.Get(loc(key), key.data(), key.size(), 1, &scratch, &view, nullptr), SHMEMCACHE_OK);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "v1");
+  EXPECT_EQ(Get("locked", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "v1");
 
   // Eviction that reaches the locked block: the SET that needed the room gets TIMEOUT.
   *target = Locked(unlocked);
   Status s = SHMEMCACHE_OK;
-  for (int i = 0; i < 100000 && s == SHMEMCACHE_OK; ++i) {
-    std::string k = "fill-" + std::to_string(i);
-    s = store.Set(loc(k), k.data(), k.size(), big.data(), big.size(), 2 + i, nullptr);
-  }
+  for (int i = 0; i < 100000 && s == SHMEMCACHE_OK; ++i) s = Set("fill-" + std::to_string(i), big, nullptr, 2 + i);
   EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
 }
 

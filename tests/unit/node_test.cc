@@ -13,10 +13,7 @@
 namespace smc {
 namespace {
 
-using testing_loopback::ClusterHooks;
-using testing_loopback::RunCluster;
-using testing_loopback::SmallConfig;
-using testing_loopback::StatsOf;
+using namespace testing_loopback;
 
 std::string Value(int client, int i) { return "value-" + std::to_string(client) + "-" + std::to_string(i * 7919); }
 

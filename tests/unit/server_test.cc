@@ -21,11 +21,7 @@
 namespace smc {
 namespace {
 
-using testing_loopback::ClusterHooks;
-using testing_loopback::RunCluster;
-using testing_loopback::SmallConfig;
-using testing_loopback::StatsOf;
-using testing_loopback::ThreadBarrier;
+using namespace testing_loopback;
 
 // A client PE speaking the wire protocol: its Client never sends a message, so this conduit has the rings.
 class RawClient {
