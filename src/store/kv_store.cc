@@ -3,7 +3,16 @@
 #include <algorithm>
 #include <cstring>
 
+#include "store/counter.h"
+
 namespace smc {
+
+namespace {
+// Expired pairs an allocation reaps before it tries again.
+constexpr size_t kReapBatch = 256;
+// The expiry index is rebuilt from the live pairs when its hints exceed twice the items plus this.
+constexpr size_t kHintSlack = 1024;
+}  // namespace
 
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
     : arena_(arena),
@@ -14,6 +23,12 @@ KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, Wo
       tiers_(options.tier_fraction == 0
                  ? 0
                  : std::max(options.arena_bytes / options.tier_fraction, slabs_.page_bytes())) {}
+
+Status KvStore::CheckKey(size_t key_len) const {
+  if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (key_len > options_.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
+  return SHMEMCACHE_OK;
+}
 
 bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
                       HashSlot* slot) const {
@@ -46,21 +61,66 @@ void KvStore::Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t 
 
 void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
   size_t bytes = slabs_.class_bytes(entry.cls);
-  uint64_t version = TargetVersion(locked_from) + 1;
   uint8_t* b = block(entry.offset);
+  uint64_t version = FullVersion(LoadU64(b + kHeadVersionOffset), locked_from) + 1;
   StoreU64(b + kHeadVersionOffset, version);
   StoreU32(b + kKeyLenOffset, 0);
   StoreU32(b + kValueLenOffset, 0);
+  StoreU64(b + kExpiryOffset, 0);
   Publish(entry.offset, bytes, version, kFreeTag);
   slabs_.Free(entry.cls, entry.offset);
+}
+
+void KvStore::LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held) {
+  held->found = FindKey(loc, key, key_len, &held->entry, &held->slot);
+  if (!held->found) return;
+  uint64_t offset = held->entry.offset;
+  held->locked_from = LockBlock(offset, slabs_.class_bytes(held->entry.cls));
+  const uint8_t* b = block(offset);
+  uint64_t expiry_word = LoadU64(b + kExpiryOffset);
+  held->version = FullVersion(LoadU64(b + kHeadVersionOffset), held->locked_from);
+  held->meta = PairMeta{LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word), TokenLagOf(expiry_word)};
+  held->value = b + kBlockHeaderBytes + key_len;
+  held->value_len = LoadU32(b + kValueLenOffset);
+  held->live = !Expired(held->meta.expiry_ms, clock_ms_);
+}
+
+void KvStore::Unlink(const Held& held) {
+  table_.Remove(held.slot);
+  tiers_.Remove(held.entry.offset);
+  FreeLockedBlock(held.entry, held.locked_from);
+}
+
+void KvStore::Drop(const Held& held) {
+  if (!held.found) return;
+  if (!held.live) {
+    Unlink(held);
+    ++expired_reclaimed_;
+    return;
+  }
+  atomics_->Set(target_word(held.entry.offset, slabs_.class_bytes(held.entry.cls)), held.locked_from);
+}
+
+void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
+  if (expiry_ms == 0) return;
+  expiry_index_.Add(expiry_ms, offset);
+  if (expiry_index_.size() <= 2 * table_.size() + kHintSlack) return;
+  // Mostly stale hints: start again from what the blocks say.
+  expiry_index_.Clear();
+  table_.ForEach([&](const HashEntry& e) {
+    uint64_t expiry = ExpiryOf(LoadU64(block(e.offset) + kExpiryOffset));
+    if (expiry != 0) expiry_index_.Add(expiry, e.offset);
+  });
 }
 
 bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
-    // The paper's batch eviction of the bottom tier, tier after tier; once a slab's worth of other pairs has
-    // gone without giving this class a block, moving a slab costs no more: empty the cheapest run of pages.
+    // Expired pairs go first. Then the paper's batch eviction of the bottom tier, tier after tier; once a
+    // slab's worth of other pairs has gone without giving this class a block, moving a slab costs no more:
+    // empty the cheapest run of pages.
+    if (expiry_index_.AnyDue(clock_ms_) && ReapExpired(clock_ms_, kReapBatch) > 0) continue;
     if (!tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls)) {
       evicted_bytes += EvictBottomTier();
     } else if (!EvictSlabsFor(cls)) {
@@ -69,37 +129,52 @@ bool KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   }
   if (first_use) {
     // The page may have held another class's blocks: whatever sits where this block's target word is now
-    // could look locked, or like a live pair. Make it a free, unlocked block with a version above every
-    // version this server has published, so no stale pointer's expectation can match it.
+    // could look locked, or like a live pair. Make it a free, unlocked, consistent block with a version above
+    // every version this server has published, so no stale pointer's expectation can match it.
     size_t bytes = slabs_.class_bytes(slabs_.ClassOf(*offset));
-    StoreU64(block(*offset) + kHeadVersionOffset, 0);
+    uint64_t version = max_version_ + 1;
+    StoreU64(block(*offset) + kHeadVersionOffset, version);
     StoreU32(block(*offset) + kKeyLenOffset, 0);
     StoreU32(block(*offset) + kValueLenOffset, 0);
-    Publish(*offset, bytes, max_version_ + 1, kFreeTag);
+    StoreU64(block(*offset) + kExpiryOffset, 0);
+    Publish(*offset, bytes, version, kFreeTag);
   }
   return true;
 }
 
-bool KvStore::EvictBlock(uint64_t offset) {
+bool KvStore::RemoveBlock(uint64_t offset, Removal why) {
   int cls = slabs_.ClassOf(offset);
-  size_t bytes = slabs_.class_bytes(cls);
-  uint8_t* b = block(offset);
+  const uint8_t* b = block(offset);
   size_t key_len = LoadU32(b + kKeyLenOffset);
   KeyLocation loc{HashKey(b + kBlockHeaderBytes, key_len), 0, 0};
   loc.tag = TagOf(loc.hash);
-  HashEntry entry;
-  HashSlot slot;
+  Held held;
   auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
-  if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) return false;
-  uint64_t t = LockBlock(offset, bytes);
-  if (eviction_listener_ != nullptr) {
-    eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
-                       LoadU32(b + kValueLenOffset));
+  if (!table_.Find(set_of(loc), loc.tag, is_block, &held.entry, &held.slot)) return false;
+  held.found = true;
+  held.locked_from = LockBlock(offset, slabs_.class_bytes(cls));
+  uint64_t expiry_word = LoadU64(b + kExpiryOffset);
+  bool expired = Expired(ExpiryOf(expiry_word), clock_ms_);
+  if (why == Removal::kExpiredOnly && !expired) {  // revived by a Direct SET since the hint was written
+    atomics_->Set(target_word(offset, slabs_.class_bytes(cls)), held.locked_from);
+    return false;
   }
-  table_.Remove(slot);
-  tiers_.Remove(offset);
-  FreeLockedBlock(entry, t);
-  ++evictions_;
+  if (why == Removal::kEvict && !expired) {
+    const uint8_t* key = b + kBlockHeaderBytes;
+    size_t value_len = LoadU32(b + kValueLenOffset);
+    if (eviction_listener_ != nullptr) {
+      eviction_listener_(eviction_context_, EvictedPair{key, key_len, key + key_len, value_len,
+                                                        LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word)});
+    } else if (key_value_listener_ != nullptr) {
+      key_value_listener_(eviction_context_, key, key_len, key + key_len, value_len);
+    }
+  }
+  Unlink(held);
+  if (expired) {
+    ++expired_reclaimed_;
+  } else if (why == Removal::kEvict) {
+    ++evictions_;
+  }
   return true;
 }
 
@@ -110,8 +185,8 @@ bool KvStore::EvictSlabsFor(int cls) {
   for (uint64_t slab : evicting_slabs_) {
     evicting_.clear();
     slabs_.CarvedBlocks(slab, &evicting_);
-    for (uint64_t offset : evicting_)
-      if (tiers_.EpochOf(offset, &epoch)) EvictBlock(offset);  // in a tier == holds a live pair
+    for (uint64_t offset : evicting_)  // in a tier == holds a pair
+      if (tiers_.EpochOf(offset, &epoch)) RemoveBlock(offset, Removal::kEvict);
     ++slabs_evicted_;
   }
   return true;
@@ -133,7 +208,7 @@ size_t KvStore::EvictBottomTier() {
       ++retiered_;
       continue;
     }
-    if (EvictBlock(offset)) evicted_any = true;
+    if (RemoveBlock(offset, Removal::kEvict)) evicted_any = true;
   }
   if (evicted_any) ++eviction_batches_;
   // This tier's pairs are gone (evicted, or moved up because their recency word is newer). Once no tier of
@@ -144,57 +219,211 @@ size_t KvStore::EvictBottomTier() {
   return bytes_before - slabs_.bytes_in_use();
 }
 
-Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
-                    size_t value_len, uint64_t recency, BlockPointer* pointer) {
-  if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > options_.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
-  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
-  if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
-  size_t bytes = slabs_.class_bytes(cls);
-  if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
+size_t KvStore::ReapExpired(uint64_t now_ms, size_t max_pairs) {
+  uint64_t now = Now(now_ms);
+  size_t reaped = 0;
+  uint64_t offset, epoch;
+  while (reaped < max_pairs && expiry_index_.PopDue(now, &offset)) {
+    if (!tiers_.EpochOf(offset, &epoch)) continue;  // the block holds no pair any more
+    // The hint may be stale (touched, overwritten): look before locking; RemoveBlock checks again locked.
+    if (!Expired(ExpiryOf(LoadU64(block(offset) + kExpiryOffset)), now)) continue;
+    if (RemoveBlock(offset, Removal::kExpiredOnly)) ++reaped;
+  }
+  return reaped;
+}
 
-  HashEntry old;
-  HashSlot slot;
-  bool exists = FindKey(loc, key, key_len, &old, &slot);
-  uint64_t target_offset;
-  uint64_t version;
-  if (exists && old.cls == cls) {  // overwrite in place
-    uint64_t t = LockBlock(old.offset, bytes);
-    version = TargetVersion(t) + 1;
-    EncodeBlockBody(block(old.offset), version, key, key_len, value, value_len);
-    atomics_->Set(recency_word(old.offset), recency);
-    Publish(old.offset, bytes, version, loc.tag);
-    target_offset = old.offset;
-  } else {
-    // Allocate first: eviction may free the old pair itself, so look it up again afterwards.
+size_t KvStore::FlushAll() {
+  evicting_.clear();
+  table_.ForEach([&](const HashEntry& e) { evicting_.push_back(e.offset); });
+  size_t removed = 0;
+  for (uint64_t offset : evicting_)
+    if (RemoveBlock(offset, Removal::kFlush)) ++removed;
+  expiry_index_.Clear();
+  return removed;
+}
+
+template <class Decide>
+Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+                          Decide&& decide, BlockPointer* pointer) {
+  if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
+  // The class the decided pair needs, or a refusal.
+  auto plan = [&](const Held& held, NewPair* next, int* cls) {
+    Status s = decide(held, next);
+    if (s != SHMEMCACHE_OK) return s;
+    if (next->value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+    size_t need = BlockBytesFor(key_len, next->value_len);
+    if (held.found && next->stays_if_fits && need <= slabs_.class_bytes(held.entry.cls)) {
+      *cls = held.entry.cls;
+      return SHMEMCACHE_OK;
+    }
+    *cls = slabs_.ClassFor(need);
+    return *cls < 0 ? SHMEMCACHE_VALUE_TOO_LARGE : SHMEMCACHE_OK;
+  };
+  for (;;) {
+    Held held;
+    NewPair next;
+    int cls = -1;
+    LockKey(loc, key, key_len, &held);
+    Status s = plan(held, &next, &cls);
+    if (s != SHMEMCACHE_OK) {
+      Drop(held);
+      return s;
+    }
+    if (held.found && held.entry.cls == cls) {
+      WriteInPlace(held, loc, key, key_len, next, recency, pointer);
+      return SHMEMCACHE_OK;
+    }
+    // Another block: allocation may evict this very pair, so let it go, and decide again once the block is had
+    // (a Direct SET may have changed the pair meanwhile).
+    Drop(held);
     uint64_t fresh;
     if (!AllocateOrEvict(cls, &fresh)) return SHMEMCACHE_NO_SPACE;
-    exists = FindKey(loc, key, key_len, &old, &slot);
-    uint64_t old_locked = 0;
-    if (exists) old_locked = LockBlock(old.offset, slabs_.class_bytes(old.cls));
-    uint64_t t = LockBlock(fresh, bytes);  // free blocks are unlocked; the CAS keeps the version sequence
-    version = TargetVersion(t) + 1;
-    EncodeBlockBody(block(fresh), version, key, key_len, value, value_len);
-    atomics_->Set(recency_word(fresh), recency);
-    Publish(fresh, bytes, version, loc.tag);
-    HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
-    if (exists) {
-      table_.Replace(slot, entry);
-      tiers_.Remove(old.offset);
-      FreeLockedBlock(old, old_locked);
-    } else {
-      table_.Insert(set_of(loc), entry);
+    Held again;
+    int again_cls = -1;
+    LockKey(loc, key, key_len, &again);
+    s = plan(again, &next, &again_cls);
+    if (s != SHMEMCACHE_OK || again_cls != cls || (again.found && again.entry.cls == cls)) {
+      slabs_.Free(cls, fresh);
+      Drop(again);
+      if (s != SHMEMCACHE_OK) return s;
+      continue;  // the pair now needs another class than the block we hold: start over
     }
-    target_offset = fresh;
+    WriteMoved(again, fresh, cls, loc, key, key_len, next, recency, pointer);
+    return SHMEMCACHE_OK;
   }
-  tiers_.Touch(target_offset, recency,
-               PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + value_len)});
+}
+
+void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len,
+                           const NewPair& next, uint64_t recency, BlockPointer* pointer) {
+  uint64_t offset = held.entry.offset;
+  size_t bytes = slabs_.class_bytes(held.entry.cls);
+  uint64_t version = held.version + 1;
+  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, next.meta);
+  atomics_->Set(recency_word(offset), recency);
+  Publish(offset, bytes, version, loc.tag);
+  if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
+  tiers_.Touch(offset, recency, PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + next.value_len)});
   if (pointer != nullptr) {
-    *pointer = BlockPointer{target_offset, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version,
-                            loc.tag, recency};
+    *pointer = BlockPointer{offset, static_cast<uint32_t>(bytes), held.entry.cls, version, loc.tag, recency,
+                            version - next.meta.token_lag};
   }
-  return SHMEMCACHE_OK;
+}
+
+void KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
+                         size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer) {
+  // The old block (if any) stays locked until the new one is published: its readers see it locked, then freed,
+  // never the old value after the new one became visible.
+  size_t bytes = slabs_.class_bytes(cls);
+  uint64_t t = LockBlock(fresh, bytes);  // free blocks are unlocked; the CAS keeps the version sequence
+  uint64_t version = std::max(FullVersion(LoadU64(block(fresh) + kHeadVersionOffset), t), max_version_);
+  if (held.found) version = std::max(version, held.version);
+  ++version;  // contract.h (b): above every version this key had, here or anywhere
+  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, next.meta);
+  atomics_->Set(recency_word(fresh), recency);
+  Publish(fresh, bytes, version, loc.tag);
+  HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
+  if (held.found) {
+    table_.Replace(held.slot, entry);
+    tiers_.Remove(held.entry.offset);
+    FreeLockedBlock(held.entry, held.locked_from);
+  } else {
+    table_.Insert(set_of(loc), entry);
+  }
+  AddExpiryHint(next.meta.expiry_ms, fresh);
+  tiers_.Touch(fresh, recency, PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + next.value_len)});
+  if (pointer != nullptr) {
+    *pointer = BlockPointer{fresh, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version, loc.tag,
+                            recency, version - next.meta.token_lag};
+  }
+}
+
+Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
+                      const StoreRequest& request, AccessTime at, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (static_cast<uint32_t>(request.mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
+  uint64_t expiry = ExpiryAfter(Now(at.now_ms), request.ttl_ms);
+  const uint8_t* bytes = static_cast<const uint8_t*>(value);
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (request.cas != 0) {
+      if (!held.live) return SHMEMCACHE_NOT_FOUND;
+      if (held.token() != request.cas) return SHMEMCACHE_EXISTS;
+    }
+    *next = NewPair{bytes, value_len, PairMeta{request.flags, expiry, 0}};
+    switch (request.mode) {
+      case StoreMode::kSet: break;
+      case StoreMode::kAdd:
+        if (held.live) return SHMEMCACHE_EXISTS;
+        break;
+      case StoreMode::kReplace:
+        if (!held.live) return SHMEMCACHE_NOT_STORED;
+        break;
+      case StoreMode::kAppend:
+      case StoreMode::kPrepend: {
+        if (!held.live) return SHMEMCACHE_NOT_STORED;
+        if (held.value_len + value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+        composed_.resize(held.value_len + value_len);
+        bool append = request.mode == StoreMode::kAppend;
+        std::memcpy(composed_.data() + (append ? 0 : value_len), held.value, held.value_len);
+        if (value_len > 0) std::memcpy(composed_.data() + (append ? held.value_len : 0), bytes, value_len);
+        *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
+        break;
+      }
+    }
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
+                        size_t value_len, const PairMeta& meta, AccessTime at, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (Expired(meta.expiry_ms, Now(at.now_ms))) return SHMEMCACHE_NOT_FOUND;
+  NewPair restored{static_cast<const uint8_t*>(value), value_len, PairMeta{meta.flags, meta.expiry_ms, 0}};
+  auto decide = [&](const Held&, NewPair* next) {
+    *next = restored;
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,
+                      BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  uint64_t expiry = ExpiryAfter(Now(at.now_ms), ttl_ms);
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (!held.live) return SHMEMCACHE_NOT_FOUND;
+    // Same value and flags; version and lag grow together, so the token stays (until the lag saturates).
+    uint64_t lag = std::min(held.meta.token_lag + 1, kMaxTokenLag);
+    *next = NewPair{held.value, held.value_len, PairMeta{held.meta.flags, expiry, lag}, /*stays_if_fits=*/true};
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Incr(const KeyLocation& loc, const void* key, size_t key_len, int64_t delta, AccessTime at,
+                     uint64_t* new_value, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  Now(at.now_ms);
+  uint64_t result = 0;
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (!held.live) return SHMEMCACHE_NOT_FOUND;
+    uint64_t number;
+    if (!ParseCounter(held.value, held.value_len, &number)) return SHMEMCACHE_NOT_NUMERIC;
+    result = ApplyCounterDelta(number, delta);
+    composed_.resize(CounterLength(result, held.value_len));
+    FormatCounter(result, held.value_len, composed_.data());
+    *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
+    return SHMEMCACHE_OK;
+  };
+  s = WritePair(loc, key, key_len, at.recency, decide, pointer);
+  if (s == SHMEMCACHE_OK && new_value != nullptr) *new_value = result;
+  return s;
 }
 
 void KvStore::Advance(uint64_t offset, uint64_t recency) {
@@ -208,8 +437,9 @@ void KvStore::Advance(uint64_t offset, uint64_t recency) {
   if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at,
                     std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
+  uint64_t now = Now(at.now_ms);
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
@@ -223,7 +453,13 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uin
     uint64_t t = atomics_->Fetch(word);
     if (TargetLocked(t)) atomics_->WaitWhileEqual(word, t);
   }
-  Advance(entry.offset, recency);  // the piggybacked recency of an Active GET
+  if (Expired(view->expiry_ms, now)) {  // free it now, unless a Direct SET revived it since the copy
+    Held held;
+    LockKey(loc, key, key_len, &held);
+    Drop(held);
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  Advance(entry.offset, at.recency);  // the piggybacked recency of an Active GET
   // A client's Direct SET may have changed the value's length in place: record what the server sees now.
   uint64_t epoch;
   if (tiers_.EpochOf(entry.offset, &epoch)) {
@@ -232,19 +468,21 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uin
   }
   if (pointer != nullptr) {
     *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,
-                            std::max(view->recency, recency)};
+                            std::max(view->recency, at.recency), view->token};
   }
   return SHMEMCACHE_OK;
 }
 
-Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) {
-  HashEntry entry;
-  HashSlot slot;
-  if (!FindKey(loc, key, key_len, &entry, &slot)) return SHMEMCACHE_NOT_FOUND;
-  uint64_t t = LockBlock(entry.offset, slabs_.class_bytes(entry.cls));
-  table_.Remove(slot);
-  tiers_.Remove(entry.offset);
-  FreeLockedBlock(entry, t);
+Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len, uint64_t now_ms) {
+  Now(now_ms);
+  Held held;
+  LockKey(loc, key, key_len, &held);
+  if (!held.found) return SHMEMCACHE_NOT_FOUND;
+  if (!held.live) {
+    Drop(held);  // frees it
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  Unlink(held);
   return SHMEMCACHE_OK;
 }
 
@@ -254,8 +492,12 @@ bool KvStore::CheckConsistency() const {
   if (!tiers_.CheckConsistency() || tiers_.block_bytes() != slabs_.bytes_in_use()) return false;
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
-    uint64_t t = __atomic_load_n(target_word(e.offset, slabs_.class_bytes(e.cls)), __ATOMIC_ACQUIRE);
+    size_t bytes = slabs_.class_bytes(e.cls);
+    uint64_t t = __atomic_load_n(target_word(e.offset, bytes), __ATOMIC_ACQUIRE);
+    const uint8_t* b = block(e.offset);
     if (TargetTag(t) != e.tag || TargetLocked(t)) ok = false;
+    if (!SameVersion(LoadU64(b + kHeadVersionOffset), t)) ok = false;
+    if (BlockBytesFor(LoadU32(b + kKeyLenOffset), LoadU32(b + kValueLenOffset)) > bytes) ok = false;
   });
   return ok;
 }
