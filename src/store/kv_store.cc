@@ -12,6 +12,10 @@ namespace {
 constexpr size_t kReapBatch = 256;
 // The expiry index is rebuilt from the live pairs when its hints exceed twice the items plus this.
 constexpr size_t kHintSlack = 1024;
+
+PairSizes Sizes(size_t block_bytes, size_t payload_bytes) {
+  return PairSizes{static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(payload_bytes)};
+}
 }  // namespace
 
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
@@ -302,7 +306,7 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
   atomics_->Set(recency_word(offset), recency);
   Publish(offset, bytes, version, loc.tag);
   if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
-  tiers_.Touch(offset, recency, PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + next.value_len)});
+  tiers_.Touch(offset, recency, Sizes(bytes, key_len + next.value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{offset, static_cast<uint32_t>(bytes), held.entry.cls, version, loc.tag, recency,
                             version - next.meta.token_lag};
@@ -330,7 +334,7 @@ void KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLoc
     table_.Insert(set_of(loc), entry);
   }
   AddExpiryHint(next.meta.expiry_ms, fresh);
-  tiers_.Touch(fresh, recency, PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + next.value_len)});
+  tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{fresh, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version, loc.tag,
                             recency, version - next.meta.token_lag};
@@ -463,8 +467,7 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, Acc
   // A client's Direct SET may have changed the value's length in place: record what the server sees now.
   uint64_t epoch;
   if (tiers_.EpochOf(entry.offset, &epoch)) {
-    tiers_.Touch(entry.offset, epoch,
-                 PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + view->value_len)});
+    tiers_.Touch(entry.offset, epoch, Sizes(bytes, key_len + view->value_len));
   }
   if (pointer != nullptr) {
     *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,

@@ -7,17 +7,19 @@
 // Every change to a block follows the write protocol in block.h, so clients reading or writing the same block
 // with one-sided operations never see half of a server-side write:
 //   - overwrite in place (new pair in the same class as the old block): lock, write, publish version+1;
-//   - move (new pair needs another class): lock the old block first, write the new block, repoint the hash
-//     table, then free the old block (publish version+1 with the free tag) — readers of the old block see it
+//   - move (new pair needs another class): lock the old block first, write the new block (at a version above
+//     every version the key had: contract.h), repoint the hash table, then free the old block (publish
+//     version+1 with the free tag) — readers of the old block see it
 //     locked, then freed, never the old value after the new one became visible;
 //   - delete: lock, publish version+1 with the free tag, unlink, return the block to its free list.
 // A write that depends on the current pair (contract.h) decides while holding the pair's lock; a write that
 // needs another block releases that lock, allocates (which may evict), locks the pair again and decides again.
 // Memory management (paper §III-D): every stored pair sits in a recency tier of the epoch its client sent.
-// When a class cannot allocate, the bottom tier is evicted whole (batch eviction), and the next, until the
-// allocation succeeds; a pair whose block recency word was advanced by a client's non-intrusive update is
-// moved up to that tier instead of evicted. Evicted blocks are freed under the write protocol, so Direct
-// readers detect them (version/tag), whatever the expiration bar says.
+// When a class cannot allocate, pairs that are expired are reaped first (expiry_index.h); then the bottom
+// tier is evicted whole (batch eviction), and the next, until the allocation succeeds; a pair whose block
+// recency word was advanced by a client's non-intrusive update is moved up to that tier instead of evicted.
+// Evicted blocks are freed under the write protocol, so Direct readers detect them (version/tag), whatever the
+// expiration bar says.
 // Tier cap (issue 4): a tier holds at most max(arena / tier_fraction, one page) of blocks; an epoch that fills
 // more gets further tiers of the same epoch (recency_tiers.h). One batch therefore frees about 1/tier_fraction
 // of memory, not a whole recency range (which at a high write rate is most of memory: memory efficiency at
@@ -212,7 +214,9 @@ class KvStore {
   uint64_t* target_word(uint64_t offset, size_t bytes) const {
     return reinterpret_cast<uint64_t*>(arena_ + offset + TargetOffset(bytes));
   }
-  uint64_t* recency_word(uint64_t offset) const { return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset); }
+  uint64_t* recency_word(uint64_t offset) const {
+    return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
+  }
   uint64_t Now(uint64_t now_ms) { return clock_ms_ = now_ms > clock_ms_ ? now_ms : clock_ms_; }
   Status CheckKey(size_t key_len) const;
   bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;

@@ -379,7 +379,9 @@ TEST_F(ContractTest, AllocationReapsExpiredPairsBeforeEvictingLiveOnes) {
   }
   now_ms_ += 10;
   recency_ = 6;
-  for (int i = 0; i < 2 * expiring; ++i) ASSERT_EQ(Put("new" + std::to_string(i % expiring), std::string(200, 'n')), SHMEMCACHE_OK);
+  for (int i = 0; i < 2 * expiring; ++i) {
+    ASSERT_EQ(Put("new" + std::to_string(i % expiring), std::string(200, 'n')), SHMEMCACHE_OK);
+  }
   EXPECT_EQ(store_->evictions(), 0u) << "no live pair was evicted";
   EXPECT_GE(store_->expired_reclaimed(), static_cast<uint64_t>(expiring) / 2);
   for (int i = 0; i < 100; ++i) EXPECT_EQ(Fetch("live" + std::to_string(i)).status, SHMEMCACHE_OK) << i;
