@@ -19,33 +19,31 @@ std::string Format(uint64_t number, size_t old_len) {
 }
 
 TEST(Counter, ParsesWhatMemcachedParses) {
-  uint64_t n = 99;
-  EXPECT_TRUE(Parse("0", &n));
-  EXPECT_EQ(n, 0u);
-  EXPECT_TRUE(Parse("10", &n));
-  EXPECT_EQ(n, 10u);
-  EXPECT_TRUE(Parse("18446744073709551615", &n));
-  EXPECT_EQ(n, 18446744073709551615ull);
-  EXPECT_TRUE(Parse(" 5", &n)) << "leading whitespace";
-  EXPECT_EQ(n, 5u);
-  EXPECT_TRUE(Parse("\t\n\v\f\r 7", &n));
-  EXPECT_EQ(n, 7u);
-  EXPECT_TRUE(Parse("9 ", &n)) << "memcached's own padding";
-  EXPECT_EQ(n, 9u);
-  EXPECT_TRUE(Parse("12 abc", &n)) << "whitespace ends the number";
-  EXPECT_EQ(n, 12u);
-  EXPECT_TRUE(Parse("12\r\nxyz", &n));
-  EXPECT_EQ(n, 12u);
-  EXPECT_TRUE(Parse(std::string("34\0zz", 5), &n)) << "a NUL ends memcached's string";
-  EXPECT_EQ(n, 34u);
-  EXPECT_TRUE(Parse("+8", &n));
-  EXPECT_EQ(n, 8u);
-  EXPECT_TRUE(Parse("000000000000000000000000042", &n)) << "leading zeros: longer than 20 digits";
-  EXPECT_EQ(n, 42u);
-  EXPECT_TRUE(Parse("-0", &n)) << "strtoull's negation, not negative as signed";
-  EXPECT_EQ(n, 0u);
-  EXPECT_TRUE(Parse("-18446744073709551615", &n)) << "negates to 1, which memcached keeps";
-  EXPECT_EQ(n, 1u);
+  struct Case {
+    std::string text;
+    uint64_t number;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"0", 0, ""},
+      {"10", 10, ""},
+      {"18446744073709551615", 18446744073709551615ull, "the largest"},
+      {" 5", 5, "leading whitespace"},
+      {"\t\n\v\f\r 7", 7, "every C whitespace"},
+      {"9 ", 9, "memcached's own padding"},
+      {"12 abc", 12, "whitespace ends the number"},
+      {"12\r\nxyz", 12, ""},
+      {std::string("34\0zz", 5), 34, "a NUL ends memcached's string"},
+      {"+8", 8, ""},
+      {"000000000000000000000000042", 42, "leading zeros: longer than 20 digits"},
+      {"-0", 0, "strtoull's negation, not negative as signed"},
+      {"-18446744073709551615", 1, "negates to 1, which memcached keeps"},
+  };
+  for (const Case& c : cases) {
+    uint64_t n = 99;
+    EXPECT_TRUE(Parse(c.text, &n)) << "'" << c.text << "' " << c.why;
+    EXPECT_EQ(n, c.number) << "'" << c.text << "' " << c.why;
+  }
 }
 
 TEST(Counter, RefusesWhatMemcachedRefuses) {
