@@ -218,6 +218,9 @@ class KvStore {
     return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
   }
   uint64_t Now(uint64_t now_ms) { return clock_ms_ = now_ms > clock_ms_ ? now_ms : clock_ms_; }
+  static PairSizes Sizes(size_t block_bytes, size_t payload_bytes) {
+    return PairSizes{static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(payload_bytes)};
+  }
   Status CheckKey(size_t key_len) const;
   bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
   uint64_t LockBlock(uint64_t offset, size_t bytes);                       // returns the unlocked target
@@ -228,7 +231,8 @@ class KvStore {
   // Ends a write that changes nothing: an expired pair is freed, a live one released unchanged.
   void Drop(const Held& held);
   void Unlink(const Held& held);  // removes the held pair: table, tiers, block freed
-  // The write core (contract.h): decide(held, &next) says what to publish for the pair found, or refuses.
+  // The write core (contract.h, kv_store_write.cc): decide(held, &next) says what to publish for the pair
+  // found, or refuses.
   template <class Decide>
   Status WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency, Decide&& decide,
                    BlockPointer* pointer);
