@@ -106,7 +106,8 @@ class KvStore {
   // Stores the pair as request says (contract.h: modes, cas, flags, ttl). OK with *pointer (may be NULL) set,
   // pointer->token the new token; EXISTS / NOT_STORED / NOT_FOUND as contract.h says; INVALID_ARGUMENT (empty
   // key, mode out of range), KEY_TOO_LONG, VALUE_TOO_LARGE (also an append over max_value_len); NO_SPACE when
-  // the class cannot allocate. Every status but OK: the pair is unchanged.
+  // the class cannot allocate. Every status but OK leaves the pair as it was (an expired pair met is freed; the
+  // allocation behind NO_SPACE may have evicted pairs, this one included).
   Status Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
                const StoreRequest& request, AccessTime at, BlockPointer* pointer);
   // The SSD tier's read-back: stores the pair with its own flags and absolute expiry (a plain set). NOT_FOUND
