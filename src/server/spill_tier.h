@@ -66,6 +66,10 @@ class SpillTier {
   // DELETE of the key: drops its flash copy; true when there was one.
   bool Delete(const void* key, size_t key_len);
 
+  // Writes the pairs still in RAM to flash and waits until every I/O in flight has finished (reads included:
+  // their GETs are answered by the next FinishReads). Not on the serving path: for shutdown and tests.
+  void Flush() { store_->Flush(); }
+
   bool parked() const { return !parked_.empty(); }
   bool HasFinishedIo() const { return store_->HasFinishedIo(); }
   // Answers every parked GET whose read has finished (promoting what is still current), and takes in finished
