@@ -95,7 +95,7 @@ typedef struct {
   size_t spill_mmap_max_bytes;  /* SSD tier records up to this size are read through mmap (inline when mincore
                                    says they are cached), larger ones with pread (inline when the page cache
                                    holds them); default 0 = pread for all, measured faster on Linux 6.x / ext4
-                                   (bench/README.md, "SSD tier") */
+                                   (bench/README.md, part `hybrid`) */
   double slab_growth_factor;    /* ratio between consecutive slab classes; default 1.25 */
   size_t slab_page_bytes;       /* memory is handed to slab classes in pages of this size; default 1 MiB
                                    (at most server_memory_bytes / 256, at least 4 KiB; a block larger than a

@@ -5,7 +5,7 @@
 //
 // A thread rather than io_uring: io_uring_setup is refused by the seccomp profile of common container runtimes
 // (Docker's default blocks it), which is where HPC jobs increasingly run, and the handoff costs a few
-// microseconds (bench/README.md, "SSD tier") against a flash read's ~100; io_uring would save the handoff
+// microseconds against a flash read's ~100 (bench/README.md, part `hybrid`); io_uring would save the handoff
 // where it is allowed.
 #ifndef SHMEMCACHE_SPILL_IO_WORKER_H_
 #define SHMEMCACHE_SPILL_IO_WORKER_H_

@@ -5,15 +5,14 @@
 //     caller's thread when mincore says every page is cached, else by the I/O thread (which takes the faults).
 //   - Larger records (all of them by default) are read with preadv2(RWF_NOWAIT) on the caller's thread, which
 //     fails with EAGAIN instead of waiting for the disk; then the I/O thread does a plain pread.
-// So a record the page cache holds costs a copy (~1 us) and only records that need the disk pay the thread
-// handoff (~19 us p50 measured, against 1.3 us for a warm 4 KiB pread).
+// So a record the page cache holds costs a copy, and only records that need the disk pay the thread handoff
+// (an order of magnitude more than a warm pread).
 //
 // Why the default threshold is 0 (pread for every slab class): a spilled pair is read once and then promoted,
-// so every flash read is a first touch, and on Linux 6.x / ext4 a first-touch mapped read costs a page fault
-// (~4-5 us) where a warm pread costs 0.6-2.3 us up to 16 KiB; pread stays ahead of first-touch mmap up to
-// 128 KiB, and a cold mapped fault reads ahead megabytes where a cold pread costs 50-180 us. Paper 000 found mmap
-// faster for small records on its platform; spill_mmap_max_bytes turns the mapping on where that holds.
-// Measurements and how to repeat them: bench/README.md, "SSD tier" (bench/spill_io.cc).
+// so every flash read is a first touch, and on Linux 6.x / ext4 a first-touch mapped read (a page fault) costs
+// more than a warm pread up to large records, and a cold one reads ahead megabytes. Paper 000 found mmap faster
+// for small records on its platform; spill_mmap_max_bytes turns the mapping on where that holds.
+// Numbers, and how to measure them: bench/README.md, part `hybrid` (bench/spill_io.cc).
 //
 // Reads done by the I/O thread come back through TakeFinished, possibly out of order. Records are handed out as
 // read: checking them (record.h) is the caller's business. Server thread only (the I/O thread runs the jobs).

@@ -9,10 +9,9 @@
 // per segment; when the log reports a segment gone, its entries become stale: Find drops one when it meets it,
 // and all are swept in one pass once they outnumber the live ones (amortised O(1) per Insert).
 //
-// RAM per entry (libstdc++/glibc, 64-bit): one map node = next pointer 8 + pair<uint64_t, Location> 24 = 32 B, a
-// 48 B malloc chunk (measured: 48.1 B/pair of heap growth over 400k Puts), plus 8 B per bucket with 1-1.8 buckets
-// per entry (max load factor 1, prime growth) => 56-62 B per spilled pair (62 B at 400k entries); index_bytes
-// reports this estimate. Per segment with entries ~48 B more.
+// RAM per entry (libstdc++/glibc, 64-bit): one map node (next pointer 8 + pair<uint64_t, Location> 24 = 32 B, a
+// 48 B malloc chunk) plus 8 B per bucket (1-1.8 buckets per entry); index_bytes reports this estimate (measured
+// against heap growth: bench/README.md, part `hybrid`). Per segment with entries ~48 B more.
 //
 // Not thread-safe: server thread only.
 #ifndef SHMEMCACHE_SPILL_SPILL_INDEX_H_
