@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "documented_defaults.h"
+#include "scoped_environment.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -30,29 +31,11 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",
 };
 
-// Clears every SHMEMCACHE_* variable for the test and restores the caller's environment afterwards, so a test
-// neither sees the developer's settings nor leaks its own.
+// Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
 class ConfigEnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* name : kAllVars) {
-      const char* v = std::getenv(name);
-      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
-      unsetenv(name);
-    }
-    ClearLastError();
-  }
-  void TearDown() override {
-    size_t i = 0;
-    for (const char* name : kAllVars) {
-      if (saved_[i])
-        setenv(name, saved_[i]->c_str(), 1);
-      else
-        unsetenv(name);
-      ++i;
-    }
-  }
-  std::vector<std::optional<std::string>> saved_;
+  void SetUp() override { ClearLastError(); }
+  ScopedEnvironment env_{kAllVars};
 };
 
 void ExpectDefaults(const shmemcache_config_t& c) {

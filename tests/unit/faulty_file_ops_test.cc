@@ -28,18 +28,37 @@ class FaultyFileOpsTest : public ::testing::Test {
     ASSERT_EQ(disk_.Pwrite(fd_, data_.data(), data_.size(), 0), static_cast<ssize_t>(data_.size()));
   }
   void TearDown() override {
+    if (reader_.joinable()) {  // a failed test: let its reader go
+      disk_.ReleaseReads();
+      reader_.join();
+    }
     if (fd_ >= 0) disk_.Close(fd_);
   }
-  // Waits (bounded, 60 s) until n reads are held: the thread under test has reached the hold.
-  bool WaitForHeldReads(size_t n) {
-    for (int i = 0; i < 60000 && disk_.reads_held() != n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return disk_.reads_held() == n;
+  // Starts a read of the whole file on another thread, waits (bounded, 60 s) until it is held, and checks that
+  // it has not returned. ReleasedRead() then waits for it and returns what it read.
+  void StartHeldRead() {
+    reader_ = std::thread([this] {
+      got_ = disk_.Pread(fd_, buf_, sizeof buf_, 0);
+      done_ = true;
+    });
+    for (int i = 0; i < 60000 && disk_.reads_held() != 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_EQ(disk_.reads_held(), 1u);
+    EXPECT_FALSE(done_);  // held: it cannot have returned
+  }
+  ssize_t ReleasedRead() {
+    reader_.join();
+    return got_;
   }
 
   SpillTestDir dir_;
   FaultyFileOps disk_;
   std::string path_;
   int fd_ = -1;
+  std::thread reader_;
+  std::atomic<bool> done_{false};
+  ssize_t got_ = 0;
+  char buf_[32];
   const std::string data_ = "0123456789abcdef0123456789abcdef";
 };
 
@@ -153,18 +172,9 @@ TEST_F(FaultyFileOpsTest, DelayedOrHeldDisksHaveNothingCached) {
 
 TEST_F(FaultyFileOpsTest, AHeldReadWaitsForTheRelease) {
   disk_.HoldReads();
-  std::atomic<bool> done{false};
-  ssize_t got = 0;
-  char buf[32];
-  std::thread reader([&] {
-    got = disk_.Pread(fd_, buf, 32, 0);
-    done = true;
-  });
-  ASSERT_TRUE(WaitForHeldReads(1));
-  EXPECT_FALSE(done);  // held: it cannot have returned
+  StartHeldRead();
   disk_.ReleaseReads();
-  reader.join();
-  EXPECT_EQ(got, 32);
+  EXPECT_EQ(ReleasedRead(), 32);
   EXPECT_EQ(disk_.reads_held(), 0u);
 }
 
@@ -174,19 +184,10 @@ TEST_F(FaultyFileOpsTest, AHoldFileHoldsReadsUntilItIsRemoved) {
   ASSERT_GE(h, 0);
   close(h);
   disk_.HoldReadsWhileFileExists(hold);
-  std::atomic<bool> done{false};
-  ssize_t got = 0;
-  char buf[32];
-  std::thread reader([&] {
-    got = disk_.Pread(fd_, buf, 32, 0);
-    done = true;
-  });
-  ASSERT_TRUE(WaitForHeldReads(1));
-  EXPECT_FALSE(done);
+  StartHeldRead();
   ASSERT_EQ(unlink(hold.c_str()), 0);  // what another process does to release them
-  reader.join();
-  EXPECT_EQ(got, 32);
-  EXPECT_EQ(disk_.Pread(fd_, buf, 32, 0), 32);  // no file, no hold
+  EXPECT_EQ(ReleasedRead(), 32);
+  EXPECT_EQ(disk_.Pread(fd_, buf_, 32, 0), 32);  // no file, no hold
 }
 
 TEST(FileOpsFor, InertHooksGiveTheProductionOperations) {

@@ -3,7 +3,6 @@
 // disk that fails as the test says.
 #include "spill/spill_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "spill/faulty_file_ops.h"
+#include "spill_test_dir.h"
 
 namespace smc {
 namespace {
@@ -39,30 +39,8 @@ std::string ValueFor(uint64_t i, size_t len) {
 
 class SpillStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spill_store_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    store_.reset();
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        std::string path = dir_ + "/" + name;
-        chmod(path.c_str(), 0700);
-        struct stat st;
-        if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-          rmdir(path.c_str());
-        } else {
-          unlink(path.c_str());
-        }
-      }
-      closedir(d);
-    }
-    rmdir(dir_.c_str());
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
+  void TearDown() override { store_.reset(); }
   // Options on the production file operations.
   SpillOptions Options(size_t capacity = 1 << 20, size_t segment = 64 << 10, size_t buffer = 8 << 10) {
     SpillOptions o;
@@ -124,19 +102,10 @@ class SpillStoreTest : public ::testing::Test {
     return true;
   }
 
-  size_t FilesInDir() {
-    size_t n = 0;
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string name = e->d_name;
-        if (name != "." && name != "..") ++n;
-      }
-      closedir(d);
-    }
-    return n;
-  }
+  size_t FilesInDir() const { return tmp_.Files(); }
 
-  std::string dir_;
+  SpillTestDir tmp_;  // removed with everything in it after the test
+  const std::string dir_ = tmp_.path();
   std::shared_ptr<FaultyFileOps> disk_ = std::make_shared<FaultyFileOps>();
   std::unique_ptr<SpillStore> store_;
 };

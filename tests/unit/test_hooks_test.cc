@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "core/clock.h"
+#include "scoped_environment.h"
 
 namespace smc {
 namespace {
@@ -18,23 +18,10 @@ namespace {
 const char* const kHookVars[] = {"SHMEMCACHE_TEST_CLOCK_OFFSET_MS", "SHMEMCACHE_TEST_SPILL_READ_DELAY_MS",
                                  "SHMEMCACHE_TEST_SPILL_READ_HOLD", "SHMEMCACHE_TEST_SPILL_FAULT"};
 
-// Clears the hook variables for the test and restores the caller's afterwards.
+// The hook variables cleared for the test, the caller's restored afterwards.
 class TestHooksTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* name : kHookVars) {
-      const char* v = std::getenv(name);
-      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
-      unsetenv(name);
-    }
-  }
-  void TearDown() override {
-    for (size_t i = 0; i < saved_.size(); ++i) {
-      if (saved_[i]) setenv(kHookVars[i], saved_[i]->c_str(), 1);
-      else unsetenv(kHookVars[i]);
-    }
-  }
-  std::vector<std::optional<std::string>> saved_;
+  ScopedEnvironment env_{kHookVars};
 };
 
 TEST_F(TestHooksTest, InertWithoutTheVariables) {
