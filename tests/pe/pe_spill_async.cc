@@ -74,16 +74,21 @@ void Client(shmemcache_t* c, int rank, int clients) {
     std::string k = "async-fill-" + std::to_string(rank) + "-" + std::to_string(i);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
   }
-  // Keys 0..5 were written first: they are on flash now. Key n-1 (and the few before it) are in RAM.
+  // Keys 0..5 were written first: they are on flash now. The hot key, written last, is in RAM: it is the newest
+  // pair, and what the other client may still write (the rest of its fill) is far less than RAM. (Key n-1 is
+  // not: a client that ran ahead wrote it before most of the other client's pairs.)
+  const std::string hot = "async-hot-" + std::to_string(rank);
+  pe_test::FillPattern(value.data(), kLen, Seed(rank, n, 0));
+  PE_CHECK_STATUS(shmemcache_set(c, hot.data(), hot.size(), value.data(), kLen), SHMEMCACHE_OK);
   std::vector<uint8_t> b1(kLen), b2(kLen), b3(kLen);
   size_t l1 = 0, l2 = 0, l3 = 0;
-  std::string k0 = Key(rank, 0), hot = Key(rank, n - 1);
+  std::string k0 = Key(rank, 0);
   shmemcache_request_t *r1 = nullptr, *r2 = nullptr, *r3 = nullptr;
   HoldFlashReads(c, rank, clients, true);
   PE_CHECK_STATUS(shmemcache_iget(c, k0.data(), k0.size(), b1.data(), b1.size(), &l1, &r1), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_iget(c, hot.data(), hot.size(), b2.data(), b2.size(), &l2, &r2), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_wait(c, r2), SHMEMCACHE_OK);
-  PE_CHECK(l2 == kLen && pe_test::CheckPattern(b2.data(), l2, Seed(rank, n - 1, 0)));
+  PE_CHECK(l2 == kLen && pe_test::CheckPattern(b2.data(), l2, Seed(rank, n, 0)));
   // The flash read is held; the RAM GET behind it did not wait for it.
   PE_CHECK_STATUS(shmemcache_test(c, r1), SHMEMCACHE_IN_PROGRESS);
   HoldFlashReads(c, rank, clients, false);
