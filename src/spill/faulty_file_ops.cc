@@ -10,9 +10,10 @@
 
 namespace smc {
 
-void FaultyFileOps::FailNextWrite(int err) {
+void FaultyFileOps::FailNextWrite(int err, int count) {
   std::lock_guard<std::mutex> lock(mu_);
   write_error_ = err;
+  write_errors_left_ = count;
 }
 
 void FaultyFileOps::FailNextRead(int err) {
@@ -155,8 +156,8 @@ int FaultyFileOps::Statvfs(const std::string& path, struct statvfs* fs) {
 ssize_t FaultyFileOps::Pwrite(int fd, const void* buf, size_t n, off_t offset) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    int err = disk_full_ ? ENOSPC : write_error_;
-    write_error_ = 0;
+    int err = disk_full_ ? ENOSPC : write_errors_left_ > 0 ? write_error_ : 0;
+    if (!disk_full_ && write_errors_left_ > 0) --write_errors_left_;
     if (err != 0) {
       errno = err;
       return -1;

@@ -29,7 +29,7 @@ class FaultyFileOps : public PosixFileOps {
   static constexpr unsigned kMaxHoldSeconds = 120;
 
   // One-shot faults: each hits the next call of its kind, then disarms. A "blocking read" is Pread or ReadMapped.
-  void FailNextWrite(int err);        // the next Pwrite fails with err (ENOSPC, EIO, ...)
+  void FailNextWrite(int err, int count = 1);  // the next `count` Pwrites fail with err (ENOSPC, EIO, ...)
   void FailNextRead(int err);         // the next blocking read fails with err
   void ShortNextRead();               // the next blocking read finds the file ending halfway through its range
   void CorruptNextRead();             // the next blocking read returns its bytes with the middle one flipped
@@ -79,6 +79,7 @@ class FaultyFileOps : public PosixFileOps {
   mutable std::mutex mu_;
   std::condition_variable released_;
   int write_error_ = 0;
+  int write_errors_left_ = 0;
   ReadFault read_fault_;
   bool delete_at_next_read_ = false;
   bool disk_full_ = false;

@@ -15,7 +15,8 @@ struct SegmentLog::WriteJob : IoWorker::Job {
   SegmentLog* log = nullptr;
   std::shared_ptr<SegmentFile> file;
   uint32_t segment = 0;
-  uint64_t base = 0;  // file offset of data[0]
+  uint64_t base = 0;            // file offset of data[0]
+  uint64_t freed_at_submit = 0;  // the log's space_freed_ when the batch was handed over
   std::vector<uint8_t> data;
   std::vector<Tagged> records;
   int err = 0;
@@ -133,6 +134,7 @@ void SegmentLog::ReclaimOldest() {
   Segment& front = segments_.front();
   if (!front.dead) {
     ++reclaimed_segments_;
+    ++space_freed_;
     listener_->OnSegmentGone(front.id);
   }
   ops_.Unlink(PathOf(front.id));  // jobs in flight on it keep the file open until they finish
@@ -142,6 +144,7 @@ void SegmentLog::ReclaimOldest() {
 void SegmentLog::MarkDead(Segment* s) {
   if (s->dead) return;
   s->dead = true;
+  ++space_freed_;
   s->file.reset();
   ops_.Unlink(PathOf(s->id));
   listener_->OnSegmentGone(s->id);
@@ -202,6 +205,7 @@ void SegmentLog::SubmitBuffer() {
   job->file = cur.file;
   job->segment = cur.id;
   job->base = cur.written;
+  job->freed_at_submit = space_freed_;
   job->data.swap(buffer_);
   job->records.swap(buffered_);
   cur.written += job->data.size();
@@ -239,20 +243,26 @@ void SegmentLog::FinishWrite(WriteJob* job) {
 }
 
 bool SegmentLog::RetryAfterEnospc(WriteJob* job) {
-  // Only a segment older than the batch's own may go: the batch's records must keep their place.
-  while (!segments_.empty() && segments_.front().dead && segments_.front().id < job->segment) ReclaimOldest();
-  if (segments_.empty() || segments_.front().id >= job->segment || !Live(job->segment)) return false;
-  ReclaimOldest();
-  segment_limit_ = std::max<size_t>(1, std::min(segment_limit_, segments_.size()));
-  faults_->Once(FaultLog::kEnospcReclaim,
-                "the disk is full (ENOSPC writing '" + PathOf(job->segment) + "'): the tier keeps at most " +
-                    std::to_string(segment_limit_) + " segments until the disk has room again",
-                "the oldest segment is dropped and the write retried");
+  if (!Live(job->segment)) return false;
+  // A batch handed over before the log last gave space back may have failed before that space was free (the
+  // batches queued behind a failed one run before its failure is taken in): it is retried as it is. Otherwise
+  // the oldest segment goes first; only one older than the batch's own: the batch's records keep their place.
+  if (job->freed_at_submit == space_freed_) {
+    while (!segments_.empty() && segments_.front().dead && segments_.front().id < job->segment) ReclaimOldest();
+    if (segments_.front().id >= job->segment) return false;
+    ReclaimOldest();
+    segment_limit_ = std::max<size_t>(1, std::min(segment_limit_, segments_.size()));
+    faults_->Once(FaultLog::kEnospcReclaim,
+                  "the disk is full (ENOSPC writing '" + PathOf(job->segment) + "'): the tier keeps at most " +
+                      std::to_string(segment_limit_) + " segments until the disk has room again",
+                  "the oldest segment is dropped and the write retried");
+  }
   std::unique_ptr<WriteJob> retry(new WriteJob);
   retry->log = this;
   retry->file = job->file;
   retry->segment = job->segment;
   retry->base = job->base;
+  retry->freed_at_submit = space_freed_;
   retry->data.swap(job->data);
   retry->records.swap(job->records);
   writes_in_flight_.push_back(retry.get());

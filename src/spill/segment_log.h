@@ -18,8 +18,9 @@
 // Each is counted (io_errors) and logged once per kind (FaultLog).
 // A full disk (issue 12): capacity_bytes is what the tier may use, not what the file system has. A write that
 // fails with ENOSPC reclaims the oldest segment older than the batch's own and is retried at the same place, one
-// segment at a time; the log then keeps at most as many segments as it holds after reclaiming, so it stops
-// filling the disk. With nothing older left the batch is lost, and later batches are still tried. Once the file
+// segment at a time (a batch handed over before the last reclaim is first retried without reclaiming: it may
+// have failed before that space was free); the log then keeps at most as many segments as it holds after
+// reclaiming, so it stops filling the disk. With nothing older left the batch is lost, and later batches are still tried. Once the file
 // system has room again (statvfs at each segment roll: a segment and one to spare) the log grows a segment at a
 // time back to capacity_bytes. enospc_recoveries counts writes that succeeded after a full disk.
 //
@@ -123,8 +124,9 @@ class SegmentLog {
   void SubmitBuffer();                  // hands the write buffer to the I/O thread as one batch
   void DropBuffer();                    // the buffered records are lost
   void FinishWrite(WriteJob* job);
-  // A write of the batch failed with ENOSPC: reclaims the oldest segment older than the batch's and resubmits the
-  // batch to the same place. False (nothing was older) when the batch must be dropped.
+  // A write of the batch failed with ENOSPC: resubmits the batch to the same place, after reclaiming the oldest
+  // segment older than the batch's unless space was given back since the batch was handed over. False (nothing
+  // was older, or the batch's segment is gone) when the batch must be dropped.
   bool RetryAfterEnospc(WriteJob* job);
   uint64_t FreeDiskBytes() const;  // what the file system under dir has left for us (0 if unknown)
 
@@ -142,6 +144,7 @@ class SegmentLog {
   std::vector<uint8_t> buffer_;   // records not yet written; they belong at back().written + their offset
   std::vector<Tagged> buffered_;  // the records in buffer_
   std::deque<WriteJob*> writes_in_flight_;  // owned by the I/O worker, oldest first
+  uint64_t space_freed_ = 0;  // segments reclaimed or retired so far (their files unlinked)
   uint64_t bytes_written_ = 0, reclaimed_segments_ = 0, enospc_recoveries_ = 0, io_errors_ = 0;
 };
 

@@ -161,6 +161,31 @@ TEST_F(SegmentLogTest, EnospcReclaimsAnOlderSegmentAndRetriesInPlace) {
   EXPECT_EQ(bytes, std::string(1000, static_cast<char>(100)));
 }
 
+// The disk fills under two batches, both written (and failed) before the log takes in the first failure: the
+// first reclaims a segment, the second is retried without reclaiming another (it failed before that space was
+// free). Only one segment is lost, and no record.
+TEST_F(SegmentLogTest, BatchesQueuedBehindAFailedOneDoNotReclaimMore) {
+  Open(1 << 20, 16 << 10, 4 << 10);
+  for (uint64_t t = 0; t < 40; ++t) ASSERT_TRUE(Append(t, 1000));  // segments 0, 1 and half of 2
+  log_->Flush();
+  disk_->FailNextWrite(ENOSPC, 2);
+  for (uint64_t t = 100; t < 108; ++t) ASSERT_TRUE(Append(t, 1000));  // one batch handed over, one buffered
+  log_->Flush();  // hands over the second and waits for both before taking in either failure
+  EXPECT_EQ(listener_.gone, (std::vector<uint32_t>{0}));
+  EXPECT_TRUE(listener_.lost.empty());
+  SpillStats s = Stats();
+  EXPECT_EQ(s.io_errors, 2u);
+  EXPECT_EQ(s.reclaimed_segments, 1u);
+  EXPECT_EQ(s.enospc_recoveries, 1u);
+  for (uint64_t t = 100; t < 108; ++t) {
+    std::string bytes;
+    ASSERT_TRUE(ReadBack(t, &bytes)) << t;
+    EXPECT_EQ(bytes, std::string(1000, static_cast<char>(t))) << t;
+  }
+  std::string bytes;
+  EXPECT_TRUE(ReadBack(20, &bytes));  // segment 1 survived
+}
+
 TEST_F(SegmentLogTest, AVanishedFileRetiresItsSegmentAndBufferedRecordsMove) {
   Open(1 << 20, 64 << 10, 16 << 10);
   ASSERT_TRUE(Append(1, 1000));
