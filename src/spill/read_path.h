@@ -2,7 +2,8 @@
 // disk: the read path policy.
 //
 //   - Records up to mmap_max_record_bytes are copied from a mapping of their segment (MADV_RANDOM): on the
-//     caller's thread when mincore says every page is cached, else by the I/O thread (which takes the faults).
+//     caller's thread when mincore says every page is cached (PosixFileOps checks records of up to 64 pages),
+//     else by the I/O thread (which takes the faults).
 //   - Larger records (all of them by default) are read with preadv2(RWF_NOWAIT) on the caller's thread, which
 //     fails with EAGAIN instead of waiting for the disk; then the I/O thread does a plain pread.
 // So a record the page cache holds costs a copy, and only records that need the disk pay the thread handoff
