@@ -21,6 +21,7 @@
 #include "core/config.h"
 #include "core/export.h"
 #include "core/status.h"
+#include "core/test_hooks.h"
 
 using namespace smc;
 
@@ -108,8 +109,9 @@ void ZeroUsed(shmemcache_t* c) {
 }
 
 // Builds this PE's part of the cache on its symmetric memory (step 3): the SHMEM context, then the server
-// (and its SSD tier) or the client. Local. OK, or CONFIG_ERROR with the reason in LastError().
-Status SetUp(shmemcache_t* c) {
+// (and its SSD tier) or the client, with the test hooks they need. Local. OK, or CONFIG_ERROR with the reason in
+// LastError().
+Status SetUp(shmemcache_t* c, const TestHooks& hooks) {
   const shmemcache_config_t& cfg = c->config;
   try {
     ZeroUsed(c);
@@ -117,13 +119,13 @@ Status SetUp(shmemcache_t* c) {
     const int num_clients = c->n_pes - cfg.num_servers;
     if (!c->is_server) {
       c->client = std::make_unique<Client>(cfg, c->layout, c->symmetric, c->ctx.get(), c->my_pe - cfg.num_servers,
-                                           &c->stats);
+                                           &c->stats, EpochClock(hooks.clock_offset_ms));
       return SHMEMCACHE_OK;
     }
     c->server = std::make_unique<Server>(cfg, c->layout, c->symmetric, c->ctx.get(), c->my_pe, num_clients,
-                                         &c->stats);
+                                         &c->stats, EpochClock(hooks.clock_offset_ms));
     std::string spill_error;
-    if (cfg.spill_dir != nullptr && c->server->AttachSpill(&spill_error) != SHMEMCACHE_OK)
+    if (cfg.spill_dir != nullptr && c->server->AttachSpill(hooks, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);
     return SHMEMCACHE_OK;
   } catch (const std::exception& e) {  // std::bad_alloc above all: the sizes passed every check but this node
@@ -188,7 +190,7 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   c->n_pes = n_pes;
   c->is_server = c->my_pe < cfg.num_servers;
   c->started_runtime = started;
-  local = SetUp(c.get());
+  local = SetUp(c.get(), TestHooks::FromEnvironment());
   verdict = AgreeAll(local == SHMEMCACHE_OK, nullptr);
   if (!verdict.ok()) {
     const std::string own_error = LastError();
