@@ -81,7 +81,7 @@ class SpillTier {
 
  private:
   SpillTier(KvStore* ram, Stats* stats, std::unique_ptr<SpillStore> store);
-  static void OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len);
+  static void OnEviction(void* self, const EvictedPair& pair);
   // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
   void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
                uint64_t recency, BlockPointer* ptr);

@@ -163,8 +163,6 @@ bool KvStore::RemoveBlock(uint64_t offset, Removal why) {
     if (eviction_listener_ != nullptr) {
       eviction_listener_(eviction_context_, EvictedPair{key, key_len, key + key_len, value_len,
                                                         LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word)});
-    } else if (key_value_listener_ != nullptr) {
-      key_value_listener_(eviction_context_, key, key_len, key + key_len, value_len);
     }
   }
   Unlink(held);

@@ -158,19 +158,10 @@ class KvStore {
   // The latest server clock reading an operation passed in.
   uint64_t clock_ms() const { return clock_ms_; }
   // Called with each live pair a batch eviction removes, before its block is freed (the SSD tier hooks in
-  // here). Issue 15 added flags and expiry (EvictedPair); the old signature below stays until the server is
-  // rewired (step 2).
+  // here), with its flags and expiry.
   using EvictionListener = void (*)(void* context, const EvictedPair& pair);
   void set_eviction_listener(EvictionListener fn, void* context) {
     eviction_listener_ = fn;
-    key_value_listener_ = nullptr;
-    eviction_context_ = context;
-  }
-  using KeyValueEvictionListener = void (*)(void* context, const uint8_t* key, size_t key_len, const uint8_t* value,
-                                            size_t value_len);
-  void set_eviction_listener(KeyValueEvictionListener fn, void* context) {
-    eviction_listener_ = nullptr;
-    key_value_listener_ = fn;
     eviction_context_ = context;
   }
 
@@ -267,7 +258,6 @@ class KvStore {
   uint64_t clock_ms_ = 0;  // the largest clock reading passed in
   EvictionListener eviction_listener_ = nullptr;
   void* eviction_context_ = nullptr;
-  KeyValueEvictionListener key_value_listener_ = nullptr;
   std::vector<uint64_t> evicting_;
   std::vector<uint64_t> evicting_slabs_;
   std::vector<PairSizes> evicting_sizes_;

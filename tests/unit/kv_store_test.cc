@@ -310,9 +310,9 @@ TEST_F(KvStoreTest, NoSpaceWhenNothingCanBeEvicted) {
 
 struct Evicted {
   std::vector<std::pair<std::string, std::string>> pairs;
-  static void Record(void* context, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len) {
-    static_cast<Evicted*>(context)->pairs.emplace_back(std::string(reinterpret_cast<const char*>(key), key_len),
-                                                       std::string(reinterpret_cast<const char*>(value), value_len));
+  static void Record(void* context, const EvictedPair& p) {
+    static_cast<Evicted*>(context)->pairs.emplace_back(std::string(reinterpret_cast<const char*>(p.key), p.key_len),
+                                                       std::string(reinterpret_cast<const char*>(p.value), p.value_len));
   }
 };
 
@@ -608,9 +608,9 @@ TEST_F(KvStoreTest, RandomWorkloadMatchesReference) {
 struct ReferenceEvictions {
   std::map<std::string, std::string>* ref;
   size_t count = 0;
-  static void Record(void* context, const uint8_t* key, size_t key_len, const uint8_t*, size_t) {
+  static void Record(void* context, const EvictedPair& p) {
     auto* self = static_cast<ReferenceEvictions*>(context);
-    std::string k(reinterpret_cast<const char*>(key), key_len);
+    std::string k(reinterpret_cast<const char*>(p.key), p.key_len);
     EXPECT_EQ(self->ref->erase(k), 1u) << "evicted a key that is not stored: " << k;
     ++self->count;
   }
