@@ -127,7 +127,7 @@ void Fill(uint8_t* v, size_t len, size_t size, uint64_t i) {
 
 std::string Key(size_t size, uint64_t i) { return "hybrid/" + std::to_string(size) + "/" + std::to_string(i); }
 
-// Bytes of one spill record (spill_store.h): 24 B header + key + value, padded to 8.
+// Bytes of one spill record (src/spill/record.h): 24 B header + key + value, padded to 8.
 size_t RecordBytes(size_t key_len, size_t value_len) { return (24 + key_len + value_len + 7) / 8 * 8; }
 
 // The emulated backend fetch: sleep until now + us (CLOCK_MONOTONIC, absolute deadline; the caller blocks as

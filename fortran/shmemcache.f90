@@ -68,6 +68,7 @@ module shmemcache
     integer(c_int) :: direct_ops
     type(c_ptr) :: spill_dir
     integer(c_size_t) :: spill_bytes
+    integer(c_size_t) :: spill_mmap_max_bytes
     real(c_double) :: slab_growth_factor
     integer(c_size_t) :: slab_page_bytes
     integer(c_int) :: private_context

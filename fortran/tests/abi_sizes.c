@@ -7,5 +7,8 @@
 size_t shmemcache_test_sizeof_config(void) { return sizeof(shmemcache_config_t); }
 size_t shmemcache_test_sizeof_stats(void) { return sizeof(shmemcache_stats_t); }
 size_t shmemcache_test_offsetof_spill_dir(void) { return offsetof(shmemcache_config_t, spill_dir); }
+size_t shmemcache_test_offsetof_spill_mmap_max_bytes(void) {
+  return offsetof(shmemcache_config_t, spill_mmap_max_bytes);
+}
 size_t shmemcache_test_offsetof_max_outstanding(void) { return offsetof(shmemcache_config_t, max_outstanding); }
 size_t shmemcache_test_offsetof_op_timeout_ms(void) { return offsetof(shmemcache_config_t, op_timeout_ms); }

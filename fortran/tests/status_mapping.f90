@@ -17,6 +17,10 @@ program status_mapping
     integer(c_size_t) function offsetof_spill_dir() bind(C, name="shmemcache_test_offsetof_spill_dir")
       import :: c_size_t
     end function
+    integer(c_size_t) function offsetof_spill_mmap_max_bytes() &
+        bind(C, name="shmemcache_test_offsetof_spill_mmap_max_bytes")
+      import :: c_size_t
+    end function
     integer(c_size_t) function offsetof_max_outstanding() bind(C, name="shmemcache_test_offsetof_max_outstanding")
       import :: c_size_t
     end function
@@ -73,6 +77,8 @@ contains
     call expect(c_sizeof(config) == sizeof_config(), 'shmemcache_config_t has the size of the C struct')
     call expect(c_sizeof(stats) == sizeof_stats(), 'shmemcache_stats_t has the size of the C struct')
     call expect(offset(c_loc(config%spill_dir)) == offsetof_spill_dir(), 'config%spill_dir at its C offset')
+    call expect(offset(c_loc(config%spill_mmap_max_bytes)) == offsetof_spill_mmap_max_bytes(), &
+                'config%spill_mmap_max_bytes at its C offset')
     call expect(offset(c_loc(config%max_outstanding)) == offsetof_max_outstanding(), &
                 'config%max_outstanding at its C offset')
     call expect(offset(c_loc(config%op_timeout_ms)) == offsetof_op_timeout_ms(), &
@@ -102,6 +108,7 @@ contains
                 config%hash_sets == 4096 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
                 config%max_value_len == 1024**2 .and. config%slab_growth_factor == 1.25_c_double .and. &
                 config%max_outstanding == 64 .and. config%op_timeout_ms == 60000 .and. &
+                config%spill_mmap_max_bytes == 0 .and. &
                 .not. c_associated(config%spill_dir), &
                 'config_defaults gives the documented defaults')
     bad = config

@@ -92,6 +92,10 @@ typedef struct {
   int direct_ops;               /* 1 = Direct operations allowed, 0 = Active only; default 1 */
   const char *spill_dir;        /* SSD tier directory; NULL = no SSD tier */
   size_t spill_bytes;           /* SSD tier capacity per server; default 1 GiB */
+  size_t spill_mmap_max_bytes;  /* SSD tier records up to this size are read through mmap (inline when mincore
+                                   says they are cached), larger ones with pread (inline when the page cache
+                                   holds them); default 0 = pread for all, measured faster on Linux 6.x / ext4
+                                   (bench/README.md, part `hybrid`) */
   double slab_growth_factor;    /* ratio between consecutive slab classes; default 1.25 */
   size_t slab_page_bytes;       /* memory is handed to slab classes in pages of this size; default 1 MiB
                                    (at most server_memory_bytes / 256, at least 4 KiB; a block larger than a

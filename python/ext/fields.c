@@ -29,6 +29,7 @@ static const config_field config_fields[] = {
     CONFIG_FIELD(direct_ops, FIELD_INT),
     CONFIG_FIELD(spill_dir, FIELD_PATH),
     CONFIG_FIELD(spill_bytes, FIELD_SIZE),
+    CONFIG_FIELD(spill_mmap_max_bytes, FIELD_SIZE),
     CONFIG_FIELD(slab_growth_factor, FIELD_DOUBLE),
     CONFIG_FIELD(slab_page_bytes, FIELD_SIZE),
     CONFIG_FIELD(private_context, FIELD_INT),

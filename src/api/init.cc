@@ -15,7 +15,7 @@ namespace {
 Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   auto c = std::make_unique<shmemcache>();
   c->transport = OpenShmemTransport::Start();  // stays up if init fails: see OpenShmemTransport::Start
-  Status s = Node::Start(c->transport.get(), config, &c->node);
+  Status s = Node::Start(c->transport.get(), config, &c->node, TestHooks::FromEnvironment());
   if (s != SHMEMCACHE_OK) return s;
   *cache = c.release();
   return SHMEMCACHE_OK;

@@ -10,7 +10,7 @@
 namespace smc {
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int client_rank)
+               Transport* transport, Context* ctx, int client_rank, EpochClock clock)
     : config_(config),
       client_rank_(client_rank),
       transport_(transport),
@@ -26,6 +26,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       set_buffer_(config.hash_ways),
       server_epoch_(config.num_servers, 0),
       epoch_heard_at_(config.num_servers, 0),
+      clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       arena_(base + layout.arena_offset),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
@@ -203,7 +204,7 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // client already estimates, so the estimate never moves backwards.
   if (reply.epoch > EstimatedEpoch(server)) {
     server_epoch_[server] = reply.epoch;
-    epoch_heard_at_[server] = EpochClockNanos();
+    epoch_heard_at_[server] = clock_.Nanos();
   }
   if (reply.expiration_bar > expiration_bar_[server]) {
     expiration_bar_[server] = reply.expiration_bar;
@@ -213,7 +214,7 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
 
 uint64_t Client::EstimatedEpoch(int server) const {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  return server_epoch_[server] + (EpochClockNanos() - epoch_heard_at_[server]) / range_nanos_;
+  return server_epoch_[server] + (clock_.Nanos() - epoch_heard_at_[server]) / range_nanos_;
 }
 
 uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {

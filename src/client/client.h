@@ -39,6 +39,7 @@
 #include "client/request_queue.h"
 #include "conduit/conduit.h"
 #include "conduit/message.h"
+#include "core/clock.h"
 #include "core/hash.h"
 #include "core/layout.h"
 #include "core/stats.h"
@@ -50,7 +51,7 @@ namespace smc {
 class Client {
  public:
   Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int client_rank);
+         Transport* transport, Context* ctx, int client_rank, EpochClock clock);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -183,7 +184,8 @@ class Client {
   std::vector<HashWay> set_buffer_;
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
-  std::vector<uint64_t> epoch_heard_at_;  // EpochClockNanos() when server_epoch_ was learned
+  std::vector<uint64_t> epoch_heard_at_;  // clock_.Nanos() when server_epoch_ was learned
+  EpochClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

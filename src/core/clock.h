@@ -25,8 +25,16 @@ inline void CpuRelax() {
 
 // The clock recency epochs are counted with. Only differences of one PE's own readings are ever used (a
 // server's epochs, a client's estimate of how far a server's epoch has moved since it last heard), so clocks
-// need not agree across PEs. SHMEMCACHE_TEST_CLOCK_OFFSET_MS (tests only) shifts this PE's clock to prove it.
-uint64_t EpochClockNanos();
+// need not agree across PEs. A test shifts a PE's clock by an offset (TestHooks::clock_offset_ms) to prove it.
+// Readings are monotonic and always positive (the shifted clock starts 2^40 ns above the monotonic one).
+class EpochClock {
+ public:
+  explicit EpochClock(int64_t offset_ms = 0) : offset_ns_(offset_ms * 1000000 + (int64_t{1} << 40)) {}
+  uint64_t Nanos() const { return static_cast<uint64_t>(static_cast<int64_t>(NowNanos()) + offset_ns_); }
+
+ private:
+  int64_t offset_ns_;
+};
 
 }  // namespace smc
 

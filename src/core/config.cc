@@ -106,6 +106,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->direct_ops = 1;
   c->spill_dir = nullptr;
   c->spill_bytes = 1ull << 30;
+  c->spill_mmap_max_bytes = 0;
   c->slab_growth_factor = 1.25;
   c->slab_page_bytes = 1ull << 20;
   c->private_context = -1;
@@ -127,6 +128,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Int("SHMEMCACHE_DIRECT_OPS", &c->direct_ops);
   if (const char* dir = std::getenv("SHMEMCACHE_SPILL_DIR")) c->spill_dir = *dir ? dir : nullptr;
   env.Size("SHMEMCACHE_SPILL_BYTES", &c->spill_bytes);
+  env.Size("SHMEMCACHE_SPILL_MMAP_MAX_BYTES", &c->spill_mmap_max_bytes);
   env.Double("SHMEMCACHE_SLAB_GROWTH_FACTOR", &c->slab_growth_factor);
   env.Size("SHMEMCACHE_SLAB_PAGE_BYTES", &c->slab_page_bytes);
   env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
@@ -162,10 +164,10 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
 }
 
 const char* const kConfigFieldNames[kConfigFields] = {
-    "num_servers",     "server_memory_bytes", "hash_sets",          "hash_ways",       "directory_entries",
-    "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",   "chunk_bytes",
-    "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",     "slab_growth_factor",
-    "slab_page_bytes", "private_context",     "max_outstanding",    "op_timeout_ms"};
+    "num_servers",     "server_memory_bytes", "hash_sets",          "hash_ways",          "directory_entries",
+    "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
+    "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
+    "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -176,7 +178,8 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           text(c.recency_range_ms),  text(c.max_key_len),         text(c.max_value_len),
           text(c.chunk_bytes),       text(c.chunks_per_peer),     text(c.direct_ops),
           c.spill_dir == nullptr ? std::string() : "'" + std::string(c.spill_dir) + "'",
-          text(c.spill_bytes),       growth,                      text(c.slab_page_bytes),
+          text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
+          text(c.slab_page_bytes),
           text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms)};
 }
 

@@ -26,7 +26,7 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 19;
+constexpr size_t kConfigFields = 20;
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

@@ -28,7 +28,8 @@ Status Refuse(const Verdict& verdict, const shmemcache_config_t* config, const s
 
 }  // namespace
 
-Status Node::Start(Transport* transport, const shmemcache_config_t* config, std::unique_ptr<Node>* node) {
+Status Node::Start(Transport* transport, const shmemcache_config_t* config, std::unique_ptr<Node>* node,
+                   const TestHooks& hooks) {
   shmemcache_config_t cfg;
   Status local = LoadConfig(config, &cfg);
   const int n_pes = transport->NumPes(), me = transport->MyPe();
@@ -54,7 +55,7 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
   }
 
   // 3. This PE's server or client.
-  std::unique_ptr<Node> n(new Node(transport, cfg, layout, static_cast<uint8_t*>(base)));
+  std::unique_ptr<Node> n(new Node(transport, cfg, layout, static_cast<uint8_t*>(base), hooks));
   local = n->SetUp();
   verdict = AgreeAll(transport, local == SHMEMCACHE_OK, nullptr);
   if (!verdict.ok()) {
@@ -71,9 +72,10 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
 }
 
 Node::Node(Transport* transport, const shmemcache_config_t& config, const SymmetricLayout& layout,
-           uint8_t* symmetric)
+           uint8_t* symmetric, const TestHooks& hooks)
     : transport_(transport),
       config_(config),
+      hooks_(hooks),
       layout_(layout),
       symmetric_(symmetric),
       my_pe_(transport->MyPe()),
@@ -104,12 +106,14 @@ Status Node::SetUp() {
     }
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
-      client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank());
+      client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),
+                                         EpochClock(hooks_.clock_offset_ms));
       return SHMEMCACHE_OK;
     }
-    server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients());
+    server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
+                                       EpochClock(hooks_.clock_offset_ms));
     std::string spill_error;
-    if (config_.spill_dir != nullptr && server_->AttachSpill(&spill_error) != SHMEMCACHE_OK)
+    if (config_.spill_dir != nullptr && server_->AttachSpill(hooks_, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);
     return SHMEMCACHE_OK;
   } catch (const std::exception& e) {  // std::bad_alloc above all: the sizes passed every check but this node

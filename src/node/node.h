@@ -24,6 +24,7 @@
 #include "client/client.h"
 #include "core/layout.h"
 #include "core/stats.h"
+#include "core/test_hooks.h"
 #include "server/server.h"
 #include "shmemcache/shmemcache.h"
 #include "transport/transport.h"
@@ -36,7 +37,10 @@ class Node {
   // defaults + environment. OK with *node set (a copy of the configuration is kept, spill_dir included);
   // otherwise CONFIG_ERROR on every PE, *node untouched, LastError() saying why (on the PE that rejected) or
   // naming the PEs that rejected and the first field that differs (on the others).
-  static Status Start(Transport* transport, const shmemcache_config_t* config, std::unique_ptr<Node>* node);
+  // hooks: the test switches this PE's server or client get (core/test_hooks.h; the C API passes
+  // TestHooks::FromEnvironment(), one-process tests pass their own).
+  static Status Start(Transport* transport, const shmemcache_config_t* config, std::unique_ptr<Node>* node,
+                      const TestHooks& hooks = TestHooks());
   ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
@@ -72,7 +76,8 @@ class Node {
   uint8_t* symmetric() const { return symmetric_; }
 
  private:
-  Node(Transport* transport, const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric);
+  Node(Transport* transport, const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric,
+       const TestHooks& hooks);
   // Step 3: zeroes what this PE uses of its symmetric memory, creates the context and the server (with its SSD
   // tier) or the client. Local. OK, or CONFIG_ERROR with the reason in LastError().
   Status SetUp();
@@ -82,6 +87,7 @@ class Node {
   Transport* transport_;
   shmemcache_config_t config_;
   std::string spill_dir_;  // owned copy of config_.spill_dir
+  TestHooks hooks_;
   SymmetricLayout layout_;
   uint8_t* symmetric_;
   int my_pe_;

@@ -1,9 +1,6 @@
 #include "server/server.h"
 
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 
 #include <algorithm>
 #include <cstring>
@@ -11,6 +8,7 @@
 
 #include "core/clock.h"
 #include "core/hash.h"
+#include "server/eviction_pause.h"
 
 namespace smc {
 
@@ -30,7 +28,7 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int server_index, int num_clients)
+               Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock)
     : config_(config),
       server_index_(server_index),
       num_servers_(config.num_servers),
@@ -45,7 +43,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
-      start_nanos_(EpochClockNanos()),
+      clock_(clock),
+      start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {
   PublishClassSizes(base);
 }
@@ -58,7 +57,7 @@ void Server::PublishClassSizes(uint8_t* base) {
   table[0] = static_cast<uint64_t>(slabs.num_classes());
 }
 
-uint64_t Server::CurrentEpoch() const { return (EpochClockNanos() - start_nanos_) / range_nanos_ + 1; }
+uint64_t Server::CurrentEpoch() const { return (clock_.Nanos() - start_nanos_) / range_nanos_ + 1; }
 
 uint64_t Server::RecencyFor(uint64_t sent) const {
   uint64_t now = CurrentEpoch();
@@ -73,98 +72,16 @@ void Server::BroadcastExpirationBar() {
   for (int client = 0; client < num_clients_; ++client) ctx_->Set(mailbox_, bar, ClientPe(client));
 }
 
-Status Server::AttachSpill(std::string* error) {
-  SpillOptions o;
-  o.dir = config_.spill_dir;
-  o.capacity_bytes = config_.spill_bytes;
-  o.segment_bytes = std::min<size_t>(o.segment_bytes, std::max<size_t>(config_.spill_bytes / 4, 1 << 20));
-  o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(transport_->MyPe());
-  // Test-only: slow flash (every file read waits this long on the I/O thread), to show the server keeps serving.
-  if (const char* d = std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS")) o.test_read_delay_ms = std::atoi(d);
-  // Tuning: records up to this size are read through mmap (default 0 = pread for all; spill_store.h says why).
-  if (const char* m = std::getenv("SHMEMCACHE_SPILL_MMAP_MAX_BYTES")) o.mmap_max_record_bytes = std::strtoull(m, nullptr, 0);
-  Status s = SpillStore::Open(o, &spill_, error);
-  if (s == SHMEMCACHE_OK) store_.set_eviction_listener(&Server::OnEviction, this);
-  // Test-only fault injection (SHMEMCACHE_TEST_SPILL_FAULT): write faults hit the first flush; read faults,
-  // a corrupted record and a deleted file hit the first read-back.
-  const char* fault = s == SHMEMCACHE_OK ? std::getenv("SHMEMCACHE_TEST_SPILL_FAULT") : nullptr;
-  if (fault != nullptr) {
-    std::string f = fault;
-    if (f == "enospc") spill_->InjectFault(SpillFault::kEnospc);
-    else if (f == "eio_write") spill_->InjectFault(SpillFault::kEio);
-    else if (f == "eio_read") pending_read_fault_ = SpillFault::kEio;
-    else if (f == "short_read") pending_read_fault_ = SpillFault::kShortRead;
-    else if (f == "corrupt") pending_read_fault_ = SpillFault::kCorruptRecord;
-    else if (f == "delete_file") pending_read_fault_ = SpillFault::kDeleteFile;
-  }
-  return s;
-}
-
-void Server::OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len) {
-  static_cast<Server*>(self)->spill_->Put(key, key_len, value, value_len);
-}
-
-void Server::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-                     uint64_t recency, BlockPointer* ptr) {
-  EvictionTimer timer = StartEvictionTimer();
-  Status s = store_.Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
-  StoreFailed(s);
-  if (s == SHMEMCACHE_OK) spill_->Erase(key, key_len);  // re-spilled if evicted again
-  else *ptr = BlockPointer{};                          // served from flash without a pointer to cache
-  EndEvictionTimer(timer);
-}
-
-Server::EvictionTimer Server::StartEvictionTimer() const {
-  return EvictionTimer{store_.eviction_batches(), NowNanos()};
-}
-
-void Server::EndEvictionTimer(const EvictionTimer& t) {
-  if (store_.eviction_batches() == t.batches) return;  // no batch ran: not an eviction pause
-  uint64_t pause_us = (NowNanos() - t.started) / 1000;
-  if (pause_us > counters_.max_eviction_pause_us) counters_.max_eviction_pause_us = pause_us;
-}
-
-Status Server::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
-                        BlockPointer* ptr) {
-  const RequestHeader& h = req.header;
-  if (pending_read_fault_ != SpillFault::kNone && spill_->Contains(req.key, h.key_len)) {
-    spill_->Flush();  // the record must be on disk for a read fault, a corruption or a deletion to reach it
-    spill_->InjectFault(pending_read_fault_);
-    pending_read_fault_ = SpillFault::kNone;
-  }
-  uint64_t cookie = next_cookie_++;
-  Status s = spill_->StartRead(req.key, h.key_len, cookie, &spill_value_);
-  if (s == SHMEMCACHE_IN_PROGRESS) {
-    ReplyHeader reply{};
-    reply.op = h.op;
-    reply.request_id = h.request_id;
-    parked_.emplace(cookie, ParkedGet{client, reply, h.max_value, recency, loc,
-                                      std::string(reinterpret_cast<const char*>(req.key), h.key_len)});
-    return s;
-  }
-  if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
-  ++counters_.spill_reads;
-  Promote(loc, req.key, h.key_len, spill_value_, recency, ptr);
-  return SHMEMCACHE_OK;
+Status Server::AttachSpill(const TestHooks& hooks, std::string* error) {
+  return SpillTier::Open(config_, hooks, transport_->MyPe(), &store_, &counters_.max_eviction_pause_us, &spill_, error);
 }
 
 void Server::FinishSpillReads() {
-  finished_reads_.clear();
-  spill_->Poll(&finished_reads_);
-  for (SpillRead& r : finished_reads_) {
-    auto it = parked_.find(r.cookie);
-    if (it == parked_.end()) continue;  // cannot happen: every read the server starts is parked
-    ParkedGet& g = it->second;
-    BlockPointer ptr;
-    if (r.status == SHMEMCACHE_OK) {
-      ++counters_.spill_reads;
-      // Promote only the record the index still holds: a SET or DELETE that came after this GET must win.
-      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, RecencyFor(g.recency), &ptr);
-    }
+  spill_->FinishReads([this](SpillTier::ParkedGet& g, Status status, const BlockPointer& ptr,
+                             const std::vector<uint8_t>& value) {
     g.reply.epoch = CurrentEpoch();
-    Answer(g.client, g.reply, r.status, ptr, r.value.data(), r.value.size(), g.max_value);
-    parked_.erase(it);
-  }
+    Answer(g.client, g.reply, status, ptr, value.data(), value.size(), g.max_value);
+  });
 }
 
 bool Server::StoreFailed(Status s) {
@@ -186,8 +103,8 @@ Status Server::Serve() {
 }
 
 Status Server::ServeUntilDone() {
-  while (!done() || !parked_.empty()) {
-    if (!parked_.empty()) {
+  while (!done() || parked()) {
+    if (parked()) {
       // Flash reads in flight: poll the doorbell and the I/O completions; yield so the I/O thread (and, on an
       // oversubscribed node, the clients) get the core.
       if (!conduit_.PollDoorbell(&ready_)) {
@@ -214,21 +131,10 @@ Status Server::ServeUntilDone() {
 void Server::FillStats(Stats* stats) const {
   stats->active_ops_served += counters_.active_ops_served;
   stats->no_space_errors += counters_.no_space_errors;
-  stats->spill_reads += counters_.spill_reads;
   stats->max_eviction_pause_us = std::max(stats->max_eviction_pause_us, counters_.max_eviction_pause_us);
   store_.FillStats(stats);
   conduit_.FillStats(stats);
-  if (spill_) {
-    const SpillStats& sp = spill_->stats();
-    stats->spilled_items += sp.spilled_items;
-    stats->spill_bytes_written += sp.spill_bytes_written;
-    stats->spill_reclaimed_segments += sp.reclaimed_segments;
-    stats->spill_checksum_failures += sp.checksum_failures;
-    stats->spill_io_errors += sp.io_errors;
-    stats->spill_async_reads += sp.async_reads;
-    stats->spill_mmap_reads += sp.mmap_reads;
-    stats->spill_enospc_recoveries += sp.enospc_recoveries;
-  }
+  if (spill_) spill_->FillStats(stats);
 }
 
 void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
@@ -269,21 +175,21 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   size_t value_len = 0;
   Status status;
   uint64_t recency = RecencyFor(h.recency);
-  EvictionTimer timer = StartEvictionTimer();
+  EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
       status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
-      if (status == SHMEMCACHE_OK && spill_) spill_->Erase(req.key, h.key_len);  // never resurrect the old value
+      if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
       break;
     case Op::kGet: {
       BlockView view;
       status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_NOT_FOUND && spill_) {
-        status = ReadBack(client, loc, req, recency, &ptr);
+        status = spill_->ReadBack(client, loc, req, recency, &ptr);
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
-        view.value = spill_value_.data();
-        view.value_len = spill_value_.size();
+        view.value = spill_->value().data();
+        view.value_len = spill_->value().size();
       }
       if (status == SHMEMCACHE_OK) {
         value = view.value;
@@ -293,16 +199,15 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     }
     case Op::kDelete:
       status = store_.Delete(loc, req.key, h.key_len);
-      if (spill_ && spill_->Contains(req.key, h.key_len)) {
-        spill_->Erase(req.key, h.key_len);
-        status = SHMEMCACHE_OK;
-      }
+      if (spill_ && spill_->Delete(req.key, h.key_len)) status = SHMEMCACHE_OK;
       break;
     default:
       status = SHMEMCACHE_INVALID_ARGUMENT;
   }
-  EndEvictionTimer(timer);
-  if (StoreFailed(status)) return;  // no answer: the server stops (the client times out on it)
+  pause.End();
+  // A lock wait that gave up (here or in a promotion from flash) leaves the store unusable: no answer, the
+  // server stops (the client times out on it).
+  if (StoreFailed(store_.failed() ? SHMEMCACHE_TIMEOUT : status)) return;
   Answer(client, reply, status, ptr, value, value_len, h.max_value);
 }
 

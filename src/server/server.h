@@ -9,27 +9,26 @@
 // its state any more: it prints one line on stderr and Serve returns SHMEMCACHE_TIMEOUT. Its clients then time
 // out on it and treat it as failed. An idle server waiting for work is not a failure.
 //
-// A GET that misses RAM and must read flash is parked: the server goes on with other requests (of that client
-// too) and answers the GET when its read finishes, so replies to one client may come out of request order
-// (clients match them by request_id). Per-key order still holds: a SET or DELETE that arrives while the read is
-// in flight invalidates the flash copy, and the late read then answers with the value it read (the GET came
-// first) but never promotes it into RAM over the newer pair (SpillRead::current).
+// Behind RAM sits an optional SSD tier (server/spill_tier.h): a GET that must read flash is parked and answered
+// when its read finishes, so replies to one client may come out of request order (clients match them by
+// request_id); per-key order still holds (spill_tier.h says how).
 #ifndef SHMEMCACHE_SERVER_SERVER_H_
 #define SHMEMCACHE_SERVER_SERVER_H_
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "conduit/conduit.h"
 #include "conduit/message.h"
+#include "core/clock.h"
 #include "core/layout.h"
 #include "core/stats.h"
+#include "core/test_hooks.h"
 #include "server/self_word_atomics.h"
+#include "server/spill_tier.h"
 #include "transport/transport.h"
-#include "spill/spill_store.h"
 #include "store/kv_store.h"
 
 namespace smc {
@@ -37,18 +36,18 @@ namespace smc {
 class Server {
  public:
   Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int server_index, int num_clients);
+         Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Puts an SSD tier behind this server (config.spill_dir): pairs that batch eviction removes from RAM are
-  // written there, and an Active GET that misses RAM reads them back. CONFIG_ERROR/IO_ERROR with *error
-  // when the directory is unusable.
-  Status AttachSpill(std::string* error);
+  // Puts an SSD tier behind this server (config.spill_dir, server/spill_tier.h), on the file operations the
+  // test hooks ask for. CONFIG_ERROR/IO_ERROR with *error when the directory is unusable.
+  Status AttachSpill(const TestHooks& hooks, std::string* error);
   // Serves until every client has departed (finalized): OK. TIMEOUT when the server cannot go on (see the top
   // of this file; LastError() says what was seen).
   Status Serve();
   bool done() const { return conduit_.departures() >= static_cast<uint64_t>(num_clients_); }
+  bool parked() const { return spill_ && spill_->parked(); }  // GETs wait for flash reads
   const KvStore& store() const { return store_; }
   // Adds this server's counters, its store's, its conduit's and its SSD tier's into *stats (core/stats.h).
   void FillStats(Stats* stats) const;
@@ -72,23 +71,6 @@ class Server {
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
   void FinishSpillReads();
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }
-  // Times one operation: if it ran eviction batches, its duration counts toward stats max_eviction_pause_us.
-  struct EvictionTimer {
-    uint64_t batches;
-    uint64_t started;
-  };
-  EvictionTimer StartEvictionTimer() const;
-  void EndEvictionTimer(const EvictionTimer& t);
-  // An Active GET that missed RAM: starts reading the pair from the SSD tier. OK: found at once (write buffer or
-  // page cache), promoted into RAM, value in spill_value_. IN_PROGRESS: parked under a cookie until its read
-  // finishes. NOT_FOUND otherwise.
-  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
-                  BlockPointer* ptr);
-  // Puts a pair read from flash back into RAM (it is hot again) and drops its flash copy; *ptr stays empty
-  // when RAM has no room (the value is still served).
-  void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-               uint64_t recency, BlockPointer* ptr);
-  static void OnEviction(void* self, const uint8_t* key, size_t key_len, const uint8_t* value, size_t value_len);
   // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
   // its start, beginning at 1 (0 means "unknown" on the wire).
   uint64_t CurrentEpoch() const;
@@ -104,7 +86,6 @@ class Server {
     uint64_t active_ops_served = 0;
     uint64_t no_space_errors = 0;
     uint64_t max_eviction_pause_us = 0;
-    uint64_t spill_reads = 0;  // Active GETs answered from the SSD tier
   };
 
   shmemcache_config_t config_;
@@ -120,26 +101,14 @@ class Server {
   uint64_t* epoch_word_;
   uint64_t* expiration_bar_word_;
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
+  EpochClock clock_;
   uint64_t start_nanos_;
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;
   std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
-  std::unique_ptr<SpillStore> spill_;
-  std::vector<uint8_t> spill_value_;
-  SpillFault pending_read_fault_ = SpillFault::kNone;  // test-only, see AttachSpill
-  struct ParkedGet {  // a GET waiting for its flash read
-    size_t client;
-    ReplyHeader reply;  // op, request_id filled
-    uint64_t max_value;
-    uint64_t recency;
-    KeyLocation loc;
-    std::string key;
-  };
-  std::unordered_map<uint64_t, ParkedGet> parked_;
-  uint64_t next_cookie_ = 1;
-  std::vector<SpillRead> finished_reads_;
+  std::unique_ptr<SpillTier> spill_;  // after store_: destroyed first
   std::vector<size_t> ready_;
   Status failure_ = SHMEMCACHE_OK;  // the first failure (to reply, or a block lock: TIMEOUT), and what was seen
   std::string failure_text_;

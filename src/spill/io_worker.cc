@@ -21,12 +21,15 @@ void IoWorker::Submit(std::unique_ptr<Job> job) {
   work_cv_.notify_one();
 }
 
-void IoWorker::Reap(std::vector<std::unique_ptr<Job>>* done) {
+void IoWorker::RunCompletions() {
   if (!HasFinished()) return;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (auto& j : finished_) done->push_back(std::move(j));
-  finished_.clear();
-  finished_count_.store(0, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    completing_.swap(finished_);
+    finished_count_.store(0, std::memory_order_release);
+  }
+  for (auto& job : completing_) job->Complete();
+  completing_.clear();
 }
 
 void IoWorker::WaitIdle() {

@@ -1,25 +1,51 @@
 // The KV block format: what a server keeps in its arena and what a client fetches with one get.
 //
-//   offset 0   head_version   u64   equals the tail version when the block is consistent
-//   offset 8   recency        u64   recency epoch; CASed by clients (non-intrusive recency update)
-//   offset 16  checksum       u64   XXH3-64 of bytes [24, 32+key_len+value_len) seeded with the version
+//   offset 0   recency        u64   recency epoch; CASed by clients (non-intrusive recency update)
+//   offset 8   head_version   u64   the pair's full version; its low 39 bits equal the tail version when the
+//                                   block is consistent
+//   offset 16  checksum       u64   XXH3-64 of bytes [24, 44+key_len+value_len) seeded with the head version
 //   offset 24  key_len        u32
 //   offset 28  value_len      u32
-//   offset 32  key bytes, then value bytes
+//   offset 32  expiry word    u64   expiry_ms (bits 0..47; 0 = never) | token lag (bits 48..63), see below
+//   offset 40  flags          u32   opaque to the cache, returned with the value
+//   offset 44  key bytes, then value bytes
 //   ...        unused
 //   last 8 B   target word    u64   tail version (bits 25..63) | tag (bits 1..24) | lock bit (bit 0)
 //
+// Cost: 44 header bytes + 8 (target word) per pair, rounded up to 8 bytes. Flags and expiry added 12 bytes to
+// the former 32-byte header (a block grows by 8 or 16 bytes, depending on key_len + value_len mod 8).
+// Everything a writer changes, [8, 44+key_len+value_len), is contiguous: the head version and the body go in
+// ONE put (the recency word, which writers leave alone, comes first).
+//
+// Versions. head_version is 64 bits and never wraps in practice; the target word holds its low 39 bits. A
+// writer holding the lock knows the full version (the server reads the head in place; a client gets it with
+// the header it fetches); every comparison of a target word uses the low bits only. A pair's CAS token is
+// head_version - token lag: the version of the last write that changed the value, flags or existence (touch
+// bumps the version and the lag together, so the token survives a touch, as memcached's does). Which version a
+// writer publishes, and why tokens never repeat for a key, is in store/contract.h.
+//
+// Expiry word: expiry_ms is a reading of the SERVER's millisecond clock (the store never reads a clock; the
+// server passes it in), at which and after which the pair no longer exists. Bits 48..63 hold the token lag,
+// which saturates at 65535 (a 65536th touch in a row then changes the token: harmless, a later CAS gets EXISTS).
+// How a client without the server's clock judges it: core/server_time.h.
+//
 // Write protocol (read-friendly exclusive write; every writer, client or server, follows it):
 //   1. CAS the target word from (v, tag, unlocked) to (v, tag, locked).
-//   2. Write head_version = v+1, lengths, key, value and the checksum (one put).
-//   3. Fence, then set the target word to (v+1, tag', unlocked) with an atomic.
-// The head version is written while the lock is held (the paper CASes it after unlocking, which lets a second
-// writer's head CAS fail and leave head != tail for good). A freed block gets tag kFreeTag (0), so a stale
-// pointer never matches it. Versions only grow, also across reuse of a block for another key.
+//   2. Write head_version = V+1 (V: the full version, V mod 2^39 == v), lengths, expiry word, flags, key, value
+//      and the checksum: bytes [8, BodyBytes) in one put. (The server may publish a version above V+1: see
+//      store/contract.h.)
+//   3. Fence, then set the target word to (V+1, tag', unlocked) with an atomic.
+// A lock holder that changes nothing releases the word unchanged. The head version is written while the lock is
+// held (the paper CASes it after unlocking, which lets a second writer's head CAS fail and leave head != tail
+// for good). A freed block gets tag kFreeTag (0), so a stale pointer never matches it, and a consistent head
+// (head_version == its version, lengths 0). Versions only grow, also across reuse of a block for another key.
 //
 // Reader validation never relies on the order in which a get delivers bytes: a copy is accepted only if the
-// target word is unlocked, head == tail version, the tag and the full key match, the lengths fit the block,
-// and the checksum matches. Anything else is either "retry" (torn or locked) or "not this key".
+// target word is unlocked, the head version's low bits equal the tail version, the tag and the full key match,
+// the lengths fit the block, and the checksum (seeded with the head, so a torn head fails it too) matches.
+// Anything else is either "retry" (torn or locked) or "not this key". A valid copy's expiry still has to be
+// judged (the store against its clock, a client with core/server_time.h): validation says "consistent", not
+// "alive".
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -29,20 +55,24 @@
 
 #include "core/bytes.h"
 #include "core/hash.h"
+#include "core/server_time.h"
 
 namespace smc {
 
-constexpr size_t kHeadVersionOffset = 0;
-constexpr size_t kRecencyOffset = 8;
+constexpr size_t kRecencyOffset = 0;
+constexpr size_t kHeadVersionOffset = 8;
 constexpr size_t kChecksumOffset = 16;
-constexpr size_t kKeyLenOffset = 24;
+constexpr size_t kKeyLenOffset = 24;  // the checksum covers [kKeyLenOffset, BodyBytes)
 constexpr size_t kValueLenOffset = 28;
-constexpr size_t kBlockHeaderBytes = 32;
+constexpr size_t kExpiryOffset = 32;
+constexpr size_t kFlagsOffset = 40;
+constexpr size_t kBlockHeaderBytes = 44;
 constexpr size_t kTargetWordBytes = 8;
 constexpr size_t kBlockAlign = 8;
 
 constexpr uint64_t kLockBit = 1;
 constexpr unsigned kVersionShift = 1 + kTagBits;
+constexpr uint64_t kTargetVersionMask = ~0ull >> kVersionShift;  // the version bits a target word holds
 
 inline uint64_t MakeTarget(uint64_t version, uint32_t tag, bool locked) {
   return (version << kVersionShift) | (static_cast<uint64_t>(tag & kTagMask) << 1) | (locked ? kLockBit : 0);
@@ -51,6 +81,28 @@ inline uint64_t TargetVersion(uint64_t target) { return target >> kVersionShift;
 inline uint32_t TargetTag(uint64_t target) { return static_cast<uint32_t>(target >> 1) & kTagMask; }
 inline bool TargetLocked(uint64_t target) { return (target & kLockBit) != 0; }
 inline uint64_t Locked(uint64_t target) { return target | kLockBit; }
+// True if a full (head) version is the one a target word names.
+inline bool SameVersion(uint64_t full_version, uint64_t target) {
+  return (full_version & kTargetVersionMask) == TargetVersion(target);
+}
+// The full version of a block whose head says `head` and target word says `target`: the head when they agree
+// (always, for a block whose lock the caller holds or that validated); otherwise the smallest version >= head
+// that the target word names, so that a version derived from it still grows.
+inline uint64_t FullVersion(uint64_t head, uint64_t target) {
+  if (SameVersion(head, target)) return head;
+  uint64_t v = (head & ~kTargetVersionMask) | TargetVersion(target);
+  return v >= head ? v : v + kTargetVersionMask + 1;
+}
+
+// Expiry word (offset 32): expiry_ms | token lag << 48.
+constexpr unsigned kTokenLagShift = 48;
+static_assert(kMaxExpiryMs == (1ull << kTokenLagShift) - 1, "an expiry reading fills the bits below the lag");
+constexpr uint64_t kMaxTokenLag = 0xffff;
+inline uint64_t MakeExpiryWord(uint64_t expiry_ms, uint64_t token_lag) {
+  return (expiry_ms & kMaxExpiryMs) | (token_lag << kTokenLagShift);
+}
+inline uint64_t ExpiryOf(uint64_t expiry_word) { return expiry_word & kMaxExpiryMs; }
+inline uint64_t TokenLagOf(uint64_t expiry_word) { return expiry_word >> kTokenLagShift; }
 
 // Bytes a block needs for this pair.
 inline size_t BlockBytesFor(size_t key_len, size_t value_len) {
@@ -59,15 +111,26 @@ inline size_t BlockBytesFor(size_t key_len, size_t value_len) {
 }
 inline size_t TargetOffset(size_t block_bytes) { return block_bytes - kTargetWordBytes; }
 
-// Checksum of a block body already laid out at `block` (lengths, key and value), for `version`.
+// What a pair carries besides key and value. A zeroed PairMeta is a plain set: flags 0, no expiry, token =
+// version.
+struct PairMeta {
+  uint32_t flags = 0;
+  uint64_t expiry_ms = 0;  // server clock; 0 = never
+  uint64_t token_lag = 0;  // head version - CAS token, at most kMaxTokenLag
+};
+
+// Checksum of a block body already laid out at `block` (lengths, expiry word, flags, key and value), for the
+// head version `version`.
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version);
 
-// Writes head_version, lengths, key, value and checksum into `block` (block_bytes long); leaves the recency
-// and target words untouched. The caller guarantees the pair fits (BlockBytesFor <= block_bytes).
+// Writes head_version, lengths, expiry word, flags, key, value and checksum into `block`: bytes [8, BodyBytes);
+// leaves the recency and target words untouched. The caller guarantees the pair fits (BlockBytesFor <=
+// block_bytes). key or value may already sit where they belong (a rewrite of the header only).
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
-                     size_t value_len);
+                     size_t value_len, const PairMeta& meta = PairMeta{});
 
-// Bytes [0, BodyBytes) of a block hold head, recency, checksum, lengths, key and value.
+// Bytes [0, BodyBytes) of a block hold the recency word, the header, key and value; a writer puts
+// [kHeadVersionOffset, BodyBytes).
 inline size_t BodyBytes(size_t key_len, size_t value_len) { return kBlockHeaderBytes + key_len + value_len; }
 
 enum class BlockCheck {
@@ -77,8 +140,11 @@ enum class BlockCheck {
 };
 
 struct BlockView {
-  uint64_t version = 0;
+  uint64_t version = 0;    // full head version
+  uint64_t token = 0;      // CAS token: version - token lag; never 0 for a stored pair
   uint64_t recency = 0;
+  uint32_t flags = 0;
+  uint64_t expiry_ms = 0;  // server clock; 0 = never
   const uint8_t* value = nullptr;
   size_t value_len = 0;
 };

@@ -5,6 +5,13 @@
 
 namespace smc {
 
+namespace {
+// Expired pairs an allocation reaps before it tries again.
+constexpr size_t kReapBatch = 256;
+// The expiry index is rebuilt from the live pairs when its hints exceed twice the items plus this.
+constexpr size_t kHintSlack = 1024;
+}  // namespace
+
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
     : arena_(arena),
       options_(options),
@@ -14,6 +21,12 @@ KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, Wo
       tiers_(options.tier_fraction == 0
                  ? 0
                  : std::max(options.arena_bytes / options.tier_fraction, slabs_.page_bytes())) {}
+
+Status KvStore::CheckKey(size_t key_len) const {
+  if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (key_len > options_.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
+  return SHMEMCACHE_OK;
+}
 
 bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
                       HashSlot* slot) const {
@@ -26,18 +39,21 @@ bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, H
   return table_.Find(set_of(loc), loc.tag, is_key, entry, slot);
 }
 
-Status KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
+bool KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
   uint64_t* word = target_word(offset, bytes);
   for (;;) {
     uint64_t t = atomics_->Fetch(word);
     if (TargetLocked(t)) {
       // A client's Direct SET holds it; keep progressing until released.
-      if (!atomics_->WaitWhileEqual(word, t)) return SHMEMCACHE_TIMEOUT;
+      if (!atomics_->WaitWhileEqual(word, t)) {
+        failed_ = true;
+        return false;
+      }
       continue;
     }
     if (atomics_->CompareSwap(word, t, Locked(t)) == t) {
       *unlocked = t;
-      return SHMEMCACHE_OK;
+      return true;
     }
   }
 }
@@ -50,82 +66,143 @@ void KvStore::Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t 
 
 void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
   size_t bytes = slabs_.class_bytes(entry.cls);
-  uint64_t version = TargetVersion(locked_from) + 1;
   uint8_t* b = block(entry.offset);
+  uint64_t version = FullVersion(LoadU64(b + kHeadVersionOffset), locked_from) + 1;
   StoreU64(b + kHeadVersionOffset, version);
   StoreU32(b + kKeyLenOffset, 0);
   StoreU32(b + kValueLenOffset, 0);
+  StoreU64(b + kExpiryOffset, 0);
   Publish(entry.offset, bytes, version, kFreeTag);
   slabs_.Free(entry.cls, entry.offset);
+}
+
+bool KvStore::LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held) {
+  held->found = FindKey(loc, key, key_len, &held->entry, &held->slot);
+  if (!held->found) return true;
+  uint64_t offset = held->entry.offset;
+  if (!LockBlock(offset, slabs_.class_bytes(held->entry.cls), &held->locked_from)) {
+    held->found = false;
+    return false;
+  }
+  const uint8_t* b = block(offset);
+  uint64_t expiry_word = LoadU64(b + kExpiryOffset);
+  held->version = FullVersion(LoadU64(b + kHeadVersionOffset), held->locked_from);
+  held->meta = PairMeta{LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word), TokenLagOf(expiry_word)};
+  held->value = b + kBlockHeaderBytes + key_len;
+  held->value_len = LoadU32(b + kValueLenOffset);
+  held->live = !Expired(held->meta.expiry_ms, clock_ms_);
+  return true;
+}
+
+void KvStore::Unlink(const Held& held) {
+  table_.Remove(held.slot);
+  tiers_.Remove(held.entry.offset);
+  FreeLockedBlock(held.entry, held.locked_from);
+}
+
+void KvStore::Drop(const Held& held) {
+  if (!held.found) return;
+  if (!held.live) {
+    Unlink(held);
+    ++expired_reclaimed_;
+    return;
+  }
+  atomics_->Set(target_word(held.entry.offset, slabs_.class_bytes(held.entry.cls)), held.locked_from);
+}
+
+void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
+  if (expiry_ms == 0) return;
+  expiry_index_.Add(expiry_ms, offset);
+  if (expiry_index_.size() <= 2 * table_.size() + kHintSlack) return;
+  // Mostly stale hints: start again from what the blocks say.
+  expiry_index_.Clear();
+  table_.ForEach([&](const HashEntry& e) {
+    uint64_t expiry = ExpiryOf(LoadU64(block(e.offset) + kExpiryOffset));
+    if (expiry != 0) expiry_index_.Add(expiry, e.offset);
+  });
 }
 
 Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
-    // The paper's batch eviction of the bottom tier, tier after tier; once a slab's worth of other pairs has
-    // gone without giving this class a block, moving a slab costs no more: empty the cheapest run of pages.
-    Status s = !tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls) ? EvictBottomTier(&evicted_bytes)
-                                                                           : EvictSlabsFor(cls);
-    if (s != SHMEMCACHE_OK) return s;
+    if (failed_) return SHMEMCACHE_TIMEOUT;
+    // Expired pairs go first. Then the paper's batch eviction of the bottom tier, tier after tier; once a
+    // slab's worth of other pairs has gone without giving this class a block, moving a slab costs no more:
+    // empty the cheapest run of pages.
+    if (expiry_index_.AnyDue(clock_ms_) && ReapExpired(clock_ms_, kReapBatch) > 0) continue;
+    if (!tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls)) {
+      evicted_bytes += EvictBottomTier();
+    } else if (!EvictSlabsFor(cls)) {
+      return failed_ ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_NO_SPACE;
+    }
   }
   if (first_use) {
     // The page may have held another class's blocks: whatever sits where this block's target word is now
-    // could look locked, or like a live pair. Make it a free, unlocked block with a version above every
-    // version this server has published, so no stale pointer's expectation can match it.
+    // could look locked, or like a live pair. Make it a free, unlocked, consistent block with a version above
+    // every version this server has published, so no stale pointer's expectation can match it.
     size_t bytes = slabs_.class_bytes(slabs_.ClassOf(*offset));
-    StoreU64(block(*offset) + kHeadVersionOffset, 0);
+    uint64_t version = max_version_ + 1;
+    StoreU64(block(*offset) + kHeadVersionOffset, version);
     StoreU32(block(*offset) + kKeyLenOffset, 0);
     StoreU32(block(*offset) + kValueLenOffset, 0);
-    Publish(*offset, bytes, max_version_ + 1, kFreeTag);
+    StoreU64(block(*offset) + kExpiryOffset, 0);
+    Publish(*offset, bytes, version, kFreeTag);
   }
   return SHMEMCACHE_OK;
 }
 
-Status KvStore::EvictBlock(uint64_t offset, bool* evicted) {
-  *evicted = false;
+bool KvStore::RemoveBlock(uint64_t offset, Removal why) {
   int cls = slabs_.ClassOf(offset);
-  size_t bytes = slabs_.class_bytes(cls);
-  uint8_t* b = block(offset);
+  const uint8_t* b = block(offset);
   size_t key_len = LoadU32(b + kKeyLenOffset);
   KeyLocation loc{HashKey(b + kBlockHeaderBytes, key_len), 0, 0};
   loc.tag = TagOf(loc.hash);
-  HashEntry entry;
-  HashSlot slot;
+  Held held;
   auto is_block = [offset](const HashEntry& e) { return e.offset == offset; };
-  if (!table_.Find(set_of(loc), loc.tag, is_block, &entry, &slot)) return SHMEMCACHE_OK;
-  uint64_t t;
-  if (LockBlock(offset, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-  if (eviction_listener_ != nullptr) {
-    eviction_listener_(eviction_context_, b + kBlockHeaderBytes, key_len, b + kBlockHeaderBytes + key_len,
-                       LoadU32(b + kValueLenOffset));
+  if (!table_.Find(set_of(loc), loc.tag, is_block, &held.entry, &held.slot)) return false;
+  held.found = true;
+  if (!LockBlock(offset, slabs_.class_bytes(cls), &held.locked_from)) return false;
+  uint64_t expiry_word = LoadU64(b + kExpiryOffset);
+  bool expired = Expired(ExpiryOf(expiry_word), clock_ms_);
+  if (why == Removal::kExpiredOnly && !expired) {  // revived by a Direct SET since the hint was written
+    atomics_->Set(target_word(offset, slabs_.class_bytes(cls)), held.locked_from);
+    return false;
   }
-  table_.Remove(slot);
-  tiers_.Remove(offset);
-  FreeLockedBlock(entry, t);
-  ++evictions_;
-  *evicted = true;
-  return SHMEMCACHE_OK;
+  if (why == Removal::kEvict && !expired) {
+    const uint8_t* key = b + kBlockHeaderBytes;
+    size_t value_len = LoadU32(b + kValueLenOffset);
+    if (eviction_listener_ != nullptr) {
+      eviction_listener_(eviction_context_, EvictedPair{key, key_len, key + key_len, value_len,
+                                                        LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word)});
+    }
+  }
+  Unlink(held);
+  if (expired) {
+    ++expired_reclaimed_;
+  } else if (why == Removal::kEvict) {
+    ++evictions_;
+  }
+  return true;
 }
 
-Status KvStore::EvictSlabsFor(int cls) {
+bool KvStore::EvictSlabsFor(int cls) {
   evicting_slabs_.clear();
-  if (!slabs_.CheapestRun(cls, &evicting_slabs_)) return SHMEMCACHE_NO_SPACE;
+  if (!slabs_.CheapestRun(cls, &evicting_slabs_)) return false;
   uint64_t epoch;
-  bool evicted;
   for (uint64_t slab : evicting_slabs_) {
     evicting_.clear();
     slabs_.CarvedBlocks(slab, &evicting_);
-    for (uint64_t offset : evicting_) {
-      if (!tiers_.EpochOf(offset, &epoch)) continue;  // in a tier == holds a live pair
-      if (EvictBlock(offset, &evicted) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    for (uint64_t offset : evicting_) {  // in a tier == holds a pair
+      if (tiers_.EpochOf(offset, &epoch)) RemoveBlock(offset, Removal::kEvict);
+      if (failed_) return false;
     }
     ++slabs_evicted_;
   }
-  return SHMEMCACHE_OK;
+  return true;
 }
 
-Status KvStore::EvictBottomTier(size_t* freed) {
+size_t KvStore::EvictBottomTier() {
   evicting_.clear();
   evicting_sizes_.clear();
   uint64_t epoch = tiers_.PopBottom(&evicting_, &evicting_sizes_);
@@ -141,9 +218,8 @@ Status KvStore::EvictBottomTier(size_t* freed) {
       ++retiered_;
       continue;
     }
-    bool evicted;
-    if (EvictBlock(offset, &evicted) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    evicted_any = evicted_any || evicted;
+    if (RemoveBlock(offset, Removal::kEvict)) evicted_any = true;
+    if (failed_) return 0;
   }
   if (evicted_any) ++eviction_batches_;
   // This tier's pairs are gone (evicted, or moved up because their recency word is newer). Once no tier of
@@ -151,65 +227,32 @@ Status KvStore::EvictBottomTier(size_t* freed) {
   if ((tiers_.empty() || tiers_.bottom_epoch() > epoch) && epoch + 1 > expiration_bar_) {
     expiration_bar_ = epoch + 1;
   }
-  *freed += bytes_before - slabs_.bytes_in_use();
-  return SHMEMCACHE_OK;
+  return bytes_before - slabs_.bytes_in_use();
 }
 
-Status KvStore::Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
-                    size_t value_len, uint64_t recency, BlockPointer* pointer) {
-  if (key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > options_.max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
-  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
-  if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
-  size_t bytes = slabs_.class_bytes(cls);
-  if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
+size_t KvStore::ReapExpired(uint64_t now_ms, size_t max_pairs) {
+  uint64_t now = Now(now_ms);
+  size_t reaped = 0;
+  uint64_t offset, epoch;
+  while (!failed_ && reaped < max_pairs && expiry_index_.PopDue(now, &offset)) {
+    if (!tiers_.EpochOf(offset, &epoch)) continue;  // the block holds no pair any more
+    // The hint may be stale (touched, overwritten): look before locking; RemoveBlock checks again locked.
+    if (!Expired(ExpiryOf(LoadU64(block(offset) + kExpiryOffset)), now)) continue;
+    if (RemoveBlock(offset, Removal::kExpiredOnly)) ++reaped;
+  }
+  return reaped;
+}
 
-  HashEntry old;
-  HashSlot slot;
-  bool exists = FindKey(loc, key, key_len, &old, &slot);
-  uint64_t target_offset;
-  uint64_t version;
-  if (exists && old.cls == cls) {  // overwrite in place
-    uint64_t t;
-    if (LockBlock(old.offset, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    version = TargetVersion(t) + 1;
-    EncodeBlockBody(block(old.offset), version, key, key_len, value, value_len);
-    atomics_->Set(recency_word(old.offset), recency);
-    Publish(old.offset, bytes, version, loc.tag);
-    target_offset = old.offset;
-  } else {
-    // Allocate first: eviction may free the old pair itself, so look it up again afterwards.
-    uint64_t fresh;
-    Status s = AllocateOrEvict(cls, &fresh);
-    if (s != SHMEMCACHE_OK) return s;
-    exists = FindKey(loc, key, key_len, &old, &slot);
-    uint64_t old_locked = 0;
-    if (exists && LockBlock(old.offset, slabs_.class_bytes(old.cls), &old_locked) != SHMEMCACHE_OK)
-      return SHMEMCACHE_TIMEOUT;
-    uint64_t t;  // free blocks are unlocked; the CAS keeps the version sequence
-    if (LockBlock(fresh, bytes, &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    version = TargetVersion(t) + 1;
-    EncodeBlockBody(block(fresh), version, key, key_len, value, value_len);
-    atomics_->Set(recency_word(fresh), recency);
-    Publish(fresh, bytes, version, loc.tag);
-    HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
-    if (exists) {
-      table_.Replace(slot, entry);
-      tiers_.Remove(old.offset);
-      FreeLockedBlock(old, old_locked);
-    } else {
-      table_.Insert(set_of(loc), entry);
-    }
-    target_offset = fresh;
+size_t KvStore::FlushAll() {
+  evicting_.clear();
+  table_.ForEach([&](const HashEntry& e) { evicting_.push_back(e.offset); });
+  size_t removed = 0;
+  for (uint64_t offset : evicting_) {
+    if (failed_) return removed;
+    if (RemoveBlock(offset, Removal::kFlush)) ++removed;
   }
-  tiers_.Touch(target_offset, recency,
-               PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + value_len)});
-  if (pointer != nullptr) {
-    *pointer = BlockPointer{target_offset, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version,
-                            loc.tag, recency};
-  }
-  return SHMEMCACHE_OK;
+  expiry_index_.Clear();
+  return removed;
 }
 
 void KvStore::Advance(uint64_t offset, uint64_t recency) {
@@ -223,8 +266,10 @@ void KvStore::Advance(uint64_t offset, uint64_t recency) {
   if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at,
                     std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
+  if (failed_) return SHMEMCACHE_TIMEOUT;
+  uint64_t now = Now(at.now_ms);
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
@@ -236,31 +281,41 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, uin
     if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
     uint64_t* word = target_word(entry.offset, bytes);
     uint64_t t = atomics_->Fetch(word);
-    if (TargetLocked(t) && !atomics_->WaitWhileEqual(word, t)) return SHMEMCACHE_TIMEOUT;
+    if (TargetLocked(t) && !atomics_->WaitWhileEqual(word, t)) {
+      failed_ = true;
+      return SHMEMCACHE_TIMEOUT;
+    }
   }
-  Advance(entry.offset, recency);  // the piggybacked recency of an Active GET
+  if (Expired(view->expiry_ms, now)) {  // free it now, unless a Direct SET revived it since the copy
+    Held held;
+    if (!LockKey(loc, key, key_len, &held)) return SHMEMCACHE_TIMEOUT;
+    Drop(held);
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  Advance(entry.offset, at.recency);  // the piggybacked recency of an Active GET
   // A client's Direct SET may have changed the value's length in place: record what the server sees now.
   uint64_t epoch;
   if (tiers_.EpochOf(entry.offset, &epoch)) {
-    tiers_.Touch(entry.offset, epoch,
-                 PairSizes{static_cast<uint32_t>(bytes), static_cast<uint32_t>(key_len + view->value_len)});
+    tiers_.Touch(entry.offset, epoch, Sizes(bytes, key_len + view->value_len));
   }
   if (pointer != nullptr) {
     *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,
-                            std::max(view->recency, recency)};
+                            std::max(view->recency, at.recency), view->token};
   }
   return SHMEMCACHE_OK;
 }
 
-Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len) {
-  HashEntry entry;
-  HashSlot slot;
-  if (!FindKey(loc, key, key_len, &entry, &slot)) return SHMEMCACHE_NOT_FOUND;
-  uint64_t t;
-  if (LockBlock(entry.offset, slabs_.class_bytes(entry.cls), &t) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-  table_.Remove(slot);
-  tiers_.Remove(entry.offset);
-  FreeLockedBlock(entry, t);
+Status KvStore::Delete(const KeyLocation& loc, const void* key, size_t key_len, uint64_t now_ms) {
+  if (failed_) return SHMEMCACHE_TIMEOUT;
+  Now(now_ms);
+  Held held;
+  if (!LockKey(loc, key, key_len, &held)) return SHMEMCACHE_TIMEOUT;
+  if (!held.found) return SHMEMCACHE_NOT_FOUND;
+  if (!held.live) {
+    Drop(held);  // frees it
+    return SHMEMCACHE_NOT_FOUND;
+  }
+  Unlink(held);
   return SHMEMCACHE_OK;
 }
 
@@ -281,8 +336,12 @@ bool KvStore::CheckConsistency() const {
   if (!tiers_.CheckConsistency() || tiers_.block_bytes() != slabs_.bytes_in_use()) return false;
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
-    uint64_t t = __atomic_load_n(target_word(e.offset, slabs_.class_bytes(e.cls)), __ATOMIC_ACQUIRE);
+    size_t bytes = slabs_.class_bytes(e.cls);
+    uint64_t t = __atomic_load_n(target_word(e.offset, bytes), __ATOMIC_ACQUIRE);
+    const uint8_t* b = block(e.offset);
     if (TargetTag(t) != e.tag || TargetLocked(t)) ok = false;
+    if (!SameVersion(LoadU64(b + kHeadVersionOffset), t)) ok = false;
+    if (BlockBytesFor(LoadU32(b + kKeyLenOffset), LoadU32(b + kValueLenOffset)) > bytes) ok = false;
   });
   return ok;
 }

@@ -1,19 +1,25 @@
 // A server's KV store: the hash table, the slab allocator and the blocks in one arena, with the Active
 // operations the server runs on them. Knows nothing of SHMEM: the arena and the table are plain memory (the
-// server hands it symmetric memory), and the block control words go through WordAtomics.
+// server hands it symmetric memory), and the block control words go through WordAtomics. It knows no clock
+// either: what each operation means (memcached's contract: modes, CAS tokens, counters, expiry, flush) and what
+// "now" is are in store/contract.h.
 //
 // Every change to a block follows the write protocol in block.h, so clients reading or writing the same block
 // with one-sided operations never see half of a server-side write:
 //   - overwrite in place (new pair in the same class as the old block): lock, write, publish version+1;
-//   - move (new pair needs another class): lock the old block first, write the new block, repoint the hash
-//     table, then free the old block (publish version+1 with the free tag) — readers of the old block see it
+//   - move (new pair needs another class): lock the old block first, write the new block (at a version above
+//     every version the key had: contract.h), repoint the hash table, then free the old block (publish
+//     version+1 with the free tag) — readers of the old block see it
 //     locked, then freed, never the old value after the new one became visible;
 //   - delete: lock, publish version+1 with the free tag, unlink, return the block to its free list.
+// A write that depends on the current pair (contract.h) decides while holding the pair's lock; a write that
+// needs another block releases that lock, allocates (which may evict), locks the pair again and decides again.
 // Memory management (paper §III-D): every stored pair sits in a recency tier of the epoch its client sent.
-// When a class cannot allocate, the bottom tier is evicted whole (batch eviction), and the next, until the
-// allocation succeeds; a pair whose block recency word was advanced by a client's non-intrusive update is
-// moved up to that tier instead of evicted. Evicted blocks are freed under the write protocol, so Direct
-// readers detect them (version/tag), whatever the expiration bar says.
+// When a class cannot allocate, pairs that are expired are reaped first (expiry_index.h); then the bottom
+// tier is evicted whole (batch eviction), and the next, until the allocation succeeds; a pair whose block
+// recency word was advanced by a client's non-intrusive update is moved up to that tier instead of evicted.
+// Evicted blocks are freed under the write protocol, so Direct readers detect them (version/tag), whatever the
+// expiration bar says.
 // Tier cap (issue 4): a tier holds at most max(arena / tier_fraction, one page) of blocks; an epoch that fills
 // more gets further tiers of the same epoch (recency_tiers.h). One batch therefore frees about 1/tier_fraction
 // of memory, not a whole recency range (which at a high write rate is most of memory: memory efficiency at
@@ -32,12 +38,15 @@
 // stays rare: with 8 MiB, 10 k keys of 32 B-4 KiB and Zipfian traffic the store holds 0.73-0.77 of its memory
 // in payload at every point once full (kv_store_test SmallArenaStaysFullUnderEviction), where 1 MiB pages
 // left it a handful of pairs.
-// Invariant: slab blocks in use == items == pairs in tiers, block bytes in use == block bytes in tiers, and
-// the tiers' totals match their pairs (CheckConsistency).
+// Expired pairs stay indexed (and counted as items) until an operation meets them or the reaper frees them
+// (contract.h); eviction frees them without handing them to the eviction listener.
+// Invariant: slab blocks in use == items == pairs in tiers, block bytes in use == block bytes in tiers, the
+// tiers' totals match their pairs, and every indexed block is unlocked with a consistent head (CheckConsistency).
 // Lock waits: a block lock held by a client (a Direct SET in progress) is waited for through
 // WordAtomics::WaitWhileEqual. When that wait gives up (the server's implementation is bounded by op_timeout_ms),
 // the operation returns SHMEMCACHE_TIMEOUT at once, possibly half done (a block locked, a pair moved but the old
-// block not yet freed): the store must not be used any more, and the server stops serving.
+// block not yet freed): the store is failed() from then on, every operation returns TIMEOUT (FlushAll and
+// ReapExpired stop early), and the server stops serving.
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
@@ -47,9 +56,12 @@
 #include <vector>
 
 #include "core/hash.h"
+#include "core/stats.h"
 #include "core/status.h"
 #include "core/word_atomics.h"
 #include "store/block.h"
+#include "store/contract.h"
+#include "store/expiry_index.h"
 #include "store/hash_table.h"
 #include "store/recency_tiers.h"
 #include "store/slab.h"
@@ -73,9 +85,20 @@ struct BlockPointer {
   uint64_t offset = 0;
   uint32_t block_bytes = 0;
   uint8_t cls = 0;
-  uint64_t version = 0;  // version the block had when the pointer was made
+  uint64_t version = 0;  // full version the block had when the pointer was made
   uint32_t tag = 0;
   uint64_t recency = 0;  // the pair's recency epoch
+  uint64_t token = 0;    // the pair's CAS token then (contract.h)
+};
+
+// A pair handed to the eviction listener: pointers into the block, valid during the call only.
+struct EvictedPair {
+  const uint8_t* key = nullptr;
+  size_t key_len = 0;
+  const uint8_t* value = nullptr;
+  size_t value_len = 0;
+  uint32_t flags = 0;
+  uint64_t expiry_ms = 0;  // the server's clock, 0 = never; in the future (expired pairs are not handed over)
 };
 
 class KvStore {
@@ -86,27 +109,63 @@ class KvStore {
 
   static size_t MaxBlockBytes(const StoreOptions& o) { return BlockBytesFor(o.max_key_len, o.max_value_len); }
 
-  // Inserts or replaces. OK with *pointer set; KEY_TOO_LONG / VALUE_TOO_LARGE (nothing changed);
-  // NO_SPACE when the class cannot allocate (nothing changed: the old pair, if any, stays); TIMEOUT when a
-  // block lock was not released (see "Lock waits" above; this and every call below).
+  // Stores the pair as request says (contract.h: modes, cas, flags, ttl). OK with *pointer (may be NULL) set,
+  // pointer->token the new token; EXISTS / NOT_STORED / NOT_FOUND as contract.h says; INVALID_ARGUMENT (empty
+  // key, mode out of range), KEY_TOO_LONG, VALUE_TOO_LARGE (also an append over max_value_len); NO_SPACE when
+  // the class cannot allocate. Every status but OK leaves the pair as it was (an expired pair met is freed; the
+  // allocation behind NO_SPACE may have evicted pairs, this one included).
+  Status Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
+               const StoreRequest& request, AccessTime at, BlockPointer* pointer);
+  // The SSD tier's read-back: stores the pair with its own flags and absolute expiry (a plain set). NOT_FOUND
+  // (nothing stored) if it expired by at.now_ms; otherwise as Store.
+  Status Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
+                 const PairMeta& meta, AccessTime at, BlockPointer* pointer);
+  // Copies the block into *scratch and points *view into it (value, flags, expiry, token). OK or NOT_FOUND
+  // (absent or expired; an expired pair is freed). The pair's recency word and tier move up to at.recency.
+  Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, std::vector<uint8_t>* scratch,
+             BlockView* view, BlockPointer* pointer);
+  // New expiry for a present pair (ttl_ms 0 = never), token unchanged. OK or NOT_FOUND; INVALID_ARGUMENT /
+  // KEY_TOO_LONG for a bad key.
+  Status Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,
+               BlockPointer* pointer);
+  // memcached's incr (delta >= 0) / decr (delta < 0), store/counter.h. OK with *new_value (may be NULL) the
+  // number stored; NOT_FOUND; NOT_NUMERIC; NO_SPACE (a longer number needs a block that cannot be had);
+  // INVALID_ARGUMENT / KEY_TOO_LONG for a bad key. Flags and expiry stay; the token changes.
+  Status Incr(const KeyLocation& loc, const void* key, size_t key_len, int64_t delta, AccessTime at,
+              uint64_t* new_value, BlockPointer* pointer);
+  // OK if the key was present, NOT_FOUND if not (an expired pair is freed, and NOT_FOUND).
+  Status Delete(const KeyLocation& loc, const void* key, size_t key_len, uint64_t now_ms);
+  // Removes every pair (contract.h: eager, under the write protocol); returns how many it removed.
+  size_t FlushAll();
+  // Frees up to max_pairs pairs that are expired at now_ms and known to the expiry index; returns how many.
+  size_t ReapExpired(uint64_t now_ms, size_t max_pairs);
+
+  // Transitional, until the server passes its clock (issue 15, step 2): Store(plain set), Get and Delete at the
+  // latest clock reading the store was given (clock_ms()).
   Status Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
-             uint64_t recency, BlockPointer* pointer);
-  // Copies the block into *scratch and points *view into it. OK, NOT_FOUND or TIMEOUT.
-  // recency: the client's piggybacked recency; the pair's recency word and tier move up to it.
+             uint64_t recency, BlockPointer* pointer) {
+    return Store(loc, key, key_len, value, value_len, StoreRequest{}, AccessTime{clock_ms_, recency}, pointer);
+  }
   Status Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
-             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer);
-  // OK if the key was present, NOT_FOUND if not, TIMEOUT.
-  Status Delete(const KeyLocation& loc, const void* key, size_t key_len);
+             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
+    return Get(loc, key, key_len, AccessTime{clock_ms_, recency}, scratch, view, pointer);
+  }
+  Status Delete(const KeyLocation& loc, const void* key, size_t key_len) {
+    return Delete(loc, key, key_len, clock_ms_);
+  }
 
   // Recency epochs at or above the bar may still be in memory; everything below it was evicted.
   uint64_t expiration_bar() const { return expiration_bar_; }
-  uint64_t evictions() const { return evictions_; }
+  uint64_t evictions() const { return evictions_; }  // live pairs evicted
   uint64_t eviction_batches() const { return eviction_batches_; }
   uint64_t retiered() const { return retiered_; }
   uint64_t slabs_evicted() const { return slabs_evicted_; }  // slabs emptied to make room for another class
-  // Called with each pair a batch eviction removes, before its block is freed (the SSD tier hooks in here).
-  using EvictionListener = void (*)(void* context, const uint8_t* key, size_t key_len, const uint8_t* value,
-                                    size_t value_len);
+  uint64_t expired_reclaimed() const { return expired_reclaimed_; }  // expired pairs freed (lazily or reaped)
+  // The latest server clock reading an operation passed in.
+  uint64_t clock_ms() const { return clock_ms_; }
+  // Called with each live pair a batch eviction removes, before its block is freed (the SSD tier hooks in
+  // here), with its flags and expiry.
+  using EvictionListener = void (*)(void* context, const EvictedPair& pair);
   void set_eviction_listener(EvictionListener fn, void* context) {
     eviction_listener_ = fn;
     eviction_context_ = context;
@@ -121,33 +180,82 @@ class KvStore {
   const SlabAllocator& slabs() const { return slabs_; }
   const RecencyTiers& tiers() const { return tiers_; }
   const HashTable& table() const { return table_; }
+  const ExpiryIndex& expiry_index() const { return expiry_index_; }
   size_t set_of(const KeyLocation& loc) const { return SetOf(loc.hash, table_.sets()); }
   // Blocks in use == items, every free list consistent, every indexed block valid for its entry.
   bool CheckConsistency() const;
   // Sets the store's gauges (items, bytes_used, payload_bytes, expiration_bar) and adds its counters
   // (evictions, eviction_batches, retiered, pages_moved) into *stats (core/stats.h).
   void FillStats(shmemcache_stats_t* stats) const;
+  // A lock wait gave up (see "Lock waits" above): the store is no longer usable.
+  bool failed() const { return failed_; }
 
  private:
+  // The key's pair as a write finds it, its block locked (found == false: the key is not indexed).
+  struct Held {
+    bool found = false;
+    bool live = false;  // found and not expired
+    HashEntry entry;
+    HashSlot slot;
+    uint64_t locked_from = 0;  // the target word before the lock
+    uint64_t version = 0;      // full version
+    PairMeta meta;
+    const uint8_t* value = nullptr;  // in the block (stable while locked)
+    size_t value_len = 0;
+    uint64_t token() const { return version - meta.token_lag; }
+  };
+  // What a write publishes.
+  struct NewPair {
+    const uint8_t* value = nullptr;
+    size_t value_len = 0;
+    PairMeta meta;
+    bool stays_if_fits = false;  // keep the current block if the pair fits it (touch), else move to its class
+  };
+  enum class Removal { kEvict, kExpiredOnly, kFlush };
+
   uint8_t* block(uint64_t offset) const { return arena_ + offset; }
   uint64_t* target_word(uint64_t offset, size_t bytes) const {
     return reinterpret_cast<uint64_t*>(arena_ + offset + TargetOffset(bytes));
   }
+  uint64_t* recency_word(uint64_t offset) const {
+    return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
+  }
+  uint64_t Now(uint64_t now_ms) { return clock_ms_ = now_ms > clock_ms_ ? now_ms : clock_ms_; }
+  static PairSizes Sizes(size_t block_bytes, size_t payload_bytes) {
+    return PairSizes{static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(payload_bytes)};
+  }
+  Status CheckKey(size_t key_len) const;
   bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
-  // Takes a block's lock: OK with *unlocked = the target word it replaced, or TIMEOUT.
-  Status LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);
+  // Takes a block's lock: true with *unlocked = the target word it replaced; false (and failed_) when the wait
+  // for a client's lock gave up.
+  bool LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);
   void Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag);  // fence + unlocked target
   void FreeLockedBlock(const HashEntry& entry, uint64_t locked_from);
-  // Allocates a block of cls, evicting bottom tiers while the class cannot allocate. OK, NO_SPACE when nothing
-  // is left to evict, or TIMEOUT.
+  // Finds and locks the key's block, reading its pair in place. False (held->found false) when the lock wait
+  // gave up.
+  bool LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held);
+  // Ends a write that changes nothing: an expired pair is freed, a live one released unchanged.
+  void Drop(const Held& held);
+  void Unlink(const Held& held);  // removes the held pair: table, tiers, block freed
+  // The write core (contract.h, kv_store_write.cc): decide(held, &next) says what to publish for the pair
+  // found, or refuses.
+  template <class Decide>
+  Status WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency, Decide&& decide,
+                   BlockPointer* pointer);
+  void WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len, const NewPair& next,
+                    uint64_t recency, BlockPointer* pointer);
+  Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
+                    size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer);
+  void AddExpiryHint(uint64_t expiry_ms, uint64_t offset);
+  // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
+  // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_.
   Status AllocateOrEvict(int cls, uint64_t* offset);
   void Advance(uint64_t offset, uint64_t recency);  // recency word and tier move up, never down
-  Status EvictBottomTier(size_t* freed);  // adds the block bytes it freed to *freed; OK or TIMEOUT
-  // Empties the cheapest run of pages for a slab of cls: OK, NO_SPACE if there is none, or TIMEOUT.
-  Status EvictSlabsFor(int cls);
-  // Evicts the pair in this block (*evicted = false if the block holds none): OK or TIMEOUT.
-  Status EvictBlock(uint64_t offset, bool* evicted);
-  uint64_t* recency_word(uint64_t offset) const { return reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset); }
+  size_t EvictBottomTier();         // returns the block bytes it freed
+  bool EvictSlabsFor(int cls);      // empties the cheapest run of pages for a slab of cls; false if none
+  // Removes the pair in this block (kExpiredOnly: only if it is expired); false if the block holds none, or
+  // when its lock wait gave up (failed_ set).
+  bool RemoveBlock(uint64_t offset, Removal why);
 
   uint8_t* arena_;
   StoreOptions options_;
@@ -155,17 +263,22 @@ class KvStore {
   SlabAllocator slabs_;
   HashTable table_;
   RecencyTiers tiers_;
+  ExpiryIndex expiry_index_;
   uint64_t expiration_bar_ = 0;
   uint64_t evictions_ = 0;
   uint64_t eviction_batches_ = 0;
   uint64_t retiered_ = 0;
   uint64_t slabs_evicted_ = 0;
+  uint64_t expired_reclaimed_ = 0;
+  uint64_t clock_ms_ = 0;  // the largest clock reading passed in
+  bool failed_ = false;    // a lock wait gave up
   EvictionListener eviction_listener_ = nullptr;
   void* eviction_context_ = nullptr;
   std::vector<uint64_t> evicting_;
   std::vector<uint64_t> evicting_slabs_;
   std::vector<PairSizes> evicting_sizes_;
-  uint64_t max_version_ = 0;  // highest version ever published on this server
+  std::vector<uint8_t> composed_;  // a value built from the old one (append, prepend, incr)
+  uint64_t max_version_ = 0;  // highest full version ever published on this server (contract.h, "M")
 };
 
 }  // namespace smc

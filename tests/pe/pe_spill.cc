@@ -44,18 +44,25 @@ uint64_t Seed(int rank, int i, int version) { return (static_cast<uint64_t>(rank
 // Writes factor x the server's memory (shared among the clients) and reads every key back. Returns the success
 // rate; wrong bytes are always a failure. *recent (optional): the success rate of the keys written between 60%
 // and 75% of the run, which are the most recently evicted ones (the newest quarter or so is still in RAM).
+// The clients write in step (a client barrier every kWritesPerStep pairs, every client writing the same sizes)
+// and read only once all have written, so the eviction order, and with it each client's success rate, does not
+// depend on how the machine schedules them.
 double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurrection, double factor = 1.5,
                       double* recent = nullptr) {
+  constexpr int kWritesPerStep = 256;
+  const int first_client_pe = shmem_n_pes() - clients;
   std::vector<uint8_t> value(8192), got(8192);
   size_t target = static_cast<size_t>(kServerMemory * factor / clients);
   int n = 0;
   for (size_t written = 0; written < target; ++n) {
+    if (n % kWritesPerStep == 0) pe_test::ClientBarrier(first_client_pe, clients);
     size_t len = LenFor(n);
     pe_test::FillPattern(value.data(), len, Seed(rank, n, 0));
     std::string k = Key(rank, n);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), len), SHMEMCACHE_OK);
     written += len + k.size();
   }
+  pe_test::ClientBarrier(first_client_pe, clients);
   if (check_resurrection) {
     // Keys 0 and 1 were written first: by now they live on flash. Overwrite one, delete the other.
     std::string k0 = Key(rank, 0), k1 = Key(rank, 1);
@@ -142,6 +149,7 @@ double Session(const char* spill_dir, bool check_resurrection, bool full_disk = 
 int main(int argc, char** argv) {
   shmem_init();
   pe_test::Begin(shmem_my_pe());
+  pe_test::ClientBarrierInit();
   std::string dir = argc > 1 ? argv[1] : "/tmp/shmemcache-spill-test";
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
 

@@ -1,17 +1,23 @@
-// Asynchronous SSD reads (issue 5 item 5), 1 server + 2 clients, with slow flash emulated by the test-only
-// SHMEMCACHE_TEST_SPILL_READ_DELAY_MS (set by the launcher: every file read takes that long on the server's I/O
-// thread, and nothing is served inline from the page cache). Each client, concurrently:
+// Asynchronous SSD reads (issue 5 item 5), 1 server + 2 clients, with blocked flash emulated by the test hook
+// SHMEMCACHE_TEST_SPILL_READ_HOLD=PATH (set by the launcher): while a file exists at PATH every file read of the
+// server's tier waits on its I/O thread, and nothing is served inline from the page cache. The clients create
+// PATH to hold the server's flash reads and remove it to release them, so nothing here races a clock. Each
+// client, concurrently:
 //   - writes 1.5x the server's memory, so its first keys go to flash;
-//   - the server keeps serving while the disk works: a GET of a spilled key is issued, then a GET of a key in
-//     RAM; the second completes while the first is still in flight (its reply overtakes the first one's);
-//   - per-key order survives out-of-order replies: GET(spilled k), SET(k, v2), GET(k) issued back to back
-//     answer v1 (the GET came first), v2, and k stays v2 (the late read never promotes v1 over v2); likewise
-//     GET(spilled k), DELETE(k) leaves k gone;
+//   - the server keeps serving while the disk works: with flash reads held, a GET of a spilled key is issued,
+//     then a GET of a key in RAM; the second completes while the first is still in flight (its reply overtakes
+//     the first one's);
+//   - per-key order survives out-of-order replies: with flash reads held, GET(spilled k), SET(k, v2), GET(k)
+//     issued back to back answer v2 for the second GET and, once released, v1 for the first (it came first),
+//     and k stays v2 (the late read never promotes v1 over v2);
+//   - many flash GETs in flight at once, with RAM GETs between them, are all answered;
 //   - every value read is byte-exact.
 // The server checks that the reads really went to its I/O thread (spill_async_reads).
 // Args: spill_dir
+#include <fcntl.h>
 #include <shmem.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -26,6 +32,23 @@ constexpr size_t kLen = 3000;
 
 std::string Key(int rank, int i) { return "async-" + std::to_string(rank) + "-" + std::to_string(i); }
 uint64_t Seed(int rank, int i, int version) { return (static_cast<uint64_t>(rank) << 40) + i * 8 + version; }
+
+// Holds (or releases) every flash read of the server, for all clients at once: client 0 creates (removes) the
+// hold file between two client barriers, so no client goes on before the hold is in place (or gone).
+void HoldFlashReads(shmemcache_t* c, int rank, int clients, bool hold) {
+  static const char* path = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
+  pe_test::ClientBarrier(shmem_n_pes() - shmemcache_num_clients(c), clients);
+  if (rank == 0) {
+    if (hold) {
+      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      PE_CHECK(fd >= 0);
+      if (fd >= 0) close(fd);
+    } else {
+      PE_CHECK(unlink(path) == 0);
+    }
+  }
+  pe_test::ClientBarrier(shmem_n_pes() - shmemcache_num_clients(c), clients);
+}
 
 void Get(shmemcache_t* c, const std::string& k, uint64_t seed, shmemcache_status_t want) {
   std::vector<uint8_t> got(kLen);
@@ -50,29 +73,40 @@ void Client(shmemcache_t* c, int rank, int clients) {
     std::string k = "async-fill-" + std::to_string(rank) + "-" + std::to_string(i);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
   }
-  // Keys 0..5 were written first: they are on flash now. Key n-1 (and the few before it) are in RAM.
+  // Keys 0..5 were written first: they are on flash now. The hot key, written last, is in RAM: it is the newest
+  // pair, and what the other client may still write (the rest of its fill) is far less than RAM. (Key n-1 is
+  // not: a client that ran ahead wrote it before most of the other client's pairs.)
+  const std::string hot = "async-hot-" + std::to_string(rank);
+  pe_test::FillPattern(value.data(), kLen, Seed(rank, n, 0));
+  PE_CHECK_STATUS(shmemcache_set(c, hot.data(), hot.size(), value.data(), kLen), SHMEMCACHE_OK);
   std::vector<uint8_t> b1(kLen), b2(kLen), b3(kLen);
   size_t l1 = 0, l2 = 0, l3 = 0;
-  std::string k0 = Key(rank, 0), hot = Key(rank, n - 1);
+  std::string k0 = Key(rank, 0);
   shmemcache_request_t *r1 = nullptr, *r2 = nullptr, *r3 = nullptr;
+  HoldFlashReads(c, rank, clients, true);
   PE_CHECK_STATUS(shmemcache_iget(c, k0.data(), k0.size(), b1.data(), b1.size(), &l1, &r1), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_iget(c, hot.data(), hot.size(), b2.data(), b2.size(), &l2, &r2), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_wait(c, r2), SHMEMCACHE_OK);
-  PE_CHECK(l2 == kLen && pe_test::CheckPattern(b2.data(), l2, Seed(rank, n - 1, 0)));
-  // The flash read takes the emulated delay; the RAM GET behind it did not wait for it.
+  PE_CHECK(l2 == kLen && pe_test::CheckPattern(b2.data(), l2, Seed(rank, n, 0)));
+  // The flash read is held; the RAM GET behind it did not wait for it.
   PE_CHECK_STATUS(shmemcache_test(c, r1), SHMEMCACHE_IN_PROGRESS);
+  HoldFlashReads(c, rank, clients, false);
   PE_CHECK_STATUS(shmemcache_wait(c, r1), SHMEMCACHE_OK);
   PE_CHECK(l1 == kLen && pe_test::CheckPattern(b1.data(), l1, Seed(rank, 0, 0)));
 
-  // GET(spilled), SET, GET of one key, back to back.
+  // GET(spilled), SET, GET of one key, back to back, while the flash read is held: the SET and the second GET
+  // are answered first, and the SET lands while the read is in flight.
   std::string k1 = Key(rank, 1);
   pe_test::FillPattern(value.data(), kLen, Seed(rank, 1, 1));
+  HoldFlashReads(c, rank, clients, true);
   PE_CHECK_STATUS(shmemcache_iget(c, k1.data(), k1.size(), b1.data(), b1.size(), &l1, &r1), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_iset(c, k1.data(), k1.size(), value.data(), kLen, &r2), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_iget(c, k1.data(), k1.size(), b3.data(), b3.size(), &l3, &r3), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_wait(c, r3), SHMEMCACHE_OK);
   PE_CHECK(l3 == kLen && pe_test::CheckPattern(b3.data(), l3, Seed(rank, 1, 1)));
   PE_CHECK_STATUS(shmemcache_wait(c, r2), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_test(c, r1), SHMEMCACHE_IN_PROGRESS);
+  HoldFlashReads(c, rank, clients, false);
   PE_CHECK_STATUS(shmemcache_wait(c, r1), SHMEMCACHE_OK);
   PE_CHECK(l1 == kLen && pe_test::CheckPattern(b1.data(), l1, Seed(rank, 1, 0)));
   Get(c, k1, Seed(rank, 1, 1), SHMEMCACHE_OK);  // the late flash read did not bring v1 back
@@ -100,7 +134,10 @@ int main(int argc, char** argv) {
   pe_test::Begin(shmem_my_pe());
   std::string dir = argc > 1 ? argv[1] : "/tmp/shmemcache-spill-async-test";
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
-  PE_CHECK(std::getenv("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS") != nullptr);  // else nothing here is asynchronous
+  // Else nothing here is asynchronous. The hold file is created by the clients when they need it.
+  const char* hold = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
+  PE_CHECK(hold != nullptr);
+  if (hold != nullptr && shmem_my_pe() == 0) unlink(hold);  // a leftover of an interrupted run
   pe_test::ClientBarrierInit();
 
   shmemcache_config_t cfg;

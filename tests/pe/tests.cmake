@@ -41,12 +41,12 @@ shmemcache_pe_test(spill_np3_tcp pe_spill 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}
 # The same with every flash read on the server's I/O thread (1 ms of emulated slow flash each, nothing inline).
 shmemcache_pe_test(spill_np3_async_reads pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3-async
                    ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=1)
-# Asynchronous SSD reads: the server keeps serving during a (400 ms) flash read; out-of-order replies keep
-# per-key order; no promotion over a newer SET.
+# Asynchronous SSD reads: the server keeps serving while a flash read is held (until the clients release it);
+# out-of-order replies keep per-key order; no promotion over a newer SET.
 shmemcache_pe_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3
-                   ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3.hold)
 shmemcache_pe_test(spill_async_np3_tcp pe_spill_async 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-tcp
-                   ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-tcp.hold)
 # A real full disk: spill_dir on a 28 MiB tmpfs (in a private mount namespace; skipped where it cannot be
 # made), spill_bytes 256 MiB, 4x the server's memory written: ENOSPC, reclaim, retry. One client, so that its
 # write order is the eviction order the check relies on.
@@ -77,6 +77,6 @@ shmemcache_pe_sanitize_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
 shmemcache_pe_sanitize_test(eviction_np3 pe_eviction 3)
 shmemcache_pe_sanitize_test(small_memory_np4 pe_small_memory 4)
 shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize
-                            ENV SHMEMCACHE_TEST_SPILL_READ_DELAY_MS=400)
+                            ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize.hold)
 shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)

@@ -43,11 +43,13 @@ TEST(TargetWord, FieldsDoNotBleed) {
 }
 
 TEST(BlockSize, BlockBytesForAlignment) {
-  EXPECT_EQ(BlockBytesFor(0, 0), 40u);
-  EXPECT_EQ(BlockBytesFor(1, 0), 48u);
-  EXPECT_EQ(BlockBytesFor(8, 0), 48u);
-  EXPECT_EQ(BlockBytesFor(9, 0), 56u);
-  EXPECT_EQ(BlockBytesFor(250, 1 << 20), ((32 + 250 + (1u << 20) + 8 + 7) / 8) * 8);
+  // 44 header bytes + key + value + 8 (target word), rounded up to 8.
+  EXPECT_EQ(BlockBytesFor(0, 0), 56u);
+  EXPECT_EQ(BlockBytesFor(4, 0), 56u);
+  EXPECT_EQ(BlockBytesFor(5, 0), 64u);
+  EXPECT_EQ(BlockBytesFor(12, 0), 64u);
+  EXPECT_EQ(BlockBytesFor(13, 0), 72u);
+  EXPECT_EQ(BlockBytesFor(250, 1 << 20), ((44 + 250 + (1u << 20) + 8 + 7) / 8) * 8);
   for (size_t k = 0; k < 40; ++k) {
     for (size_t v = 0; v < 40; ++v) {
       size_t b = BlockBytesFor(k, v);
@@ -63,9 +65,9 @@ TEST(BlockSize, BlockBytesForAlignment) {
 // A block of `block_bytes` holding key/value at `version`, published with `tag`.
 std::vector<uint8_t> MakeBlock(size_t block_bytes, uint64_t version, const std::string& key,
                                const std::string& value, uint32_t tag, bool locked = false,
-                               uint64_t recency = 0) {
+                               uint64_t recency = 0, const PairMeta& meta = PairMeta{}) {
   std::vector<uint8_t> b(block_bytes, 0xcc);
-  EncodeBlockBody(b.data(), version, key.data(), key.size(), value.data(), value.size());
+  EncodeBlockBody(b.data(), version, key.data(), key.size(), value.data(), value.size(), meta);
   StoreU64(b.data() + kRecencyOffset, recency);
   StoreU64(b.data() + TargetOffset(block_bytes), MakeTarget(version, tag, locked));
   return b;
@@ -76,16 +78,125 @@ BlockCheck Check(const std::vector<uint8_t>& b, const std::string& key, uint32_t
 }
 
 TEST(BlockEncode, LayoutMatchesHeader) {
+  // The offsets block.h documents, spelled out: a client of another build must agree byte for byte.
+  EXPECT_EQ(kRecencyOffset, 0u);
+  EXPECT_EQ(kHeadVersionOffset, 8u);
+  EXPECT_EQ(kChecksumOffset, 16u);
+  EXPECT_EQ(kKeyLenOffset, 24u);
+  EXPECT_EQ(kValueLenOffset, 28u);
+  EXPECT_EQ(kExpiryOffset, 32u);
+  EXPECT_EQ(kFlagsOffset, 40u);
+  EXPECT_EQ(kBlockHeaderBytes, 44u);
   std::string key = "hello", value = "world!!";
-  auto b = MakeBlock(BlockBytesFor(key.size(), value.size()), 9, key, value, 77, false, 1234);
-  EXPECT_EQ(LoadU64(b.data() + kHeadVersionOffset), 9u);
-  EXPECT_EQ(LoadU64(b.data() + kRecencyOffset), 1234u);
-  EXPECT_EQ(LoadU32(b.data() + kKeyLenOffset), key.size());
-  EXPECT_EQ(LoadU32(b.data() + kValueLenOffset), value.size());
-  EXPECT_EQ(std::string(reinterpret_cast<char*>(b.data()) + 32, key.size()), key);
-  EXPECT_EQ(std::string(reinterpret_cast<char*>(b.data()) + 32 + key.size(), value.size()), value);
+  PairMeta meta{0xdeadbeef, 123456789, 3};
+  auto b = MakeBlock(BlockBytesFor(key.size(), value.size()), 9, key, value, 77, false, 1234, meta);
+  EXPECT_EQ(LoadU64(b.data() + 0), 1234u);
+  EXPECT_EQ(LoadU64(b.data() + 8), 9u);
+  EXPECT_EQ(LoadU32(b.data() + 24), key.size());
+  EXPECT_EQ(LoadU32(b.data() + 28), value.size());
+  EXPECT_EQ(LoadU64(b.data() + 32), 123456789u | (3ull << 48));
+  EXPECT_EQ(LoadU32(b.data() + 40), 0xdeadbeefu);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(b.data()) + 44, key.size()), key);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(b.data()) + 44 + key.size(), value.size()), value);
   EXPECT_EQ(LoadU64(b.data() + kChecksumOffset), BlockChecksum(b.data(), 9));
   EXPECT_NE(BlockChecksum(b.data(), 9), BlockChecksum(b.data(), 10)) << "checksum is seeded with the version";
+  EXPECT_EQ(BodyBytes(key.size(), value.size()), 44 + key.size() + value.size());
+}
+
+TEST(BlockEncode, OnePutCoversHeadVersionAndBody) {
+  // Everything a writer changes lies in [kHeadVersionOffset, BodyBytes): two encodings of different pairs into
+  // the same block differ nowhere else (issue 13: head version and body in one put).
+  std::vector<uint8_t> a(256, 0x5a), b(256, 0x5a);
+  EncodeBlockBody(a.data(), 7, "key", 3, "first", 5, PairMeta{1, 100, 0});
+  EncodeBlockBody(b.data(), 8, "key", 3, "second!", 7, PairMeta{2, 200, 1});
+  size_t end = BodyBytes(3, 7);
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (i >= kHeadVersionOffset && i < end) continue;
+    EXPECT_EQ(a[i], b[i]) << "byte " << i << " written outside the put";
+  }
+}
+
+TEST(BlockEncode, RewriteInPlaceKeepsKeyAndValue) {
+  // A touch re-encodes the header around the value already in the block.
+  std::string key = "k1", value = "payload";
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto b = MakeBlock(bytes, 4, key, value, 9);
+  const uint8_t* in_place = b.data() + kBlockHeaderBytes + key.size();
+  EncodeBlockBody(b.data(), 5, key.data(), key.size(), in_place, value.size(), PairMeta{7, 999, 1});
+  StoreU64(b.data() + TargetOffset(bytes), MakeTarget(5, 9, false));
+  BlockView view;
+  ASSERT_EQ(Check(b, key, 9, &view), BlockCheck::kValid);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), value);
+  EXPECT_EQ(view.flags, 7u);
+  EXPECT_EQ(view.expiry_ms, 999u);
+  EXPECT_EQ(view.version, 5u);
+  EXPECT_EQ(view.token, 4u) << "the token is the version before the touch";
+}
+
+TEST(BlockValidate, ReportsFlagsExpiryAndToken) {
+  std::string key = "user:42", value = "v";
+  auto b = MakeBlock(BlockBytesFor(key.size(), value.size()), 1000, key, value, 0xabc, false, 0,
+                     PairMeta{0xffffffffu, kMaxExpiryMs, kMaxTokenLag});
+  BlockView view;
+  ASSERT_EQ(Check(b, key, 0xabc, &view), BlockCheck::kValid);
+  EXPECT_EQ(view.flags, 0xffffffffu);
+  EXPECT_EQ(view.expiry_ms, kMaxExpiryMs);
+  EXPECT_EQ(view.version, 1000u);
+  EXPECT_EQ(view.token, 1000u - kMaxTokenLag);
+  auto plain = MakeBlock(BlockBytesFor(key.size(), value.size()), 77, key, value, 0xabc);
+  ASSERT_EQ(Check(plain, key, 0xabc, &view), BlockCheck::kValid);
+  EXPECT_EQ(view.flags, 0u);
+  EXPECT_EQ(view.expiry_ms, 0u) << "a zeroed PairMeta: no expiry";
+  EXPECT_EQ(view.token, 77u) << "token == version without touches";
+}
+
+TEST(BlockValidate, RetryWhenFlagsOrExpiryTorn) {
+  // The checksum covers the new fields: a copy mixing one write's header with another's is never valid.
+  std::string key = "key", value = "value";
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto good = MakeBlock(bytes, 5, key, value, 10, false, 0, PairMeta{1, 2, 0});
+  for (size_t off : {kExpiryOffset, kExpiryOffset + 6, kExpiryOffset + 7, kFlagsOffset, kFlagsOffset + 3}) {
+    auto b = good;
+    b[off] ^= 0x10;
+    EXPECT_EQ(Check(b, key, 10), BlockCheck::kRetry) << "byte " << off;
+  }
+}
+
+TEST(BlockVersion, FullVersionsBeyondTheTargetWord) {
+  // The head holds the full 64-bit version; the target word its low 39 bits.
+  const uint64_t big = (1ull << 39) + 5;
+  uint64_t t = MakeTarget(big, 10, false);
+  EXPECT_EQ(TargetVersion(t), 5u);
+  EXPECT_TRUE(SameVersion(big, t));
+  EXPECT_FALSE(SameVersion(big + 1, t));
+  EXPECT_EQ(FullVersion(big, t), big);
+  // A head that does not match: the smallest version >= head the word names, so versions still grow.
+  EXPECT_EQ(FullVersion(big - 10, t), big);
+  EXPECT_EQ(FullVersion(big + 1, t), big + (1ull << 39));
+  std::string key = "k", value = "v";
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto b = MakeBlock(bytes, big, key, value, 10);
+  BlockView view;
+  ASSERT_EQ(Check(b, key, 10, &view), BlockCheck::kValid);
+  EXPECT_EQ(view.version, big);
+  // A head whose high bits are torn fails the checksum it seeds.
+  StoreU64(b.data() + kHeadVersionOffset, big + (1ull << 40));
+  EXPECT_EQ(Check(b, key, 10), BlockCheck::kRetry);
+}
+
+TEST(BlockExpiry, WordAndArithmetic) {
+  EXPECT_EQ(ExpiryOf(MakeExpiryWord(12345, 7)), 12345u);
+  EXPECT_EQ(TokenLagOf(MakeExpiryWord(12345, 7)), 7u);
+  EXPECT_EQ(TokenLagOf(MakeExpiryWord(kMaxExpiryMs, kMaxTokenLag)), kMaxTokenLag);
+  EXPECT_EQ(ExpiryOf(MakeExpiryWord(kMaxExpiryMs, kMaxTokenLag)), kMaxExpiryMs);
+  EXPECT_EQ(ExpiryAfter(1000, 0), 0u) << "no TTL: never";
+  EXPECT_EQ(ExpiryAfter(1000, 1), 1001u);
+  EXPECT_EQ(ExpiryAfter(1000, ~0ull), kMaxExpiryMs) << "saturates";
+  EXPECT_EQ(ExpiryAfter(kMaxExpiryMs - 1, 5), kMaxExpiryMs);
+  EXPECT_FALSE(Expired(0, ~0ull)) << "no expiry never expires";
+  EXPECT_FALSE(Expired(1001, 1000));
+  EXPECT_TRUE(Expired(1001, 1001)) << "expired from its expiry reading on";
+  EXPECT_TRUE(Expired(1001, 5000));
 }
 
 TEST(BlockEncode, EncodeLeavesRecencyAndTargetAlone) {

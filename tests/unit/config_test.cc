@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "documented_defaults.h"
+#include "scoped_environment.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -25,34 +26,16 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_HASH_WAYS",        "SHMEMCACHE_DIRECTORY_ENTRIES",   "SHMEMCACHE_DIRECTORY_WAYS",
     "SHMEMCACHE_RECENCY_RANGE_MS", "SHMEMCACHE_MAX_KEY_LEN",         "SHMEMCACHE_MAX_VALUE_LEN",
     "SHMEMCACHE_CHUNK_BYTES",      "SHMEMCACHE_CHUNKS_PER_PEER",     "SHMEMCACHE_DIRECT_OPS",
-    "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SLAB_GROWTH_FACTOR",
-    "SHMEMCACHE_SLAB_PAGE_BYTES",  "SHMEMCACHE_PRIVATE_CONTEXT",     "SHMEMCACHE_MAX_OUTSTANDING",
-    "SHMEMCACHE_OP_TIMEOUT_MS",
+    "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SPILL_MMAP_MAX_BYTES",
+    "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
+    "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",
 };
 
-// Clears every SHMEMCACHE_* variable for the test and restores the caller's environment afterwards, so a test
-// neither sees the developer's settings nor leaks its own.
+// Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
 class ConfigEnvTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    for (const char* name : kAllVars) {
-      const char* v = std::getenv(name);
-      saved_.push_back(v ? std::optional<std::string>(v) : std::nullopt);
-      unsetenv(name);
-    }
-    ClearLastError();
-  }
-  void TearDown() override {
-    size_t i = 0;
-    for (const char* name : kAllVars) {
-      if (saved_[i])
-        setenv(name, saved_[i]->c_str(), 1);
-      else
-        unsetenv(name);
-      ++i;
-    }
-  }
-  std::vector<std::optional<std::string>> saved_;
+  void SetUp() override { ClearLastError(); }
+  ScopedEnvironment env_{kAllVars};
 };
 
 void ExpectDefaults(const shmemcache_config_t& c) {
@@ -70,6 +53,7 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.direct_ops, 1);
   EXPECT_EQ(c.spill_dir, nullptr);
   EXPECT_EQ(c.spill_bytes, 1ull << 30);
+  EXPECT_EQ(c.spill_mmap_max_bytes, 0u);
   EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
   EXPECT_EQ(c.slab_page_bytes, 1u << 20);
   EXPECT_EQ(c.private_context, -1);
@@ -129,6 +113,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_DIRECT_OPS", "0", 1);
   setenv("SHMEMCACHE_SPILL_DIR", "/tmp/shmemcache-spill", 1);
   setenv("SHMEMCACHE_SPILL_BYTES", "2G", 1);
+  setenv("SHMEMCACHE_SPILL_MMAP_MAX_BYTES", "16K", 1);
   setenv("SHMEMCACHE_SLAB_GROWTH_FACTOR", "1.5", 1);
   setenv("SHMEMCACHE_SLAB_PAGE_BYTES", "2M", 1);
   setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
@@ -151,6 +136,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   ASSERT_NE(c.spill_dir, nullptr);
   EXPECT_STREQ(c.spill_dir, "/tmp/shmemcache-spill");
   EXPECT_EQ(c.spill_bytes, 2ull << 30);
+  EXPECT_EQ(c.spill_mmap_max_bytes, 16u << 10);
   EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.5);
   EXPECT_EQ(c.slab_page_bytes, 2u << 20);
   EXPECT_EQ(c.private_context, 0);
@@ -395,6 +381,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"direct_ops", [](shmemcache_config_t* c) { c->direct_ops = 0; }},
       {"spill_dir", [](shmemcache_config_t* c) { c->spill_dir = kDir; }},
       {"spill_bytes", [](shmemcache_config_t* c) { c->spill_bytes += 1; }},
+      {"spill_mmap_max_bytes", [](shmemcache_config_t* c) { c->spill_mmap_max_bytes = 16384; }},
       {"slab_growth_factor", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.25 + 1e-15; }},
       {"slab_page_bytes", [](shmemcache_config_t* c) { c->slab_page_bytes = 2u << 20; }},
       {"private_context", [](shmemcache_config_t* c) { c->private_context = 1; }},
@@ -437,10 +424,11 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   auto mutations = OneMutationPerField();
   ASSERT_EQ(mutations.size(), kConfigFields);
   // shmemcache_config_t's fields, by size: a new field must be added to the comparison (and here).
-  EXPECT_EQ(sizeof(shmemcache_config_t), 16 * 8u) << "a field was added or removed: update ConfigFieldValues";
+  EXPECT_EQ(sizeof(shmemcache_config_t), 17 * 8u) << "a field was added or removed: update ConfigFieldValues";
   for (size_t i = 0; i < kConfigFields; ++i) EXPECT_EQ(mutations[i].first, kConfigFieldNames[i]);
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
-  EXPECT_EQ(ConfigEnvName(18), "SHMEMCACHE_OP_TIMEOUT_MS");
+  EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");
+  EXPECT_EQ(ConfigEnvName(19), "SHMEMCACHE_OP_TIMEOUT_MS");
   EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
 }
 
@@ -463,8 +451,9 @@ TEST(ConfigFieldValues, ReadableValues) {
   auto v = ConfigFieldValues(c);
   EXPECT_EQ(v[3], "8");
   EXPECT_EQ(v[12], "");  // no spill_dir
-  EXPECT_EQ(v[14], "1.25");
-  EXPECT_EQ(v[16], "-1");
+  EXPECT_EQ(v[14], "0");  // spill_mmap_max_bytes
+  EXPECT_EQ(v[15], "1.25");
+  EXPECT_EQ(v[17], "-1");
   std::string empty;
   c.spill_dir = empty.c_str();
   EXPECT_EQ(ConfigFieldValues(c)[12], "''");  // set but empty differs from unset

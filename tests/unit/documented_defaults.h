@@ -24,6 +24,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.direct_ops = 1;
   c.spill_dir = nullptr;
   c.spill_bytes = 1ull << 30;
+  c.spill_mmap_max_bytes = 0;
   c.slab_growth_factor = 1.25;
   c.slab_page_bytes = 1ull << 20;
   c.private_context = -1;

@@ -14,7 +14,7 @@ namespace {
 
 size_t RoundUp8(size_t n) { return (n + 7) & ~size_t{7}; }
 // Header + 250-byte key + 1 MiB value + target word, the default configuration's largest block.
-size_t BlockBytesForDefaults() { return RoundUp8(32 + 250 + (1u << 20) + 8); }
+size_t BlockBytesForDefaults() { return RoundUp8(44 + 250 + (1u << 20) + 8); }
 
 TEST(SlabClasses, GrowthFactorRespected) {
   for (double factor : {1.05, 1.25, 1.5, 2.0, 4.0}) {

@@ -1,7 +1,8 @@
 // SpillStore (src/spill): the SSD tier's log, index and fault handling, in one process on a temp directory.
+// Faults come from the test file operations (spill/faulty_file_ops.h): the tier runs its production code on a
+// disk that fails as the test says.
 #include "spill/spill_store.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -12,11 +13,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "spill/faulty_file_ops.h"
+#include "spill_test_dir.h"
 
 namespace smc {
 namespace {
@@ -33,30 +39,9 @@ std::string ValueFor(uint64_t i, size_t len) {
 
 class SpillStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/spill_store_test.XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    store_.reset();
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        std::string path = dir_ + "/" + name;
-        chmod(path.c_str(), 0700);
-        struct stat st;
-        if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-          rmdir(path.c_str());
-        } else {
-          unlink(path.c_str());
-        }
-      }
-      closedir(d);
-    }
-    rmdir(dir_.c_str());
-  }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
+  void TearDown() override { store_.reset(); }
+  // Options on the production file operations.
   SpillOptions Options(size_t capacity = 1 << 20, size_t segment = 64 << 10, size_t buffer = 8 << 10) {
     SpillOptions o;
     o.dir = dir_;
@@ -64,6 +49,12 @@ class SpillStoreTest : public ::testing::Test {
     o.segment_bytes = segment;
     o.write_buffer_bytes = buffer;
     o.file_prefix = "shmemcache-test-0";
+    return o;
+  }
+  // The same on the test file operations, whose faults the test arms through disk_.
+  SpillOptions FaultyOptions(size_t capacity = 1 << 20, size_t segment = 64 << 10, size_t buffer = 8 << 10) {
+    SpillOptions o = Options(capacity, segment, buffer);
+    o.file_ops = disk_;
     return o;
   }
   void OpenStore(const SpillOptions& o) {
@@ -82,19 +73,40 @@ class SpillStoreTest : public ::testing::Test {
     std::string v;
     return Get(k, &v) == SHMEMCACHE_OK && v == want;
   }
-  size_t FilesInDir() {
-    size_t n = 0;
-    if (DIR* d = opendir(dir_.c_str())) {
-      while (dirent* e = readdir(d)) {
-        std::string name = e->d_name;
-        if (name != "." && name != "..") ++n;
-      }
-      closedir(d);
+  // Puts pairs next..next+count (1000-byte values, one flush per 8) and records them in the model.
+  void PutSome(int next, int count) {
+    for (int i = next; i < next + count; ++i) {
+      Put("k" + std::to_string(i), ValueFor(i, 1000));
+      if (i % 8 == 7) store_->Flush();
     }
-    return n;
+    store_->Flush();
+  }
+  // Every key put so far reads back its own bytes or NOT_FOUND; returns how many were found.
+  int CheckAll(int end) {
+    int found = 0;
+    for (int i = 0; i < end; ++i) {
+      std::string v;
+      Status s = Get("k" + std::to_string(i), &v);
+      if (s == SHMEMCACHE_OK) {
+        EXPECT_EQ(v, ValueFor(i, 1000)) << "wrong bytes for k" << i;
+        ++found;
+      } else {
+        EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND) << i;
+      }
+    }
+    return found;
+  }
+  bool FoundRange(int begin, int end) {
+    for (int i = begin; i < end; ++i)
+      if (!Found("k" + std::to_string(i), ValueFor(i, 1000))) return false;
+    return true;
   }
 
-  std::string dir_;
+  size_t FilesInDir() const { return tmp_.Files(); }
+
+  SpillTestDir tmp_;  // removed with everything in it after the test
+  const std::string dir_ = tmp_.path();
+  std::shared_ptr<FaultyFileOps> disk_ = std::make_shared<FaultyFileOps>();
   std::unique_ptr<SpillStore> store_;
 };
 
@@ -158,7 +170,7 @@ TEST_F(SpillStoreTest, RoundTripIsByteExact) {
   for (int i = 0; i < 200; ++i) EXPECT_TRUE(Found("key" + std::to_string(i), ValueFor(i, 1 + i * 13 % 700))) << i;
   EXPECT_EQ(Get("absent", &v), SHMEMCACHE_NOT_FOUND);
   EXPECT_EQ(Get(std::string("k\0\xff", 3), &v), SHMEMCACHE_NOT_FOUND);
-  const SpillStats& st = store_->stats();
+  const SpillStats st = store_->stats();
   EXPECT_EQ(st.spilled_items, 203u);
   EXPECT_EQ(st.index_entries, 203u);
   EXPECT_GT(st.index_bytes, 0u);
@@ -233,15 +245,16 @@ TEST_F(SpillStoreTest, TooLargePairIsNotStoredAndDropsOldCopy) {
   EXPECT_EQ(Get("k", &v), SHMEMCACHE_NOT_FOUND);
 }
 
-class WriteFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<SpillFault> {};
+// The errno the next write fails with.
+class WriteFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<int> {};
 
 TEST_P(WriteFaultTest, WriteErrorDropsTheBufferAndKeepsTheStoreUsable) {
-  OpenStore(Options());
+  OpenStore(FaultyOptions());
   Put("before", "flushed");
   store_->Flush();
   Put("lost1", "v1");
   Put("lost2", "v2");
-  store_->InjectFault(GetParam());
+  disk_->FailNextWrite(GetParam());
   store_->Flush();
   std::string v;
   EXPECT_EQ(Get("lost1", &v), SHMEMCACHE_NOT_FOUND);
@@ -255,21 +268,21 @@ TEST_P(WriteFaultTest, WriteErrorDropsTheBufferAndKeepsTheStoreUsable) {
   EXPECT_EQ(store_->stats().index_entries, 2u);
   // With one segment there was nothing to reclaim for an ENOSPC: the next write that went through counts as the
   // recovery.
-  EXPECT_EQ(store_->stats().enospc_recoveries, GetParam() == SpillFault::kEnospc ? 1u : 0u);
+  EXPECT_EQ(store_->stats().enospc_recoveries, GetParam() == ENOSPC ? 1u : 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, WriteFaultTest, ::testing::Values(SpillFault::kEnospc, SpillFault::kEio));
+INSTANTIATE_TEST_SUITE_P(Faults, WriteFaultTest, ::testing::Values(ENOSPC, EIO));
 
 // ENOSPC with older segments on disk: the oldest goes and the write is retried, so the batch is not lost.
 TEST_F(SpillStoreTest, EnospcReclaimsTheOldestSegmentAndRetries) {
-  OpenStore(Options(256 << 10, 32 << 10, 8 << 10));
+  OpenStore(FaultyOptions(256 << 10, 32 << 10, 8 << 10));
   for (int i = 0; i < 100; ++i) Put("old" + std::to_string(i), ValueFor(i, 1000));  // ~3 segments
   store_->Flush();
   ASSERT_GE(store_->segment_paths().size(), 3u);
   size_t segments = store_->segment_paths().size();
   Put("kept1", "v1");
   Put("kept2", "v2");
-  store_->InjectFault(SpillFault::kEnospc);
+  disk_->FailNextWrite(ENOSPC);
   store_->Flush();
   EXPECT_TRUE(Found("kept1", "v1"));
   EXPECT_TRUE(Found("kept2", "v2"));
@@ -323,35 +336,6 @@ class SpillFullDiskTest : public SpillStoreTest {
     close(fd);
     return total;
   }
-  // Puts pairs next..next+count (1000-byte values, one flush per 8) and records them in the model.
-  void PutSome(int next, int count) {
-    for (int i = next; i < next + count; ++i) {
-      Put("k" + std::to_string(i), ValueFor(i, 1000));
-      if (i % 8 == 7) store_->Flush();
-    }
-    store_->Flush();
-  }
-  // Every key put so far reads back its own bytes or NOT_FOUND; returns how many were found.
-  int CheckAll(int end) {
-    int found = 0;
-    for (int i = 0; i < end; ++i) {
-      std::string v;
-      Status s = Get("k" + std::to_string(i), &v);
-      if (s == SHMEMCACHE_OK) {
-        EXPECT_EQ(v, ValueFor(i, 1000)) << "wrong bytes for k" << i;
-        ++found;
-      } else {
-        EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND) << i;
-      }
-    }
-    return found;
-  }
-  bool FoundRange(int begin, int end) {
-    for (int i = begin; i < end; ++i)
-      if (!Found("k" + std::to_string(i), ValueFor(i, 1000))) return false;
-    return true;
-  }
-
   std::string mnt_;
   bool mounted_ = false;
 };
@@ -364,20 +348,19 @@ TEST_F(SpillFullDiskTest, RecoversFromAFullDisk) {
   int next = 0;
   PutSome(next, 600);
   next += 600;
-  const SpillStats& st = store_->stats();
   std::printf("tier filled the disk: io_errors %llu, recoveries %llu, reclaimed %llu, segments %zu\n",
-              (unsigned long long)st.io_errors, (unsigned long long)st.enospc_recoveries,
-              (unsigned long long)st.reclaimed_segments, store_->segment_paths().size());
-  EXPECT_GT(st.io_errors, 0u) << "the disk was meant to fill up";
-  EXPECT_GT(st.enospc_recoveries, 0u);
-  EXPECT_GT(st.reclaimed_segments, 0u);
+              (unsigned long long)store_->stats().io_errors, (unsigned long long)store_->stats().enospc_recoveries,
+              (unsigned long long)store_->stats().reclaimed_segments, store_->segment_paths().size());
+  EXPECT_GT(store_->stats().io_errors, 0u) << "the disk was meant to fill up";
+  EXPECT_GT(store_->stats().enospc_recoveries, 0u);
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
   EXPECT_TRUE(FoundRange(next - 100, next)) << "the newest pairs must survive a disk the tier filled itself";
   CheckAll(next);
   // Steady state: more pairs do not hit ENOSPC again and again (the tier keeps fewer segments).
-  uint64_t errors = st.io_errors;
+  uint64_t errors = store_->stats().io_errors;
   PutSome(next, 400);
   next += 400;
-  EXPECT_LE(st.io_errors, errors + 1);
+  EXPECT_LE(store_->stats().io_errors, errors + 1);
   EXPECT_TRUE(FoundRange(next - 100, next));
 
   // 2. Another file takes every free byte, then more as the tier frees its own: writes fail, the tier gives back
@@ -392,37 +375,76 @@ TEST_F(SpillFullDiskTest, RecoversFromAFullDisk) {
   // Down to one segment on a full disk: its batches fail and are dropped until the segment is full and the tier
   // starts the next one in the space the old one gave back.
   FillDisk("filler" + std::to_string(filler++));
-  errors = st.io_errors;
+  errors = store_->stats().io_errors;
   int lost_from = next;
   PutSome(next, 20);
   next += 20;
-  EXPECT_GT(st.io_errors, errors) << "the disk is full: writes fail";
+  EXPECT_GT(store_->stats().io_errors, errors) << "the disk is full: writes fail";
   EXPECT_FALSE(FoundRange(lost_from, next)) << "pairs whose write failed are gone";
   EXPECT_LT(CheckAll(next), next);
   std::printf("disk filled by another file: io_errors %llu, recoveries %llu, reclaimed %llu, segments %zu\n",
-              (unsigned long long)st.io_errors, (unsigned long long)st.enospc_recoveries,
-              (unsigned long long)st.reclaimed_segments, store_->segment_paths().size());
+              (unsigned long long)store_->stats().io_errors, (unsigned long long)store_->stats().enospc_recoveries,
+              (unsigned long long)store_->stats().reclaimed_segments, store_->segment_paths().size());
 
   // 3. Space comes back: writes go through again by themselves, and the tier grows back past its low point.
   for (int i = 0; i < filler; ++i) unlink((mnt_ + "/filler" + std::to_string(i)).c_str());
-  errors = st.io_errors;
+  errors = store_->stats().io_errors;
   int resumed = next;
   PutSome(next, 150);
   next += 150;
-  EXPECT_EQ(st.io_errors, errors);
+  EXPECT_EQ(store_->stats().io_errors, errors);
   EXPECT_TRUE(FoundRange(resumed, next));
   EXPECT_GE(store_->segment_paths().size(), 3u) << "the tier grows back once the disk has room";
   CheckAll(next);
 }
 
-class ReadFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<SpillFault> {};
+// The same recovery without root: the test file operations stand for a full disk (every write fails with
+// ENOSPC, statvfs reports no room) until the test frees it.
+TEST_F(SpillStoreTest, RecoversFromAnEmulatedFullDisk) {
+  OpenStore(FaultyOptions(/*capacity=*/1 << 20, /*segment=*/32 << 10, /*buffer=*/8 << 10));
+  int next = 0;
+  PutSome(next, 300);  // ~10 segments
+  next += 300;
+  ASSERT_GE(store_->segment_paths().size(), 8u);
+  ASSERT_EQ(store_->stats().io_errors, 0u);
+
+  // The disk fills: each failed write gives back the oldest segment and is retried, down to the last segment;
+  // then batches are dropped. Reads stay right or NOT_FOUND.
+  disk_->SetDiskFull(true);
+  int lost_from = next;
+  PutSome(next, 100);
+  next += 100;
+  EXPECT_GT(store_->stats().io_errors, 0u);
+  EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  EXPECT_EQ(store_->stats().enospc_recoveries, 0u);
+  EXPECT_EQ(store_->segment_paths().size(), 1u);
+  EXPECT_FALSE(FoundRange(lost_from, next)) << "pairs whose write failed are gone";
+  EXPECT_LT(CheckAll(next), next);
+
+  // Space comes back: the next write goes through (one recovery), no more errors, and the tier grows back a
+  // segment per roll.
+  disk_->SetDiskFull(false);
+  uint64_t errors = store_->stats().io_errors;
+  int resumed = next;
+  PutSome(next, 150);
+  next += 150;
+  EXPECT_EQ(store_->stats().io_errors, errors);
+  EXPECT_EQ(store_->stats().enospc_recoveries, 1u);
+  EXPECT_TRUE(FoundRange(resumed, next));
+  EXPECT_GE(store_->segment_paths().size(), 3u) << "the tier grows back once the disk has room";
+  CheckAll(next);
+}
+
+enum class ReadFault { kEio, kShortRead };
+class ReadFaultTest : public SpillStoreTest, public ::testing::WithParamInterface<ReadFault> {};
 
 TEST_P(ReadFaultTest, ReadErrorIsNotFoundAndCounted) {
-  OpenStore(Options());
+  OpenStore(FaultyOptions());
   Put("victim", ValueFor(1, 300));
   Put("other", ValueFor(2, 300));
   store_->Flush();
-  store_->InjectFault(GetParam());
+  if (GetParam() == ReadFault::kEio) disk_->FailNextRead(EIO);
+  else disk_->ShortNextRead();
   std::string v;
   EXPECT_EQ(Get("victim", &v), SHMEMCACHE_NOT_FOUND);
   EXPECT_EQ(store_->stats().io_errors, 1u);
@@ -434,13 +456,13 @@ TEST_P(ReadFaultTest, ReadErrorIsNotFoundAndCounted) {
   EXPECT_TRUE(Found("new", "ok"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Faults, ReadFaultTest, ::testing::Values(SpillFault::kEio, SpillFault::kShortRead));
+INSTANTIATE_TEST_SUITE_P(Faults, ReadFaultTest, ::testing::Values(ReadFault::kEio, ReadFault::kShortRead));
 
 TEST_F(SpillStoreTest, CorruptedRecordFailsItsChecksum) {
-  OpenStore(Options());
+  OpenStore(FaultyOptions());
   for (int i = 0; i < 20; ++i) Put("key" + std::to_string(i), ValueFor(i, 100));
   store_->Flush();
-  store_->InjectFault(SpillFault::kCorruptRecord);  // the last record: key19
+  disk_->CorruptNextRead();  // the next record read from the file: key19's
   std::string v;
   EXPECT_EQ(Get("key19", &v), SHMEMCACHE_NOT_FOUND);
   EXPECT_EQ(store_->stats().checksum_failures, 1u);
@@ -452,21 +474,21 @@ TEST_F(SpillStoreTest, CorruptedRecordFailsItsChecksum) {
 }
 
 TEST_F(SpillStoreTest, CorruptedEmptyRecordFailsItsChecksum) {
-  OpenStore(Options());
+  OpenStore(FaultyOptions());
   Put("", "");
   store_->Flush();
-  store_->InjectFault(SpillFault::kCorruptRecord);
+  disk_->CorruptNextRead();  // a header-only record: the flipped byte is in the header
   std::string v;
   EXPECT_EQ(Get("", &v), SHMEMCACHE_NOT_FOUND);
   EXPECT_EQ(store_->stats().checksum_failures, 1u);
 }
 
 TEST_F(SpillStoreTest, DeletedFileIsNotFoundAndStoreKeepsWorking) {
-  OpenStore(Options(1 << 20, 16 << 10, 4 << 10));
+  OpenStore(FaultyOptions(1 << 20, 16 << 10, 4 << 10));
   for (int i = 0; i < 10; ++i) Put("old" + std::to_string(i), ValueFor(i, 200));
   store_->Flush();
   Put("buffered", "survives");  // in RAM when the file goes
-  store_->InjectFault(SpillFault::kDeleteFile);
+  ASSERT_TRUE(disk_->DeleteNewestFile());
   std::string v;
   EXPECT_EQ(Get("old0", &v), SHMEMCACHE_NOT_FOUND);
   EXPECT_GE(store_->stats().io_errors, 1u);
@@ -480,10 +502,10 @@ TEST_F(SpillStoreTest, DeletedFileIsNotFoundAndStoreKeepsWorking) {
 }
 
 TEST_F(SpillStoreTest, DeletedFileDetectedAtFlushKeepsBufferedPairs) {
-  OpenStore(Options());
+  OpenStore(FaultyOptions());
   Put("flushed", "gone");
   store_->Flush();
-  store_->InjectFault(SpillFault::kDeleteFile);
+  ASSERT_TRUE(disk_->DeleteNewestFile());
   Put("pending", "kept");
   store_->Flush();  // finds the file gone: the buffered pair goes to a new file
   EXPECT_TRUE(Found("pending", "kept"));
@@ -568,13 +590,17 @@ TEST_F(SpillStoreTest, SpillFactorOnePointFiveWithRandomVerify) {
 // the capacity hold throughout.
 TEST_F(SpillStoreTest, RandomOperationsWithFaultsNeverReturnWrongBytes) {
   const size_t capacity = 96 << 10, segment = 16 << 10;
-  OpenStore(Options(capacity, segment, 4 << 10));
+  OpenStore(FaultyOptions(capacity, segment, 4 << 10));
   std::mt19937_64 rng(7);
   const int keys = 300;
   std::vector<int> model(keys, -1);  // latest generation put, -1 = absent
   int generation = 0;
-  const SpillFault faults[] = {SpillFault::kEnospc, SpillFault::kEio, SpillFault::kShortRead,
-                               SpillFault::kCorruptRecord, SpillFault::kDeleteFile};
+  FaultyFileOps* disk = disk_.get();
+  const std::function<void()> faults[] = {
+      [disk] { disk->FailNextWrite(ENOSPC); }, [disk] { disk->FailNextWrite(EIO); },
+      [disk] { disk->ShortNextRead(); },       [disk] { disk->CorruptNextRead(); },
+      [disk] { disk->DeleteNewestFile(); },    [disk] { disk->FailNextRead(EIO); },
+      [disk] { disk->TruncateNewestFile(0); }, [disk] { disk->DeleteNewestFileAtNextRead(); }};
   for (int step = 0; step < 6000; ++step) {
     int k = static_cast<int>(rng() % keys);
     std::string key = "k" + std::to_string(k);
@@ -598,7 +624,7 @@ TEST_F(SpillStoreTest, RandomOperationsWithFaultsNeverReturnWrongBytes) {
     } else if (op < 98) {
       store_->Flush();
     } else {
-      store_->InjectFault(faults[rng() % 5]);
+      faults[rng() % (sizeof faults / sizeof faults[0])]();
     }
     ASSERT_LE(store_->bytes_used(), capacity);
     if (step % 500 == 0) {
@@ -616,31 +642,38 @@ TEST_F(SpillStoreTest, RandomOperationsWithFaultsNeverReturnWrongBytes) {
 
 // ---- asynchronous reads and the adaptive (mmap / pread) read path ----
 
-// Waits (bounded) for the read with this cookie to come back through Poll.
-bool AwaitRead(SpillStore* store, uint64_t cookie, SpillRead* out) {
+// Waits for every I/O in flight (Flush), then takes in every finished read through Poll, by cookie.
+std::map<uint64_t, SpillRead> AwaitReads(SpillStore* store) {
+  store->Flush();
   std::vector<SpillRead> reads;
-  for (int i = 0; i < 5000; ++i) {
-    store->Poll(&reads);
-    for (SpillRead& r : reads) {
-      if (r.cookie == cookie) {
-        *out = std::move(r);
-        return true;
-      }
-    }
-    usleep(1000);
-  }
-  return false;
+  store->Poll(&reads);
+  std::map<uint64_t, SpillRead> by_cookie;
+  for (SpillRead& r : reads) by_cookie[r.cookie] = std::move(r);
+  return by_cookie;
+}
+
+// The read with this cookie, once every I/O in flight has finished.
+bool AwaitRead(SpillStore* store, uint64_t cookie, SpillRead* out) {
+  auto reads = AwaitReads(store);
+  auto it = reads.find(cookie);
+  if (it == reads.end()) return false;
+  *out = std::move(it->second);
+  return true;
 }
 
 TEST_F(SpillStoreTest, SlowReadCompletesThroughPollAndIsCurrent) {
-  SpillOptions o = Options();
-  o.test_read_delay_ms = 20;  // every file read goes to the I/O thread
-  OpenStore(o);
+  OpenStore(FaultyOptions());
   Put("a", ValueFor(1, 500));
   store_->Flush();
+  disk_->HoldReads();  // blocked flash: the read goes to the I/O thread and waits there for the release
   std::vector<uint8_t> v;
   ASSERT_EQ(store_->StartRead("a", 1, 7, &v), SHMEMCACHE_IN_PROGRESS);
   EXPECT_EQ(store_->reads_in_flight(), 1u);
+  std::vector<SpillRead> none;
+  store_->Poll(&none);
+  EXPECT_TRUE(none.empty());  // held: nothing can have finished
+  EXPECT_EQ(store_->reads_in_flight(), 1u);
+  disk_->ReleaseReads();
   SpillRead r;
   ASSERT_TRUE(AwaitRead(store_.get(), 7, &r));
   EXPECT_EQ(r.status, SHMEMCACHE_OK);
@@ -652,20 +685,22 @@ TEST_F(SpillStoreTest, SlowReadCompletesThroughPollAndIsCurrent) {
 }
 
 TEST_F(SpillStoreTest, ReadInFlightWhenKeyIsErasedOrReplacedIsNotCurrent) {
-  SpillOptions o = Options();
-  o.test_read_delay_ms = 20;
-  OpenStore(o);
+  OpenStore(FaultyOptions());
   Put("a", ValueFor(1, 300));
   Put("b", ValueFor(2, 300));
   store_->Flush();
+  disk_->HoldReads();  // both reads stay in flight until released
   std::vector<uint8_t> v;
   ASSERT_EQ(store_->StartRead("a", 1, 1, &v), SHMEMCACHE_IN_PROGRESS);
   ASSERT_EQ(store_->StartRead("b", 1, 2, &v), SHMEMCACHE_IN_PROGRESS);
   store_->Erase("a", 1);        // a SET or DELETE of the key arrived meanwhile
   Put("b", ValueFor(3, 300));   // the key was spilled again with a newer value
-  SpillRead ra, rb;
-  ASSERT_TRUE(AwaitRead(store_.get(), 1, &ra));
-  ASSERT_TRUE(AwaitRead(store_.get(), 2, &rb));
+  disk_->ReleaseReads();
+  auto reads = AwaitReads(store_.get());
+  ASSERT_EQ(reads.count(1), 1u);
+  ASSERT_EQ(reads.count(2), 1u);
+  const SpillRead& ra = reads[1];
+  const SpillRead& rb = reads[2];
   // Both reads still answer what they read (their GETs came first), but neither may be promoted.
   EXPECT_EQ(ra.status, SHMEMCACHE_OK);
   EXPECT_EQ(std::string(ra.value.begin(), ra.value.end()), ValueFor(1, 300));
@@ -676,15 +711,15 @@ TEST_F(SpillStoreTest, ReadInFlightWhenKeyIsErasedOrReplacedIsNotCurrent) {
 }
 
 TEST_F(SpillStoreTest, SegmentReclaimedUnderAReadInFlightKeepsItsFileOpen) {
-  SpillOptions o = Options(/*capacity=*/64 << 10, /*segment=*/16 << 10, /*buffer=*/4 << 10);
-  o.test_read_delay_ms = 50;
-  OpenStore(o);
+  OpenStore(FaultyOptions(/*capacity=*/64 << 10, /*segment=*/16 << 10, /*buffer=*/4 << 10));
   Put("old", ValueFor(9, 1000));
   store_->Flush();
+  disk_->HoldReads();
   std::vector<uint8_t> v;
   ASSERT_EQ(store_->StartRead("old", 3, 5, &v), SHMEMCACHE_IN_PROGRESS);
   for (int i = 0; i < 200; ++i) Put("fill" + std::to_string(i), ValueFor(i, 1000));  // reclaims "old"'s segment
   EXPECT_GT(store_->stats().reclaimed_segments, 0u);
+  disk_->ReleaseReads();  // the read runs only now, on a file already unlinked
   SpillRead r;
   ASSERT_TRUE(AwaitRead(store_.get(), 5, &r));
   EXPECT_EQ(r.status, SHMEMCACHE_OK);  // read from the unlinked file, still open
@@ -734,9 +769,9 @@ TEST_F(SpillStoreTest, SmallRecordsGoThroughTheMappingLargeOnesThroughPread) {
 
 TEST_F(SpillStoreTest, UncachedReadsGoToTheWorkerByEitherPath) {
   for (size_t threshold : {size_t{0}, size_t{16384}}) {
-    SpillOptions o = Options();
+    SpillOptions o = FaultyOptions();
     o.mmap_max_record_bytes = threshold;
-    o.test_read_delay_ms = 1;  // stands for "not in the page cache": nothing is served inline
+    disk_->SetUncached(true);  // nothing in the page cache: nothing is served inline
     o.file_prefix = "shmemcache-test-t" + std::to_string(threshold);
     std::unique_ptr<SpillStore> store;
     std::string error;

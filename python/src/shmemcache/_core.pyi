@@ -45,6 +45,7 @@ class Cache:
         direct_ops: int = ...,
         spill_dir: Optional[Union[str, bytes]] = ...,
         spill_bytes: int = ...,
+        spill_mmap_max_bytes: int = ...,
         slab_growth_factor: float = ...,
         slab_page_bytes: int = ...,
         private_context: int = ...,

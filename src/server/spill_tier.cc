@@ -1,0 +1,106 @@
+#include "server/spill_tier.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "server/eviction_pause.h"
+#include "spill/faulty_file_ops.h"
+
+namespace smc {
+
+SpillTier::SpillTier(KvStore* ram, uint64_t* max_eviction_pause_us, std::unique_ptr<SpillStore> store)
+    : ram_(ram), max_eviction_pause_us_(max_eviction_pause_us), store_(std::move(store)) {}
+
+Status SpillTier::Open(const shmemcache_config_t& config, const TestHooks& hooks, int pe, KvStore* ram,
+                       uint64_t* max_eviction_pause_us, std::unique_ptr<SpillTier>* out, std::string* error) {
+  SpillOptions o;
+  o.dir = config.spill_dir;
+  o.capacity_bytes = config.spill_bytes;
+  o.segment_bytes = std::min<size_t>(o.segment_bytes, std::max<size_t>(config.spill_bytes / 4, 1 << 20));
+  o.file_prefix = "shmemcache-" + std::to_string(getpid()) + "-pe" + std::to_string(pe);
+  o.mmap_max_record_bytes = config.spill_mmap_max_bytes;
+  o.file_ops = FileOpsFor(hooks);
+  std::unique_ptr<SpillStore> store;
+  Status s = SpillStore::Open(o, &store, error);
+  if (s != SHMEMCACHE_OK) return s;
+  out->reset(new SpillTier(ram, max_eviction_pause_us, std::move(store)));
+  ram->set_eviction_listener(&SpillTier::OnEviction, out->get());
+  return SHMEMCACHE_OK;
+}
+
+SpillTier::~SpillTier() { ram_->set_eviction_listener(KvStore::EvictionListener{nullptr}, nullptr); }
+
+// The record format keeps key and value only: flags and expiry of the pair are not spilled yet (they only exist
+// in the store so far; wiring issue 15 to the client adds them to the record and restores them on read-back).
+void SpillTier::OnEviction(void* self, const EvictedPair& pair) {
+  static_cast<SpillTier*>(self)->store_->Put(pair.key, pair.key_len, pair.value, pair.value_len);
+}
+
+void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
+                        uint64_t recency, BlockPointer* ptr) {
+  EvictionPause pause(*ram_, max_eviction_pause_us_);
+  Status s = ram_->Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
+  if (s == SHMEMCACHE_OK) store_->Erase(key, key_len);  // spilled again if evicted again
+  else *ptr = BlockPointer{};                           // served from flash without a pointer to cache
+  pause.End();
+}
+
+Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
+                           BlockPointer* ptr) {
+  const RequestHeader& h = req.header;
+  const uint64_t cookie = next_cookie_++;
+  Status s = store_->StartRead(req.key, h.key_len, cookie, &value_);
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    ReplyHeader reply{};
+    reply.op = h.op;
+    reply.request_id = h.request_id;
+    parked_.emplace(cookie, ParkedGet{client, reply, h.max_value, recency, loc,
+                                      std::string(reinterpret_cast<const char*>(req.key), h.key_len)});
+    return s;
+  }
+  if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+  ++served_;
+  Promote(loc, req.key, h.key_len, value_, recency, ptr);
+  return SHMEMCACHE_OK;
+}
+
+bool SpillTier::Delete(const void* key, size_t key_len) {
+  if (!store_->Contains(key, key_len)) return false;
+  store_->Erase(key, key_len);
+  return true;
+}
+
+void SpillTier::FinishReads(const Answer& answer) {
+  finished_.clear();
+  store_->Poll(&finished_);
+  for (SpillRead& r : finished_) {
+    auto it = parked_.find(r.cookie);
+    if (it == parked_.end()) continue;  // cannot happen: every read the tier starts is parked
+    ParkedGet& g = it->second;
+    BlockPointer ptr;
+    if (r.status == SHMEMCACHE_OK) {
+      ++served_;
+      // Promote only the record the index still holds: a SET or DELETE that came after this GET must win. The
+      // GET's recency is still the right one: epochs only grow, and it was clamped to the epoch when it came.
+      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, g.recency, &ptr);
+    }
+    answer(g, r.status, ptr, r.value);
+    parked_.erase(it);
+  }
+}
+
+void SpillTier::FillStats(Stats* stats) const {
+  const SpillStats sp = store_->stats();
+  stats->spilled_items = sp.spilled_items;
+  stats->spill_reads += served_;
+  stats->spill_bytes_written += sp.spill_bytes_written;
+  stats->spill_reclaimed_segments += sp.reclaimed_segments;
+  stats->spill_checksum_failures += sp.checksum_failures;
+  stats->spill_io_errors += sp.io_errors;
+  stats->spill_async_reads += sp.async_reads;
+  stats->spill_mmap_reads += sp.mmap_reads;
+  stats->spill_enospc_recoveries += sp.enospc_recoveries;
+}
+
+}  // namespace smc

@@ -1,0 +1,101 @@
+// The server's use of its SSD tier: what goes to flash, how it comes back, and the per-key order rules while a
+// flash read is in flight (memcached's storage.c, to spill/'s extstore).
+//
+//   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener).
+//   - Read-back: an Active GET that misses RAM reads the tier. It is answered at once when its record is in RAM
+//     or the page cache; otherwise it is parked, the server goes on with other requests (of that client too),
+//     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
+//     (clients match them by request_id).
+//   - Promotion: a pair read back is hot again: it goes back into RAM and its flash copy is dropped (it spills
+//     again if evicted again). When RAM has no room it is still served, without a pointer for the client.
+//   - Per-key order: a SET or DELETE of a key drops its flash copy at once (the old value never comes back). A
+//     read in flight for that key still answers what it read (its GET came first) but never promotes it over
+//     the newer pair (SpillRead::current).
+// Server thread only.
+#ifndef SHMEMCACHE_SERVER_SPILL_TIER_H_
+#define SHMEMCACHE_SERVER_SPILL_TIER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "conduit/message.h"
+#include "core/hash.h"
+#include "core/stats.h"
+#include "core/test_hooks.h"
+#include "spill/spill_store.h"
+#include "store/kv_store.h"
+
+namespace smc {
+
+class SpillTier {
+ public:
+  // A GET waiting for its flash read.
+  struct ParkedGet {
+    size_t client;
+    ReplyHeader reply;  // op, request_id filled
+    uint64_t max_value;
+    uint64_t recency;
+    KeyLocation loc;
+    std::string key;
+  };
+  // Answers a parked GET: status OK with value (ptr set when it was promoted) or NOT_FOUND.
+  using Answer = std::function<void(ParkedGet& get, Status status, const BlockPointer& ptr,
+                                    const std::vector<uint8_t>& value)>;
+
+  // Opens the tier of server PE `pe` in config.spill_dir (spill_bytes, spill_mmap_max_bytes), on the file
+  // operations the test hooks ask for (spill/faulty_file_ops.h FileOpsFor), and makes it the eviction listener
+  // of `store`; store and *max_eviction_pause_us (raised by promotions that evict) outlive the tier. CONFIG_ERROR or IO_ERROR with *error when the directory is
+  // unusable.
+  static Status Open(const shmemcache_config_t& config, const TestHooks& hooks, int pe, KvStore* store,
+                     uint64_t* max_eviction_pause_us, std::unique_ptr<SpillTier>* out, std::string* error);
+  ~SpillTier();  // stops listening to the store's evictions
+  SpillTier(const SpillTier&) = delete;
+  SpillTier& operator=(const SpillTier&) = delete;
+
+  // An Active GET that missed RAM. OK: found at once and promoted (*ptr set when RAM took it), the value in
+  // value(). IN_PROGRESS: parked until its read finishes. NOT_FOUND: not in the tier (or its copy was lost).
+  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr);
+  const std::vector<uint8_t>& value() const { return value_; }  // of the last ReadBack that returned OK
+  // The key was SET in RAM: its flash copy must never come back.
+  void Forget(const void* key, size_t key_len) { store_->Erase(key, key_len); }
+  // DELETE of the key: drops its flash copy; true when there was one.
+  bool Delete(const void* key, size_t key_len);
+
+  // Writes the pairs still in RAM to flash and waits until every I/O in flight has finished (reads included:
+  // their GETs are answered by the next FinishReads). Not on the serving path: for shutdown and tests.
+  void Flush() { store_->Flush(); }
+
+  bool parked() const { return !parked_.empty(); }
+  bool HasFinishedIo() const { return store_->HasFinishedIo(); }
+  // Answers every parked GET whose read has finished (promoting what is still current), and takes in finished
+  // writes.
+  void FinishReads(const Answer& answer);
+
+  // Sets the tier's gauge (spilled_items) and adds its counters (spill_reads, spill_* ...) into *stats.
+  void FillStats(Stats* stats) const;
+
+ private:
+  SpillTier(KvStore* ram, uint64_t* max_eviction_pause_us, std::unique_ptr<SpillStore> store);
+  static void OnEviction(void* self, const EvictedPair& pair);
+  // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
+  void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
+               uint64_t recency, BlockPointer* ptr);
+
+  KvStore* ram_;
+  uint64_t* max_eviction_pause_us_;
+  std::unique_ptr<SpillStore> store_;
+  std::vector<uint8_t> value_;
+  std::unordered_map<uint64_t, ParkedGet> parked_;  // by read cookie
+  uint64_t next_cookie_ = 1;
+  std::vector<SpillRead> finished_;
+  uint64_t served_ = 0;  // GETs answered from the tier (stats spill_reads)
+};
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_SERVER_SPILL_TIER_H_

@@ -1,0 +1,199 @@
+// KvStore's writes (store/contract.h): the write core that decides under the pair's lock and writes in place or
+// into another block, and the operations built on it (Store, Restore, Touch, Incr). Memory management, reads and
+// removals are in kv_store.cc.
+#include <algorithm>
+#include <cstring>
+
+#include "store/counter.h"
+#include "store/kv_store.h"
+
+namespace smc {
+
+template <class Decide>
+Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
+                          Decide&& decide, BlockPointer* pointer) {
+  if (failed_) return SHMEMCACHE_TIMEOUT;
+  if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
+  // The class the decided pair needs, or a refusal.
+  auto plan = [&](const Held& held, NewPair* next, int* cls) {
+    Status s = decide(held, next);
+    if (s != SHMEMCACHE_OK) return s;
+    if (next->value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+    size_t need = BlockBytesFor(key_len, next->value_len);
+    if (held.found && next->stays_if_fits && need <= slabs_.class_bytes(held.entry.cls)) {
+      *cls = held.entry.cls;
+      return SHMEMCACHE_OK;
+    }
+    *cls = slabs_.ClassFor(need);
+    return *cls < 0 ? SHMEMCACHE_VALUE_TOO_LARGE : SHMEMCACHE_OK;
+  };
+  for (;;) {
+    Held held;
+    NewPair next;
+    int cls = -1;
+    if (!LockKey(loc, key, key_len, &held)) return SHMEMCACHE_TIMEOUT;
+    Status s = plan(held, &next, &cls);
+    if (s != SHMEMCACHE_OK) {
+      Drop(held);
+      return s;
+    }
+    if (held.found && held.entry.cls == cls) {
+      WriteInPlace(held, loc, key, key_len, next, recency, pointer);
+      return SHMEMCACHE_OK;
+    }
+    // Another block: allocation may evict this very pair, so let it go, and decide again once the block is had
+    // (a Direct SET may have changed the pair meanwhile).
+    Drop(held);
+    uint64_t fresh;
+    s = AllocateOrEvict(cls, &fresh);
+    if (s != SHMEMCACHE_OK) return s;
+    Held again;
+    int again_cls = -1;
+    if (!LockKey(loc, key, key_len, &again)) return SHMEMCACHE_TIMEOUT;
+    s = plan(again, &next, &again_cls);
+    if (s != SHMEMCACHE_OK || again_cls != cls || (again.found && again.entry.cls == cls)) {
+      slabs_.Free(cls, fresh);
+      Drop(again);
+      if (s != SHMEMCACHE_OK) return s;
+      continue;  // the pair now needs another class than the block we hold: start over
+    }
+    return WriteMoved(again, fresh, cls, loc, key, key_len, next, recency, pointer);
+  }
+}
+
+void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len,
+                           const NewPair& next, uint64_t recency, BlockPointer* pointer) {
+  uint64_t offset = held.entry.offset;
+  size_t bytes = slabs_.class_bytes(held.entry.cls);
+  uint64_t version = held.version + 1;
+  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, next.meta);
+  atomics_->Set(recency_word(offset), recency);
+  Publish(offset, bytes, version, loc.tag);
+  if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
+  tiers_.Touch(offset, recency, Sizes(bytes, key_len + next.value_len));
+  if (pointer != nullptr) {
+    *pointer = BlockPointer{offset, static_cast<uint32_t>(bytes), held.entry.cls, version, loc.tag, recency,
+                            version - next.meta.token_lag};
+  }
+}
+
+Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
+                           size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer) {
+  // The old block (if any) stays locked until the new one is published: its readers see it locked, then freed,
+  // never the old value after the new one became visible.
+  size_t bytes = slabs_.class_bytes(cls);
+  uint64_t t;  // free blocks are unlocked (a Direct writer's stale CAS may hold one briefly)
+  if (!LockBlock(fresh, bytes, &t)) return SHMEMCACHE_TIMEOUT;
+  uint64_t version = std::max(FullVersion(LoadU64(block(fresh) + kHeadVersionOffset), t), max_version_);
+  if (held.found) version = std::max(version, held.version);
+  ++version;  // contract.h (b): above every version this key had, here or anywhere
+  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, next.meta);
+  atomics_->Set(recency_word(fresh), recency);
+  Publish(fresh, bytes, version, loc.tag);
+  HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
+  if (held.found) {
+    table_.Replace(held.slot, entry);
+    tiers_.Remove(held.entry.offset);
+    FreeLockedBlock(held.entry, held.locked_from);
+  } else {
+    table_.Insert(set_of(loc), entry);
+  }
+  AddExpiryHint(next.meta.expiry_ms, fresh);
+  tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
+  if (pointer != nullptr) {
+    *pointer = BlockPointer{fresh, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version, loc.tag,
+                            recency, version - next.meta.token_lag};
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
+                      const StoreRequest& request, AccessTime at, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (static_cast<uint32_t>(request.mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
+  uint64_t expiry = ExpiryAfter(Now(at.now_ms), request.ttl_ms);
+  const uint8_t* bytes = static_cast<const uint8_t*>(value);
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (request.cas != 0) {
+      if (!held.live) return SHMEMCACHE_NOT_FOUND;
+      if (held.token() != request.cas) return SHMEMCACHE_EXISTS;
+    }
+    *next = NewPair{bytes, value_len, PairMeta{request.flags, expiry, 0}};
+    switch (request.mode) {
+      case StoreMode::kSet: break;
+      case StoreMode::kAdd:
+        if (held.live) return SHMEMCACHE_EXISTS;
+        break;
+      case StoreMode::kReplace:
+        if (!held.live) return SHMEMCACHE_NOT_STORED;
+        break;
+      case StoreMode::kAppend:
+      case StoreMode::kPrepend: {
+        if (!held.live) return SHMEMCACHE_NOT_STORED;
+        if (held.value_len + value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+        composed_.resize(held.value_len + value_len);
+        bool append = request.mode == StoreMode::kAppend;
+        std::memcpy(composed_.data() + (append ? 0 : value_len), held.value, held.value_len);
+        if (value_len > 0) std::memcpy(composed_.data() + (append ? held.value_len : 0), bytes, value_len);
+        *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
+        break;
+      }
+    }
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
+                        size_t value_len, const PairMeta& meta, AccessTime at, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (Expired(meta.expiry_ms, Now(at.now_ms))) return SHMEMCACHE_NOT_FOUND;
+  NewPair restored{static_cast<const uint8_t*>(value), value_len, PairMeta{meta.flags, meta.expiry_ms, 0}};
+  auto decide = [&](const Held&, NewPair* next) {
+    *next = restored;
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,
+                      BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  uint64_t expiry = ExpiryAfter(Now(at.now_ms), ttl_ms);
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (!held.live) return SHMEMCACHE_NOT_FOUND;
+    // Same value and flags; version and lag grow together, so the token stays (until the lag saturates).
+    uint64_t lag = std::min(held.meta.token_lag + 1, kMaxTokenLag);
+    *next = NewPair{held.value, held.value_len, PairMeta{held.meta.flags, expiry, lag}, /*stays_if_fits=*/true};
+    return SHMEMCACHE_OK;
+  };
+  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+}
+
+Status KvStore::Incr(const KeyLocation& loc, const void* key, size_t key_len, int64_t delta, AccessTime at,
+                     uint64_t* new_value, BlockPointer* pointer) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  Now(at.now_ms);
+  uint64_t result = 0;
+  auto decide = [&](const Held& held, NewPair* next) {
+    if (!held.live) return SHMEMCACHE_NOT_FOUND;
+    uint64_t number;
+    if (!ParseCounter(held.value, held.value_len, &number)) return SHMEMCACHE_NOT_NUMERIC;
+    result = ApplyCounterDelta(number, delta);
+    composed_.resize(CounterLength(result, held.value_len));
+    FormatCounter(result, held.value_len, composed_.data());
+    *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
+    return SHMEMCACHE_OK;
+  };
+  s = WritePair(loc, key, key_len, at.recency, decide, pointer);
+  if (s == SHMEMCACHE_OK && new_value != nullptr) *new_value = result;
+  return s;
+}
+
+}  // namespace smc

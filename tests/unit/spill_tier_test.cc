@@ -1,0 +1,221 @@
+// SpillTier (src/server/spill_tier.h), the server's glue to its SSD tier, in one process on a KvStore over a
+// plain arena: evicted pairs spill, a GET that missed RAM reads them back and promotes them, a parked GET keeps
+// per-key order, and the test hooks reach the tier's disk.
+#include "server/spill_tier.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "spill_test_dir.h"
+#include "core/word_atomics.h"
+
+namespace smc {
+namespace {
+
+constexpr size_t kValueLen = 1000;
+
+std::string Key(int i) { return "tier-key-" + std::to_string(i); }
+std::string Value(int i, int version = 0) { return std::string(kValueLen, static_cast<char>('a' + (i + version) % 26)); }
+
+// What the server hands to FinishReads: the answers it would send.
+struct Answered {
+  size_t client;
+  uint64_t request_id;
+  Status status;
+  BlockPointer ptr;
+  std::string value;
+};
+
+class SpillTierTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    StoreOptions o;
+    o.arena_bytes = 1 << 20;
+    o.page_bytes = 4096;
+    o.max_key_len = 64;
+    o.max_value_len = 2000;
+    o.sets = 256;
+    o.ways = 8;
+    arena_.assign(o.arena_bytes / 8, 0);
+    table_.assign(o.sets * o.ways, HashWay{0, 0});
+    ram_.reset(new KvStore(reinterpret_cast<uint8_t*>(arena_.data()), table_.data(), o, &atomics_));
+  }
+  void Open(const TestHooks& hooks = TestHooks{}) {
+    shmemcache_config_t config;
+    std::memset(&config, 0, sizeof config);
+    config.spill_dir = dir_.path().c_str();
+    config.spill_bytes = 64ull << 20;
+    std::string error;
+    ASSERT_EQ(SpillTier::Open(config, hooks, 0, ram_.get(), &max_pause_us_, &tier_, &error), SHMEMCACHE_OK) << error;
+  }
+  Status SetInRam(const std::string& key, const std::string& value) {
+    BlockPointer p;
+    return ram_->Set(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(), 1, &p);
+  }
+  Status GetFromRam(const std::string& key, std::string* value) {
+    std::vector<uint8_t> scratch;
+    BlockView view;
+    BlockPointer p;
+    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), 1, &scratch, &view, &p);
+    if (s == SHMEMCACHE_OK) value->assign(reinterpret_cast<const char*>(view.value), view.value_len);
+    return s;
+  }
+  // Writes 3x RAM; returns the first key batch eviction pushed out of RAM (on flash by the end).
+  int FillAndFindEvicted() {
+    for (int i = 0; i < 3000; ++i) EXPECT_EQ(SetInRam(Key(i), Value(i)), SHMEMCACHE_OK);
+    tier_->Flush();  // everything spilled is on disk
+    std::string v;
+    for (int i = 0; i < 3000; ++i) {
+      if (GetFromRam(Key(i), &v) == SHMEMCACHE_NOT_FOUND) return i;
+    }
+    ADD_FAILURE() << "nothing was evicted";
+    return 0;
+  }
+  Status ReadBack(const std::string& key, uint64_t request_id, BlockPointer* ptr) {
+    RequestView req;
+    std::memset(&req.header, 0, sizeof req.header);
+    req.header.op = static_cast<uint8_t>(Op::kGet);
+    req.header.key_len = static_cast<uint32_t>(key.size());
+    req.header.request_id = request_id;
+    req.header.max_value = 1 << 20;
+    req.key = reinterpret_cast<const uint8_t*>(key.data());
+    req.value = nullptr;
+    return tier_->ReadBack(/*client=*/3, Locate(key.data(), key.size(), 1), req, /*recency=*/1, ptr);
+  }
+  // Waits for every read in flight, then answers the parked GETs.
+  std::vector<Answered> FinishReads() {
+    tier_->Flush();
+    std::vector<Answered> answered;
+    tier_->FinishReads([&](SpillTier::ParkedGet& g, Status s, const BlockPointer& ptr, const std::vector<uint8_t>& v) {
+      answered.push_back(Answered{g.client, g.reply.request_id, s, ptr, std::string(v.begin(), v.end())});
+    });
+    return answered;
+  }
+  void CreateFile(const std::string& path) {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    close(fd);
+  }
+
+  SpillTestDir dir_;
+  std::vector<uint64_t> arena_;
+  std::vector<HashWay> table_;
+  LocalWordAtomics atomics_;
+  std::unique_ptr<KvStore> ram_;
+  Stats stats_{};
+  uint64_t max_pause_us_ = 0;
+  std::unique_ptr<SpillTier> tier_;  // after ram_: destroyed first
+};
+
+TEST_F(SpillTierTest, EvictedPairsComeBackAndArePromoted) {
+  Open();
+  int k = FillAndFindEvicted();
+  stats_ = Stats{};  // FillStats adds the counters
+  tier_->FillStats(&stats_);
+  EXPECT_GT(stats_.spilled_items, 0u);
+  EXPECT_EQ(stats_.spilled_items, ram_->evictions());  // every evicted pair went to the tier
+  BlockPointer ptr;
+  Status s = ReadBack(Key(k), 1, &ptr);
+  std::string value;
+  if (s == SHMEMCACHE_OK) {  // the page cache held it: answered at once
+    value.assign(tier_->value().begin(), tier_->value().end());
+  } else {
+    ASSERT_EQ(s, SHMEMCACHE_IN_PROGRESS);
+    std::vector<Answered> answered = FinishReads();
+    ASSERT_EQ(answered.size(), 1u);
+    EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
+    value = answered[0].value;
+    ptr = answered[0].ptr;
+  }
+  EXPECT_EQ(value, Value(k));
+  EXPECT_NE(ptr.block_bytes, 0u);  // promoted: the client gets a pointer to cache
+  std::string in_ram;
+  ASSERT_EQ(GetFromRam(Key(k), &in_ram), SHMEMCACHE_OK);
+  EXPECT_EQ(in_ram, Value(k));
+  EXPECT_FALSE(tier_->Delete(Key(k).data(), Key(k).size()));  // its flash copy was dropped
+  stats_ = Stats{};  // FillStats adds the counters
+  tier_->FillStats(&stats_);
+  EXPECT_EQ(stats_.spill_reads, 1u);
+  BlockPointer none;
+  EXPECT_EQ(ReadBack("never-set", 2, &none), SHMEMCACHE_NOT_FOUND);
+}
+
+TEST_F(SpillTierTest, AParkedGetAnswersWhatItReadButNeverPromotesOverANewerSet) {
+  TestHooks hooks;
+  hooks.spill_read_hold_path = dir_.path() + "/hold";  // flash reads wait while this file exists
+  Open(hooks);
+  int k = FillAndFindEvicted();
+  CreateFile(hooks.spill_read_hold_path);
+  BlockPointer ptr;
+  ASSERT_EQ(ReadBack(Key(k), 7, &ptr), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_TRUE(tier_->parked());
+  // A SET of the key arrives while its read is held: RAM takes the new value, the flash copy goes.
+  ASSERT_EQ(SetInRam(Key(k), Value(k, 1)), SHMEMCACHE_OK);
+  tier_->Forget(Key(k).data(), Key(k).size());
+  ASSERT_EQ(unlink(hooks.spill_read_hold_path.c_str()), 0);
+  std::vector<Answered> answered = FinishReads();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].client, 3u);
+  EXPECT_EQ(answered[0].request_id, 7u);
+  EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
+  EXPECT_EQ(answered[0].value, Value(k));  // the GET came first: it answers what it read
+  EXPECT_EQ(answered[0].ptr.block_bytes, 0u);  // but it did not promote
+  EXPECT_FALSE(tier_->parked());
+  std::string in_ram;
+  ASSERT_EQ(GetFromRam(Key(k), &in_ram), SHMEMCACHE_OK);
+  EXPECT_EQ(in_ram, Value(k, 1));
+}
+
+TEST_F(SpillTierTest, AParkedGetThenADeleteLeavesTheKeyGone) {
+  TestHooks hooks;
+  hooks.spill_read_hold_path = dir_.path() + "/hold";
+  Open(hooks);
+  int k = FillAndFindEvicted();
+  CreateFile(hooks.spill_read_hold_path);
+  BlockPointer ptr;
+  ASSERT_EQ(ReadBack(Key(k), 1, &ptr), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_TRUE(tier_->Delete(Key(k).data(), Key(k).size()));  // a DELETE of the key arrives meanwhile
+  ASSERT_EQ(unlink(hooks.spill_read_hold_path.c_str()), 0);
+  std::vector<Answered> answered = FinishReads();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
+  EXPECT_EQ(answered[0].value, Value(k));
+  std::string in_ram;
+  EXPECT_EQ(GetFromRam(Key(k), &in_ram), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(ReadBack(Key(k), 2, &ptr), SHMEMCACHE_NOT_FOUND);
+}
+
+TEST_F(SpillTierTest, AHookedFaultReachesTheTiersDisk) {
+  TestHooks hooks;
+  hooks.spill_fault = TestHooks::SpillFault::kEioRead;
+  Open(hooks);
+  int k = FillAndFindEvicted();
+  BlockPointer ptr;
+  ASSERT_EQ(ReadBack(Key(k), 1, &ptr), SHMEMCACHE_IN_PROGRESS);  // the failing disk has nothing cached
+  std::vector<Answered> answered = FinishReads();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].status, SHMEMCACHE_NOT_FOUND);
+  stats_ = Stats{};  // FillStats adds the counters
+  tier_->FillStats(&stats_);
+  EXPECT_EQ(stats_.spill_io_errors, 1u);
+  EXPECT_EQ(stats_.spill_reads, 0u);
+  EXPECT_EQ(ReadBack(Key(k), 2, &ptr), SHMEMCACHE_NOT_FOUND);  // its copy is gone
+}
+
+TEST_F(SpillTierTest, ATierThatIsGoneNoLongerListensToEvictions) {
+  Open();
+  FillAndFindEvicted();
+  tier_.reset();
+  for (int i = 3000; i < 4000; ++i) EXPECT_EQ(SetInRam(Key(i), Value(i)), SHMEMCACHE_OK);  // evicts, spills nothing
+  EXPECT_EQ(dir_.Files(), 0u);
+}
+
+}  // namespace
+}  // namespace smc
