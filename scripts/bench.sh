@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The benchmark suite, one command: shmemcache next to the raw one-sided limit and next to memcached (issue 7),
-# cache management (issue 4), the SSD tier (issue 5), YCSB (issue 8), the non-blocking API (issue 6).
+# cache management (issue 4), the SSD tier (issue 5), YCSB (issue 8), the non-blocking API (issue 6), memcached
+# clients through the gateway next to memcached (issue 17).
 #
 #   scripts/bench.sh [--quick|--full|--tiny] [--transport shm|tcp|both] [--parts LIST] [--repeat N]
 #                    [--out DIR] [--no-build] [--job-timeout S] [--nice N]
@@ -10,8 +11,8 @@
 #   --full           every size and client count of the issues (tens of minutes on 2 cores)
 #   --tiny           the smallest run that exercises every output (the ctest bench_quick); numbers mean nothing
 #   --transport T    UCX shared memory (shm), UCX_TLS=self,tcp (tcp) or both (default both)
-#   --parts LIST     comma-separated parts (default all): core, eviction, hybrid, ycsb, nonblocking. Part P is the
-#                    script scripts/bench/P.sh (see bench/README.md, "Adding a part")
+#   --parts LIST     comma-separated parts (default all): core, eviction, hybrid, ycsb, nonblocking, gateway.
+#                    Part P is the script scripts/bench/P.sh (see bench/README.md, "Adding a part")
 #   --repeat N       run every measurement N times: CSVs hold the median of each measured column plus
 #                    <column>_min / <column>_max and `repeats`; tables and plots show the spread (default 1)
 #   --out DIR        results folder (default results/<UTC date>-<commit>/)
@@ -35,7 +36,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CALLER_PWD="$PWD"
 cd "$ROOT"
-ALL_PARTS="core,eviction,hybrid,ycsb,nonblocking"
+ALL_PARTS="core,eviction,hybrid,ycsb,nonblocking,gateway"
 
 size=quick
 transport=both
@@ -93,6 +94,7 @@ want_part eviction && bench_programs+=(bench/bench_eviction)
 want_part hybrid && bench_programs+=(bench/bench_hybrid bench/bench_spill_io)
 want_part ycsb && bench_programs+=(ycsb-driver/shmemcache_ycsb)
 want_part nonblocking && bench_programs+=(bench/bench_nonblocking)
+want_part gateway && bench_programs+=(gateway/shmemcached)
 bench_targets=()
 for b in "${bench_programs[@]}"; do bench_targets+=("${b##*/}"); done
 if [ "$build" = 1 ]; then

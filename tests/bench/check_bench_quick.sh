@@ -83,12 +83,15 @@ EXPECTED = {
     "nonblocking.csv": (["transport", "mode", "op", "value_size", "window", "blocking_us_per_op",
                          "nonblocking_us_per_op", "speedup", "overlap_pct", "blocking_p50_us", "blocking_p99_us",
                          "nonblocking_p50_us", "nonblocking_p99_us", "errors"], 4),
+    # memcaslap, 1 connection, 32 B: memcached and shmemcached (shm) x get, set, total
+    "gateway_memcaslap.csv": (["system", "transport", "conns", "value_size", "op", "events", "mean_us", "p50_us",
+                               "p99_us", "ops_per_s"], 6),
 }
 PNGS = ["latency_shm.png", "throughput_clients_shm.png", "throughput_servers_shm.png", "eviction_memory_shm.png",
         "eviction_directory_shm.png", "hybrid_latency_shm_direct.png", "hybrid_success.png", "spill_io.png",
         "ycsb_latency_pdf_shm.png", "ycsb_clients_shm.png", "ycsb_servers_shm.png", "ycsb_directory_shm.png",
         "ycsb_mixes_shm.png", "nonblocking_shm.png"]
-SECTIONS = ["## Core", "## Cache management", "## SSD tier", "## YCSB", "## Non-blocking API"]
+SECTIONS = ["## Core", "## Cache management", "## SSD tier", "## YCSB", "## Non-blocking API", "## memcached clients"]
 TEXT = {"transport", "mode", "op", "system", "cpu_model", "oversubscribed", "commit", "pattern", "variant", "cache",
         "method", "versus", "statistic", "winners", "fs_type", "experiment", "workload", "operation", "pages",
         "server_memory"}
