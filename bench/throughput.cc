@@ -2,7 +2,8 @@
 // value size and GET:SET mix. Keys and mixes match memcached_baseline's throughput experiment.
 //
 //   scripts/oshrun.sh -np S+N build/bench/bench_throughput [--servers S] [--mode direct|active|default]
-//                     [--sizes 32,4K] [--ops get,set,mix90] [--seconds 2] [--keys 1000] [--csv FILE]
+//                     [--sizes 32,4K] [--ops get,set,mix90] [--seconds 2] [--keys 1000] [--threads T]
+//                     [--csv FILE]
 //
 // PEs 0..S-1 serve; PEs S..npes-1 are clients. For each size the clients insert keys "bench_tp/<size>/<i>",
 // i < K (client r inserts i % N == r, Active inserts), then (direct and default modes) every client reads every
@@ -13,7 +14,8 @@
 // (size, op):
 //   system,mode,op,get_pct,value_size,servers,clients,seconds,total_ops,ops_per_s,direct_pct,errors
 // direct_pct: share of the measured operations the library counted as Direct. errors: failed calls, misses and
-// gets of the wrong length.
+// gets of the wrong length. --threads T: each client PE runs the measured loop in T threads sharing its handle
+// (OpenSHMEM then starts at SHMEM_THREAD_MULTIPLE; issue 16); the CSV's threads column says T.
 //
 // SHMEM lifetime as in bench_latency: shmem_init first (symmetric counters and pSync allocated before
 // shmemcache_init), shmem_finalize at the end.
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_util.h"
@@ -33,6 +36,7 @@ namespace {
 
 constexpr int kMaxPhases = 64;
 constexpr int kFields = 5;  // ops, ops_per_s, direct, active, errors
+int g_threads = 1;          // --threads (read by the job shape before OpenSHMEM starts)
 
 struct Options {
   int servers = 1;
@@ -52,6 +56,7 @@ struct Options {
     cli->Words("--ops", &ops, "get, set, mixNN (NN% GET)", bench::OpRule());
     cli->Real("--seconds", &seconds, "measured seconds per size and op", bench::Positive<double>());
     cli->Count("--keys", &keys, "keys per size", bench::Positive<size_t>());
+    cli->Int("--threads", &g_threads, "threads per client PE sharing its handle", bench::Between(1, 256));
     cli->Text("--csv", &csv_path, "FILE", "write the CSV to FILE instead of stdout");
     cli->Check([this] {
       return sizes.size() * ops.size() > static_cast<size_t>(kMaxPhases)
@@ -93,30 +98,45 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
     }
     for (const std::string &op : o.ops) {
       const int pct = bench::get_pct(op);
-      uint64_t seed = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank + 1) + size;
-      uint64_t ops = 0, errors = 0;
       clients.Wait();
       const shmemcache_stats_t before = bench::Stats(cache);
       const uint64_t dur = static_cast<uint64_t>(o.seconds * 1e9);
       const uint64_t t0 = bench::now_ns();
-      uint64_t t = t0;
-      while (t - t0 < dur) {
-        for (int b = 0; b < 16; ++b) {
-          uint64_t r = bench::xorshift(&seed);
-          const std::string &k = keys[r % o.keys];
-          shmemcache_status_t s;
-          if (static_cast<int>((r >> 40) % 100) < pct) {
-            size_t got = 0;
-            s = shmemcache_get(cache, k.data(), k.size(), buf.data(), buf.size(), &got);
-            if (s == SHMEMCACHE_OK && got != size) s = SHMEMCACHE_NOT_FOUND;
-          } else {
-            bench::Stamp(value.data(), size, ops + 1);
-            s = shmemcache_set(cache, k.data(), k.size(), value.data(), size);
+      // One closed loop per thread, each with its own seed and buffers, all on this PE's handle.
+      std::vector<uint64_t> thread_ops(g_threads, 0), thread_errors(g_threads, 0);
+      auto loop = [&](int th) {
+        uint64_t seed = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank + 1) + size + 7919u * th;
+        std::vector<unsigned char> v(value), b(buf.size());
+        uint64_t n = 0, bad = 0;
+        for (uint64_t t = t0; t - t0 < dur; t = bench::now_ns()) {
+          for (int i = 0; i < 16; ++i) {
+            uint64_t r = bench::xorshift(&seed);
+            const std::string &k = keys[r % o.keys];
+            shmemcache_status_t s;
+            if (static_cast<int>((r >> 40) % 100) < pct) {
+              size_t got = 0;
+              s = shmemcache_get(cache, k.data(), k.size(), b.data(), b.size(), &got);
+              if (s == SHMEMCACHE_OK && got != size) s = SHMEMCACHE_NOT_FOUND;
+            } else {
+              bench::Stamp(v.data(), size, n + 1);
+              s = shmemcache_set(cache, k.data(), k.size(), v.data(), size);
+            }
+            if (s == SHMEMCACHE_OK) ++n;
+            else ++bad;
           }
-          if (s == SHMEMCACHE_OK) ++ops;
-          else ++errors;
         }
-        t = bench::now_ns();
+        thread_ops[th] = n;
+        thread_errors[th] = bad;
+      };
+      std::vector<std::thread> pool;
+      for (int th = 1; th < g_threads; ++th) pool.emplace_back(loop, th);
+      loop(0);
+      for (std::thread &th : pool) th.join();
+      const uint64_t t = bench::now_ns();
+      uint64_t ops = 0, errors = 0;
+      for (int th = 0; th < g_threads; ++th) {
+        ops += thread_ops[th];
+        errors += thread_errors[th];
       }
       const shmemcache_stats_t after = bench::Stats(cache);
       const long direct =
@@ -145,15 +165,15 @@ int WriteCsv(const Options &o, int nclients, const long *sums) {
   int rc = 0;
   FILE *csv = bench::OpenOutput("bench_throughput", o.csv_path, &rc);
   std::fprintf(csv, "system,mode,op,get_pct,value_size,servers,clients,seconds,total_ops,ops_per_s,direct_pct,"
-                    "errors\n");
+                    "errors,threads\n");
   int ph = 0;
   for (size_t size : o.sizes) {
     for (const std::string &op : o.ops) {
       const long *p = sums + ph * kFields;
       const double dn = static_cast<double>(p[2] + p[3]);
-      std::fprintf(csv, "shmemcache,%s,%s,%d,%zu,%d,%d,%.3f,%ld,%ld,%.1f,%ld\n", o.mode.c_str(), op.c_str(),
+      std::fprintf(csv, "shmemcache,%s,%s,%d,%zu,%d,%d,%.3f,%ld,%ld,%.1f,%ld,%d\n", o.mode.c_str(), op.c_str(),
                    bench::get_pct(op), size, o.servers, nclients, o.seconds, p[0], p[1],
-                   dn > 0 ? 100.0 * static_cast<double>(p[2]) / dn : 0.0, p[4]);
+                   dn > 0 ? 100.0 * static_cast<double>(p[2]) / dn : 0.0, p[4], g_threads);
       if (p[0] == 0) rc = 1;
       ++ph;
     }
@@ -205,5 +225,6 @@ int Measure(const Options &o, const bench::Job &job) {
 
 int main(int argc, char **argv) {
   return bench::ShmemMain<Options>(argc, argv, "bench_throughput", kAbout,
-                                   {2, "PEs 0..S-1 serve, the others are clients"}, Measure);
+                                   {2, "PEs 0..S-1 serve, the others are clients", [] { return g_threads > 1; }},
+                                   Measure);
 }

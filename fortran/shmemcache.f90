@@ -51,6 +51,7 @@ module shmemcache
   integer(c_int), parameter, public :: SHMEMCACHE_NOT_STORED = 13      ! replace/append/prepend: absent (issue 15)
   integer(c_int), parameter, public :: SHMEMCACHE_NOT_NUMERIC = 14     ! incr: not a decimal number (issue 15)
   integer(c_int), parameter, public :: SHMEMCACHE_TIMEOUT = 15         ! a peer did not answer in op_timeout_ms
+  integer(c_int), parameter, public :: SHMEMCACHE_WRONG_THREAD = 16    ! another thread, below THREAD_MULTIPLE
 
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t

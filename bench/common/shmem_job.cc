@@ -3,13 +3,20 @@
 #include <shmem.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace bench {
 
 int RunShmem(Cli &cli, int argc, char **argv, JobShape shape, const std::function<int(const Job &)> &body) {
   return Run(cli, argc, argv, [&] {
-    shmem_init();
+    const char *env = std::getenv("BENCH_SHMEM_THREAD_MULTIPLE");
+    if ((shape.thread_multiple != nullptr && shape.thread_multiple()) || (env != nullptr && env[0] == '1')) {
+      int provided = SHMEM_THREAD_SINGLE;
+      shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    } else {
+      shmem_init();
+    }
     const Job job{cli.program().c_str(), shmem_my_pe(), shmem_n_pes()};
     int rc;
     if (job.npes < shape.min_pes) {

@@ -20,9 +20,15 @@ struct Job {
 struct JobShape {
   int min_pes;         // fewer PEs: the job ends with exit 2 and says so
   const char *layout;  // what the PEs do, for that message ("PE 0 serves, PE 1 measures")
+  // Asked once the options are parsed: true starts OpenSHMEM at SHMEM_THREAD_MULTIPLE (a benchmark whose threads
+  // share the handle). Unset or false: plain shmem_init, unless BENCH_SHMEM_THREAD_MULTIPLE=1 is in the
+  // environment (to measure what MULTIPLE costs a single thread: the raw baselines on the default context pay
+  // it, the library's own context does not).
+  bool (*thread_multiple)() = nullptr;
 };
 
-// bench::Run (runner.h), then shmem_init, the PE-count check, body(job), shmem_finalize.
+// bench::Run (runner.h), then shmem_init (shmem_init_thread, see JobShape), the PE-count check, body(job),
+// shmem_finalize.
 int RunShmem(Cli &cli, int argc, char **argv, JobShape shape, const std::function<int(const Job &)> &body);
 
 // A whole main of an oshrun job, like bench::Main (runner.h): measure runs in the job with the parsed options.

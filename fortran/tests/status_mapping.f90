@@ -83,14 +83,14 @@ contains
                 'config%max_outstanding at its C offset')
     call expect(offset(c_loc(config%op_timeout_ms)) == offsetof_op_timeout_ms(), &
                 'config%op_timeout_ms (the last field) at its C offset')
-    do s = SHMEMCACHE_OK, SHMEMCACHE_TIMEOUT
+    do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')
       do t = SHMEMCACHE_OK, s - 1
         call expect(shmemcache_strerror(s) /= shmemcache_strerror(t), 'each status has its own text')
       end do
     end do
-    call expect(shmemcache_strerror(SHMEMCACHE_TIMEOUT + 1000) == 'unknown status', 'strerror of a bad value')
+    call expect(shmemcache_strerror(SHMEMCACHE_WRONG_THREAD + 1000) == 'unknown status', 'strerror of a bad value')
   end subroutine check_abi_and_text
 
   integer(c_size_t) function offset(field)

@@ -7,8 +7,17 @@
  * for inserts, cold pairs and misses. Every call below is made by one PE for itself; `shmemcache_init` and
  * `shmemcache_finalize` are collective over all PEs of the job.
  *
- * Thread safety: a handle is used by one thread at a time. Keys and values are arbitrary bytes (NUL included).
- * Errors are returned as shmemcache_status_t values; nothing here aborts the process on bad input.
+ * Threads: a handle may be shared by the threads of its PE. Every call on it (data calls, blocking and
+ * non-blocking, test/wait, get_stats, serve, finalize) may be made from any thread at any time; the handle
+ * admits one call at a time (a call waits while another thread's call is inside: a blocking call that waits for
+ * a server holds up the others for that long). This needs OpenSHMEM at SHMEM_THREAD_MULTIPLE: shmemcache_init
+ * asks for it when it starts OpenSHMEM (shmem_init_thread); an application that starts OpenSHMEM itself must ask
+ * for it too. Below MULTIPLE (plain shmem_init), only the thread that called shmemcache_init may use the handle:
+ * a call from any other thread returns SHMEMCACHE_WRONG_THREAD and does nothing. What stays the caller's rule:
+ * shmemcache_destroy is not called while another thread uses the handle, and a request (non-blocking
+ * calls) is tested and waited for by any thread but released by exactly one shmemcache_wait.
+ * Keys and values are arbitrary bytes (NUL included). Errors are returned as shmemcache_status_t values; nothing
+ * here aborts the process on bad input.
  */
 #ifndef SHMEMCACHE_SHMEMCACHE_H_
 #define SHMEMCACHE_SHMEMCACHE_H_
@@ -45,9 +54,11 @@ typedef enum {
   SHMEMCACHE_NOT_STORED,         /* replace / append / prepend: the key is absent (idem) */
   SHMEMCACHE_NOT_NUMERIC,        /* incr: the stored value is not an unsigned decimal number of at most 20
                                     digits (idem) */
-  SHMEMCACHE_TIMEOUT             /* a peer did not answer within config.op_timeout_ms; shmemcache_last_error()
+  SHMEMCACHE_TIMEOUT,            /* a peer did not answer within config.op_timeout_ms; shmemcache_last_error()
                                     names the PE, the ring and what was seen. Later calls that need that server
                                     return TIMEOUT at once (see "Failures" below) */
+  SHMEMCACHE_WRONG_THREAD        /* a call from a thread other than the one that called shmemcache_init while
+                                    OpenSHMEM runs below SHMEM_THREAD_MULTIPLE (see "Threads" below) */
 } shmemcache_status_t;
 
 /* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */

@@ -22,7 +22,8 @@
  * a handle are collective over all PEs of the job (they call shmemcache_init / shmemcache_finalize), so every
  * PE must do them in the same order.
  *
- * Thread safety: as for the C API, one thread at a time per Cache.
+ * Threads: as for the C API (shmemcache.h, "Threads"): the threads of a PE may share a Cache; moving or
+ * destroying a Cache while another thread uses it is the caller's bug.
  */
 #ifndef SHMEMCACHE_SHMEMCACHE_HPP_
 #define SHMEMCACHE_SHMEMCACHE_HPP_

@@ -12,12 +12,10 @@
  * (or request.c for a non-blocking form), its line in the method table, its stub in _core.pyi. A new status:
  * one X(...) line in SCPY_STATUSES below and one row in _errors.py's table.
  *
- * Threads. The C handle is used by one thread at a time (shmemcache.h). Every call into the library is made
- * with the GIL held, so the GIL itself serialises the Python threads of one process on a handle and nothing
- * else is needed; a blocking call (serve, wait, a slow get) therefore blocks every other Python thread. When
- * the C handle becomes thread-safe, set SCPY_HANDLE_THREAD_SAFE to 1: every library call made through
- * SCPY_CALL then runs with the GIL released (argument buffers stay pinned by the Py_buffer or reference the
- * caller holds, and the get scratch buffer is per thread already). Python-side state (a Cache's list of
+ * Threads. The C handle may be shared by threads (shmemcache.h, "Threads"), so SCPY_HANDLE_THREAD_SAFE is 1:
+ * every library call made through SCPY_CALL runs with the GIL released (argument buffers stay pinned by the
+ * Py_buffer or reference the caller holds, and the get scratch buffer is per thread already). Set it to 0 and
+ * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread). Python-side state (a Cache's list of
  * pending requests, a Request's outcome) is only touched with the GIL held. What stays the caller's rule then,
  * as in C: one Request is tested/waited by one thread at a time, and close() is not called while another
  * thread is inside a call on the same Cache.
@@ -30,7 +28,7 @@
 
 #include <shmemcache/shmemcache.h>
 
-#define SCPY_HANDLE_THREAD_SAFE 0
+#define SCPY_HANDLE_THREAD_SAFE 1
 
 #if SCPY_HANDLE_THREAD_SAFE
 #define SCPY_CALL(statement) \
@@ -49,7 +47,7 @@
 #define SCPY_STATUSES(X)                                                                              \
   X(OK) X(NOT_FOUND) X(INVALID_ARGUMENT) X(KEY_TOO_LONG) X(VALUE_TOO_LARGE) X(BUFFER_TOO_SMALL) \
   X(NO_SPACE) X(WRONG_ROLE) X(IN_PROGRESS) X(IO_ERROR) X(CONFIG_ERROR) X(SHUT_DOWN) X(EXISTS) X(NOT_STORED)  \
-  X(NOT_NUMERIC) X(TIMEOUT)
+  X(NOT_NUMERIC) X(TIMEOUT) X(WRONG_THREAD)
 
 /* ---- module.c ---------------------------------------------------------------------------------------------- */
 

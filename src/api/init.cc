@@ -17,6 +17,7 @@ Status Init(const shmemcache_config_t* config, shmemcache_t** cache) {
   c->transport = OpenShmemTransport::Start();  // stays up if init fails: see OpenShmemTransport::Start
   Status s = Node::Start(c->transport.get(), config, &c->node, TestHooks::FromEnvironment());
   if (s != SHMEMCACHE_OK) return s;
+  c->gate.Open(c->transport->thread_multiple());
   *cache = c.release();
   return SHMEMCACHE_OK;
 }

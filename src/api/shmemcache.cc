@@ -1,6 +1,7 @@
 // The C API: argument checks (bad input gets a clear status and changes nothing) and role checks; everything
-// else is delegated to the Node (node/node.h) and its Client or Server, through Guarded (no C++ exception
-// crosses the C API). Init is in init.cc.
+// else is delegated to the Node (node/node.h) and its Client or Server. Every call on a handle runs through
+// Locked: the handle's gate admits one thread at a time (api/call_gate.h), and Guarded keeps C++ exceptions
+// inside. Init is in init.cc.
 #include <cstring>
 #include <string>
 
@@ -12,6 +13,16 @@
 using namespace smc;
 
 namespace {
+
+// Runs body() for the exported call `call` on handle c (not NULL) inside c's gate, through Guarded.
+template <typename Body>
+Status Locked(const shmemcache_t* c, const char* call, Body body) {
+  Status s = c->gate.Enter();
+  if (s != SHMEMCACHE_OK) return s;
+  s = Guarded(call, SHMEMCACHE_NO_SPACE, body);
+  c->gate.Leave();
+  return s;
+}
 
 Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
@@ -36,34 +47,43 @@ SHMEMCACHE_EXPORT int shmemcache_num_clients(const shmemcache_t* c) {
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_serve(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
-  if (!c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
-  return c->node->Serve();
+  return Locked(c, "shmemcache_serve", [&] {
+    if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+    if (!c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
+    return c->node->Serve();
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_set(shmemcache_t* c, const void* key, size_t key_len,
                                                      const void* value, size_t value_len) {
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  return Guarded("shmemcache_set", SHMEMCACHE_NO_SPACE,
-                 [&] { return c->node->client()->Set(key, key_len, value, value_len); });
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_set", [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
+    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+    return c->node->client()->Set(key, key_len, value, value_len);
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get(shmemcache_t* c, const void* key, size_t key_len,
                                                      void* buffer, size_t buffer_len, size_t* value_len) {
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Guarded("shmemcache_get", SHMEMCACHE_NO_SPACE,
-                 [&] { return c->node->client()->Get(key, key_len, buffer, buffer_len, value_len); });
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_get", [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
+    return c->node->client()->Get(key, key_len, buffer, buffer_len, value_len);
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_delete(shmemcache_t* c, const void* key, size_t key_len) {
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_delete", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Delete(key, key_len); });
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_delete", [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Delete(key, key_len);
+  });
 }
 
 namespace {
@@ -72,11 +92,12 @@ Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* va
                 shmemcache_request_t** request) {
   if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   *request = nullptr;
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  return Guarded("shmemcache_iset", SHMEMCACHE_NO_SPACE, [&] {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_iset", [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
+    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     return c->node->client()->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
   });
 }
@@ -85,10 +106,11 @@ Status IssueGet(shmemcache_t* c, const void* key, size_t key_len, void* buffer, 
                 size_t* value_len, shmemcache_request_t** request) {
   if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   *request = nullptr;
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Guarded("shmemcache_iget", SHMEMCACHE_NO_SPACE, [&] {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_iget", [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
     return c->node->client()->Issue(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len, request);
   });
 }
@@ -126,29 +148,39 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_bget(shmemcache_t* c, const voi
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_test(shmemcache_t* c, shmemcache_request_t* request) {
-  Status s = CheckRequestCall(c, request);
-  if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_test", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Test(request); });
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_test", [&] {
+    Status s = CheckRequestCall(c, request);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Test(request);
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcache_request_t* request) {
-  Status s = CheckRequestCall(c, request);
-  if (s != SHMEMCACHE_OK) return s;
-  return Guarded("shmemcache_wait", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Wait(request); });
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_wait", [&] {
+    Status s = CheckRequestCall(c, request);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Wait(request);
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c, shmemcache_stats_t* stats) {
   if (c == nullptr || stats == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  c->node->FillStats(stats);
-  return SHMEMCACHE_OK;
+  return Locked(c, "shmemcache_get_stats", [&] {
+    c->node->FillStats(stats);
+    return SHMEMCACHE_OK;
+  });
 }
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_finalize(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
-  c->node->Finalize();
-  if (c->transport->owns_runtime()) c->transport->StopRuntime();
-  return SHMEMCACHE_OK;
+  return Locked(c, "shmemcache_finalize", [&] {
+    if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+    c->node->Finalize();
+    if (c->transport->owns_runtime()) c->transport->StopRuntime();
+    return SHMEMCACHE_OK;
+  });
 }
 
 SHMEMCACHE_EXPORT void shmemcache_destroy(shmemcache_t* c) {

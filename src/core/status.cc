@@ -34,6 +34,8 @@ SHMEMCACHE_EXPORT const char* shmemcache_strerror(shmemcache_status_t status) {
     case SHMEMCACHE_TIMEOUT:
       return "a peer did not answer within op_timeout_ms; shmemcache_last_error() names the PE, ring and what was "
              "seen";
+    case SHMEMCACHE_WRONG_THREAD:
+      return "called from another thread than shmemcache_init's while OpenSHMEM runs below SHMEM_THREAD_MULTIPLE";
   }
   return "unknown status";
 }

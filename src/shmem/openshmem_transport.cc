@@ -84,14 +84,23 @@ class OpenShmemContext final : public Context {
 std::unique_ptr<OpenShmemTransport> OpenShmemTransport::Start() {
   bool running = (&oshmem_shmem_initialized != nullptr) && oshmem_shmem_initialized != 0;
   if (!running) {
-    shmem_init();
+    int provided = SHMEM_THREAD_SINGLE;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
     library_owns_runtime = true;
   }
   return std::unique_ptr<OpenShmemTransport>(new OpenShmemTransport(library_owns_runtime));
 }
 
+namespace {
+bool ThreadMultiple() {
+  int level = SHMEM_THREAD_SINGLE;
+  shmem_query_thread(&level);
+  return level == SHMEM_THREAD_MULTIPLE;
+}
+}  // namespace
+
 OpenShmemTransport::OpenShmemTransport(bool owns_runtime)
-    : owns_runtime_(owns_runtime), my_pe_(shmem_my_pe()), n_pes_(shmem_n_pes()) {}
+    : owns_runtime_(owns_runtime), thread_multiple_(ThreadMultiple()), my_pe_(shmem_my_pe()), n_pes_(shmem_n_pes()) {}
 
 void OpenShmemTransport::StopRuntime() {
   shmem_finalize();
@@ -163,7 +172,8 @@ bool OpenShmemTransport::PrivateContextIsSafe() {
 std::unique_ptr<Context> OpenShmemTransport::CreateContext(int want_private) {
   if (want_private < 0) want_private = PrivateContextIsSafe() ? 1 : 0;
   shmem_ctx_t ctx;
-  if (want_private == 1 && shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0)
+  const long options = thread_multiple_ ? SHMEM_CTX_SERIALIZED : SHMEM_CTX_PRIVATE;
+  if (want_private == 1 && shmem_ctx_create(options, &ctx) == 0)
     return std::make_unique<OpenShmemContext>(ctx, true);
   return std::make_unique<OpenShmemContext>(SHMEM_CTX_DEFAULT, false);  // no spare context: share the default
 }

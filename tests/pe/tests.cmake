@@ -80,3 +80,9 @@ shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURREN
                             ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize.hold)
 shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
+
+# Threads sharing one client handle (issue 16): 8 threads in each of 2 clients, both transports; and below
+# SHMEM_THREAD_MULTIPLE a second thread gets SHMEMCACHE_WRONG_THREAD.
+shmemcache_pe_test(threads_np3 pe_threads 3 ARGS multi 8 1500 LABELS threads)
+shmemcache_pe_test(threads_np3_tcp pe_threads 3 TCP ARGS multi 8 600 LABELS threads)
+shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)

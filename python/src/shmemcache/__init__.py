@@ -31,6 +31,7 @@ from ._errors import (
     SpillIOError,
     Status,
     Timeout,
+    WrongThread,
     ValueTooLarge,
     WrongRole,
     error_for,
@@ -41,6 +42,6 @@ __version__ = "%d.%d.%d" % C_VERSION
 __all__ = [
     "Cache", "Request", "Status", "Error", "NotFound", "InvalidArgument", "KeyTooLong", "ValueTooLarge",
     "BufferTooSmall", "NoSpace", "WrongRole", "SpillIOError", "ConfigError", "ShutDown", "Exists",
-    "NotStored", "NotNumeric", "Timeout",
+    "NotStored", "NotNumeric", "Timeout", "WrongThread",
     "default_config", "last_error", "strerror", "error_for", "C_VERSION",
 ]

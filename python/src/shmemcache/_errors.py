@@ -92,6 +92,11 @@ class Timeout(Error):
     that need that server raise it at once."""
 
 
+class WrongThread(Error):
+    """A call from another thread than the one that created the Cache while OpenSHMEM runs below
+    SHMEM_THREAD_MULTIPLE (an application that started OpenSHMEM itself with plain shmem_init)."""
+
+
 #: status -> exception class. Statuses without a row raise the base class Error.
 _ERRORS: dict[Status, type[Error]] = {
     Status.NOT_FOUND: NotFound,
@@ -108,6 +113,7 @@ _ERRORS: dict[Status, type[Error]] = {
     Status.NOT_STORED: NotStored,
     Status.NOT_NUMERIC: NotNumeric,
     Status.TIMEOUT: Timeout,
+    Status.WRONG_THREAD: WrongThread,
 }
 
 

@@ -1,0 +1,51 @@
+# ThreadSanitizer (issue 16): the library instrumented once more, with -fsanitize=thread, and pe_threads on it
+# (tsan.threads_np3, tsan.threads_np3_tcp; labels sanitize, threads, pe): 8 threads sharing a handle in each of 2
+# clients, both transports. Any report fails the run (TSan exits 66). What OpenMPI needs under TSan (measured):
+#   - its and UCX's memory hooks off (OMPI_MCA_memory=^patcher, UCX_MEM_*): with them a process whose second
+#     thread calls into OpenSHMEM dies with SIGSEGV inside TSan's interceptors, before any report;
+#   - detect_deadlocks=0: OpenMPI's btl_tcp takes two of its own mutexes in both orders at init and finalize
+#     (main thread only: TSan's lock-order report, not a race, and not ours).
+option(SHMEMCACHE_TSAN_TESTS "Also build pe_threads under ThreadSanitizer (labels sanitize, threads)" ON)
+if(NOT SHMEMCACHE_TSAN_TESTS)
+  return()
+endif()
+include(CheckCXXSourceCompiles)
+set(CMAKE_REQUIRED_FLAGS "-fsanitize=thread")
+set(CMAKE_REQUIRED_LINK_OPTIONS "-fsanitize=thread")
+check_cxx_source_compiles("int main() { return 0; }" SHMEMCACHE_HAVE_TSAN)
+unset(CMAKE_REQUIRED_FLAGS)
+unset(CMAKE_REQUIRED_LINK_OPTIONS)
+if(NOT SHMEMCACHE_HAVE_TSAN)
+  message(WARNING "the compiler cannot build with -fsanitize=thread: no ThreadSanitizer test")
+  return()
+endif()
+
+set(tsan_flags -fsanitize=thread -O1 -g)
+set(tsan_objects)
+foreach(layer ${SHMEMCACHE_LAYERS})
+  get_target_property(layer_sources ${layer} SOURCES)
+  get_target_property(layer_includes ${layer} INCLUDE_DIRECTORIES)
+  get_target_property(layer_libs ${layer} LINK_LIBRARIES)
+  add_library(${layer}_tsan OBJECT ${layer_sources})
+  target_include_directories(${layer}_tsan PRIVATE ${layer_includes})
+  target_compile_options(${layer}_tsan PRIVATE ${tsan_flags})
+  if(layer_libs)
+    target_link_libraries(${layer}_tsan PRIVATE ${layer_libs})
+  endif()
+  list(APPEND tsan_objects $<TARGET_OBJECTS:${layer}_tsan>)
+endforeach()
+add_library(shmemcache_tsan STATIC ${tsan_objects})
+target_include_directories(shmemcache_tsan PUBLIC ${PROJECT_SOURCE_DIR}/include)
+target_compile_options(shmemcache_tsan PUBLIC ${tsan_flags})
+target_link_options(shmemcache_tsan PUBLIC -fsanitize=thread)
+target_link_libraries(shmemcache_tsan PUBLIC shmemcache_deps::oshmem shmemcache_deps::xxhash Threads::Threads)
+
+add_executable(pe_threads_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_threads.cc ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
+target_include_directories(pe_threads_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(pe_threads_tsan PRIVATE shmemcache_tsan)
+
+set(tsan_env OMPI_MCA_memory=^patcher UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
+    TSAN_OPTIONS=detect_deadlocks=0)
+shmemcache_pe_test(tsan.threads_np3 pe_threads_tsan 3 ARGS multi 8 300 ENV ${tsan_env} LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_np3_tcp pe_threads_tsan 3 TCP ARGS multi 8 200 ENV ${tsan_env}
+                   LABELS sanitize threads)
