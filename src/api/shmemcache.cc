@@ -137,6 +137,98 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcach
   return Guarded("shmemcache_wait", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->Wait(request); });
 }
 
+// ---- memcached's contract (issue 15) -----------------------------------------------------------------------
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_store(shmemcache_t* c, const void* key, size_t key_len,
+                                                       const void* value, size_t value_len,
+                                                       const shmemcache_store_options_t* options, uint64_t* cas_out) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  StoreRequest request;
+  if (options != nullptr) {
+    if (static_cast<uint32_t>(options->mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
+    request = StoreRequest{static_cast<StoreMode>(options->mode), options->flags, options->ttl_ms, options->cas};
+  }
+  return Guarded("shmemcache_store", SHMEMCACHE_NO_SPACE, [&] {
+    return c->node->client()->Store(key, key_len, value, value_len, options ? &request : nullptr, cas_out);
+  });
+}
+
+namespace {
+Status CheckFetch(shmemcache_t* c, const void* key, size_t key_len, const void* buffer, size_t buffer_len,
+                  const size_t* value_len) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
+  return SHMEMCACHE_OK;
+}
+}  // namespace
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_fetch(shmemcache_t* c, const void* key, size_t key_len,
+                                                       void* buffer, size_t buffer_len, size_t* value_len,
+                                                       uint32_t* flags, uint64_t* cas) {
+  Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
+  if (s != SHMEMCACHE_OK) return s;
+  return Guarded("shmemcache_fetch", SHMEMCACHE_NO_SPACE, [&] {
+    return c->node->client()->Fetch(key, key_len, buffer, buffer_len, value_len, flags, cas);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_ifetch(shmemcache_t* c, const void* key, size_t key_len,
+                                                        void* buffer, size_t buffer_len, size_t* value_len,
+                                                        uint32_t* flags, uint64_t* cas,
+                                                        shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
+  if (s != SHMEMCACHE_OK) return s;
+  return Guarded("shmemcache_ifetch", SHMEMCACHE_NO_SPACE, [&] {
+    return c->node->client()->IssueFetch(key, key_len, buffer, buffer_len, value_len, flags, cas, request);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_touch(shmemcache_t* c, const void* key, size_t key_len,
+                                                       uint64_t ttl_ms) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  return Guarded("shmemcache_touch", SHMEMCACHE_NO_SPACE,
+                 [&] { return c->node->client()->Touch(key, key_len, ttl_ms); });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_incr(shmemcache_t* c, const void* key, size_t key_len,
+                                                      int64_t delta, uint64_t* new_value) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  return Guarded("shmemcache_incr", SHMEMCACHE_NO_SPACE,
+                 [&] { return c->node->client()->Incr(key, key_len, delta, new_value); });
+}
+
+namespace {
+Status CheckClientCall(const shmemcache_t* c) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
+  return SHMEMCACHE_OK;
+}
+}  // namespace
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_flush_all(shmemcache_t* c) {
+  Status s = CheckClientCall(c);
+  if (s != SHMEMCACHE_OK) return s;
+  return Guarded("shmemcache_flush_all", SHMEMCACHE_NO_SPACE, [&] { return c->node->client()->FlushAll(); });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_server_stats(shmemcache_t* c, int server,
+                                                              shmemcache_stats_t* stats) {
+  Status s = CheckClientCall(c);
+  if (s != SHMEMCACHE_OK) return s;
+  if (stats == nullptr || server < 0 || server >= c->node->config().num_servers) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Guarded("shmemcache_server_stats", SHMEMCACHE_NO_SPACE,
+                 [&] { return c->node->client()->ServerStats(server, stats); });
+}
+
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c, shmemcache_stats_t* stats) {
   if (c == nullptr || stats == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   c->node->FillStats(stats);

@@ -1,7 +1,9 @@
 // The server's use of its SSD tier: what goes to flash, how it comes back, and the per-key order rules while a
 // flash read is in flight (memcached's storage.c, to spill/'s extstore).
 //
-//   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener).
+//   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener),
+//     except pairs with flags or an expiry: the record keeps key and value only, so those are dropped (a cache
+//     may forget a pair; it must never return one without its flags or past its expiry).
 //   - Read-back: an Active GET that misses RAM reads the tier. It is answered at once when its record is in RAM
 //     or the page cache; otherwise it is parked, the server goes on with other requests (of that client too),
 //     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
@@ -59,12 +61,14 @@ class SpillTier {
 
   // An Active GET that missed RAM. OK: found at once and promoted (*ptr set when RAM took it), the value in
   // value(). IN_PROGRESS: parked until its read finishes. NOT_FOUND: not in the tier (or its copy was lost).
-  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr);
+  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, AccessTime at, BlockPointer* ptr);
   const std::vector<uint8_t>& value() const { return value_; }  // of the last ReadBack that returned OK
   // The key was SET in RAM: its flash copy must never come back.
   void Forget(const void* key, size_t key_len) { store_->Erase(key, key_len); }
   // DELETE of the key: drops its flash copy; true when there was one.
   bool Delete(const void* key, size_t key_len);
+  // flush_all: drops every flash copy.
+  void Clear() { store_->Clear(); }
 
   // Writes the pairs still in RAM to flash and waits until every I/O in flight has finished (reads included:
   // their GETs are answered by the next FinishReads). Not on the serving path: for shutdown and tests.
@@ -72,9 +76,9 @@ class SpillTier {
 
   bool parked() const { return !parked_.empty(); }
   bool HasFinishedIo() const { return store_->HasFinishedIo(); }
-  // Answers every parked GET whose read has finished (promoting what is still current), and takes in finished
-  // writes.
-  void FinishReads(const Answer& answer);
+  // Answers every parked GET whose read has finished (promoting what is still current, at the server's clock
+  // now_ms), and takes in finished writes.
+  void FinishReads(uint64_t now_ms, const Answer& answer);
 
   // Sets the tier's gauge (spilled_items) and adds its counters (spill_reads, spill_* ...) into *stats.
   void FillStats(Stats* stats) const;
@@ -84,7 +88,7 @@ class SpillTier {
   static void OnEviction(void* self, const EvictedPair& pair);
   // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
   void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-               uint64_t recency, BlockPointer* ptr);
+               AccessTime at, BlockPointer* ptr);
 
   KvStore* ram_;
   uint64_t* max_eviction_pause_us_;

@@ -57,13 +57,15 @@ class SpillTierTest : public ::testing::Test {
   }
   Status SetInRam(const std::string& key, const std::string& value) {
     BlockPointer p;
-    return ram_->Set(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(), 1, &p);
+    return ram_->Store(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(),
+                       StoreRequest{}, AccessTime{1, 1}, &p);
   }
   Status GetFromRam(const std::string& key, std::string* value) {
     std::vector<uint8_t> scratch;
     BlockView view;
     BlockPointer p;
-    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), 1, &scratch, &view, &p);
+    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), AccessTime{1, 1}, &scratch, &view,
+                         &p);
     if (s == SHMEMCACHE_OK) value->assign(reinterpret_cast<const char*>(view.value), view.value_len);
     return s;
   }
@@ -87,13 +89,13 @@ class SpillTierTest : public ::testing::Test {
     req.header.max_value = 1 << 20;
     req.key = reinterpret_cast<const uint8_t*>(key.data());
     req.value = nullptr;
-    return tier_->ReadBack(/*client=*/3, Locate(key.data(), key.size(), 1), req, /*recency=*/1, ptr);
+    return tier_->ReadBack(/*client=*/3, Locate(key.data(), key.size(), 1), req, AccessTime{1, 1}, ptr);
   }
   // Waits for every read in flight, then answers the parked GETs.
   std::vector<Answered> FinishReads() {
     tier_->Flush();
     std::vector<Answered> answered;
-    tier_->FinishReads([&](SpillTier::ParkedGet& g, Status s, const BlockPointer& ptr, const std::vector<uint8_t>& v) {
+    tier_->FinishReads(/*now_ms=*/1, [&](SpillTier::ParkedGet& g, Status s, const BlockPointer& ptr, const std::vector<uint8_t>& v) {
       answered.push_back(Answered{g.client, g.reply.request_id, s, ptr, std::string(v.begin(), v.end())});
     });
     return answered;
