@@ -214,6 +214,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
         view.value = spill_->value().data();
         view.value_len = spill_->value().size();
+        view.flags = spill_->meta().flags;
         view.token = ptr.token;  // 0 when RAM had no room for it (served without a pointer)
       }
       if (status == SHMEMCACHE_OK) {

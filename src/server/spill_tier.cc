@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "server/eviction_pause.h"
 #include "spill/faulty_file_ops.h"
@@ -31,16 +32,33 @@ Status SpillTier::Open(const shmemcache_config_t& config, const TestHooks& hooks
 
 SpillTier::~SpillTier() { ram_->set_eviction_listener(KvStore::EvictionListener{nullptr}, nullptr); }
 
-// The record format keeps key and value only: a pair with flags or an expiry is not spilled (spill_tier.h).
+namespace {
+constexpr size_t kMetaBytes = 12;  // flags u32, expiry_ms u64, ahead of the value (spill_tier.h)
+}  // namespace
+
 void SpillTier::OnEviction(void* self, const EvictedPair& pair) {
-  if (pair.flags != 0 || pair.expiry_ms != 0) return;
-  static_cast<SpillTier*>(self)->store_->Put(pair.key, pair.key_len, pair.value, pair.value_len);
+  SpillTier* tier = static_cast<SpillTier*>(self);
+  std::vector<uint8_t>& v = tier->staging_;
+  v.resize(kMetaBytes + pair.value_len);
+  std::memcpy(v.data(), &pair.flags, 4);
+  std::memcpy(v.data() + 4, &pair.expiry_ms, 8);
+  if (pair.value_len) std::memcpy(v.data() + kMetaBytes, pair.value, pair.value_len);
+  tier->store_->Put(pair.key, pair.key_len, v.data(), v.size());
+}
+
+bool SpillTier::TakeMeta(std::vector<uint8_t>* value, PairMeta* meta) {
+  if (value->size() < kMetaBytes) return false;
+  *meta = PairMeta{};
+  std::memcpy(&meta->flags, value->data(), 4);
+  std::memcpy(&meta->expiry_ms, value->data() + 4, 8);
+  value->erase(value->begin(), value->begin() + kMetaBytes);
+  return true;
 }
 
 void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-                        AccessTime at, BlockPointer* ptr) {
+                        const PairMeta& meta, AccessTime at, BlockPointer* ptr) {
   EvictionPause pause(*ram_, max_eviction_pause_us_);
-  Status s = ram_->Restore(loc, key, key_len, value.data(), value.size(), PairMeta{}, at, ptr);
+  Status s = ram_->Restore(loc, key, key_len, value.data(), value.size(), meta, at, ptr);
   if (s == SHMEMCACHE_OK) store_->Erase(key, key_len);  // spilled again if evicted again
   else *ptr = BlockPointer{};                           // served from flash without a pointer to cache
   pause.End();
@@ -60,8 +78,12 @@ Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestV
     return s;
   }
   if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+  if (!TakeMeta(&value_, &meta_) || Expired(meta_.expiry_ms, at.now_ms)) {
+    store_->Erase(req.key, h.key_len);
+    return SHMEMCACHE_NOT_FOUND;
+  }
   ++served_;
-  Promote(loc, req.key, h.key_len, value_, at, ptr);
+  Promote(loc, req.key, h.key_len, value_, meta_, at, ptr);
   return SHMEMCACHE_OK;
 }
 
@@ -79,11 +101,18 @@ void SpillTier::FinishReads(uint64_t now_ms, const Answer& answer) {
     if (it == parked_.end()) continue;  // cannot happen: every read the tier starts is parked
     ParkedGet& g = it->second;
     BlockPointer ptr;
+    PairMeta meta;
+    if (r.status == SHMEMCACHE_OK && (!TakeMeta(&r.value, &meta) || Expired(meta.expiry_ms, now_ms))) {
+      if (r.current) store_->Erase(g.key.data(), g.key.size());
+      r.status = SHMEMCACHE_NOT_FOUND;
+      r.value.clear();
+    }
     if (r.status == SHMEMCACHE_OK) {
       ++served_;
+      g.reply.flags = meta.flags;
       // Promote only the record the index still holds: a SET or DELETE that came after this GET must win. The
       // GET's recency is still the right one: epochs only grow, and it was clamped to the epoch when it came.
-      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, AccessTime{now_ms, g.recency}, &ptr);
+      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, meta, AccessTime{now_ms, g.recency}, &ptr);
     }
     answer(g, r.status, ptr, r.value);
     parked_.erase(it);
