@@ -53,6 +53,21 @@ module shmemcache
   integer(c_int), parameter, public :: SHMEMCACHE_TIMEOUT = 15         ! a peer did not answer in op_timeout_ms
   integer(c_int), parameter, public :: SHMEMCACHE_WRONG_THREAD = 16    ! another thread, below THREAD_MULTIPLE
 
+  ! shmemcache_mode_t (shmemcache_store)
+  integer(c_int), parameter, public :: SHMEMCACHE_MODE_SET = 0      ! store unconditionally
+  integer(c_int), parameter, public :: SHMEMCACHE_MODE_ADD = 1      ! only if absent, else EXISTS
+  integer(c_int), parameter, public :: SHMEMCACHE_MODE_REPLACE = 2  ! only if present, else NOT_STORED
+  integer(c_int), parameter, public :: SHMEMCACHE_MODE_APPEND = 3   ! after the present value, else NOT_STORED
+  integer(c_int), parameter, public :: SHMEMCACHE_MODE_PREPEND = 4  ! before the present value, else NOT_STORED
+
+  ! shmemcache_store_options_t
+  type, bind(C) :: store_options_t
+    integer(c_int) :: mode = SHMEMCACHE_MODE_SET
+    integer(c_int32_t) :: flags = 0
+    integer(c_int64_t) :: ttl_ms = 0
+    integer(c_int64_t) :: cas = 0
+  end type store_options_t
+
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t
     integer(c_int) :: num_servers
@@ -110,7 +125,8 @@ module shmemcache
             shmemcache_is_server, shmemcache_client_rank, shmemcache_num_clients, shmemcache_serve, &
             shmemcache_set, shmemcache_get, shmemcache_delete, shmemcache_bset, shmemcache_bget, &
             shmemcache_test, shmemcache_wait, shmemcache_get_stats, shmemcache_finalize, shmemcache_destroy, &
-            shmemcache_value_bytes
+            shmemcache_value_bytes, shmemcache_store, shmemcache_fetch, shmemcache_touch, shmemcache_incr, &
+            shmemcache_flush_all, shmemcache_server_stats
 
   ! ---- the C API ---------------------------------------------------------------------------------------------
   interface
@@ -223,6 +239,60 @@ module shmemcache
     function c_finalize(cache) bind(C, name="shmemcache_finalize") result(status)
       import :: c_int, c_ptr
       type(c_ptr), value :: cache
+      integer(c_int) :: status
+    end function
+    function c_store(cache, key, key_len, value, value_len, options, cas_out) bind(C, name="shmemcache_store") &
+        result(status)
+      import :: c_int, c_ptr, c_char, c_size_t, c_int64_t, store_options_t
+      type(c_ptr), value :: cache
+      character(kind=c_char), dimension(*), intent(in) :: key
+      integer(c_size_t), value :: key_len
+      type(c_ptr), value :: value
+      integer(c_size_t), value :: value_len
+      type(store_options_t), intent(in) :: options
+      integer(c_int64_t), intent(out) :: cas_out
+      integer(c_int) :: status
+    end function
+    function c_fetch(cache, key, key_len, buffer, buffer_len, value_len, flags, cas) bind(C, name="shmemcache_fetch") &
+        result(status)
+      import :: c_int, c_ptr, c_char, c_size_t, c_int32_t, c_int64_t
+      type(c_ptr), value :: cache
+      character(kind=c_char), dimension(*), intent(in) :: key
+      integer(c_size_t), value :: key_len
+      type(c_ptr), value :: buffer
+      integer(c_size_t), value :: buffer_len
+      integer(c_size_t), intent(out) :: value_len
+      integer(c_int32_t), intent(inout) :: flags
+      integer(c_int64_t), intent(inout) :: cas
+      integer(c_int) :: status
+    end function
+    function c_touch(cache, key, key_len, ttl_ms) bind(C, name="shmemcache_touch") result(status)
+      import :: c_int, c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: cache
+      character(kind=c_char), dimension(*), intent(in) :: key
+      integer(c_size_t), value :: key_len
+      integer(c_int64_t), value :: ttl_ms
+      integer(c_int) :: status
+    end function
+    function c_incr(cache, key, key_len, delta, new_value) bind(C, name="shmemcache_incr") result(status)
+      import :: c_int, c_ptr, c_char, c_size_t, c_int64_t
+      type(c_ptr), value :: cache
+      character(kind=c_char), dimension(*), intent(in) :: key
+      integer(c_size_t), value :: key_len
+      integer(c_int64_t), value :: delta
+      integer(c_int64_t), intent(out) :: new_value
+      integer(c_int) :: status
+    end function
+    function c_flush_all(cache) bind(C, name="shmemcache_flush_all") result(status)
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cache
+      integer(c_int) :: status
+    end function
+    function c_server_stats(cache, server, stats) bind(C, name="shmemcache_server_stats") result(status)
+      import :: c_int, c_ptr, shmemcache_stats_t
+      type(c_ptr), value :: cache
+      integer(c_int), value :: server
+      type(shmemcache_stats_t), intent(out) :: stats
       integer(c_int) :: status
     end function
     subroutine c_destroy(cache) bind(C, name="shmemcache_destroy")
@@ -450,6 +520,103 @@ contains
     integer(c_int) :: status
     status = c_get_stats(cache%handle, stats)
   end function shmemcache_get_stats
+
+  ! ---- memcached's contract (issue 15; shmemcache.h states the rules) ----------------------------------------
+  ! Flags are opaque 32 bits and tokens opaque 64 bits: Fortran's signed integers hold them bit for bit.
+
+  ! Stores value under key as mode says (default SHMEMCACHE_MODE_SET) with flags (default 0), an expiry ttl_ms
+  ! from now (default 0 = never) and, when cas /= 0, only if the pair's token equals cas. cas_out receives the new
+  ! token. OK; EXISTS, NOT_STORED, NOT_FOUND (cas of an absent key), INVALID_ARGUMENT (mode out of range, a
+  ! non-contiguous value), and the errors of shmemcache_set. Nothing changes on error.
+  function shmemcache_store(cache, key, value, mode, flags, ttl_ms, cas, cas_out) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: key
+    class(*), dimension(..), intent(in), target :: value
+    integer(c_int), intent(in), optional :: mode
+    integer(c_int32_t), intent(in), optional :: flags
+    integer(c_int64_t), intent(in), optional :: ttl_ms, cas
+    integer(c_int64_t), intent(out), optional :: cas_out
+    integer(c_int) :: status
+    type(store_options_t) :: options
+    integer(c_int64_t) :: token
+    token = 0
+    if (present(mode)) options%mode = mode
+    if (present(flags)) options%flags = flags
+    if (present(ttl_ms)) options%ttl_ms = ttl_ms
+    if (present(cas)) options%cas = cas
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (is_contiguous_data(value)) then
+      status = c_store(cache%handle, key, len(key, kind=c_size_t), address_of(value), &
+                       shmemcache_value_bytes(value), options, token)
+    end if
+    if (present(cas_out)) cas_out = token
+  end function shmemcache_store
+
+  ! shmemcache_get plus the pair's flags and CAS token (set on OK only). Buffer rules as shmemcache_get.
+  function shmemcache_fetch(cache, key, buffer, value_len, flags, cas) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: key
+    class(*), dimension(..), intent(inout), target :: buffer
+    integer(c_size_t), intent(out), optional :: value_len
+    integer(c_int32_t), intent(inout), optional :: flags
+    integer(c_int64_t), intent(inout), optional :: cas
+    integer(c_int) :: status
+    integer(c_size_t) :: len_out
+    integer(c_int32_t) :: f
+    integer(c_int64_t) :: t
+    len_out = 0
+    f = 0
+    t = 0
+    if (present(flags)) f = flags
+    if (present(cas)) t = cas
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (is_contiguous_data(buffer)) then
+      status = c_fetch(cache%handle, key, len(key, kind=c_size_t), address_of(buffer), &
+                       shmemcache_value_bytes(buffer), len_out, f, t)
+    end if
+    if (present(value_len)) value_len = len_out
+    if (present(flags)) flags = f
+    if (present(cas)) cas = t
+  end function shmemcache_fetch
+
+  ! New expiry ttl_ms from now (0 = never) for a present pair; NOT_FOUND if absent.
+  function shmemcache_touch(cache, key, ttl_ms) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: key
+    integer(c_int64_t), intent(in) :: ttl_ms
+    integer(c_int) :: status
+    status = c_touch(cache%handle, key, len(key, kind=c_size_t), ttl_ms)
+  end function shmemcache_touch
+
+  ! Adds delta to the ASCII decimal counter under key (delta < 0 subtracts, stopping at 0); new_value receives the
+  ! result (an unsigned 64-bit number, bit for bit). NOT_FOUND, NOT_NUMERIC.
+  function shmemcache_incr(cache, key, delta, new_value) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: key
+    integer(c_int64_t), intent(in) :: delta
+    integer(c_int64_t), intent(out), optional :: new_value
+    integer(c_int) :: status
+    integer(c_int64_t) :: n
+    n = 0
+    status = c_incr(cache%handle, key, len(key, kind=c_size_t), delta, n)
+    if (present(new_value)) new_value = n
+  end function shmemcache_incr
+
+  ! Removes every pair from every server.
+  function shmemcache_flush_all(cache) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    integer(c_int) :: status
+    status = c_flush_all(cache%handle)
+  end function shmemcache_flush_all
+
+  ! The published server-side counters of server (0 .. num_servers-1).
+  function shmemcache_server_stats(cache, server, stats) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    integer(c_int), intent(in) :: server
+    type(shmemcache_stats_t), intent(out) :: stats
+    integer(c_int) :: status
+    status = c_server_stats(cache%handle, server, stats)
+  end function shmemcache_server_stats
 
   ! ---- non-blocking ------------------------------------------------------------------------------------------
 

@@ -50,10 +50,10 @@ typedef enum {
   SHMEMCACHE_CONFIG_ERROR,       /* the configuration is unusable; shmemcache_last_error() says why */
   SHMEMCACHE_SHUT_DOWN,          /* the handle was finalized */
   SHMEMCACHE_EXISTS,             /* add: the key is present; store with a CAS token: the pair changed since the
-                                    token (returned once the memcached-style calls of issue 15 exist) */
-  SHMEMCACHE_NOT_STORED,         /* replace / append / prepend: the key is absent (idem) */
+                                    token */
+  SHMEMCACHE_NOT_STORED,         /* replace / append / prepend: the key is absent */
   SHMEMCACHE_NOT_NUMERIC,        /* incr: the stored value is not an unsigned decimal number of at most 20
-                                    digits (idem) */
+                                    digits */
   SHMEMCACHE_TIMEOUT,            /* a peer did not answer within config.op_timeout_ms; shmemcache_last_error()
                                     names the PE, the ring and what was seen. Later calls that need that server
                                     return TIMEOUT at once (see "Failures" below) */
@@ -262,6 +262,79 @@ typedef struct {
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last
  * values). */
 shmemcache_status_t shmemcache_get_stats(const shmemcache_t *cache, shmemcache_stats_t *stats);
+
+/*
+ * memcached's contract: expiry, flags, CAS tokens, add/replace/append/prepend, counters, flush, server stats.
+ *
+ * Expiry without shared clocks. A pair stored with ttl_ms > 0 expires ttl_ms after the store, measured on its
+ * server's clock. It is never reported expired before ttl_ms has passed, and never returned by any call later
+ * than ttl_ms + config.recency_range_ms after the store. Clients never compare their clock with a server's: a
+ * client reading a pair one-sided bounds the server's time from the clock stamp on that server's replies and
+ * asks the server when it cannot tell. Expired pairs free their memory lazily (the next operation that meets
+ * them) or when the server needs room.
+ * Tokens (memcached's "CAS unique"). Every pair has a token, never 0, that changes on every modification by any
+ * call (shmemcache_set included) and is never reused for the same key; shmemcache_touch keeps it.
+ * Argument checks are those of shmemcache_set / shmemcache_get (NULL handle or key, empty key: INVALID_ARGUMENT;
+ * KEY_TOO_LONG; VALUE_TOO_LARGE; WRONG_ROLE on a server; SHUT_DOWN after finalize); on any such error nothing is
+ * changed and no output is written. TIMEOUT as in "Failures": the operation may or may not have taken effect.
+ */
+typedef enum {
+  SHMEMCACHE_MODE_SET = 0, /* store unconditionally */
+  SHMEMCACHE_MODE_ADD,     /* store only if the key is absent; else EXISTS. Atomic: of many clients adding the
+                              same key at once, exactly one gets OK */
+  SHMEMCACHE_MODE_REPLACE, /* store only if the key is present; else NOT_STORED */
+  SHMEMCACHE_MODE_APPEND,  /* add value after the present one (flags and expiry stay); absent: NOT_STORED */
+  SHMEMCACHE_MODE_PREPEND  /* add value before the present one (idem) */
+} shmemcache_mode_t;
+
+typedef struct {
+  shmemcache_mode_t mode;  /* a zeroed struct means: plain set, flags 0, no expiry, unconditional */
+  uint32_t flags;          /* opaque, stored with the pair, returned by shmemcache_fetch */
+  uint64_t ttl_ms;         /* 0 = never expires; else the pair expires ttl_ms after this store */
+  uint64_t cas;            /* 0 = unconditional; else store only if the pair's token equals this */
+} shmemcache_store_options_t;
+
+/* Stores value under key as *options says; options NULL = plain set (shmemcache_set). *cas_out (may be NULL)
+ * receives the pair's new token on OK. Returns OK; with options->cas != 0: NOT_FOUND if the key is absent,
+ * EXISTS if its token differs (checked first, in every mode); EXISTS (add of a present key); NOT_STORED
+ * (replace, append or prepend of an absent key); VALUE_TOO_LARGE (also an append/prepend whose result exceeds
+ * max_value_len); INVALID_ARGUMENT (mode out of range, or the argument errors above); NO_SPACE. On any status
+ * but OK nothing changed. A plain set may be done one-sided; any option makes it a request to the server. */
+shmemcache_status_t shmemcache_store(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
+                                     size_t value_len, const shmemcache_store_options_t *options,
+                                     uint64_t *cas_out);
+/* shmemcache_get plus the pair's flags and token: on OK *flags and *cas (either may be NULL) are set; on any
+ * other status they are unchanged. Same buffer rules and statuses as shmemcache_get (NOT_FOUND also for an
+ * expired pair). */
+shmemcache_status_t shmemcache_fetch(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
+                                     size_t buffer_len, size_t *value_len, uint32_t *flags, uint64_t *cas);
+/* Non-blocking shmemcache_fetch (the rules of shmemcache_iget): the key must stay untouched until completion;
+ * buffer, *value_len, *flags and *cas are written by completion. */
+shmemcache_status_t shmemcache_ifetch(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
+                                      size_t buffer_len, size_t *value_len, uint32_t *flags, uint64_t *cas,
+                                      shmemcache_request_t **request);
+/* New expiry for a present pair: ttl_ms from now (0 = never). Its value, flags and token stay. OK, or NOT_FOUND
+ * if the key is absent (or expired). */
+shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_t key_len, uint64_t ttl_ms);
+/* The value must be an ASCII unsigned decimal of at most 20 digits (memcached's rules): delta > 0 adds
+ * (wrapping at 2^64), delta < 0 subtracts and stops at 0. The result is stored as decimal (flags and expiry
+ * stay, the token changes) and returned in *new_value (may be NULL). OK; NOT_FOUND (absent: incr does not
+ * create); NOT_NUMERIC (nothing changed); NO_SPACE (a longer number needs a block that cannot be had). Atomic
+ * across all clients: N clients doing M increments each add exactly N*M. */
+shmemcache_status_t shmemcache_incr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
+                                    uint64_t *new_value);
+/* Removes every pair from every server (RAM and SSD tier); pairs stored after it returns are kept. Any client
+ * may call it. OK, or TIMEOUT if a server did not answer (the others have flushed); WRONG_ROLE, SHUT_DOWN,
+ * INVALID_ARGUMENT (NULL handle). */
+shmemcache_status_t shmemcache_flush_all(shmemcache_t *cache);
+/* The server-side counters of server `server` (0 .. num_servers-1: items, bytes_used, evictions, payload_bytes,
+ * active_ops_served, ...; the client-side fields are 0), read one-sided without disturbing the server; sum them
+ * over the servers for the job. Freshness: a server publishes its counters when it goes idle after serving
+ * (so once the requests a client made have been answered and the server waits for work, they are included) and
+ * at most every 10 ms while it stays busy. A client's one-sided writes (Direct SET) change no counter.
+ * OK; INVALID_ARGUMENT (NULL handle or stats, server out of range); WRONG_ROLE; SHUT_DOWN; TIMEOUT (the
+ * server failed). */
+shmemcache_status_t shmemcache_server_stats(shmemcache_t *cache, int server, shmemcache_stats_t *stats);
 
 /* Collective. Clients complete their requests in flight and tell every server they are done (failed servers
  * included, without waiting on them); servers return from shmemcache_serve once all clients have; symmetric

@@ -29,6 +29,7 @@
 #define SHMEMCACHE_SHMEMCACHE_HPP_
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -42,6 +43,8 @@ namespace shmc {
 using Status = shmemcache_status_t;
 using Config = shmemcache_config_t;
 using Stats = shmemcache_stats_t;
+using StoreOptions = shmemcache_store_options_t;
+using Mode = shmemcache_mode_t;
 
 /* Static text for a status (shmemcache_strerror); never NULL. */
 inline const char *what(Status status) noexcept { return shmemcache_strerror(status); }
@@ -145,6 +148,52 @@ class Cache {
   /* Removes key: OK if it was present, NOT_FOUND if not, or an error status. (`delete` is a C++ keyword.) */
   Status del(std::string_view key) noexcept {
     return handle_ ? shmemcache_delete(handle_, key.data(), key.size()) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  // ---- memcached's contract (see shmemcache.h for the rules of each call) ----
+
+  /* shmemcache_store: options nullptr = plain set; *cas_out (may be nullptr) gets the new token on OK. */
+  Status store(std::string_view key, std::string_view value, const StoreOptions *options = nullptr,
+               std::uint64_t *cas_out = nullptr) noexcept {
+    if (handle_ == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    return shmemcache_store(handle_, key.data(), key.size(), value.data(), value.size(), options, cas_out);
+  }
+
+  /* shmemcache_fetch into *value (resized as get() does); *flags and *cas (may be nullptr) set on OK. */
+  Status fetch(std::string_view key, std::string *value, std::uint32_t *flags = nullptr,
+               std::uint64_t *cas = nullptr) {
+    if (handle_ == nullptr || value == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    value->resize(value->capacity() > 0 ? value->capacity() : kInitialGetBuffer);
+    for (;;) {
+      std::size_t len = 0;
+      Status status =
+          shmemcache_fetch(handle_, key.data(), key.size(), value->data(), value->size(), &len, flags, cas);
+      if (status == SHMEMCACHE_BUFFER_TOO_SMALL && len > value->size()) {
+        value->resize(len);
+        continue;
+      }
+      value->resize(status == SHMEMCACHE_OK ? len : 0);
+      return status;
+    }
+  }
+
+  /* shmemcache_touch: new expiry ttl_ms from now (0 = never); NOT_FOUND if absent. */
+  Status touch(std::string_view key, std::uint64_t ttl_ms) noexcept {
+    return handle_ ? shmemcache_touch(handle_, key.data(), key.size(), ttl_ms) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  /* shmemcache_incr: adds delta (subtracts for delta < 0, stopping at 0); *new_value may be nullptr. */
+  Status incr(std::string_view key, std::int64_t delta, std::uint64_t *new_value = nullptr) noexcept {
+    return handle_ ? shmemcache_incr(handle_, key.data(), key.size(), delta, new_value)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  /* shmemcache_flush_all: removes every pair from every server. */
+  Status flush_all() noexcept { return handle_ ? shmemcache_flush_all(handle_) : SHMEMCACHE_INVALID_ARGUMENT; }
+
+  /* shmemcache_server_stats: the published server-side counters of server `server`. */
+  Status server_stats(int server, Stats *stats) noexcept {
+    return handle_ ? shmemcache_server_stats(handle_, server, stats) : SHMEMCACHE_INVALID_ARGUMENT;
   }
 
   /* This PE's counters (all zero for an empty Cache). Also valid after finalize. */

@@ -327,6 +327,23 @@ static PyMethodDef cache_methods[] = {
      "length (or the bytes), None on a miss, and raises BufferTooSmall if the value does not fit."},
     {"bget", FASTCALL(cache_bget),
      "bget(key, buffer) -> Request\n\nAs iget, but the key may be reused at once."},
+    {"store", (PyCFunction)(void (*)(void))scpy_cache_store, METH_VARARGS | METH_KEYWORDS,
+     "store(key, value, *, mode=MODE_SET, flags=0, ttl_ms=0, cas=0) -> int\n\nshmemcache_store: returns the pair's "
+     "new CAS token. mode: MODE_SET, MODE_ADD (Exists if present), MODE_REPLACE / MODE_APPEND / MODE_PREPEND "
+     "(NotStored if absent); flags: opaque 32 bits; ttl_ms: 0 = never expires; cas: 0 = unconditional, else "
+     "Exists if the pair changed since that token, NotFound if absent. Nothing changes on error."},
+    {"fetch", FASTCALL(scpy_cache_fetch),
+     "fetch(key) -> tuple[bytes, int, int] | None\n\n(value, flags, cas token), or None if there is no pair."},
+    {"touch", FASTCALL(scpy_cache_touch),
+     "touch(key, ttl_ms) -> bool\n\nNew expiry ttl_ms from now (0 = never); False if there is no pair."},
+    {"incr", FASTCALL(scpy_cache_incr),
+     "incr(key, delta) -> int\n\nAdds delta to the ASCII decimal counter (delta < 0 subtracts, stopping at 0; "
+     "wraps at 2**64 upwards); returns the new value. NotFound if absent, NotNumeric if not a counter."},
+    {"flush_all", (PyCFunction)scpy_cache_flush_all, METH_NOARGS,
+     "flush_all() -> None\n\nRemoves every pair from every server (pairs stored after it returns are kept)."},
+    {"server_stats", FASTCALL(scpy_cache_server_stats),
+     "server_stats(server) -> dict[str, int]\n\nThe server-side counters of server 0..num_servers-1, read "
+     "one-sided (published when the server goes idle, at most every 10 ms while busy)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMappingMethods cache_as_mapping = {

@@ -7,6 +7,7 @@
  *   args.c      bytes-like arguments (keys, values, output buffers) and the per-thread get scratch buffer
  *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
  *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
+ *   contract.c  Cache.store/fetch/touch/incr/flush_all/server_stats (issue 15; mget/mset not yet)
  *
  * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c
  * (or request.c for a non-blocking form), its line in the method table, its stub in _core.pyi. A new status:
@@ -107,6 +108,14 @@ typedef struct {
 
 extern PyTypeObject scpy_cache_type;
 extern PyTypeObject scpy_request_type;
+
+/* memcached's contract (contract.c): Cache.store (keywords), fetch, touch, incr, flush_all, server_stats. */
+PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs);
+PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *scpy_cache_touch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *scpy_cache_incr(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
+PyObject *scpy_cache_flush_all(scpy_cache *self, PyObject *unused);
+PyObject *scpy_cache_server_stats(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
 
 /* Non-blocking issue, shared by Cache.iset/bset/iget/bget. */
 PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *value, int buffered);

@@ -106,7 +106,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     Py_DECREF(module);
     return NULL;
   }
-  if (add_statuses(module) < 0) {
+  if (add_statuses(module) < 0 || PyModule_AddIntConstant(module, "MODE_SET", SHMEMCACHE_MODE_SET) < 0 ||
+      PyModule_AddIntConstant(module, "MODE_ADD", SHMEMCACHE_MODE_ADD) < 0 ||
+      PyModule_AddIntConstant(module, "MODE_REPLACE", SHMEMCACHE_MODE_REPLACE) < 0 ||
+      PyModule_AddIntConstant(module, "MODE_APPEND", SHMEMCACHE_MODE_APPEND) < 0 ||
+      PyModule_AddIntConstant(module, "MODE_PREPEND", SHMEMCACHE_MODE_PREPEND) < 0) {
     Py_DECREF(module);
     return NULL;
   }

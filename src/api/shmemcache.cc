@@ -165,6 +165,111 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcach
   });
 }
 
+// ---- memcached's contract (issue 15) -----------------------------------------------------------------------
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_store(shmemcache_t* c, const void* key, size_t key_len,
+                                                       const void* value, size_t value_len,
+                                                       const shmemcache_store_options_t* options, uint64_t* cas_out) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_store", [&]() -> Status {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
+    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+    StoreRequest request;
+    if (options != nullptr) {
+      if (static_cast<uint32_t>(options->mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
+      request = StoreRequest{static_cast<StoreMode>(options->mode), options->flags, options->ttl_ms, options->cas};
+    }
+    return c->node->client()->Store(key, key_len, value, value_len, options ? &request : nullptr, cas_out);
+  });
+}
+
+namespace {
+Status CheckFetch(shmemcache_t* c, const void* key, size_t key_len, const void* buffer, size_t buffer_len,
+                  const size_t* value_len) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
+  return SHMEMCACHE_OK;
+}
+}  // namespace
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_fetch(shmemcache_t* c, const void* key, size_t key_len,
+                                                       void* buffer, size_t buffer_len, size_t* value_len,
+                                                       uint32_t* flags, uint64_t* cas) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_fetch", [&]() -> Status {
+    Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Fetch(key, key_len, buffer, buffer_len, value_len, flags, cas);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_ifetch(shmemcache_t* c, const void* key, size_t key_len,
+                                                        void* buffer, size_t buffer_len, size_t* value_len,
+                                                        uint32_t* flags, uint64_t* cas,
+                                                        shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_ifetch", [&]() -> Status {
+    Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->IssueFetch(key, key_len, buffer, buffer_len, value_len, flags, cas, request);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_touch(shmemcache_t* c, const void* key, size_t key_len,
+                                                       uint64_t ttl_ms) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_touch", [&]() -> Status {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Touch(key, key_len, ttl_ms);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_incr(shmemcache_t* c, const void* key, size_t key_len,
+                                                      int64_t delta, uint64_t* new_value) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_incr", [&]() -> Status {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Incr(key, key_len, delta, new_value);
+  });
+}
+
+namespace {
+Status CheckClientCall(const shmemcache_t* c) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
+  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
+  return SHMEMCACHE_OK;
+}
+}  // namespace
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_flush_all(shmemcache_t* c) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_flush_all", [&]() -> Status {
+    Status s = CheckClientCall(c);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->FlushAll();
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_server_stats(shmemcache_t* c, int server,
+                                                              shmemcache_stats_t* stats) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_server_stats", [&]() -> Status {
+    Status s = CheckClientCall(c);
+    if (s != SHMEMCACHE_OK) return s;
+    if (stats == nullptr || server < 0 || server >= c->node->config().num_servers)
+      return SHMEMCACHE_INVALID_ARGUMENT;
+    return c->node->client()->ServerStats(server, stats);
+  });
+}
+
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c, shmemcache_stats_t* stats) {
   if (c == nullptr || stats == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   return Locked(c, "shmemcache_get_stats", [&] {

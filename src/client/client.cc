@@ -26,6 +26,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       set_buffer_(config.hash_ways),
       server_epoch_(config.num_servers, 0),
       epoch_heard_at_(config.num_servers, 0),
+      server_time_(config.num_servers),
       clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       arena_(base + layout.arena_offset),
@@ -37,8 +38,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
 
 Client::Operation Client::MakeOperation(Op op, const void* key, size_t key_len, const void* value,
                                         size_t value_len, void* buffer, size_t buffer_len, size_t* out_len) const {
-  Operation o{op, Locate(key, key_len, config_.num_servers), key, key_len, nullptr, 0, nullptr, 0, nullptr};
-  if (op == Op::kSet) {
+  Operation o{op, Locate(key, key_len, config_.num_servers), key, key_len, nullptr, 0, nullptr, 0, nullptr, {}};
+  if (op == Op::kSet || op == Op::kStore) {
     o.value = value;
     o.value_len = value_len;
   } else if (op == Op::kGet) {
@@ -63,7 +64,10 @@ Status Client::Delete(const void* key, size_t key_len) {
 
 Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len, shmemcache_request** request) {
-  const Operation o = MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len);
+  return IssueOperation(MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len), request);
+}
+
+Status Client::IssueOperation(const Operation& o, shmemcache_request** request) {
   bool direct = false;
   shmemcache_request* r = nullptr;
   Status s = Start(o, /*may_probe_set=*/false, &direct, &r);
@@ -101,12 +105,13 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   switch (op.op) {
-    case Op::kSet: ++counters_.sets; break;
+    case Op::kSet: case Op::kStore: ++counters_.sets; break;
     case Op::kGet: ++counters_.gets; break;
     case Op::kDelete: ++counters_.deletes; break;
+    default: break;
   }
   Status status;
-  if (config_.direct_ops && op.op != Op::kDelete && pending_[server].empty() &&
+  if (config_.direct_ops && (op.op == Op::kSet || op.op == Op::kGet) && pending_[server].empty() &&
       TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
@@ -124,6 +129,7 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
                                       op.value, op.value_len, op.loc.tag, &version);
     if (r == DirectOps::Result::kDone) {
       ++counters_.direct_sets;
+      if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
       uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
       directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
       *status = SHMEMCACHE_OK;
@@ -149,13 +155,24 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
     else ++counters_.direct_fallbacks;
     return false;
   }
+  const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms);
+  if (expiry == ExpiryVerdict::kAskServer) return false;  // the server judges it exactly
   ++counters_.direct_gets;
+  if (expiry == ExpiryVerdict::kExpired) {
+    ++counters_.get_misses;
+    directory_.Remove(loc);
+    *op.out_len = 0;
+    *status = SHMEMCACHE_NOT_FOUND;
+    return true;
+  }
   ++counters_.get_hits;
   *op.out_len = view.value_len;
   if (view.value_len > op.buffer_len) {
     *status = SHMEMCACHE_BUFFER_TOO_SMALL;
   } else {
     if (view.value_len) std::memcpy(op.buffer, view.value, view.value_len);
+    if (op.contract.out.flags) *op.contract.out.flags = view.flags;
+    if (op.contract.out.token) *op.contract.out.token = view.token;
     *status = SHMEMCACHE_OK;
   }
   uint64_t recency = UpdateRecency(loc.server, offset, view.recency);

@@ -33,6 +33,7 @@
 #include <deque>
 #include <vector>
 
+#include "client/contract_args.h"
 #include "client/direct_ops.h"
 #include "client/pointer_directory.h"
 #include "client/request.h"
@@ -42,6 +43,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "core/layout.h"
+#include "core/server_time.h"
 #include "core/stats.h"
 #include "store/hash_table.h"
 #include "transport/transport.h"
@@ -66,6 +68,23 @@ class Client {
   // nothing issued. Keys and values are copied or sent before it returns.
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                size_t buffer_len, size_t* out_len, shmemcache_request** request);
+
+  // ---- memcached's contract (issue 15, contract_ops.cc; statuses as in shmemcache.h) ----
+  // request NULL: a plain set. A plain set (options zeroed) may go Direct; any option makes it Active.
+  Status Store(const void* key, size_t key_len, const void* value, size_t value_len, const StoreRequest* request,
+               uint64_t* token);
+  Status Fetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
+               uint32_t* flags, uint64_t* token);
+  Status IssueFetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
+                    uint32_t* flags, uint64_t* token, shmemcache_request** request);
+  Status Touch(const void* key, size_t key_len, uint64_t ttl_ms);  // Active
+  Status Incr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value);  // Active
+  // Every server flushes (each is sent a kFlushAll; they run in parallel). OK, or the first failure.
+  Status FlushAll();
+  // Reads server's published stats one-sided (core/published_stats.h). OK, or TIMEOUT (failed server, or a
+  // snapshot that stayed torn for op_timeout_ms).
+  Status ServerStats(int server, Stats* stats);
+
   Status Test(shmemcache_request* request);  // never blocks; does not release
   Status Wait(shmemcache_request* request);  // blocks (bounded); releases
   // Completes every request in flight (finalize): with its reply, or with TIMEOUT if its server failed.
@@ -100,6 +119,7 @@ class Client {
     void* buffer;        // kGet
     size_t buffer_len;   // kGet
     size_t* out_len;     // kGet: where the value's length goes
+    ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
   };
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
@@ -110,6 +130,8 @@ class Client {
   // error found at issue (TIMEOUT: the server had failed), nothing done. may_probe_set: a GET without a pointer
   // may fetch the key's hash-table set first (blocking calls only).
   Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request);
+  // Issue's body: Start without probing; a Direct result becomes a completed request.
+  Status IssueOperation(const Operation& op, shmemcache_request** request);
   // A blocking call: completes what is in flight to the key's server, then Start + Wait.
   Status Execute(const Operation& op);
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
@@ -122,6 +144,13 @@ class Client {
   // The block size of each slab class of server, as it published them (learned with one get, once).
   bool ClassSizes(int server, const std::vector<uint64_t>** sizes);
   void Remember(const KeyLocation& loc, const WirePointer& p);
+
+  // ---- memcached's contract (contract_ops.cc) ----
+  // A Direct GET found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
+  // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell").
+  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms) const;
+  // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
+  void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
 
   // ---- requests and Active operations (requests.cc) ----
   shmemcache_request* NewRequest();
@@ -185,6 +214,7 @@ class Client {
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
   std::vector<uint64_t> epoch_heard_at_;  // clock_.Nanos() when server_epoch_ was learned
+  std::vector<ServerTimeSample> server_time_;  // per server, on clock_; received_ns 0: no reply yet
   EpochClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;

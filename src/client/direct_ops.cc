@@ -69,7 +69,9 @@ DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_byt
   uint64_t locked_from = 0;
   Result r = Lock(server, offset, block_bytes, known_version, tag, &locked_from);
   if (r != Result::kDone) return r;
-  uint64_t version = TargetVersion(locked_from);
+  // The full version (store/contract.h (a)): the target word holds its low bits only; versions only grow, so
+  // it is the smallest one >= the version this client knew that has them.
+  uint64_t version = FullVersion(known_version, locked_from);
   uint64_t* word = target_word(offset, block_bytes);
   if (version != known_version && !KeyMatches(server, offset, key, key_len)) {
     ctx_->Set(word, locked_from, server);  // release unchanged

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "client/contract_args.h"
 #include "conduit/message.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -24,6 +25,8 @@ struct shmemcache_request {
   void* buffer = nullptr;
   size_t buffer_len = 0;
   size_t* value_len = nullptr;
+  smc::ContractOutputs out;  // flags, token, counter value: written at completion (contract_args.h)
+  uint64_t sent_ns = 0;      // the client's clock when it was sent (the round trip of its server-time sample)
   unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   shmemcache_request* next_free = nullptr;

@@ -45,11 +45,12 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
   }
   switch (op.op) {
-    case Op::kSet: ++counters_.active_sets; break;
+    case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
     case Op::kDelete:
       if (config_.direct_ops) directory_.Remove(op.loc);
       break;
+    default: break;
   }
   RequestHeader h{};
   h.op = static_cast<uint8_t>(op.op);
@@ -58,8 +59,14 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
   h.request_id = next_request_id_++;
   h.recency = EstimatedEpoch(s);
   h.max_value = op.buffer_len;
+  h.mode = static_cast<uint8_t>(op.contract.store.mode);
+  h.flags = op.contract.store.flags;
+  h.ttl_ms = op.contract.store.ttl_ms;
+  h.cas = op.contract.store.cas;
+  h.delta = op.contract.delta;
   EncodeRequest(&request_, h, op.key, op.key_len, op.value, op.value_len);
   shmemcache_request* r = NewRequest();  // before sending: a request on the wire always has its record
+  r->sent_ns = clock_.Nanos();           // before sending: the server's stamp comes after it (server_time.h)
   if (conduit_.Send(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
     Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
@@ -71,6 +78,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
   r->value_len = op.out_len;
   r->reply_chunks = reply_chunks;
   r->request_id = h.request_id;
+  r->out = op.contract.out;
   pending_[s].push_back(r);
   pending_chunks_[s] += r->reply_chunks;
   ++in_flight_;
@@ -109,6 +117,7 @@ void Client::Complete(int server) {
     return;
   }
   r->status = static_cast<Status>(h.status);
+  CompleteContract(server, r, h);
   if (r->op == Op::kGet) {
     if (r->status == SHMEMCACHE_OK) {
       if (reply_.size() != sizeof(h) + h.value_len || h.value_len > r->buffer_len) {

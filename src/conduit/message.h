@@ -1,6 +1,8 @@
 // Messages carried by the conduit: Active-operation requests (client -> server) and replies (server -> client).
 // Fixed little headers followed by key and value bytes. Replies carry the block's location so the client can
-// cache it in its pointer directory, plus the server's recency epoch and expiration bar.
+// cache it in its pointer directory, plus the server's recency epoch and expiration bar, and memcached's contract
+// (issue 15, store/contract.h): the pair's flags and CAS token, and the server's clock reading server_ms, from
+// which a client bounds the server's time for Direct expiry checks (core/server_time.h).
 #ifndef SHMEMCACHE_CONDUIT_MESSAGE_H_
 #define SHMEMCACHE_CONDUIT_MESSAGE_H_
 
@@ -11,19 +13,26 @@
 
 namespace smc {
 
-enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3 };
+// kSet: a plain set (what a Direct SET does). kGet also serves shmemcache_fetch (every reply carries flags and
+// token). kStore: a set with options (mode, flags, ttl_ms, cas). kFlushAll has no key: it is addressed to a
+// server, not routed by key.
+enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3, kStore = 4, kTouch = 5, kIncr = 6, kFlushAll = 7 };
 
 struct RequestHeader {
   uint8_t op;
-  uint8_t reserved[3];
+  uint8_t mode;           // kStore: StoreMode
+  uint8_t reserved[2];
   uint32_t key_len;
-  uint32_t value_len;     // kSet: bytes of value following the key
-  uint32_t reserved2;
+  uint32_t value_len;     // kSet, kStore: bytes of value following the key
+  uint32_t flags;         // kStore: the pair's flags
   uint64_t request_id;
   uint64_t recency;       // the client's current recency epoch (piggybacked recency update)
   uint64_t max_value;     // kGet: the client's buffer size; larger values are not sent (BUFFER_TOO_SMALL)
+  uint64_t ttl_ms;        // kStore, kTouch: 0 = never expires
+  uint64_t cas;           // kStore: 0 = unconditional, else the token the pair must have
+  int64_t delta;          // kIncr
 };
-static_assert(sizeof(RequestHeader) == 40, "wire layout");
+static_assert(sizeof(RequestHeader) == 64, "wire layout");
 
 struct WirePointer {
   uint64_t offset;
@@ -46,8 +55,13 @@ struct ReplyHeader {
   uint64_t epoch;         // the server's current recency epoch
   uint64_t expiration_bar;
   WirePointer pointer;
+  uint64_t server_ms;     // the server's clock reading while it handled the request (core/server_time.h)
+  uint64_t token;         // OK: the pair's CAS token (kGet, kStore, kSet, kTouch, kIncr)
+  uint64_t number;        // kIncr OK: the counter's new value
+  uint32_t flags;         // kGet OK / BUFFER_TOO_SMALL: the pair's flags
+  uint32_t reserved2;
 };
-static_assert(sizeof(ReplyHeader) == 72, "wire layout");
+static_assert(sizeof(ReplyHeader) == 104, "wire layout");
 
 inline void EncodeRequest(std::vector<uint8_t>* out, const RequestHeader& h, const void* key, size_t key_len,
                           const void* value, size_t value_len) {

@@ -2,7 +2,7 @@
 // layout from the same configuration, so a symmetric address means the same thing on every PE.
 //
 //   [control: doorbell, epoch, expiration bar,  4 KiB
-//    departures, slab class sizes]
+//    departures, slab class sizes, stats]
 //   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
 //                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
@@ -32,6 +32,8 @@ struct SymmetricLayout {
   // way names its block by class number).
   static constexpr size_t kClassSizesOffset = 256;
   static constexpr size_t kMaxClassSizes = 255;
+  // A server's published stats (core/published_stats.h): a sequence word, then a shmemcache_stats_t.
+  static constexpr size_t kStatsOffset = 2368;
 
   size_t peers = 0;
   size_t mailbox_offset = 0;
@@ -41,7 +43,8 @@ struct SymmetricLayout {
   size_t arena_offset = 0, arena_bytes = 0;
   size_t total_bytes = 0;
 
-  static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kControlBytes, "class sizes fit the control");
+  static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kStatsOffset, "class sizes fit the control");
+  static_assert(kStatsOffset + 8 + sizeof(shmemcache_stats_t) <= kControlBytes, "stats fit the control");
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }
 

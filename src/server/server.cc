@@ -9,6 +9,7 @@
 #include "core/clock.h"
 #include "core/hash.h"
 #include "server/eviction_pause.h"
+#include "core/published_stats.h"
 
 namespace smc {
 
@@ -45,8 +46,10 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       clock_(clock),
       start_nanos_(clock_.Nanos()),
-      range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {
+      range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
+      stats_region_(base + SymmetricLayout::kStatsOffset) {
   PublishClassSizes(base);
+  PublishStats();
 }
 
 void Server::PublishClassSizes(uint8_t* base) {
@@ -77,9 +80,11 @@ Status Server::AttachSpill(const TestHooks& hooks, std::string* error) {
 }
 
 void Server::FinishSpillReads() {
-  spill_->FinishReads([this](SpillTier::ParkedGet& g, Status status, const BlockPointer& ptr,
-                             const std::vector<uint8_t>& value) {
+  spill_->FinishReads(NowMs(), [this](SpillTier::ParkedGet& g, Status status, const BlockPointer& ptr,
+                                      const std::vector<uint8_t>& value) {
     g.reply.epoch = CurrentEpoch();
+    g.reply.server_ms = NowMs();
+    g.reply.token = ptr.token;
     Answer(g.client, g.reply, status, ptr, value.data(), value.size(), g.max_value);
   });
 }
@@ -113,6 +118,7 @@ Status Server::ServeUntilDone() {
         continue;
       }
     } else {
+      if (stats_dirty_) PublishStats();  // going idle: the snapshot reflects every operation served so far
       conduit_.WaitDoorbell(&ready_);
     }
     for (size_t client : ready_) {
@@ -124,6 +130,8 @@ Status Server::ServeUntilDone() {
     }
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
+    if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)
+      PublishStats();
   }
   return SHMEMCACHE_OK;
 }
@@ -155,6 +163,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   uint64_t epoch = CurrentEpoch();
   __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
   reply.epoch = epoch;
+  reply.server_ms = NowMs();
   RequestView req;
   if (!DecodeRequest(message, &req)) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -164,6 +173,13 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const RequestHeader& h = req.header;
   reply.op = h.op;
   reply.request_id = h.request_id;
+  reply.server_ms = NowMs();
+  if (static_cast<Op>(h.op) == Op::kFlushAll) {
+    FlushAll();
+    if (StoreFailed(store_.failed() ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK)) return;
+    Answer(client, reply, SHMEMCACHE_OK, BlockPointer{}, nullptr, 0, 0);
+    return;
+  }
   KeyLocation loc = Locate(req.key, h.key_len, num_servers_);
   if (h.key_len == 0 || loc.server != server_index_) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;  // misrouted or malformed: a client bug, never a crash
@@ -174,31 +190,53 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const uint8_t* value = nullptr;
   size_t value_len = 0;
   Status status;
-  uint64_t recency = RecencyFor(h.recency);
+  const AccessTime at{reply.server_ms, RecencyFor(h.recency)};
   EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
-      status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
+    case Op::kStore: {
+      StoreRequest request;  // kSet: a plain set
+      if (static_cast<Op>(h.op) == Op::kStore) {
+        request = StoreRequest{static_cast<StoreMode>(h.mode), h.flags, h.ttl_ms, h.cas};
+        if (h.mode >= kStoreModes) request.mode = static_cast<StoreMode>(kStoreModes);  // refused by the store
+      }
+      status = store_.Store(loc, req.key, h.key_len, req.value, h.value_len, request, at, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
+      reply.token = ptr.token;
       break;
+    }
     case Op::kGet: {
       BlockView view;
-      status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
+      status = store_.Get(loc, req.key, h.key_len, at, &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_NOT_FOUND && spill_) {
-        status = spill_->ReadBack(client, loc, req, recency, &ptr);
+        status = spill_->ReadBack(client, loc, req, at, &ptr);
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
         view.value = spill_->value().data();
         view.value_len = spill_->value().size();
+        view.flags = spill_->meta().flags;
+        view.token = ptr.token;  // 0 when RAM had no room for it (served without a pointer)
       }
       if (status == SHMEMCACHE_OK) {
         value = view.value;
         value_len = view.value_len;
+        reply.flags = view.flags;
+        reply.token = view.token;
       }
       break;
     }
+    case Op::kTouch:
+      status = store_.Touch(loc, req.key, h.key_len, h.ttl_ms, at, &ptr);
+      reply.token = ptr.token;
+      break;
+    case Op::kIncr:
+      status = store_.Incr(loc, req.key, h.key_len, h.delta, at, &reply.number, &ptr);
+      if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
+      if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);
+      reply.token = ptr.token;
+      break;
     case Op::kDelete:
-      status = store_.Delete(loc, req.key, h.key_len);
+      status = store_.Delete(loc, req.key, h.key_len, at.now_ms);
       if (spill_ && spill_->Delete(req.key, h.key_len)) status = SHMEMCACHE_OK;
       break;
     default:
@@ -230,6 +268,24 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
   }
   Reply(client, reply, value, value_len);
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
+  stats_dirty_ = true;
+}
+
+uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }
+
+void Server::FlushAll() {
+  EvictionPause pause(store_, &counters_.max_eviction_pause_us);
+  store_.FlushAll();
+  if (spill_) spill_->Clear();
+  pause.End();
+}
+
+void Server::PublishStats() {
+  Stats snapshot{};
+  FillStats(&snapshot);
+  PublishedStats::Write(stats_region_, snapshot);
+  stats_dirty_ = false;
+  stats_published_ns_ = clock_.Nanos();
 }
 
 }  // namespace smc

@@ -66,6 +66,14 @@ class Server {
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value);
+  // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
+  uint64_t NowMs() const;
+  // flush_all: every pair in RAM and on flash is removed.
+  void FlushAll();
+  // Writes a snapshot of FillStats into this PE's control region (core/published_stats.h), where clients read
+  // it one-sided (shmemcache_server_stats). Done when the server goes idle after serving, and at most every
+  // PublishedStats::kIntervalMs while it stays busy.
+  void PublishStats();
   // Sends a reply; a failure to send is kept in failure_ (and ends the serve loop).
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
@@ -108,6 +116,9 @@ class Server {
   std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
+  uint8_t* stats_region_;           // this PE's published stats (core/published_stats.h)
+  bool stats_dirty_ = false;        // an operation was served since the last PublishStats
+  uint64_t stats_published_ns_ = 0;
   std::unique_ptr<SpillTier> spill_;  // after store_: destroyed first
   std::vector<size_t> ready_;
   Status failure_ = SHMEMCACHE_OK;  // the first failure (to reply, or a block lock: TIMEOUT), and what was seen

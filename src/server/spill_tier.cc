@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "server/eviction_pause.h"
 #include "spill/faulty_file_ops.h"
@@ -31,22 +32,39 @@ Status SpillTier::Open(const shmemcache_config_t& config, const TestHooks& hooks
 
 SpillTier::~SpillTier() { ram_->set_eviction_listener(KvStore::EvictionListener{nullptr}, nullptr); }
 
-// The record format keeps key and value only: flags and expiry of the pair are not spilled yet (they only exist
-// in the store so far; wiring issue 15 to the client adds them to the record and restores them on read-back).
+namespace {
+constexpr size_t kMetaBytes = 12;  // flags u32, expiry_ms u64, ahead of the value (spill_tier.h)
+}  // namespace
+
 void SpillTier::OnEviction(void* self, const EvictedPair& pair) {
-  static_cast<SpillTier*>(self)->store_->Put(pair.key, pair.key_len, pair.value, pair.value_len);
+  SpillTier* tier = static_cast<SpillTier*>(self);
+  std::vector<uint8_t>& v = tier->staging_;
+  v.resize(kMetaBytes + pair.value_len);
+  std::memcpy(v.data(), &pair.flags, 4);
+  std::memcpy(v.data() + 4, &pair.expiry_ms, 8);
+  if (pair.value_len) std::memcpy(v.data() + kMetaBytes, pair.value, pair.value_len);
+  tier->store_->Put(pair.key, pair.key_len, v.data(), v.size());
+}
+
+bool SpillTier::TakeMeta(std::vector<uint8_t>* value, PairMeta* meta) {
+  if (value->size() < kMetaBytes) return false;
+  *meta = PairMeta{};
+  std::memcpy(&meta->flags, value->data(), 4);
+  std::memcpy(&meta->expiry_ms, value->data() + 4, 8);
+  value->erase(value->begin(), value->begin() + kMetaBytes);
+  return true;
 }
 
 void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-                        uint64_t recency, BlockPointer* ptr) {
+                        const PairMeta& meta, AccessTime at, BlockPointer* ptr) {
   EvictionPause pause(*ram_, max_eviction_pause_us_);
-  Status s = ram_->Set(loc, key, key_len, value.data(), value.size(), recency, ptr);
+  Status s = ram_->Restore(loc, key, key_len, value.data(), value.size(), meta, at, ptr);
   if (s == SHMEMCACHE_OK) store_->Erase(key, key_len);  // spilled again if evicted again
   else *ptr = BlockPointer{};                           // served from flash without a pointer to cache
   pause.End();
 }
 
-Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency,
+Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, AccessTime at,
                            BlockPointer* ptr) {
   const RequestHeader& h = req.header;
   const uint64_t cookie = next_cookie_++;
@@ -55,13 +73,17 @@ Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestV
     ReplyHeader reply{};
     reply.op = h.op;
     reply.request_id = h.request_id;
-    parked_.emplace(cookie, ParkedGet{client, reply, h.max_value, recency, loc,
+    parked_.emplace(cookie, ParkedGet{client, reply, h.max_value, at.recency, loc,
                                       std::string(reinterpret_cast<const char*>(req.key), h.key_len)});
     return s;
   }
   if (s != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+  if (!TakeMeta(&value_, &meta_) || Expired(meta_.expiry_ms, at.now_ms)) {
+    store_->Erase(req.key, h.key_len);
+    return SHMEMCACHE_NOT_FOUND;
+  }
   ++served_;
-  Promote(loc, req.key, h.key_len, value_, recency, ptr);
+  Promote(loc, req.key, h.key_len, value_, meta_, at, ptr);
   return SHMEMCACHE_OK;
 }
 
@@ -71,7 +93,7 @@ bool SpillTier::Delete(const void* key, size_t key_len) {
   return true;
 }
 
-void SpillTier::FinishReads(const Answer& answer) {
+void SpillTier::FinishReads(uint64_t now_ms, const Answer& answer) {
   finished_.clear();
   store_->Poll(&finished_);
   for (SpillRead& r : finished_) {
@@ -79,11 +101,18 @@ void SpillTier::FinishReads(const Answer& answer) {
     if (it == parked_.end()) continue;  // cannot happen: every read the tier starts is parked
     ParkedGet& g = it->second;
     BlockPointer ptr;
+    PairMeta meta;
+    if (r.status == SHMEMCACHE_OK && (!TakeMeta(&r.value, &meta) || Expired(meta.expiry_ms, now_ms))) {
+      if (r.current) store_->Erase(g.key.data(), g.key.size());
+      r.status = SHMEMCACHE_NOT_FOUND;
+      r.value.clear();
+    }
     if (r.status == SHMEMCACHE_OK) {
       ++served_;
+      g.reply.flags = meta.flags;
       // Promote only the record the index still holds: a SET or DELETE that came after this GET must win. The
       // GET's recency is still the right one: epochs only grow, and it was clamped to the epoch when it came.
-      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, g.recency, &ptr);
+      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, meta, AccessTime{now_ms, g.recency}, &ptr);
     }
     answer(g, r.status, ptr, r.value);
     parked_.erase(it);

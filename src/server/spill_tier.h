@@ -1,7 +1,11 @@
 // The server's use of its SSD tier: what goes to flash, how it comes back, and the per-key order rules while a
 // flash read is in flight (memcached's storage.c, to spill/'s extstore).
 //
-//   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener).
+//   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener), with
+//     its flags and absolute expiry (a reading of this server's clock): the tier stores [flags u32][expiry_ms
+//     u64][value] as the record's value, so the record's checksum covers them too.
+//   - Expiry: a record whose pair has expired by the server's clock when it is read back is answered NOT_FOUND
+//     and dropped; a live one is promoted with KvStore::Restore (its own flags and expiry, a new token).
 //   - Read-back: an Active GET that misses RAM reads the tier. It is answered at once when its record is in RAM
 //     or the page cache; otherwise it is parked, the server goes on with other requests (of that client too),
 //     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
@@ -43,7 +47,8 @@ class SpillTier {
     KeyLocation loc;
     std::string key;
   };
-  // Answers a parked GET: status OK with value (ptr set when it was promoted) or NOT_FOUND.
+  // Answers a parked GET: status OK with value (ptr set when it was promoted; get.reply.flags set) or
+  // NOT_FOUND.
   using Answer = std::function<void(ParkedGet& get, Status status, const BlockPointer& ptr,
                                     const std::vector<uint8_t>& value)>;
 
@@ -59,12 +64,15 @@ class SpillTier {
 
   // An Active GET that missed RAM. OK: found at once and promoted (*ptr set when RAM took it), the value in
   // value(). IN_PROGRESS: parked until its read finishes. NOT_FOUND: not in the tier (or its copy was lost).
-  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, uint64_t recency, BlockPointer* ptr);
+  Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, AccessTime at, BlockPointer* ptr);
   const std::vector<uint8_t>& value() const { return value_; }  // of the last ReadBack that returned OK
+  const PairMeta& meta() const { return meta_; }                 // its flags and expiry
   // The key was SET in RAM: its flash copy must never come back.
   void Forget(const void* key, size_t key_len) { store_->Erase(key, key_len); }
   // DELETE of the key: drops its flash copy; true when there was one.
   bool Delete(const void* key, size_t key_len);
+  // flush_all: drops every flash copy.
+  void Clear() { store_->Clear(); }
 
   // Writes the pairs still in RAM to flash and waits until every I/O in flight has finished (reads included:
   // their GETs are answered by the next FinishReads). Not on the serving path: for shutdown and tests.
@@ -72,9 +80,9 @@ class SpillTier {
 
   bool parked() const { return !parked_.empty(); }
   bool HasFinishedIo() const { return store_->HasFinishedIo(); }
-  // Answers every parked GET whose read has finished (promoting what is still current), and takes in finished
-  // writes.
-  void FinishReads(const Answer& answer);
+  // Answers every parked GET whose read has finished (promoting what is still current, at the server's clock
+  // now_ms), and takes in finished writes.
+  void FinishReads(uint64_t now_ms, const Answer& answer);
 
   // Sets the tier's gauge (spilled_items) and adds its counters (spill_reads, spill_* ...) into *stats.
   void FillStats(Stats* stats) const;
@@ -82,14 +90,19 @@ class SpillTier {
  private:
   SpillTier(KvStore* ram, uint64_t* max_eviction_pause_us, std::unique_ptr<SpillStore> store);
   static void OnEviction(void* self, const EvictedPair& pair);
+  // Splits a spilled value into *meta and the pair's value (in place). False when it is too short (cannot happen
+  // for a record that passed its checksum).
+  static bool TakeMeta(std::vector<uint8_t>* value, PairMeta* meta);
   // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
   void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-               uint64_t recency, BlockPointer* ptr);
+               const PairMeta& meta, AccessTime at, BlockPointer* ptr);
 
   KvStore* ram_;
   uint64_t* max_eviction_pause_us_;
   std::unique_ptr<SpillStore> store_;
   std::vector<uint8_t> value_;
+  PairMeta meta_;
+  std::vector<uint8_t> staging_;  // a spilled value being composed
   std::unordered_map<uint64_t, ParkedGet> parked_;  // by read cookie
   uint64_t next_cookie_ = 1;
   std::vector<SpillRead> finished_;

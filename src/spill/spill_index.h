@@ -41,6 +41,12 @@ class SpillIndex : public SegmentLog::Listener {
   // The same without dropping anything.
   bool Peek(uint64_t hash, Location* at) const;
   void Erase(uint64_t hash);
+  // Drops every entry (flush_all).
+  void Clear() {
+    map_.clear();
+    segments_.clear();
+    stale_ = 0;
+  }
   // Erases hash's entry only if it is exactly `at` (a newer record of the key must survive).
   void EraseIfAt(uint64_t hash, const Location& at);
   // True when hash maps to exactly `at` and its segment is live.

@@ -72,6 +72,9 @@ class SpillStore {
   Status Get(const void* key, size_t key_len, std::vector<uint8_t>* value);
   // Drops the flash copy of key if any (the key was SET or DELETEd in RAM, or promoted back).
   void Erase(const void* key, size_t key_len);
+  // Drops every copy (flush_all): nothing stored so far is found again; the records' space is reclaimed with
+  // their segments. Reads in flight still answer what they read, but are no longer current.
+  void Clear() { index_.Clear(); }
   // True when the tier holds a copy of key (checked against the key only while the copy is in RAM: a 64-bit
   // hash collision may answer true for a copy that a read then finds to be another key's).
   bool Contains(const void* key, size_t key_len) const;

@@ -140,20 +140,6 @@ class KvStore {
   // Frees up to max_pairs pairs that are expired at now_ms and known to the expiry index; returns how many.
   size_t ReapExpired(uint64_t now_ms, size_t max_pairs);
 
-  // Transitional, until the server passes its clock (issue 15, step 2): Store(plain set), Get and Delete at the
-  // latest clock reading the store was given (clock_ms()).
-  Status Set(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
-             uint64_t recency, BlockPointer* pointer) {
-    return Store(loc, key, key_len, value, value_len, StoreRequest{}, AccessTime{clock_ms_, recency}, pointer);
-  }
-  Status Get(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
-             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
-    return Get(loc, key, key_len, AccessTime{clock_ms_, recency}, scratch, view, pointer);
-  }
-  Status Delete(const KeyLocation& loc, const void* key, size_t key_len) {
-    return Delete(loc, key, key_len, clock_ms_);
-  }
-
   // Recency epochs at or above the bar may still be in memory; everything below it was evicted.
   uint64_t expiration_bar() const { return expiration_bar_; }
   uint64_t evictions() const { return evictions_; }  // live pairs evicted

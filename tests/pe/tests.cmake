@@ -86,3 +86,10 @@ shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURR
 shmemcache_pe_test(threads_np3 pe_threads 3 ARGS multi 8 1500 LABELS threads)
 shmemcache_pe_test(threads_np3_tcp pe_threads 3 TCP ARGS multi 8 600 LABELS threads)
 shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
+
+# memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct
+# and Active writers, concurrent counters / add / CAS loops, flush_all, server_stats; both transports.
+shmemcache_pe_test(contract_np4 pe_contract 4 ARGS 300 TIMEOUT 180)
+shmemcache_pe_test(contract_np5_2servers pe_contract 5 ARGS 300 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240)
+shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240 ${two_servers})

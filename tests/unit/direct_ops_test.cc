@@ -48,13 +48,13 @@ class DirectOpsTest : public ::testing::Test {
   static KeyLocation Loc(const std::string& key) { return Locate(key.data(), key.size(), 1); }
   BlockPointer StoreSet(const std::string& key, const std::string& value) {
     BlockPointer p;
-    EXPECT_EQ(store_->Set(Loc(key), key.data(), key.size(), value.data(), value.size(), 1, &p), SHMEMCACHE_OK);
+    EXPECT_EQ(store_->Store(Loc(key), key.data(), key.size(), value.data(), value.size(), StoreRequest{}, AccessTime{0, 1}, &p), SHMEMCACHE_OK);
     return p;
   }
   std::string StoreGet(const std::string& key) {
     std::vector<uint8_t> scratch;
     BlockView view;
-    if (store_->Get(Loc(key), key.data(), key.size(), 1, &scratch, &view, nullptr) != SHMEMCACHE_OK) return "";
+    if (store_->Get(Loc(key), key.data(), key.size(), AccessTime{0, 1}, &scratch, &view, nullptr) != SHMEMCACHE_OK) return "";
     return std::string(reinterpret_cast<const char*>(view.value), view.value_len);
   }
   DirectOps::Result Get(const BlockPointer& p, const std::string& key, std::string* value) {
@@ -100,7 +100,7 @@ TEST_F(DirectOpsTest, GetOfABlockThatStaysLockedRetriesThenGivesUp) {
 
 TEST_F(DirectOpsTest, AStalePointerIsNotThisKeyNeverAnotherKeysValue) {
   BlockPointer a = StoreSet("a", "AAAA");
-  ASSERT_EQ(store_->Delete(Loc("a"), "a", 1), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Delete(Loc("a"), "a", 1, 0), SHMEMCACHE_OK);
   std::string v;
   EXPECT_EQ(Get(a, "a", &v), DirectOps::Result::kNotThisKey);  // freed: tag 0
   BlockPointer b = StoreSet("b", "BBBB");                        // the same class: reuses a's block
@@ -191,7 +191,7 @@ TEST_F(DirectOpsTest, SetGivesUpOnALockThatIsNeverReleased) {
 
 TEST_F(DirectOpsTest, SetOnAFreedBlockIsATagMismatch) {
   BlockPointer p = StoreSet("key", "v1");
-  ASSERT_EQ(store_->Delete(Loc("key"), "key", 3), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Delete(Loc("key"), "key", 3, 0), SHMEMCACHE_OK);
   uint64_t version = 0;
   EXPECT_EQ(Set(p, p.version, "key", "v2", &version), DirectOps::Result::kTagMismatch);
   EXPECT_EQ(ops_->counters().cas_tag_mismatch, 1u);

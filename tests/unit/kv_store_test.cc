@@ -91,7 +91,7 @@ class KvStoreTest : public ::testing::Test {
 
   Status Set(const std::string& key, const std::string& value, BlockPointer* p = nullptr, uint64_t recency = 0) {
     try {
-      return store_->Set(Loc(key), key.data(), key.size(), value.data(), value.size(), recency, p);
+      return store_->Store(Loc(key), key.data(), key.size(), value.data(), value.size(), StoreRequest{}, AccessTime{0, recency}, p);
     } catch (const WatchdogAtomics::Stuck& e) {
       ADD_FAILURE() << "Set(\"" << key << "\") livelocked: " << e.what();
       return kHung;
@@ -103,7 +103,7 @@ class KvStoreTest : public ::testing::Test {
     BlockView view;
     Status s;
     try {
-      s = store_->Get(Loc(key), key.data(), key.size(), recency, &scratch, &view, p);
+      s = store_->Get(Loc(key), key.data(), key.size(), AccessTime{0, recency}, &scratch, &view, p);
     } catch (const WatchdogAtomics::Stuck& e) {
       ADD_FAILURE() << "Get(\"" << key << "\") livelocked: " << e.what();
       return kHung;
@@ -116,7 +116,7 @@ class KvStoreTest : public ::testing::Test {
   }
   Status Del(const std::string& key) {
     try {
-      return store_->Delete(Loc(key), key.data(), key.size());
+      return store_->Delete(Loc(key), key.data(), key.size(), 0);
     } catch (const WatchdogAtomics::Stuck& e) {
       ADD_FAILURE() << "Delete(\"" << key << "\") livelocked: " << e.what();
       return kHung;
@@ -287,18 +287,18 @@ TEST_F(KvStoreTest, SameTagDifferentKeysKeptApart) {
   // Two keys forced onto the same location (hash, set and tag): only the full key tells them apart.
   KeyLocation loc = Loc("shared");
   std::string k1 = "first", k2 = "second";
-  ASSERT_EQ(store_->Set(loc, k1.data(), k1.size(), "1", 1, 0, nullptr), SHMEMCACHE_OK);
-  ASSERT_EQ(store_->Set(loc, k2.data(), k2.size(), "22", 2, 0, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Store(loc, k1.data(), k1.size(), "1", 1, StoreRequest{}, AccessTime{0, 0}, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Store(loc, k2.data(), k2.size(), "22", 2, StoreRequest{}, AccessTime{0, 0}, nullptr), SHMEMCACHE_OK);
   EXPECT_EQ(store_->items(), 2u);
   std::vector<uint8_t> scratch;
   BlockView view;
-  ASSERT_EQ(store_->Get(loc, k1.data(), k1.size(), 0, &scratch, &view, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Get(loc, k1.data(), k1.size(), AccessTime{0, 0}, &scratch, &view, nullptr), SHMEMCACHE_OK);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "1");
-  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), 0, &scratch, &view, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), AccessTime{0, 0}, &scratch, &view, nullptr), SHMEMCACHE_OK);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "22");
-  ASSERT_EQ(store_->Delete(loc, k1.data(), k1.size()), SHMEMCACHE_OK);
-  EXPECT_EQ(store_->Get(loc, k1.data(), k1.size(), 0, &scratch, &view, nullptr), SHMEMCACHE_NOT_FOUND);
-  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), 0, &scratch, &view, nullptr), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Delete(loc, k1.data(), k1.size(), 0), SHMEMCACHE_OK);
+  EXPECT_EQ(store_->Get(loc, k1.data(), k1.size(), AccessTime{0, 0}, &scratch, &view, nullptr), SHMEMCACHE_NOT_FOUND);
+  ASSERT_EQ(store_->Get(loc, k2.data(), k2.size(), AccessTime{0, 0}, &scratch, &view, nullptr), SHMEMCACHE_OK);
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "22");
   EXPECT_TRUE(store_->CheckConsistency());
 }
@@ -506,7 +506,7 @@ TEST_F(KvStoreTest, KeyAndValueLimits) {
   EXPECT_EQ(v, max_value);
 
   // An empty key is an invalid argument.
-  EXPECT_EQ(store_->Set(Loc(""), "", 0, "x", 1, 0, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_EQ(store_->Store(Loc(""), "", 0, "x", 1, StoreRequest{}, AccessTime{0, 0}, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
@@ -927,7 +927,7 @@ TEST(KvStoreLimits, LargeClassIndexSurvivesSet) {
   std::string value(900 * 1024, '\0');
   KeyLocation loc = Locate(key.data(), key.size(), 1);
   BlockPointer p;
-  ASSERT_EQ(store.Set(loc, key.data(), key.size(), value.data(), value.size(), 0, &p), SHMEMCACHE_OK);
+  ASSERT_EQ(store.Store(loc, key.data(), key.size(), value.data(), value.size(), StoreRequest{}, AccessTime{}, &p), SHMEMCACHE_OK);
   int want = store.slabs().ClassFor(BlockBytesFor(key.size(), value.size()));
   EXPECT_EQ(static_cast<int>(p.cls), want) << "class index truncated to 8 bits";
   EXPECT_EQ(p.block_bytes, store.slabs().class_bytes(want));

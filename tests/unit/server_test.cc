@@ -16,48 +16,13 @@
 
 #include "core/clock.h"
 #include "loopback_cluster.h"
+#include "raw_client.h"
 #include "store/block.h"
 
 namespace smc {
 namespace {
 
 using namespace testing_loopback;
-
-// A client PE speaking the wire protocol: its Client never sends a message, so this conduit has the rings.
-class RawClient {
- public:
-  explicit RawClient(Node& node)
-      : ctx_(node.transport()->CreateContext(1)),
-        conduit_(node.transport(), ctx_.get(), ConduitLayoutFor(node.config(), node.layout(), node.symmetric()),
-                 static_cast<size_t>(node.client_rank()), /*first_peer_pe=*/0, node.config().op_timeout_ms) {}
-
-  // Sends message to server 0 and returns its reply (header in *h, value bytes after it).
-  std::vector<uint8_t> Ask(const std::vector<uint8_t>& message, ReplyHeader* h, int server = 0) {
-    std::vector<uint8_t> reply;
-    EXPECT_EQ(conduit_.Send(static_cast<size_t>(server), message.data(), message.size(), true), SHMEMCACHE_OK);
-    EXPECT_EQ(conduit_.Receive(static_cast<size_t>(server), &reply), SHMEMCACHE_OK);
-    EXPECT_GE(reply.size(), sizeof(ReplyHeader));
-    if (reply.size() >= sizeof(ReplyHeader)) std::memcpy(h, reply.data(), sizeof(*h));
-    return reply;
-  }
-  std::vector<uint8_t> Request(Op op, const std::string& key, const std::string& value, uint64_t max_value) {
-    RequestHeader h{};
-    h.op = static_cast<uint8_t>(op);
-    h.key_len = static_cast<uint32_t>(key.size());
-    h.value_len = static_cast<uint32_t>(value.size());
-    h.request_id = ++next_id_;
-    h.max_value = max_value;
-    std::vector<uint8_t> m;
-    EncodeRequest(&m, h, key.data(), key.size(), value.data(), value.size());
-    return m;
-  }
-  uint64_t last_id() const { return next_id_; }
-
- private:
-  std::unique_ptr<Context> ctx_;
-  Conduit conduit_;
-  uint64_t next_id_ = 0;
-};
 
 std::string ValueOf(const std::vector<uint8_t>& reply, const ReplyHeader& h) {
   return std::string(reinterpret_cast<const char*>(reply.data()) + sizeof(ReplyHeader), reply.size() - sizeof(h));

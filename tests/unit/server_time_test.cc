@@ -116,3 +116,29 @@ TEST(ServerTime, DirectWriteThenReadHonoursTheBound) {
 
 }  // namespace
 }  // namespace smc
+
+namespace smc {
+namespace {
+
+// The 64-bit fast path of BoundServerTime gives exactly the 128-bit results, near its limit too.
+TEST(ServerTime, FastPathAgreesWithExactArithmetic) {
+  uint64_t x = 88172645463325252ull;
+  auto next = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
+  const uint64_t limit = (1ull << 61) / 1000000;
+  for (int i = 0; i < 100000; ++i) {
+    ServerTimeSample s{next() % (1ull << 40), 1000 + next() % (1ull << 50), 0};
+    uint64_t elapsed = i % 3 == 0 ? limit - next() % 1000 : next() % limit;
+    s.round_trip_ns = i % 5 == 0 ? limit : next() % (limit / 1000);
+    uint32_t drift = static_cast<uint32_t>(next() % 1000000);
+    const unsigned __int128 m = 1000000, scale = m * m;
+    uint64_t lower = s.server_ms + static_cast<uint64_t>(static_cast<unsigned __int128>(elapsed) * (m - drift) / scale);
+    unsigned __int128 fast = (static_cast<unsigned __int128>(elapsed) + s.round_trip_ns) * (m + drift);
+    uint64_t upper = s.server_ms + 1 + static_cast<uint64_t>((fast + scale - 1) / scale);
+    ServerTimeBounds b = BoundServerTime(s, s.received_ns + elapsed, drift);
+    ASSERT_EQ(b.lower_ms, lower) << i;
+    ASSERT_EQ(b.upper_ms, upper) << i;
+  }
+}
+
+}  // namespace
+}  // namespace smc

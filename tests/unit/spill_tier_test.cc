@@ -30,6 +30,7 @@ struct Answered {
   Status status;
   BlockPointer ptr;
   std::string value;
+  uint32_t flags;
 };
 
 class SpillTierTest : public ::testing::Test {
@@ -55,21 +56,24 @@ class SpillTierTest : public ::testing::Test {
     std::string error;
     ASSERT_EQ(SpillTier::Open(config, hooks, 0, ram_.get(), &max_pause_us_, &tier_, &error), SHMEMCACHE_OK) << error;
   }
-  Status SetInRam(const std::string& key, const std::string& value) {
+  Status SetInRam(const std::string& key, const std::string& value, const StoreRequest& request = StoreRequest{}) {
     BlockPointer p;
-    return ram_->Set(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(), 1, &p);
+    return ram_->Store(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(),
+                       request, AccessTime{1, 1}, &p);
   }
   Status GetFromRam(const std::string& key, std::string* value) {
     std::vector<uint8_t> scratch;
     BlockView view;
     BlockPointer p;
-    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), 1, &scratch, &view, &p);
+    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), AccessTime{1, 1}, &scratch, &view,
+                         &p);
     if (s == SHMEMCACHE_OK) value->assign(reinterpret_cast<const char*>(view.value), view.value_len);
     return s;
   }
   // Writes 3x RAM; returns the first key batch eviction pushed out of RAM (on flash by the end).
-  int FillAndFindEvicted() {
-    for (int i = 0; i < 3000; ++i) EXPECT_EQ(SetInRam(Key(i), Value(i)), SHMEMCACHE_OK);
+  // request_of(i): the options pair i is stored with.
+  int FillAndFindEvicted(StoreRequest (*request_of)(int) = [](int) { return StoreRequest{}; }) {
+    for (int i = 0; i < 3000; ++i) EXPECT_EQ(SetInRam(Key(i), Value(i), request_of(i)), SHMEMCACHE_OK);
     tier_->Flush();  // everything spilled is on disk
     std::string v;
     for (int i = 0; i < 3000; ++i) {
@@ -78,7 +82,7 @@ class SpillTierTest : public ::testing::Test {
     ADD_FAILURE() << "nothing was evicted";
     return 0;
   }
-  Status ReadBack(const std::string& key, uint64_t request_id, BlockPointer* ptr) {
+  Status ReadBack(const std::string& key, uint64_t request_id, BlockPointer* ptr, AccessTime at = AccessTime{1, 1}) {
     RequestView req;
     std::memset(&req.header, 0, sizeof req.header);
     req.header.op = static_cast<uint8_t>(Op::kGet);
@@ -87,14 +91,16 @@ class SpillTierTest : public ::testing::Test {
     req.header.max_value = 1 << 20;
     req.key = reinterpret_cast<const uint8_t*>(key.data());
     req.value = nullptr;
-    return tier_->ReadBack(/*client=*/3, Locate(key.data(), key.size(), 1), req, /*recency=*/1, ptr);
+    return tier_->ReadBack(/*client=*/3, Locate(key.data(), key.size(), 1), req, at, ptr);
   }
   // Waits for every read in flight, then answers the parked GETs.
-  std::vector<Answered> FinishReads() {
+  std::vector<Answered> FinishReads(uint64_t now_ms = 1) {
     tier_->Flush();
     std::vector<Answered> answered;
-    tier_->FinishReads([&](SpillTier::ParkedGet& g, Status s, const BlockPointer& ptr, const std::vector<uint8_t>& v) {
-      answered.push_back(Answered{g.client, g.reply.request_id, s, ptr, std::string(v.begin(), v.end())});
+    tier_->FinishReads(now_ms, [&](SpillTier::ParkedGet& g, Status s, const BlockPointer& ptr,
+                                   const std::vector<uint8_t>& v) {
+      answered.push_back(
+          Answered{g.client, g.reply.request_id, s, ptr, std::string(v.begin(), v.end()), g.reply.flags});
     });
     return answered;
   }
@@ -145,6 +151,58 @@ TEST_F(SpillTierTest, EvictedPairsComeBackAndArePromoted) {
   EXPECT_EQ(stats_.spill_reads, 1u);
   BlockPointer none;
   EXPECT_EQ(ReadBack("never-set", 2, &none), SHMEMCACHE_NOT_FOUND);
+}
+
+// Issue 15: a spilled pair keeps its flags and absolute expiry; read back after it expired, it is NOT_FOUND.
+TEST_F(SpillTierTest, FlagsAndExpiryTravelThroughTheTier) {
+  Open();
+  // Odd pairs expire at 1 + 1000000 ms, even ones at 1 + 100 ms (server clock); flags i + 1.
+  FillAndFindEvicted([](int i) { return StoreRequest{StoreMode::kSet, static_cast<uint32_t>(i + 1),
+                                                     i % 2 ? 1000000u : 100u, 0}; });
+  int live = -1, dead = -1;
+  std::string v;
+  for (int i = 0; i < 3000 && (live < 0 || dead < 0); ++i) {
+    if (GetFromRam(Key(i), &v) != SHMEMCACHE_NOT_FOUND) continue;
+    (i % 2 ? live : dead) = i;
+  }
+  ASSERT_GE(live, 0);
+  ASSERT_GE(dead, 0);
+  const AccessTime later{1000, 1};  // past the even pairs' expiry, long before the odd ones'
+  BlockPointer ptr;
+  Status s = ReadBack(Key(live), 1, &ptr, later);
+  std::string value;
+  uint32_t flags = 0;
+  if (s == SHMEMCACHE_OK) {
+    value.assign(tier_->value().begin(), tier_->value().end());
+    flags = tier_->meta().flags;
+  } else {
+    ASSERT_EQ(s, SHMEMCACHE_IN_PROGRESS);
+    std::vector<Answered> answered = FinishReads(later.now_ms);
+    ASSERT_EQ(answered.size(), 1u);
+    ASSERT_EQ(answered[0].status, SHMEMCACHE_OK);
+    value = answered[0].value;
+    flags = answered[0].flags;
+    ptr = answered[0].ptr;
+  }
+  EXPECT_EQ(value, Value(live));
+  EXPECT_EQ(flags, static_cast<uint32_t>(live + 1));
+  EXPECT_NE(ptr.token, 0u);  // promoted with a new token
+  std::vector<uint8_t> scratch;
+  BlockView view;
+  ASSERT_EQ(ram_->Get(Locate(Key(live).data(), Key(live).size(), 1), Key(live).data(), Key(live).size(), later,
+                      &scratch, &view, nullptr), SHMEMCACHE_OK);
+  EXPECT_EQ(view.flags, static_cast<uint32_t>(live + 1));
+  EXPECT_EQ(view.expiry_ms, 1u + 1000000u);  // its absolute expiry, not a new one
+
+  s = ReadBack(Key(dead), 2, &ptr, later);
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    std::vector<Answered> answered = FinishReads(later.now_ms);
+    ASSERT_EQ(answered.size(), 1u);
+    s = answered[0].status;
+    EXPECT_EQ(answered[0].value, "");
+  }
+  EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(GetFromRam(Key(dead), &v), SHMEMCACHE_NOT_FOUND);
 }
 
 TEST_F(SpillTierTest, AParkedGetAnswersWhatItReadButNeverPromotesOverANewerSet) {

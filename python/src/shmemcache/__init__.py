@@ -15,7 +15,19 @@ Run every PE of the job with the same script (``oshrun -np 3 python3 app.py``)::
 calls raise ``Error`` subclasses (see ``Status`` and ``_errors``). One thread at a time per Cache: the GIL is
 held during every library call, which serialises the threads of a process.
 """
-from ._core import C_VERSION, Cache, Request, default_config, last_error, strerror
+from ._core import (
+    C_VERSION,
+    MODE_ADD,
+    MODE_APPEND,
+    MODE_PREPEND,
+    MODE_REPLACE,
+    MODE_SET,
+    Cache,
+    Request,
+    default_config,
+    last_error,
+    strerror,
+)
 from ._errors import (
     BufferTooSmall,
     ConfigError,
@@ -44,4 +56,5 @@ __all__ = [
     "BufferTooSmall", "NoSpace", "WrongRole", "SpillIOError", "ConfigError", "ShutDown", "Exists",
     "NotStored", "NotNumeric", "Timeout", "WrongThread",
     "default_config", "last_error", "strerror", "error_for", "C_VERSION",
+    "MODE_SET", "MODE_ADD", "MODE_REPLACE", "MODE_APPEND", "MODE_PREPEND",
 ]

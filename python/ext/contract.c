@@ -1,0 +1,144 @@
+/* shmemcache._core.Cache: memcached's contract (issue 15): store (modes, flags, ttl_ms, cas), fetch, touch, incr,
+ * flush_all, server_stats. The rules of each call are those of shmemcache.h; statuses become the exceptions of
+ * _errors.py, except the "no such pair" answers documented per method. */
+#include <limits.h>
+
+#include "core.h"
+
+static int contract_ready(scpy_cache *self) {
+  if (self->handle != NULL) return 1;
+  PyErr_SetString(PyExc_RuntimeError, "shmemcache.Cache is not initialised (its __init__ did not succeed)");
+  return 0;
+}
+
+PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"key", "value", "mode", "flags", "ttl_ms", "cas", NULL};
+  PyObject *key_obj, *value_obj;
+  int mode = SHMEMCACHE_MODE_SET;
+  unsigned long flags = 0;
+  unsigned long long ttl_ms = 0, cas = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$ikKK:store", names, &key_obj, &value_obj, &mode, &flags,
+                                   &ttl_ms, &cas))
+    return NULL;
+  if (!contract_ready(self)) return NULL;
+  if (flags > UINT32_MAX) {
+    PyErr_SetString(PyExc_OverflowError, "flags must fit 32 bits");
+    return NULL;
+  }
+  scpy_bytes key, value;
+  if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return NULL;
+  if (scpy_bytes_get(value_obj, "value", 0, &value) < 0) {
+    scpy_bytes_release(&key);
+    return NULL;
+  }
+  shmemcache_store_options_t options = {(shmemcache_mode_t)mode, (uint32_t)flags, ttl_ms, cas};
+  uint64_t token = 0;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_store(self->handle, key.data, (size_t)key.len, value.data, (size_t)value.len,
+                                      &options, &token));
+  scpy_bytes_release(&key);
+  scpy_bytes_release(&value);
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  return PyLong_FromUnsignedLongLong(token);
+}
+
+PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "fetch() takes 1 argument (%zd given)", nargs);
+    return NULL;
+  }
+  if (!contract_ready(self)) return NULL;
+  scpy_bytes key;
+  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
+  size_t capacity = self->config.max_value_len;
+  PyObject *result = NULL;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    char *buffer = scpy_scratch(capacity);
+    if (buffer == NULL) break;
+    size_t len = 0;
+    uint32_t flags = 0;
+    uint64_t token = 0;
+    shmemcache_status_t status;
+    SCPY_CALL(status = shmemcache_fetch(self->handle, key.data, (size_t)key.len, buffer, capacity, &len, &flags,
+                                        &token));
+    if (status == SHMEMCACHE_OK) {
+      result = Py_BuildValue("(y#kK)", buffer, (Py_ssize_t)len, (unsigned long)flags, (unsigned long long)token);
+    } else if (status == SHMEMCACHE_NOT_FOUND) {
+      Py_INCREF(Py_None);
+      result = Py_None;
+    } else if (status == SHMEMCACHE_BUFFER_TOO_SMALL && len > capacity && attempt < 2) {
+      capacity = len;
+      continue;
+    } else {
+      scpy_raise(status, len, NULL);
+    }
+    break;
+  }
+  scpy_bytes_release(&key);
+  return result;
+}
+
+PyObject *scpy_cache_touch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "touch() takes 2 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  if (!contract_ready(self)) return NULL;
+  unsigned long long ttl_ms = PyLong_AsUnsignedLongLong(args[1]);
+  if (ttl_ms == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  scpy_bytes key;
+  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_touch(self->handle, key.data, (size_t)key.len, ttl_ms));
+  scpy_bytes_release(&key);
+  if (status == SHMEMCACHE_OK) Py_RETURN_TRUE;
+  if (status == SHMEMCACHE_NOT_FOUND) Py_RETURN_FALSE;
+  return scpy_raise(status, 0, NULL);
+}
+
+PyObject *scpy_cache_incr(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_Format(PyExc_TypeError, "incr() takes 2 arguments (%zd given)", nargs);
+    return NULL;
+  }
+  if (!contract_ready(self)) return NULL;
+  long long delta = PyLong_AsLongLong(args[1]);
+  if (delta == -1 && PyErr_Occurred()) return NULL;
+  scpy_bytes key;
+  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
+  uint64_t value = 0;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_incr(self->handle, key.data, (size_t)key.len, (int64_t)delta, &value));
+  if (status != SHMEMCACHE_OK) {
+    PyObject *k = status == SHMEMCACHE_NOT_FOUND ? args[0] : NULL;
+    scpy_bytes_release(&key);
+    return scpy_raise(status, 0, k);
+  }
+  scpy_bytes_release(&key);
+  return PyLong_FromUnsignedLongLong(value);
+}
+
+PyObject *scpy_cache_flush_all(scpy_cache *self, PyObject *unused) {
+  (void)unused;
+  if (!contract_ready(self)) return NULL;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_flush_all(self->handle));
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  Py_RETURN_NONE;
+}
+
+PyObject *scpy_cache_server_stats(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError, "server_stats() takes 1 argument (%zd given)", nargs);
+    return NULL;
+  }
+  if (!contract_ready(self)) return NULL;
+  long server = PyLong_AsLong(args[0]);
+  if (server == -1 && PyErr_Occurred()) return NULL;
+  if (server < INT_MIN || server > INT_MAX) server = -1; /* out of range: the library says INVALID_ARGUMENT */
+  shmemcache_stats_t stats;
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_server_stats(self->handle, (int)server, &stats));
+  if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
+  return scpy_stats_to_dict(&stats);
+}

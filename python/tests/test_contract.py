@@ -1,0 +1,77 @@
+"""memcached's contract (issue 15) from Python: store modes, flags, tokens, touch, incr, server_stats.
+
+flush_all is not called here: the other client runs its tests at the same time and would lose its pairs
+(tests/pe/pe_contract.cc tests it; test_closed.py checks it raises ShutDown after close)."""
+import time
+
+import pytest
+
+import shmemcache
+
+
+def test_store_modes_flags_and_tokens(cache, key):
+    k = key()
+    with pytest.raises(shmemcache.NotStored):
+        cache.store(k, b"v", mode=shmemcache.MODE_REPLACE)
+    t1 = cache.store(k, b"mid", mode=shmemcache.MODE_ADD, flags=7)
+    assert t1 > 0
+    with pytest.raises(shmemcache.Exists):
+        cache.store(k, b"other", mode=shmemcache.MODE_ADD)
+    assert cache.fetch(k) == (b"mid", 7, t1)
+    t2 = cache.store(k, b"-end", mode=shmemcache.MODE_APPEND)
+    t3 = cache.store(k, b"start-", mode=shmemcache.MODE_PREPEND)
+    assert t1 < t2 < t3
+    assert cache.fetch(k) == (b"start-mid-end", 7, t3)
+    with pytest.raises(shmemcache.Exists):
+        cache.store(k, b"stale", cas=t1)
+    t4 = cache.store(k, b"new", cas=t3, flags=2)
+    assert cache.fetch(k) == (b"new", 2, t4)
+    cache.set(k, b"plain")  # a plain set (maybe Direct) changes the token too
+    value, flags, t5 = cache.fetch(k)
+    assert (value, flags) == (b"plain", 0) and t5 > t4
+    with pytest.raises(shmemcache.NotFound):
+        cache.store(key("absent"), b"v", cas=t5)
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.store(k, b"v", mode=9)
+    assert cache.fetch(k)[0] == b"plain"
+    assert cache.fetch(key("absent")) is None
+
+
+def test_touch_and_expiry(cache, key):
+    k = key()
+    assert cache.touch(k, 10) is False
+    cache.store(k, b"short", ttl_ms=200)
+    token = cache.fetch(k)[2]
+    assert cache.touch(k, 0) is True  # never expires now
+    time.sleep(0.5)
+    assert cache.fetch(k) == (b"short", 0, token)  # touch keeps the token
+    cache.store(k, b"gone", ttl_ms=100)
+    deadline = time.monotonic() + 30
+    while cache.fetch(k) is not None and time.monotonic() < deadline:  # gone once ttl + recency range passed
+        time.sleep(0.05)
+    assert cache.fetch(k) is None
+
+
+def test_incr(cache, key):
+    k = key()
+    with pytest.raises(shmemcache.NotFound):
+        cache.incr(k, 1)
+    cache.set(k, b"abc")
+    with pytest.raises(shmemcache.NotNumeric):
+        cache.incr(k, 1)
+    cache.set(k, b"10")
+    assert cache.incr(k, 5) == 15
+    assert cache.incr(k, -20) == 0
+    cache.set(k, b"18446744073709551615")
+    assert cache.incr(k, 1) == 0
+
+
+def test_server_stats(cache, key):
+    num_servers = cache.config["num_servers"]
+    stats = [cache.server_stats(s) for s in range(num_servers)]
+    assert all(st["sets"] == 0 and isinstance(st["items"], int) for st in stats)
+    assert sum(st["active_ops_served"] for st in stats) > 0
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.server_stats(num_servers)
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.server_stats(-1)

@@ -1,0 +1,426 @@
+// memcached's contract through the public API (issue 15), one oshrun job: every call and every status.
+//   - store modes (set, add, replace, append, prepend), flags, tokens, touch, incr, fetch / ifetch;
+//   - tokens across Direct and Active writers: every write gives a new, larger token; a stale token gets
+//     EXISTS and changes nothing; a token of an absent key gets NOT_FOUND;
+//   - expiry seen by a client holding a cached pointer: never reported expired before ttl_ms (measured on the
+//     client's clock from before the store, with the drift allowance of core/server_time.h), and NOT_FOUND, on
+//     the Direct path, once ttl_ms + recency_range_ms have surely passed on the server (a bound, no race);
+//   - concurrency: counters (N clients x M incr == N*M), add (exactly one OK per round), a CAS loop mixing
+//     Direct fetches and Active CAS stores (exact total);
+//   - flush_all from one client empties every server (pointers held by clients included); server_stats summed
+//     over the servers equal what the clients stored;
+//   - bad input changes nothing; wrong role; after finalize.
+// Args: [incr per client] (default 300)
+#include <shmem.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/pe_test.h"
+
+namespace {
+
+int first_client = 0;
+int clients = 0;
+
+std::string Key(int rank, const char* name) { return "c" + std::to_string(rank) + "-" + name; }
+
+shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
+                          uint32_t flags = 0, uint64_t ttl_ms = 0, uint64_t cas = 0, uint64_t* cas_out = nullptr) {
+  shmemcache_store_options_t o{mode, flags, ttl_ms, cas};
+  return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
+}
+
+// Fetches k: status, value, flags, token.
+struct Fetched {
+  shmemcache_status_t status;
+  std::string value;
+  uint32_t flags = 0xdead;
+  uint64_t token = 0;
+};
+Fetched Fetch(shmemcache_t* c, const std::string& k) {
+  Fetched f;
+  char buf[256];
+  size_t len = 0;
+  f.status = shmemcache_fetch(c, k.data(), k.size(), buf, sizeof buf, &len, &f.flags, &f.token);
+  if (f.status == SHMEMCACHE_OK) f.value.assign(buf, len);
+  return f;
+}
+
+shmemcache_stats_t MyStats(shmemcache_t* c) {
+  shmemcache_stats_t s;
+  shmemcache_get_stats(c, &s);
+  return s;
+}
+
+void SleepMs(uint64_t ms) {
+  uint64_t end = pe_test::NowNanos() + ms * 1000000;
+  while (pe_test::NowNanos() < end) usleep(1000);
+}
+
+void ModesAndFlags(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "modes");
+  uint64_t t1 = 0, t2 = 0;
+  PE_CHECK_STATUS(Store(c, k, "a", SHMEMCACHE_MODE_REPLACE), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, k, "a", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, k, "a", SHMEMCACHE_MODE_PREPEND), SHMEMCACHE_NOT_STORED);
+  PE_CHECK(Fetch(c, k).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, k, "mid", SHMEMCACHE_MODE_ADD, 7, 0, 0, &t1), SHMEMCACHE_OK);
+  PE_CHECK(t1 != 0);
+  PE_CHECK_STATUS(Store(c, k, "other", SHMEMCACHE_MODE_ADD), SHMEMCACHE_EXISTS);
+  Fetched f = Fetch(c, k);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "mid" && f.flags == 7 && f.token == t1);
+  f = Fetch(c, k);  // the pointer is cached now: Direct
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "mid" && f.flags == 7 && f.token == t1);
+  PE_CHECK_STATUS(Store(c, k, "-end", SHMEMCACHE_MODE_APPEND, 99), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, k, "start-", SHMEMCACHE_MODE_PREPEND), SHMEMCACHE_OK);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "start-mid-end" && f.flags == 7);  // append/prepend keep the flags
+  PE_CHECK_STATUS(Store(c, k, "replaced", SHMEMCACHE_MODE_REPLACE, 3, 0, 0, &t2), SHMEMCACHE_OK);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "replaced" && f.flags == 3 && f.token == t2 && t2 > t1);
+  // ifetch: outputs written by completion.
+  char buf[64];
+  size_t len = 0;
+  uint32_t flags = 0;
+  uint64_t token = 0;
+  shmemcache_request_t* r = nullptr;
+  PE_CHECK_STATUS(shmemcache_ifetch(c, k.data(), k.size(), buf, sizeof buf, &len, &flags, &token, &r),
+                  SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+  PE_CHECK(std::string(buf, len) == "replaced" && flags == 3 && token == t2);
+  // store with options NULL is a plain set: flags 0.
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "p", 1, nullptr, nullptr), SHMEMCACHE_OK);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "p" && f.flags == 0);
+  // Too small a buffer: BUFFER_TOO_SMALL with the size, flags and token unchanged.
+  flags = 1234;
+  token = 5678;
+  PE_CHECK_STATUS(shmemcache_fetch(c, k.data(), k.size(), nullptr, 0, &len, &flags, &token),
+                  SHMEMCACHE_BUFFER_TOO_SMALL);
+  PE_CHECK(len == 1 && flags == 1234 && token == 5678);
+}
+
+void Tokens(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "tokens");
+  uint64_t t[6] = {};
+  PE_CHECK_STATUS(Store(c, k, "v", SHMEMCACHE_MODE_SET, 0, 0, 42, nullptr), SHMEMCACHE_NOT_FOUND);  // absent
+  PE_CHECK(Fetch(c, k).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "v0", 2, nullptr, &t[0]), SHMEMCACHE_OK);  // Active
+  PE_CHECK(Fetch(c, k).token == t[0]);
+  const uint64_t direct_before = MyStats(c).direct_sets;
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "v1", 2, nullptr, &t[1]), SHMEMCACHE_OK);  // Direct
+  PE_CHECK(MyStats(c).direct_sets == direct_before + 1);
+  PE_CHECK(t[1] > t[0]);
+  Fetched f = Fetch(c, k);
+  PE_CHECK(f.value == "v1" && f.token == t[1]);
+  // A stale token (from before the Direct SET) gets EXISTS and changes nothing.
+  PE_CHECK_STATUS(Store(c, k, "stale", SHMEMCACHE_MODE_SET, 0, 0, t[0]), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, k, "stale", SHMEMCACHE_MODE_APPEND, 0, 0, t[0]), SHMEMCACHE_EXISTS);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "v1" && f.token == t[1]);
+  // The current token: OK (Active), a new token.
+  PE_CHECK_STATUS(Store(c, k, "v2", SHMEMCACHE_MODE_SET, 5, 0, t[1], &t[2]), SHMEMCACHE_OK);
+  PE_CHECK(t[2] > t[1]);
+  // touch keeps the token.
+  PE_CHECK_STATUS(shmemcache_touch(c, k.data(), k.size(), 3600 * 1000), SHMEMCACHE_OK);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "v2" && f.flags == 5 && f.token == t[2]);
+  PE_CHECK_STATUS(shmemcache_touch(c, k.data(), k.size(), 0), SHMEMCACHE_OK);
+  // Direct SET again, then delete and re-add: tokens keep growing (never reused for the key).
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "v3", 2, nullptr, &t[3]), SHMEMCACHE_OK);
+  PE_CHECK(t[3] > t[2]);
+  PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_SET, 0, 0, t[3]), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, k, "v4", SHMEMCACHE_MODE_ADD, 0, 0, 0, &t[4]), SHMEMCACHE_OK);
+  PE_CHECK(t[4] > t[3]);
+  PE_CHECK_STATUS(shmemcache_touch(c, "absent-touch", 12, 10), SHMEMCACHE_NOT_FOUND);
+}
+
+void Counters(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "counter");
+  uint64_t n = 77;
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, &n), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(n == 77);
+  PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "abc", 3), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, &n), SHMEMCACHE_NOT_NUMERIC);
+  PE_CHECK(Fetch(c, k).value == "abc");
+  uint32_t flags_before = 0;
+  PE_CHECK_STATUS(Store(c, k, "10", SHMEMCACHE_MODE_SET, 9), SHMEMCACHE_OK);
+  flags_before = Fetch(c, k).flags;
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 5, &n), SHMEMCACHE_OK);
+  PE_CHECK(n == 15);
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), -20, &n), SHMEMCACHE_OK);
+  PE_CHECK(n == 0);
+  Fetched f = Fetch(c, k);
+  PE_CHECK(f.value.size() >= 1 && std::strtoull(f.value.c_str(), nullptr, 10) == 0 && f.flags == flags_before);
+  PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "18446744073709551615", 20), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 2, &n), SHMEMCACHE_OK);
+  PE_CHECK(n == 1);  // wraps at 2^64
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 0, nullptr), SHMEMCACHE_OK);
+}
+
+// A pair with ttl_ms, read by a client that holds its pointer.
+void Expiry(shmemcache_t* c, int rank, unsigned recency_range_ms) {
+  const uint64_t kTtlMs = 300;
+  const std::string k = Key(rank, "ttl");
+  const std::string far = Key(rank, "far");
+  // A far expiry is read on the Direct path (provably live).
+  PE_CHECK_STATUS(Store(c, far, "far", SHMEMCACHE_MODE_SET, 0, 3600 * 1000), SHMEMCACHE_OK);
+  uint64_t direct = MyStats(c).direct_gets;
+  PE_CHECK(Fetch(c, far).value == "far");
+  PE_CHECK(Fetch(c, far).value == "far");
+  PE_CHECK(MyStats(c).direct_gets >= direct + 1);
+
+  const uint64_t before_store = pe_test::NowNanos();
+  PE_CHECK_STATUS(Store(c, k, "soon gone", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
+  const uint64_t after_store = pe_test::NowNanos();
+  // Never reported expired before ttl: a NOT_FOUND must come at least ttl (less the 1000 ppm drift allowance)
+  // after the store was issued, on this client's clock. Poll until it is gone, bounded.
+  const uint64_t limit = after_store + 30ull * 1000000000ull;
+  bool gone = false;
+  while (!gone && pe_test::NowNanos() < limit) {
+    Fetched f = Fetch(c, k);
+    const uint64_t seen = pe_test::NowNanos();
+    if (f.status == SHMEMCACHE_NOT_FOUND) {
+      gone = true;
+      PE_CHECK(seen - before_store >= kTtlMs * 1000000 * 999 / 1000);
+    } else {
+      PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "soon gone");
+    }
+    usleep(5000);
+  }
+  PE_CHECK(gone);
+  // Another pair, read once (pointer cached), then left alone until ttl + recency_range_ms have surely passed
+  // on the server (1% drift allowance + 50 ms): the next read is NOT_FOUND, answered on the Direct path.
+  const std::string k2 = Key(rank, "ttl2");
+  PE_CHECK_STATUS(Store(c, k2, "gone later", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
+  const uint64_t stored = pe_test::NowNanos();
+  PE_CHECK(Fetch(c, k2).status == SHMEMCACHE_OK || pe_test::NowNanos() - stored >= kTtlMs * 1000000 * 999 / 1000);
+  SleepMs((kTtlMs + recency_range_ms) * 101 / 100 + 50);
+  const shmemcache_stats_t s0 = MyStats(c);
+  Fetched f = Fetch(c, k2);
+  const shmemcache_stats_t s1 = MyStats(c);
+  PE_CHECK(f.status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(s1.direct_gets == s0.direct_gets + 1 && s1.active_gets == s0.active_gets);  // judged on the Direct path
+  size_t len = 9;
+  char buf[16];
+  PE_CHECK_STATUS(shmemcache_get(c, k2.data(), k2.size(), buf, sizeof buf, &len), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(len == 0);
+  // touch on an expired pair: NOT_FOUND.
+  PE_CHECK_STATUS(shmemcache_touch(c, k2.data(), k2.size(), 1000), SHMEMCACHE_NOT_FOUND);
+  // touch extends: ttl 0 -> never expires.
+  const std::string k3 = Key(rank, "ttl3");
+  PE_CHECK_STATUS(Store(c, k3, "kept", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_touch(c, k3.data(), k3.size(), 0), SHMEMCACHE_OK);
+  SleepMs((kTtlMs + recency_range_ms) * 101 / 100 + 50);
+  PE_CHECK(Fetch(c, k3).value == "kept");
+}
+
+// Every client adds the same key each round: exactly one gets OK, and its value names it.
+void ConcurrentAdd(shmemcache_t* c, int rank) {
+  for (int round = 0; round < 20; ++round) {
+    const std::string k = "add-" + std::to_string(round);
+    const std::string me = std::to_string(rank);
+    pe_test::ClientBarrier(first_client, clients);
+    shmemcache_status_t s = Store(c, k, me, SHMEMCACHE_MODE_ADD);
+    PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS);
+    Fetched f = Fetch(c, k);
+    PE_CHECK(f.status == SHMEMCACHE_OK);
+    PE_CHECK((s == SHMEMCACHE_OK) == (f.value == me));
+  }
+}
+
+void ConcurrentCounters(shmemcache_t* c, int rank, int per_client) {
+  const std::string k = "shared-counter";
+  const std::string cas_key = "shared-cas";
+  if (rank == 0) {
+    PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "0", 1), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_set(c, cas_key.data(), cas_key.size(), "0", 1), SHMEMCACHE_OK);
+  }
+  pe_test::ClientBarrier(first_client, clients);
+  for (int i = 0; i < per_client; ++i) PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, nullptr), SHMEMCACHE_OK);
+  // Check-and-set increments: read (Direct when the pointer is cached), store with the token (Active); a
+  // stale token gets EXISTS and the client retries.
+  uint64_t conflicts = 0;
+  for (int i = 0; i < per_client / 3; ++i) {
+    for (int attempt = 0;; ++attempt) {
+      Fetched f = Fetch(c, cas_key);
+      PE_CHECK(f.status == SHMEMCACHE_OK);
+      if (f.status != SHMEMCACHE_OK || attempt > 100000) break;
+      std::string next = std::to_string(std::strtoull(f.value.c_str(), nullptr, 10) + 1);
+      shmemcache_status_t s = Store(c, cas_key, next, SHMEMCACHE_MODE_SET, 0, 0, f.token);
+      if (s == SHMEMCACHE_OK) break;
+      PE_CHECK(s == SHMEMCACHE_EXISTS);
+      ++conflicts;
+    }
+  }
+  pe_test::ClientBarrier(first_client, clients);
+  if (rank == 0) {
+    uint64_t total = 0;
+    PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 0, &total), SHMEMCACHE_OK);
+    PE_CHECK(total == static_cast<uint64_t>(clients) * per_client);
+    Fetched f = Fetch(c, cas_key);
+    PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(clients) * (per_client / 3));
+    std::printf("counters: %llu incr, cas total %s, conflicts seen by client 0: %llu\n",
+                (unsigned long long)total, f.value.c_str(), (unsigned long long)conflicts);
+  }
+}
+
+// flush_all by client 0, then server_stats summed over the servers equal what the clients stored after it.
+void FlushAndServerStats(shmemcache_t* c, int rank, int num_servers) {
+  const std::string mine = Key(rank, "before-flush");
+  PE_CHECK_STATUS(shmemcache_set(c, mine.data(), mine.size(), "x", 1), SHMEMCACHE_OK);
+  PE_CHECK(Fetch(c, mine).status == SHMEMCACHE_OK);  // pointer cached
+  pe_test::ClientBarrier(first_client, clients);
+  if (rank == 0) PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_OK);
+  pe_test::ClientBarrier(first_client, clients);
+  PE_CHECK(Fetch(c, mine).status == SHMEMCACHE_NOT_FOUND);  // through the cached pointer too
+  PE_CHECK(Fetch(c, "shared-counter").status == SHMEMCACHE_NOT_FOUND);
+  // Each client stores 10 + rank pairs of 10-byte keys and 20-byte values.
+  const int n = 10 + rank;
+  for (int i = 0; i < n; ++i) {
+    char key[16], value[21];
+    std::snprintf(key, sizeof key, "st-%02d-%04d", rank, i);
+    std::snprintf(value, sizeof value, "value-%014d", i);
+    PE_CHECK_STATUS(shmemcache_set(c, key, 10, value, 20), SHMEMCACHE_OK);
+  }
+  pe_test::ClientBarrier(first_client, clients);
+  uint64_t expected_items = 0;
+  for (int r = 0; r < clients; ++r) expected_items += 10 + r;
+  // The snapshot is published when a server goes idle: poll (bounded, generous) until it shows every pair.
+  uint64_t items = 0, payload = 0, served = 0;
+  const uint64_t limit = pe_test::NowNanos() + 60ull * 1000000000ull;
+  do {
+    items = payload = served = 0;
+    for (int s = 0; s < num_servers; ++s) {
+      shmemcache_stats_t st;
+      PE_CHECK_STATUS(shmemcache_server_stats(c, s, &st), SHMEMCACHE_OK);
+      items += st.items;
+      payload += st.payload_bytes;
+      served += st.active_ops_served;
+      PE_CHECK(st.gets == 0 && st.sets == 0);  // client-side fields stay 0
+    }
+    if (items == expected_items) break;
+    usleep(2000);
+  } while (pe_test::NowNanos() < limit);
+  PE_CHECK(items == expected_items);
+  PE_CHECK(payload == expected_items * 30);
+  PE_CHECK(served > 0);
+  pe_test::ClientBarrier(first_client, clients);  // nobody stores again before every client has checked
+}
+
+void BadInput(shmemcache_t* c, int rank, int num_servers) {
+  const std::string k = Key(rank, "bad");
+  uint64_t tok = 0;
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "good", 4, nullptr, &tok), SHMEMCACHE_OK);
+  shmemcache_store_options_t bad_mode{static_cast<shmemcache_mode_t>(5), 1, 0, 0};
+  shmemcache_store_options_t neg_mode{static_cast<shmemcache_mode_t>(-1), 1, 0, 0};
+  uint64_t out = 1234;
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "bad", 3, &bad_mode, &out), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "bad", 3, &neg_mode, &out), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(out == 1234);
+  PE_CHECK_STATUS(shmemcache_store(c, nullptr, 3, "bad", 3, nullptr, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), 0, "bad", 3, nullptr, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), nullptr, 3, nullptr, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_store(nullptr, k.data(), k.size(), "bad", 3, nullptr, nullptr),
+                  SHMEMCACHE_INVALID_ARGUMENT);
+  std::string long_key(100000, 'k');
+  PE_CHECK_STATUS(shmemcache_store(c, long_key.data(), long_key.size(), "bad", 3, nullptr, nullptr),
+                  SHMEMCACHE_KEY_TOO_LONG);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "bad", SIZE_MAX, nullptr, nullptr),
+                  SHMEMCACHE_VALUE_TOO_LARGE);
+  size_t len = 0;
+  uint32_t flags = 0;
+  char buf[8];
+  PE_CHECK_STATUS(shmemcache_fetch(c, k.data(), k.size(), buf, sizeof buf, nullptr, &flags, &tok),
+                  SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_fetch(c, k.data(), k.size(), nullptr, 8, &len, &flags, &tok), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_fetch(c, nullptr, 1, buf, sizeof buf, &len, &flags, &tok), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_ifetch(c, k.data(), k.size(), buf, sizeof buf, &len, &flags, &tok, nullptr),
+                  SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_touch(c, nullptr, 1, 5), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_touch(c, long_key.data(), long_key.size(), 5), SHMEMCACHE_KEY_TOO_LONG);
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), 0, 1, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_incr(c, long_key.data(), long_key.size(), 1, nullptr), SHMEMCACHE_KEY_TOO_LONG);
+  PE_CHECK_STATUS(shmemcache_flush_all(nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  shmemcache_stats_t st;
+  PE_CHECK_STATUS(shmemcache_server_stats(c, -1, &st), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_server_stats(c, num_servers, &st), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_server_stats(nullptr, 0, &st), SHMEMCACHE_INVALID_ARGUMENT);
+  // Nothing changed.
+  Fetched f = Fetch(c, k);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "good" && f.flags == 0 && f.token == tok);
+}
+
+void AfterFinalize(shmemcache_t* c) {
+  uint64_t t = 0;
+  uint32_t flags = 0;
+  size_t len = 0;
+  char buf[4];
+  shmemcache_request_t* r = nullptr;
+  shmemcache_stats_t st;
+  PE_CHECK_STATUS(shmemcache_store(c, "k", 1, "v", 1, nullptr, &t), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_fetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_ifetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t, &r), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_touch(c, "k", 1, 1), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_incr(c, "k", 1, 1, &t), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, &st), SHMEMCACHE_SHUT_DOWN);
+}
+
+void WrongRole(shmemcache_t* c) {
+  uint64_t t = 0;
+  uint32_t flags = 0;
+  size_t len = 0;
+  char buf[4];
+  shmemcache_request_t* r = nullptr;
+  shmemcache_stats_t st;
+  PE_CHECK_STATUS(shmemcache_store(c, "k", 1, "v", 1, nullptr, &t), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_fetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_ifetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t, &r), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_touch(c, "k", 1, 1), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_incr(c, "k", 1, 1, &t), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, &st), SHMEMCACHE_WRONG_ROLE);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int per_client = argc > 1 ? std::atoi(argv[1]) : 300;
+  shmem_init();
+  pe_test::Begin(shmem_my_pe());
+  pe_test::ClientBarrierInit();
+  shmemcache_config_t config;
+  PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  first_client = config.num_servers;
+  clients = shmemcache_num_clients(c);
+  if (shmemcache_is_server(c)) {
+    WrongRole(c);
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    const int rank = shmemcache_client_rank(c);
+    ModesAndFlags(c, rank);
+    Tokens(c, rank);
+    Counters(c, rank);
+    BadInput(c, rank, config.num_servers);
+    Expiry(c, rank, config.recency_range_ms);
+    ConcurrentAdd(c, rank);
+    ConcurrentCounters(c, rank, per_client);
+    FlushAndServerStats(c, rank, config.num_servers);
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  if (!shmemcache_is_server(c)) AfterFinalize(c);
+  shmemcache_destroy(c);
+  int rc = pe_test::Finish("pe_contract");
+  shmem_finalize();
+  return rc;
+}
