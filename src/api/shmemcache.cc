@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "api/checks.h"
 #include "api/handle.h"
 #include "core/export.h"
 #include "core/guard.h"
@@ -14,12 +15,8 @@ using namespace smc;
 namespace {
 
 Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
-  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
-  if (key == nullptr || key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > c->node->config().max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
-  return SHMEMCACHE_OK;
+  Status s = CheckClientCall(c);
+  return s != SHMEMCACHE_OK ? s : CheckKey(c, key, key_len);
 }
 
 }  // namespace

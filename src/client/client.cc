@@ -31,7 +31,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       arena_(base + layout.arena_offset),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       pending_(config.num_servers),
-      pending_chunks_(config.num_servers, 0) {}
+      pending_chunks_(config.num_servers, 0),
+      batch_server_(config.num_servers, 0) {}
 
 // ---- the calls ------------------------------------------------------------------------------------------------
 
@@ -117,22 +118,7 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) {
-    if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
-    uint64_t version;
-    DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
-                                      op.value, op.value_len, op.loc.tag, &version);
-    if (r == DirectOps::Result::kDone) {
-      ++counters_.direct_sets;
-      uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
-      directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
-      *status = SHMEMCACHE_OK;
-      return true;
-    }
-    if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
-    else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
-    return false;
-  }
+  if (op.op == Op::kSet) return TryDirectSet(op, e, DirectOps::Completion::kNow, status);
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
@@ -140,27 +126,51 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
          TryDirectGet(op, offset, block_bytes, status);
 }
 
+bool Client::TryDirectSet(const Operation& op, DirectoryEntry* e, DirectOps::Completion completion,
+                          Status* status) {
+  if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
+  uint64_t version;
+  DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
+                                    op.value, op.value_len, op.loc.tag, &version, completion);
+  if (r == DirectOps::Result::kDone) {
+    ++counters_.direct_sets;
+    uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
+    directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
+    *status = SHMEMCACHE_OK;
+    return true;
+  }
+  if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
+  else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
+  return false;
+}
+
 bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
-  const KeyLocation& loc = op.loc;
   BlockView view;
-  DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, op.key, op.key_len, loc.tag, &view);
+  DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, &view);
   if (r != DirectOps::Result::kDone) {
-    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
+    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(op.loc);
     else ++counters_.direct_fallbacks;
     return false;
   }
+  *status = AcceptDirectGet(op, offset, block_bytes, view);
+  return true;
+}
+
+Status Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view) {
+  const KeyLocation& loc = op.loc;
+  Status status;
   ++counters_.direct_gets;
   ++counters_.get_hits;
   *op.out_len = view.value_len;
   if (view.value_len > op.buffer_len) {
-    *status = SHMEMCACHE_BUFFER_TOO_SMALL;
+    status = SHMEMCACHE_BUFFER_TOO_SMALL;
   } else {
     if (view.value_len) std::memcpy(op.buffer, view.value, view.value_len);
-    *status = SHMEMCACHE_OK;
+    status = SHMEMCACHE_OK;
   }
   uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
   directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
-  return true;
+  return status;
 }
 
 bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
@@ -178,15 +188,24 @@ bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
 bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
   const std::vector<uint64_t>* classes;
   if (!ClassSizes(loc.server, &classes)) return false;
-  size_t set = SetOf(loc.hash, config_.hash_sets);
-  size_t bytes = sizeof(HashWay) * config_.hash_ways;
-  ctx_->Get(set_buffer_.data(), table_ + set * bytes, bytes, loc.server);
-  for (const HashWay& w : set_buffer_) {
+  ctx_->Get(set_buffer_.data(), RemoteSet(loc), sizeof(HashWay) * config_.hash_ways, loc.server);
+  return SearchSet(set_buffer_.data(), loc, *classes, offset, block_bytes);
+}
+
+const HashWay* Client::RemoteSet(const KeyLocation& loc) const {
+  return reinterpret_cast<const HashWay*>(table_ + SetOf(loc.hash, config_.hash_sets) * sizeof(HashWay) *
+                                                       config_.hash_ways);
+}
+
+bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
+                       uint64_t* offset, uint32_t* block_bytes) const {
+  for (unsigned i = 0; i < config_.hash_ways; ++i) {
+    const HashWay& w = ways[i];
     if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
     uint8_t cls = WayClass(w.meta);
-    if (cls >= classes->size()) continue;  // a torn way; the Active path will answer
+    if (cls >= classes.size()) continue;  // a torn way; the Active path will answer
     *offset = w.offset;
-    *block_bytes = static_cast<uint32_t>((*classes)[cls]);
+    *block_bytes = static_cast<uint32_t>(classes[cls]);
     return true;
   }
   return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
@@ -252,6 +271,7 @@ void Client::FillStats(Stats* stats) const {
   stats->direct_sets += c.direct_sets;
   stats->active_sets += c.active_sets;
   stats->direct_fallbacks += c.direct_fallbacks;
+  stats->read_retries += c.batch_read_retries;
   stats->recency_updates += c.recency_updates;
   stats->expiration_bar_updates += c.expiration_bar_updates;
   direct_.FillStats(stats);

@@ -64,7 +64,7 @@ bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t 
 
 DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                                  const void* key, size_t key_len, const void* value, size_t value_len,
-                                 uint32_t tag, uint64_t* new_version) {
+                                 uint32_t tag, uint64_t* new_version, Completion completion) {
   if (BlockBytesFor(key_len, value_len) > block_bytes) return Result::kGiveUp;
   uint64_t locked_from = 0;
   Result r = Lock(server, offset, block_bytes, known_version, tag, &locked_from);
@@ -84,7 +84,7 @@ DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_byt
   ctx_->Put(remote + kChecksumOffset, buffer_.data() + kChecksumOffset, body - kChecksumOffset, server);
   ctx_->Fence();
   ctx_->Set(word, MakeTarget(version + 1, tag, false), server);
-  ctx_->Quiet();
+  if (completion == Completion::kNow) ctx_->Quiet();
   *new_version = version + 1;
   return Result::kDone;
 }

@@ -35,6 +35,10 @@ class DirectOps {
   static constexpr unsigned kMaxVersionRetries = 64;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
+  // When a Direct SET is complete. kNow: on return (step 3 ends with a quiet). kAtQuiet: its put and its lock
+  // release are issued, ordered by the fence, but completed only by the caller's next Quiet on this context (a
+  // batch of SETs pays one quiet, client/batch.cc); the caller must not report the SET done before that.
+  enum class Completion { kNow, kAtQuiet };
 
   // What Direct operations ran into (shmemcache_stats_t has the same fields).
   struct Counters {
@@ -55,7 +59,8 @@ class DirectOps {
              BlockView* view);
   // On kDone, *new_version is the version written.
   Result Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
-             size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version);
+             size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version,
+             Completion completion = Completion::kNow);
 
   const Counters& counters() const { return counters_; }
   // Adds the counters into *stats (core/stats.h).

@@ -80,3 +80,10 @@ shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURREN
                             ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize.hold)
 shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
+
+# Batches (mget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
+# values up to max_value_len) on 2 servers, and mset writers against mget readers on 6 hot keys.
+shmemcache_pe_test(batch_np4_2servers pe_batch 4 ARGS 300 ${two_servers})
+shmemcache_pe_test(batch_np4_2servers_tcp pe_batch 4 TCP ARGS 150 ${two_servers})
+shmemcache_pe_test(batch_np5_1server pe_batch 5 ARGS 300)
+shmemcache_pe_test(batch_np3_active_only pe_batch 3 ARGS 100 ENV SHMEMCACHE_DIRECT_OPS=0)
