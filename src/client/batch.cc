@@ -11,7 +11,8 @@
 //   2. ProbeSets: GET items without a pointer fetch their key's hash-table set: non-blocking gets back to back,
 //      one quiet, then each set is searched for the tag (a match names the block; none means Active).
 //   3. FetchBlocks: every block to read, non-blocking gets back to back into one scratch buffer (rounds of at
-//      most kBatchScratchBytes), one quiet per round, then each copy is validated (ValidateBlock): valid ->
+//      most kBatchScratchBytes; a server on this node is copied through its mapping, Transport::LocalPointer, as
+//      DESIGN.md allows), one quiet per round, then each copy is validated (ValidateBlock): valid ->
 //      answered; another key -> the pointer is dropped and the item goes Active; torn or locked -> the single
 //      Direct GET's retry loop (back-off), and Active if that gives up.
 //   mset (a window never holds a key twice: a repeated key starts the next window, so items with one key take
@@ -140,11 +141,12 @@ void Client::ProbeSets() {
   }
   if (bytes == 0) return;
   if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
+  bool pending = false;
   for (const BatchSlot& s : batch_) {
     if (s.path == BatchSlot::Path::kProbe)
-      ctx_->GetNbi(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server);
+      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server);
   }
-  ctx_->Quiet();
+  if (pending) ctx_->Quiet();
   for (BatchSlot& s : batch_) {
     if (s.path != BatchSlot::Path::kProbe) continue;
     const std::vector<uint64_t>* classes;
@@ -155,7 +157,27 @@ void Client::ProbeSets() {
   }
 }
 
+bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server) {
+  if (mapped_[server]) {
+    std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
+    return false;
+  }
+  ctx_->GetNbi(local, remote, bytes, server);
+  return true;
+}
+
+void Client::FreezeClock() {
+  frozen_epoch_ns_ = clock_.Nanos();
+  frozen_range_ = CurrentRange();
+  clock_frozen_ = true;
+}
+
 void Client::FetchBlocks() {
+  FreezeClock();
+  struct Thaw {
+    Client* client;
+    ~Thaw() { client->ThawClock(); }
+  } thaw{this};
   size_t next = 0;
   while (next < batch_.size()) {
     // One round: the next blocks that fit the scratch space (at least one), fetched together.
@@ -169,12 +191,13 @@ void Client::FetchBlocks() {
     }
     if (bytes == 0) return;
     if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
+    bool pending = false;
     for (size_t i = next; i < end; ++i) {
       const BatchSlot& s = batch_[i];
       if (s.path == BatchSlot::Path::kFetch)
-        ctx_->GetNbi(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server);
+        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server);
     }
-    ctx_->Quiet();
+    if (pending) ctx_->Quiet();
     for (size_t i = next; i < end; ++i) {
       BatchSlot& s = batch_[i];
       if (s.path != BatchSlot::Path::kFetch) continue;
@@ -201,6 +224,11 @@ void Client::FetchBlocks() {
 }
 
 void Client::DirectSets() {
+  FreezeClock();
+  struct Thaw {
+    Client* client;
+    ~Thaw() { client->ThawClock(); }
+  } thaw{this};
   bool deferred = false;
   for (BatchSlot& s : batch_) {
     if (s.path != BatchSlot::Path::kDirectSet) continue;

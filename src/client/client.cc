@@ -32,7 +32,17 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       pending_(config.num_servers),
       pending_chunks_(config.num_servers, 0),
-      batch_server_(config.num_servers, 0) {}
+      batch_server_(config.num_servers, 0),
+      mapped_offset_(config.num_servers, 0),
+      mapped_(config.num_servers, 0) {
+  // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
+  for (int s = 0; s < config.num_servers; ++s) {
+    if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
+      mapped_[s] = 1;
+      mapped_offset_[s] = p - base;
+    }
+  }
+}
 
 // ---- the calls ------------------------------------------------------------------------------------------------
 
@@ -233,7 +243,9 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
 
 uint64_t Client::EstimatedEpoch(int server) const {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  return server_epoch_[server] + (clock_.Nanos() - epoch_heard_at_[server]) / range_nanos_;
+  const uint64_t now = clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos();
+  if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
+  return server_epoch_[server] + (now - epoch_heard_at_[server]) / range_nanos_;
 }
 
 uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
@@ -245,7 +257,9 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
+uint64_t Client::CurrentRange() const {
+  return clock_frozen_ ? frozen_range_ : NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000);
+}
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];

@@ -190,6 +190,15 @@ class Client {
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
   void DirectSets();   // kDirectSet slots: Direct SETs, one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
+  // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
+  // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
+  // after Quiet).
+  bool BatchRead(void* local, const void* remote, size_t bytes, int server);
+  // While a window's Direct operations run, the recency clocks are read once (CurrentRange, EstimatedEpoch):
+  // a window takes microseconds, recency moves in ranges of recency_range_ms. Thawed before any reply is taken
+  // in (ObserveServer stamps replies with the running clock).
+  void FreezeClock();
+  void ThawClock() { clock_frozen_ = false; }
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
@@ -251,6 +260,11 @@ class Client {
   std::vector<BatchSlot> batch_;
   std::vector<uint8_t> batch_server_;  // per server: 1 when the window touches it
   std::vector<uint8_t> batch_scratch_;
+  std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
+  std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
+  bool clock_frozen_ = false;
+  uint64_t frozen_epoch_ns_ = 0;  // clock_.Nanos() when frozen
+  uint64_t frozen_range_ = 0;     // CurrentRange() when frozen
 };
 
 }  // namespace smc
