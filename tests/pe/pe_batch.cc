@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "shmemcache/shmemcache.hpp"
 
 namespace {
 
@@ -232,6 +233,21 @@ void AfterNonBlocking(shmemcache_t* c, int rank) {
   }
 }
 
+// The C++ wrapper's batches: vectors in, values (grown past the first 256-byte buffers) and statuses out.
+void CppWrapper(shmemcache_t* c, int rank) {
+  shmc::Cache cache(c);  // borrowed: released below, never finalized here
+  std::string a = Key(rank, 9000), b = Key(rank, 9001), missing = Key(rank, 9002), big(5000, 'B');
+  std::vector<shmc::Status> st;
+  PE_CHECK_STATUS(cache.mset({{a, "alpha"}, {b, big}, {a, "alpha2"}, {"", "x"}}, &st), SHMEMCACHE_OK);
+  PE_CHECK(st.size() == 4 && st[0] == SHMEMCACHE_OK && st[1] == SHMEMCACHE_OK && st[2] == SHMEMCACHE_OK &&
+           st[3] == SHMEMCACHE_INVALID_ARGUMENT);
+  std::vector<std::optional<std::string>> values;
+  PE_CHECK_STATUS(cache.mget({a, b, missing}, &values, &st), SHMEMCACHE_OK);
+  PE_CHECK(values.size() == 3 && values[0] == std::string("alpha2") && values[1] == big && !values[2]);
+  PE_CHECK(st.size() == 3 && st[2] == SHMEMCACHE_NOT_FOUND);
+  cache.release();
+}
+
 size_t HotLen(pe_test::Rng& rng) {
   uint64_t r = rng.Uniform(10);
   if (r < 7) return sizeof(pe_test::VerifiableHeader) + rng.Uniform(40);  // one slab class: Direct SETs
@@ -322,6 +338,7 @@ int main(int argc, char** argv) {
     ReadBack(c, (rank + 1) % clients, cfg.max_value_len, 2);
     Repeats(c, rank, cfg.max_value_len);
     AfterNonBlocking(c, rank);
+    CppWrapper(c, rank);
     Concurrency(c, rank, clients, rounds);
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
