@@ -7,6 +7,7 @@
  *   args.c      bytes-like arguments (keys, values, output buffers) and the per-thread get scratch buffer
  *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
  *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
+ *   batch.c     Cache.get_many / Cache.set_many on shmemcache_mget / shmemcache_mset
  *
  * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c
  * (or request.c for a non-blocking form), its line in the method table, its stub in _core.pyi. A new status:
@@ -115,5 +116,11 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered);
 /* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
 void scpy_request_wait_all(scpy_cache *cache);
+
+/* ---- batch.c ----------------------------------------------------------------------------------------------- */
+
+/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). */
+PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys);
+PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping);
 
 #endif /* SHMEMCACHE_PY_CORE_H_ */

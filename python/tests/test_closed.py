@@ -9,7 +9,8 @@ def test_closed_cache_raises_shut_down(cache):
     assert "(closed)" in repr(cache)
     for call in (lambda: cache.get(b"k"), lambda: cache.set(b"k", b"v"), lambda: cache.delete(b"k"),
                  lambda: cache.get_into(b"k", bytearray(4)), lambda: cache.iset(b"k", b"v"),
-                 lambda: cache.bget(b"k", 4), lambda: cache[b"k"], lambda: b"k" in cache):
+                 lambda: cache.bget(b"k", 4), lambda: cache[b"k"], lambda: b"k" in cache,
+                 lambda: cache.get_many([b"k"]), lambda: cache.set_many({b"k": b"v"})):
         with pytest.raises(shmemcache.ShutDown) as info:
             call()
         assert info.value.status == shmemcache.Status.SHUT_DOWN
