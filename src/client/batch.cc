@@ -17,12 +17,14 @@
 //      Direct GET's retry loop (back-off), and Active if that gives up.
 //   mset (a window never holds a key twice: a repeated key starts the next window, so items with one key take
 //   effect in array order and the last one that succeeds wins):
-//   2. DirectSets: items with a pointer whose block the value fits run the Direct SET protocol (lock CAS, one
-//      put, fence, release) with its completion deferred: one quiet for the window's Direct SETs.
+//   2. DirectSets: items with a pointer whose block the value fits run the Direct SET protocol, batched: every
+//      lock is taken (CAS) in one global order, (server, offset), so two batches never wait on each other; then
+//      every block is written, one fence, every lock released, one quiet.
 //   4. RunActive: the other items are posted through the request machinery (PostActive: per server in issue
 //      order, as many in flight as the reply rings and max_outstanding allow) and then waited for together.
 // A window's items touch distinct blocks in steps 2-3 and distinct keys in mset, so their order across keys is
 // free; a batch is not atomic.
+#include <algorithm>
 #include <cstring>
 
 #include "client/client.h"
@@ -229,17 +231,70 @@ void Client::DirectSets() {
     Client* client;
     ~Thaw() { client->ThawClock(); }
   } thaw{this};
-  bool deferred = false;
-  for (BatchSlot& s : batch_) {
+  // The slots with a pointer whose block the value fits, in lock order: (server, offset). Two slots naming one
+  // block (a stale pointer whose block now holds the other key) cannot both lock it: the later goes Active.
+  batch_order_.clear();
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    BatchSlot& s = batch_[i];
     if (s.path != BatchSlot::Path::kDirectSet) continue;
-    if (TryDirectSet(s.op, directory_.Lookup(s.op.loc), DirectOps::Completion::kAtQuiet, &s.status)) {
-      s.path = BatchSlot::Path::kDone;
-      deferred = true;
-    } else {
+    DirectoryEntry* e = directory_.Lookup(s.op.loc);
+    if (e == nullptr || BlockBytesFor(s.op.key_len, s.op.value_len) > e->block_bytes) {
       s.path = BatchSlot::Path::kActive;
+      continue;
     }
+    s.offset = e->offset;
+    s.block_bytes = e->block_bytes;
+    s.version = e->version;
+    s.recency = e->server_recency;
+    batch_order_.push_back(i);
   }
-  if (deferred) ctx_->Quiet();  // the window's Direct SETs are complete from here on
+  std::sort(batch_order_.begin(), batch_order_.end(), [this](size_t a, size_t b) {
+    const BatchSlot &x = batch_[a], &y = batch_[b];
+    return x.op.loc.server != y.op.loc.server ? x.op.loc.server < y.op.loc.server : x.offset < y.offset;
+  });
+  // Lock every block in that order (two batches never wait on each other; nothing else is waited for while
+  // locks are held), write them all, one fence, release them all, one quiet.
+  const BatchSlot* previous = nullptr;
+  for (size_t i : batch_order_) {
+    BatchSlot& s = batch_[i];
+    if (previous != nullptr && previous->op.loc.server == s.op.loc.server && previous->offset == s.offset) {
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    previous = &s;
+    uint64_t locked = 0;
+    DirectOps::Result r = direct_.Acquire(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.key,
+                                          s.op.key_len, s.op.loc.tag, &locked);
+    if (r != DirectOps::Result::kDone) {
+      DirectSetFailed(s.op, r);
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    s.version = locked;
+    s.locked = true;
+  }
+  bool any = false;
+  for (size_t i : batch_order_) {
+    const BatchSlot& s = batch_[i];
+    if (!s.locked) continue;
+    direct_.Write(s.op.loc.server, s.offset, s.version, s.op.key, s.op.key_len, s.op.value, s.op.value_len);
+    any = true;
+  }
+  if (!any) return;
+  ctx_->Fence();
+  for (size_t i : batch_order_) {
+    const BatchSlot& s = batch_[i];
+    if (s.locked) direct_.Release(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.loc.tag);
+  }
+  ctx_->Quiet();  // the window's Direct SETs are complete from here on
+  for (size_t i : batch_order_) {
+    BatchSlot& s = batch_[i];
+    if (!s.locked) continue;
+    DirectSetDone(s.op, s.offset, s.block_bytes, s.version + 1, s.recency);
+    s.locked = false;
+    s.path = BatchSlot::Path::kDone;
+    s.status = SHMEMCACHE_OK;
+  }
 }
 
 void Client::RunActive() {

@@ -128,7 +128,7 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) return TryDirectSet(op, e, DirectOps::Completion::kNow, status);
+  if (op.op == Op::kSet) return TryDirectSet(op, e, status);
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
@@ -136,22 +136,30 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
          TryDirectGet(op, offset, block_bytes, status);
 }
 
-bool Client::TryDirectSet(const Operation& op, DirectoryEntry* e, DirectOps::Completion completion,
-                          Status* status) {
+bool Client::TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status) {
   if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
   uint64_t version;
   DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
-                                    op.value, op.value_len, op.loc.tag, &version, completion);
-  if (r == DirectOps::Result::kDone) {
-    ++counters_.direct_sets;
-    uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
-    directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
-    *status = SHMEMCACHE_OK;
-    return true;
+                                    op.value, op.value_len, op.loc.tag, &version);
+  if (r != DirectOps::Result::kDone) {
+    DirectSetFailed(op, r);
+    return false;
   }
+  DirectSetDone(op, e->offset, e->block_bytes, version, e->server_recency);
+  *status = SHMEMCACHE_OK;
+  return true;
+}
+
+void Client::DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                           uint64_t known_recency) {
+  ++counters_.direct_sets;
+  uint64_t recency = UpdateRecency(op.loc.server, offset, known_recency);
+  directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency);
+}
+
+void Client::DirectSetFailed(const Operation& op, DirectOps::Result r) {
   if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
   else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
-  return false;
 }
 
 bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {

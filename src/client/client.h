@@ -122,7 +122,13 @@ class Client {
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
   bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
   // Direct SET through the directory entry e (nullptr: none); true (with *status) when it produced the answer.
-  bool TryDirectSet(const Operation& op, DirectoryEntry* e, DirectOps::Completion completion, Status* status);
+  bool TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status);
+  // After a Direct SET wrote `version` into op's block: counts it, advances the block's recency (known_recency:
+  // what the directory knew) and the directory entry.
+  void DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                     uint64_t known_recency);
+  // After a Direct SET that did not happen (r): counts a give-up, or drops a pointer that names another pair.
+  void DirectSetFailed(const Operation& op, DirectOps::Result r);
   // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
   bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status);
   // A validated copy of op's block (view): counts the hit, fills op's outputs, advances the block's recency and
@@ -176,8 +182,11 @@ class Client {
     Operation op;
     Path path;
     Status status;
-    uint64_t offset;              // kFetch: the block
+    uint64_t offset;              // kFetch, kDirectSet: the block
     uint32_t block_bytes;
+    uint64_t version;             // kDirectSet: the version the directory knew, then the one locked
+    uint64_t recency;             // kDirectSet: the block's recency as the directory knew it
+    bool locked;                  // kDirectSet: this batch holds the block's lock
     size_t scratch;               // kProbe / kFetch: where its set or block copy lands in batch_scratch_
     shmemcache_request* request;  // kActive, once posted
   };
@@ -188,7 +197,7 @@ class Client {
   void OpenWindow();
   void ProbeSets();    // kProbe slots: their hash-table sets, fetched together -> kFetch or kActive
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
-  void DirectSets();   // kDirectSet slots: Direct SETs, one quiet -> kDone or kActive
+  void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
@@ -259,6 +268,7 @@ class Client {
   // their sets and blocks land in. Kept between calls (no allocation past the high-water mark).
   std::vector<BatchSlot> batch_;
   std::vector<uint8_t> batch_server_;  // per server: 1 when the window touches it
+  std::vector<size_t> batch_order_;    // DirectSets: slots in lock order
   std::vector<uint8_t> batch_scratch_;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory

@@ -35,10 +35,6 @@ class DirectOps {
   static constexpr unsigned kMaxVersionRetries = 64;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
-  // When a Direct SET is complete. kNow: on return (step 3 ends with a quiet). kAtQuiet: its put and its lock
-  // release are issued, ordered by the fence, but completed only by the caller's next Quiet on this context (a
-  // batch of SETs pays one quiet, client/batch.cc); the caller must not report the SET done before that.
-  enum class Completion { kNow, kAtQuiet };
 
   // What Direct operations ran into (shmemcache_stats_t has the same fields).
   struct Counters {
@@ -59,8 +55,20 @@ class DirectOps {
              BlockView* view);
   // On kDone, *new_version is the version written.
   Result Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
-             size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version,
-             Completion completion = Completion::kNow);
+             size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version);
+
+  // Set's steps, for a batch that writes several blocks with one fence and one quiet (client/batch.cc). A batch
+  // holds several locks at once: it must take them in one global order (server, then offset), so that two
+  // batches never wait on each other, and must not wait for anything else while it holds them.
+  //   Acquire: steps 1-2. kDone with *version = the full version locked (the lock is held); anything else as Set.
+  //   Write:   step 3's put of head version + 1 and the body (the pair must fit the block); local buffers free
+  //            on return, remote completion ordered by the caller's next Fence.
+  //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet.
+  Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
+                 size_t key_len, uint32_t tag, uint64_t* version);
+  void Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, const void* value,
+             size_t value_len);
+  void Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
 
   const Counters& counters() const { return counters_; }
   // Adds the counters into *stats (core/stats.h).
