@@ -168,18 +168,15 @@ bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server
   return true;
 }
 
-void Client::FreezeClock() {
+Client::ClockThaw Client::FreezeClock() {
   frozen_epoch_ns_ = clock_.Nanos();
   frozen_range_ = CurrentRange();
   clock_frozen_ = true;
+  return ClockThaw{this};
 }
 
 void Client::FetchBlocks() {
-  FreezeClock();
-  struct Thaw {
-    Client* client;
-    ~Thaw() { client->ThawClock(); }
-  } thaw{this};
+  const ClockThaw thaw = FreezeClock();
   size_t next = 0;
   while (next < batch_.size()) {
     // One round: the next blocks that fit the scratch space (at least one), fetched together.
@@ -226,11 +223,7 @@ void Client::FetchBlocks() {
 }
 
 void Client::DirectSets() {
-  FreezeClock();
-  struct Thaw {
-    Client* client;
-    ~Thaw() { client->ThawClock(); }
-  } thaw{this};
+  const ClockThaw thaw = FreezeClock();
   // The slots with a pointer whose block the value fits, in lock order: (server, offset). Two slots naming one
   // block (a stale pointer whose block now holds the other key) cannot both lock it: the later goes Active.
   batch_order_.clear();

@@ -204,10 +204,13 @@ class Client {
   // after Quiet).
   bool BatchRead(void* local, const void* remote, size_t bytes, int server);
   // While a window's Direct operations run, the recency clocks are read once (CurrentRange, EstimatedEpoch):
-  // a window takes microseconds, recency moves in ranges of recency_range_ms. Thawed before any reply is taken
-  // in (ObserveServer stamps replies with the running clock).
-  void FreezeClock();
-  void ThawClock() { clock_frozen_ = false; }
+  // a window takes microseconds, recency moves in ranges of recency_range_ms. The clock runs again when the
+  // returned guard goes, before any reply is taken in (ObserveServer stamps replies with the running clock).
+  struct ClockThaw {
+    Client* client;
+    ~ClockThaw() { client->clock_frozen_ = false; }
+  };
+  ClockThaw FreezeClock();
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);

@@ -35,12 +35,7 @@ shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_
 shmemcache_status_t shmemcache_incr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
                                     uint64_t *new_value);
 
-typedef struct { const void *key; size_t key_len; void *buffer; size_t buffer_len; size_t value_len;
-                 shmemcache_status_t status; } shmemcache_mget_item_t;
-typedef struct { const void *key; size_t key_len; const void *value; size_t value_len;
-                 shmemcache_status_t status; } shmemcache_mset_item_t;
-shmemcache_status_t shmemcache_mget(shmemcache_t *cache, shmemcache_mget_item_t *items, size_t count);
-shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t *items, size_t count);
+/* shmemcache_mget_item_t, shmemcache_mset_item_t, shmemcache_mget, shmemcache_mset: in shmemcache.h already. */
 shmemcache_status_t shmemcache_flush_all(shmemcache_t *cache);
 shmemcache_status_t shmemcache_server_stats(shmemcache_t *cache, int server, shmemcache_stats_t *stats);
 
