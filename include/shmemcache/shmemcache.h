@@ -179,6 +179,47 @@ shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t 
 shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size_t key_len);
 
 /*
+ * Batches: many keys in one call, issued together rather than one after the other. Direct reads of different
+ * keys go out back to back and complete together; Active requests to one server share a burst (see README,
+ * "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
+ *
+ * Every item is processed and gets its own status in item->status: what shmemcache_get / shmemcache_set would
+ * return for it alone (BUFFER_TOO_SMALL with value_len set to the size needed, NOT_FOUND, TIMEOUT when its
+ * server did not answer, ...). An item with bad input (NULL key, key_len 0, key_len > max_key_len, a value
+ * over max_value_len, value NULL with value_len > 0, buffer NULL with buffer_len > 0) gets INVALID_ARGUMENT,
+ * KEY_TOO_LONG or VALUE_TOO_LARGE and changes nothing; the other items are processed as usual.
+ *
+ * The call returns OK once every item has its status (whatever those are), or an error about the call itself,
+ * and then no item is touched: INVALID_ARGUMENT (cache NULL, or items NULL with count > 0), WRONG_ROLE (a
+ * server PE), SHUT_DOWN (after shmemcache_finalize). count == 0 returns OK and does nothing.
+ *
+ * Ordering: as for blocking calls, the client's earlier operations (non-blocking ones included) on those
+ * servers take effect first, and nothing is left in flight on return. In shmemcache_mset, items with the same
+ * key take effect in array order: the last one that succeeds wins, as a loop of shmemcache_set would leave it.
+ * In shmemcache_mget, items may repeat a key; each gets a value.
+ */
+typedef struct {
+  const void *key;             /* in */
+  size_t key_len;              /* in */
+  void *buffer;                /* in: where the value goes (may be NULL when buffer_len == 0: a size query) */
+  size_t buffer_len;           /* in */
+  size_t value_len;            /* out: the value's length; with BUFFER_TOO_SMALL the size needed; else 0 */
+  shmemcache_status_t status;  /* out: as shmemcache_get; buffer is written only with OK */
+} shmemcache_mget_item_t;
+typedef struct {
+  const void *key;             /* in */
+  size_t key_len;              /* in */
+  const void *value;           /* in (may be NULL when value_len == 0) */
+  size_t value_len;            /* in */
+  shmemcache_status_t status;  /* out: as shmemcache_set */
+} shmemcache_mset_item_t;
+
+/* Reads every item's key into its buffer, as shmemcache_get would. */
+shmemcache_status_t shmemcache_mget(shmemcache_t *cache, shmemcache_mget_item_t *items, size_t count);
+/* Stores every item's value under its key, as shmemcache_set would. */
+shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t *items, size_t count);
+
+/*
  * Non-blocking operations (paper 000 §IV). An i-call or b-call issues the operation and returns a request;
  * shmemcache_test and shmemcache_wait report its completion.
  *

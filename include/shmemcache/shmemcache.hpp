@@ -35,6 +35,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "shmemcache/shmemcache.h"
 
@@ -45,6 +46,8 @@ using Config = shmemcache_config_t;
 using Stats = shmemcache_stats_t;
 using StoreOptions = shmemcache_store_options_t;
 using Mode = shmemcache_mode_t;
+using MGetItem = shmemcache_mget_item_t;
+using MSetItem = shmemcache_mset_item_t;
 
 /* Static text for a status (shmemcache_strerror); never NULL. */
 inline const char *what(Status status) noexcept { return shmemcache_strerror(status); }
@@ -194,6 +197,73 @@ class Cache {
   /* shmemcache_server_stats: the published server-side counters of server `server`. */
   Status server_stats(int server, Stats *stats) noexcept {
     return handle_ ? shmemcache_server_stats(handle_, server, stats) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  /* Batches over the C item structs (shmemcache_mget / shmemcache_mset, same contract): each item gets its own
+   * status; the result is OK or an error about the call itself (then no item is touched). Any contiguous
+   * container works: cache.mget(items.data(), items.size()). */
+  Status mget(MGetItem *items, std::size_t count) noexcept {
+    return handle_ ? shmemcache_mget(handle_, items, count) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status mset(MSetItem *items, std::size_t count) noexcept {
+    return handle_ ? shmemcache_mset(handle_, items, count) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+
+  /* Reads every key with one batch (a second one for the values larger than their first buffer): (*values)[i]
+   * holds key i's value, or std::nullopt when it is absent or its read failed; (*statuses)[i] (if statuses is not
+   * nullptr) says which. Returns the call's status, as mget. Buffers start at 256 bytes and grow to the size
+   * needed. */
+  Status mget(const std::vector<std::string_view> &keys, std::vector<std::optional<std::string>> *values,
+              std::vector<Status> *statuses = nullptr) {
+    if (handle_ == nullptr || values == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    std::vector<std::string> buffers(keys.size(), std::string(kInitialGetBuffer, '\0'));
+    std::vector<MGetItem> items(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      items[i] = MGetItem{keys[i].data(), keys[i].size(), buffers[i].data(), buffers[i].size(), 0, SHMEMCACHE_OK};
+    Status status = shmemcache_mget(handle_, items.data(), items.size());
+    // Values larger than their buffer: again, with the size needed (a value may grow meanwhile: loop).
+    while (status == SHMEMCACHE_OK) {
+      std::vector<MGetItem> again;
+      std::vector<std::size_t> which;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        if (items[i].status != SHMEMCACHE_BUFFER_TOO_SMALL || items[i].value_len <= buffers[i].size()) continue;
+        buffers[i].resize(items[i].value_len);
+        items[i].buffer = buffers[i].data();
+        items[i].buffer_len = buffers[i].size();
+        again.push_back(items[i]);
+        which.push_back(i);
+      }
+      if (again.empty()) break;
+      status = shmemcache_mget(handle_, again.data(), again.size());
+      for (std::size_t j = 0; j < again.size(); ++j) items[which[j]] = again[j];
+    }
+    if (status != SHMEMCACHE_OK) return status;
+    values->assign(keys.size(), std::nullopt);
+    if (statuses != nullptr) statuses->assign(keys.size(), SHMEMCACHE_OK);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      if (statuses != nullptr) (*statuses)[i] = items[i].status;
+      if (items[i].status != SHMEMCACHE_OK) continue;
+      buffers[i].resize(items[i].value_len);
+      (*values)[i] = std::move(buffers[i]);
+    }
+    return status;
+  }
+
+  /* Stores every (key, value) pair with one batch; (*statuses)[i] (if statuses is not nullptr) is pair i's status
+   * (repeated keys: the last pair that succeeds wins). Returns the call's status, as mset. */
+  Status mset(const std::vector<std::pair<std::string_view, std::string_view>> &pairs,
+              std::vector<Status> *statuses = nullptr) {
+    if (handle_ == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+    std::vector<MSetItem> items(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      items[i] = MSetItem{pairs[i].first.data(), pairs[i].first.size(), pairs[i].second.data(),
+                          pairs[i].second.size(), SHMEMCACHE_OK};
+    Status status = shmemcache_mset(handle_, items.data(), items.size());
+    if (status == SHMEMCACHE_OK && statuses != nullptr) {
+      statuses->resize(items.size());
+      for (std::size_t i = 0; i < items.size(); ++i) (*statuses)[i] = items[i].status;
+    }
+    return status;
   }
 
   /* This PE's counters (all zero for an empty Cache). Also valid after finalize. */

@@ -222,6 +222,17 @@ static PyObject *cache_bget(scpy_cache *self, PyObject *const *args, Py_ssize_t 
   return initialised(self) ? scpy_request_issue_get(self, args[0], args[1], 1) : NULL;
 }
 
+/* ---- batches (batch.c) ------------------------------------------------------------------------------------- */
+
+static PyObject *cache_get_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("get_many", 1);
+  return initialised(self) ? scpy_get_many(self, args[0]) : NULL;
+}
+static PyObject *cache_set_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("set_many", 1);
+  return initialised(self) ? scpy_set_many(self, args[0]) : NULL;
+}
+
 /* ---- mapping protocol -------------------------------------------------------------------------------------- */
 
 static PyObject *cache_subscript(scpy_cache *self, PyObject *key) { return get_value(self, key, 1); }
@@ -344,6 +355,14 @@ static PyMethodDef cache_methods[] = {
     {"server_stats", FASTCALL(scpy_cache_server_stats),
      "server_stats(server) -> dict[str, int]\n\nThe server-side counters of server 0..num_servers-1, read "
      "one-sided (published when the server goes idle, at most every 10 ms while busy)."},
+    {"get_many", FASTCALL(cache_get_many),
+     "get_many(keys) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger than 4 KiB with a "
+     "second one): a dict from each key found (the objects given) to its value; absent keys are left out. Raises the "
+     "error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...)."},
+    {"set_many", FASTCALL(cache_set_many),
+     "set_many(mapping) -> None\n\nStores every (key, value) pair of a mapping or an iterable of pairs with one "
+     "shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the error of the first "
+     "that failed is raised (the others were stored; pairs with bad input change nothing)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMappingMethods cache_as_mapping = {

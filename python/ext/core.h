@@ -8,6 +8,7 @@
  *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
  *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
  *   contract.c  Cache.store/fetch/touch/incr/flush_all/server_stats (issue 15; mget/mset not yet)
+ *   batch.c     Cache.get_many / Cache.set_many on shmemcache_mget / shmemcache_mset
  *
  * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c
  * (or request.c for a non-blocking form), its line in the method table, its stub in _core.pyi. A new status:
@@ -122,5 +123,11 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered);
 /* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
 void scpy_request_wait_all(scpy_cache *cache);
+
+/* ---- batch.c ----------------------------------------------------------------------------------------------- */
+
+/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). */
+PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys);
+PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping);
 
 #endif /* SHMEMCACHE_PY_CORE_H_ */

@@ -11,7 +11,8 @@ def test_closed_cache_raises_shut_down(cache):
                  lambda: cache.get_into(b"k", bytearray(4)), lambda: cache.iset(b"k", b"v"),
                  lambda: cache.bget(b"k", 4), lambda: cache[b"k"], lambda: b"k" in cache,
                  lambda: cache.store(b"k", b"v", flags=1), lambda: cache.fetch(b"k"), lambda: cache.touch(b"k", 1),
-                 lambda: cache.incr(b"k", 1), lambda: cache.flush_all(), lambda: cache.server_stats(0)):
+                 lambda: cache.incr(b"k", 1), lambda: cache.flush_all(), lambda: cache.server_stats(0),
+                 lambda: cache.get_many([b"k"]), lambda: cache.set_many({b"k": b"v"})):
         with pytest.raises(shmemcache.ShutDown) as info:
             call()
         assert info.value.status == shmemcache.Status.SHUT_DOWN

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "api/call_gate.h"
+#include "core/guard.h"
 #include "node/node.h"
 #include "shmem/openshmem_transport.h"
 
@@ -14,5 +15,20 @@ struct shmemcache {
   std::unique_ptr<smc::Node> node;
   mutable smc::CallGate gate;
 };
+
+namespace smc {
+
+// Runs body() for the exported call `call` on handle c (not NULL) inside c's gate, through Guarded: every call on a
+// handle goes through here (or holds the gate itself).
+template <typename Body>
+Status Locked(const shmemcache_t* c, const char* call, Body body) {
+  Status s = c->gate.Enter();
+  if (s != SHMEMCACHE_OK) return s;
+  s = Guarded(call, SHMEMCACHE_NO_SPACE, body);
+  c->gate.Leave();
+  return s;
+}
+
+}  // namespace smc
 
 #endif  // SHMEMCACHE_API_HANDLE_H_

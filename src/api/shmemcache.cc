@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "api/checks.h"
 #include "api/handle.h"
 #include "core/export.h"
 #include "core/guard.h"
@@ -14,23 +15,9 @@ using namespace smc;
 
 namespace {
 
-// Runs body() for the exported call `call` on handle c (not NULL) inside c's gate, through Guarded.
-template <typename Body>
-Status Locked(const shmemcache_t* c, const char* call, Body body) {
-  Status s = c->gate.Enter();
-  if (s != SHMEMCACHE_OK) return s;
-  s = Guarded(call, SHMEMCACHE_NO_SPACE, body);
-  c->gate.Leave();
-  return s;
-}
-
 Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
-  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
-  if (key == nullptr || key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > c->node->config().max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
-  return SHMEMCACHE_OK;
+  Status s = CheckClientCall(c);
+  return s != SHMEMCACHE_OK ? s : CheckKey(c, key, key_len);
 }
 
 }  // namespace
@@ -239,15 +226,6 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_incr(shmemcache_t* c, const voi
     return c->node->client()->Incr(key, key_len, delta, new_value);
   });
 }
-
-namespace {
-Status CheckClientCall(const shmemcache_t* c) {
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
-  if (c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
-  return SHMEMCACHE_OK;
-}
-}  // namespace
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_flush_all(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;

@@ -32,7 +32,18 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       arena_(base + layout.arena_offset),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       pending_(config.num_servers),
-      pending_chunks_(config.num_servers, 0) {}
+      pending_chunks_(config.num_servers, 0),
+      batch_server_(config.num_servers, 0),
+      mapped_offset_(config.num_servers, 0),
+      mapped_(config.num_servers, 0) {
+  // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
+  for (int s = 0; s < config.num_servers; ++s) {
+    if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
+      mapped_[s] = 1;
+      mapped_offset_[s] = p - base;
+    }
+  }
+}
 
 // ---- the calls ------------------------------------------------------------------------------------------------
 
@@ -122,23 +133,7 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) {
-    if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
-    uint64_t version;
-    DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
-                                      op.value, op.value_len, op.loc.tag, &version);
-    if (r == DirectOps::Result::kDone) {
-      ++counters_.direct_sets;
-      if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
-      uint64_t recency = UpdateRecency(op.loc.server, e->offset, e->server_recency);
-      directory_.Update(op.loc, e->offset, e->block_bytes, version, CurrentRange(), recency);
-      *status = SHMEMCACHE_OK;
-      return true;
-    }
-    if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
-    else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
-    return false;
-  }
+  if (op.op == Op::kSet) return TryDirectSet(op, e, status);
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
@@ -146,15 +141,47 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
          TryDirectGet(op, offset, block_bytes, status);
 }
 
-bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
-  const KeyLocation& loc = op.loc;
-  BlockView view;
-  DirectOps::Result r = direct_.Get(loc.server, offset, block_bytes, op.key, op.key_len, loc.tag, &view);
+bool Client::TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status) {
+  if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
+  uint64_t version;
+  DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
+                                    op.value, op.value_len, op.loc.tag, &version);
   if (r != DirectOps::Result::kDone) {
-    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(loc);
+    DirectSetFailed(op, r);
+    return false;
+  }
+  DirectSetDone(op, e->offset, e->block_bytes, version, e->server_recency);
+  *status = SHMEMCACHE_OK;
+  return true;
+}
+
+void Client::DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                           uint64_t known_recency) {
+  ++counters_.direct_sets;
+  if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
+  uint64_t recency = UpdateRecency(op.loc.server, offset, known_recency);
+  directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency);
+}
+
+void Client::DirectSetFailed(const Operation& op, DirectOps::Result r) {
+  if (r == DirectOps::Result::kGiveUp) ++counters_.direct_fallbacks;
+  else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
+}
+
+bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
+  BlockView view;
+  DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, &view);
+  if (r != DirectOps::Result::kDone) {
+    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(op.loc);
     else ++counters_.direct_fallbacks;
     return false;
   }
+  return AcceptDirectGet(op, offset, block_bytes, view, status);
+}
+
+bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
+                             Status* status) {
+  const KeyLocation& loc = op.loc;
   const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms);
   if (expiry == ExpiryVerdict::kAskServer) return false;  // the server judges it exactly
   ++counters_.direct_gets;
@@ -195,15 +222,24 @@ bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
 bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
   const std::vector<uint64_t>* classes;
   if (!ClassSizes(loc.server, &classes)) return false;
-  size_t set = SetOf(loc.hash, config_.hash_sets);
-  size_t bytes = sizeof(HashWay) * config_.hash_ways;
-  ctx_->Get(set_buffer_.data(), table_ + set * bytes, bytes, loc.server);
-  for (const HashWay& w : set_buffer_) {
+  ctx_->Get(set_buffer_.data(), RemoteSet(loc), sizeof(HashWay) * config_.hash_ways, loc.server);
+  return SearchSet(set_buffer_.data(), loc, *classes, offset, block_bytes);
+}
+
+const HashWay* Client::RemoteSet(const KeyLocation& loc) const {
+  return reinterpret_cast<const HashWay*>(table_ + SetOf(loc.hash, config_.hash_sets) * sizeof(HashWay) *
+                                                       config_.hash_ways);
+}
+
+bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
+                       uint64_t* offset, uint32_t* block_bytes) const {
+  for (unsigned i = 0; i < config_.hash_ways; ++i) {
+    const HashWay& w = ways[i];
     if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
     uint8_t cls = WayClass(w.meta);
-    if (cls >= classes->size()) continue;  // a torn way; the Active path will answer
+    if (cls >= classes.size()) continue;  // a torn way; the Active path will answer
     *offset = w.offset;
-    *block_bytes = static_cast<uint32_t>((*classes)[cls]);
+    *block_bytes = static_cast<uint32_t>(classes[cls]);
     return true;
   }
   return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
@@ -231,7 +267,9 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
 
 uint64_t Client::EstimatedEpoch(int server) const {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  return server_epoch_[server] + (clock_.Nanos() - epoch_heard_at_[server]) / range_nanos_;
+  const uint64_t now = clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos();
+  if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
+  return server_epoch_[server] + (now - epoch_heard_at_[server]) / range_nanos_;
 }
 
 uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
@@ -243,7 +281,9 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange() const { return NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000); }
+uint64_t Client::CurrentRange() const {
+  return clock_frozen_ ? frozen_range_ : NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000);
+}
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];
@@ -269,6 +309,7 @@ void Client::FillStats(Stats* stats) const {
   stats->direct_sets += c.direct_sets;
   stats->active_sets += c.active_sets;
   stats->direct_fallbacks += c.direct_fallbacks;
+  stats->read_retries += c.batch_read_retries;
   stats->recency_updates += c.recency_updates;
   stats->expiration_bar_updates += c.expiration_bar_updates;
   direct_.FillStats(stats);

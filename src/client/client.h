@@ -87,6 +87,13 @@ class Client {
 
   Status Test(shmemcache_request* request);  // never blocks; does not release
   Status Wait(shmemcache_request* request);  // blocks (bounded); releases
+  // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
+  // run; the others hold their argument error already (the API layer checks each item) and are left alone.
+  // Each item run gets the status (and a GET its value_len) the blocking call would have given it. Nothing is
+  // in flight to the servers the batch used when they return.
+  void MultiGet(shmemcache_mget_item_t* items, size_t count);
+  void MultiSet(shmemcache_mset_item_t* items, size_t count);
+
   // Completes every request in flight (finalize): with its reply, or with TIMEOUT if its server failed.
   void CompleteAll();
   // Tells every server this client is done (Conduit::Depart: no reply, no wait, failed servers included).
@@ -136,11 +143,29 @@ class Client {
   Status Execute(const Operation& op);
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
   bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
-  bool TryDirectSet(const Operation& op, Status* status);
+  // Direct SET through the directory entry e (nullptr: none); true (with *status) when it produced the answer.
+  bool TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status);
+  // After a Direct SET wrote `version` into op's block: counts it, advances the block's recency (known_recency:
+  // what the directory knew) and the directory entry.
+  void DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                     uint64_t known_recency);
+  // After a Direct SET that did not happen (r): counts a give-up, or drops a pointer that names another pair.
+  void DirectSetFailed(const Operation& op, DirectOps::Result r);
   // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
   bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status);
+  // A validated copy of op's block (view): judges its expiry (core/server_time.h); when that needs the server,
+  // returns false and nothing is counted (the caller asks Active). Otherwise counts the hit or the expired miss,
+  // fills op's outputs (value, flags, token), advances the block's recency and the directory entry, and returns
+  // true with *status OK, BUFFER_TOO_SMALL or NOT_FOUND (expired).
+  bool AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
+                       Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
+  // The symmetric address of the key's hash-table set (hash_ways ways) on its server.
+  const HashWay* RemoteSet(const KeyLocation& loc) const;
+  // Looks for loc's tag among the hash_ways ways of a fetched set; true with the block (offset, size) if found.
+  bool SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
+                 uint64_t* offset, uint32_t* block_bytes) const;
   // The block size of each slab class of server, as it published them (learned with one get, once).
   bool ClassSizes(int server, const std::vector<uint64_t>** sizes);
   void Remember(const KeyLocation& loc, const WirePointer& p);
@@ -175,6 +200,50 @@ class Client {
   Status FailServer(int server);
   unsigned ReplyChunks(Op op, size_t buffer_len) const;
 
+  // ---- batches (batch.cc) ----
+  // One item of a batch on its way: which item, its operation, and where it stands.
+  struct BatchSlot {
+    enum class Path : uint8_t {
+      kProbe,      // GET without a pointer: look for its block in the key's hash-table set
+      kFetch,      // GET with a block to read
+      kDirectSet,  // SET: Direct if a pointer names a block the value fits
+      kActive,     // ask the server
+      kDone        // status holds the answer
+    };
+    size_t item;                  // index in the caller's array
+    Operation op;
+    Path path;
+    Status status;
+    uint64_t offset;              // kFetch, kDirectSet: the block
+    uint32_t block_bytes;
+    uint64_t version;             // kDirectSet: the version the directory knew, then the one locked
+    uint64_t recency;             // kDirectSet: the block's recency as the directory knew it
+    bool locked;                  // kDirectSet: this batch holds the block's lock
+    size_t scratch;               // kProbe / kFetch: where its set or block copy lands in batch_scratch_
+    shmemcache_request* request;  // kActive, once posted
+  };
+  void AddSlot(size_t item, const Operation& op);
+  bool InWindow(const Operation& op) const;  // a slot of the window has op's key
+  // Completes what is in flight to the window's servers (TIMEOUT for the slots of a failed one), counts the
+  // operations and chooses each slot's first path.
+  void OpenWindow();
+  void ProbeSets();    // kProbe slots: their hash-table sets, fetched together -> kFetch or kActive
+  void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
+  void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
+  void RunActive();    // kActive slots: posted together, then waited for -> kDone
+  // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
+  // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
+  // after Quiet).
+  bool BatchRead(void* local, const void* remote, size_t bytes, int server);
+  // While a window's Direct operations run, the recency clocks are read once (CurrentRange, EstimatedEpoch):
+  // a window takes microseconds, recency moves in ranges of recency_range_ms. The clock runs again when the
+  // returned guard goes, before any reply is taken in (ObserveServer stamps replies with the running clock).
+  struct ClockThaw {
+    Client* client;
+    ~ClockThaw() { client->clock_frozen_ = false; }
+  };
+  ClockThaw FreezeClock();
+
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
   uint64_t CurrentRange() const;
@@ -194,6 +263,8 @@ class Client {
     uint64_t direct_gets = 0, active_gets = 0;
     uint64_t direct_sets = 0, active_sets = 0;
     uint64_t direct_fallbacks = 0;
+    uint64_t batch_read_retries = 0;  // block copies of a batch that validation rejected (shmemcache_stats_t's
+                                      // read_retries, with DirectOps's)
     uint64_t recency_updates = 0;
     uint64_t expiration_bar_updates = 0;
   };
@@ -229,6 +300,17 @@ class Client {
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_
   shmemcache_request* free_requests_ = nullptr;
+  // Batches (batch.cc): the window's slots, their final statuses, the servers it touches, the scratch space
+  // their sets and blocks land in. Kept between calls (no allocation past the high-water mark).
+  std::vector<BatchSlot> batch_;
+  std::vector<uint8_t> batch_server_;  // per server: 1 when the window touches it
+  std::vector<size_t> batch_order_;    // DirectSets: slots in lock order
+  std::vector<uint8_t> batch_scratch_;
+  std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
+  std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
+  bool clock_frozen_ = false;
+  uint64_t frozen_epoch_ns_ = 0;  // clock_.Nanos() when frozen
+  uint64_t frozen_range_ = 0;     // CurrentRange() when frozen
 };
 
 }  // namespace smc

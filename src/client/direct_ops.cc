@@ -66,29 +66,45 @@ DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_byt
                                  const void* key, size_t key_len, const void* value, size_t value_len,
                                  uint32_t tag, uint64_t* new_version) {
   if (BlockBytesFor(key_len, value_len) > block_bytes) return Result::kGiveUp;
+  uint64_t version = 0;
+  Result r = Acquire(server, offset, block_bytes, known_version, key, key_len, tag, &version);
+  if (r != Result::kDone) return r;
+  Write(server, offset, version, key, key_len, value, value_len);
+  ctx_->Fence();
+  Release(server, offset, block_bytes, version, tag);
+  ctx_->Quiet();
+  *new_version = version + 1;
+  return Result::kDone;
+}
+
+DirectOps::Result DirectOps::Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                                     const void* key, size_t key_len, uint32_t tag, uint64_t* version) {
   uint64_t locked_from = 0;
   Result r = Lock(server, offset, block_bytes, known_version, tag, &locked_from);
   if (r != Result::kDone) return r;
   // The full version (store/contract.h (a)): the target word holds its low bits only; versions only grow, so
   // it is the smallest one >= the version this client knew that has them.
-  uint64_t version = FullVersion(known_version, locked_from);
-  uint64_t* word = target_word(offset, block_bytes);
-  if (version != known_version && !KeyMatches(server, offset, key, key_len)) {
-    ctx_->Set(word, locked_from, server);  // release unchanged
+  *version = FullVersion(known_version, locked_from);
+  if (*version != known_version && !KeyMatches(server, offset, key, key_len)) {
+    ctx_->Set(target_word(offset, block_bytes), locked_from, server);  // release unchanged
     ctx_->Quiet();
     return Result::kNotThisKey;
   }
+  return Result::kDone;
+}
+
+void DirectOps::Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
+                      const void* value, size_t value_len) {
   size_t body = BodyBytes(key_len, value_len);
   if (buffer_.size() < body) buffer_.resize(body);
   EncodeBlockBody(buffer_.data(), version + 1, key, key_len, value, value_len);
   uint8_t* remote = arena_ + offset;
   ctx_->Put(remote + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, 8, server);
   ctx_->Put(remote + kChecksumOffset, buffer_.data() + kChecksumOffset, body - kChecksumOffset, server);
-  ctx_->Fence();
-  ctx_->Set(word, MakeTarget(version + 1, tag, false), server);
-  ctx_->Quiet();
-  *new_version = version + 1;
-  return Result::kDone;
+}
+
+void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
+  ctx_->Set(target_word(offset, block_bytes), MakeTarget(version + 1, tag, false), server);
 }
 
 void DirectOps::FillStats(Stats* stats) const {

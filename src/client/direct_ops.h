@@ -57,6 +57,19 @@ class DirectOps {
   Result Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
              size_t key_len, const void* value, size_t value_len, uint32_t tag, uint64_t* new_version);
 
+  // Set's steps, for a batch that writes several blocks with one fence and one quiet (client/batch.cc). A batch
+  // holds several locks at once: it must take them in one global order (server, then offset), so that two
+  // batches never wait on each other, and must not wait for anything else while it holds them.
+  //   Acquire: steps 1-2. kDone with *version = the full version locked (the lock is held); anything else as Set.
+  //   Write:   step 3's put of head version + 1 and the body (the pair must fit the block); local buffers free
+  //            on return, remote completion ordered by the caller's next Fence.
+  //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet.
+  Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
+                 size_t key_len, uint32_t tag, uint64_t* version);
+  void Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, const void* value,
+             size_t value_len);
+  void Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
+
   const Counters& counters() const { return counters_; }
   // Adds the counters into *stats (core/stats.h).
   void FillStats(Stats* stats) const;

@@ -11,12 +11,7 @@
 extern "C" {
 #endif
 
-typedef struct { const void *key; size_t key_len; void *buffer; size_t buffer_len; size_t value_len;
-                 shmemcache_status_t status; } shmemcache_mget_item_t;
-typedef struct { const void *key; size_t key_len; const void *value; size_t value_len;
-                 shmemcache_status_t status; } shmemcache_mset_item_t;
-shmemcache_status_t shmemcache_mget(shmemcache_t *cache, shmemcache_mget_item_t *items, size_t count);
-shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t *items, size_t count);
+/* Every call of issue 15 (the contract and the batches) is in shmemcache.h now. */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,50 @@
+"""Batches: get_many / set_many on shmemcache_mget / shmemcache_mset (hits, misses, values past the first 4 KiB
+buffer, repeated keys, bad input per item, both argument forms)."""
+import numpy as np
+import pytest
+
+import shmemcache
+
+
+def test_set_many_then_get_many(cache, key):
+    pairs = {key(i): b"value-%d" % i * (i % 5) for i in range(150)}
+    cache.set_many(pairs)
+    missing = [key("missing-%d" % i) for i in range(10)]
+    got = cache.get_many(list(pairs) + missing)
+    assert got == pairs  # absent keys are left out
+    for k, v in pairs.items():
+        assert cache.get(k) == v
+
+
+def test_large_values_and_buffers(cache, key):
+    big = np.arange(300_000, dtype=np.uint8)  # past the first 4 KiB buffer: read again at its size
+    cache.set_many([(key("big"), big), (key("small"), "ü"), (key("empty"), b"")])
+    got = cache.get_many([key("big"), key("small"), key("empty")])
+    assert got[key("big")] == big.tobytes()
+    assert got[key("small")] == "ü".encode()
+    assert got[key("empty")] == b""
+
+
+def test_keys_come_back_as_given(cache, key):
+    k = key("str").decode()
+    cache.set_many({k: b"x"})
+    assert cache.get_many([k]) == {k: b"x"}
+    assert cache.get_many([]) == {}
+    cache.set_many({})
+
+
+def test_repeated_keys_last_wins(cache, key):
+    cache.set_many([(key("r"), b"1"), (key("r"), b"2"), (key("s"), b"3"), (key("r"), b"4")])
+    assert cache.get_many([key("r"), key("s"), key("r")]) == {key("r"): b"4", key("s"): b"3"}
+
+
+def test_bad_items_raise_but_the_others_are_processed(cache, key):
+    with pytest.raises(shmemcache.KeyTooLong):
+        cache.set_many([(key("ok"), b"stored"), (b"k" * 10_000, b"v")])
+    assert cache.get(key("ok")) == b"stored"
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.get_many([key("ok"), b""])
+    with pytest.raises(TypeError):
+        cache.set_many([(key("a"), b"1", b"extra")])
+    with pytest.raises(TypeError):
+        cache.get_many([key("a"), 7])

@@ -1,0 +1,312 @@
+// Client: batches (shmemcache_mget / shmemcache_mset, issue 15). Many keys per call, issued together rather
+// than one after the other, on the same Direct and Active machinery as single operations (client.cc,
+// requests.cc): the same decisions, validation, directory and request records, so a batch item is answered
+// exactly as the blocking call would answer it.
+//
+// The items are taken in windows of at most kBatchWindow. Per window:
+//   1. OpenWindow: every server the window touches completes what is in flight to it (a blocking call's
+//      ordering: the client's earlier operations take effect first, and nothing in flight can be overtaken by a
+//      Direct operation). A failed server answers TIMEOUT for its items at once.
+//   mget:
+//   2. ProbeSets: GET items without a pointer fetch their key's hash-table set: non-blocking gets back to back,
+//      one quiet, then each set is searched for the tag (a match names the block; none means Active).
+//   3. FetchBlocks: every block to read, non-blocking gets back to back into one scratch buffer (rounds of at
+//      most kBatchScratchBytes; a server on this node is copied through its mapping, Transport::LocalPointer, as
+//      DESIGN.md allows), one quiet per round, then each copy is validated (ValidateBlock): valid ->
+//      answered; another key -> the pointer is dropped and the item goes Active; torn or locked -> the single
+//      Direct GET's retry loop (back-off), and Active if that gives up.
+//   mset (a window never holds a key twice: a repeated key starts the next window, so items with one key take
+//   effect in array order and the last one that succeeds wins):
+//   2. DirectSets: items with a pointer whose block the value fits run the Direct SET protocol, batched: every
+//      lock is taken (CAS) in one global order, (server, offset), so two batches never wait on each other; then
+//      every block is written, one fence, every lock released, one quiet.
+//   4. RunActive: the other items are posted through the request machinery (PostActive: per server in issue
+//      order, as many in flight as the reply rings and max_outstanding allow) and then waited for together.
+// A window's items touch distinct blocks in steps 2-3 and distinct keys in mset, so their order across keys is
+// free; a batch is not atomic.
+#include <algorithm>
+#include <cstring>
+
+#include "client/client.h"
+#include "store/block.h"
+
+namespace smc {
+
+namespace {
+
+constexpr size_t kBatchWindow = 256;                 // items per window
+constexpr size_t kBatchScratchBytes = size_t{1} << 20;  // block copies per round (at least one block)
+
+size_t Aligned(size_t bytes) { return (bytes + kBlockAlign - 1) & ~(kBlockAlign - 1); }
+
+}  // namespace
+
+void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
+  size_t i = 0;
+  while (i < count) {
+    batch_.clear();
+    for (; i < count && batch_.size() < kBatchWindow; ++i) {
+      shmemcache_mget_item_t& it = items[i];
+      if (it.status == SHMEMCACHE_IN_PROGRESS)
+        AddSlot(i, MakeOperation(Op::kGet, it.key, it.key_len, nullptr, 0, it.buffer, it.buffer_len,
+                                 &it.value_len));
+    }
+    OpenWindow();
+    ProbeSets();
+    FetchBlocks();
+    RunActive();
+    for (const BatchSlot& s : batch_) items[s.item].status = s.status;
+  }
+}
+
+void Client::MultiSet(shmemcache_mset_item_t* items, size_t count) {
+  size_t i = 0;
+  while (i < count) {
+    batch_.clear();
+    for (; i < count && batch_.size() < kBatchWindow; ++i) {
+      shmemcache_mset_item_t& it = items[i];
+      if (it.status != SHMEMCACHE_IN_PROGRESS) continue;
+      Operation op = MakeOperation(Op::kSet, it.key, it.key_len, it.value, it.value_len, nullptr, 0, nullptr);
+      if (InWindow(op)) break;  // this key's earlier item must take effect first: next window
+      AddSlot(i, op);
+    }
+    OpenWindow();
+    DirectSets();
+    RunActive();
+    for (const BatchSlot& s : batch_) items[s.item].status = s.status;
+  }
+}
+
+void Client::AddSlot(size_t item, const Operation& op) {
+  BatchSlot s{};
+  s.item = item;
+  s.op = op;
+  s.path = BatchSlot::Path::kActive;
+  s.status = SHMEMCACHE_IN_PROGRESS;
+  batch_.push_back(s);
+}
+
+bool Client::InWindow(const Operation& op) const {
+  for (const BatchSlot& s : batch_) {
+    if (s.op.loc.hash == op.loc.hash && s.op.key_len == op.key_len &&
+        std::memcmp(s.op.key, op.key, op.key_len) == 0)
+      return true;
+  }
+  return false;
+}
+
+void Client::OpenWindow() {
+  for (const BatchSlot& s : batch_) batch_server_[s.op.loc.server] = 1;
+  for (int server = 0; server < config_.num_servers; ++server) {
+    if (!batch_server_[server]) continue;
+    batch_server_[server] = 0;
+    CompleteServer(server);  // a failure shows in conduit_.failed below
+    if (config_.direct_ops) DrainNotices(server);
+  }
+  for (BatchSlot& s : batch_) {
+    const size_t server = static_cast<size_t>(s.op.loc.server);
+    if (conduit_.failed(server)) {
+      s.path = BatchSlot::Path::kDone;
+      s.status = conduit_.FailedStatus(server);
+      if (s.op.op == Op::kGet) *s.op.out_len = 0;
+      continue;
+    }
+    if (s.op.op == Op::kSet) {
+      ++counters_.sets;
+      s.path = config_.direct_ops ? BatchSlot::Path::kDirectSet : BatchSlot::Path::kActive;
+      continue;
+    }
+    ++counters_.gets;
+    if (!config_.direct_ops) continue;  // kActive
+    if (DirectoryEntry* e = directory_.Lookup(s.op.loc)) {
+      s.path = BatchSlot::Path::kFetch;
+      s.offset = e->offset;
+      s.block_bytes = e->block_bytes;
+    } else {
+      s.path = BatchSlot::Path::kProbe;
+    }
+  }
+}
+
+void Client::ProbeSets() {
+  const size_t set_bytes = sizeof(HashWay) * config_.hash_ways;
+  size_t bytes = 0;
+  for (BatchSlot& s : batch_) {
+    if (s.path != BatchSlot::Path::kProbe) continue;
+    const std::vector<uint64_t>* classes;
+    if (!ClassSizes(s.op.loc.server, &classes)) {
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    s.scratch = bytes;
+    bytes += set_bytes;
+  }
+  if (bytes == 0) return;
+  if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
+  bool pending = false;
+  for (const BatchSlot& s : batch_) {
+    if (s.path == BatchSlot::Path::kProbe)
+      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server);
+  }
+  if (pending) ctx_->Quiet();
+  for (BatchSlot& s : batch_) {
+    if (s.path != BatchSlot::Path::kProbe) continue;
+    const std::vector<uint64_t>* classes;
+    ClassSizes(s.op.loc.server, &classes);  // known since the loop above
+    const HashWay* ways = reinterpret_cast<const HashWay*>(batch_scratch_.data() + s.scratch);
+    s.path = SearchSet(ways, s.op.loc, *classes, &s.offset, &s.block_bytes) ? BatchSlot::Path::kFetch
+                                                                              : BatchSlot::Path::kActive;
+  }
+}
+
+bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server) {
+  if (mapped_[server]) {
+    std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
+    return false;
+  }
+  ctx_->GetNbi(local, remote, bytes, server);
+  return true;
+}
+
+Client::ClockThaw Client::FreezeClock() {
+  frozen_epoch_ns_ = clock_.Nanos();
+  frozen_range_ = CurrentRange();
+  clock_frozen_ = true;
+  return ClockThaw{this};
+}
+
+void Client::FetchBlocks() {
+  const ClockThaw thaw = FreezeClock();
+  size_t next = 0;
+  while (next < batch_.size()) {
+    // One round: the next blocks that fit the scratch space (at least one), fetched together.
+    size_t bytes = 0, end = next;
+    for (; end < batch_.size(); ++end) {
+      BatchSlot& s = batch_[end];
+      if (s.path != BatchSlot::Path::kFetch) continue;
+      if (bytes > 0 && bytes + s.block_bytes > kBatchScratchBytes) break;
+      s.scratch = bytes;
+      bytes += Aligned(s.block_bytes);
+    }
+    if (bytes == 0) return;
+    if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
+    bool pending = false;
+    for (size_t i = next; i < end; ++i) {
+      const BatchSlot& s = batch_[i];
+      if (s.path == BatchSlot::Path::kFetch)
+        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server);
+    }
+    if (pending) ctx_->Quiet();
+    for (size_t i = next; i < end; ++i) {
+      BatchSlot& s = batch_[i];
+      if (s.path != BatchSlot::Path::kFetch) continue;
+      BlockView view;
+      switch (ValidateBlock(batch_scratch_.data() + s.scratch, s.block_bytes, s.op.key, s.op.key_len, s.op.loc.tag,
+                            &view)) {
+        case BlockCheck::kValid:
+          // Expiry the client cannot judge goes to the server, like a single GET.
+          s.path = AcceptDirectGet(s.op, s.offset, s.block_bytes, view, &s.status) ? BatchSlot::Path::kDone
+                                                                                    : BatchSlot::Path::kActive;
+          break;
+        case BlockCheck::kNotThisKey:
+          directory_.Remove(s.op.loc);
+          s.path = BatchSlot::Path::kActive;
+          break;
+        case BlockCheck::kRetry:  // caught mid-write: the single Direct GET retries with back-off
+          ++counters_.batch_read_retries;
+          s.path = TryDirectGet(s.op, s.offset, s.block_bytes, &s.status) ? BatchSlot::Path::kDone
+                                                                            : BatchSlot::Path::kActive;
+          break;
+      }
+    }
+    next = end;
+  }
+}
+
+void Client::DirectSets() {
+  const ClockThaw thaw = FreezeClock();
+  // The slots with a pointer whose block the value fits, in lock order: (server, offset). Two slots naming one
+  // block (a stale pointer whose block now holds the other key) cannot both lock it: the later goes Active.
+  batch_order_.clear();
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    BatchSlot& s = batch_[i];
+    if (s.path != BatchSlot::Path::kDirectSet) continue;
+    DirectoryEntry* e = directory_.Lookup(s.op.loc);
+    if (e == nullptr || BlockBytesFor(s.op.key_len, s.op.value_len) > e->block_bytes) {
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    s.offset = e->offset;
+    s.block_bytes = e->block_bytes;
+    s.version = e->version;
+    s.recency = e->server_recency;
+    batch_order_.push_back(i);
+  }
+  std::sort(batch_order_.begin(), batch_order_.end(), [this](size_t a, size_t b) {
+    const BatchSlot &x = batch_[a], &y = batch_[b];
+    return x.op.loc.server != y.op.loc.server ? x.op.loc.server < y.op.loc.server : x.offset < y.offset;
+  });
+  // Lock every block in that order (two batches never wait on each other; nothing else is waited for while
+  // locks are held), write them all, one fence, release them all, one quiet.
+  const BatchSlot* previous = nullptr;
+  for (size_t i : batch_order_) {
+    BatchSlot& s = batch_[i];
+    if (previous != nullptr && previous->op.loc.server == s.op.loc.server && previous->offset == s.offset) {
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    previous = &s;
+    uint64_t locked = 0;
+    DirectOps::Result r = direct_.Acquire(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.key,
+                                          s.op.key_len, s.op.loc.tag, &locked);
+    if (r != DirectOps::Result::kDone) {
+      DirectSetFailed(s.op, r);
+      s.path = BatchSlot::Path::kActive;
+      continue;
+    }
+    s.version = locked;
+    s.locked = true;
+  }
+  bool any = false;
+  for (size_t i : batch_order_) {
+    const BatchSlot& s = batch_[i];
+    if (!s.locked) continue;
+    direct_.Write(s.op.loc.server, s.offset, s.version, s.op.key, s.op.key_len, s.op.value, s.op.value_len);
+    any = true;
+  }
+  if (!any) return;
+  ctx_->Fence();
+  for (size_t i : batch_order_) {
+    const BatchSlot& s = batch_[i];
+    if (s.locked) direct_.Release(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.loc.tag);
+  }
+  ctx_->Quiet();  // the window's Direct SETs are complete from here on
+  for (size_t i : batch_order_) {
+    BatchSlot& s = batch_[i];
+    if (!s.locked) continue;
+    DirectSetDone(s.op, s.offset, s.block_bytes, s.version + 1, s.recency);
+    s.locked = false;
+    s.path = BatchSlot::Path::kDone;
+    s.status = SHMEMCACHE_OK;
+  }
+}
+
+void Client::RunActive() {
+  for (BatchSlot& s : batch_) {
+    if (s.path != BatchSlot::Path::kActive) continue;
+    while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+    Status posted = PostActive(s.op, &s.request);
+    if (posted != SHMEMCACHE_OK) {  // the server failed: nothing issued
+      s.path = BatchSlot::Path::kDone;
+      s.status = posted;
+      if (s.op.op == Op::kGet) *s.op.out_len = 0;
+    }
+  }
+  for (BatchSlot& s : batch_) {
+    if (s.path != BatchSlot::Path::kActive) continue;
+    s.status = Wait(s.request);  // bounded; releases the request
+    s.path = BatchSlot::Path::kDone;
+  }
+}
+
+}  // namespace smc

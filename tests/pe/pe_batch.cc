@@ -1,0 +1,352 @@
+// Batches (shmemcache_mget / shmemcache_mset, issue 15) through the public API. Every client, on its own keys:
+// the call's errors (NULL items, wrong role, after finalize) touching no item; count 0 and 1; 200 items with
+// bad input, hits, misses, too-small buffers and size queries, values up to max_value_len, keys on every server;
+// each item's answer equal to what shmemcache_get gives; repeated keys in one mset (the last one that succeeds
+// wins) and in one mget; a batch after non-blocking SETs still in flight sees them; the second mget of the same
+// keys goes Direct (pointers cached by the first), and a client that never stored the keys finds them too.
+// Then the concurrency case: half the clients mset self-verifying values of changing sizes (Direct and Active
+// SETs) to a few shared keys while the others mget them all: no torn or foreign value, and for one reader, key
+// and writer the sequence never goes backwards. Fixed iteration counts (nothing races a clock).
+// Args: [rounds] (concurrency rounds per client; default 300)
+#include <shmem.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/pe_test.h"
+#include "shmemcache/shmemcache.hpp"
+
+namespace {
+
+constexpr int kItems = 200;
+constexpr int kHotKeys = 6;
+
+std::string Key(int rank, int i) { return "batch-" + std::to_string(rank) + "-" + std::to_string(i); }
+
+// Item i's value: a length that varies (empty, small, a few KiB, and near the largest a chunk or more), bytes
+// from a pattern seeded by the key, so any mix-up shows.
+size_t ValueLen(int i, size_t max_value_len) {
+  switch (i % 10) {
+    case 0: return 0;
+    case 1: return 5000 + i;
+    case 2: return i == 2 ? max_value_len : 100 + i;
+    default: return 8 + i % 50;
+  }
+}
+std::vector<uint8_t> Value(int rank, int i, size_t max_value_len, uint64_t version) {
+  std::vector<uint8_t> v(ValueLen(i, max_value_len));
+  pe_test::FillPattern(v.data(), v.size(), static_cast<uint64_t>(rank) * 1000003 + i * 31 + version);
+  return v;
+}
+
+void CallErrors(shmemcache_t* c) {
+  PE_CHECK_STATUS(shmemcache_mget(c, nullptr, 0), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_mset(c, nullptr, 0), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_mget(c, nullptr, 1), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_mset(c, nullptr, 3), SHMEMCACHE_INVALID_ARGUMENT);
+  shmemcache_mget_item_t g{};
+  g.status = SHMEMCACHE_IO_ERROR;  // an error about the call touches no item
+  PE_CHECK_STATUS(shmemcache_mget(nullptr, &g, 1), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(g.status == SHMEMCACHE_IO_ERROR);
+}
+
+void SmallBatches(shmemcache_t* c, int rank) {
+  std::string k = Key(rank, 9999), v = "one";
+  shmemcache_mset_item_t s{k.data(), k.size(), v.data(), v.size(), SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(s.status, SHMEMCACHE_OK);
+  char buf[8];
+  shmemcache_mget_item_t g{k.data(), k.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(g.status, SHMEMCACHE_OK);
+  PE_CHECK(g.value_len == 3 && std::memcmp(buf, "one", 3) == 0);
+}
+
+// Items with bad input get their status, change nothing, and leave the others alone.
+void BadItems(shmemcache_t* c, int rank, size_t max_key_len, size_t max_value_len) {
+  std::string ok = Key(rank, 5000), untouched = Key(rank, 5001), too_long(max_key_len + 1, 'k');
+  std::vector<uint8_t> big(max_value_len + 1, 7);
+  shmemcache_mset_item_t s[6] = {
+      {nullptr, 3, "abc", 3, SHMEMCACHE_OK},
+      {ok.data(), 0, "abc", 3, SHMEMCACHE_OK},
+      {too_long.data(), too_long.size(), "abc", 3, SHMEMCACHE_OK},
+      {untouched.data(), untouched.size(), big.data(), big.size(), SHMEMCACHE_OK},
+      {untouched.data(), untouched.size(), nullptr, 4, SHMEMCACHE_OK},
+      {ok.data(), ok.size(), "fine", 4, SHMEMCACHE_OK},
+  };
+  PE_CHECK_STATUS(shmemcache_mset(c, s, 6), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(s[0].status, SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(s[1].status, SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(s[2].status, SHMEMCACHE_KEY_TOO_LONG);
+  PE_CHECK_STATUS(s[3].status, SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK_STATUS(s[4].status, SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(s[5].status, SHMEMCACHE_OK);
+  size_t len = 1;
+  PE_CHECK_STATUS(shmemcache_get(c, untouched.data(), untouched.size(), nullptr, 0, &len), SHMEMCACHE_NOT_FOUND);
+  char buf[16] = "unchanged";
+  shmemcache_mget_item_t g[5] = {
+      {nullptr, 3, buf, sizeof buf, 9, SHMEMCACHE_OK},
+      {ok.data(), 0, buf, sizeof buf, 9, SHMEMCACHE_OK},
+      {too_long.data(), too_long.size(), buf, sizeof buf, 9, SHMEMCACHE_OK},
+      {ok.data(), ok.size(), nullptr, 4, 9, SHMEMCACHE_OK},
+      {ok.data(), ok.size(), buf, sizeof buf, 9, SHMEMCACHE_OK},
+  };
+  PE_CHECK_STATUS(shmemcache_mget(c, g, 5), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(g[0].status, SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(g[1].status, SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(g[2].status, SHMEMCACHE_KEY_TOO_LONG);
+  PE_CHECK_STATUS(g[3].status, SHMEMCACHE_INVALID_ARGUMENT);
+  for (int i = 0; i < 4; ++i) PE_CHECK(g[i].value_len == 0);
+  PE_CHECK_STATUS(g[4].status, SHMEMCACHE_OK);
+  PE_CHECK(g[4].value_len == 4 && std::memcmp(buf, "fine", 4) == 0);
+}
+
+// Reads keys 0..kItems-1 of `owner` (odd ones of them never stored: misses) with one mget, buffers of several
+// sizes, and checks every item against what was stored and against shmemcache_get.
+void ReadBack(shmemcache_t* c, int owner, size_t max_value_len, uint64_t version) {
+  std::vector<std::string> keys(kItems);
+  std::vector<std::vector<uint8_t>> bufs(kItems);
+  std::vector<shmemcache_mget_item_t> items(kItems);
+  for (int i = 0; i < kItems; ++i) {
+    keys[i] = Key(owner, i);
+    size_t want = ValueLen(i, max_value_len);
+    // Every 7th item a buffer one byte short, every 11th a size query; the rest fit.
+    size_t cap = i % 11 == 0 ? 0 : (i % 7 == 0 && want > 0 ? want - 1 : want + 16);
+    bufs[i].assign(cap, 0xAB);
+    items[i] = {keys[i].data(), keys[i].size(), cap ? bufs[i].data() : nullptr, cap, 12345, SHMEMCACHE_IO_ERROR};
+  }
+  PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+  std::vector<uint8_t> single(max_value_len + 16);
+  for (int i = 0; i < kItems; ++i) {
+    const shmemcache_mget_item_t& it = items[i];
+    size_t want = ValueLen(i, max_value_len);
+    size_t len = 0;
+    shmemcache_status_t s = shmemcache_get(c, keys[i].data(), keys[i].size(), single.data(), single.size(), &len);
+    if (i % 2 == 1) {  // never stored
+      PE_CHECK_STATUS(it.status, SHMEMCACHE_NOT_FOUND);
+      PE_CHECK(it.value_len == 0);
+      PE_CHECK_STATUS(s, SHMEMCACHE_NOT_FOUND);
+      continue;
+    }
+    PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+    std::vector<uint8_t> v = Value(owner, i, max_value_len, version);
+    if (it.buffer_len < want) {
+      PE_CHECK_STATUS(it.status, SHMEMCACHE_BUFFER_TOO_SMALL);
+      PE_CHECK(it.value_len == want);
+      for (uint8_t b : bufs[i]) PE_CHECK(b == 0xAB);  // unchanged
+      continue;
+    }
+    PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
+    PE_CHECK(it.value_len == want && len == want);
+    PE_CHECK(want == 0 || std::memcmp(bufs[i].data(), v.data(), want) == 0);
+  }
+}
+
+void Mixed(shmemcache_t* c, int rank, size_t max_value_len) {
+  std::vector<std::string> keys(kItems);
+  std::vector<std::vector<uint8_t>> values(kItems);
+  std::vector<shmemcache_mset_item_t> sets;
+  for (int i = 0; i < kItems; i += 2) {  // even keys only: odd ones stay misses
+    keys[i] = Key(rank, i);
+    values[i] = Value(rank, i, max_value_len, 1);
+    sets.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IO_ERROR});
+  }
+  PE_CHECK_STATUS(shmemcache_mset(c, sets.data(), sets.size()), SHMEMCACHE_OK);
+  for (const auto& s : sets) PE_CHECK_STATUS(s.status, SHMEMCACHE_OK);
+  shmemcache_stats_t st0{}, st1{}, st2{};  // before the first read-back, after it, after the second mset
+  shmemcache_get_stats(c, &st0);
+  ReadBack(c, rank, max_value_len, 1);  // pointers learned from the SET replies: Direct
+  shmemcache_get_stats(c, &st1);
+  // Overwrite with the same sizes (Direct SETs where the pointer is cached), read back again.
+  for (int i = 0; i < kItems; i += 2) values[i] = Value(rank, i, max_value_len, 2);
+  for (size_t j = 0; j < sets.size(); ++j) sets[j].value = values[2 * j].data();
+  PE_CHECK_STATUS(shmemcache_mset(c, sets.data(), sets.size()), SHMEMCACHE_OK);
+  for (const auto& s : sets) PE_CHECK_STATUS(s.status, SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &st2);
+  ReadBack(c, rank, max_value_len, 2);
+  // Direct operations are on unless the job turned them off: the first read-back's 100 hits went Direct
+  // (pointers from the SET replies), and so did most SETs of the second mset.
+  const char* direct = std::getenv("SHMEMCACHE_DIRECT_OPS");
+  if (direct == nullptr || std::strcmp(direct, "0") != 0) {
+    PE_CHECK(st1.direct_gets - st0.direct_gets >= kItems / 2);
+    PE_CHECK(st2.direct_sets - st1.direct_sets >= kItems / 4);
+  } else {
+    PE_CHECK(st2.direct_gets + st2.direct_sets == 0);
+  }
+}
+
+void Repeats(shmemcache_t* c, int rank, size_t max_value_len) {
+  std::string a = Key(rank, 7000), b = Key(rank, 7001);
+  std::vector<uint8_t> big(max_value_len + 1, 1), mid(3000, 'm');
+  shmemcache_mset_item_t s[6] = {
+      {a.data(), a.size(), "first", 5, SHMEMCACHE_OK},
+      {b.data(), b.size(), "bee", 3, SHMEMCACHE_OK},
+      {a.data(), a.size(), mid.data(), mid.size(), SHMEMCACHE_OK},  // another size: Active
+      {a.data(), a.size(), "third", 5, SHMEMCACHE_OK},
+      {a.data(), a.size(), big.data(), big.size(), SHMEMCACHE_OK},  // bad input: changes nothing
+      {b.data(), b.size(), "bee2", 4, SHMEMCACHE_OK},
+  };
+  PE_CHECK_STATUS(shmemcache_mset(c, s, 6), SHMEMCACHE_OK);
+  for (int i = 0; i < 6; ++i) PE_CHECK_STATUS(s[i].status, i == 4 ? SHMEMCACHE_VALUE_TOO_LARGE : SHMEMCACHE_OK);
+  char ba[16], bb[16], ba2[16];
+  shmemcache_mget_item_t g[3] = {{a.data(), a.size(), ba, sizeof ba, 0, SHMEMCACHE_OK},
+                                 {b.data(), b.size(), bb, sizeof bb, 0, SHMEMCACHE_OK},
+                                 {a.data(), a.size(), ba2, sizeof ba2, 0, SHMEMCACHE_OK}};
+  PE_CHECK_STATUS(shmemcache_mget(c, g, 3), SHMEMCACHE_OK);
+  PE_CHECK(g[0].status == SHMEMCACHE_OK && g[0].value_len == 5 && std::memcmp(ba, "third", 5) == 0);
+  PE_CHECK(g[1].status == SHMEMCACHE_OK && g[1].value_len == 4 && std::memcmp(bb, "bee2", 4) == 0);
+  PE_CHECK(g[2].status == SHMEMCACHE_OK && g[2].value_len == 5 && std::memcmp(ba2, "third", 5) == 0);
+  // The same key 300 times (more than a window): the last wins.
+  std::vector<std::string> vals(300);
+  std::vector<shmemcache_mset_item_t> many(300);
+  for (int i = 0; i < 300; ++i) {
+    vals[i] = "v" + std::to_string(i);
+    many[i] = {a.data(), a.size(), vals[i].data(), vals[i].size(), SHMEMCACHE_OK};
+  }
+  PE_CHECK_STATUS(shmemcache_mset(c, many.data(), many.size()), SHMEMCACHE_OK);
+  size_t len = 0;
+  PE_CHECK_STATUS(shmemcache_get(c, a.data(), a.size(), ba, sizeof ba, &len), SHMEMCACHE_OK);
+  PE_CHECK(len == 4 && std::memcmp(ba, "v299", 4) == 0);
+}
+
+// Non-blocking SETs still in flight when the batch starts take effect first.
+void AfterNonBlocking(shmemcache_t* c, int rank) {
+  std::vector<std::string> keys(40), vals(40);
+  std::vector<shmemcache_request_t*> reqs(40);
+  for (int i = 0; i < 40; ++i) {
+    keys[i] = Key(rank, 8000 + i);
+    vals[i] = "nb-" + std::to_string(i);
+    PE_CHECK_STATUS(shmemcache_iset(c, keys[i].data(), keys[i].size(), vals[i].data(), vals[i].size(), &reqs[i]),
+                    SHMEMCACHE_OK);
+  }
+  std::vector<std::vector<char>> bufs(40, std::vector<char>(32));
+  std::vector<shmemcache_mget_item_t> items(40);
+  for (int i = 0; i < 40; ++i) items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), 32, 0, SHMEMCACHE_OK};
+  PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+  for (int i = 0; i < 40; ++i) {
+    PE_CHECK_STATUS(items[i].status, SHMEMCACHE_OK);
+    PE_CHECK(items[i].value_len == vals[i].size() && std::memcmp(bufs[i].data(), vals[i].data(), vals[i].size()) == 0);
+    PE_CHECK_STATUS(shmemcache_wait(c, reqs[i]), SHMEMCACHE_OK);
+  }
+}
+
+// The C++ wrapper's batches: vectors in, values (grown past the first 256-byte buffers) and statuses out.
+void CppWrapper(shmemcache_t* c, int rank) {
+  shmc::Cache cache(c);  // borrowed: released below, never finalized here
+  std::string a = Key(rank, 9000), b = Key(rank, 9001), missing = Key(rank, 9002), big(5000, 'B');
+  std::vector<shmc::Status> st;
+  PE_CHECK_STATUS(cache.mset({{a, "alpha"}, {b, big}, {a, "alpha2"}, {"", "x"}}, &st), SHMEMCACHE_OK);
+  PE_CHECK(st.size() == 4 && st[0] == SHMEMCACHE_OK && st[1] == SHMEMCACHE_OK && st[2] == SHMEMCACHE_OK &&
+           st[3] == SHMEMCACHE_INVALID_ARGUMENT);
+  std::vector<std::optional<std::string>> values;
+  PE_CHECK_STATUS(cache.mget({a, b, missing}, &values, &st), SHMEMCACHE_OK);
+  PE_CHECK(values.size() == 3 && values[0] == std::string("alpha2") && values[1] == big && !values[2]);
+  PE_CHECK(st.size() == 3 && st[2] == SHMEMCACHE_NOT_FOUND);
+  cache.release();
+}
+
+size_t HotLen(pe_test::Rng& rng) {
+  uint64_t r = rng.Uniform(10);
+  if (r < 7) return sizeof(pe_test::VerifiableHeader) + rng.Uniform(40);  // one slab class: Direct SETs
+  return sizeof(pe_test::VerifiableHeader) + 200 + rng.Uniform(6000);     // others: Active
+}
+
+void Concurrency(shmemcache_t* c, int rank, int clients, int rounds) {
+  const bool writer = rank % 2 == 0;
+  pe_test::Rng rng(rank * 17 + 1);
+  std::vector<std::string> keys(kHotKeys);
+  for (int k = 0; k < kHotKeys; ++k) keys[k] = "hot-batch-" + std::to_string(k);
+  std::vector<std::vector<uint8_t>> bufs(kHotKeys, std::vector<uint8_t>(8192));
+  std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
+  uint64_t seq = 0, found = 0, bad = 0, regressions = 0;
+  pe_test::ClientBarrier(shmem_n_pes() - clients, clients);
+  for (int round = 0; round < rounds; ++round) {
+    if (writer) {
+      std::vector<shmemcache_mset_item_t> items(kHotKeys);
+      for (int k = 0; k < kHotKeys; ++k) {
+        size_t len = HotLen(rng);
+        pe_test::WriteVerifiable(bufs[k].data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
+        items[k] = {keys[k].data(), keys[k].size(), bufs[k].data(), len, SHMEMCACHE_IO_ERROR};
+      }
+      PE_CHECK_STATUS(shmemcache_mset(c, items.data(), items.size()), SHMEMCACHE_OK);
+      for (const auto& it : items) PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
+    } else {
+      std::vector<shmemcache_mget_item_t> items(kHotKeys);
+      for (int k = 0; k < kHotKeys; ++k)
+        items[k] = {keys[k].data(), keys[k].size(), bufs[k].data(), bufs[k].size(), 0, SHMEMCACHE_IO_ERROR};
+      PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+      for (int k = 0; k < kHotKeys; ++k) {
+        if (items[k].status == SHMEMCACHE_NOT_FOUND) continue;
+        ++found;
+        pe_test::VerifiableHeader h{};
+        if (items[k].status != SHMEMCACHE_OK ||
+            !pe_test::ReadVerifiable(bufs[k].data(), items[k].value_len, static_cast<uint32_t>(k), &h)) {
+          ++bad;
+          continue;
+        }
+        uint64_t& last = last_seen[{k, h.writer}];
+        if (h.seq < last) ++regressions;
+        if (h.seq > last) last = h.seq;
+      }
+    }
+  }
+  pe_test::ClientBarrier(shmem_n_pes() - clients, clients);
+  shmemcache_stats_t st{};
+  shmemcache_get_stats(c, &st);
+  std::printf("client %d (%s): found=%llu bad=%llu regressions=%llu direct_gets=%llu active_gets=%llu "
+              "direct_sets=%llu active_sets=%llu read_retries=%llu lock_retries=%llu\n",
+              rank, writer ? "writer" : "reader", (unsigned long long)found, (unsigned long long)bad,
+              (unsigned long long)regressions, (unsigned long long)st.direct_gets,
+              (unsigned long long)st.active_gets, (unsigned long long)st.direct_sets,
+              (unsigned long long)st.active_sets, (unsigned long long)st.read_retries,
+              (unsigned long long)st.lock_retries);
+  std::fflush(stdout);
+  PE_CHECK(bad == 0);
+  PE_CHECK(regressions == 0);
+  if (!writer) PE_CHECK(found > 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rounds = argc > 1 ? std::atoi(argv[1]) : 300;
+  shmem_init();
+  pe_test::Begin(shmem_my_pe());
+  pe_test::ClientBarrierInit();
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(nullptr, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  shmemcache_config_t cfg;
+  shmemcache_config_defaults(&cfg);
+  if (shmemcache_is_server(c)) {
+    shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_IO_ERROR};
+    PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_WRONG_ROLE);
+    PE_CHECK(g.status == SHMEMCACHE_IO_ERROR);
+    PE_CHECK_STATUS(shmemcache_mset(c, nullptr, 0), SHMEMCACHE_WRONG_ROLE);
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    int rank = shmemcache_client_rank(c), clients = shmemcache_num_clients(c);
+    CallErrors(c);
+    SmallBatches(c, rank);
+    BadItems(c, rank, cfg.max_key_len, cfg.max_value_len);
+    Mixed(c, rank, cfg.max_value_len);
+    // Another client's keys (stored by now): no pointers here, found through the servers' hash tables.
+    pe_test::ClientBarrier(shmem_n_pes() - clients, clients);
+    ReadBack(c, (rank + 1) % clients, cfg.max_value_len, 2);
+    Repeats(c, rank, cfg.max_value_len);
+    AfterNonBlocking(c, rank);
+    CppWrapper(c, rank);
+    Concurrency(c, rank, clients, rounds);
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_mset_item_t s{"k", 1, "v", 1, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_SHUT_DOWN);
+  PE_CHECK(s.status == SHMEMCACHE_IO_ERROR);
+  shmemcache_destroy(c);
+  int rc = pe_test::Finish("pe_batch");
+  shmem_finalize();
+  return rc;
+}
