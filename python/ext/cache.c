@@ -118,9 +118,10 @@ static PyObject *cache_set(scpy_cache *self, PyObject *const *args, Py_ssize_t n
   Py_RETURN_NONE;
 }
 
-/* get(): the value is read into this thread's scratch buffer (max_value_len bytes, so one call always suffices)
- * and copied into a new bytes object. A miss returns None, or raises NotFound(key) for cache[key]. */
-static PyObject *get_value(scpy_cache *self, PyObject *key_obj, int raise_on_miss) {
+/* get() and fetch(): the value is read into this thread's scratch buffer (max_value_len bytes, so one call always
+ * suffices) and copied into a new bytes object; fetch (flags and cas not NULL) returns (value, flags, cas). A
+ * miss returns None, or raises NotFound(key) for cache[key]. */
+PyObject *scpy_get_value(scpy_cache *self, PyObject *key_obj, int raise_on_miss, uint32_t *flags, uint64_t *cas) {
   if (!initialised(self)) return NULL;
   scpy_bytes key;
   if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return NULL;
@@ -131,9 +132,12 @@ static PyObject *get_value(scpy_cache *self, PyObject *key_obj, int raise_on_mis
     if (buffer == NULL) break;
     size_t len = 0;
     shmemcache_status_t status;
-    SCPY_CALL(status = shmemcache_get(self->handle, key.data, (size_t)key.len, buffer, capacity, &len));
+    SCPY_CALL(status = shmemcache_fetch(self->handle, key.data, (size_t)key.len, buffer, capacity, &len, flags,
+                                        cas));
     if (status == SHMEMCACHE_OK) {
-      result = PyBytes_FromStringAndSize(buffer, (Py_ssize_t)len);
+      result = flags == NULL ? PyBytes_FromStringAndSize(buffer, (Py_ssize_t)len)
+                             : Py_BuildValue("(y#kK)", buffer, (Py_ssize_t)len, (unsigned long)*flags,
+                                             (unsigned long long)*cas);
     } else if (status == SHMEMCACHE_NOT_FOUND && !raise_on_miss) {
       Py_INCREF(Py_None);
       result = Py_None;
@@ -151,7 +155,7 @@ static PyObject *get_value(scpy_cache *self, PyObject *key_obj, int raise_on_mis
 
 static PyObject *cache_get(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
   CHECK_NARGS("get", 1);
-  return get_value(self, args[0], 0);
+  return scpy_get_value(self, args[0], 0, NULL, NULL);
 }
 
 static PyObject *cache_get_into(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -235,7 +239,9 @@ static PyObject *cache_set_many(scpy_cache *self, PyObject *const *args, Py_ssiz
 
 /* ---- mapping protocol -------------------------------------------------------------------------------------- */
 
-static PyObject *cache_subscript(scpy_cache *self, PyObject *key) { return get_value(self, key, 1); }
+static PyObject *cache_subscript(scpy_cache *self, PyObject *key) {
+  return scpy_get_value(self, key, 1, NULL, NULL);
+}
 
 static int cache_ass_subscript(scpy_cache *self, PyObject *key, PyObject *value) {
   if (value != NULL) {

@@ -47,35 +47,9 @@ PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t n
     PyErr_Format(PyExc_TypeError, "fetch() takes 1 argument (%zd given)", nargs);
     return NULL;
   }
-  if (!contract_ready(self)) return NULL;
-  scpy_bytes key;
-  if (scpy_bytes_get(args[0], "key", 0, &key) < 0) return NULL;
-  size_t capacity = self->config.max_value_len;
-  PyObject *result = NULL;
-  for (int attempt = 0; attempt < 3; attempt++) {
-    char *buffer = scpy_scratch(capacity);
-    if (buffer == NULL) break;
-    size_t len = 0;
-    uint32_t flags = 0;
-    uint64_t token = 0;
-    shmemcache_status_t status;
-    SCPY_CALL(status = shmemcache_fetch(self->handle, key.data, (size_t)key.len, buffer, capacity, &len, &flags,
-                                        &token));
-    if (status == SHMEMCACHE_OK) {
-      result = Py_BuildValue("(y#kK)", buffer, (Py_ssize_t)len, (unsigned long)flags, (unsigned long long)token);
-    } else if (status == SHMEMCACHE_NOT_FOUND) {
-      Py_INCREF(Py_None);
-      result = Py_None;
-    } else if (status == SHMEMCACHE_BUFFER_TOO_SMALL && len > capacity && attempt < 2) {
-      capacity = len;
-      continue;
-    } else {
-      scpy_raise(status, len, NULL);
-    }
-    break;
-  }
-  scpy_bytes_release(&key);
-  return result;
+  uint32_t flags = 0;
+  uint64_t cas = 0;
+  return scpy_get_value(self, args[0], 0, &flags, &cas);
 }
 
 PyObject *scpy_cache_touch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {

@@ -110,6 +110,9 @@ typedef struct {
 extern PyTypeObject scpy_cache_type;
 extern PyTypeObject scpy_request_type;
 
+/* get() and fetch() (cache.c): the value of key (flags and cas NULL), or (value, flags, cas) (both not NULL); None
+ * on a miss unless raise_on_miss (then NotFound(key)). NULL with an exception set. */
+PyObject *scpy_get_value(scpy_cache *self, PyObject *key_obj, int raise_on_miss, uint32_t *flags, uint64_t *cas);
 /* memcached's contract (contract.c): Cache.store (keywords), fetch, touch, incr, flush_all, server_stats. */
 PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs);
 PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);

@@ -4,6 +4,7 @@
 // inside. Init is in init.cc.
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "api/checks.h"
 #include "api/handle.h"
@@ -165,8 +166,12 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_store(shmemcache_t* c, const vo
     if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     StoreRequest request;
     if (options != nullptr) {
-      if (static_cast<uint32_t>(options->mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
-      request = StoreRequest{static_cast<StoreMode>(options->mode), options->flags, options->ttl_ms, options->cas};
+      // Read the mode as its underlying integer: a C caller may pass any int, and loading an out-of-range value
+      // as the C++ enum type is undefined behaviour.
+      std::underlying_type_t<shmemcache_mode_t> mode;
+      std::memcpy(&mode, &options->mode, sizeof mode);
+      if (static_cast<uint64_t>(mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;  // negative: huge
+      request = StoreRequest{static_cast<StoreMode>(mode), options->flags, options->ttl_ms, options->cas};
     }
     return c->node->client()->Store(key, key_len, value, value_len, options ? &request : nullptr, cas_out);
   });

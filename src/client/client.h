@@ -14,6 +14,9 @@
 //          and goes Direct on a tag match (a non-blocking one does not: it would wait a round trip at issue);
 //          otherwise Active GET, whose reply installs the pointer.
 //   DELETE always Active (the directory entry is dropped first).
+//   A Direct GET of a pair with an expiry returns it only if the server's clock provably has not reached it,
+//   NOT_FOUND only if it provably has (core/server_time.h, bounds from the replies' clock stamps), else Active.
+//   memcached's contract (contract_ops.cc): a store with options, TOUCH, INCR and FLUSH_ALL are always Active.
 // Direct operations run only when nothing is in flight to that server: they could overtake an earlier request
 // on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
 // sees it (shmemcache.h, "Ordering").

@@ -196,10 +196,8 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     case Op::kSet:
     case Op::kStore: {
       StoreRequest request;  // kSet: a plain set
-      if (static_cast<Op>(h.op) == Op::kStore) {
+      if (static_cast<Op>(h.op) == Op::kStore)  // a mode out of range is refused by the store (INVALID_ARGUMENT)
         request = StoreRequest{static_cast<StoreMode>(h.mode), h.flags, h.ttl_ms, h.cas};
-        if (h.mode >= kStoreModes) request.mode = static_cast<StoreMode>(kStoreModes);  // refused by the store
-      }
       status = store_.Store(loc, req.key, h.key_len, req.value, h.value_len, request, at, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
@@ -274,10 +272,8 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
 uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }
 
 void Server::FlushAll() {
-  EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   store_.FlushAll();
   if (spill_) spill_->Clear();
-  pause.End();
 }
 
 void Server::PublishStats() {

@@ -357,36 +357,23 @@ void BadInput(shmemcache_t* c, int rank, int num_servers) {
   PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "good" && f.flags == 0 && f.token == tok);
 }
 
-void AfterFinalize(shmemcache_t* c) {
+// Every new call, each with arguments that are fine, returns `expected` (WRONG_ROLE on a server, SHUT_DOWN after
+// finalize).
+void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   uint64_t t = 0;
   uint32_t flags = 0;
   size_t len = 0;
   char buf[4];
   shmemcache_request_t* r = nullptr;
   shmemcache_stats_t st;
-  PE_CHECK_STATUS(shmemcache_store(c, "k", 1, "v", 1, nullptr, &t), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_fetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_ifetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t, &r), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_touch(c, "k", 1, 1), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_incr(c, "k", 1, 1, &t), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_SHUT_DOWN);
-  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, &st), SHMEMCACHE_SHUT_DOWN);
-}
-
-void WrongRole(shmemcache_t* c) {
-  uint64_t t = 0;
-  uint32_t flags = 0;
-  size_t len = 0;
-  char buf[4];
-  shmemcache_request_t* r = nullptr;
-  shmemcache_stats_t st;
-  PE_CHECK_STATUS(shmemcache_store(c, "k", 1, "v", 1, nullptr, &t), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_fetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_ifetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t, &r), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_touch(c, "k", 1, 1), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_incr(c, "k", 1, 1, &t), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_WRONG_ROLE);
-  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, &st), SHMEMCACHE_WRONG_ROLE);
+  PE_CHECK_STATUS(shmemcache_store(c, "k", 1, "v", 1, nullptr, &t), expected);
+  PE_CHECK_STATUS(shmemcache_fetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t), expected);
+  PE_CHECK_STATUS(shmemcache_ifetch(c, "k", 1, buf, sizeof buf, &len, &flags, &t, &r), expected);
+  PE_CHECK(r == nullptr);
+  PE_CHECK_STATUS(shmemcache_touch(c, "k", 1, 1), expected);
+  PE_CHECK_STATUS(shmemcache_incr(c, "k", 1, 1, &t), expected);
+  PE_CHECK_STATUS(shmemcache_flush_all(c), expected);
+  PE_CHECK_STATUS(shmemcache_server_stats(c, 0, &st), expected);
 }
 
 }  // namespace
@@ -404,7 +391,7 @@ int main(int argc, char** argv) {
   first_client = config.num_servers;
   clients = shmemcache_num_clients(c);
   if (shmemcache_is_server(c)) {
-    WrongRole(c);
+    EveryCallReturns(c, SHMEMCACHE_WRONG_ROLE);
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
   } else {
     const int rank = shmemcache_client_rank(c);
@@ -418,7 +405,7 @@ int main(int argc, char** argv) {
     FlushAndServerStats(c, rank, config.num_servers);
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  if (!shmemcache_is_server(c)) AfterFinalize(c);
+  if (!shmemcache_is_server(c)) EveryCallReturns(c, SHMEMCACHE_SHUT_DOWN);
   shmemcache_destroy(c);
   int rc = pe_test::Finish("pe_contract");
   shmem_finalize();

@@ -93,6 +93,7 @@ shmemcache_pe_test(contract_np4 pe_contract 4 ARGS 300 TIMEOUT 180)
 shmemcache_pe_test(contract_np5_2servers pe_contract 5 ARGS 300 TIMEOUT 180 ${two_servers})
 shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240)
 shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240 ${two_servers})
+shmemcache_pe_sanitize_test(contract_np4 pe_contract 4 ARGS 100 TIMEOUT 240)
 
 # Batches (mget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
 # values up to max_value_len) on 2 servers, and mset writers against mget readers on 6 hot keys.
