@@ -63,12 +63,14 @@ void Client::MultiSet(shmemcache_mset_item_t* items, size_t count) {
   size_t i = 0;
   while (i < count) {
     batch_.clear();
+    std::fill(batch_keys_.begin(), batch_keys_.end(), 0);
     for (; i < count && batch_.size() < kBatchWindow; ++i) {
       shmemcache_mset_item_t& it = items[i];
       if (it.status != SHMEMCACHE_IN_PROGRESS) continue;
       Operation op = MakeOperation(Op::kSet, it.key, it.key_len, it.value, it.value_len, nullptr, 0, nullptr);
       if (InWindow(op)) break;  // this key's earlier item must take effect first: next window
       AddSlot(i, op);
+      RememberKey(batch_.size() - 1);
     }
     OpenWindow();
     DirectSets();
@@ -86,13 +88,26 @@ void Client::AddSlot(size_t item, const Operation& op) {
   batch_.push_back(s);
 }
 
-bool Client::InWindow(const Operation& op) const {
-  for (const BatchSlot& s : batch_) {
-    if (s.op.loc.hash == op.loc.hash && s.op.key_len == op.key_len &&
-        std::memcmp(s.op.key, op.key, op.key_len) == 0)
+bool Client::InWindow(const Operation& op) {
+  // An open-addressing set of the window's slots by key hash (2 x kBatchWindow entries, slot index + 1; 0 =
+  // empty), emptied when a window starts (AddSlot of its first slot): a repeated key is found in O(1).
+  if (batch_keys_.empty()) batch_keys_.assign(2 * kBatchWindow, 0);
+  const size_t mask = batch_keys_.size() - 1;
+  for (size_t pos = op.loc.hash & mask;; pos = (pos + 1) & mask) {
+    const uint32_t entry = batch_keys_[pos];
+    if (entry == 0) return false;
+    const Operation& other = batch_[entry - 1].op;
+    if (other.loc.hash == op.loc.hash && other.key_len == op.key_len &&
+        std::memcmp(other.key, op.key, op.key_len) == 0)
       return true;
   }
-  return false;
+}
+
+void Client::RememberKey(size_t slot) {
+  const size_t mask = batch_keys_.size() - 1;
+  size_t pos = batch_[slot].op.loc.hash & mask;
+  while (batch_keys_[pos] != 0) pos = (pos + 1) & mask;
+  batch_keys_[pos] = static_cast<uint32_t>(slot + 1);
 }
 
 void Client::OpenWindow() {

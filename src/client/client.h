@@ -226,7 +226,8 @@ class Client {
     shmemcache_request* request;  // kActive, once posted
   };
   void AddSlot(size_t item, const Operation& op);
-  bool InWindow(const Operation& op) const;  // a slot of the window has op's key
+  bool InWindow(const Operation& op);  // a slot of the window has op's key (batch_keys_)
+  void RememberKey(size_t slot);        // adds the slot's key to batch_keys_
   // Completes what is in flight to the window's servers (TIMEOUT for the slots of a failed one), counts the
   // operations and chooses each slot's first path.
   void OpenWindow();
@@ -308,6 +309,7 @@ class Client {
   std::vector<BatchSlot> batch_;
   std::vector<uint8_t> batch_server_;  // per server: 1 when the window touches it
   std::vector<size_t> batch_order_;    // DirectSets: slots in lock order
+  std::vector<uint32_t> batch_keys_;   // MultiSet: the window's slots by key hash (InWindow)
   std::vector<uint8_t> batch_scratch_;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
