@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "conduit/message.h"
 #include "core/hash.h"
@@ -25,6 +26,9 @@ struct shmemcache_request {
   size_t buffer_len = 0;
   size_t* value_len = nullptr;
   unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
+  uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded)
+  // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
+  std::vector<uint8_t> key;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   shmemcache_request* next_free = nullptr;
 };

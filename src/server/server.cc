@@ -43,6 +43,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
+      landing_(base + layout.landing_offset),
+      landing_slot_bytes_(layout.landing_slot_bytes),
       clock_(clock),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000) {
@@ -177,11 +179,20 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   uint64_t recency = RecencyFor(h.recency);
   EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   switch (static_cast<Op>(h.op)) {
-    case Op::kSet:
-      status = store_.Set(loc, req.key, h.key_len, req.value, h.value_len, recency, &ptr);
+    case Op::kSet: {
+      const uint8_t* value_in = req.value;
+      if (h.flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
+        if (h.value_len > landing_slot_bytes_) {
+          status = SHMEMCACHE_INVALID_ARGUMENT;
+          break;
+        }
+        value_in = landing_ + client * landing_slot_bytes_;
+      }
+      status = store_.Set(loc, req.key, h.key_len, value_in, h.value_len, recency, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
       break;
+    }
     case Op::kGet: {
       BlockView view;
       status = store_.Get(loc, req.key, h.key_len, recency, &scratch_, &view, &ptr);
@@ -194,6 +205,10 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
       if (status == SHMEMCACHE_OK) {
         value = view.value;
         value_len = view.value_len;
+        // A large value in a block the client may pull: send its location instead of its bytes.
+        if ((h.flags & message_flags::kMayPull) && SymmetricLayout::LargeValue(config_, value_len) &&
+            ptr.block_bytes != 0 && value_len <= h.max_value)
+          reply.flags = message_flags::kPull;
       }
       break;
     }
@@ -219,6 +234,7 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
       status = SHMEMCACHE_BUFFER_TOO_SMALL;
       value_len = 0;
     }
+    if (reply.flags & message_flags::kPull) value_len = 0;  // the client pulls it from the block
   } else {
     value_len = 0;
   }

@@ -101,6 +101,8 @@ class Server {
   uint64_t* epoch_word_;
   uint64_t* expiration_bar_word_;
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
+  const uint8_t* landing_;     // the landing slots (core/layout.h): client c's large SET values at c * slot
+  size_t landing_slot_bytes_;  // 0: no landing slots
   EpochClock clock_;
   uint64_t start_nanos_;
   uint64_t range_nanos_;
