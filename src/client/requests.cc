@@ -154,17 +154,14 @@ void Client::Complete(int server) {
   r->status = static_cast<Status>(h.status);
   if (r->op == Op::kGet) {
     if (r->status == SHMEMCACHE_OK) {
-      if (reply_.size() != sizeof(h) + h.value_len || h.value_len > r->buffer_len) {
+      const bool pull = h.flags & message_flags::kPull;
+      if (reply_.size() != sizeof(h) + (pull ? 0 : h.value_len) || h.value_len > r->buffer_len ||
+          (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
         return;
       }
-      if (h.flags & message_flags::kPull) {
-        if (reply_.size() != sizeof(h) || !h.pointer.valid) {
-          r->status = SHMEMCACHE_INVALID_ARGUMENT;
-          *r->value_len = 0;
-          return;
-        }
+      if (pull) {
         Pull(server, r, h.pointer);
         return;
       }
