@@ -105,11 +105,11 @@ Status Server::Serve() {
 }
 
 Status Server::ServeUntilDone() {
-  while (!done() || parked()) {
-    if (parked()) {
-      // Flash reads in flight: poll the doorbell and the I/O completions; yield so the I/O thread (and, on an
-      // oversubscribed node, the clients) get the core.
-      if (!conduit_.PollDoorbell(&ready_)) {
+  while (!done() || parked() || !carry_.empty()) {
+    if (parked() || !carry_.empty()) {
+      // Flash reads in flight, or clients left with messages by their budget: poll the doorbell (and the I/O
+      // completions); yield so the I/O thread (and, on an oversubscribed node, the clients) get the core.
+      if (!conduit_.PollDoorbell(&ready_) && carry_.empty()) {
         if (spill_->HasFinishedIo()) FinishSpillReads();
         else std::this_thread::yield();
         continue;
@@ -117,15 +117,36 @@ Status Server::ServeUntilDone() {
     } else {
       conduit_.WaitDoorbell(&ready_);
     }
-    for (size_t client : ready_) {
-      if (client >= static_cast<size_t>(num_clients_)) continue;
-      Status s;
-      while ((s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK)
-        Handle(client, message_);
-      if (s == SHMEMCACHE_TIMEOUT) return s;
-    }
+    Status s = ServeReady();
+    if (s != SHMEMCACHE_OK) return s;
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status Server::ServeReady() {
+  // This pass serves the clients that rang and those the last pass left with messages, in ring order starting
+  // after the client the last pass started with, each at most one ring's worth of messages.
+  ready_.insert(ready_.end(), carry_.begin(), carry_.end());
+  carry_.clear();
+  std::sort(ready_.begin(), ready_.end());
+  ready_.erase(std::unique(ready_.begin(), ready_.end()), ready_.end());
+  ready_.erase(std::lower_bound(ready_.begin(), ready_.end(), static_cast<size_t>(num_clients_)), ready_.end());
+  if (ready_.empty()) return SHMEMCACHE_OK;
+  std::rotate(ready_.begin(), std::lower_bound(ready_.begin(), ready_.end(), next_first_), ready_.end());
+  next_first_ = ready_.front() + 1;
+  const unsigned budget = config_.chunks_per_peer;
+  for (size_t client : ready_) {
+    Status s = SHMEMCACHE_OK;
+    unsigned served = 0;
+    while (served < budget && (s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK &&
+           failure_ == SHMEMCACHE_OK) {
+      Handle(client, message_);
+      ++served;
+    }
+    if (s == SHMEMCACHE_TIMEOUT) return s;
+    if (served == budget) carry_.push_back(client);  // more may be waiting: its bit was consumed
   }
   return SHMEMCACHE_OK;
 }
