@@ -80,3 +80,18 @@ shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURREN
                             ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize.hold)
 shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
+
+# Issue 14. Large values bypass the ring (landed SETs, pulled GETs, 64 KiB .. max_value_len) and race a Direct
+# writer and eviction on both transports (direct_policy always: the writer's Direct SETs happen over tcp too).
+set(large_env ENV SHMEMCACHE_SERVER_MEMORY_BYTES=16M SHMEMCACHE_DIRECT_POLICY=always)
+shmemcache_pe_test(large_values_np4 pe_large_values 4 ARGS 3 ${large_env})
+shmemcache_pe_test(large_values_np4_tcp pe_large_values 4 TCP ARGS 3 ${large_env})
+# The Direct/Active policy, asserted on the stats.
+shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
+shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
+shmemcache_pe_test(policy_auto_np3 pe_policy 3 ARGS auto-shm)
+shmemcache_pe_test(policy_auto_np3_tcp pe_policy 3 TCP ARGS auto-tcp)
+shmemcache_pe_test(policy_always_np3_tcp pe_policy 3 TCP ARGS always ENV SHMEMCACHE_DIRECT_POLICY=always)
+# Fairness: 1 server, 16 clients of Active operations for 3 s; every client progresses, min/median printed.
+shmemcache_pe_test(fairness_np17 pe_fairness 17 ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(fairness_np17_tcp pe_fairness 17 TCP ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)
