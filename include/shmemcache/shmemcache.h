@@ -188,6 +188,11 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
  * Non-blocking operations (paper 000 §IV). An i-call or b-call issues the operation and returns a request;
  * shmemcache_test and shmemcache_wait report its completion.
  *
+ * Progress: requests issued back to back to one server go out together (one message-ring put and one doorbell
+ * for the burst). A request is handed to its server at the latest when this client next tests or waits for a
+ * request of that server, makes a blocking call on it, or issues more requests than its ring holds; until then
+ * the server may not have seen it. Call shmemcache_test or shmemcache_wait, not a barrier, to make it progress.
+ *
  * Buffer reuse:
  *   shmemcache_iset: key and value must stay untouched until the request completes.
  *   shmemcache_bset: key and value have been copied or sent when it returns; reuse them at once.

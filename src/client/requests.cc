@@ -98,7 +98,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     ctx_->Fence();  // the value lands before the request that names it
     ++counters_.large_sets_landed;
   }
-  if (conduit_.Send(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+  // Staged: it goes out, with one doorbell for the burst, when this client next waits for or polls the server.
+  if (conduit_.Post(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
     if (*request == nullptr) Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }
@@ -223,6 +224,7 @@ void Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
 }
 
 Status Client::CompleteNext(int server) {
+  conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
   if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
   Complete(server);
   return SHMEMCACHE_OK;
@@ -263,8 +265,9 @@ void Client::CompleteOldestAnywhere() {
 }
 
 void Client::PollReplies(int server) {
-  transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   const size_t peer = static_cast<size_t>(server);
+  if (!conduit_.failed(peer)) conduit_.Flush(peer);
+  transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
   while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
   if (s == SHMEMCACHE_TIMEOUT) {

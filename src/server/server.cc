@@ -84,6 +84,7 @@ void Server::FinishSpillReads() {
     g.reply.epoch = CurrentEpoch();
     Answer(g.client, g.reply, status, ptr, value.data(), value.size(), g.max_value);
   });
+  conduit_.FlushAll();
 }
 
 bool Server::StoreFailed(Status s) {
@@ -145,6 +146,7 @@ Status Server::ServeReady() {
       Handle(client, message_);
       ++served;
     }
+    conduit_.Flush(client);  // this client's replies of the pass: one put
     if (s == SHMEMCACHE_TIMEOUT) return s;
     if (served == budget) carry_.push_back(client);  // more may be waiting: its bit was consumed
   }
@@ -165,7 +167,7 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
   reply_.resize(sizeof(header) + value_len);
   std::memcpy(reply_.data(), &header, sizeof(header));
   if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
-  Status s = conduit_.Send(client, reply_.data(), reply_.size(), false);
+  Status s = conduit_.Post(client, reply_.data(), reply_.size(), false);  // flushed at the end of the pass
   if (s != SHMEMCACHE_OK) {
     failure_ = s;
     failure_text_ = LastError();
