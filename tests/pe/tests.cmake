@@ -20,9 +20,11 @@ shmemcache_pe_test(roundtrip_np3_active_only pe_roundtrip 3 ARGS 5000 ENV SHMEMC
 # Direct operations: deterministic protocol branches, and the consistency stress on both transports
 # (1 server, 2 writers, 3 readers, 12 hot keys).
 shmemcache_pe_test(direct_np3 pe_direct 3)
-shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP)
+# (Over tcp the default policy sends SETs Active (issue 14): these jobs test the Direct protocol, so they ask for it.)
+set(direct_always ENV SHMEMCACHE_DIRECT_POLICY=always)
+shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP ${direct_always})
 shmemcache_pe_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
-shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2)
+shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 ${direct_always})
 
 # Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
 shmemcache_pe_test(eviction_np3 pe_eviction 3)

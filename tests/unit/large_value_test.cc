@@ -97,6 +97,13 @@ struct PullRace {
   bool armed = false;
   int pulls_seen = 0;
 
+  // On the reader: the writer stores "k" = v1, the race is armed, and the reader GETs "k" Active (pulling).
+  Status SetThenPull(Client* reader, const std::string& v1, std::string* got) {
+    helper.Run([&] { EXPECT_EQ(Set(writer, "k", v1), SHMEMCACHE_OK); });
+    armed = true;
+    return ActiveGet(reader, "k", got);
+  }
+
   void Run(const shmemcache_config_t& config, const std::function<void(Node& reader)>& reader_body) {
     LoopbackJob job(3);
     job.faults().on_get = [this](int from, int to, void* dst, const void* src, size_t bytes) {
@@ -193,11 +200,8 @@ TEST(LargeValue, APullThatMeetsADirectWriterReturnsTheNewerWholeValue) {
     ASSERT_EQ(Set(w, "k", v2), SHMEMCACHE_OK);  // fits the block: a Direct SET while the reader pulls
   };
   race.Run(SmallConfig(), [&](Node& reader) {
-    Client* c = reader.client();
-    race.helper.Run([&] { ASSERT_EQ(Set(race.writer, "k", v1), SHMEMCACHE_OK); });
-    race.armed = true;
     std::string got;
-    ASSERT_EQ(ActiveGet(c, "k", &got), SHMEMCACHE_OK);
+    ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
     EXPECT_TRUE(got == v2) << "a value that is not v2 whole";
     EXPECT_EQ(StatsOf(reader).large_gets_pulled, 1u);
     EXPECT_EQ(StatsOf(*race.writer_node).direct_sets, 1u);
@@ -213,11 +217,9 @@ TEST(LargeValue, APullOfADeletedAndReusedBlockAsksAgainAndNeverReturnsAnotherKey
       ASSERT_EQ(Set(w, "other-" + std::to_string(i), ValueOf('o', kLarge)), SHMEMCACHE_OK);
   };
   race.Run(SmallConfig(), [&](Node& reader) {
-    Client* c = reader.client();
-    race.helper.Run([&] { ASSERT_EQ(Set(race.writer, "k", ValueOf('1', kLarge)), SHMEMCACHE_OK); });
-    race.armed = true;
     std::string got;
-    EXPECT_EQ(ActiveGet(c, "k", &got), SHMEMCACHE_NOT_FOUND);  // asked again: the pair is gone
+    // Asked again through the ring: the pair is gone.
+    EXPECT_EQ(race.SetThenPull(reader.client(), ValueOf('1', kLarge), &got), SHMEMCACHE_NOT_FOUND);
     shmemcache_stats_t s = StatsOf(reader);
     EXPECT_EQ(s.large_pull_retries, 1u);
     EXPECT_EQ(s.large_gets_pulled, 0u);
@@ -235,11 +237,8 @@ TEST(LargeValue, APullOfAnEvictedPairAsksAgainAndGetsItsValueOrNotFound) {
   shmemcache_config_t cfg = SmallConfig();
   cfg.recency_range_ms = 1;  // "k"'s tier is old by the time the fillers come
   race.Run(cfg, [&](Node& reader) {
-    Client* c = reader.client();
-    race.helper.Run([&] { ASSERT_EQ(Set(race.writer, "k", v1), SHMEMCACHE_OK); });
-    race.armed = true;
     std::string got;
-    Status s = ActiveGet(c, "k", &got);
+    Status s = race.SetThenPull(reader.client(), v1, &got);
     EXPECT_TRUE(s == SHMEMCACHE_NOT_FOUND || (s == SHMEMCACHE_OK && got == v1)) << s;
     if (s == SHMEMCACHE_NOT_FOUND) EXPECT_EQ(StatsOf(reader).large_pull_retries, 1u);
     std::printf("evicted while pulled: %s\n", s == SHMEMCACHE_NOT_FOUND ? "yes (asked again: NOT_FOUND)" : "no");
@@ -251,11 +250,8 @@ TEST(LargeValue, TornCopiesAreReadAgainAndFinallyAskedForThroughTheRing) {
   race.tear = 1000;  // every copy of the pull is torn: it gives up and asks again
   const std::string v1 = ValueOf('1', kLarge);
   race.Run(SmallConfig(), [&](Node& reader) {
-    Client* c = reader.client();
-    race.helper.Run([&] { ASSERT_EQ(Set(race.writer, "k", v1), SHMEMCACHE_OK); });
-    race.armed = true;
     std::string got;
-    ASSERT_EQ(ActiveGet(c, "k", &got), SHMEMCACHE_OK);
+    ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
     EXPECT_TRUE(got == v1);
     shmemcache_stats_t s = StatsOf(reader);
     EXPECT_EQ(s.large_pull_retries, 1u);
