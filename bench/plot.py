@@ -21,7 +21,7 @@ import sys
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plots")
 sys.path.insert(0, HERE)
-PARTS = ("core", "eviction", "hybrid", "ycsb", "nonblocking", "gateway")
+PARTS = ("core", "eviction", "hybrid", "ycsb", "nonblocking", "gateway", "active")
 
 try:
     import matplotlib

@@ -90,6 +90,8 @@ module shmemcache
     integer(c_int) :: private_context
     integer(c_int) :: max_outstanding
     integer(c_int) :: op_timeout_ms
+    integer(c_size_t) :: large_value_threshold
+    integer(c_int) :: direct_policy
   end type shmemcache_config_t
 
   ! shmemcache_stats_t, field for field (uint64_t counters as integer(c_int64_t)).
@@ -103,7 +105,8 @@ module shmemcache
                           max_eviction_pause_us, pages_moved, expiration_bar, payload_bytes, &
                           spill_bytes_written, spill_reclaimed_segments, spill_checksum_failures, &
                           spill_io_errors, spill_async_reads, spill_mmap_reads, &
-                          spill_enospc_recoveries
+                          spill_enospc_recoveries, large_gets_pulled, large_pull_retries, &
+                          large_sets_landed, policy_active_ops, policy_set_path, policy_reason
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

@@ -11,8 +11,8 @@
 #   --full           every size and client count of the issues (tens of minutes on 2 cores)
 #   --tiny           the smallest run that exercises every output (the ctest bench_quick); numbers mean nothing
 #   --transport T    UCX shared memory (shm), UCX_TLS=self,tcp (tcp) or both (default both)
-#   --parts LIST     comma-separated parts (default all): core, eviction, hybrid, ycsb, nonblocking, gateway.
-#                    Part P is the script scripts/bench/P.sh (see bench/README.md, "Adding a part")
+#   --parts LIST     comma-separated parts (default all): core, eviction, hybrid, ycsb, nonblocking, gateway,
+#                    active. Part P is the script scripts/bench/P.sh (see bench/README.md, "Adding a part")
 #   --repeat N       run every measurement N times: CSVs hold the median of each measured column plus
 #                    <column>_min / <column>_max and `repeats`; tables and plots show the spread (default 1)
 #   --out DIR        results folder (default results/<UTC date>-<commit>/)
@@ -36,7 +36,7 @@ set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CALLER_PWD="$PWD"
 cd "$ROOT"
-ALL_PARTS="core,eviction,hybrid,ycsb,nonblocking,gateway"
+ALL_PARTS="core,eviction,hybrid,ycsb,nonblocking,gateway,active"
 
 size=quick
 transport=both
@@ -95,6 +95,8 @@ want_part hybrid && bench_programs+=(bench/bench_hybrid bench/bench_spill_io)
 want_part ycsb && bench_programs+=(ycsb-driver/shmemcache_ycsb)
 want_part nonblocking && bench_programs+=(bench/bench_nonblocking)
 want_part gateway && bench_programs+=(gateway/shmemcached)
+want_part active && bench_programs+=(bench/bench_latency bench/bench_throughput bench/bench_nonblocking
+                                     bench/memcached_baseline)
 bench_targets=()
 for b in "${bench_programs[@]}"; do bench_targets+=("${b##*/}"); done
 if [ "$build" = 1 ]; then

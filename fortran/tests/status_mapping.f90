@@ -24,7 +24,7 @@ program status_mapping
     integer(c_size_t) function offsetof_max_outstanding() bind(C, name="shmemcache_test_offsetof_max_outstanding")
       import :: c_size_t
     end function
-    integer(c_size_t) function offsetof_op_timeout_ms() bind(C, name="shmemcache_test_offsetof_op_timeout_ms")
+    integer(c_size_t) function offsetof_direct_policy() bind(C, name="shmemcache_test_offsetof_direct_policy")
       import :: c_size_t
     end function
   end interface
@@ -81,8 +81,8 @@ contains
                 'config%spill_mmap_max_bytes at its C offset')
     call expect(offset(c_loc(config%max_outstanding)) == offsetof_max_outstanding(), &
                 'config%max_outstanding at its C offset')
-    call expect(offset(c_loc(config%op_timeout_ms)) == offsetof_op_timeout_ms(), &
-                'config%op_timeout_ms (the last field) at its C offset')
+    call expect(offset(c_loc(config%direct_policy)) == offsetof_direct_policy(), &
+                'config%direct_policy (the last field) at its C offset')
     do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')

@@ -121,7 +121,24 @@ typedef struct {
   unsigned op_timeout_ms;       /* how long any wait for another PE may last before the operation fails with
                                    SHMEMCACHE_TIMEOUT (see "Failures"); >= 1; default 60000, long enough for
                                    a loaded, oversubscribed node */
+  size_t large_value_threshold; /* values of at least this many bytes bypass the message ring: an Active GET
+                                   answers with the block's location and the client pulls the value with one
+                                   get (validated like a Direct GET); an Active SET puts the value into a
+                                   landing slot on the server first (max_value_len bytes per client in every
+                                   PE's symmetric memory). 0 = never; default 16 KiB (bench/README.md) */
+  int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
+                                   SHMEMCACHE_DIRECT_AUTO (default: SETs go Active where every one-sided
+                                   operation needs the target's CPU, i.e. UCX tcp; GETs stay Direct),
+                                   SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
+                                   takes auto / always / never. shmemcache_stats_t says what was decided */
 } shmemcache_config_t;
+
+/* Values of shmemcache_config_t.direct_policy. */
+enum {
+  SHMEMCACHE_DIRECT_AUTO = 0,
+  SHMEMCACHE_DIRECT_ALWAYS = 1,
+  SHMEMCACHE_DIRECT_NEVER = 2
+};
 
 /* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
  * not parse returns SHMEMCACHE_CONFIG_ERROR (shmemcache_last_error() names it) and leaves that field at its
@@ -223,6 +240,11 @@ shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t 
  * Non-blocking operations (paper 000 §IV). An i-call or b-call issues the operation and returns a request;
  * shmemcache_test and shmemcache_wait report its completion.
  *
+ * Progress: requests issued back to back to one server go out together (one message-ring put and one doorbell
+ * for the burst). A request is handed to its server at the latest when this client next tests or waits for a
+ * request of that server, makes a blocking call on it, or issues more requests than its ring holds; until then
+ * the server may not have seen it. Call shmemcache_test or shmemcache_wait, not a barrier, to make it progress.
+ *
  * Buffer reuse:
  *   shmemcache_iset: key and value must stay untouched until the request completes.
  *   shmemcache_bset: key and value have been copied or sent when it returns; reuse them at once.
@@ -298,6 +320,15 @@ typedef struct {
   uint64_t spill_mmap_reads;    /* SSD tier: reads through a mapping (small records) rather than pread */
   uint64_t spill_enospc_recoveries; /* SSD tier: writes that succeeded again after the disk was full (ENOSPC):
                                        retried after dropping the oldest segment, or once space came back */
+  /* client side: large values (config large_value_threshold) and the Direct/Active policy (direct_policy) */
+  uint64_t large_gets_pulled;   /* Active GETs whose value the client pulled from the block with one get */
+  uint64_t large_pull_retries;  /* pulls that found the block changed, locked or gone and asked again inline */
+  uint64_t large_sets_landed;   /* Active SETs whose value was put into the server's landing slot */
+  uint64_t policy_active_ops;   /* GETs and SETs sent Active without a Direct attempt because the policy said so */
+  uint64_t policy_set_path;     /* what the policy decided for SETs: 0 = not a client, 1 = Direct, 2 = Active */
+  uint64_t policy_reason;       /* why: 1 = direct_ops 0, 2 = direct_policy always, 3 = direct_policy never,
+                                   4 = auto, the transport needs no target CPU for one-sided operations,
+                                   5 = auto, UCX tcp carries them (a Direct SET is 5-6 round trips) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

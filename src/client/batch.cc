@@ -128,11 +128,11 @@ void Client::OpenWindow() {
     }
     if (s.op.op == Op::kSet) {
       ++counters_.sets;
-      s.path = config_.direct_ops ? BatchSlot::Path::kDirectSet : BatchSlot::Path::kActive;
+      s.path = direct_sets_allowed_ ? BatchSlot::Path::kDirectSet : BatchSlot::Path::kActive;  // direct_policy
       continue;
     }
     ++counters_.gets;
-    if (!config_.direct_ops) continue;  // kActive
+    if (!direct_gets_allowed_) continue;  // kActive (direct_ops 0, direct_policy never)
     if (DirectoryEntry* e = directory_.Lookup(s.op.loc)) {
       s.path = BatchSlot::Path::kFetch;
       s.offset = e->offset;

@@ -35,13 +35,37 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       pending_chunks_(config.num_servers, 0),
       batch_server_(config.num_servers, 0),
       mapped_offset_(config.num_servers, 0),
-      mapped_(config.num_servers, 0) {
+      mapped_(config.num_servers, 0),
+      landing_(base + layout.landing_offset),
+      landing_slot_bytes_(layout.landing_slot_bytes),
+      landing_busy_(config.num_servers, false),
+      pullable_in_flight_(config.num_servers, 0) {
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
     if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
       mapped_[s] = 1;
       mapped_offset_[s] = p - base;
     }
+  }
+  DecidePolicy(transport);
+}
+
+void Client::DecidePolicy(Transport* transport) {
+  if (!config_.direct_ops) {
+    direct_gets_allowed_ = direct_sets_allowed_ = false;
+    policy_reason_ = kNoDirectOps;
+  } else if (config_.direct_policy == SHMEMCACHE_DIRECT_ALWAYS) {
+    policy_reason_ = kPolicyAlways;
+  } else if (config_.direct_policy == SHMEMCACHE_DIRECT_NEVER) {
+    direct_gets_allowed_ = direct_sets_allowed_ = false;
+    policy_reason_ = kPolicyNever;
+  } else if (transport->Describe().context_transport == ContextTransport::kTcp) {
+    // Over UCX tcp every one-sided operation is a round trip that needs the server's CPU: a Direct SET (CAS,
+    // put, put, fence, set, quiet, recency CAS) costs more than one Active SET; a Direct GET (one get) less.
+    direct_sets_allowed_ = false;
+    policy_reason_ = kAutoTcp;
+  } else {
+    policy_reason_ = kAutoNoTargetCpu;
   }
 }
 
@@ -122,11 +146,12 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
     default: break;
   }
   Status status;
-  if (config_.direct_ops && (op.op == Op::kSet || op.op == Op::kGet) && pending_[server].empty() &&
-      TryDirect(op, may_probe_set, &status)) {
+  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : op.op == Op::kSet && direct_sets_allowed_;
+  if (allowed && pending_[server].empty() && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
+  if (!allowed && op.op != Op::kDelete && config_.direct_ops) ++counters_.policy_active_ops;
   return PostActive(op, request);
 }
 
@@ -246,7 +271,7 @@ bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::v
 }
 
 void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
-  if (config_.direct_ops && p.valid)
+  if (direct_gets_allowed_ && p.valid)
     directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency);
 }
 
@@ -312,6 +337,12 @@ void Client::FillStats(Stats* stats) const {
   stats->read_retries += c.batch_read_retries;
   stats->recency_updates += c.recency_updates;
   stats->expiration_bar_updates += c.expiration_bar_updates;
+  stats->large_gets_pulled += c.large_gets_pulled;
+  stats->large_pull_retries += c.large_pull_retries;
+  stats->large_sets_landed += c.large_sets_landed;
+  stats->policy_active_ops += c.policy_active_ops;
+  stats->policy_set_path = direct_sets_allowed_ ? 1 : 2;
+  stats->policy_reason = policy_reason_;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
   conduit_.FillStats(stats);

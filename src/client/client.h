@@ -17,6 +17,14 @@
 //   A Direct GET of a pair with an expiry returns it only if the server's clock provably has not reached it,
 //   NOT_FOUND only if it provably has (core/server_time.h, bounds from the replies' clock stamps), else Active.
 //   memcached's contract (contract_ops.cc): a store with options, TOUCH, INCR and FLUSH_ALL are always Active.
+// The Direct/Active policy (config direct_policy, decided once at construction) may forbid Direct SETs (auto
+// over UCX tcp, never) or every Direct operation (never, or direct_ops 0); the stats say what and why.
+// Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
+// this client's landing slot on the server first (one landed SET in flight per server); an Active GET whose
+// buffer could take a large value may be answered with the block's location, and the client then pulls the
+// value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
+// again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
+// same key, so a pull never sees a later write of its own client.
 // Direct operations run only when nothing is in flight to that server: they could overtake an earlier request
 // on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
 // sees it (shmemcache.h, "Ordering").
@@ -185,7 +193,17 @@ class Client {
   void Release(shmemcache_request* r);  // back to the pool
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued).
-  Status PostActive(const Operation& op, shmemcache_request** request);
+  // *request: nullptr for a new record, or a GET's own record asked again (Pull). may_pull: a GET may be
+  // answered with the block's location (large values).
+  Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
+  // True while a pull-eligible GET of the key with this hash is in flight to server.
+  bool WriteWaitsForPull(int server, uint64_t hash) const;
+  // r left the queue of server: its share of the flow control and of the large-value state is given back.
+  void Retire(int server, shmemcache_request* r);
+  // r's reply said "pull the value from p": does so (validated), or asks again with the value in the reply.
+  void Pull(int server, shmemcache_request* r, const WirePointer& p);
+  // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
+  void DecidePolicy(Transport* transport);
   // reply_ holds a reply from server: completes the request it answers (the one decode path).
   void Complete(int server);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
@@ -271,6 +289,12 @@ class Client {
                                       // read_retries, with DirectOps's)
     uint64_t recency_updates = 0;
     uint64_t expiration_bar_updates = 0;
+    uint64_t large_gets_pulled = 0, large_pull_retries = 0, large_sets_landed = 0;
+    uint64_t policy_active_ops = 0;
+  };
+  // shmemcache_stats_t's policy_reason values.
+  enum PolicyReason : uint64_t {
+    kNoDirectOps = 1, kPolicyAlways = 2, kPolicyNever = 3, kAutoNoTargetCpu = 4, kAutoTcp = 5
   };
 
   shmemcache_config_t config_;
@@ -302,6 +326,13 @@ class Client {
   std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
   size_t in_flight_ = 0;
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
+  uint8_t* landing_;                  // symmetric address of the servers' landing slots
+  size_t landing_slot_bytes_;
+  std::vector<bool> landing_busy_;    // per server: a landed SET is in flight (our slot there is in use)
+  std::vector<unsigned> pullable_in_flight_;  // per server: kMayPull GETs in flight
+  bool direct_gets_allowed_ = true;   // the policy (DecidePolicy)
+  bool direct_sets_allowed_ = true;
+  PolicyReason policy_reason_ = kPolicyAlways;
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_
   shmemcache_request* free_requests_ = nullptr;
   // Batches (batch.cc): the window's slots, their final statuses, the servers it touches, the scratch space

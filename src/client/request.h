@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "client/contract_args.h"
 #include "conduit/message.h"
@@ -28,6 +29,9 @@ struct shmemcache_request {
   smc::ContractOutputs out;  // flags, token, counter value: written at completion (contract_args.h)
   uint64_t sent_ns = 0;      // the client's clock when it was sent (the round trip of its server-time sample)
   unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
+  uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded)
+  // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
+  std::vector<uint8_t> key;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   shmemcache_request* next_free = nullptr;
 };

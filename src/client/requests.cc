@@ -18,7 +18,11 @@ shmemcache_request* Client::NewRequest() {
     request_pool_.emplace_back();
     r = &request_pool_.back();
   }
+  std::vector<uint8_t> key;
+  key.swap(r->key);  // keep the capacity: no allocation once the pool is warm
   *r = shmemcache_request{};
+  key.clear();
+  r->key.swap(key);
   r->magic = shmemcache_request::kLive;
   return r;
 }
@@ -36,7 +40,17 @@ unsigned Client::ReplyChunks(Op op, size_t buffer_len) const {
   return static_cast<unsigned>(std::min<size_t>(std::max<size_t>(chunks, 1), config_.chunks_per_peer));
 }
 
-Status Client::PostActive(const Operation& op, shmemcache_request** request) {
+bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
+  if (pullable_in_flight_[server] == 0) return false;
+  const RequestQueue& q = pending_[server];
+  for (size_t i = 0; i < q.size(); ++i) {
+    const shmemcache_request* r = q.at(i);
+    if ((r->flags & message_flags::kMayPull) && r->loc.hash == hash) return true;
+  }
+  return false;
+}
+
+Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   const int s = op.loc.server;
   // The reply ring must hold the replies of every request in flight to this server: a server never waits on a
   // client that is not reading.
@@ -44,16 +58,33 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
   while (!pending_[s].empty() && pending_chunks_[s] + reply_chunks > config_.chunks_per_peer) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
   }
+  uint8_t flags = 0;
+  if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
+    flags = message_flags::kValueLanded;
+    while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
+      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    }
+  } else if (op.op == Op::kGet && may_pull && SymmetricLayout::LargeValue(config_, op.buffer_len)) {
+    flags = message_flags::kMayPull;
+  }
+  // A write waits for this client's pull-eligible GETs of the same key: their pull must not see it (per-key
+  // issue order, client.h).
+  if (op.op != Op::kGet) {
+    while (WriteWaitsForPull(s, op.loc.hash)) {
+      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    }
+  }
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
     case Op::kDelete:
-      if (config_.direct_ops) directory_.Remove(op.loc);
+      if (direct_gets_allowed_) directory_.Remove(op.loc);
       break;
     default: break;
   }
   RequestHeader h{};
   h.op = static_cast<uint8_t>(op.op);
+  h.wire_flags = flags;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
   h.request_id = next_request_id_++;
@@ -64,13 +95,27 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request) {
   h.ttl_ms = op.contract.store.ttl_ms;
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
-  EncodeRequest(&request_, h, op.key, op.key_len, op.value, op.value_len);
-  shmemcache_request* r = NewRequest();  // before sending: a request on the wire always has its record
-  r->sent_ns = clock_.Nanos();           // before sending: the server's stamp comes after it (server_time.h)
-  if (conduit_.Send(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
-    Release(r);
+  const bool landed = flags & message_flags::kValueLanded;
+  EncodeRequest(&request_, h, op.key, op.key_len, op.value, landed ? 0 : op.value_len);
+  // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
+  shmemcache_request* r = *request != nullptr ? *request : NewRequest();
+  r->sent_ns = clock_.Nanos();  // before sending: the server's stamp comes after it (server_time.h)
+  if (landed) {
+    ctx_->Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
+    ctx_->Fence();  // the value lands before the request that names it
+    ++counters_.large_sets_landed;
+  }
+  // Staged: it goes out, with one doorbell for the burst, when this client next waits for or polls the server.
+  if (conduit_.Post(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+    if (*request == nullptr) Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }
+  r->flags = flags;
+  if (flags & message_flags::kMayPull) {
+    r->key.assign(static_cast<const uint8_t*>(op.key), static_cast<const uint8_t*>(op.key) + op.key_len);
+    ++pullable_in_flight_[s];
+  }
+  if (landed) landing_busy_[s] = true;
   r->op = op.op;
   r->loc = op.loc;
   r->buffer = op.buffer;
@@ -108,8 +153,7 @@ void Client::Complete(int server) {
   }
   shmemcache_request* r = q.at(index);
   q.erase(index);
-  pending_chunks_[server] -= r->reply_chunks;
-  --in_flight_;
+  Retire(server, r);
   r->done = true;
   if (!well_formed || h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -120,9 +164,15 @@ void Client::Complete(int server) {
   CompleteContract(server, r, h);
   if (r->op == Op::kGet) {
     if (r->status == SHMEMCACHE_OK) {
-      if (reply_.size() != sizeof(h) + h.value_len || h.value_len > r->buffer_len) {
+      const bool pull = h.wire_flags & message_flags::kPull;
+      if (reply_.size() != sizeof(h) + (pull ? 0 : h.value_len) || h.value_len > r->buffer_len ||
+          (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
+        return;
+      }
+      if (pull) {
+        Pull(server, r, h.pointer);
         return;
       }
       if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
@@ -142,7 +192,52 @@ void Client::Complete(int server) {
   }
 }
 
+void Client::Retire(int server, shmemcache_request* r) {
+  pending_chunks_[server] -= r->reply_chunks;
+  --in_flight_;
+  if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
+  if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
+}
+
+void Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
+  BlockView view;
+  DirectOps::Result result =
+      direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag, &view);
+  if (result == DirectOps::Result::kDone) {
+    // A valid copy of this key's pair at some moment since the server answered (a newer value included: this
+    // client's own later writes of the key wait for this GET, PostActive). Its length may have changed since.
+    ++counters_.large_gets_pulled;
+    ++counters_.get_hits;
+    *r->value_len = view.value_len;
+    if (view.value_len > r->buffer_len) {
+      r->status = SHMEMCACHE_BUFFER_TOO_SMALL;
+    } else {
+      if (view.value_len) std::memcpy(r->buffer, view.value, view.value_len);
+      r->status = SHMEMCACHE_OK;
+      // fetch: the flags and token of the copy pulled (the reply's may be older).
+      if (r->out.flags) *r->out.flags = view.flags;
+      if (r->out.token) *r->out.token = view.token;
+    }
+    Remember(r->loc, p);
+    return;
+  }
+  // The block changed hands (evicted, deleted, moved) or stayed locked or torn: ask again with the value in the
+  // reply. Always ends: an inline answer is never pulled.
+  ++counters_.large_pull_retries;
+  r->done = false;
+  r->status = SHMEMCACHE_IN_PROGRESS;
+  Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len};
+  op.contract.out = r->out;  // a fetch asked again still fills its flags and token
+  --counters_.active_gets;  // counted once per operation
+  if (PostActive(op, &r, /*may_pull=*/false) != SHMEMCACHE_OK) {
+    r->done = true;
+    r->status = SHMEMCACHE_TIMEOUT;
+    *r->value_len = 0;
+  }
+}
+
 Status Client::CompleteNext(int server) {
+  conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
   if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
   Complete(server);
   return SHMEMCACHE_OK;
@@ -168,6 +263,8 @@ Status Client::FailServer(int server) {
   in_flight_ -= q.size();
   q.clear();
   pending_chunks_[server] = 0;
+  pullable_in_flight_[server] = 0;
+  landing_busy_[server] = false;
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
 
@@ -181,8 +278,9 @@ void Client::CompleteOldestAnywhere() {
 }
 
 void Client::PollReplies(int server) {
-  transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   const size_t peer = static_cast<size_t>(server);
+  if (!conduit_.failed(peer)) conduit_.Flush(peer);
+  transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
   while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
   if (s == SHMEMCACHE_TIMEOUT) {

@@ -11,7 +11,7 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
                  int first_peer_pe, uint64_t op_timeout_ms)
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
-      peers_(layout.peers), staging_(layout.chunk_bytes * layout.chunks) {}
+      peers_(layout.peers) {}
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
   Peer& p = peers_[peer];
@@ -58,44 +58,83 @@ Status Conduit::WaitForSpace(size_t peer) {
 }
 
 Status Conduit::Send(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
+  Status s = Post(peer, message, len, ring_doorbell);
+  if (s == SHMEMCACHE_OK) Flush(peer);
+  return s;
+}
+
+Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
   Peer& p = peers_[peer];
   if (p.failed) return FailedStatus(peer);
-  const int pe = PeerPe(peer);
   const size_t payload_max = layout_.payload_max();
+  if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
   size_t sent = 0;
   bool first = true;
   while (first || sent < len) {
-    Status s = WaitForSpace(peer);
-    if (s != SHMEMCACHE_OK) return s;
-    // Fill as many consecutive chunks as are free, contiguous in the remote ring, then put them at once.
-    uint64_t free_chunks = layout_.chunks - (p.next_send - 1 - p.acked);
-    uint64_t start_seq = p.next_send;
-    size_t start_index = (start_seq - 1) % layout_.chunks;
-    size_t bytes = 0;
-    uint64_t n = 0;
-    while (n < free_chunks && start_index + n < layout_.chunks && (first || sent < len)) {
-      size_t frag = std::min(payload_max, len - sent);
-      uint8_t* out = staging_.data() + n * layout_.chunk_bytes;
-      size_t used = fragment::Encode(out, p.next_send, message + sent, frag, len, p.next_recv - 1);
-      sent += frag;
-      first = false;
-      bytes = n * layout_.chunk_bytes + used;
-      ++n;
-      ++p.next_send;
+    if (p.next_send - 1 - p.acked >= layout_.chunks) {
+      // The ring is full (staged fragments included): what is staged lands and the doorbell rings before this
+      // PE waits for the receiver to consume.
+      Flush(peer);
+      Status s = WaitForSpace(peer);
+      if (s != SHMEMCACHE_OK) return s;
     }
-    uint8_t* remote = layout_.inbox + (my_slot_ * layout_.chunks + start_index) * layout_.chunk_bytes;
-    ctx_->Put(remote, staging_.data(), bytes, pe);
-    stats_.fragments_sent += n;
-    if (ring_doorbell) {
-      ctx_->Fence();  // the fragments land before the doorbell
-      uint64_t word = my_slot_ / 64, bit = 1ull << (my_slot_ % 64);
-      ctx_->Or(layout_.ready_bits + word, bit, pe);
-      ctx_->Fence();
-      ctx_->Add(layout_.doorbell, 1, pe);
+    if (p.staged_count == 0) p.staged_from = p.next_send;
+    if (!p.listed) {
+      p.listed = true;
+      dirty_.push_back(peer);
     }
+    size_t frag = std::min(payload_max, len - sent);
+    uint8_t* out = p.staged.data() + p.staged_count * layout_.chunk_bytes;
+    p.staged_tail_bytes = fragment::Encode(out, p.next_send, message + sent, frag, len, p.next_recv - 1);
+    ++p.staged_count;
+    ++p.next_send;
+    p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring above cleared it for what went before)
+    sent += frag;
+    first = false;
   }
   ++stats_.messages_sent;
   return SHMEMCACHE_OK;
+}
+
+void Conduit::Flush(size_t peer) {
+  Peer& p = peers_[peer];
+  if (p.failed) return;  // never written again
+  const int pe = PeerPe(peer);
+  if (p.staged_count != 0) {
+    // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
+    const uint64_t count = p.staged_count;
+    const size_t start_index = (p.staged_from - 1) % layout_.chunks;
+    const uint64_t head = std::min<uint64_t>(count, layout_.chunks - start_index);
+    auto bytes_of = [&](uint64_t n, bool ends_staging) {
+      return (n - 1) * layout_.chunk_bytes + (ends_staging ? p.staged_tail_bytes : layout_.chunk_bytes);
+    };
+    uint8_t* ring = layout_.inbox + my_slot_ * layout_.chunks * layout_.chunk_bytes;
+    ctx_->Put(ring + start_index * layout_.chunk_bytes, p.staged.data(), bytes_of(head, head == count), pe);
+    ++stats_.puts;
+    if (count > head) {
+      ctx_->Put(ring, p.staged.data() + head * layout_.chunk_bytes, bytes_of(count - head, true), pe);
+      ++stats_.puts;
+    }
+    stats_.fragments_sent += count;
+    p.staged_count = 0;
+  }
+  if (p.doorbell_owed) {
+    ctx_->Fence();  // the fragments land before the doorbell
+    uint64_t word = my_slot_ / 64, bit = 1ull << (my_slot_ % 64);
+    ctx_->Or(layout_.ready_bits + word, bit, pe);
+    ctx_->Fence();
+    ctx_->Add(layout_.doorbell, 1, pe);
+    ++stats_.doorbells;
+    p.doorbell_owed = false;
+  }
+}
+
+void Conduit::FlushAll() {
+  for (size_t peer : dirty_) {
+    if (!peers_[peer].failed) Flush(peer);
+    peers_[peer].listed = false;
+  }
+  dirty_.clear();
 }
 
 void Conduit::Consume(Peer& p, uint8_t* c) {

@@ -10,6 +10,9 @@
 //
 // Servers are woken by a doorbell: after its fragments, a client fences, sets its bit in the server's ready
 // bitmap and increments the doorbell word the server waits on, so the server scans only clients with work.
+// Bursts (issue 14): Post stages messages and Flush sends everything staged for a peer with one put and at most
+// one doorbell, so a client with several requests in flight, and a server answering several of a client's
+// requests in one pass, pay the ring operations once per burst rather than once per message.
 // A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
 // so it works whatever state the client's ring is in.
 //
@@ -70,6 +73,8 @@ struct ConduitStats {
   uint64_t fragments_sent = 0;
   uint64_t probes = 0;        // remote gets of a use_flag because the ring looked full
   uint64_t torn_waits = 0;    // polls that found a fragment flagged but not yet complete
+  uint64_t puts = 0;          // puts of staged fragments (Flush): fewer than messages when bursts are batched
+  uint64_t doorbells = 0;     // doorbells rung (Flush)
 };
 
 class Conduit {
@@ -81,10 +86,19 @@ class Conduit {
   Conduit(const Conduit&) = delete;
   Conduit& operator=(const Conduit&) = delete;
 
-  // Sends one message to peer. Waits, progressing, while the receiver's ring is full. ring_doorbell: wake a
-  // server that waits on its doorbell. OK, or TIMEOUT (the ring stayed full for op_timeout_ms, or the peer had
-  // failed already; the message may be partly sent).
+  // Sends one message to peer: Post, then Flush. OK, or TIMEOUT as Post.
   Status Send(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell);
+  // Batching (issue 14): stages one message's fragments for peer without sending them. Staged fragments of
+  // consecutive messages go out together at the next Flush: one put (two where the ring wraps) and, if any of
+  // them asked for it (ring_doorbell: wake a server that waits on its doorbell), one doorbell. When the ring has
+  // no free chunk left, Post flushes and waits, progressing, for the receiver. OK, or TIMEOUT (the ring stayed
+  // full for op_timeout_ms, or the peer had failed already; the message may be partly sent).
+  // A message is guaranteed to reach the receiver only once Flush (or FlushAll) has run after its Post.
+  Status Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell);
+  // Puts what is staged for peer and rings its doorbell if a message staged since the last Flush asked for it.
+  void Flush(size_t peer);
+  // Flush for every peer that has something staged.
+  void FlushAll();
   // Non-blocking: consumes the fragments from peer that have arrived. OK with a whole message in *message;
   // IN_PROGRESS when no whole message has arrived yet; TIMEOUT when a fragment was flagged but did not complete
   // within op_timeout_ms (or the peer had failed already).
@@ -128,6 +142,14 @@ class Conduit {
     size_t expected_len = 0;
     bool failed = false;
     std::string failure;      // what failed it (LastError() text)
+    // Post's staging: fragments staged_from .. staged_from + staged_count - 1, one chunk each, the last one
+    // staged_tail_bytes long (through its comp_flag). Sized on first use.
+    std::vector<uint8_t> staged;
+    uint64_t staged_from = 0;
+    uint64_t staged_count = 0;
+    size_t staged_tail_bytes = 0;
+    bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
+    bool listed = false;         // in dirty_
   };
   uint8_t* chunk(size_t ring, uint64_t seq) const {
     return layout_.inbox + (ring * layout_.chunks + (seq - 1) % layout_.chunks) * layout_.chunk_bytes;
@@ -148,7 +170,7 @@ class Conduit {
   int first_peer_pe_;
   uint64_t op_timeout_ms_;
   std::vector<Peer> peers_;
-  std::vector<uint8_t> staging_;
+  std::vector<size_t> dirty_;  // peers that may have something staged (FlushAll)
   uint64_t doorbell_seen_ = 0;
   ConduitStats stats_;
 };

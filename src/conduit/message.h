@@ -18,12 +18,28 @@ namespace smc {
 // server, not routed by key.
 enum class Op : uint8_t { kSet = 1, kGet = 2, kDelete = 3, kStore = 4, kTouch = 5, kIncr = 6, kFlushAll = 7 };
 
+// Large values (config large_value_threshold) bypass the ring. RequestHeader::wire_flags:
+//   kValueLanded  kSet: the value_len bytes are not in the message; the client put them into its landing slot
+//                 on the server (core/layout.h) before sending, ordered by a fence. The slot is the client's
+//                 again once the reply has come.
+//   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
+//                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
+// ReplyHeader::wire_flags:
+//   kPull         the value (value_len bytes) was not sent: it is in the block reply.pointer names, at version
+//                 reply.pointer.version when the server answered.
+namespace message_flags {
+constexpr uint8_t kValueLanded = 1;
+constexpr uint8_t kMayPull = 2;
+constexpr uint8_t kPull = 1;
+}  // namespace message_flags
+
 struct RequestHeader {
   uint8_t op;
   uint8_t mode;           // kStore: StoreMode
-  uint8_t reserved[2];
+  uint8_t wire_flags;     // message_flags
+  uint8_t reserved;
   uint32_t key_len;
-  uint32_t value_len;     // kSet, kStore: bytes of value following the key
+  uint32_t value_len;     // kSet, kStore: bytes of value following the key (or landed: kValueLanded)
   uint32_t flags;         // kStore: the pair's flags
   uint64_t request_id;
   uint64_t recency;       // the client's current recency epoch (piggybacked recency update)
@@ -49,8 +65,9 @@ static_assert(sizeof(WirePointer) == 40, "wire layout");
 struct ReplyHeader {
   uint8_t status;         // shmemcache_status_t
   uint8_t op;
-  uint8_t reserved[2];
-  uint32_t value_len;     // bytes of value following (or, with BUFFER_TOO_SMALL, the size needed)
+  uint8_t wire_flags;     // message_flags
+  uint8_t reserved;
+  uint32_t value_len;     // bytes of value following or to pull (with BUFFER_TOO_SMALL, the size needed)
   uint64_t request_id;
   uint64_t epoch;         // the server's current recency epoch
   uint64_t expiration_bar;
@@ -80,7 +97,8 @@ struct RequestView {
 inline bool DecodeRequest(const std::vector<uint8_t>& msg, RequestView* view) {
   if (msg.size() < sizeof(RequestHeader)) return false;
   std::memcpy(&view->header, msg.data(), sizeof(RequestHeader));
-  size_t need = sizeof(RequestHeader) + size_t{view->header.key_len} + view->header.value_len;
+  size_t need = sizeof(RequestHeader) + size_t{view->header.key_len} +
+                (view->header.wire_flags & message_flags::kValueLanded ? 0 : view->header.value_len);
   if (msg.size() != need) return false;
   view->key = msg.data() + sizeof(RequestHeader);
   view->value = view->key + view->header.key_len;

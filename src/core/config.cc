@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 #include <xxhash.h>
 
@@ -37,6 +38,17 @@ bool ParseSize(const char* text, size_t* out) {
   if (v != 0 && mult > ~0ull / v) return false;
   *out = static_cast<size_t>(v * mult);
   return true;
+}
+
+bool ParseDirectPolicy(const char* text, int* out) {
+  static const char* const kNames[] = {"auto", "always", "never"};
+  for (int i = 0; i < 3; ++i) {
+    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
+      *out = i;
+      return true;
+    }
+  }
+  return false;
 }
 
 namespace {
@@ -112,6 +124,8 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->private_context = -1;
   c->max_outstanding = 64;
   c->op_timeout_ms = 60000;
+  c->large_value_threshold = 16u << 10;
+  c->direct_policy = SHMEMCACHE_DIRECT_AUTO;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -134,6 +148,8 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
   env.Unsigned("SHMEMCACHE_MAX_OUTSTANDING", &c->max_outstanding);
   env.Unsigned("SHMEMCACHE_OP_TIMEOUT_MS", &c->op_timeout_ms);
+  env.Size("SHMEMCACHE_LARGE_VALUE_THRESHOLD", &c->large_value_threshold);
+  env.Apply("SHMEMCACHE_DIRECT_POLICY", [c](const char* t) { return ParseDirectPolicy(t, &c->direct_policy); });
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -160,6 +176,9 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
   if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
   if (c.op_timeout_ms == 0) return bad("op_timeout_ms must be at least 1 (SHMEMCACHE_OP_TIMEOUT_MS)");
+  if (c.direct_policy < SHMEMCACHE_DIRECT_AUTO || c.direct_policy > SHMEMCACHE_DIRECT_NEVER)
+    return bad("direct_policy must be SHMEMCACHE_DIRECT_AUTO, _ALWAYS or _NEVER (SHMEMCACHE_DIRECT_POLICY=auto, "
+               "always or never)");
   return SHMEMCACHE_OK;
 }
 
@@ -167,7 +186,8 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "num_servers",     "server_memory_bytes", "hash_sets",          "hash_ways",          "directory_entries",
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
-    "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms"};
+    "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
+    "large_value_threshold", "direct_policy"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -180,7 +200,8 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           c.spill_dir == nullptr ? std::string() : "'" + std::string(c.spill_dir) + "'",
           text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
           text(c.slab_page_bytes),
-          text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms)};
+          text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
+          text(c.large_value_threshold), text(c.direct_policy)};
 }
 
 std::string ConfigEnvName(size_t field) {

@@ -15,6 +15,9 @@ namespace smc {
 // Parses "123", "64K", "256M", "2G" (powers of 1024). Returns false on anything else or overflow.
 bool ParseSize(const char* text, size_t* out);
 
+// Parses direct_policy's environment form: "auto", "always", "never" (any case) or "0", "1", "2".
+bool ParseDirectPolicy(const char* text, int* out);
+
 // Fills defaults and applies the environment. On a variable that does not parse, returns CONFIG_ERROR with
 // the variable named in LastError(); every other field is still filled.
 Status ConfigDefaults(shmemcache_config_t* config);
@@ -26,7 +29,7 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 20;
+constexpr size_t kConfigFields = 22;
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

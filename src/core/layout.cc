@@ -27,10 +27,18 @@ Status SymmetricLayout::Compute(const shmemcache_config_t& c, int n_pes, Symmetr
     return TooLarge("the hash table, hash_sets (" + std::to_string(c.hash_sets) + ") x hash_ways (" +
                     std::to_string(c.hash_ways) + ") x 16 B; lower SHMEMCACHE_HASH_SETS or SHMEMCACHE_HASH_WAYS");
   if (!CheckedMul(c.chunk_bytes, c.chunks_per_peer, &ring) || !CheckedMul(ring, l.peers, &l.inbox_bytes) ||
-      !CheckedAdd(l.inbox_offset, l.inbox_bytes, &end) || !CheckedAlignUp(end, 4096, &l.arena_offset))
+      !CheckedAdd(l.inbox_offset, l.inbox_bytes, &end) || !CheckedAlignUp(end, 4096, &l.landing_offset))
     return TooLarge("the message rings, chunk_bytes (" + std::to_string(c.chunk_bytes) + ") x chunks_per_peer (" +
                     std::to_string(c.chunks_per_peer) + ") x " + std::to_string(l.peers) +
                     " peers; lower SHMEMCACHE_CHUNK_BYTES or SHMEMCACHE_CHUNKS_PER_PEER");
+  if (c.large_value_threshold != 0 && c.large_value_threshold <= c.max_value_len &&
+      (!CheckedAlignUp(c.max_value_len, 64, &l.landing_slot_bytes) ||
+       !CheckedMul(l.landing_slot_bytes, clients, &l.landing_bytes)))
+    return TooLarge("the landing slots, max_value_len (" + std::to_string(c.max_value_len) + ") x " +
+                    std::to_string(clients) + " clients; lower SHMEMCACHE_MAX_VALUE_LEN or set "
+                    "SHMEMCACHE_LARGE_VALUE_THRESHOLD=0");
+  if (!CheckedAdd(l.landing_offset, l.landing_bytes, &end) || !CheckedAlignUp(end, 4096, &l.arena_offset))
+    return TooLarge("the landing slots; lower SHMEMCACHE_MAX_VALUE_LEN or set SHMEMCACHE_LARGE_VALUE_THRESHOLD=0");
   if (!CheckedAlignUp(c.server_memory_bytes, 8, &l.arena_bytes) ||
       !CheckedAdd(l.arena_offset, l.arena_bytes, &l.total_bytes))
     return TooLarge("server_memory_bytes (" + std::to_string(c.server_memory_bytes) +

@@ -8,6 +8,9 @@
 //   [ready bitmap]                              one bit per client
 //   [hash table]                                hash_sets * hash_ways * 16 B     (used on servers)
 //   [inbox]                                     peers * chunks_per_peer * chunk_bytes
+//   [landing slots]                             clients * max_value_len, when large_value_threshold is on
+//                                               (used on servers: client c puts a large SET's value into
+//                                               slot c, then sends the request that names it)
 //   [arena]                                     server_memory_bytes              (used on servers)
 // The arena comes last: clients carry it but never touch it, and untouched pages cost no memory.
 #ifndef SHMEMCACHE_CORE_LAYOUT_H_
@@ -40,6 +43,7 @@ struct SymmetricLayout {
   size_t ready_offset = 0, ready_words = 0;
   size_t table_offset = 0, table_bytes = 0;
   size_t inbox_offset = 0, inbox_bytes = 0;
+  size_t landing_offset = 0, landing_slot_bytes = 0, landing_bytes = 0;  // slot bytes 0: no landing slots
   size_t arena_offset = 0, arena_bytes = 0;
   size_t total_bytes = 0;
 
@@ -47,6 +51,10 @@ struct SymmetricLayout {
   static_assert(kStatsOffset + 8 + sizeof(shmemcache_stats_t) <= kControlBytes, "stats fit the control");
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }
+  // True when values of value_len bytes bypass the message ring (config large_value_threshold).
+  static bool LargeValue(const shmemcache_config_t& c, size_t value_len) {
+    return c.large_value_threshold != 0 && value_len >= c.large_value_threshold && value_len <= c.max_value_len;
+  }
 
   // Computes the layout of a configuration that passed ValidateConfig(c, n_pes). CONFIG_ERROR, with LastError()
   // naming the variables to lower, when a region's size or offset does not fit in size_t (the sizes users

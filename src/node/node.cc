@@ -104,6 +104,7 @@ Status Node::SetUp() {
       std::memset(symmetric_ + l.table_offset, 0, l.table_bytes);
       std::memset(symmetric_ + l.arena_offset, 0, l.arena_bytes);
     }
+    transport_->Describe();  // collective the first time: every PE here, before the client's policy asks it
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
       client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),

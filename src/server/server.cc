@@ -44,6 +44,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
+      landing_(base + layout.landing_offset),
+      landing_slot_bytes_(layout.landing_slot_bytes),
       clock_(clock),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
@@ -87,6 +89,7 @@ void Server::FinishSpillReads() {
     g.reply.token = ptr.token;
     Answer(g.client, g.reply, status, ptr, value.data(), value.size(), g.max_value);
   });
+  conduit_.FlushAll();
 }
 
 bool Server::StoreFailed(Status s) {
@@ -108,11 +111,11 @@ Status Server::Serve() {
 }
 
 Status Server::ServeUntilDone() {
-  while (!done() || parked()) {
-    if (parked()) {
-      // Flash reads in flight: poll the doorbell and the I/O completions; yield so the I/O thread (and, on an
-      // oversubscribed node, the clients) get the core.
-      if (!conduit_.PollDoorbell(&ready_)) {
+  while (!done() || parked() || !carry_.empty()) {
+    if (parked() || !carry_.empty()) {
+      // Flash reads in flight, or clients left with messages by their budget: poll the doorbell (and the I/O
+      // completions); yield so the I/O thread (and, on an oversubscribed node, the clients) get the core.
+      if (!conduit_.PollDoorbell(&ready_) && carry_.empty()) {
         if (spill_->HasFinishedIo()) FinishSpillReads();
         else std::this_thread::yield();
         continue;
@@ -121,17 +124,39 @@ Status Server::ServeUntilDone() {
       if (stats_dirty_) PublishStats();  // going idle: the snapshot reflects every operation served so far
       conduit_.WaitDoorbell(&ready_);
     }
-    for (size_t client : ready_) {
-      if (client >= static_cast<size_t>(num_clients_)) continue;
-      Status s;
-      while ((s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK)
-        Handle(client, message_);
-      if (s == SHMEMCACHE_TIMEOUT) return s;
-    }
+    Status s = ServeReady();
+    if (s != SHMEMCACHE_OK) return s;
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
     if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)
       PublishStats();
+  }
+  return SHMEMCACHE_OK;
+}
+
+Status Server::ServeReady() {
+  // This pass serves the clients that rang and those the last pass left with messages, in ring order starting
+  // after the client the last pass started with, each at most one ring's worth of messages.
+  ready_.insert(ready_.end(), carry_.begin(), carry_.end());
+  carry_.clear();
+  std::sort(ready_.begin(), ready_.end());
+  ready_.erase(std::unique(ready_.begin(), ready_.end()), ready_.end());
+  ready_.erase(std::lower_bound(ready_.begin(), ready_.end(), static_cast<size_t>(num_clients_)), ready_.end());
+  if (ready_.empty()) return SHMEMCACHE_OK;
+  std::rotate(ready_.begin(), std::lower_bound(ready_.begin(), ready_.end(), next_first_), ready_.end());
+  next_first_ = ready_.front() + 1;
+  const unsigned budget = config_.chunks_per_peer;
+  for (size_t client : ready_) {
+    Status s = SHMEMCACHE_OK;
+    unsigned served = 0;
+    while (served < budget && (s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK &&
+           failure_ == SHMEMCACHE_OK) {
+      Handle(client, message_);
+      ++served;
+    }
+    conduit_.Flush(client);  // this client's replies of the pass: one put
+    if (s == SHMEMCACHE_TIMEOUT) return s;
+    if (served == budget) carry_.push_back(client);  // more may be waiting: its bit was consumed
   }
   return SHMEMCACHE_OK;
 }
@@ -150,7 +175,7 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
   reply_.resize(sizeof(header) + value_len);
   std::memcpy(reply_.data(), &header, sizeof(header));
   if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
-  Status s = conduit_.Send(client, reply_.data(), reply_.size(), false);
+  Status s = conduit_.Post(client, reply_.data(), reply_.size(), false);  // flushed at the end of the pass
   if (s != SHMEMCACHE_OK) {
     failure_ = s;
     failure_text_ = LastError();
@@ -198,7 +223,15 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
       StoreRequest request;  // kSet: a plain set
       if (static_cast<Op>(h.op) == Op::kStore)  // a mode out of range is refused by the store (INVALID_ARGUMENT)
         request = StoreRequest{static_cast<StoreMode>(h.mode), h.flags, h.ttl_ms, h.cas};
-      status = store_.Store(loc, req.key, h.key_len, req.value, h.value_len, request, at, &ptr);
+      const uint8_t* value_in = req.value;
+      if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
+        if (h.value_len > landing_slot_bytes_) {
+          status = SHMEMCACHE_INVALID_ARGUMENT;
+          break;
+        }
+        value_in = landing_ + client * landing_slot_bytes_;
+      }
+      status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
       reply.token = ptr.token;
@@ -220,6 +253,10 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
         value_len = view.value_len;
         reply.flags = view.flags;
         reply.token = view.token;
+        // A large value in a block the client may pull: send its location instead of its bytes.
+        if ((h.wire_flags & message_flags::kMayPull) && SymmetricLayout::LargeValue(config_, value_len) &&
+            ptr.block_bytes != 0 && value_len <= h.max_value)
+          reply.wire_flags = message_flags::kPull;
       }
       break;
     }
@@ -255,6 +292,7 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
       status = SHMEMCACHE_BUFFER_TOO_SMALL;
       value_len = 0;
     }
+    if (reply.wire_flags & message_flags::kPull) value_len = 0;  // the client pulls it from the block
   } else {
     value_len = 0;
   }

@@ -4,6 +4,12 @@
 // transport, and an idle server yields its core on oversubscribed nodes), then drains the rings of the clients
 // whose ready bit is set. While SSD reads are in flight it polls the doorbell and the I/O completions instead.
 //
+// Fairness (issue 14): no client is starved by the others. Each pass serves the clients that rang in ring
+// order starting one past where the last pass started (round robin, so no ring index is always first), and at
+// most chunks_per_peer messages of each (a client that keeps its ring full cannot hold the server for longer
+// than one ring's worth); a client whose budget ran out is carried into the next pass, which then polls the
+// doorbell instead of sleeping on it.
+//
 // Failure (issue 12): a server whose conduit times out (a fragment flagged but never completed, a reply ring
 // that never frees) or that waits longer than op_timeout_ms for a client to release a block lock cannot trust
 // its state any more: it prints one line on stderr and Serve returns SHMEMCACHE_TIMEOUT. Its clients then time
@@ -58,6 +64,8 @@ class Server {
   void PublishClassSizes(uint8_t* base);
   // The serve loop; returns on done() (OK) or at the first failure.
   Status ServeUntilDone();
+  // One pass over the clients in ready_ and carry_ (fairness: see the top of this file). OK, or TIMEOUT.
+  Status ServeReady();
   // A store operation returned s: TIMEOUT (a client's block lock never released) ends serving, like a failure
   // to reply. True when s is that failure.
   bool StoreFailed(Status s);
@@ -109,6 +117,8 @@ class Server {
   uint64_t* epoch_word_;
   uint64_t* expiration_bar_word_;
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
+  const uint8_t* landing_;     // the landing slots (core/layout.h): client c's large SET values at c * slot
+  size_t landing_slot_bytes_;  // 0: no landing slots
   EpochClock clock_;
   uint64_t start_nanos_;
   uint64_t range_nanos_;
@@ -121,6 +131,8 @@ class Server {
   uint64_t stats_published_ns_ = 0;
   std::unique_ptr<SpillTier> spill_;  // after store_: destroyed first
   std::vector<size_t> ready_;
+  std::vector<size_t> carry_;  // clients the last pass left with messages (their budget ran out)
+  size_t next_first_ = 0;      // the next pass starts with the first ready client at or after this one
   Status failure_ = SHMEMCACHE_OK;  // the first failure (to reply, or a block lock: TIMEOUT), and what was seen
   std::string failure_text_;
 };

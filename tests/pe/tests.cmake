@@ -20,9 +20,11 @@ shmemcache_pe_test(roundtrip_np3_active_only pe_roundtrip 3 ARGS 5000 ENV SHMEMC
 # Direct operations: deterministic protocol branches, and the consistency stress on both transports
 # (1 server, 2 writers, 3 readers, 12 hot keys).
 shmemcache_pe_test(direct_np3 pe_direct 3)
-shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP)
+# (Over tcp the default policy sends SETs Active (issue 14): these jobs test the Direct protocol, so they ask for it.)
+set(direct_always ENV SHMEMCACHE_DIRECT_POLICY=always)
+shmemcache_pe_test(direct_np3_tcp pe_direct 3 TCP ${direct_always})
 shmemcache_pe_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
-shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2)
+shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 ${direct_always})
 
 # Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
 shmemcache_pe_test(eviction_np3 pe_eviction 3)
@@ -102,3 +104,18 @@ shmemcache_pe_test(batch_np4_2servers_tcp pe_batch 4 TCP ARGS 150 ${two_servers}
 shmemcache_pe_test(batch_np5_1server pe_batch 5 ARGS 300)
 shmemcache_pe_test(batch_np3_active_only pe_batch 3 ARGS 100 ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_sanitize_test(batch_np4_2servers pe_batch 4 ARGS 100 ${two_servers})
+
+# Issue 14. Large values bypass the ring (landed SETs, pulled GETs, 64 KiB .. max_value_len) and race a Direct
+# writer and eviction on both transports (direct_policy always: the writer's Direct SETs happen over tcp too).
+set(large_env ENV SHMEMCACHE_SERVER_MEMORY_BYTES=16M SHMEMCACHE_DIRECT_POLICY=always)
+shmemcache_pe_test(large_values_np4 pe_large_values 4 ARGS 3 ${large_env})
+shmemcache_pe_test(large_values_np4_tcp pe_large_values 4 TCP ARGS 3 ${large_env})
+# The Direct/Active policy, asserted on the stats.
+shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
+shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
+shmemcache_pe_test(policy_auto_np3 pe_policy 3 ARGS auto-shm)
+shmemcache_pe_test(policy_auto_np3_tcp pe_policy 3 TCP ARGS auto-tcp)
+shmemcache_pe_test(policy_always_np3_tcp pe_policy 3 TCP ARGS always ENV SHMEMCACHE_DIRECT_POLICY=always)
+# Fairness: 1 server, 16 clients of Active operations for 3 s; every client progresses, min/median printed.
+shmemcache_pe_test(fairness_np17 pe_fairness 17 ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(fairness_np17_tcp pe_fairness 17 TCP ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)

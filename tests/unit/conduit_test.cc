@@ -61,6 +61,65 @@ std::vector<uint8_t> Message(size_t len, uint64_t seed) {
   return m;
 }
 
+TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  // Three one-fragment messages staged: nothing lands before the Flush.
+  for (uint64_t i = 0; i < 3; ++i) {
+    std::vector<uint8_t> m = Message(40, i);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+  std::vector<uint8_t> got;
+  EXPECT_EQ(server.Poll(0, &got), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_EQ(*p.server.layout.doorbell, 0u);
+  client.Flush(0);
+  EXPECT_EQ(client.stats().puts, 1u);
+  EXPECT_EQ(client.stats().doorbells, 1u);
+  EXPECT_EQ(*p.server.layout.doorbell, 1u);
+  std::vector<size_t> ready;
+  ASSERT_TRUE(server.PollDoorbell(&ready));
+  EXPECT_EQ(ready, std::vector<size_t>{0});
+  for (uint64_t i = 0; i < 3; ++i) {
+    ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, Message(40, i));
+  }
+  // A reply tells the client (its piggybacked ack) that the three were consumed.
+  std::vector<uint8_t> reply = Message(8, 99);
+  ASSERT_EQ(server.Send(0, reply.data(), reply.size(), false), SHMEMCACHE_OK);
+  ASSERT_EQ(client.Receive(0, &got), SHMEMCACHE_OK);
+  // Sequences 4, 5, 6 sit in chunks 3, 0, 1: the ring wraps, two puts, still one doorbell.
+  for (uint64_t i = 3; i < 6; ++i) {
+    std::vector<uint8_t> m = Message(40, i);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+  client.Flush(0);
+  EXPECT_EQ(client.stats().doorbells, 2u);
+  EXPECT_EQ(client.stats().puts, 3u);
+  EXPECT_EQ(client.stats().probes, 0u);
+  for (uint64_t i = 3; i < 6; ++i) {
+    ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, Message(40, i));
+  }
+  client.Flush(0);  // nothing staged: no put, no doorbell
+  EXPECT_EQ(client.stats().doorbells, 2u);
+}
+
+TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
+  Pair p;
+  const size_t big = 3 * kChunks * kPayloadMax + 17;
+  std::thread receiver([&] {
+    std::vector<uint8_t> got;
+    ASSERT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, Message(big, 1));
+  });
+  std::vector<uint8_t> m = Message(big, 1);
+  ASSERT_EQ(p.client.conduit->Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  p.client.conduit->Flush(0);  // the last part: its doorbell too
+  receiver.join();
+  EXPECT_GE(p.client.conduit->stats().doorbells, 4u);  // a ring's worth at a time, each with its doorbell
+}
+
 TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) {
   Pair p;
   const std::vector<size_t> sizes = {0, 1, kPayloadMax - 1, kPayloadMax, kPayloadMax + 1, 2 * kPayloadMax,

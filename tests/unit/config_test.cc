@@ -28,7 +28,8 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_CHUNK_BYTES",      "SHMEMCACHE_CHUNKS_PER_PEER",     "SHMEMCACHE_DIRECT_OPS",
     "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SPILL_MMAP_MAX_BYTES",
     "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
-    "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",
+    "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",      "SHMEMCACHE_LARGE_VALUE_THRESHOLD",
+    "SHMEMCACHE_DIRECT_POLICY",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -59,6 +60,8 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.private_context, -1);
   EXPECT_EQ(c.max_outstanding, 64u);
   EXPECT_EQ(c.op_timeout_ms, 60000u);
+  EXPECT_EQ(c.large_value_threshold, 16u << 10);
+  EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_AUTO);
 }
 
 TEST_F(ConfigEnvTest, DefaultsWithEmptyEnvironment) {
@@ -119,6 +122,8 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
   setenv("SHMEMCACHE_MAX_OUTSTANDING", "32", 1);
   setenv("SHMEMCACHE_OP_TIMEOUT_MS", "2500", 1);
+  setenv("SHMEMCACHE_LARGE_VALUE_THRESHOLD", "64K", 1);
+  setenv("SHMEMCACHE_DIRECT_POLICY", "Never", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -142,6 +147,8 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.private_context, 0);
   EXPECT_EQ(c.max_outstanding, 32u);
   EXPECT_EQ(c.op_timeout_ms, 2500u);
+  EXPECT_EQ(c.large_value_threshold, 64u << 10);
+  EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_NEVER);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -195,6 +202,8 @@ TEST_F(ConfigEnvTest, BadValuesOfOtherKinds) {
       {"SHMEMCACHE_SLAB_GROWTH_FACTOR", "nan"}, {"SHMEMCACHE_CHUNK_BYTES", "4Q"},
       {"SHMEMCACHE_PRIVATE_CONTEXT", "auto"},    {"SHMEMCACHE_OP_TIMEOUT_MS", "5s"},
       {"SHMEMCACHE_OP_TIMEOUT_MS", "8G"},        // does not fit an unsigned
+      {"SHMEMCACHE_DIRECT_POLICY", "sometimes"}, {"SHMEMCACHE_DIRECT_POLICY", "3"},
+      {"SHMEMCACHE_LARGE_VALUE_THRESHOLD", "big"},
   };
   for (const Case& tc : cases) {
     SCOPED_TRACE(std::string(tc.name) + "='" + tc.value + "'");
@@ -344,6 +353,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"recency_range_ms 0", [](shmemcache_config_t* c) { c->recency_range_ms = 0; }, 2},
       {"server_memory_bytes tiny", [](shmemcache_config_t* c) { c->server_memory_bytes = 4096; }, 2},
       {"op_timeout_ms 0", [](shmemcache_config_t* c) { c->op_timeout_ms = 0; }, 2},
+      {"direct_policy 3", [](shmemcache_config_t* c) { c->direct_policy = 3; }, 2},
+      {"direct_policy -1", [](shmemcache_config_t* c) { c->direct_policy = -1; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -387,6 +398,8 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"private_context", [](shmemcache_config_t* c) { c->private_context = 1; }},
       {"max_outstanding", [](shmemcache_config_t* c) { c->max_outstanding = 65; }},
       {"op_timeout_ms", [](shmemcache_config_t* c) { c->op_timeout_ms = 1; }},
+      {"large_value_threshold", [](shmemcache_config_t* c) { c->large_value_threshold = 0; }},
+      {"direct_policy", [](shmemcache_config_t* c) { c->direct_policy = SHMEMCACHE_DIRECT_NEVER; }},
   };
 }
 
@@ -424,7 +437,7 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   auto mutations = OneMutationPerField();
   ASSERT_EQ(mutations.size(), kConfigFields);
   // shmemcache_config_t's fields, by size: a new field must be added to the comparison (and here).
-  EXPECT_EQ(sizeof(shmemcache_config_t), 17 * 8u) << "a field was added or removed: update ConfigFieldValues";
+  EXPECT_EQ(sizeof(shmemcache_config_t), 19 * 8u) << "a field was added or removed: update ConfigFieldValues";
   for (size_t i = 0; i < kConfigFields; ++i) EXPECT_EQ(mutations[i].first, kConfigFieldNames[i]);
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");

@@ -43,6 +43,9 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   EXPECT_GE(l.arena_bytes, c.server_memory_bytes);
   EXPECT_LT(l.arena_bytes, c.server_memory_bytes + 8);
   EXPECT_EQ(l.arena_bytes % 8, 0u);
+  bool landing = c.large_value_threshold != 0 && c.large_value_threshold <= c.max_value_len;
+  EXPECT_EQ(l.landing_slot_bytes, landing ? SymmetricLayout::Align(c.max_value_len, 64) : 0u);
+  EXPECT_EQ(l.landing_bytes, l.landing_slot_bytes * clients);
 
   // Control words inside the control region, on separate cache lines.
   EXPECT_LT(SymmetricLayout::kDoorbellOffset + 8, SymmetricLayout::kControlBytes);
@@ -54,7 +57,8 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   EXPECT_GE(SymmetricLayout::kDeparturesOffset - SymmetricLayout::kExpirationBarOffset, 64u);
 
   // Alignment.
-  for (size_t off : {l.mailbox_offset, l.ready_offset, l.table_offset, l.inbox_offset, l.arena_offset})
+  for (size_t off : {l.mailbox_offset, l.ready_offset, l.table_offset, l.inbox_offset, l.landing_offset,
+                     l.arena_offset})
     EXPECT_EQ(off % 4096, 0u) << off;
 
   // Order and non-overlap: control, mailboxes, ready, table, inbox, arena; the arena is last and ends the
@@ -65,6 +69,7 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
       {l.ready_offset, l.ready_offset + l.ready_words * 8},
       {l.table_offset, l.table_offset + l.table_bytes},
       {l.inbox_offset, l.inbox_offset + l.inbox_bytes},
+      {l.landing_offset, l.landing_offset + l.landing_bytes},
       {l.arena_offset, l.arena_offset + l.arena_bytes},
   };
   for (size_t i = 1; i < regions.size(); ++i) {
@@ -77,7 +82,8 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
   EXPECT_LT(l.ready_offset - (l.mailbox_offset + static_cast<size_t>(c.num_servers) * 8), 4096u);
   EXPECT_LT(l.table_offset - (l.ready_offset + l.ready_words * 8), 4096u);
   EXPECT_LT(l.inbox_offset - (l.table_offset + l.table_bytes), 4096u);
-  EXPECT_LT(l.arena_offset - (l.inbox_offset + l.inbox_bytes), 4096u);
+  EXPECT_LT(l.landing_offset - (l.inbox_offset + l.inbox_bytes), 4096u);
+  EXPECT_LT(l.arena_offset - (l.landing_offset + l.landing_bytes), 4096u);
 }
 
 TEST(Layout, DefaultsTwoPes) {
@@ -91,8 +97,21 @@ TEST(Layout, DefaultsTwoPes) {
   EXPECT_EQ(l.table_bytes, 4096u * 8 * 16);
   EXPECT_EQ(l.inbox_offset, 12288u + 4096u * 8 * 16);
   EXPECT_EQ(l.inbox_bytes, 1u * 8 * 4096);
-  EXPECT_EQ(l.arena_offset, l.inbox_offset + 8 * 4096);
+  EXPECT_EQ(l.landing_offset, l.inbox_offset + 8 * 4096);
+  EXPECT_EQ(l.landing_slot_bytes, 1u << 20);  // one client, max_value_len
+  EXPECT_EQ(l.arena_offset, l.landing_offset + (1u << 20));
   EXPECT_EQ(l.arena_bytes, 64u << 20);
+}
+
+TEST(Layout, NoLandingSlotsWithoutLargeValues) {
+  shmemcache_config_t c = Config();
+  c.large_value_threshold = 0;
+  SymmetricLayout l = LayoutOf(c, 5);
+  EXPECT_EQ(l.landing_bytes, 0u);
+  EXPECT_EQ(l.arena_offset, l.inbox_offset + l.inbox_bytes);
+  CheckLayout(c, 5);
+  c.large_value_threshold = c.max_value_len + 1;  // no value is ever that large
+  EXPECT_EQ(LayoutOf(c, 5).landing_bytes, 0u);
 }
 
 TEST(Layout, ManyShapes) {
@@ -108,6 +127,7 @@ TEST(Layout, ManyShapes) {
             c.server_memory_bytes = mem;
             c.chunk_bytes = 320;
             c.chunks_per_peer = 3;
+            c.max_value_len = mem / 8 + 5;  // landing slots padded to 64 B
             CheckLayout(c, servers + clients);
           }
         }

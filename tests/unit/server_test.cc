@@ -260,6 +260,7 @@ TEST(ServerFailure, AMessageFlaggedButNeverCompletedEndsServeAndItsClientsTimeOu
     if (node.client_rank() == 1) {
       shmemcache_request* r = nullptr;
       ASSERT_EQ(c->Issue(Op::kSet, "torn", 4, "value", 5, nullptr, 0, nullptr, &r), SHMEMCACHE_OK);
+      EXPECT_EQ(c->Test(r), SHMEMCACHE_IN_PROGRESS);  // hands the staged request to the server (conduit.h)
       // Only once the server is stuck on ring 1 (it took its ready bit) may client 0 send, or the server could
       // serve it first.
       std::unique_ptr<Context> ctx = node.transport()->CreateContext(1);

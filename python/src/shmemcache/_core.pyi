@@ -56,6 +56,8 @@ class Cache:
         private_context: int = ...,
         max_outstanding: int = ...,
         op_timeout_ms: int = ...,
+        large_value_threshold: int = ...,
+        direct_policy: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(

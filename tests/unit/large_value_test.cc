@@ -1,0 +1,286 @@
+// Large values bypass the message ring (config large_value_threshold, conduit/message.h): an Active SET puts
+// its value into the client's landing slot on the server, an Active GET is answered with the block's location
+// and the client pulls the value with one validated get. Whole one-process jobs; the loopback transport's
+// on_get hook runs another client's write (a Direct SET, a delete and reuse, an eviction) or tears the copy
+// exactly while the pull is in progress.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+#include "loopback_cluster.h"
+
+namespace smc {
+namespace {
+
+using namespace testing_loopback;
+
+constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (16 KiB), below its max_value_len (64 KiB)
+
+std::string ValueOf(char fill, size_t len) {
+  std::string v(len, fill);
+  for (size_t i = 0; i < len; i += 997) v[i] = static_cast<char>('a' + (i / 997) % 26);  // not one byte repeated
+  return v;
+}
+
+Status Set(Client* c, const std::string& k, const std::string& v) { return c->Set(k.data(), k.size(), v.data(), v.size()); }
+
+// A GET that goes Active (and so may pull) whatever the directory holds: another request is in flight to the
+// server when it is issued, so it cannot go Direct (client.h).
+Status ActiveGet(Client* c, const std::string& k, std::string* v, size_t buffer = 64 * 1024) {
+  char small[8];
+  size_t small_len = 0, len = 0;
+  shmemcache_request* first = nullptr;
+  shmemcache_request* get = nullptr;
+  EXPECT_EQ(c->Issue(Op::kGet, "other", 5, nullptr, 0, small, sizeof small, &small_len, &first), SHMEMCACHE_OK);
+  std::vector<char> buf(buffer);
+  EXPECT_EQ(c->Issue(Op::kGet, k.data(), k.size(), nullptr, 0, buf.data(), buf.size(), &len, &get), SHMEMCACHE_OK);
+  c->Wait(first);
+  Status s = c->Wait(get);
+  v->assign(buf.data(), s == SHMEMCACHE_OK ? len : 0);
+  if (s == SHMEMCACHE_BUFFER_TOO_SMALL) v->assign(len, '?');  // the size needed
+  return s;
+}
+
+// Runs tasks on one client's thread for another (the writer side of a race the reader's hook sets up).
+class Helper {
+ public:
+  // On the helper's thread: runs the tasks posted until Stop.
+  void Serve() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      cv_.wait(lock, [&] { return task_ != nullptr || stop_; });
+      if (task_ == nullptr) return;
+      std::function<void()> task = task_;
+      lock.unlock();
+      task();
+      lock.lock();
+      task_ = nullptr;
+      cv_.notify_all();
+    }
+  }
+  // Runs task on the helper's thread and waits for it.
+  void Run(std::function<void()> task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    task_ = std::move(task);
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return task_ == nullptr; });
+  }
+  void Stop() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::function<void()> task_;
+  bool stop_ = false;
+};
+
+// A job of a server (PE 0), a writer (PE 1, run through a Helper) and a reader (PE 2). Before the reader's first
+// copy of a large block (a pull), `during_pull` runs on the writer's thread; `tear` (if set) then damages the
+// copy the reader gets, for that many copies.
+struct PullRace {
+  Helper helper;
+  Client* writer = nullptr;
+  Node* writer_node = nullptr;
+  std::function<void(Client* writer)> during_pull;
+  int tear = 0;
+  bool armed = false;
+  int pulls_seen = 0;
+
+  // On the reader: the writer stores "k" = v1, the race is armed, and the reader GETs "k" Active (pulling).
+  Status SetThenPull(Client* reader, const std::string& v1, std::string* got) {
+    helper.Run([&] { EXPECT_EQ(Set(writer, "k", v1), SHMEMCACHE_OK); });
+    armed = true;
+    return ActiveGet(reader, "k", got);
+  }
+
+  void Run(const shmemcache_config_t& config, const std::function<void(Node& reader)>& reader_body) {
+    LoopbackJob job(3);
+    job.faults().on_get = [this](int from, int to, void* dst, const void* src, size_t bytes) {
+      std::memcpy(dst, src, bytes);
+      if (from != 2 || to != 0 || bytes < 16 * 1024 || !armed) return;
+      ++pulls_seen;
+      if (pulls_seen == 1 && during_pull) {
+        helper.Run([this] { during_pull(writer); });
+        std::memcpy(dst, src, bytes);  // the copy is taken after the write
+      }
+      if (pulls_seen <= tear) static_cast<uint8_t*>(dst)[bytes / 2] ^= 0x5a;  // torn in the middle
+    };
+    ThreadBarrier ready(2);
+    ClusterHooks hooks;
+    hooks.client = [&](Node& node) {
+      if (node.my_pe() == 1) {
+        writer = node.client();
+        writer_node = &node;
+        ready.Wait();
+        helper.Serve();
+      } else {
+        ready.Wait();
+        reader_body(node);
+        helper.Stop();
+      }
+    };
+    ASSERT_EQ(RunCluster(&job, config, hooks), SHMEMCACHE_OK);
+  }
+};
+
+TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every GET Active: each large one is pulled
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    const std::vector<size_t> sizes = {cfg.large_value_threshold, 20000, kLarge, cfg.max_value_len};
+    for (size_t len : sizes) {
+      std::string key = "big-" + std::to_string(len), v = ValueOf('L', len), got;
+      ASSERT_EQ(Set(c, key, v), SHMEMCACHE_OK) << len;
+      ASSERT_EQ(ActiveGet(c, key, &got), SHMEMCACHE_OK) << len;
+      EXPECT_EQ(got, v) << len;
+      // Blocking and rewritten with another large value of another size (the server moves it).
+      std::string v2 = ValueOf('M', len == cfg.max_value_len ? len - 8 : len + 8);
+      ASSERT_EQ(Set(c, key, v2), SHMEMCACHE_OK);
+      std::vector<char> buf(cfg.max_value_len);
+      size_t got_len = 0;
+      ASSERT_EQ(c->Get(key.data(), key.size(), buf.data(), buf.size(), &got_len), SHMEMCACHE_OK);
+      EXPECT_EQ(std::string(buf.data(), got_len), v2);
+    }
+    shmemcache_stats_t s = StatsOf(node);
+    EXPECT_EQ(s.large_sets_landed, 2 * sizes.size());
+    EXPECT_EQ(s.large_gets_pulled, 2 * sizes.size());
+    EXPECT_EQ(s.large_pull_retries, 0u);
+    EXPECT_EQ(s.direct_gets + s.direct_sets, 0u);  // direct_policy never: no Direct operation
+    EXPECT_EQ(s.policy_reason, 3u);
+    EXPECT_EQ(s.policy_set_path, 2u);
+    EXPECT_GT(s.policy_active_ops, 0u);
+
+    // Below the threshold, or into a buffer too small for it: through the ring, never pulled or landed.
+    std::string small = ValueOf('s', cfg.large_value_threshold - 1), got;
+    ASSERT_EQ(Set(c, "small", small), SHMEMCACHE_OK);
+    ASSERT_EQ(ActiveGet(c, "small", &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, small);
+    ASSERT_EQ(ActiveGet(c, "big-" + std::to_string(kLarge), &got, 1000), SHMEMCACHE_BUFFER_TOO_SMALL);
+    EXPECT_EQ(got.size(), kLarge + 8);  // the size needed
+    shmemcache_stats_t t = StatsOf(node);
+    EXPECT_EQ(t.large_sets_landed, s.large_sets_landed);
+    EXPECT_EQ(t.large_gets_pulled, s.large_gets_pulled);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(LargeValue, WithTheThresholdOffEverythingGoesThroughTheRing) {
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.large_value_threshold = 0;
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    std::string v = ValueOf('x', kLarge), got;
+    ASSERT_EQ(Set(c, "k", v), SHMEMCACHE_OK);
+    ASSERT_EQ(ActiveGet(c, "k", &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, v);
+    shmemcache_stats_t s = StatsOf(node);
+    EXPECT_EQ(s.large_sets_landed + s.large_gets_pulled, 0u);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(LargeValue, APullThatMeetsADirectWriterReturnsTheNewerWholeValue) {
+  PullRace race;
+  const std::string v1 = ValueOf('1', kLarge), v2 = ValueOf('2', kLarge);
+  race.during_pull = [&](Client* w) {
+    ASSERT_EQ(Set(w, "k", v2), SHMEMCACHE_OK);  // fits the block: a Direct SET while the reader pulls
+  };
+  race.Run(SmallConfig(), [&](Node& reader) {
+    std::string got;
+    ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
+    EXPECT_TRUE(got == v2) << "a value that is not v2 whole";
+    EXPECT_EQ(StatsOf(reader).large_gets_pulled, 1u);
+    EXPECT_EQ(StatsOf(*race.writer_node).direct_sets, 1u);
+  });
+  EXPECT_EQ(race.pulls_seen, 1);
+}
+
+TEST(LargeValue, APullOfADeletedAndReusedBlockAsksAgainAndNeverReturnsAnotherKeysValue) {
+  PullRace race;
+  race.during_pull = [&](Client* w) {
+    ASSERT_EQ(w->Delete("k", 1), SHMEMCACHE_OK);
+    for (int i = 0; i < 8; ++i)  // the freed block is reused for another key of the same size class
+      ASSERT_EQ(Set(w, "other-" + std::to_string(i), ValueOf('o', kLarge)), SHMEMCACHE_OK);
+  };
+  race.Run(SmallConfig(), [&](Node& reader) {
+    std::string got;
+    // Asked again through the ring: the pair is gone.
+    EXPECT_EQ(race.SetThenPull(reader.client(), ValueOf('1', kLarge), &got), SHMEMCACHE_NOT_FOUND);
+    shmemcache_stats_t s = StatsOf(reader);
+    EXPECT_EQ(s.large_pull_retries, 1u);
+    EXPECT_EQ(s.large_gets_pulled, 0u);
+  });
+}
+
+TEST(LargeValue, APullOfAnEvictedPairAsksAgainAndGetsItsValueOrNotFound) {
+  PullRace race;
+  const std::string v1 = ValueOf('1', kLarge);
+  race.during_pull = [&](Client* w) {
+    // 4 MiB of server memory: 256 more pairs of 32 KiB evict the oldest tiers, "k" among them.
+    for (int i = 0; i < 256; ++i)
+      ASSERT_EQ(Set(w, "filler-" + std::to_string(i), ValueOf('f', kLarge)), SHMEMCACHE_OK);
+  };
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.recency_range_ms = 1;  // "k"'s tier is old by the time the fillers come
+  race.Run(cfg, [&](Node& reader) {
+    std::string got;
+    Status s = race.SetThenPull(reader.client(), v1, &got);
+    EXPECT_TRUE(s == SHMEMCACHE_NOT_FOUND || (s == SHMEMCACHE_OK && got == v1)) << s;
+    if (s == SHMEMCACHE_NOT_FOUND) EXPECT_EQ(StatsOf(reader).large_pull_retries, 1u);
+    std::printf("evicted while pulled: %s\n", s == SHMEMCACHE_NOT_FOUND ? "yes (asked again: NOT_FOUND)" : "no");
+  });
+}
+
+TEST(LargeValue, TornCopiesAreReadAgainAndFinallyAskedForThroughTheRing) {
+  PullRace race;
+  race.tear = 1000;  // every copy of the pull is torn: it gives up and asks again
+  const std::string v1 = ValueOf('1', kLarge);
+  race.Run(SmallConfig(), [&](Node& reader) {
+    std::string got;
+    ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
+    EXPECT_TRUE(got == v1);
+    shmemcache_stats_t s = StatsOf(reader);
+    EXPECT_EQ(s.large_pull_retries, 1u);
+    EXPECT_GT(s.read_retries, 0u);
+    EXPECT_EQ(s.large_gets_pulled, 0u);
+  });
+}
+
+TEST(LargeValue, AWriteOfTheKeyWaitsForItsClientsPullSoTheGetSeesTheValueBeforeIt) {
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    const std::string v1 = ValueOf('1', kLarge), v2 = ValueOf('2', kLarge);
+    ASSERT_EQ(Set(c, "k", v1), SHMEMCACHE_OK);
+    char small[8];
+    size_t small_len = 0, len = 0;
+    std::vector<char> buf(64 * 1024);
+    shmemcache_request *first = nullptr, *get = nullptr, *set = nullptr;
+    ASSERT_EQ(c->Issue(Op::kGet, "x", 1, nullptr, 0, small, sizeof small, &small_len, &first), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Issue(Op::kGet, "k", 1, nullptr, 0, buf.data(), buf.size(), &len, &get), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Issue(Op::kSet, "k", 1, v2.data(), v2.size(), nullptr, 0, nullptr, &set), SHMEMCACHE_OK);
+    c->Wait(first);
+    ASSERT_EQ(c->Wait(get), SHMEMCACHE_OK);
+    EXPECT_TRUE(std::string(buf.data(), len) == v1) << "the GET saw the SET issued after it";
+    ASSERT_EQ(c->Wait(set), SHMEMCACHE_OK);
+    EXPECT_EQ(StatsOf(node).large_gets_pulled, 1u);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+}  // namespace
+}  // namespace smc
