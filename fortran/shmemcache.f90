@@ -74,6 +74,7 @@ module shmemcache
     integer(c_int) :: private_context
     integer(c_int) :: max_outstanding
     integer(c_int) :: op_timeout_ms
+    integer(c_int) :: local_access
   end type shmemcache_config_t
 
   ! shmemcache_stats_t, field for field (uint64_t counters as integer(c_int64_t)).
@@ -87,7 +88,7 @@ module shmemcache
                           max_eviction_pause_us, pages_moved, expiration_bar, payload_bytes, &
                           spill_bytes_written, spill_reclaimed_segments, spill_checksum_failures, &
                           spill_io_errors, spill_async_reads, spill_mmap_reads, &
-                          spill_enospc_recoveries
+                          spill_enospc_recoveries, local_gets, local_sets
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

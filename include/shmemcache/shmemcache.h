@@ -110,6 +110,11 @@ typedef struct {
   unsigned op_timeout_ms;       /* how long any wait for another PE may last before the operation fails with
                                    SHMEMCACHE_TIMEOUT (see "Failures"); >= 1; default 60000, long enough for
                                    a loaded, oversubscribed node */
+  int local_access;             /* Direct operations on a server this PE can map (shmem_ptr: same node) use
+                                   plain loads and stores through the mapping, under the same lock/version
+                                   protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
+                                   (one-sided get/put only), -1 = auto (default): on for every server that
+                                   maps. This PE's own choice: PEs may set it differently */
 } shmemcache_config_t;
 
 /* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
@@ -246,6 +251,9 @@ typedef struct {
   uint64_t spill_mmap_reads;    /* SSD tier: reads through a mapping (small records) rather than pread */
   uint64_t spill_enospc_recoveries; /* SSD tier: writes that succeeded again after the disk was full (ENOSPC):
                                        retried after dropping the oldest segment, or once space came back */
+  /* client side, on-node fast path (local_access) */
+  uint64_t local_gets;          /* Direct GETs served by loads through a mapping of the server's memory */
+  uint64_t local_sets;          /* Direct SETs written by stores through a mapping of the server's memory */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -35,6 +35,7 @@ static const config_field config_fields[] = {
     CONFIG_FIELD(private_context, FIELD_INT),
     CONFIG_FIELD(max_outstanding, FIELD_UNSIGNED),
     CONFIG_FIELD(op_timeout_ms, FIELD_UNSIGNED),
+    CONFIG_FIELD(local_access, FIELD_INT),
 };
 #undef CONFIG_FIELD
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
@@ -47,7 +48,7 @@ static const config_field config_fields[] = {
   X(eviction_batches) X(spilled_items) X(spill_reads) X(active_ops_served) X(no_space_errors) X(retiered)     \
   X(max_eviction_pause_us) X(pages_moved) X(expiration_bar) X(payload_bytes) X(spill_bytes_written)           \
   X(spill_reclaimed_segments) X(spill_checksum_failures) X(spill_io_errors) X(spill_async_reads)              \
-  X(spill_mmap_reads) X(spill_enospc_recoveries)
+  X(spill_mmap_reads) X(spill_enospc_recoveries) X(local_gets) X(local_sets)
 
 /* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
  * the build instead of silently missing from stats(). */

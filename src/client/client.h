@@ -8,8 +8,9 @@
 // request_id. A blocking call is: complete the requests in flight to the key's server, Issue, Wait.
 //
 // Decision process:
-//   SET    a pointer in the directory and the new pair fits its block -> Direct SET; else Active SET, whose
-//          reply installs the pointer.
+//   SET    a pointer in the directory (or, for a blocking SET without one, a tag match in the key's hash-table
+//          set fetched with one get, as for GET) and the new pair fits its block -> Direct SET; else Active
+//          SET, whose reply installs the pointer.
 //   GET    a pointer -> Direct GET. No pointer: a blocking GET fetches the key's hash-table set with one get
 //          and goes Direct on a tag match (a non-blocking one does not: it would wait a round trip at issue);
 //          otherwise Active GET, whose reply installs the pointer.
@@ -25,7 +26,8 @@
 // TIMEOUT at once (before any Direct or Active step), with LastError() saying what was seen.
 //
 // Hot path: no heap allocation once the request pool, the queues and the buffers have reached their high-water
-// marks, and no system call but the clock reads of recency (issue 13 removes those).
+// marks, and no system call: recency and the directory's range stamp read a CoarseClock (core/clock.h), which
+// reads the real clock about every 0.1 ms, not per operation.
 #ifndef SHMEMCACHE_CLIENT_CLIENT_H_
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
@@ -114,7 +116,10 @@ class Client {
   Status Execute(const Operation& op);
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
   bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
-  bool TryDirectSet(const Operation& op, Status* status);
+  // Direct SET through a pointer (known_version/known_recency: as last seen, 0 when unknown); true when it
+  // produced the answer.
+  bool TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                    uint64_t known_recency, Status* status);
   // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
   bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
@@ -148,10 +153,10 @@ class Client {
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
-  uint64_t CurrentRange() const;
+  uint64_t CurrentRange();
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
-  uint64_t EstimatedEpoch(int server) const;
+  uint64_t EstimatedEpoch(int server);
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
   uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
@@ -184,8 +189,8 @@ class Client {
   std::vector<HashWay> set_buffer_;
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
-  std::vector<uint64_t> epoch_heard_at_;  // clock_.Nanos() when server_epoch_ was learned
-  EpochClock clock_;
+  std::vector<uint64_t> epoch_heard_at_;  // clock_.Refresh() when server_epoch_ was learned
+  CoarseClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

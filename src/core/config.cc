@@ -112,6 +112,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->private_context = -1;
   c->max_outstanding = 64;
   c->op_timeout_ms = 60000;
+  c->local_access = -1;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -134,6 +135,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Int("SHMEMCACHE_PRIVATE_CONTEXT", &c->private_context);
   env.Unsigned("SHMEMCACHE_MAX_OUTSTANDING", &c->max_outstanding);
   env.Unsigned("SHMEMCACHE_OP_TIMEOUT_MS", &c->op_timeout_ms);
+  env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -160,6 +162,8 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
   if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
   if (c.op_timeout_ms == 0) return bad("op_timeout_ms must be at least 1 (SHMEMCACHE_OP_TIMEOUT_MS)");
+  if (c.local_access < -1 || c.local_access > 1)
+    return bad("local_access must be -1, 0 or 1 (SHMEMCACHE_LOCAL_ACCESS)");
   return SHMEMCACHE_OK;
 }
 
@@ -167,7 +171,8 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "num_servers",     "server_memory_bytes", "hash_sets",          "hash_ways",          "directory_entries",
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
-    "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms"};
+    "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
+    "local_access"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -180,7 +185,8 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           c.spill_dir == nullptr ? std::string() : "'" + std::string(c.spill_dir) + "'",
           text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
           text(c.slab_page_bytes),
-          text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms)};
+          text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
+          text(c.local_access)};
 }
 
 std::string ConfigEnvName(size_t field) {

@@ -26,7 +26,11 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 20;
+constexpr size_t kConfigFields = 21;
+// local_access is this PE's own choice (it changes nothing another PE sees): the one field PEs may set
+// differently, left out of the agreement.
+constexpr size_t kLocalAccessField = 20;
+inline bool ConfigFieldMustAgree(size_t field) { return field != kLocalAccessField; }
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

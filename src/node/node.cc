@@ -106,6 +106,12 @@ Status Node::SetUp() {
     }
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
+      for (int s = 0; config_.local_access == 1 && s < config_.num_servers; ++s)
+        if (transport_->LocalPointer(symmetric_ + l.arena_offset, s) == nullptr)
+          return Fail(SHMEMCACHE_CONFIG_ERROR,
+                      "local_access is 1 (SHMEMCACHE_LOCAL_ACCESS) but server PE " + std::to_string(s) +
+                          " cannot be mapped into this PE (shmem_ptr gave none: another node, or a network "
+                          "transport); use -1 (auto: the mapping where it exists) or 0");
       client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),
                                          EpochClock(hooks_.clock_offset_ms));
       return SHMEMCACHE_OK;

@@ -28,7 +28,7 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_CHUNK_BYTES",      "SHMEMCACHE_CHUNKS_PER_PEER",     "SHMEMCACHE_DIRECT_OPS",
     "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SPILL_MMAP_MAX_BYTES",
     "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
-    "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",
+    "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",       "SHMEMCACHE_LOCAL_ACCESS",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -119,6 +119,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_PRIVATE_CONTEXT", "0", 1);
   setenv("SHMEMCACHE_MAX_OUTSTANDING", "32", 1);
   setenv("SHMEMCACHE_OP_TIMEOUT_MS", "2500", 1);
+  setenv("SHMEMCACHE_LOCAL_ACCESS", "0", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -142,6 +143,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.private_context, 0);
   EXPECT_EQ(c.max_outstanding, 32u);
   EXPECT_EQ(c.op_timeout_ms, 2500u);
+  EXPECT_EQ(c.local_access, 0);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -344,6 +346,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"recency_range_ms 0", [](shmemcache_config_t* c) { c->recency_range_ms = 0; }, 2},
       {"server_memory_bytes tiny", [](shmemcache_config_t* c) { c->server_memory_bytes = 4096; }, 2},
       {"op_timeout_ms 0", [](shmemcache_config_t* c) { c->op_timeout_ms = 0; }, 2},
+      {"local_access 2", [](shmemcache_config_t* c) { c->local_access = 2; }, 2},
+      {"local_access -2", [](shmemcache_config_t* c) { c->local_access = -2; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -387,6 +391,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"private_context", [](shmemcache_config_t* c) { c->private_context = 1; }},
       {"max_outstanding", [](shmemcache_config_t* c) { c->max_outstanding = 65; }},
       {"op_timeout_ms", [](shmemcache_config_t* c) { c->op_timeout_ms = 1; }},
+      {"local_access", [](shmemcache_config_t* c) { c->local_access = 0; }},
   };
 }
 
@@ -429,6 +434,7 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");
   EXPECT_EQ(ConfigEnvName(19), "SHMEMCACHE_OP_TIMEOUT_MS");
+  EXPECT_EQ(ConfigEnvName(kLocalAccessField), "SHMEMCACHE_LOCAL_ACCESS");
   EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
 }
 

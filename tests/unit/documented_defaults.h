@@ -30,6 +30,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.private_context = -1;
   c.max_outstanding = 64;
   c.op_timeout_ms = 60000;
+  c.local_access = -1;
   return c;
 }
 

@@ -51,6 +51,7 @@ class Cache:
         private_context: int = ...,
         max_outstanding: int = ...,
         op_timeout_ms: int = ...,
+        local_access: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(
