@@ -110,7 +110,7 @@ contains
     type(shmemcache_config_t) :: bad
     call expect_status(shmemcache_config_defaults(config), SHMEMCACHE_OK, 'config_defaults')
     call expect(config%num_servers == 1 .and. config%server_memory_bytes == 64 * 1024**2 .and. &
-                config%hash_sets == 4096 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
+                config%hash_sets == 0 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
                 config%max_value_len == 1024**2 .and. config%slab_growth_factor == 1.25_c_double .and. &
                 config%max_outstanding == 64 .and. config%op_timeout_ms == 60000 .and. config%local_access == -1 .and. &
                 config%spill_mmap_max_bytes == 0 .and. &

@@ -80,7 +80,10 @@ const char *shmemcache_last_error(void);
 typedef struct {
   int num_servers;              /* PEs 0..num_servers-1 serve; default 1 */
   size_t server_memory_bytes;   /* KV block memory per server; default 64 MiB */
-  size_t hash_sets;             /* sets in each server's hash table; default 4096 */
+  size_t hash_sets;             /* sets in each server's hash table; default 0 = sized from server_memory_bytes:
+                                   one way per 64 bytes (a full server of typical pairs fills about half the
+                                   ways, so almost nothing overflows to where Direct operations cannot reach);
+                                   the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
   size_t directory_entries;     /* client pointer-directory sets; default 512 */
   unsigned directory_ways;      /* sub-entries per directory set; default 8 */
@@ -163,7 +166,9 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
 
 /* Copies the value of key into buffer[0 .. *value_len). On NOT_FOUND *value_len is 0 and buffer unchanged.
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
- * and buffer unchanged. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
+ * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
+ * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
+ * buffer[0 .. buffer_len) whatever it returns. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
  * TIMEOUT (*value_len 0) when the key's server did not answer. */
 shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                    size_t buffer_len, size_t *value_len);

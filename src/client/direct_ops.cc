@@ -17,6 +17,8 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
     BlockCheck check;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
+    } else if (OneCopy(block_bytes, key_len, out_capacity)) {
+      check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), view);
     } else {
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
       check = ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view);
@@ -40,6 +42,28 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
     backoff.Pause();
   }
   return Result::kGiveUp;
+}
+
+bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity) {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  if (block_bytes < value_at + kTargetWordBytes) return false;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  return value_room >= kOneCopyMinBytes && out_capacity >= value_room;
+}
+
+BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                               uint32_t tag, uint8_t* out, BlockView* view) {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  if (buffer_.size() < value_at + kTargetWordBytes) buffer_.resize(value_at + kTargetWordBytes);
+  uint8_t* head = buffer_.data();
+  uint8_t* target = buffer_.data() + value_at;
+  const uint8_t* block = arena_ + offset;
+  ctx_->GetNbi(head, block, value_at, server);
+  ctx_->GetNbi(out, block + value_at, value_room, server);
+  ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  ctx_->Quiet();
+  return ValidateSplitBlock(head, LoadU64(target), out, value_room, block_bytes, key, key_len, tag, view);
 }
 
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,

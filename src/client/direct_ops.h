@@ -47,6 +47,10 @@ class DirectOps {
   static constexpr unsigned kMaxReadAttempts = 64;
   static constexpr unsigned kMaxLockAttempts = 4096;
   static constexpr unsigned kMaxVersionRetries = 64;
+  // A remote Direct GET lands the value straight in the caller's buffer (three non-blocking gets: header and
+  // key, value, target word; one quiet; checksum over the pieces) when the buffer can hold the most the block
+  // can hold and that is at least this much; below it one get of the whole block and a copy cost less.
+  static constexpr size_t kOneCopyMinBytes = 16384;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
@@ -70,8 +74,11 @@ class DirectOps {
 
   // On kDone, view->value_len is the value's length and the value has been copied to out when it fits
   // (value_len <= out_capacity: view->value == out); otherwise nothing was copied (view->value == nullptr).
-  // The other view fields (version, token, flags, expiry, recency) are filled either way. out is scribbled on
-  // only when the answer is kDone with a value that fits.
+  // The other view fields (version, token, flags, expiry, recency) are filled either way. A copy lands in out
+  // before it is validated (that is the one copy): an attempt that turns out torn may leave bytes anywhere in
+  // out[0 .. out_capacity), whatever the final answer; a quiet block never does (a value that does not fit is
+  // not copied, a block of another key is rejected before its value is read on the local path, and the remote
+  // one-copy form is used only when out can take the block's whole room).
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
              void* out, size_t out_capacity, BlockView* view);
   // The same, with *view pointing into a buffer owned by this object, valid until the next call.
@@ -97,6 +104,11 @@ class DirectOps {
   Result Lock(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, uint32_t tag,
               uint64_t* locked_from);
   bool KeyMatches(int server, uint64_t offset, const void* key, size_t key_len);
+  // Whether a remote GET of this block for this key can land its value in a buffer of out_capacity (kOneCopy...).
+  static bool OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity);
+  // The one-copy remote GET: header + key and the target word into buffer_, the value's room into out.
+  BlockCheck GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                      uint32_t tag, uint8_t* out, BlockView* view);
   // Step 3 for each path; version: the full version to publish.
   void WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                    const void* value, size_t value_len);

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -94,7 +95,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   std::memset(c, 0, sizeof(*c));
   c->num_servers = 1;
   c->server_memory_bytes = 64ull << 20;
-  c->hash_sets = 4096;
+  c->hash_sets = 0;  // auto: ResolveAutoSettings
   c->hash_ways = 8;
   c->directory_entries = 512;
   c->directory_ways = 8;
@@ -140,14 +141,20 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   return SHMEMCACHE_OK;
 }
 
+void ResolveAutoSettings(shmemcache_config_t* c) {
+  if (c->hash_sets == 0 && c->hash_ways != 0) {
+    size_t ways = c->server_memory_bytes / kServerBytesPerWay;
+    c->hash_sets = std::max<size_t>(1, (ways + c->hash_ways - 1) / c->hash_ways);
+  }
+}
+
 Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   auto bad = [](const std::string& what) { return Fail(SHMEMCACHE_CONFIG_ERROR, what); };
   if (c.num_servers < 1) return bad("num_servers must be at least 1 (SHMEMCACHE_NUM_SERVERS)");
   if (n_pes >= 0 && c.num_servers >= n_pes)
     return bad("num_servers (" + std::to_string(c.num_servers) + ") must be smaller than the number of PEs (" +
                std::to_string(n_pes) + "): at least one PE must be a client");
-  if (c.hash_sets == 0 || c.hash_ways == 0 || c.hash_ways > 64)
-    return bad("hash_sets must be > 0 and hash_ways in 1..64");
+  if (c.hash_ways == 0 || c.hash_ways > 64) return bad("hash_ways must be in 1..64");
   if (c.directory_entries == 0 || c.directory_ways == 0 || c.directory_ways > 64)
     return bad("directory_entries must be > 0 and directory_ways in 1..64");
   if (c.max_key_len == 0 || c.max_key_len > (1u << 20)) return bad("max_key_len must be in 1..1048576");

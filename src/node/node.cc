@@ -32,6 +32,7 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
                    const TestHooks& hooks) {
   shmemcache_config_t cfg;
   Status local = LoadConfig(config, &cfg);
+  ResolveAutoSettings(&cfg);
   const int n_pes = transport->NumPes(), me = transport->MyPe();
 
   // 1. The configuration.

@@ -41,7 +41,7 @@ class ConfigEnvTest : public ::testing::Test {
 void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.num_servers, 1);
   EXPECT_EQ(c.server_memory_bytes, 64u << 20);
-  EXPECT_EQ(c.hash_sets, 4096u);
+  EXPECT_EQ(c.hash_sets, 0u);
   EXPECT_EQ(c.hash_ways, 8u);
   EXPECT_EQ(c.directory_entries, 512u);
   EXPECT_EQ(c.directory_ways, 8u);
@@ -94,7 +94,7 @@ TEST_F(ConfigEnvTest, SizeOverrides) {
     shmemcache_config_t c;
     ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << tc.text;
     EXPECT_EQ(c.server_memory_bytes, tc.want) << tc.text;
-    EXPECT_EQ(c.hash_sets, 4096u);  // others untouched
+    EXPECT_EQ(c.hash_sets, 0u);  // others untouched
   }
 }
 
@@ -178,7 +178,7 @@ TEST_F(ConfigEnvTest, BadSizeNamesTheVariable) {
         << shmemcache_last_error();
     // The bad field stays at its default, and every other field is still filled.
     EXPECT_EQ(c.server_memory_bytes, 64u << 20);
-    EXPECT_EQ(c.hash_sets, 4096u);
+    EXPECT_EQ(c.hash_sets, 0u);
     EXPECT_EQ(c.max_key_len, 250u);
     EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
   }
@@ -326,7 +326,6 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"single PE", [](shmemcache_config_t*) {}, 1},
       {"hash_ways 0", [](shmemcache_config_t* c) { c->hash_ways = 0; }, 2},
       {"hash_ways 65", [](shmemcache_config_t* c) { c->hash_ways = 65; }, 2},
-      {"hash_sets 0", [](shmemcache_config_t* c) { c->hash_sets = 0; }, 2},
       {"directory_entries 0", [](shmemcache_config_t* c) { c->directory_entries = 0; }, 2},
       {"directory_ways 0", [](shmemcache_config_t* c) { c->directory_ways = 0; }, 2},
       {"max_key_len 0", [](shmemcache_config_t* c) { c->max_key_len = 0; }, 2},
@@ -356,6 +355,23 @@ TEST(ValidateConfig, RejectsBadFields) {
     EXPECT_EQ(ValidateConfig(c, tc.n_pes), SHMEMCACHE_CONFIG_ERROR) << tc.what;
     EXPECT_STRNE(LastError(), "") << tc.what << ": no explanation";
   }
+}
+
+TEST(ResolveAutoSettings, SizesTheTableFromServerMemory) {
+  shmemcache_config_t c = Defaults();
+  ASSERT_EQ(c.hash_sets, 0u);
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
+  ResolveAutoSettings(&c);
+  EXPECT_EQ(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // 64 MiB / 64 B = 1 Mi ways
+  c.hash_sets = 0;
+  c.server_memory_bytes = (1u << 20) + 1;
+  c.hash_ways = 3;
+  ResolveAutoSettings(&c);
+  EXPECT_GE(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // rounded up
+  EXPECT_LT((c.hash_sets - 1) * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);
+  c.hash_sets = 123;  // an explicit size stays
+  ResolveAutoSettings(&c);
+  EXPECT_EQ(c.hash_sets, 123u);
 }
 
 TEST(ValidateConfig, ExplainsServerCount) {

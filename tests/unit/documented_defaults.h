@@ -12,7 +12,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   std::memset(&c, 0, sizeof(c));
   c.num_servers = 1;
   c.server_memory_bytes = 64ull << 20;
-  c.hash_sets = 4096;
+  c.hash_sets = 0;  // auto
   c.hash_ways = 8;
   c.directory_entries = 512;
   c.directory_ways = 8;
