@@ -27,16 +27,15 @@ constexpr int kServerPe = 0;
 // drives both: on the loopback a one-sided operation needs no thread on its target.
 class DirectOpsTest : public ::testing::Test {
  protected:
-  static constexpr size_t kArenaBytes = 1 << 20;
-
-  DirectOpsTest() : job_(2) {
-    server_arena_ = static_cast<uint8_t*>(job_.transport(0)->SymmetricAlloc(kArenaBytes));
-    client_arena_ = static_cast<uint8_t*>(job_.transport(1)->SymmetricAlloc(kArenaBytes));
+  explicit DirectOpsTest(size_t arena_bytes = 1 << 20, size_t page_bytes = 4096, size_t max_value_len = 2000)
+      : job_(2) {
+    server_arena_ = static_cast<uint8_t*>(job_.transport(0)->SymmetricAlloc(arena_bytes));
+    client_arena_ = static_cast<uint8_t*>(job_.transport(1)->SymmetricAlloc(arena_bytes));
     StoreOptions o;
-    o.arena_bytes = kArenaBytes;
-    o.page_bytes = 4096;
+    o.arena_bytes = arena_bytes;
+    o.page_bytes = page_bytes;
     o.max_key_len = 64;
-    o.max_value_len = 2000;
+    o.max_value_len = max_value_len;
     o.sets = 64;
     o.ways = 4;
     table_.assign(o.sets * o.ways, HashWay{0, 0});
@@ -278,42 +277,10 @@ TEST_F(DirectOpsTest, ThroughTheMappingAStalePointerIsNotThisKey) {
 
 // The one-copy remote GET (DirectOps::kOneCopyMinBytes): a block with room for a large value, read with three
 // gets into a buffer that can take that room, is validated by the checksum over the pieces.
-class DirectOpsLargeTest : public ::testing::Test {
+class DirectOpsLargeTest : public DirectOpsTest {
  protected:
-  static constexpr size_t kArenaBytes = 4 << 20;
   static constexpr size_t kLen = 3 * DirectOps::kOneCopyMinBytes / 2;
-
-  DirectOpsLargeTest() : job_(2) {
-    server_arena_ = static_cast<uint8_t*>(job_.transport(0)->SymmetricAlloc(kArenaBytes));
-    client_arena_ = static_cast<uint8_t*>(job_.transport(1)->SymmetricAlloc(kArenaBytes));
-    StoreOptions o;
-    o.arena_bytes = kArenaBytes;
-    o.page_bytes = 1 << 20;
-    o.max_key_len = 64;
-    o.max_value_len = 2 * kLen;
-    o.sets = 16;
-    o.ways = 4;
-    table_.assign(o.sets * o.ways, HashWay{0, 0});
-    store_ = std::make_unique<KvStore>(server_arena_, table_.data(), o, &atomics_);
-    ctx_ = job_.transport(1)->CreateContext(1);
-    ops_ = std::make_unique<DirectOps>(ctx_.get(), client_arena_);
-  }
-  BlockPointer StoreSet(const std::string& key, const std::string& value) {
-    BlockPointer p;
-    EXPECT_EQ(store_->Set(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(), 1,
-                          &p),
-              SHMEMCACHE_OK);
-    return p;
-  }
-
-  LoopbackJob job_;
-  uint8_t* server_arena_;
-  uint8_t* client_arena_;
-  std::vector<HashWay> table_;
-  LocalWordAtomics atomics_;
-  std::unique_ptr<KvStore> store_;
-  std::unique_ptr<Context> ctx_;
-  std::unique_ptr<DirectOps> ops_;
+  DirectOpsLargeTest() : DirectOpsTest(4 << 20, 1 << 20, 2 * kLen) {}
 };
 
 TEST_F(DirectOpsLargeTest, ALargeValueLandsInTheCallersBufferAndATornPieceIsReadAgain) {
@@ -327,8 +294,8 @@ TEST_F(DirectOpsLargeTest, ALargeValueLandsInTheCallersBufferAndATornPieceIsRead
     if (gets == 2) StoreSet(key, std::string(kLen, 'n'));  // after the value piece, before the target word
   };
   BlockView view;
-  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Locate("big", 3, 1).tag,
-                      out.data(), out.size(), &view),
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Loc(key).tag, out.data(),
+                      out.size(), &view),
             DirectOps::Result::kDone);
   EXPECT_EQ(gets, 6);  // two attempts of three gets each: the first one's pieces disagree
   EXPECT_EQ(ops_->counters().read_retries, 1u);
@@ -337,8 +304,8 @@ TEST_F(DirectOpsLargeTest, ALargeValueLandsInTheCallersBufferAndATornPieceIsRead
   // A buffer that cannot take the block's room: one get of the whole block, then a copy.
   gets = 0;
   std::vector<char> small(kLen);
-  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Locate("big", 3, 1).tag,
-                      small.data(), small.size(), &view),
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Loc(key).tag, small.data(),
+                      small.size(), &view),
             DirectOps::Result::kDone);
   EXPECT_EQ(gets, 1);
   EXPECT_EQ(std::string(small.data(), view.value_len), std::string(kLen, 'n'));
@@ -365,32 +332,22 @@ TEST_F(DirectOpsTest, AReaderRacingAServerWriterAndADirectWriterNeverSeesATornVa
   std::thread server_writer([&] {  // the server thread: in-place SETs under the same lock protocol
     for (uint64_t seq = 1; !stop.load(); ++seq) StoreSet("hot", Verifiable(1, seq, kLen));
   });
-  std::thread direct_writer([&] {  // another client: Direct SETs
+  // Another client's Direct SETs, as writer `id`, through one-sided puts or (local) through the mapping.
+  auto direct_writer = [&](int id, bool local) {
     std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
-    DirectOps ops(ctx.get(), client_arena_);
+    DirectOps ops(ctx.get(), client_arena_, local ? LocalArenas() : std::vector<uint8_t*>{});
     uint64_t known = p.version;
     const std::string key = "hot";
     for (uint64_t seq = 1; !stop.load(); ++seq) {
-      std::string v = Verifiable(2, seq, kLen);
+      std::string v = Verifiable(id, seq, kLen);
       uint64_t version;
       if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
                   &version) == DirectOps::Result::kDone)
         known = version;
     }
-  });
-  std::thread local_writer([&] {  // a client on the server's node: Direct SETs through the mapping
-    std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
-    DirectOps ops(ctx.get(), client_arena_, LocalArenas());
-    uint64_t known = p.version;
-    const std::string key = "hot";
-    for (uint64_t seq = 1; !stop.load(); ++seq) {
-      std::string v = Verifiable(3, seq, kLen);
-      uint64_t version;
-      if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
-                  &version) == DirectOps::Result::kDone)
-        known = version;
-    }
-  });
+  };
+  std::thread remote_writer(direct_writer, 2, false);
+  std::thread local_writer(direct_writer, 3, true);
   // Two readers in turn: the checksummed copy and the seqlock through the mapping.
   int done = 0, torn = 0, local_done = 0, local_torn = 0;
   std::vector<char> out(kLen);
@@ -411,7 +368,7 @@ TEST_F(DirectOpsTest, AReaderRacingAServerWriterAndADirectWriterNeverSeesATornVa
   }
   stop = true;
   server_writer.join();
-  direct_writer.join();
+  remote_writer.join();
   local_writer.join();
   std::printf("reads done %d of 20000 (retries %llu, torn %d); through the mapping %d (retries %llu, torn %d)\n",
               done, static_cast<unsigned long long>(ops_->counters().read_retries), torn, local_done,
