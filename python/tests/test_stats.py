@@ -5,9 +5,10 @@ import shmemcache
 def test_stats_fields(cache):
     stats = cache.stats()
     for name in ("gets", "sets", "deletes", "get_hits", "get_misses", "direct_gets", "active_gets", "items",
-                 "bytes_used", "evictions", "spill_mmap_reads", "spill_enospc_recoveries"):
+                 "bytes_used", "evictions", "spill_mmap_reads", "spill_enospc_recoveries", "local_gets",
+                 "local_sets"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 42
+    assert len(stats) == 44
 
 
 def test_counters_move(cache, key):

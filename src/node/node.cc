@@ -32,15 +32,17 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
                    const TestHooks& hooks) {
   shmemcache_config_t cfg;
   Status local = LoadConfig(config, &cfg);
-  ResolveAutoSettings(&cfg);
   const int n_pes = transport->NumPes(), me = transport->MyPe();
 
-  // 1. The configuration.
+  // 1. The configuration. PEs compare what they were given; everything is sized from its resolved form.
+  shmemcache_config_t resolved = cfg;
+  ResolveAutoSettings(&resolved);
   SymmetricLayout layout;
   if (local == SHMEMCACHE_OK)
-    local = CheckLocally(cfg, n_pes, me < cfg.num_servers, transport->SymmetricHeapBytes(), &layout);
+    local = CheckLocally(resolved, n_pes, me < resolved.num_servers, transport->SymmetricHeapBytes(), &layout);
   Verdict verdict = AgreeAll(transport, local == SHMEMCACHE_OK, &cfg);
   if (!verdict.ok()) return Refuse(verdict, &cfg, LastError(), "rejected the configuration", me);
+  cfg = resolved;
 
   // 2. The symmetric allocation.
   void* base = transport->SymmetricAlloc(layout.total_bytes);
