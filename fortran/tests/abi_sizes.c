@@ -12,3 +12,5 @@ size_t shmemcache_test_offsetof_spill_mmap_max_bytes(void) {
 }
 size_t shmemcache_test_offsetof_max_outstanding(void) { return offsetof(shmemcache_config_t, max_outstanding); }
 size_t shmemcache_test_offsetof_direct_policy(void) { return offsetof(shmemcache_config_t, direct_policy); }
+size_t shmemcache_test_offsetof_op_timeout_ms(void) { return offsetof(shmemcache_config_t, op_timeout_ms); }
+size_t shmemcache_test_offsetof_local_access(void) { return offsetof(shmemcache_config_t, local_access); }

@@ -24,7 +24,13 @@ program status_mapping
     integer(c_size_t) function offsetof_max_outstanding() bind(C, name="shmemcache_test_offsetof_max_outstanding")
       import :: c_size_t
     end function
+    integer(c_size_t) function offsetof_op_timeout_ms() bind(C, name="shmemcache_test_offsetof_op_timeout_ms")
+      import :: c_size_t
+    end function
     integer(c_size_t) function offsetof_direct_policy() bind(C, name="shmemcache_test_offsetof_direct_policy")
+      import :: c_size_t
+    end function
+    integer(c_size_t) function offsetof_local_access() bind(C, name="shmemcache_test_offsetof_local_access")
       import :: c_size_t
     end function
   end interface
@@ -81,8 +87,12 @@ contains
                 'config%spill_mmap_max_bytes at its C offset')
     call expect(offset(c_loc(config%max_outstanding)) == offsetof_max_outstanding(), &
                 'config%max_outstanding at its C offset')
+    call expect(offset(c_loc(config%op_timeout_ms)) == offsetof_op_timeout_ms(), &
+                'config%op_timeout_ms at its C offset')
     call expect(offset(c_loc(config%direct_policy)) == offsetof_direct_policy(), &
-                'config%direct_policy (the last field) at its C offset')
+                'config%direct_policy at its C offset')
+    call expect(offset(c_loc(config%local_access)) == offsetof_local_access(), &
+                'config%local_access (the last field) at its C offset')
     do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')
@@ -105,9 +115,9 @@ contains
     type(shmemcache_config_t) :: bad
     call expect_status(shmemcache_config_defaults(config), SHMEMCACHE_OK, 'config_defaults')
     call expect(config%num_servers == 1 .and. config%server_memory_bytes == 64 * 1024**2 .and. &
-                config%hash_sets == 4096 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
+                config%hash_sets == 0 .and. config%hash_ways == 8 .and. config%max_key_len == 250 .and. &
                 config%max_value_len == 1024**2 .and. config%slab_growth_factor == 1.25_c_double .and. &
-                config%max_outstanding == 64 .and. config%op_timeout_ms == 60000 .and. &
+                config%max_outstanding == 64 .and. config%op_timeout_ms == 60000 .and. config%local_access == -1 .and. &
                 config%spill_mmap_max_bytes == 0 .and. &
                 .not. c_associated(config%spill_dir), &
                 'config_defaults gives the documented defaults')

@@ -91,7 +91,10 @@ const char *shmemcache_last_error(void);
 typedef struct {
   int num_servers;              /* PEs 0..num_servers-1 serve; default 1 */
   size_t server_memory_bytes;   /* KV block memory per server; default 64 MiB */
-  size_t hash_sets;             /* sets in each server's hash table; default 4096 */
+  size_t hash_sets;             /* sets in each server's hash table; default 0 = sized from server_memory_bytes:
+                                   one way per 64 bytes (a full server of typical pairs fills about half the
+                                   ways, so almost nothing overflows to where Direct operations cannot reach);
+                                   the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
   size_t directory_entries;     /* client pointer-directory sets; default 512 */
   unsigned directory_ways;      /* sub-entries per directory set; default 8 */
@@ -131,6 +134,11 @@ typedef struct {
                                    operation needs the target's CPU, i.e. UCX tcp; GETs stay Direct),
                                    SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
                                    takes auto / always / never. shmemcache_stats_t says what was decided */
+  int local_access;             /* Direct operations on a server this PE can map (shmem_ptr: same node) use
+                                   plain loads and stores through the mapping, under the same lock/version
+                                   protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
+                                   (one-sided get/put only), -1 = auto (default): on for every server that
+                                   maps. This PE's own choice: PEs may set it differently */
 } shmemcache_config_t;
 
 /* Values of shmemcache_config_t.direct_policy. */
@@ -186,7 +194,9 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
 
 /* Copies the value of key into buffer[0 .. *value_len). On NOT_FOUND *value_len is 0 and buffer unchanged.
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
- * and buffer unchanged. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
+ * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
+ * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
+ * buffer[0 .. buffer_len) whatever it returns. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
  * TIMEOUT (*value_len 0) when the key's server did not answer. */
 shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                    size_t buffer_len, size_t *value_len);
@@ -329,6 +339,9 @@ typedef struct {
   uint64_t policy_reason;       /* why: 1 = direct_ops 0, 2 = direct_policy always, 3 = direct_policy never,
                                    4 = auto, the transport needs no target CPU for one-sided operations,
                                    5 = auto, UCX tcp carries them (a Direct SET is 5-6 round trips) */
+  /* client side, on-node fast path (local_access) */
+  uint64_t local_gets;          /* Direct GETs served by loads through a mapping of the server's memory */
+  uint64_t local_sets;          /* Direct SETs written by stores through a mapping of the server's memory */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -9,6 +9,18 @@
 
 namespace smc {
 
+namespace {
+
+// Each server's arena as this PE can load and store it, per local_access (shmemcache.h): empty when off.
+std::vector<uint8_t*> LocalArenas(const shmemcache_config_t& config, Transport* transport, uint8_t* arena) {
+  std::vector<uint8_t*> mapped;
+  if (config.local_access == 0) return mapped;
+  for (int s = 0; s < config.num_servers; ++s) mapped.push_back(static_cast<uint8_t*>(transport->LocalPointer(arena, s)));
+  return mapped;
+}
+
+}  // namespace
+
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
                Transport* transport, Context* ctx, int client_rank, EpochClock clock)
     : config_(config),
@@ -18,7 +30,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       expiration_bar_(config.num_servers, 0),
       conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
                /*first_peer_pe=*/0, config.op_timeout_ms),
-      direct_(ctx, base + layout.arena_offset),
+      direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset)),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),
@@ -158,7 +170,15 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) return TryDirectSet(op, e, status);
+  if (op.op == Op::kSet) {
+    if (e != nullptr) return TryDirectSet(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
+    // Like GET: the key's hash-table set with one get. The version is unknown (0): the lock's CAS returns the
+    // real one and Direct SET then checks the key under the lock.
+    uint64_t offset;
+    uint32_t block_bytes;
+    return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
+           TryDirectSet(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
+  }
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
@@ -166,16 +186,17 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
          TryDirectGet(op, offset, block_bytes, status);
 }
 
-bool Client::TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status) {
-  if (e == nullptr || BlockBytesFor(op.key_len, op.value_len) > e->block_bytes) return false;
+bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                          uint64_t known_recency, Status* status) {
+  if (BlockBytesFor(op.key_len, op.value_len) > block_bytes) return false;
   uint64_t version;
-  DirectOps::Result r = direct_.Set(op.loc.server, e->offset, e->block_bytes, e->version, op.key, op.key_len,
-                                    op.value, op.value_len, op.loc.tag, &version);
+  DirectOps::Result r = direct_.Set(op.loc.server, offset, block_bytes, known_version, op.key, op.key_len, op.value,
+                                    op.value_len, op.loc.tag, &version);
   if (r != DirectOps::Result::kDone) {
     DirectSetFailed(op, r);
     return false;
   }
-  DirectSetDone(op, e->offset, e->block_bytes, version, e->server_recency);
+  DirectSetDone(op, offset, block_bytes, version, known_recency);
   *status = SHMEMCACHE_OK;
   return true;
 }
@@ -195,7 +216,9 @@ void Client::DirectSetFailed(const Operation& op, DirectOps::Result r) {
 
 bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
   BlockView view;
-  DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, &view);
+  // One copy: the value lands in the caller's buffer when it fits (view.value then points there).
+  DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer,
+                                    op.buffer_len, &view);
   if (r != DirectOps::Result::kDone) {
     if (r == DirectOps::Result::kNotThisKey) directory_.Remove(op.loc);
     else ++counters_.direct_fallbacks;
@@ -222,7 +245,8 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
   if (view.value_len > op.buffer_len) {
     *status = SHMEMCACHE_BUFFER_TOO_SMALL;
   } else {
-    if (view.value_len) std::memcpy(op.buffer, view.value, view.value_len);
+    // A single Direct GET copied the value into the caller's buffer already; a batch's copy is in its scratch.
+    if (view.value_len && view.value != op.buffer) std::memcpy(op.buffer, view.value, view.value_len);
     if (op.contract.out.flags) *op.contract.out.flags = view.flags;
     if (op.contract.out.token) *op.contract.out.token = view.token;
     *status = SHMEMCACHE_OK;
@@ -282,7 +306,7 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // client already estimates, so the estimate never moves backwards.
   if (reply.epoch > EstimatedEpoch(server)) {
     server_epoch_[server] = reply.epoch;
-    epoch_heard_at_[server] = clock_.Nanos();
+    epoch_heard_at_[server] = clock_.Refresh();
   }
   if (reply.expiration_bar > expiration_bar_[server]) {
     expiration_bar_[server] = reply.expiration_bar;
@@ -290,7 +314,7 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   }
 }
 
-uint64_t Client::EstimatedEpoch(int server) const {
+uint64_t Client::EstimatedEpoch(int server) {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
   const uint64_t now = clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos();
   if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
@@ -306,9 +330,7 @@ uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
   return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange() const {
-  return clock_frozen_ ? frozen_range_ : NowNanos() / (uint64_t{config_.recency_range_ms} * 1000000);
-}
+uint64_t Client::CurrentRange() { return clock_frozen_ ? frozen_range_ : clock_.Nanos() / range_nanos_; }
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];

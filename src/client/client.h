@@ -8,8 +8,9 @@
 // request_id. A blocking call is: complete the requests in flight to the key's server, Issue, Wait.
 //
 // Decision process:
-//   SET    a pointer in the directory and the new pair fits its block -> Direct SET; else Active SET, whose
-//          reply installs the pointer.
+//   SET    a pointer in the directory (or, for a blocking SET without one, a tag match in the key's hash-table
+//          set fetched with one get, as for GET) and the new pair fits its block -> Direct SET; else Active
+//          SET, whose reply installs the pointer.
 //   GET    a pointer -> Direct GET. No pointer: a blocking GET fetches the key's hash-table set with one get
 //          and goes Direct on a tag match (a non-blocking one does not: it would wait a round trip at issue);
 //          otherwise Active GET, whose reply installs the pointer.
@@ -36,7 +37,8 @@
 // TIMEOUT at once (before any Direct or Active step), with LastError() saying what was seen.
 //
 // Hot path: no heap allocation once the request pool, the queues and the buffers have reached their high-water
-// marks, and no system call but the clock reads of recency (issue 13 removes those).
+// marks, and no system call: recency and the directory's range stamp read a CoarseClock (core/clock.h), which
+// reads the real clock about every 0.1 ms, not per operation.
 #ifndef SHMEMCACHE_CLIENT_CLIENT_H_
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
@@ -154,8 +156,10 @@ class Client {
   Status Execute(const Operation& op);
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
   bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
-  // Direct SET through the directory entry e (nullptr: none); true (with *status) when it produced the answer.
-  bool TryDirectSet(const Operation& op, DirectoryEntry* e, Status* status);
+  // Direct SET through a pointer (known_version/known_recency: as last seen, 0 when unknown); true (with *status)
+  // when it produced the answer.
+  bool TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                    uint64_t known_recency, Status* status);
   // After a Direct SET wrote `version` into op's block: counts it, advances the block's recency (known_recency:
   // what the directory knew) and the directory entry.
   void DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
@@ -184,7 +188,7 @@ class Client {
   // ---- memcached's contract (contract_ops.cc) ----
   // A Direct GET found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
   // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell").
-  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms) const;
+  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms);
   // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
   void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
 
@@ -268,10 +272,10 @@ class Client {
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
-  uint64_t CurrentRange() const;
+  uint64_t CurrentRange();
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
-  uint64_t EstimatedEpoch(int server) const;
+  uint64_t EstimatedEpoch(int server);
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
   uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
@@ -313,8 +317,8 @@ class Client {
   uint64_t next_request_id_ = 1;
   std::vector<uint64_t> server_epoch_;
   std::vector<uint64_t> epoch_heard_at_;  // clock_.Nanos() when server_epoch_ was learned
-  std::vector<ServerTimeSample> server_time_;  // per server, on clock_; received_ns 0: no reply yet
-  EpochClock clock_;
+  std::vector<ServerTimeSample> server_time_;  // per server, on clock_ (read exactly: Refresh); received_ns 0: none
+  CoarseClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

@@ -105,16 +105,16 @@ Status Client::ServerStats(int server, Stats* stats) {
   }
 }
 
-ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms) const {
+ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms) {
   return JudgeExpiryLazily(expiry_ms, [&] {
     const ServerTimeSample& sample = server_time_[server];
     if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
-    return BoundServerTime(sample, clock_.Nanos());
+    return BoundServerTime(sample, clock_.Refresh());  // exact: a coarse reading could bound too high
   });
 }
 
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
-  const uint64_t now = clock_.Nanos();
+  const uint64_t now = clock_.Refresh();  // exact (server_time.h): not the coarse reading
   ServerTimeSample fresh{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0};
   ServerTimeSample& kept = server_time_[server];
   if (kept.received_ns == 0) {

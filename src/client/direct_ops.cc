@@ -7,13 +7,34 @@
 namespace smc {
 
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
-                                 size_t key_len, uint32_t tag, BlockView* view) {
-  if (buffer_.size() < block_bytes) buffer_.resize(block_bytes);
+                                 size_t key_len, uint32_t tag, void* out, size_t out_capacity, BlockView* view) {
+  BlockView seen;
+  if (view == nullptr) view = &seen;
+  const uint8_t* local = local_arena(server);
+  if (buffer_.size() < block_bytes && local == nullptr) buffer_.resize(block_bytes);
   Backoff backoff;
   for (unsigned attempt = 0; attempt < kMaxReadAttempts; ++attempt) {
-    ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
-    switch (ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view)) {
-      case BlockCheck::kValid: return Result::kDone;
+    BlockCheck check;
+    if (local != nullptr) {
+      check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
+    } else if (OneCopy(block_bytes, key_len, out_capacity)) {
+      check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), view);
+    } else {
+      ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
+      check = ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view);
+      if (check == BlockCheck::kValid) {
+        if (view->value_len <= out_capacity) {
+          if (view->value_len > 0) std::memcpy(out, view->value, view->value_len);
+          view->value = static_cast<const uint8_t*>(out);
+        } else {
+          view->value = nullptr;
+        }
+      }
+    }
+    switch (check) {
+      case BlockCheck::kValid:
+        if (local != nullptr) ++counters_.local_gets;
+        return Result::kDone;
       case BlockCheck::kNotThisKey: return Result::kNotThisKey;
       case BlockCheck::kRetry: break;
     }
@@ -21,6 +42,34 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
     backoff.Pause();
   }
   return Result::kGiveUp;
+}
+
+bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity) {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  if (block_bytes < value_at + kTargetWordBytes) return false;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  return value_room >= kOneCopyMinBytes && out_capacity >= value_room;
+}
+
+BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                               uint32_t tag, uint8_t* out, BlockView* view) {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  if (buffer_.size() < value_at + kTargetWordBytes) buffer_.resize(value_at + kTargetWordBytes);
+  uint8_t* head = buffer_.data();
+  uint8_t* target = buffer_.data() + value_at;
+  const uint8_t* block = arena_ + offset;
+  ctx_->GetNbi(head, block, value_at, server);
+  ctx_->GetNbi(out, block + value_at, value_room, server);
+  ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  ctx_->Quiet();
+  return ValidateSplitBlock(head, LoadU64(target), out, value_room, block_bytes, key, key_len, tag, view);
+}
+
+DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
+                                 size_t key_len, uint32_t tag, BlockView* view) {
+  if (value_buffer_.size() < block_bytes) value_buffer_.resize(block_bytes);  // a value is shorter than its block
+  return Get(server, offset, block_bytes, key, key_len, tag, value_buffer_.data(), value_buffer_.size(), view);
 }
 
 DirectOps::Result DirectOps::Lock(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
@@ -54,12 +103,43 @@ DirectOps::Result DirectOps::Lock(int server, uint64_t offset, uint32_t block_by
   }
 }
 
-bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t key_len) {
-  size_t bytes = kBlockHeaderBytes + key_len;
-  if (buffer_.size() < bytes) buffer_.resize(bytes);
-  ctx_->Get(buffer_.data(), arena_ + offset, bytes, server);
-  return LoadU32(buffer_.data() + kKeyLenOffset) == key_len &&
-         std::memcmp(buffer_.data() + kBlockHeaderBytes, key, key_len) == 0;
+bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t key_len, const uint8_t** head_out) {
+  // Called with the lock held: nobody changes the block meanwhile, so a plain read of it is consistent.
+  const uint8_t* head;
+  if (const uint8_t* local = local_arena(server)) {
+    head = local + offset;
+  } else {
+    size_t bytes = kBlockHeaderBytes + key_len;
+    if (buffer_.size() < bytes) buffer_.resize(bytes);
+    ctx_->Get(buffer_.data(), arena_ + offset, bytes, server);
+    head = buffer_.data();
+  }
+  *head_out = head;
+  return LoadU32(head + kKeyLenOffset) == key_len && std::memcmp(head + kBlockHeaderBytes, key, key_len) == 0;
+}
+
+void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
+  ctx_->Fence();
+  ctx_->Set(word, value, server);
+  ctx_->Quiet();
+}
+
+void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
+                            const void* value, size_t value_len) {
+  size_t body = BodyBytes(key_len, value_len);
+  if (buffer_.size() < body) buffer_.resize(body);
+  EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len);
+  ctx_->Put(arena_ + offset + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, body - kHeadVersionOffset,
+            server);
+}
+
+void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
+                           size_t value_len) {
+  // W1's other half (store/block.h): every store below stays after the lock in every reader's view.
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  EncodeBlockBody(block, version, key, key_len, value, value_len);
+  // W3: the body before the publishing atomic (Publish's Fence orders the runtime's side).
+  __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
@@ -82,25 +162,31 @@ DirectOps::Result DirectOps::Acquire(int server, uint64_t offset, uint32_t block
   uint64_t locked_from = 0;
   Result r = Lock(server, offset, block_bytes, known_version, tag, &locked_from);
   if (r != Result::kDone) return r;
+  uint64_t* word = target_word(offset, block_bytes);
   // The full version (store/contract.h (a)): the target word holds its low bits only; versions only grow, so
-  // it is the smallest one >= the version this client knew that has them.
+  // it is the smallest one >= the version this client knew that has them. A pointer found in the hash-table set
+  // knows none (0): then, and whenever the block moved on, the key is checked under the lock and the version
+  // taken from the block's own head (stable while we hold the lock).
   *version = FullVersion(known_version, locked_from);
-  if (*version != known_version && !KeyMatches(server, offset, key, key_len)) {
-    ctx_->Set(target_word(offset, block_bytes), locked_from, server);  // release unchanged
-    ctx_->Quiet();
-    return Result::kNotThisKey;
+  if (*version != known_version) {
+    const uint8_t* head = nullptr;
+    if (!KeyMatches(server, offset, key, key_len, &head)) {
+      Publish(server, word, locked_from);  // release unchanged
+      return Result::kNotThisKey;
+    }
+    *version = FullVersion(LoadU64(head + kHeadVersionOffset), locked_from);
   }
   return Result::kDone;
 }
 
 void DirectOps::Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                       const void* value, size_t value_len) {
-  size_t body = BodyBytes(key_len, value_len);
-  if (buffer_.size() < body) buffer_.resize(body);
-  EncodeBlockBody(buffer_.data(), version + 1, key, key_len, value, value_len);
-  uint8_t* remote = arena_ + offset;
-  ctx_->Put(remote + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, 8, server);
-  ctx_->Put(remote + kChecksumOffset, buffer_.data() + kChecksumOffset, body - kChecksumOffset, server);
+  if (uint8_t* local = local_arena(server)) {
+    WriteLocal(local + offset, version + 1, key, key_len, value, value_len);
+    ++counters_.local_sets;
+  } else {
+    WriteRemote(server, offset, version + 1, key, key_len, value, value_len);
+  }
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
@@ -113,6 +199,8 @@ void DirectOps::FillStats(Stats* stats) const {
   stats->cas_lock_busy += counters_.cas_lock_busy;
   stats->cas_tag_mismatch += counters_.cas_tag_mismatch;
   stats->cas_version_mismatch += counters_.cas_version_mismatch;
+  stats->local_gets += counters_.local_gets;
+  stats->local_sets += counters_.local_sets;
 }
 
 }  // namespace smc

@@ -99,7 +99,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   EncodeRequest(&request_, h, op.key, op.key_len, op.value, landed ? 0 : op.value_len);
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
-  r->sent_ns = clock_.Nanos();  // before sending: the server's stamp comes after it (server_time.h)
+  r->sent_ns = clock_.Refresh();  // exact, before sending: the server's stamp comes after it (server_time.h)
   if (landed) {
     ctx_->Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
     ctx_->Fence();  // the value lands before the request that names it

@@ -1,5 +1,6 @@
 #include "core/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -106,7 +107,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   std::memset(c, 0, sizeof(*c));
   c->num_servers = 1;
   c->server_memory_bytes = 64ull << 20;
-  c->hash_sets = 4096;
+  c->hash_sets = 0;  // auto: ResolveAutoSettings
   c->hash_ways = 8;
   c->directory_entries = 512;
   c->directory_ways = 8;
@@ -126,6 +127,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->op_timeout_ms = 60000;
   c->large_value_threshold = 16u << 10;
   c->direct_policy = SHMEMCACHE_DIRECT_AUTO;
+  c->local_access = -1;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -150,8 +152,16 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Unsigned("SHMEMCACHE_OP_TIMEOUT_MS", &c->op_timeout_ms);
   env.Size("SHMEMCACHE_LARGE_VALUE_THRESHOLD", &c->large_value_threshold);
   env.Apply("SHMEMCACHE_DIRECT_POLICY", [c](const char* t) { return ParseDirectPolicy(t, &c->direct_policy); });
+  env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
+}
+
+void ResolveAutoSettings(shmemcache_config_t* c) {
+  if (c->hash_sets == 0 && c->hash_ways != 0) {
+    size_t ways = c->server_memory_bytes / kServerBytesPerWay;
+    c->hash_sets = std::max<size_t>(1, (ways + c->hash_ways - 1) / c->hash_ways);
+  }
 }
 
 Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
@@ -160,8 +170,7 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (n_pes >= 0 && c.num_servers >= n_pes)
     return bad("num_servers (" + std::to_string(c.num_servers) + ") must be smaller than the number of PEs (" +
                std::to_string(n_pes) + "): at least one PE must be a client");
-  if (c.hash_sets == 0 || c.hash_ways == 0 || c.hash_ways > 64)
-    return bad("hash_sets must be > 0 and hash_ways in 1..64");
+  if (c.hash_ways == 0 || c.hash_ways > 64) return bad("hash_ways must be in 1..64");
   if (c.directory_entries == 0 || c.directory_ways == 0 || c.directory_ways > 64)
     return bad("directory_entries must be > 0 and directory_ways in 1..64");
   if (c.max_key_len == 0 || c.max_key_len > (1u << 20)) return bad("max_key_len must be in 1..1048576");
@@ -179,6 +188,8 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.direct_policy < SHMEMCACHE_DIRECT_AUTO || c.direct_policy > SHMEMCACHE_DIRECT_NEVER)
     return bad("direct_policy must be SHMEMCACHE_DIRECT_AUTO, _ALWAYS or _NEVER (SHMEMCACHE_DIRECT_POLICY=auto, "
                "always or never)");
+  if (c.local_access < -1 || c.local_access > 1)
+    return bad("local_access must be -1, 0 or 1 (SHMEMCACHE_LOCAL_ACCESS)");
   return SHMEMCACHE_OK;
 }
 
@@ -187,7 +198,7 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
     "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
-    "large_value_threshold", "direct_policy"};
+    "large_value_threshold", "direct_policy", "local_access"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -201,7 +212,7 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
           text(c.slab_page_bytes),
           text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
-          text(c.large_value_threshold), text(c.direct_policy)};
+          text(c.large_value_threshold), text(c.direct_policy), text(c.local_access)};
 }
 
 std::string ConfigEnvName(size_t field) {

@@ -22,6 +22,16 @@ bool ParseDirectPolicy(const char* text, int* out);
 // the variable named in LastError(); every other field is still filled.
 Status ConfigDefaults(shmemcache_config_t* config);
 
+// hash_sets = 0 (the default) sizes each server's table from its memory: one way per kServerBytesPerWay bytes
+// of server_memory_bytes. The smallest block is 56 bytes, a typical small pair's 128 or more, so a full server
+// fills at most about half its ways with typical pairs: with 8-way sets that leaves ~0.2% of pairs in the
+// server-local overflow list (Poisson(4) tail), which Direct operations never reach (DESIGN.md). The table
+// costs 16 B per way: a quarter of server_memory_bytes, in the symmetric heap.
+constexpr size_t kServerBytesPerWay = 64;
+// Replaces the automatic settings (hash_sets == 0) by their value for this configuration; the same on every PE
+// that passes the same configuration. Called once by init before anything is sized.
+void ResolveAutoSettings(shmemcache_config_t* config);
+
 // Checks a configuration that does not depend on the job (sizes, ways, ...). n_pes < 0 skips the PE checks.
 Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 
@@ -29,7 +39,11 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 22;
+constexpr size_t kConfigFields = 23;
+// local_access is this PE's own choice (it changes nothing another PE sees): the one field PEs may set
+// differently, left out of the agreement.
+constexpr size_t kLocalAccessField = 22;
+inline bool ConfigFieldMustAgree(size_t field) { return field != kLocalAccessField; }
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

@@ -17,6 +17,11 @@ constexpr uint32_t kFreeTag = 0;
 
 uint64_t HashKey(const void* key, size_t key_len);
 
+// XXH3-64 of [data, data + len) with a seed, at SIMD speed where the library offers it (the x86 dispatcher
+// picks SSE2/AVX2/AVX-512 at run time: 4 KiB in ~80 ns instead of ~5 us with Debian's generic build); the
+// same value whichever code path computes it.
+uint64_t Xxh3(const void* data, size_t len, uint64_t seed);
+
 // Lamping & Veach jump consistent hash: a bucket in [0, buckets) that moves for only 1/n of keys when a
 // bucket is added.
 int32_t JumpConsistentHash(uint64_t key, int32_t buckets);

@@ -19,6 +19,7 @@ Verdict AgreeAll(Transport* transport, bool local_ok, const shmemcache_config_t*
   if (config != nullptr) {
     std::array<std::string, kConfigFields> texts = ConfigFieldValues(*config);
     for (size_t i = 0; i < fields; ++i) {
+      if (!ConfigFieldMustAgree(i)) continue;  // 0 on every PE: agrees
       int64_t h = static_cast<int64_t>(XXH3_64bits(texts[i].data(), texts[i].size()) >> 1);
       values[i] = h;
       values[fields + i] = -h;

@@ -34,12 +34,15 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
   Status local = LoadConfig(config, &cfg);
   const int n_pes = transport->NumPes(), me = transport->MyPe();
 
-  // 1. The configuration.
+  // 1. The configuration. PEs compare what they were given; everything is sized from its resolved form.
+  shmemcache_config_t resolved = cfg;
+  ResolveAutoSettings(&resolved);
   SymmetricLayout layout;
   if (local == SHMEMCACHE_OK)
-    local = CheckLocally(cfg, n_pes, me < cfg.num_servers, transport->SymmetricHeapBytes(), &layout);
+    local = CheckLocally(resolved, n_pes, me < resolved.num_servers, transport->SymmetricHeapBytes(), &layout);
   Verdict verdict = AgreeAll(transport, local == SHMEMCACHE_OK, &cfg);
   if (!verdict.ok()) return Refuse(verdict, &cfg, LastError(), "rejected the configuration", me);
+  cfg = resolved;
 
   // 2. The symmetric allocation.
   void* base = transport->SymmetricAlloc(layout.total_bytes);
@@ -107,6 +110,12 @@ Status Node::SetUp() {
     transport_->Describe();  // collective the first time: every PE here, before the client's policy asks it
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
+      for (int s = 0; config_.local_access == 1 && s < config_.num_servers; ++s)
+        if (transport_->LocalPointer(symmetric_ + l.arena_offset, s) == nullptr)
+          return Fail(SHMEMCACHE_CONFIG_ERROR,
+                      "local_access is 1 (SHMEMCACHE_LOCAL_ACCESS) but server PE " + std::to_string(s) +
+                          " cannot be mapped into this PE (shmem_ptr gave none: another node, or a network "
+                          "transport); use -1 (auto: the mapping where it exists) or 0");
       client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),
                                          EpochClock(hooks_.clock_offset_ms));
       return SHMEMCACHE_OK;

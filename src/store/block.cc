@@ -1,13 +1,17 @@
 #include "store/block.h"
 
-#include <xxhash.h>
-
 namespace smc {
+
+uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* value, size_t value_len,
+                            uint64_t version) {
+  uint64_t head = Xxh3(block + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
+  return Xxh3(value, value_len, head);
+}
 
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {
   size_t key_len = LoadU32(block + kKeyLenOffset);
   size_t value_len = LoadU32(block + kValueLenOffset);
-  return XXH3_64bits_withSeed(block + kKeyLenOffset, BodyBytes(key_len, value_len) - kKeyLenOffset, version);
+  return BlockChecksumSplit(block, key_len, block + kBlockHeaderBytes + key_len, value_len, version);
 }
 
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
@@ -20,38 +24,117 @@ void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t k
   uint8_t* key_at = block + kBlockHeaderBytes;
   if (key != key_at) std::memcpy(key_at, key, key_len);
   if (value_len > 0 && value != key_at + key_len) std::memcpy(key_at + key_len, value, value_len);
-  StoreU64(block + kChecksumOffset, BlockChecksum(block, version));
+  // From the caller's value, not from the block: the block may be live memory that readers load (the on-node
+  // path writes in place), and the source is in this core's cache anyway.
+  StoreU64(block + kChecksumOffset, BlockChecksumSplit(block, key_len, value_len > 0 ? value : key_at, value_len,
+                                                       version));
 }
 
-BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
-                         BlockView* view) {
-  uint64_t target = LoadU64(copy + TargetOffset(block_bytes));
+namespace {
+
+// The header checks shared by every form of validation: unlocked, head == tail, identity. kValid means "go on
+// to the payload check"; *value_len is the stored value length.
+BlockCheck CheckHeader(const uint8_t* head, uint64_t target, size_t block_bytes, const void* key, size_t key_len,
+                       uint32_t tag, size_t* value_len) {
   if (TargetLocked(target)) return BlockCheck::kRetry;
-  uint64_t version = LoadU64(copy + kHeadVersionOffset);
+  uint64_t version = LoadU64(head + kHeadVersionOffset);
   if (!SameVersion(version, target)) return BlockCheck::kRetry;
-  uint32_t block_tag = TargetTag(target);
-  size_t stored_key_len = LoadU32(copy + kKeyLenOffset);
-  size_t stored_value_len = LoadU32(copy + kValueLenOffset);
-  bool fits = BlockBytesFor(stored_key_len, stored_value_len) <= block_bytes;
+  size_t stored_key_len = LoadU32(head + kKeyLenOffset);
+  *value_len = LoadU32(head + kValueLenOffset);
+  bool fits = BlockBytesFor(stored_key_len, *value_len) <= block_bytes;
   // A freed block, or one that now holds another key: consistent versions, wrong identity. A checksum failure
   // on a block whose identity matches is a tear (retry); on a block whose identity does not match it does not
   // matter which it is: the answer is "not this key".
-  if (block_tag != tag || !fits || stored_key_len != key_len ||
-      std::memcmp(copy + kBlockHeaderBytes, key, key_len) != 0) {
-    if (!fits) return BlockCheck::kRetry;  // garbage lengths: a torn copy
+  if (!fits) return BlockCheck::kRetry;  // garbage lengths: a torn copy
+  if (TargetTag(target) != tag || stored_key_len != key_len ||
+      std::memcmp(head + kBlockHeaderBytes, key, key_len) != 0)
     return BlockCheck::kNotThisKey;
-  }
-  if (BlockChecksum(copy, version) != LoadU64(copy + kChecksumOffset)) return BlockCheck::kRetry;
-  if (view != nullptr) {
-    uint64_t expiry_word = LoadU64(copy + kExpiryOffset);
-    view->version = version;
-    view->token = version - TokenLagOf(expiry_word);
-    view->recency = LoadU64(copy + kRecencyOffset);
-    view->flags = LoadU32(copy + kFlagsOffset);
-    view->expiry_ms = ExpiryOf(expiry_word);
-    view->value = copy + kBlockHeaderBytes + key_len;
-    view->value_len = stored_value_len;
-  }
+  return BlockCheck::kValid;
+}
+
+void FillView(const uint8_t* head, const uint8_t* value, size_t value_len, BlockView* view) {
+  if (view == nullptr) return;
+  uint64_t version = LoadU64(head + kHeadVersionOffset);
+  uint64_t expiry_word = LoadU64(head + kExpiryOffset);
+  view->version = version;
+  view->token = version - TokenLagOf(expiry_word);
+  view->recency = LoadU64(head + kRecencyOffset);
+  view->flags = LoadU32(head + kFlagsOffset);
+  view->expiry_ms = ExpiryOf(expiry_word);
+  view->value = value;
+  view->value_len = value_len;
+}
+
+}  // namespace
+
+BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                         BlockView* view) {
+  size_t value_len;
+  BlockCheck check = CheckHeader(copy, LoadU64(copy + TargetOffset(block_bytes)), block_bytes, key, key_len, tag,
+                                 &value_len);
+  if (check != BlockCheck::kValid) return check;
+  if (BlockChecksum(copy, LoadU64(copy + kHeadVersionOffset)) != LoadU64(copy + kChecksumOffset))
+    return BlockCheck::kRetry;
+  FillView(copy, copy + kBlockHeaderBytes + key_len, value_len, view);
+  return BlockCheck::kValid;
+}
+
+BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
+                              size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view) {
+  size_t value_len;
+  BlockCheck check = CheckHeader(head, target, block_bytes, key, key_len, tag, &value_len);
+  if (check != BlockCheck::kValid) return check;
+  if (value_len > value_room) return BlockCheck::kRetry;  // cannot be for a block that fits: torn
+  uint64_t version = LoadU64(head + kHeadVersionOffset);
+  if (BlockChecksumSplit(head, key_len, value, value_len, version) != LoadU64(head + kChecksumOffset))
+    return BlockCheck::kRetry;
+  FillView(head, value, value_len, view);
+  return BlockCheck::kValid;
+}
+
+namespace {
+
+inline uint64_t LoadAcquire(const uint8_t* p) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(p), __ATOMIC_ACQUIRE);
+}
+inline uint64_t LoadRelaxed64(const uint8_t* p) {
+  return __atomic_load_n(reinterpret_cast<const uint64_t*>(p), __ATOMIC_RELAXED);
+}
+inline uint32_t LoadRelaxed32(const uint8_t* p) {
+  return __atomic_load_n(reinterpret_cast<const uint32_t*>(p), __ATOMIC_RELAXED);
+}
+
+}  // namespace
+
+BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                            void* out, size_t out_capacity, BlockView* view) {
+  const uint8_t* target_at = block + TargetOffset(block_bytes);
+  // R1.
+  const uint64_t t1 = LoadAcquire(target_at);
+  if (TargetLocked(t1)) return BlockCheck::kRetry;
+  if (TargetTag(t1) != tag) return BlockCheck::kNotThisKey;  // an atomic read of the word: no tear possible
+  // R2. The header fields are naturally aligned words (blocks are 8-aligned); relaxed atomic loads.
+  alignas(8) uint8_t head[kBlockHeaderBytes];
+  StoreU64(head + kRecencyOffset, LoadRelaxed64(block + kRecencyOffset));
+  StoreU64(head + kHeadVersionOffset, LoadRelaxed64(block + kHeadVersionOffset));
+  StoreU32(head + kKeyLenOffset, LoadRelaxed32(block + kKeyLenOffset));
+  StoreU32(head + kValueLenOffset, LoadRelaxed32(block + kValueLenOffset));
+  StoreU64(head + kExpiryOffset, LoadRelaxed64(block + kExpiryOffset));
+  StoreU32(head + kFlagsOffset, LoadRelaxed32(block + kFlagsOffset));
+  const size_t stored_key_len = LoadU32(head + kKeyLenOffset);
+  const size_t value_len = LoadU32(head + kValueLenOffset);
+  const bool fits = BlockBytesFor(stored_key_len, value_len) <= block_bytes;
+  const bool same_key = fits && stored_key_len == key_len &&
+                        std::memcmp(block + kBlockHeaderBytes, key, key_len) == 0;
+  const bool copied = same_key && value_len <= out_capacity;
+  if (copied && value_len > 0) std::memcpy(out, block + kBlockHeaderBytes + key_len, value_len);
+  // R3.
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  const uint64_t t2 = LoadRelaxed64(target_at);
+  if (t2 != t1 || !SameVersion(LoadU64(head + kHeadVersionOffset), t1) || !fits) return BlockCheck::kRetry;
+  // The copy is consistent: what it says about identity is the truth at version t1.
+  if (!same_key) return BlockCheck::kNotThisKey;
+  FillView(head, copied ? static_cast<const uint8_t*>(out) : nullptr, value_len, view);
   return BlockCheck::kValid;
 }
 

@@ -3,7 +3,9 @@
 //   offset 0   recency        u64   recency epoch; CASed by clients (non-intrusive recency update)
 //   offset 8   head_version   u64   the pair's full version; its low 39 bits equal the tail version when the
 //                                   block is consistent
-//   offset 16  checksum       u64   XXH3-64 of bytes [24, 44+key_len+value_len) seeded with the head version
+//   offset 16  checksum       u64   XXH3-64 of the value seeded with XXH3-64 of bytes [24, 44+key_len) (lengths,
+//                                   expiry, flags, key) seeded with the head version: chained, so a reader that
+//                                   lands the value in its caller's buffer and the header elsewhere checks both
 //   offset 24  key_len        u32
 //   offset 28  value_len      u32
 //   offset 32  expiry word    u64   expiry_ms (bits 0..47; 0 = never) | token lag (bits 48..63), see below
@@ -46,6 +48,34 @@
 // Anything else is either "retry" (torn or locked) or "not this key". A valid copy's expiry still has to be
 // judged (the store against its clock, a client with core/server_time.h): validation says "consistent", not
 // "alive".
+//
+// Reading through a mapping (the on-node fast path, ReadBlockInPlace): a seqlock. A reader that can load the
+// block's bytes itself (shmem_ptr mapped the server's memory; the server reading its own arena) needs no
+// checksum, because it can order its own loads:
+//   R1. t1 = load-acquire(target word); locked -> retry; tag differs -> not this key.
+//   R2. Load the header (relaxed), compare the key in place and copy the value straight to the caller's buffer.
+//   R3. Acquire fence; t2 = load(target word). Accept iff t2 == t1 and the head version read in R2 is the one
+//       t1 names; otherwise retry.
+// Writers (every one, whatever its transport): W1 CAS lock (the acquire side of the CAS, plus a release fence
+// right after it on the local path, keeps every later store after the lock in every other thread's view); W2
+// stores of head and body; W3 release fence; W4 publish the target word (its version grows, so it never returns
+// to t1). Why it is enough: if any load of R2 read a byte a writer stored in W2, then W1 (sequenced before the
+// release fence that precedes that store) happens-before R3's acquire fence (fence-to-fence synchronisation
+// through the byte that was read), so t2 reads W1's locked word or a later one: t2 != t1, and the copy is thrown
+// away. If t2 == t1, no W2 store was seen, so every byte copied belongs to the write that published t1 (R1's
+// acquire load synchronises with W4, so all of that write's stores are visible). The recency word is excluded
+// (clients CAS it without the lock; any value of it is a valid recency). The copies of R2 race with W2 in the
+// C++ model's sense (plain memcpy on live memory, as every seqlock in practice, e.g. Linux's); GCC/Clang on
+// x86-64 and AArch64 compile them to plain loads that the fences order, which is all the argument uses.
+// Remote writers reach the same memory through the runtime: over shared memory UCX's put is a memcpy by the
+// writer and its atomics are CPU atomics, so W1-W4 hold as above (x86-TSO orders the stores in any case); a
+// NIC's writes are issued only after the CAS completed, so the lock is visible before any body byte changes.
+//
+// Why a remote copy still needs the checksum: a one-sided get (RDMA, UCX tcp, or a shared-memory get done by
+// the runtime's memcpy) reads the target word, the head and the body in an order nobody promises, within one
+// operation, with no fence the reader can put between the body and the re-read of the target word. Head ==
+// tail then proves nothing about the bytes in between: a writer may have run W1-W4 entirely while the get
+// copied the middle. The checksum, seeded with the head version, is what catches that.
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -122,6 +152,9 @@ struct PairMeta {
 // Checksum of a block body already laid out at `block` (lengths, expiry word, flags, key and value), for the
 // head version `version`.
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version);
+// The same checksum with the value elsewhere: `block` holds bytes [0, kBlockHeaderBytes + key_len).
+uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* value, size_t value_len,
+                            uint64_t version);
 
 // Writes head_version, lengths, expiry word, flags, key, value and checksum into `block`: bytes [8, BodyBytes);
 // leaves the recency and target words untouched. The caller guarantees the pair fits (BlockBytesFor <=
@@ -152,6 +185,20 @@ struct BlockView {
 // Validates a local copy of a whole block (block_bytes long) as described above.
 BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
                          BlockView* view);
+
+// Validates a copy whose header and key ([0, kBlockHeaderBytes + key_len)) and target word were fetched into
+// `head` and `target`, and whose value was fetched to `value` (room for `value_room` bytes, the most this block
+// can hold after this key): like ValidateBlock, checksum included. On kValid, view->value == value.
+BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
+                              size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view);
+
+// The seqlock read (R1-R3 above) of a block that this thread can load from (`block`: a mapping of live memory
+// that writers following the protocol may be changing). On kValid the value has been copied to `out` if it
+// fits (value_len <= out_capacity; view->value == out), else nothing is copied (view->value == nullptr) and
+// view->value_len says how much room it needs; the other view fields are filled either way. Never reads a
+// checksum: the fences order the loads.
+BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                            void* out, size_t out_capacity, BlockView* view);
 
 }  // namespace smc
 

@@ -4,6 +4,9 @@
 // delete a key. Every value is self-verifying (key id, writer, per-writer sequence, length, pattern seeded by
 // all of them). Readers check that no read returns a torn value or another key's value, and that for one
 // reader, one key and one writer the sequence never goes backwards. Prints retry and CAS-failure counts.
+// Both Direct paths at once: odd client ranks run with local_access=0 (one-sided get/put only), even ranks with
+// the default (through the mapping where shmem_ptr maps the server, i.e. on shared memory; over tcp nobody
+// maps, and every client is remote). On shared memory the job checks that both paths really ran.
 // Args: [seconds] [writers] (defaults 5, 2)
 #include <shmem.h>
 
@@ -26,8 +29,16 @@ int main(int argc, char** argv) {
   int writers = argc > 2 ? std::atoi(argv[2]) : 2;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
+  // Whether this PE maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object.
+  void* probe = shmem_malloc(sizeof(long));
+  const bool mapped = shmem_my_pe() != 0 && shmem_ptr(probe, 0) != nullptr;
+  shmem_free(probe);
+  shmemcache_config_t cfg;
+  PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
+  const int client_rank = shmem_my_pe() - cfg.num_servers;  // as shmemcache_client_rank will say
+  if (client_rank >= 0 && client_rank % 2 == 1) cfg.local_access = 0;
   shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(nullptr, &c), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c == nullptr) return 1;
   shmemcache_stats_t st{};
   if (shmemcache_is_server(c)) {
@@ -76,35 +87,47 @@ int main(int argc, char** argv) {
     std::printf(
         "client %d (%s): reads=%llu found=%llu writes=%llu deletes=%llu bad=%llu regressions=%llu | "
         "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
-        "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu\n",
+        "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu "
+        "local_gets=%llu local_sets=%llu\n",
         rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
         (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
         (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
         (unsigned long long)st.direct_sets, (unsigned long long)st.active_sets,
         (unsigned long long)st.read_retries, (unsigned long long)st.lock_retries,
         (unsigned long long)st.cas_lock_busy, (unsigned long long)st.cas_tag_mismatch,
-        (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks);
+        (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks,
+        (unsigned long long)st.local_gets, (unsigned long long)st.local_sets);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     PE_CHECK(regressions == 0);
     if (writer) PE_CHECK(writes > 0 && st.direct_sets > 0 && st.active_sets > 0);
     else PE_CHECK(found > 0 && st.direct_gets > 0);
+    const bool local = mapped && cfg.local_access != 0;  // the path this client's Direct operations take
+    if (!local) PE_CHECK(st.local_gets == 0 && st.local_sets == 0);
+    else if (writer) PE_CHECK(st.local_sets == st.direct_sets);
+    else PE_CHECK(st.local_gets == st.direct_gets);
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
   shmemcache_destroy(c);
   // Totals over all PEs, so the log shows how hard the protocol was exercised.
   static long psync[SHMEM_REDUCE_SYNC_SIZE];
   static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
-  static long src[3], dst[3];
+  static long src[5], dst[5];
   for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
   src[0] = static_cast<long>(st.read_retries);
   src[1] = static_cast<long>(st.lock_retries);
   src[2] = static_cast<long>(st.cas_version_mismatch);
+  src[3] = static_cast<long>(st.local_gets + st.local_sets);
+  src[4] = static_cast<long>(st.direct_gets + st.direct_sets) - src[3];  // Direct operations over one-sided ops
   shmem_barrier_all();
-  shmem_long_sum_to_all(dst, src, 3, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_long_sum_to_all(dst, src, 5, 0, 0, shmem_n_pes(), pwrk, psync);
   shmem_barrier_all();
-  if (shmem_my_pe() == 0)
-    std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld\n", dst[0], dst[1], dst[2]);
+  if (shmem_my_pe() == 0) {
+    std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld local_ops=%ld remote_ops=%ld\n",
+                dst[0], dst[1], dst[2], dst[3], dst[4]);
+    PE_CHECK(dst[4] > 0);                         // the one-sided path ran
+    if (mapped) PE_CHECK(dst[3] > 0);             // and, where it exists, the mapping path at the same time
+  }
   int rc = pe_test::Finish("pe_direct_stress");
   shmem_finalize();
   return rc;

@@ -29,7 +29,7 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SPILL_MMAP_MAX_BYTES",
     "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
     "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",      "SHMEMCACHE_LARGE_VALUE_THRESHOLD",
-    "SHMEMCACHE_DIRECT_POLICY",
+    "SHMEMCACHE_DIRECT_POLICY",    "SHMEMCACHE_LOCAL_ACCESS",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -42,7 +42,7 @@ class ConfigEnvTest : public ::testing::Test {
 void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.num_servers, 1);
   EXPECT_EQ(c.server_memory_bytes, 64u << 20);
-  EXPECT_EQ(c.hash_sets, 4096u);
+  EXPECT_EQ(c.hash_sets, 0u);
   EXPECT_EQ(c.hash_ways, 8u);
   EXPECT_EQ(c.directory_entries, 512u);
   EXPECT_EQ(c.directory_ways, 8u);
@@ -97,7 +97,7 @@ TEST_F(ConfigEnvTest, SizeOverrides) {
     shmemcache_config_t c;
     ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << tc.text;
     EXPECT_EQ(c.server_memory_bytes, tc.want) << tc.text;
-    EXPECT_EQ(c.hash_sets, 4096u);  // others untouched
+    EXPECT_EQ(c.hash_sets, 0u);  // others untouched
   }
 }
 
@@ -124,6 +124,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_OP_TIMEOUT_MS", "2500", 1);
   setenv("SHMEMCACHE_LARGE_VALUE_THRESHOLD", "64K", 1);
   setenv("SHMEMCACHE_DIRECT_POLICY", "Never", 1);
+  setenv("SHMEMCACHE_LOCAL_ACCESS", "0", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -149,6 +150,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.op_timeout_ms, 2500u);
   EXPECT_EQ(c.large_value_threshold, 64u << 10);
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_NEVER);
+  EXPECT_EQ(c.local_access, 0);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -183,7 +185,7 @@ TEST_F(ConfigEnvTest, BadSizeNamesTheVariable) {
         << shmemcache_last_error();
     // The bad field stays at its default, and every other field is still filled.
     EXPECT_EQ(c.server_memory_bytes, 64u << 20);
-    EXPECT_EQ(c.hash_sets, 4096u);
+    EXPECT_EQ(c.hash_sets, 0u);
     EXPECT_EQ(c.max_key_len, 250u);
     EXPECT_DOUBLE_EQ(c.slab_growth_factor, 1.25);
   }
@@ -333,7 +335,6 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"single PE", [](shmemcache_config_t*) {}, 1},
       {"hash_ways 0", [](shmemcache_config_t* c) { c->hash_ways = 0; }, 2},
       {"hash_ways 65", [](shmemcache_config_t* c) { c->hash_ways = 65; }, 2},
-      {"hash_sets 0", [](shmemcache_config_t* c) { c->hash_sets = 0; }, 2},
       {"directory_entries 0", [](shmemcache_config_t* c) { c->directory_entries = 0; }, 2},
       {"directory_ways 0", [](shmemcache_config_t* c) { c->directory_ways = 0; }, 2},
       {"max_key_len 0", [](shmemcache_config_t* c) { c->max_key_len = 0; }, 2},
@@ -355,6 +356,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"op_timeout_ms 0", [](shmemcache_config_t* c) { c->op_timeout_ms = 0; }, 2},
       {"direct_policy 3", [](shmemcache_config_t* c) { c->direct_policy = 3; }, 2},
       {"direct_policy -1", [](shmemcache_config_t* c) { c->direct_policy = -1; }, 2},
+      {"local_access 2", [](shmemcache_config_t* c) { c->local_access = 2; }, 2},
+      {"local_access -2", [](shmemcache_config_t* c) { c->local_access = -2; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -363,6 +366,23 @@ TEST(ValidateConfig, RejectsBadFields) {
     EXPECT_EQ(ValidateConfig(c, tc.n_pes), SHMEMCACHE_CONFIG_ERROR) << tc.what;
     EXPECT_STRNE(LastError(), "") << tc.what << ": no explanation";
   }
+}
+
+TEST(ResolveAutoSettings, SizesTheTableFromServerMemory) {
+  shmemcache_config_t c = Defaults();
+  ASSERT_EQ(c.hash_sets, 0u);
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
+  ResolveAutoSettings(&c);
+  EXPECT_EQ(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // 64 MiB / 64 B = 1 Mi ways
+  c.hash_sets = 0;
+  c.server_memory_bytes = (1u << 20) + 1;
+  c.hash_ways = 3;
+  ResolveAutoSettings(&c);
+  EXPECT_GE(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // rounded up
+  EXPECT_LT((c.hash_sets - 1) * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);
+  c.hash_sets = 123;  // an explicit size stays
+  ResolveAutoSettings(&c);
+  EXPECT_EQ(c.hash_sets, 123u);
 }
 
 TEST(ValidateConfig, ExplainsServerCount) {
@@ -400,6 +420,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"op_timeout_ms", [](shmemcache_config_t* c) { c->op_timeout_ms = 1; }},
       {"large_value_threshold", [](shmemcache_config_t* c) { c->large_value_threshold = 0; }},
       {"direct_policy", [](shmemcache_config_t* c) { c->direct_policy = SHMEMCACHE_DIRECT_NEVER; }},
+      {"local_access", [](shmemcache_config_t* c) { c->local_access = 0; }},
   };
 }
 
@@ -442,6 +463,7 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");
   EXPECT_EQ(ConfigEnvName(19), "SHMEMCACHE_OP_TIMEOUT_MS");
+  EXPECT_EQ(ConfigEnvName(kLocalAccessField), "SHMEMCACHE_LOCAL_ACCESS");
   EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
 }
 

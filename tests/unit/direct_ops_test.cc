@@ -27,22 +27,26 @@ constexpr int kServerPe = 0;
 // drives both: on the loopback a one-sided operation needs no thread on its target.
 class DirectOpsTest : public ::testing::Test {
  protected:
-  static constexpr size_t kArenaBytes = 1 << 20;
-
-  DirectOpsTest() : job_(2) {
-    server_arena_ = static_cast<uint8_t*>(job_.transport(0)->SymmetricAlloc(kArenaBytes));
-    client_arena_ = static_cast<uint8_t*>(job_.transport(1)->SymmetricAlloc(kArenaBytes));
+  explicit DirectOpsTest(size_t arena_bytes = 1 << 20, size_t page_bytes = 4096, size_t max_value_len = 2000)
+      : job_(2) {
+    server_arena_ = static_cast<uint8_t*>(job_.transport(0)->SymmetricAlloc(arena_bytes));
+    client_arena_ = static_cast<uint8_t*>(job_.transport(1)->SymmetricAlloc(arena_bytes));
     StoreOptions o;
-    o.arena_bytes = kArenaBytes;
-    o.page_bytes = 4096;
+    o.arena_bytes = arena_bytes;
+    o.page_bytes = page_bytes;
     o.max_key_len = 64;
-    o.max_value_len = 2000;
+    o.max_value_len = max_value_len;
     o.sets = 64;
     o.ways = 4;
     table_.assign(o.sets * o.ways, HashWay{0, 0});
     store_ = std::make_unique<KvStore>(server_arena_, table_.data(), o, &atomics_);
     ctx_ = job_.transport(1)->CreateContext(1);
     ops_ = std::make_unique<DirectOps>(ctx_.get(), client_arena_);
+    local_ops_ = std::make_unique<DirectOps>(ctx_.get(), client_arena_, LocalArenas());
+  }
+  // The client's mapping of the server's arena (on the loopback every PE's memory is mapped).
+  std::vector<uint8_t*> LocalArenas() {
+    return {static_cast<uint8_t*>(job_.transport(1)->LocalPointer(client_arena_, kServerPe))};
   }
 
   static KeyLocation Loc(const std::string& key) { return Locate(key.data(), key.size(), 1); }
@@ -79,7 +83,8 @@ class DirectOpsTest : public ::testing::Test {
   LocalWordAtomics atomics_;  // CPU atomics: the loopback's one-sided atomics are CPU atomics too
   std::unique_ptr<KvStore> store_;
   std::unique_ptr<Context> ctx_;
-  std::unique_ptr<DirectOps> ops_;
+  std::unique_ptr<DirectOps> ops_;        // one-sided get/put only
+  std::unique_ptr<DirectOps> local_ops_;  // loads and stores through the mapping
 };
 
 TEST_F(DirectOpsTest, GetReturnsTheValidatedValue) {
@@ -213,6 +218,99 @@ TEST_F(DirectOpsTest, SetOnABlockReusedForAnotherKeyWithTheSameTagReleasesItUnch
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "BBBB");
 }
 
+TEST_F(DirectOpsTest, ThroughTheMappingGetAndSetUseLoadsAndStoresAndCountIt) {
+  BlockPointer p = StoreSet("key", "value");
+  job_.faults().on_get = [](int, int, void*, const void*, size_t) { FAIL() << "a one-sided get on the local path"; };
+  char out[16];
+  BlockView view;
+  ASSERT_EQ(local_ops_->Get(kServerPe, p.offset, p.block_bytes, "key", 3, Loc("key").tag, out, sizeof(out), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(std::string(out, view.value_len), "value");
+  EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out));  // one copy, straight into the caller's buffer
+  uint64_t version = 0;
+  ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, p.version, "key", 3, "VALUE", 5, Loc("key").tag,
+                            &version),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(version, p.version + 1);
+  EXPECT_EQ(local_ops_->counters().local_gets, 1u);
+  EXPECT_EQ(local_ops_->counters().local_sets, 1u);
+  EXPECT_EQ(ops_->counters().local_gets, 0u);
+  // Written in place under the protocol, checksum included: the server and a remote reader accept it.
+  EXPECT_EQ(StoreGet("key"), "VALUE");
+  job_.faults().on_get = nullptr;
+  std::string v;
+  ASSERT_EQ(Get(p, "key", &v), DirectOps::Result::kDone);
+  EXPECT_EQ(v, "VALUE");
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(DirectOpsTest, ThroughTheMappingABufferTooSmallGetsTheLengthAndNoBytes) {
+  BlockPointer p = StoreSet("key", "value");
+  char out[4] = {'x', 'x', 'x', 'x'};
+  BlockView view;
+  ASSERT_EQ(local_ops_->Get(kServerPe, p.offset, p.block_bytes, "key", 3, Loc("key").tag, out, sizeof(out), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(view.value_len, 5u);
+  EXPECT_EQ(view.value, nullptr);
+  EXPECT_EQ(std::string(out, 4), "xxxx");
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, "key", 3, Loc("key").tag, out, sizeof(out), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(view.value_len, 5u);
+  EXPECT_EQ(view.value, nullptr);
+  EXPECT_EQ(std::string(out, 4), "xxxx");
+}
+
+TEST_F(DirectOpsTest, ThroughTheMappingAStalePointerIsNotThisKey) {
+  BlockPointer a = StoreSet("a", "AAAA");
+  ASSERT_EQ(store_->Delete(Loc("a"), "a", 1, 0), SHMEMCACHE_OK);
+  BlockPointer b = StoreSet("b", "BBBB");
+  ASSERT_EQ(b.offset, a.offset);
+  char out[16];
+  BlockView view;
+  EXPECT_EQ(local_ops_->Get(kServerPe, a.offset, a.block_bytes, "a", 1, Loc("a").tag, out, sizeof(out), &view),
+            DirectOps::Result::kNotThisKey);
+  uint64_t version;
+  EXPECT_EQ(local_ops_->Set(kServerPe, a.offset, a.block_bytes, a.version, "a", 1, "XXXX", 4, Loc("a").tag, &version),
+            DirectOps::Result::kTagMismatch);
+  EXPECT_EQ(StoreGet("b"), "BBBB");
+}
+
+// The one-copy remote GET (DirectOps::kOneCopyMinBytes): a block with room for a large value, read with three
+// gets into a buffer that can take that room, is validated by the checksum over the pieces.
+class DirectOpsLargeTest : public DirectOpsTest {
+ protected:
+  static constexpr size_t kLen = 3 * DirectOps::kOneCopyMinBytes / 2;
+  DirectOpsLargeTest() : DirectOpsTest(4 << 20, 1 << 20, 2 * kLen) {}
+};
+
+TEST_F(DirectOpsLargeTest, ALargeValueLandsInTheCallersBufferAndATornPieceIsReadAgain) {
+  const std::string key = "big";
+  BlockPointer p = StoreSet(key, std::string(kLen, 'o'));
+  std::vector<char> out(p.block_bytes);  // room for whatever the block can hold
+  int gets = 0;
+  job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+    ++gets;
+    std::memcpy(dst, src, bytes);
+    if (gets == 2) StoreSet(key, std::string(kLen, 'n'));  // after the value piece, before the target word
+  };
+  BlockView view;
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Loc(key).tag, out.data(),
+                      out.size(), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(gets, 6);  // two attempts of three gets each: the first one's pieces disagree
+  EXPECT_EQ(ops_->counters().read_retries, 1u);
+  EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
+  EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kLen, 'n'));
+  // A buffer that cannot take the block's room: one get of the whole block, then a copy.
+  gets = 0;
+  std::vector<char> small(kLen);
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Loc(key).tag, small.data(),
+                      small.size(), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(gets, 1);
+  EXPECT_EQ(std::string(small.data(), view.value_len), std::string(kLen, 'n'));
+}
+
 // A value that names its writer and sequence and repeats a byte derived from both: any mix of two writes shows.
 std::string Verifiable(int writer, uint64_t seq, size_t len) {
   std::string v = std::to_string(writer) + ":" + std::to_string(seq) + ":";
@@ -234,33 +332,51 @@ TEST_F(DirectOpsTest, AReaderRacingAServerWriterAndADirectWriterNeverSeesATornVa
   std::thread server_writer([&] {  // the server thread: in-place SETs under the same lock protocol
     for (uint64_t seq = 1; !stop.load(); ++seq) StoreSet("hot", Verifiable(1, seq, kLen));
   });
-  std::thread direct_writer([&] {  // another client: Direct SETs
+  // Another client's Direct SETs, as writer `id`, through one-sided puts or (local) through the mapping.
+  auto direct_writer = [&](int id, bool local) {
     std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
-    DirectOps ops(ctx.get(), client_arena_);
+    DirectOps ops(ctx.get(), client_arena_, local ? LocalArenas() : std::vector<uint8_t*>{});
     uint64_t known = p.version;
     const std::string key = "hot";
     for (uint64_t seq = 1; !stop.load(); ++seq) {
-      std::string v = Verifiable(2, seq, kLen);
+      std::string v = Verifiable(id, seq, kLen);
       uint64_t version;
       if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
                   &version) == DirectOps::Result::kDone)
         known = version;
     }
-  });
-  int done = 0, torn = 0;
+  };
+  std::thread remote_writer(direct_writer, 2, false);
+  std::thread local_writer(direct_writer, 3, true);
+  // Two readers in turn: the checksummed copy and the seqlock through the mapping.
+  int done = 0, torn = 0, local_done = 0, local_torn = 0;
+  std::vector<char> out(kLen);
   for (int i = 0; i < 20000; ++i) {
     std::string v;
-    if (Get(p, "hot", &v) != DirectOps::Result::kDone) continue;
-    ++done;
-    if (!IsVerifiable(v, kLen)) ++torn;
+    if (Get(p, "hot", &v) == DirectOps::Result::kDone) {
+      ++done;
+      if (!IsVerifiable(v, kLen)) ++torn;
+    }
+    BlockView view;
+    if (local_ops_->Get(kServerPe, p.offset, p.block_bytes, "hot", 3, Loc("hot").tag, out.data(), out.size(),
+                        &view) == DirectOps::Result::kDone) {
+      ++local_done;
+      if (view.value != reinterpret_cast<uint8_t*>(out.data()) ||
+          !IsVerifiable(std::string(out.data(), view.value_len), kLen))
+        ++local_torn;
+    }
   }
   stop = true;
   server_writer.join();
-  direct_writer.join();
-  std::printf("reads done %d of 20000, retries %llu, torn %d\n", done,
-              static_cast<unsigned long long>(ops_->counters().read_retries), torn);
+  remote_writer.join();
+  local_writer.join();
+  std::printf("reads done %d of 20000 (retries %llu, torn %d); through the mapping %d (retries %llu, torn %d)\n",
+              done, static_cast<unsigned long long>(ops_->counters().read_retries), torn, local_done,
+              static_cast<unsigned long long>(local_ops_->counters().read_retries), local_torn);
   EXPECT_EQ(torn, 0);
+  EXPECT_EQ(local_torn, 0);
   EXPECT_GT(done, 0);
+  EXPECT_GT(local_done, 0);
   EXPECT_TRUE(IsVerifiable(StoreGet("hot"), kLen));
   EXPECT_TRUE(store_->CheckConsistency());
 }

@@ -12,7 +12,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   std::memset(&c, 0, sizeof(c));
   c.num_servers = 1;
   c.server_memory_bytes = 64ull << 20;
-  c.hash_sets = 4096;
+  c.hash_sets = 0;  // auto
   c.hash_ways = 8;
   c.directory_entries = 512;
   c.directory_ways = 8;
@@ -32,6 +32,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.op_timeout_ms = 60000;
   c.large_value_threshold = 16u << 10;
   c.direct_policy = SHMEMCACHE_DIRECT_AUTO;
+  c.local_access = -1;
   return c;
 }
 

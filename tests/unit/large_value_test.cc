@@ -21,6 +21,14 @@ namespace {
 
 using namespace testing_loopback;
 
+// The loopback cluster's config with local_access off: pulls and Direct writers go through the transport's
+// one-sided operations, which these tests race with (the on-node mapping would bypass them).
+shmemcache_config_t RemoteConfig() {
+  shmemcache_config_t c = SmallConfig();
+  c.local_access = 0;
+  return c;
+}
+
 constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (16 KiB), below its max_value_len (64 KiB)
 
 std::string ValueOf(char fill, size_t len) {
@@ -135,7 +143,7 @@ struct PullRace {
 };
 
 TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
-  shmemcache_config_t cfg = SmallConfig();
+  shmemcache_config_t cfg = RemoteConfig();
   cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every GET Active: each large one is pulled
   ClusterHooks hooks;
   hooks.client = [&](Node& node) {
@@ -178,7 +186,7 @@ TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
 }
 
 TEST(LargeValue, WithTheThresholdOffEverythingGoesThroughTheRing) {
-  shmemcache_config_t cfg = SmallConfig();
+  shmemcache_config_t cfg = RemoteConfig();
   cfg.large_value_threshold = 0;
   ClusterHooks hooks;
   hooks.client = [&](Node& node) {
@@ -199,7 +207,7 @@ TEST(LargeValue, APullThatMeetsADirectWriterReturnsTheNewerWholeValue) {
   race.during_pull = [&](Client* w) {
     ASSERT_EQ(Set(w, "k", v2), SHMEMCACHE_OK);  // fits the block: a Direct SET while the reader pulls
   };
-  race.Run(SmallConfig(), [&](Node& reader) {
+  race.Run(RemoteConfig(), [&](Node& reader) {
     std::string got;
     ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
     EXPECT_TRUE(got == v2) << "a value that is not v2 whole";
@@ -216,7 +224,7 @@ TEST(LargeValue, APullOfADeletedAndReusedBlockAsksAgainAndNeverReturnsAnotherKey
     for (int i = 0; i < 8; ++i)  // the freed block is reused for another key of the same size class
       ASSERT_EQ(Set(w, "other-" + std::to_string(i), ValueOf('o', kLarge)), SHMEMCACHE_OK);
   };
-  race.Run(SmallConfig(), [&](Node& reader) {
+  race.Run(RemoteConfig(), [&](Node& reader) {
     std::string got;
     // Asked again through the ring: the pair is gone.
     EXPECT_EQ(race.SetThenPull(reader.client(), ValueOf('1', kLarge), &got), SHMEMCACHE_NOT_FOUND);
@@ -234,7 +242,7 @@ TEST(LargeValue, APullOfAnEvictedPairAsksAgainAndGetsItsValueOrNotFound) {
     for (int i = 0; i < 256; ++i)
       ASSERT_EQ(Set(w, "filler-" + std::to_string(i), ValueOf('f', kLarge)), SHMEMCACHE_OK);
   };
-  shmemcache_config_t cfg = SmallConfig();
+  shmemcache_config_t cfg = RemoteConfig();
   cfg.recency_range_ms = 1;  // "k"'s tier is old by the time the fillers come
   race.Run(cfg, [&](Node& reader) {
     std::string got;
@@ -249,7 +257,7 @@ TEST(LargeValue, TornCopiesAreReadAgainAndFinallyAskedForThroughTheRing) {
   PullRace race;
   race.tear = 1000;  // every copy of the pull is torn: it gives up and asks again
   const std::string v1 = ValueOf('1', kLarge);
-  race.Run(SmallConfig(), [&](Node& reader) {
+  race.Run(RemoteConfig(), [&](Node& reader) {
     std::string got;
     ASSERT_EQ(race.SetThenPull(reader.client(), v1, &got), SHMEMCACHE_OK);
     EXPECT_TRUE(got == v1);
@@ -279,7 +287,7 @@ TEST(LargeValue, AWriteOfTheKeyWaitsForItsClientsPullSoTheGetSeesTheValueBeforeI
     ASSERT_EQ(c->Wait(set), SHMEMCACHE_OK);
     EXPECT_EQ(StatsOf(node).large_gets_pulled, 1u);
   };
-  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+  ASSERT_EQ(RunCluster(2, RemoteConfig(), hooks), SHMEMCACHE_OK);
 }
 
 }  // namespace

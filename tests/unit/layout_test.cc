@@ -88,14 +88,16 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
 
 TEST(Layout, DefaultsTwoPes) {
   shmemcache_config_t c = Config();
+  ResolveAutoSettings(&c);  // as init does: the table sized from server memory, 64 MiB / 64 B = 1 Mi ways
+  ASSERT_EQ(c.hash_sets, 131072u);
   CheckLayout(c, 2);
   SymmetricLayout l = LayoutOf(c, 2);
   EXPECT_EQ(l.mailbox_offset, 4096u);
   EXPECT_EQ(l.ready_offset, 8192u);
   EXPECT_EQ(l.ready_words, 1u);
   EXPECT_EQ(l.table_offset, 12288u);
-  EXPECT_EQ(l.table_bytes, 4096u * 8 * 16);
-  EXPECT_EQ(l.inbox_offset, 12288u + 4096u * 8 * 16);
+  EXPECT_EQ(l.table_bytes, 131072u * 8 * 16);
+  EXPECT_EQ(l.inbox_offset, 12288u + 131072u * 8 * 16);
   EXPECT_EQ(l.inbox_bytes, 1u * 8 * 4096);
   EXPECT_EQ(l.landing_offset, l.inbox_offset + 8 * 4096);
   EXPECT_EQ(l.landing_slot_bytes, 1u << 20);  // one client, max_value_len

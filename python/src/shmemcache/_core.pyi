@@ -58,6 +58,7 @@ class Cache:
         op_timeout_ms: int = ...,
         large_value_threshold: int = ...,
         direct_policy: int = ...,
+        local_access: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(

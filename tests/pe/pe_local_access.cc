@@ -1,0 +1,82 @@
+// The on-node fast path (local_access, issue 13) is taken exactly when it should be. 1 server, 2 clients, each
+// with its own local_access (the one setting PEs may choose differently): client 0 auto (-1), client 1 off (0).
+// Each stores keys and reads them back many times through the public API, then checks its statistics:
+//   - off: local_gets == local_sets == 0, yet the reads were Direct (one-sided gets);
+//   - auto: every Direct GET and SET went through the mapping when shmem_ptr maps the server (shared memory),
+//     none when it does not (tcp).
+// Arg: 1 = the job must map the server (shared memory: the test fails if the fast path is not available), 0 = it
+// must not (UCX tcp: Direct operations stay one-sided).
+#include <shmem.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/pe_test.h"
+
+namespace {
+
+constexpr int kKeys = 16, kRounds = 100;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int expect_mapped = argc > 1 ? std::atoi(argv[1]) : 1;
+  shmem_init();
+  pe_test::Begin(shmem_my_pe());
+  // Whether a client maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object (statics
+  // of the executable are symmetric but never mapped).
+  void* probe = shmem_malloc(sizeof(long));
+  const bool mapped = shmem_my_pe() != 0 && shmem_ptr(probe, 0) != nullptr;
+  shmem_free(probe);
+  if (shmem_my_pe() != 0) PE_CHECK(mapped == (expect_mapped != 0));
+
+  shmemcache_config_t cfg;
+  PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
+  const bool off = shmem_my_pe() == 2;
+  if (off) cfg.local_access = 0;
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    const int rank = shmemcache_client_rank(c);
+    char buf[64];
+    for (int k = 0; k < kKeys; ++k) {
+      std::string key = "la-" + std::to_string(rank) + "-" + std::to_string(k);
+      PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "first", 5), SHMEMCACHE_OK);  // Active: insert
+    }
+    for (int round = 0; round < kRounds; ++round) {
+      for (int k = 0; k < kKeys; ++k) {
+        std::string key = "la-" + std::to_string(rank) + "-" + std::to_string(k);
+        std::string value = "v" + std::to_string(round);
+        PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), value.size()), SHMEMCACHE_OK);
+        size_t len = 0;
+        PE_CHECK_STATUS(shmemcache_get(c, key.data(), key.size(), buf, sizeof(buf), &len), SHMEMCACHE_OK);
+        PE_CHECK(std::string(buf, len) == value);
+      }
+    }
+    shmemcache_stats_t st;
+    PE_CHECK_STATUS(shmemcache_get_stats(c, &st), SHMEMCACHE_OK);
+    std::printf("client %d (local_access %d, mapped %d): direct_gets=%llu local_gets=%llu direct_sets=%llu "
+                "local_sets=%llu active_gets=%llu active_sets=%llu\n",
+                rank, cfg.local_access, mapped ? 1 : 0, (unsigned long long)st.direct_gets,
+                (unsigned long long)st.local_gets, (unsigned long long)st.direct_sets,
+                (unsigned long long)st.local_sets, (unsigned long long)st.active_gets,
+                (unsigned long long)st.active_sets);
+    std::fflush(stdout);
+    PE_CHECK(st.direct_gets >= kKeys * kRounds * 9 / 10);  // the reads really were Direct
+    PE_CHECK(st.direct_sets >= kKeys * (kRounds - 1));
+    if (off || !mapped) {
+      PE_CHECK(st.local_gets == 0 && st.local_sets == 0);
+    } else {
+      PE_CHECK(st.local_gets == st.direct_gets);
+      PE_CHECK(st.local_sets == st.direct_sets);
+    }
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  int rc = pe_test::Finish("pe_local_access");
+  shmem_finalize();
+  return rc;
+}
