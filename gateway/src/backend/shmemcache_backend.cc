@@ -12,11 +12,9 @@ Status FromShmemcache(shmemcache_status_t s) {
     case SHMEMCACHE_VALUE_TOO_LARGE: return Status::kValueTooLarge;
     case SHMEMCACHE_BUFFER_TOO_SMALL: return Status::kBufferTooSmall;
     case SHMEMCACHE_NO_SPACE: return Status::kNoSpace;
-#if SHMEMCACHED_HAVE_CONTRACT
     case SHMEMCACHE_EXISTS: return Status::kExists;
     case SHMEMCACHE_NOT_STORED: return Status::kNotStored;
     case SHMEMCACHE_NOT_NUMERIC: return Status::kNotNumeric;
-#endif
     default: return Status::kError;  // wrong role, shut down, I/O error: the command fails, nothing changed
   }
 }
@@ -51,12 +49,8 @@ Status ShmemcacheBackend::Fetch(std::string_view key, std::string* value, uint32
   size_t len = 0;
   uint32_t f = 0;
   uint64_t c = 0;
-#if SHMEMCACHED_HAVE_CONTRACT
   shmemcache_status_t st =
       shmemcache_fetch(cache_, key.data(), key.size(), scratch_.data(), scratch_.size(), &len, &f, &c);
-#else
-  shmemcache_status_t st = shmemcache_get(cache_, key.data(), key.size(), scratch_.data(), scratch_.size(), &len);
-#endif
   if (st != SHMEMCACHE_OK) return FromShmemcache(st);
   value->assign(scratch_.data(), len);
   if (flags != nullptr) *flags = f;
@@ -68,7 +62,6 @@ Status ShmemcacheBackend::Delete(std::string_view key) {
   return FromShmemcache(shmemcache_delete(cache_, key.data(), key.size()));
 }
 
-#if SHMEMCACHED_HAVE_CONTRACT
 
 Status ShmemcacheBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
                                 uint64_t* cas_out) {
@@ -95,13 +88,29 @@ Status ShmemcacheBackend::Incr(std::string_view key, int64_t delta, uint64_t* ne
 }
 
 Status ShmemcacheBackend::MultiGet(MultiGetItem* items, size_t count) {
-  // shmemcache_mget_item_t has no flags or CAS token, which get/gets must print; with them this loop becomes:
-  //   items -> shmemcache_mget_item_t{key, key_len, buffer = value.data(), buffer_len}; one shmemcache_mget;
-  //   status, value_len, flags, cas back into each item.
+  // One burst of non-blocking fetches, waited for together: shmemcache_ifetch returns flags and CAS token, which
+  // get/gets print and shmemcache_mget_item_t does not carry. Each item reads into its own buffer_len bytes; a
+  // larger value answers kBufferTooSmall with its size (the session fetches it alone).
+  requests_.assign(count, nullptr);
+  lens_.assign(count, 0);
   for (size_t i = 0; i < count; ++i) {
     MultiGetItem& item = items[i];
-    item.status = Fetch(item.key, &item.value, &item.flags, &item.cas);
-    item.value_len = item.status == Status::kOk ? item.value.size() : 0;
+    item.value.resize(item.buffer_len);
+    shmemcache_status_t st = shmemcache_ifetch(cache_, item.key.data(), item.key.size(), item.value.data(),
+                                               item.buffer_len, &lens_[i], &item.flags, &item.cas, &requests_[i]);
+    if (st != SHMEMCACHE_OK) item.status = FromShmemcache(st);
+  }
+  for (size_t i = 0; i < count; ++i) {
+    MultiGetItem& item = items[i];
+    if (requests_[i] == nullptr) {
+      item.value.clear();
+      item.value_len = 0;
+      continue;
+    }
+    shmemcache_status_t st = shmemcache_wait(cache_, requests_[i]);
+    item.status = FromShmemcache(st);
+    item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
+    item.value.resize(st == SHMEMCACHE_OK ? lens_[i] : 0);
   }
   return Status::kOk;
 }
@@ -138,55 +147,5 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
   return Status::kOk;
 }
 
-#else  // !SHMEMCACHED_HAVE_CONTRACT: set/get/delete and the non-blocking calls only
-
-Status ShmemcacheBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
-                                uint64_t* cas_out) {
-  if (options.mode != StoreMode::kSet || options.flags != 0 || options.ttl_ms != 0 || options.cas != 0) {
-    return Status::kUnsupported;
-  }
-  if (cas_out != nullptr) *cas_out = 0;
-  return FromShmemcache(shmemcache_set(cache_, key.data(), key.size(), value.data(), value.size()));
-}
-
-Status ShmemcacheBackend::Touch(std::string_view, uint64_t) { return Status::kUnsupported; }
-
-Status ShmemcacheBackend::Incr(std::string_view, int64_t, uint64_t*) { return Status::kUnsupported; }
-
-Status ShmemcacheBackend::MultiGet(MultiGetItem* items, size_t count) {
-  // One batch: every get is issued before the first is waited for, so Active requests to one server are
-  // pipelined and Direct ones complete at issue.
-  requests_.assign(count, nullptr);
-  lengths_.assign(count, 0);
-  for (size_t i = 0; i < count; ++i) {
-    MultiGetItem& item = items[i];
-    item.value.resize(item.buffer_len);
-    shmemcache_status_t st = shmemcache_iget(cache_, item.key.data(), item.key.size(), item.value.data(),
-                                             item.buffer_len, &lengths_[i], &requests_[i]);
-    if (st != SHMEMCACHE_OK) {
-      requests_[i] = nullptr;
-      item.status = FromShmemcache(st);
-    }
-  }
-  for (size_t i = 0; i < count; ++i) {
-    MultiGetItem& item = items[i];
-    if (requests_[i] != nullptr) item.status = FromShmemcache(shmemcache_wait(cache_, requests_[i]));
-    item.value_len = lengths_[i];
-    item.value.resize(item.status == Status::kOk ? lengths_[i] : 0);
-  }
-  return Status::kOk;
-}
-
-Status ShmemcacheBackend::FlushAll() { return Status::kUnsupported; }
-
-Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
-  rows->emplace_back("limit_maxbytes", limit_maxbytes_);
-  rows->emplace_back("shmemcache_servers", static_cast<uint64_t>(num_servers_));
-  shmemcache_stats_t mine{};
-  if (shmemcache_get_stats(cache_, &mine) == SHMEMCACHE_OK) AddClientCounters(mine, rows);
-  return Status::kOk;
-}
-
-#endif  // SHMEMCACHED_HAVE_CONTRACT
 
 }  // namespace shmemcached

@@ -1,22 +1,12 @@
 // The gateway's Backend over shmemcache's public C API: the gateway PE is a shmemcache client, and every
 // memcached command becomes one (or, for the calls listed below, a few) shmemcache calls.
 //
-// Two builds, chosen at compile time:
-//   SHMEMCACHED_HAVE_CONTRACT = 0 (today): the API has set/get/delete, the non-blocking calls and stats.
-//     Store: a plain set (flags 0, no expiry, no CAS token) through shmemcache_set; anything else kUnsupported.
-//     Fetch: shmemcache_get (flags 0, CAS token 0, like memcached started with -C).
-//     MultiGet: one batch of shmemcache_iget requests, then shmemcache_wait on each.
-//     Delete: shmemcache_delete. Stats: limit_maxbytes from the configuration and this PE's
-//     shmemcache_get_stats counters (shmemcache_gateway_*).
-//     Touch, Incr, FlushAll: kUnsupported (CanFlushAll() is false).
-//   SHMEMCACHED_HAVE_CONTRACT = 1 (after issue 15 is merged): each call goes to the function issue 15 adds,
-//     with issue 15's exact signature: shmemcache_store (shmemcache_store_options_t: mode, flags, ttl_ms, cas;
-//     cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr, shmemcache_flush_all, and
+// Each call goes to shmemcache's memcached contract (issue 15): shmemcache_store (shmemcache_store_options_t:
+//     mode, flags, ttl_ms, cas; cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr, shmemcache_flush_all, and
 //     shmemcache_server_stats summed over the servers for `stats`; statuses SHMEMCACHE_EXISTS,
 //     SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags and CAS token
-//     (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it is a loop
-//     of shmemcache_fetch until the item gains `uint32_t flags; uint64_t cas;`, when it becomes one
-//     shmemcache_mget (see MultiGet in the .cc).
+//     (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it is one burst
+//     of shmemcache_ifetch requests waited for together (see MultiGet in the .cc).
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 
@@ -26,10 +16,6 @@
 #include <vector>
 
 #include "protocol/backend.h"
-
-#ifndef SHMEMCACHED_HAVE_CONTRACT
-#define SHMEMCACHED_HAVE_CONTRACT 0
-#endif
 
 namespace shmemcached {
 
@@ -50,7 +36,7 @@ class ShmemcacheBackend final : public Backend {
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
   Status FlushAll() override;
-  bool CanFlushAll() const override { return SHMEMCACHED_HAVE_CONTRACT != 0; }
+  bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;
 
  private:
@@ -60,8 +46,8 @@ class ShmemcacheBackend final : public Backend {
   size_t max_value_;
   uint64_t limit_maxbytes_;
   std::vector<char> scratch_;  // max_value_ bytes: a fetch never needs a second try
-  std::vector<shmemcache_request_t*> requests_;
-  std::vector<size_t> lengths_;
+  std::vector<shmemcache_request_t*> requests_;  // MultiGet's fetches in flight
+  std::vector<size_t> lens_;                     // their value lengths
 };
 
 }  // namespace shmemcached

@@ -76,6 +76,9 @@ def pymemcache_basic(write_port, read_port):
     stats = w.stats()
     check(stats.get(b"cmd_set", 0) >= 302 and b"pid" in stats, "stats: %r" % stats)
     w.set("py:nr", b"x", noreply=True)
+    # A connection's commands run in order: once a later command on w has its answer, the noreply set is done
+    # (without this, r's get raced the set through the other gateway).
+    check(w.get("py:nr") == b"x", "noreply set, read on its own connection")
     check(r.get("py:nr") == b"x", "noreply set")
     print("pymemcache: set/get/get_many/set_many/delete/delete_many/version/stats ok")
     return w, r
