@@ -28,7 +28,7 @@ shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 ${direc
 # The on-node fast path (local_access): taken on shared memory where it maps (and its stress: readers and writers
 # on both paths at once, above: odd client ranks run with local_access=0), never with local_access=0 or over tcp.
 shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1)
-shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0)
+shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_always})
 
 # Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
 shmemcache_pe_test(eviction_np3 pe_eviction 3)
@@ -93,18 +93,20 @@ shmemcache_pe_test(threads_np3 pe_threads 3 ARGS multi 8 1500 LABELS threads)
 shmemcache_pe_test(threads_np3_tcp pe_threads 3 TCP ARGS multi 8 600 LABELS threads)
 shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
 
+# Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct
 # and Active writers, concurrent counters / add / CAS loops, flush_all, server_stats; both transports.
 shmemcache_pe_test(contract_np4 pe_contract 4 ARGS 300 TIMEOUT 180)
 shmemcache_pe_test(contract_np5_2servers pe_contract 5 ARGS 300 TIMEOUT 180 ${two_servers})
-shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240)
-shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240 ${two_servers})
+shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240 ${direct_always})
+shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(contract_np4 pe_contract 4 ARGS 100 TIMEOUT 240)
 
 # Batches (mget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
 # values up to max_value_len) on 2 servers, and mset writers against mget readers on 6 hot keys.
 shmemcache_pe_test(batch_np4_2servers pe_batch 4 ARGS 300 ${two_servers})
-shmemcache_pe_test(batch_np4_2servers_tcp pe_batch 4 TCP ARGS 150 ${two_servers})
+shmemcache_pe_test(batch_np4_2servers_tcp pe_batch 4 TCP ARGS 150 ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_test(batch_np5_1server pe_batch 5 ARGS 300)
 shmemcache_pe_test(batch_np3_active_only pe_batch 3 ARGS 100 ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_sanitize_test(batch_np4_2servers pe_batch 4 ARGS 100 ${two_servers})
