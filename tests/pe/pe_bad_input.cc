@@ -113,6 +113,9 @@ void ClientCalls(shmemcache_t* c, int rank) {
   // client's bulk fill (client barriers), so it is among the newest data and must survive.
   std::vector<char> big(512 * 1024, 'b');
   const int clients = shmemcache_num_clients(c), first_client = shmem_n_pes() - clients;
+  // Every client is done with the checks above first: a client that ran ahead would fill the server, and its
+  // evictions could take another client's "bad-input" pair before that client read it back (seen under load).
+  pe_test::ClientBarrier(first_client, clients);
   for (int i = 0; i <= 100; ++i) {
     if (i == 100) pe_test::ClientBarrier(first_client, clients);
     std::string k = "fill-" + std::to_string(rank) + "-" + std::to_string(i);
