@@ -58,15 +58,11 @@ Status BatchInGate(const char* call, shmemcache_t* c, Item* items, size_t count)
   return SHMEMCACHE_OK;
 }
 
-// The whole batch inside the handle's gate (api/call_gate.h), as every call on a handle.
+// The whole batch inside the handle's gate (api/handle.h Locked), as every call on a handle.
 template <class Item>
 Status Batch(const char* call, shmemcache_t* c, Item* items, size_t count) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  Status s = c->gate.Enter();
-  if (s != SHMEMCACHE_OK) return s;
-  s = BatchInGate(call, c, items, count);
-  c->gate.Leave();
-  return s;
+  return Locked(c, call, [&] { return BatchInGate(call, c, items, count); });
 }
 
 }  // namespace

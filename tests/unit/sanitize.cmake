@@ -23,28 +23,10 @@ if(NOT SHMEMCACHE_HAVE_SANITIZERS)
   return()
 endif()
 
-# The library, instrumented once: each layer (CMakeLists.txt, shmemcache_layer) again as <layer>_sanitize, with
-# the same sources, include view and dependencies; unit_tests_sanitize and the sanitized PE programs
-# (tests/pe) link the static library made of them.
+# The library, instrumented once (shmemcache_instrumented_library, tests/CMakeLists.txt): unit_tests_sanitize and
+# the sanitized PE programs (tests/pe) link shmemcache_sanitize.
 # -O1 after the build type's -O2/-O3 wins: quicker to build, and the reports point at the right lines.
-set(sanitized_objects)
-foreach(layer ${SHMEMCACHE_LAYERS})
-  get_target_property(layer_sources ${layer} SOURCES)
-  get_target_property(layer_includes ${layer} INCLUDE_DIRECTORIES)
-  get_target_property(layer_libs ${layer} LINK_LIBRARIES)
-  add_library(${layer}_sanitize OBJECT ${layer_sources})
-  target_include_directories(${layer}_sanitize PRIVATE ${layer_includes})
-  target_compile_options(${layer}_sanitize PRIVATE -Wall -Wextra ${SHMEMCACHE_SANITIZE_FLAGS} -O1 -g)
-  if(layer_libs)
-    target_link_libraries(${layer}_sanitize PRIVATE ${layer_libs})
-  endif()
-  list(APPEND sanitized_objects $<TARGET_OBJECTS:${layer}_sanitize>)
-endforeach()
-add_library(shmemcache_sanitize STATIC ${sanitized_objects})
-target_include_directories(shmemcache_sanitize PUBLIC ${SHMEMCACHE_VIEW_DIR}/node ${PROJECT_SOURCE_DIR}/include)
-target_compile_options(shmemcache_sanitize PUBLIC ${SHMEMCACHE_SANITIZE_FLAGS} -O1 -g)
-target_link_options(shmemcache_sanitize PUBLIC ${SHMEMCACHE_SANITIZE_FLAGS})
-target_link_libraries(shmemcache_sanitize PUBLIC shmemcache_deps::oshmem shmemcache_deps::xxhash Threads::Threads)
+shmemcache_instrumented_library(sanitize ${SHMEMCACHE_SANITIZE_FLAGS} -O1 -g)
 
 add_executable(unit_tests_sanitize ${UNIT_TEST_SOURCES})
 target_link_libraries(unit_tests_sanitize PRIVATE shmemcache_sanitize GTest::gtest GTest::gtest_main)
