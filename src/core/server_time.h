@@ -44,6 +44,12 @@ inline uint64_t ExpiryAfter(uint64_t now_ms, uint64_t ttl_ms) {
   if (ttl_ms == 0) return 0;
   return ttl_ms >= kMaxExpiryMs || now_ms >= kMaxExpiryMs - ttl_ms ? kMaxExpiryMs : now_ms + ttl_ms;
 }
+// The expiry the SERVER gives a pair it stores while its clock reads now_ms. The reading is the floor of the
+// server's time, so the store happened before now_ms + 1: counting the TTL from there makes the pair live at
+// least ttl_ms (never expired early) and at most ttl_ms + 1 ms on the server's clock.
+inline uint64_t StoredExpiry(uint64_t now_ms, uint64_t ttl_ms) {
+  return ExpiryAfter(now_ms >= kMaxExpiryMs ? kMaxExpiryMs : now_ms + 1, ttl_ms);
+}
 // True if a pair with this expiry (0 = never) no longer exists at server time now_ms (the server's own rule).
 inline bool Expired(uint64_t expiry_ms, uint64_t now_ms) { return expiry_ms != 0 && now_ms >= expiry_ms; }
 

@@ -4,7 +4,8 @@
 // TIME. The store reads no clock. Every operation gets AccessTime{now_ms, recency} from the server: now_ms is
 // a reading of the server's monotonic millisecond clock (the store keeps the largest reading it was given, so a
 // reading that goes backwards changes nothing), recency the client's recency epoch as before. A pair stored at
-// now_ms with ttl_ms > 0 expires at now_ms + ttl_ms (ExpiryAfter, core/server_time.h): from that reading on
+// now_ms with ttl_ms > 0 expires at now_ms + 1 + ttl_ms (StoredExpiry, core/server_time.h: now_ms is the floor
+// of the server's time, so the TTL counts from now_ms + 1 and a pair never expires early): from that reading on
 // every operation treats it as absent; clients judge it with the rules in core/server_time.h. Expired pairs free
 // their memory lazily (the operation that meets one frees it) and in batch: an allocation that finds no free
 // block first reaps pairs that are due (ExpiryIndex) and evicts live pairs only when that is not enough, and

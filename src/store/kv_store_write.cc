@@ -113,7 +113,7 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
   if (s != SHMEMCACHE_OK) return s;
   if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   if (static_cast<uint32_t>(request.mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
-  uint64_t expiry = ExpiryAfter(Now(at.now_ms), request.ttl_ms);
+  uint64_t expiry = StoredExpiry(Now(at.now_ms), request.ttl_ms);
   const uint8_t* bytes = static_cast<const uint8_t*>(value);
   auto decide = [&](const Held& held, NewPair* next) {
     if (request.cas != 0) {
@@ -164,7 +164,7 @@ Status KvStore::Touch(const KeyLocation& loc, const void* key, size_t key_len, u
                       BlockPointer* pointer) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
-  uint64_t expiry = ExpiryAfter(Now(at.now_ms), ttl_ms);
+  uint64_t expiry = StoredExpiry(Now(at.now_ms), ttl_ms);
   auto decide = [&](const Held& held, NewPair* next) {
     if (!held.live) return SHMEMCACHE_NOT_FOUND;
     // Same value and flags; version and lag grow together, so the token stays (until the lag saturates).

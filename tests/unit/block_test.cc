@@ -193,6 +193,10 @@ TEST(BlockExpiry, WordAndArithmetic) {
   EXPECT_EQ(ExpiryAfter(1000, 1), 1001u);
   EXPECT_EQ(ExpiryAfter(1000, ~0ull), kMaxExpiryMs) << "saturates";
   EXPECT_EQ(ExpiryAfter(kMaxExpiryMs - 1, 5), kMaxExpiryMs);
+  EXPECT_EQ(StoredExpiry(1000, 0), 0u) << "no TTL: never";
+  EXPECT_EQ(StoredExpiry(1000, 1), 1002u) << "the reading 1000 means a time below 1001: counted from there";
+  EXPECT_EQ(StoredExpiry(kMaxExpiryMs, 1), kMaxExpiryMs);
+  EXPECT_EQ(StoredExpiry(~0ull, 1), kMaxExpiryMs) << "no overflow";
   EXPECT_FALSE(Expired(0, ~0ull)) << "no expiry never expires";
   EXPECT_FALSE(Expired(1001, 1000));
   EXPECT_TRUE(Expired(1001, 1001)) << "expired from its expiry reading on";

@@ -39,7 +39,7 @@ TEST_F(ContractTest, AppendPrependKeepFlagsAndExpiry) {
   EXPECT_EQ(store_->items(), 0u);
   ASSERT_EQ(Put("k", "mid", Req(StoreMode::kSet, 42, 5000)), SHMEMCACHE_OK);
   uint64_t expiry = Fetch("k").expiry_ms;
-  EXPECT_EQ(expiry, now_ms_ + 5000);
+  EXPECT_EQ(expiry, now_ms_ + 1 + 5000) << "counted from the reading's next tick";
   now_ms_ += 100;
   EXPECT_EQ(Put("k", ">>", Req(StoreMode::kAppend, 9, 1)), SHMEMCACHE_OK);
   EXPECT_EQ(Put("k", "<<", Req(StoreMode::kPrepend, 9, 1)), SHMEMCACHE_OK);
@@ -95,7 +95,7 @@ TEST_F(ContractTest, TouchKeepsTheTokenAndSetsExpiry) {
   EXPECT_GT(q.version, p.version) << "but the block was rewritten";
   EXPECT_EQ(q.offset, p.offset);
   Fetched f = Fetch("k");
-  EXPECT_EQ(f.expiry_ms, now_ms_ + 10000);
+  EXPECT_EQ(f.expiry_ms, now_ms_ + 1 + 10000);
   EXPECT_EQ(f.token, p.token);
   EXPECT_EQ(f.flags, 1u);
   EXPECT_EQ(Put("k", "w", Req(StoreMode::kSet, 0, 0, p.token)), SHMEMCACHE_OK) << "a CAS after a touch succeeds";
@@ -120,20 +120,24 @@ TEST_F(ContractTest, TouchLagSaturatesIntoANewToken) {
 TEST_F(ContractTest, ExpiryBoundariesOnTheServersClock) {
   ASSERT_EQ(Put("k", "v", Req(StoreMode::kSet, 0, 100)), SHMEMCACHE_OK);
   uint64_t stored_at = now_ms_;
-  now_ms_ = stored_at + 99;
-  EXPECT_EQ(Fetch("k").status, SHMEMCACHE_OK) << "never expired before ttl";
+  // The reading stored_at is the floor of the server's time: the store may have happened just before
+  // stored_at + 1, so at the reading stored_at + ttl the ttl may not have passed yet.
   now_ms_ = stored_at + 100;
-  EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND) << "expired at ttl";
+  EXPECT_EQ(Fetch("k").status, SHMEMCACHE_OK) << "never expired before ttl";
+  now_ms_ = stored_at + 101;
+  EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND) << "expired one tick after ttl";
   EXPECT_EQ(store_->items(), 0u) << "freed lazily by the access that found it expired";
   EXPECT_EQ(store_->expired_reclaimed(), 1u);
-  // ttl 1: gone one tick later.
+  // ttl 1: gone two ticks later.
   ASSERT_EQ(Put("k", "v", Req(StoreMode::kSet, 0, 1)), SHMEMCACHE_OK);
+  EXPECT_EQ(Fetch("k").status, SHMEMCACHE_OK);
+  ++now_ms_;
   EXPECT_EQ(Fetch("k").status, SHMEMCACHE_OK);
   ++now_ms_;
   EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND);
   // A clock that goes backwards changes nothing: the store keeps its largest reading.
   ASSERT_EQ(Put("k", "v", Req(StoreMode::kSet, 0, 10)), SHMEMCACHE_OK);
-  now_ms_ += 10;
+  now_ms_ += 11;
   EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND);
   now_ms_ -= 5;
   EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND);
@@ -143,7 +147,7 @@ TEST_F(ContractTest, ExpiryBoundariesOnTheServersClock) {
 TEST_F(ContractTest, ExpiredPairIsAbsentForEveryOperation) {
   auto expire = [&](const std::string& value) {
     ASSERT_EQ(Put("k", value, Req(StoreMode::kSet, 9, 50)), SHMEMCACHE_OK);
-    now_ms_ += 50;
+    now_ms_ += 51;
   };
   expire("5");
   EXPECT_EQ(Put("k", "r", Req(StoreMode::kReplace)), SHMEMCACHE_NOT_STORED);
@@ -159,7 +163,7 @@ TEST_F(ContractTest, ExpiredPairIsAbsentForEveryOperation) {
   EXPECT_EQ(Del("k"), SHMEMCACHE_NOT_FOUND);
   BlockPointer p;
   ASSERT_EQ(Put("k", "5", Req(StoreMode::kSet, 9, 50), &p), SHMEMCACHE_OK);
-  now_ms_ += 50;
+  now_ms_ += 51;
   EXPECT_EQ(Put("k", "c", Req(StoreMode::kSet, 0, 0, p.token)), SHMEMCACHE_NOT_FOUND) << "cas on an expired pair";
   EXPECT_EQ(store_->items(), 0u) << "each refusal freed the expired pair";
   expire("5");
@@ -189,7 +193,7 @@ TEST_F(ContractTest, IncrFollowsMemcached) {
   Fetched f = Fetch("c");
   EXPECT_EQ(f.value, "9 ") << "a shorter result is padded in place, as memcached does";
   EXPECT_EQ(f.flags, 77u);
-  EXPECT_EQ(f.expiry_ms, now_ms_ + 100000);
+  EXPECT_EQ(f.expiry_ms, now_ms_ + 1 + 100000);
   ASSERT_EQ(Incr("c", -100, &n), SHMEMCACHE_OK);
   EXPECT_EQ(n, 0u) << "decr stops at 0";
   EXPECT_EQ(Fetch("c").value, "0 ");
@@ -256,7 +260,7 @@ TEST_F(ContractTest, TokensStrictlyIncreaseAcrossEveryPath) {
   record(Put("k", "again", Req(StoreMode::kAdd), &p));              // re-added: above the deleted versions
   ASSERT_EQ(Put("k", "expiring", Req(StoreMode::kSet, 0, 5), &p), SHMEMCACHE_OK);
   record(SHMEMCACHE_OK);
-  now_ms_ += 5;
+  now_ms_ += 6;
   record(Put("k", "after expiry", Req(StoreMode::kAdd), &p));
   ASSERT_EQ(store_->FlushAll(), 1u);
   record(Put("k", "after flush", StoreRequest{}, &p));
@@ -377,7 +381,7 @@ TEST_F(ContractTest, AllocationReapsExpiredPairsBeforeEvictingLiveOnes) {
     ASSERT_EQ(Put("ttl" + std::to_string(expiring++), std::string(200, 't'), Req(StoreMode::kSet, 0, 10)),
               SHMEMCACHE_OK);
   }
-  now_ms_ += 10;
+  now_ms_ += 11;
   recency_ = 6;
   for (int i = 0; i < 2 * expiring; ++i) {
     ASSERT_EQ(Put("new" + std::to_string(i % expiring), std::string(200, 'n')), SHMEMCACHE_OK);
@@ -397,7 +401,7 @@ TEST_F(ContractTest, ReapSkipsPairsTouchedOrOverwrittenSinceTheirHint) {
   ASSERT_EQ(Put("c", "v", Req(StoreMode::kSet, 0, 10)), SHMEMCACHE_OK);
   ASSERT_EQ(Touch("a", 1000), SHMEMCACHE_OK);
   ASSERT_EQ(Put("b", "w", StoreRequest{}), SHMEMCACHE_OK);  // no expiry any more
-  now_ms_ += 10;
+  now_ms_ += 11;
   EXPECT_EQ(store_->ReapExpired(now_ms_, 100), 1u);
   EXPECT_EQ(Fetch("a").status, SHMEMCACHE_OK);
   EXPECT_EQ(Fetch("b").status, SHMEMCACHE_OK);
@@ -433,7 +437,7 @@ TEST_F(ContractTest, EvictionListenerGetsFlagsAndExpiryOfLivePairsOnly) {
   recency_ = 1;
   ASSERT_EQ(Put("dead", std::string(100, 'd'), Req(StoreMode::kSet, 11, 5)), SHMEMCACHE_OK);
   ASSERT_EQ(Put("live", std::string(100, 'l'), Req(StoreMode::kSet, 22, 100000)), SHMEMCACHE_OK);
-  now_ms_ += 5;
+  now_ms_ += 6;
   for (int i = 0; i < 5000 && store_->evictions() == 0; ++i) {
     recency_ = 2 + i;
     ASSERT_EQ(Put("fill" + std::to_string(i), std::string(300, 'f')), SHMEMCACHE_OK);
@@ -441,7 +445,7 @@ TEST_F(ContractTest, EvictionListenerGetsFlagsAndExpiryOfLivePairsOnly) {
   ASSERT_FALSE(evicted.keys.empty());
   EXPECT_EQ(evicted.keys[0], "live");
   EXPECT_EQ(evicted.flags[0], 22u);
-  EXPECT_EQ(evicted.expiry[0], now_ms_ - 5 + 100000);
+  EXPECT_EQ(evicted.expiry[0], now_ms_ - 6 + 1 + 100000);
   for (const std::string& k : evicted.keys) EXPECT_NE(k, "dead") << "expired pairs are not spilled";
   EXPECT_GE(store_->expired_reclaimed(), 1u);
 }

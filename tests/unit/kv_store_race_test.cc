@@ -190,7 +190,7 @@ TEST_F(ContractRaceTest, AddIsAtomicAgainstDirectRevival) {
   for (int round = 0; round < kRounds || peer_writes < kRounds; ++round) {  // both sides do their share
     ASSERT_EQ(Put(key, "expiring", Req(StoreMode::kSet, 0, 10), &p), SHMEMCACHE_OK);
     board.Publish(0, p);
-    now_ms_ += 10;  // expired, unless a Direct SET (no expiry) revives it
+    now_ms_ += 11;  // expired (stored at a reading r: expiry r + 1 + ttl), unless a Direct SET (no expiry) revives it
     if (round % 2) std::this_thread::yield();
     Status s = Put(key, "addvalue", Req(StoreMode::kAdd), &p);
     if (s == SHMEMCACHE_OK) {

@@ -156,7 +156,7 @@ TEST_F(SpillTierTest, EvictedPairsComeBackAndArePromoted) {
 // Issue 15: a spilled pair keeps its flags and absolute expiry; read back after it expired, it is NOT_FOUND.
 TEST_F(SpillTierTest, FlagsAndExpiryTravelThroughTheTier) {
   Open();
-  // Odd pairs expire at 1 + 1000000 ms, even ones at 1 + 100 ms (server clock); flags i + 1.
+  // Odd pairs expire at 2 + 1000000 ms, even ones at 2 + 100 ms (server clock: stored at 1, counted from 2); flags i + 1.
   FillAndFindEvicted([](int i) { return StoreRequest{StoreMode::kSet, static_cast<uint32_t>(i + 1),
                                                      i % 2 ? 1000000u : 100u, 0}; });
   int live = -1, dead = -1;
@@ -192,7 +192,7 @@ TEST_F(SpillTierTest, FlagsAndExpiryTravelThroughTheTier) {
   ASSERT_EQ(ram_->Get(Locate(Key(live).data(), Key(live).size(), 1), Key(live).data(), Key(live).size(), later,
                       &scratch, &view, nullptr), SHMEMCACHE_OK);
   EXPECT_EQ(view.flags, static_cast<uint32_t>(live + 1));
-  EXPECT_EQ(view.expiry_ms, 1u + 1000000u);  // its absolute expiry, not a new one
+  EXPECT_EQ(view.expiry_ms, 2u + 1000000u);  // its absolute expiry, not a new one
 
   s = ReadBack(Key(dead), 2, &ptr, later);
   if (s == SHMEMCACHE_IN_PROGRESS) {
