@@ -12,6 +12,7 @@
 
 #include <shmemcache/shmemcache.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ class ShmemcacheBackend final : public Backend {
   Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
+  // A burst of shmemcache_ifetch. A plain set (no flags, expiry or token) is one shmemcache_iset; any other
+  // store is made at once (shmemcache has no non-blocking shmemcache_store).
+  std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
+  std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
+                                       Status* status) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;
@@ -46,8 +52,6 @@ class ShmemcacheBackend final : public Backend {
   size_t max_value_;
   uint64_t limit_maxbytes_;
   std::vector<char> scratch_;  // max_value_ bytes: a fetch never needs a second try
-  std::vector<shmemcache_request_t*> requests_;  // MultiGet's fetches in flight
-  std::vector<size_t> lens_;                     // their value lengths
 };
 
 }  // namespace shmemcached

@@ -100,9 +100,23 @@ void Connection::Drive() {
           return;
       }
     }
+    if (session_.answers_deferred()) {
+      if (!awaiting_answers_) {
+        awaiting_answers_ = true;
+        server_->AwaitAnswers(this);
+      }
+      return;
+    }
     Flush();
     if (dead() || !paused_ || out_.size() > resume_below) return;
   }
+}
+
+void Connection::AnswersWritten() {
+  awaiting_answers_ = false;
+  if (dead()) return;
+  Drive();
+  if (!dead()) UpdateInterest();
 }
 
 void Connection::Flush() {

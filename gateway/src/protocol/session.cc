@@ -46,6 +46,42 @@ void Session::Swallow(uint64_t n) {
   state_ = State::kSwallow;
 }
 
+Session::~Session() {
+  if (deferred_.empty()) return;
+  gateway_->batch().Leave(this);
+  deferred_.clear();  // each answer's InFlight finishes its operation as it is destroyed
+}
+
+void Session::Defer(std::unique_ptr<DeferredAnswer> answer, bool read) {
+  AnswerBatch& batch = gateway_->batch();
+  if (!batch.enabled()) {
+    answer->Write(*out_);
+    return;
+  }
+  if (deferred_.empty()) batch.Join(this);
+  size_t operations = answer->operations();
+  deferred_.push_back(Deferred{out_->size(), std::move(answer)});
+  reads_deferred_ = reads_deferred_ || read;
+  batch.Started(operations);  // may complete the batch, this session's answers included
+}
+
+void Session::WriteDeferredAnswers() {
+  if (deferred_.empty()) return;
+  // What was answered after the first deferred answer moves behind the answers written in between.
+  const size_t base = deferred_.front().at;
+  std::string after(out_->view().substr(base));
+  out_->Truncate(base);
+  size_t from = base;
+  for (Deferred& d : deferred_) {
+    out_->Append(std::string_view(after).substr(from - base, d.at - from));
+    d.answer->Write(*out_);
+    from = d.at;
+  }
+  out_->Append(std::string_view(after).substr(from - base));
+  deferred_.clear();
+  reads_deferred_ = false;
+}
+
 void Session::StartRetrieval(std::unique_ptr<Retrieval> retrieval) { retrieval_ = std::move(retrieval); }
 
 bool Session::TakeCommandLine(ByteQueue* in) {
@@ -83,7 +119,7 @@ void Session::CompleteStore() {
   if (p->meta) {
     CompleteMetaStore(*this, *p);
   } else {
-    CompleteTextStore(*this, *p);
+    CompleteTextStore(*this, std::move(p));
   }
 }
 

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/answer_batch.h"
 #include "protocol/byte_queue.h"
 #include "protocol/expiry.h"
 #include "protocol/gateway_context.h"
@@ -83,11 +84,19 @@ class Session {
   };
 
   explicit Session(GatewayContext* gateway) : gateway_(gateway) {}
+  // Finishes the operations of answers still deferred (nothing is written).
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Processes what `in` holds, consuming it as it goes, and appends answers to `out`.
   Next Process(ByteQueue* in, ByteQueue* out);
+
+  // Answers deferred (answer_batch.h): until the gateway's batch completes, the output holds only the answers
+  // before the first of them, and must not be sent or consumed.
+  bool answers_deferred() const { return !deferred_.empty(); }
+  // Called by AnswerBatch::Complete: writes every deferred answer in place, in request order.
+  void WriteDeferredAnswers();
 
   // The most input the connection should hold for this session before processing it (reads beyond it wait).
   size_t InputLimit() const;
@@ -109,6 +118,15 @@ class Session {
   // Discard the next n bytes of input (a refused data block).
   void Swallow(uint64_t n);
   void StartRetrieval(std::unique_ptr<Retrieval> retrieval);
+  // The answer of the command being processed (after whatever it has answered so far) waits for a backend
+  // operation in flight: written at once when the gateway does not batch, else when the batch completes.
+  // read: the operation reads pairs (a get), so that a later store of this session must wait for it.
+  void Defer(std::unique_ptr<DeferredAnswer> answer, bool read);
+  // Whether a deferred read of this session is in flight. Neither a store nor another read starts before it is
+  // answered: a value too large for its batch buffer is fetched again when the answer is written
+  // (retrieval.cc) and must not see a later command's store, and the output's bound needs the size of an
+  // answer before the next read starts.
+  bool reads_deferred() const { return reads_deferred_; }
   void CloseAfterWrite() { close_ = Next::kCloseAfterWrite; }
   void CloseNow() { close_ = Next::kCloseNow; }
 
@@ -129,6 +147,12 @@ class Session {
   std::unique_ptr<PendingStore> pending_;
   uint64_t swallow_left_ = 0;
   std::unique_ptr<Retrieval> retrieval_;
+  struct Deferred {
+    size_t at;  // the output's size when it was deferred: its answer goes there
+    std::unique_ptr<DeferredAnswer> answer;
+  };
+  std::vector<Deferred> deferred_;  // in request order
+  bool reads_deferred_ = false;
 };
 
 }  // namespace shmemcached

@@ -6,6 +6,7 @@
 #define SHMEMCACHED_PROTOCOL_STORAGE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "protocol/expiry.h"
@@ -31,6 +32,25 @@ struct StoreRequest {
 // Performs the store and counts it (cmd_set, cas_*, total_items, store_*). *cas_out: the pair's new token
 // when stored, else 0.
 StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& request, uint64_t* cas_out);
+
+// ExecuteStore in two steps, for an answer that waits in the answer batch (answer_batch.h): Start begins the
+// store with Backend::StartStore, Finish returns (and counts) the outcome ExecuteStore would have returned. The
+// request's key and value must stay untouched until Finish.
+class StartedStore {
+ public:
+  // False, and nothing started, for a request ExecuteStore needs more than one backend call for (cas with
+  // token 0, a pair stored already expired): use ExecuteStore.
+  bool Start(GatewayContext& gateway, const StoreRequest& request);
+  // Whether the backend still has the store in flight (else Finish does not wait).
+  bool in_flight() const { return in_flight_ != nullptr; }
+  StoreOutcome Finish();
+
+ private:
+  GatewayContext* gateway_ = nullptr;
+  StoreVerb verb_ = StoreVerb::kSet;
+  Status status_ = Status::kError;
+  std::unique_ptr<InFlight> in_flight_;
+};
 
 // Gives an existing pair a new expiry (touch, gat, mg T, ma T): Backend::Touch, or Backend::Delete when the
 // expiry has already passed. kOk if the pair existed, kNotFound if not.

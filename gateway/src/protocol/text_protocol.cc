@@ -277,6 +277,28 @@ void DispatchByFirstLetter(Session& s, Token* tokens, size_t ntokens, bool* hand
   }
 }
 
+// A text store's answer waiting for its store in flight; it owns the command (key and value) until then.
+class StoreAnswer final : public DeferredAnswer {
+ public:
+  StoreAnswer(std::unique_ptr<PendingStore> p, bool noreply) : p_(std::move(p)), noreply_(noreply) {}
+  StoreRequest request() const { return p_->request(); }
+  bool Start(GatewayContext& gateway) { return store_.Start(gateway, p_->request()); }
+  bool in_flight() const { return store_.in_flight(); }
+  StoreOutcome Finish() { return store_.Finish(); }
+
+  void Write(ByteQueue& out) override {
+    std::string_view line = StoreOutcomeLine(store_.Finish());
+    if (noreply_) return;
+    out.Append(line);
+    out.Append("\r\n", 2);
+  }
+
+ private:
+  std::unique_ptr<PendingStore> p_;
+  bool noreply_;
+  StartedStore store_;  // declared last: finished before the value it sends is freed
+};
+
 }  // namespace
 
 bool SetNoreplyMaybe(Session& s, const Token* tokens, size_t ntokens) {
@@ -354,13 +376,23 @@ void ProcessCommandLine(Session& s, char* line) {
   }
 }
 
-void CompleteTextStore(Session& s, PendingStore& p) {
-  if (!p.block_ok()) {
+void CompleteTextStore(Session& s, std::unique_ptr<PendingStore> p) {
+  if (!p->block_ok()) {
     s.OutString("CLIENT_ERROR bad data chunk");
     return;
   }
-  uint64_t cas_out;
-  s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), p.request(), &cas_out)));
+  // A value too large for a deferred get's buffer is read again when that get is answered: it must not see
+  // this store (Session::reads_deferred).
+  if (s.reads_deferred()) s.gateway().batch().Complete();
+  auto answer = std::make_unique<StoreAnswer>(std::move(p), s.noreply());
+  if (!answer->Start(s.gateway())) {
+    uint64_t cas_out;
+    s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), answer->request(), &cas_out)));
+  } else if (!answer->in_flight()) {
+    s.OutString(StoreOutcomeLine(answer->Finish()));
+  } else {
+    s.Defer(std::move(answer), false);
+  }
 }
 
 }  // namespace shmemcached
