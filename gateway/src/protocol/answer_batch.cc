@@ -16,8 +16,15 @@ void AnswerBatch::Started(size_t n) {
   if (operations_ >= max_operations_) Complete();
 }
 
+void AnswerBatch::StartQueued() {
+  std::vector<DeferredAnswer*> writes;
+  writes.swap(queued_);
+  for (DeferredAnswer* w : writes) w->Start();
+}
+
 void AnswerBatch::Complete() {
   if (completing_ || sessions_.empty()) return;
+  StartQueued();
   completing_ = true;
   ++batches_;
   batched_operations_ += operations_;

@@ -15,8 +15,10 @@
 //     bounds the memory deferred answers hold;
 //   - while the batch is disabled (no event loop completes it: unit tests of the engine), an answer is written
 //     as soon as its command is processed.
-// Operations take effect in the order they were started (Backend's contract), so a later command of the same
-// connection (or any other) sees the effect of an earlier deferred one.
+// Operations take effect in the order they were started (Backend's contract). Within a session they start in
+// request order (a read first starts the session's queued writes), so a later command sees an earlier one's
+// effect; across sessions a batch's reads start before its writes, a valid order for requests that are all
+// still unanswered.
 #ifndef SHMEMCACHED_PROTOCOL_ANSWER_BATCH_H_
 #define SHMEMCACHED_PROTOCOL_ANSWER_BATCH_H_
 
@@ -36,7 +38,14 @@ class Session;
 // One command's answer, waiting for its backend operation.
 class DeferredAnswer {
  public:
+  // A read starts at once; a write is queued and starts when the batch completes, after the reads of the
+  // batch (shmemcache serves a get one-sided only while no request of the client to that server is in flight,
+  // so reads started first stay one-sided), or earlier when a later read of its session must see it.
+  enum Kind { kRead, kWrite };
+
   virtual ~DeferredAnswer() = default;
+  // Starts the backend operation (Backend::StartMultiGet / StartStore).
+  virtual void Start() = 0;
   // Finishes the operation and appends the command's answer to out (nothing, under noreply).
   virtual void Write(ByteQueue& out) = 0;
   // Backend operations it holds in flight.
@@ -57,8 +66,11 @@ class AnswerBatch {
   void Join(Session* session) { sessions_.push_back(session); }
   // A session is destroyed with answers deferred (it finished their operations; nothing is written).
   void Leave(Session* session);
-  // n more operations are in flight; completes the batch when it holds max_operations.
+  // n more operations are in flight or queued; completes the batch when it holds max_operations.
   void Started(size_t n);
+  // A write to start later (DeferredAnswer::kWrite), and starting every queued write, in the order queued.
+  void Queue(DeferredAnswer* write) { queued_.push_back(write); }
+  void StartQueued();
   // Waits for every operation in flight and writes every deferred answer. Does nothing while it runs already
   // (a DeferredAnswer may make blocking backend calls).
   void Complete();
@@ -74,6 +86,7 @@ class AnswerBatch {
   bool completing_ = false;
   size_t operations_ = 0;
   std::vector<Session*> sessions_;
+  std::vector<DeferredAnswer*> queued_;  // writes not started yet (owned by their sessions)
   uint64_t batches_ = 0, batched_operations_ = 0;
 };
 

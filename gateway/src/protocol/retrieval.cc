@@ -45,7 +45,7 @@ class DeferredGet final : public DeferredAnswer {
       : gateway_(gateway), keys_(std::move(keys)), items_(keys_.size()), return_cas_(return_cas),
         discard_(discard) {}
 
-  void Start() {
+  void Start() override {
     for (size_t i = 0; i < keys_.size(); ++i) {
       items_[i].key = keys_[i];
       items_[i].buffer_len = gateway_.limits().batch_value_bytes;
@@ -106,8 +106,7 @@ class Batch {
     std::vector<std::string> keys(std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(begin)),
                                   std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(end)));
     auto get = std::make_unique<DeferredGet>(s_.gateway(), std::move(keys), r_.return_cas, discard_);
-    get->Start();
-    s_.Defer(std::move(get), true);
+    s_.Defer(std::move(get), DeferredAnswer::kRead);
     return true;
   }
 

@@ -48,20 +48,30 @@ void Session::Swallow(uint64_t n) {
 
 Session::~Session() {
   if (deferred_.empty()) return;
-  gateway_->batch().Leave(this);
+  AnswerBatch& batch = gateway_->batch();
+  if (writes_queued_) batch.StartQueued();  // the client sent them: they take effect, unanswered
+  batch.Leave(this);
   deferred_.clear();  // each answer's InFlight finishes its operation as it is destroyed
 }
 
-void Session::Defer(std::unique_ptr<DeferredAnswer> answer, bool read) {
+void Session::Defer(std::unique_ptr<DeferredAnswer> answer, DeferredAnswer::Kind kind) {
   AnswerBatch& batch = gateway_->batch();
   if (!batch.enabled()) {
+    answer->Start();
     answer->Write(*out_);
     return;
+  }
+  if (kind == DeferredAnswer::kRead) {
+    if (writes_queued_) batch.StartQueued();  // the read must see this session's earlier writes
+    answer->Start();
+    reads_deferred_ = true;
+  } else {
+    batch.Queue(answer.get());
+    writes_queued_ = true;
   }
   if (deferred_.empty()) batch.Join(this);
   size_t operations = answer->operations();
   deferred_.push_back(Deferred{out_->size(), std::move(answer)});
-  reads_deferred_ = reads_deferred_ || read;
   batch.Started(operations);  // may complete the batch, this session's answers included
 }
 
@@ -80,6 +90,7 @@ void Session::WriteDeferredAnswers() {
   out_->Append(std::string_view(after).substr(from - base));
   deferred_.clear();
   reads_deferred_ = false;
+  writes_queued_ = false;
 }
 
 void Session::StartRetrieval(std::unique_ptr<Retrieval> retrieval) { retrieval_ = std::move(retrieval); }

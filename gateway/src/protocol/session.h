@@ -119,9 +119,9 @@ class Session {
   void Swallow(uint64_t n);
   void StartRetrieval(std::unique_ptr<Retrieval> retrieval);
   // The answer of the command being processed (after whatever it has answered so far) waits for a backend
-  // operation in flight: written at once when the gateway does not batch, else when the batch completes.
-  // read: the operation reads pairs (a get), so that a later store of this session must wait for it.
-  void Defer(std::unique_ptr<DeferredAnswer> answer, bool read);
+  // operation: started (a read) or queued (a write) now, written when the batch completes, or at once when the
+  // gateway does not batch.
+  void Defer(std::unique_ptr<DeferredAnswer> answer, DeferredAnswer::Kind kind);
   // Whether a deferred read of this session is in flight. Neither a store nor another read starts before it is
   // answered: a value too large for its batch buffer is fetched again when the answer is written
   // (retrieval.cc) and must not see a later command's store, and the output's bound needs the size of an
@@ -153,6 +153,7 @@ class Session {
   };
   std::vector<Deferred> deferred_;  // in request order
   bool reads_deferred_ = false;
+  bool writes_queued_ = false;  // a write of this session may still be queued in the batch
 };
 
 }  // namespace shmemcached

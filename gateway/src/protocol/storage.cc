@@ -64,13 +64,14 @@ StoreOptions OptionsFor(const StoreRequest& r) {
 
 }  // namespace
 
-bool StartedStore::Start(GatewayContext& gateway, const StoreRequest& r) {
-  // ExecuteStore makes more than its one Backend::Store call for these.
-  if ((r.verb == StoreVerb::kCas && r.cas == 0) || r.expiry.expired) return false;
+bool StartedStore::Startable(const StoreRequest& r) {
+  return !(r.verb == StoreVerb::kCas && r.cas == 0) && !r.expiry.expired;
+}
+
+void StartedStore::Start(GatewayContext& gateway, const StoreRequest& r) {
   gateway_ = &gateway;
   verb_ = r.verb;
   in_flight_ = gateway.backend().StartStore(r.key, r.value, OptionsFor(r), &status_);
-  return true;
 }
 
 StoreOutcome StartedStore::Finish() {

@@ -38,11 +38,10 @@ StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& request, 
 // request's key and value must stay untouched until Finish.
 class StartedStore {
  public:
-  // False, and nothing started, for a request ExecuteStore needs more than one backend call for (cas with
-  // token 0, a pair stored already expired): use ExecuteStore.
-  bool Start(GatewayContext& gateway, const StoreRequest& request);
-  // Whether the backend still has the store in flight (else Finish does not wait).
-  bool in_flight() const { return in_flight_ != nullptr; }
+  // Whether ExecuteStore makes exactly one backend call for the request, the only kind that can be started:
+  // not cas with token 0, nor a pair stored already expired.
+  static bool Startable(const StoreRequest& request);
+  void Start(GatewayContext& gateway, const StoreRequest& request);
   StoreOutcome Finish();
 
  private:

@@ -277,15 +277,13 @@ void DispatchByFirstLetter(Session& s, Token* tokens, size_t ntokens, bool* hand
   }
 }
 
-// A text store's answer waiting for its store in flight; it owns the command (key and value) until then.
+// A text store's answer waiting for its store; it owns the command (key and value) until then.
 class StoreAnswer final : public DeferredAnswer {
  public:
-  StoreAnswer(std::unique_ptr<PendingStore> p, bool noreply) : p_(std::move(p)), noreply_(noreply) {}
-  StoreRequest request() const { return p_->request(); }
-  bool Start(GatewayContext& gateway) { return store_.Start(gateway, p_->request()); }
-  bool in_flight() const { return store_.in_flight(); }
-  StoreOutcome Finish() { return store_.Finish(); }
+  StoreAnswer(GatewayContext& gateway, std::unique_ptr<PendingStore> p, bool noreply)
+      : gateway_(gateway), p_(std::move(p)), noreply_(noreply) {}
 
+  void Start() override { store_.Start(gateway_, p_->request()); }
   void Write(ByteQueue& out) override {
     std::string_view line = StoreOutcomeLine(store_.Finish());
     if (noreply_) return;
@@ -294,6 +292,7 @@ class StoreAnswer final : public DeferredAnswer {
   }
 
  private:
+  GatewayContext& gateway_;
   std::unique_ptr<PendingStore> p_;
   bool noreply_;
   StartedStore store_;  // declared last: finished before the value it sends is freed
@@ -381,18 +380,15 @@ void CompleteTextStore(Session& s, std::unique_ptr<PendingStore> p) {
     s.OutString("CLIENT_ERROR bad data chunk");
     return;
   }
+  if (!StartedStore::Startable(p->request())) {
+    uint64_t cas_out;
+    s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), p->request(), &cas_out)));
+    return;
+  }
   // A value too large for a deferred get's buffer is read again when that get is answered: it must not see
   // this store (Session::reads_deferred).
   if (s.reads_deferred()) s.gateway().batch().Complete();
-  auto answer = std::make_unique<StoreAnswer>(std::move(p), s.noreply());
-  if (!answer->Start(s.gateway())) {
-    uint64_t cas_out;
-    s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), answer->request(), &cas_out)));
-  } else if (!answer->in_flight()) {
-    s.OutString(StoreOutcomeLine(answer->Finish()));
-  } else {
-    s.Defer(std::move(answer), false);
-  }
+  s.Defer(std::make_unique<StoreAnswer>(s.gateway(), std::move(p), s.noreply()), DeferredAnswer::kWrite);
 }
 
 }  // namespace shmemcached

@@ -1,7 +1,8 @@
 // Cross-connection batching (protocol/answer_batch.h) over the reference backend with in-flight starts: answers
-// of gets and plain sets wait in the batch; they are written in request order, in place, once it completes; a
-// blocking call, a full batch, a later store or read of the same session complete it first; and every answer
-// is byte for byte what the engine answers without batching.
+// of gets and stores wait in the batch; they are written in request order, in place, once it completes; a
+// blocking call, a full batch, a later store or read of the same session complete it first; a batch's reads
+// start before its writes, except a session's own; and every answer is byte for byte what the engine answers
+// without batching.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -95,6 +96,21 @@ TEST_F(AnswerBatchTest, BlockingCallCompletesTheBatchFirst) {
   EXPECT_FALSE(a->session->answers_deferred());
   EXPECT_EQ(Output(*a), "VALUE n 0 1\r\n5\r\nEND\r\n");
   EXPECT_EQ(Output(*b), "6\r\n");
+}
+
+TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set k 0 0 3\r\nold\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  // a's write is queued until the batch completes; b's read, processed later, starts first (both unanswered:
+  // either order is one memcached could have produced). a's own read after its write sees the write.
+  Start(*a, "set k 0 0 3\r\nnew\r\n");
+  Start(*b, "get k\r\n");
+  Start(*a, "get k\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*b), "VALUE k 0 3\r\nold\r\nEND\r\n");
+  EXPECT_EQ(Output(*a), "STORED\r\nVALUE k 0 3\r\nnew\r\nEND\r\n");
 }
 
 TEST_F(AnswerBatchTest, StatsCountsDeferredAnswers) {
