@@ -2,11 +2,13 @@
 // memcached command becomes one (or, for the calls listed below, a few) shmemcache calls.
 //
 // Each call goes to shmemcache's memcached contract (issue 15): shmemcache_store (shmemcache_store_options_t:
-//     mode, flags, ttl_ms, cas; cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr, shmemcache_flush_all, and
-//     shmemcache_server_stats summed over the servers for `stats`; statuses SHMEMCACHE_EXISTS,
-//     SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags and CAS token
-//     (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it is one burst
-//     of shmemcache_ifetch requests waited for together (see MultiGet in the .cc).
+//     mode, flags, ttl_ms, cas; cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr,
+//     shmemcache_flush_all, and shmemcache_server_stats summed over the servers for `stats`; statuses
+//     SHMEMCACHE_EXISTS, SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags
+//     and CAS token (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it
+//     is one burst of shmemcache_ifetch requests waited for together (FetchBurst in the .cc). The non-blocking
+//     forms (StartMultiGet, StartStore) leave that burst, or a plain set's shmemcache_iset, in flight for the
+//     gateway's answer batch (protocol/answer_batch.h).
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 

@@ -1,10 +1,11 @@
 // One gateway's TCP front: the listening socket, its connections and the event loop that serves them, all on
 // the calling thread. Per wake-up, every ready connection runs its complete commands, starting their backend
 // operations without waiting where it can; then the gateway waits for all of them at once and the connections
-// send their answers (protocol/answer_batch.h): N connections' requests reach the servers as one burst. Connections beyond max_connections get memcached's "ERROR Too many open connections"
-// and are closed. Run() returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes
-// readable or should_stop() says so after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every
-// idle_wakeup_ms (-1: only for events) and for a delayed flush_all.
+// send their answers (protocol/answer_batch.h): N connections' requests reach the servers as one burst.
+// Connections beyond max_connections get memcached's "ERROR Too many open connections" and are closed. Run()
+// returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes readable or should_stop() says so
+// after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every idle_wakeup_ms (-1: only for events)
+// and for a delayed flush_all.
 #ifndef SHMEMCACHED_NET_GATEWAY_SERVER_H_
 #define SHMEMCACHED_NET_GATEWAY_SERVER_H_
 
