@@ -18,7 +18,9 @@ constexpr size_t kWriteChunk = 1 << 20;
 }  // namespace
 
 Connection::Connection(int fd, GatewayServer* server, GatewayContext* gateway)
-    : fd_(fd), server_(server), gateway_(gateway), session_(gateway) {}
+    : fd_(fd), server_(server), gateway_(gateway), session_(gateway) {
+  session_.set_answer_listener(this);
+}
 
 Connection::~Connection() {
   if (fd_ >= 0) close(fd_);
@@ -110,6 +112,10 @@ void Connection::Drive() {
     Flush();
     if (dead() || !paused_ || out_.size() > resume_below) return;
   }
+}
+
+void Connection::AnswersReady() {
+  if (!dead()) Flush();
 }
 
 void Connection::AnswersWritten() {

@@ -22,7 +22,7 @@ namespace shmemcached {
 
 class GatewayServer;
 
-class Connection final : public EventHandler {
+class Connection final : public EventHandler, public AnswerListener {
  public:
   // Takes ownership of fd (non-blocking, already registered by the caller through Register()).
   Connection(int fd, GatewayServer* server, GatewayContext* gateway);
@@ -32,6 +32,8 @@ class Connection final : public EventHandler {
 
   bool Register(EventLoop* loop);
   void OnEvents(uint32_t events) override;
+  // The session's deferred answers are written: sends them (AnswerListener).
+  void AnswersReady() override;
   // The gateway's answer batch completed: sends the answers and carries on with the input.
   void AnswersWritten();
   // Unregisters and closes the socket; the server frees the object later.

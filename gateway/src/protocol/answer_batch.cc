@@ -31,6 +31,9 @@ void AnswerBatch::Complete() {
   operations_ = 0;
   std::vector<Session*> sessions;
   sessions.swap(sessions_);
+  // Sessions that only read first: their reads were mostly served one-sided at issue, and their answers go out
+  // without waiting for the round trip of the batch's writes.
+  std::stable_partition(sessions.begin(), sessions.end(), [](Session* s) { return !s->writes_queued(); });
   for (Session* s : sessions) s->WriteDeferredAnswers();
   completing_ = false;
 }

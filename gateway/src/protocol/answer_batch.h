@@ -4,8 +4,9 @@
 // get/gets, a plain set) leaves a DeferredAnswer in its session instead of its answer; the answer's bytes are
 // written later at the place in the session's output where they belong, so pipelined answers stay in request
 // order. The gateway's event loop lets every ready connection start its commands, then completes the batch once
-// (AnswerBatch::Complete): every operation in flight is waited for, every deferred answer written, and only then
-// do the connections send. N connections' requests thus reach the servers as one burst.
+// (AnswerBatch::Complete): every operation in flight is waited for and every deferred answer written, session by
+// session (those without writes first), each session's connection sending as soon as its answers are written.
+// N connections' requests thus reach the servers as one burst.
 //
 // Invariants:
 //   - every deferred answer is written before any blocking backend call is made (BatchedBackend completes the

@@ -91,6 +91,7 @@ void Session::WriteDeferredAnswers() {
   deferred_.clear();
   reads_deferred_ = false;
   writes_queued_ = false;
+  if (listener_ != nullptr) listener_->AnswersReady();
 }
 
 void Session::StartRetrieval(std::unique_ptr<Retrieval> retrieval) { retrieval_ = std::move(retrieval); }

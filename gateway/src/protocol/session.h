@@ -74,6 +74,14 @@ struct Retrieval {
   bool key_too_long = false;      // a key after `keys` was too long: answer CLIENT_ERROR, not what was found
 };
 
+// Told when a session's deferred answers have been written, so that its connection can send them at once
+// (before the rest of the batch is written). It must not run the session.
+class AnswerListener {
+ public:
+  virtual ~AnswerListener() = default;
+  virtual void AnswersReady() = 0;
+};
+
 class Session {
  public:
   enum class Next {
@@ -95,8 +103,12 @@ class Session {
   // Answers deferred (answer_batch.h): until the gateway's batch completes, the output holds only the answers
   // before the first of them, and must not be sent or consumed.
   bool answers_deferred() const { return !deferred_.empty(); }
-  // Called by AnswerBatch::Complete: writes every deferred answer in place, in request order.
+  // Called by AnswerBatch::Complete: writes every deferred answer in place, in request order, then tells the
+  // listener (if any).
   void WriteDeferredAnswers();
+  void set_answer_listener(AnswerListener* listener) { listener_ = listener; }
+  // Whether this session queued a write (DeferredAnswer::kWrite) since its answers were last written.
+  bool writes_queued() const { return writes_queued_; }
 
   // The most input the connection should hold for this session before processing it (reads beyond it wait).
   size_t InputLimit() const;
@@ -154,6 +166,7 @@ class Session {
   std::vector<Deferred> deferred_;  // in request order
   bool reads_deferred_ = false;
   bool writes_queued_ = false;  // a write of this session may still be queued in the batch
+  AnswerListener* listener_ = nullptr;
 };
 
 }  // namespace shmemcached

@@ -113,6 +113,31 @@ TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
   EXPECT_EQ(Output(*a), "STORED\r\nVALUE k 0 3\r\nnew\r\nEND\r\n");
 }
 
+// Records the order in which sessions' answers became ready to send.
+class OrderListener final : public AnswerListener {
+ public:
+  OrderListener(std::vector<std::string>* log, std::string name) : log_(log), name_(std::move(name)) {}
+  void AnswersReady() override { log_->push_back(name_); }
+
+ private:
+  std::vector<std::string>* log_;
+  std::string name_;
+};
+
+TEST_F(AnswerBatchTest, SessionsThatOnlyReadAreAnsweredFirst) {
+  std::vector<std::string> log;
+  OrderListener la(&log, "writer"), lb(&log, "reader");
+  auto a = e_.Connect(), b = e_.Connect();
+  a->session->set_answer_listener(&la);
+  b->session->set_answer_listener(&lb);
+  Start(*a, "set k 0 0 1\r\nv\r\n");
+  Start(*b, "get k\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(log, (std::vector<std::string>{"reader", "writer"}));
+  EXPECT_EQ(Output(*a), "STORED\r\n");
+  EXPECT_EQ(Output(*b), "END\r\n");  // the read started before the batch's write
+}
+
 TEST_F(AnswerBatchTest, StatsCountsDeferredAnswers) {
   auto a = e_.Connect(), b = e_.Connect();
   Start(*a, "get x\r\nget y\r\n");
