@@ -4,7 +4,8 @@
 #   SHMEMCACHED_NP=4 scripts/shmemcached.sh --servers 2 --listen 0.0.0.0:11211   # gateways on 11211, 11212
 # Arguments go to shmemcached (scripts/shmemcached.sh --help lists them); cache settings are the SHMEMCACHE_*
 # variables (README, Configuration). Environment: SHMEMCACHED_NP (PEs, default 2), SHMEMCACHED_TCP=1 (UCX over
-# TCP), SHMEMCACHED_BIN (a built shmemcached: no build step), SHMEMCACHE_JOB_TIMEOUT (seconds, default 0 = none).
+# TCP), SHMEMCACHED_BIN (a built shmemcached: no build step), SHMEMCACHE_JOB_TIMEOUT (seconds, default 0 = none),
+# SHMEMCACHED_YIELD (1, the default: idle PEs yield the CPU; 0: they spin).
 #
 # Ctrl-C or SIGTERM stops it cleanly: the job runs in its own session and is sent SIGUSR1, which oshrun forwards
 # to every PE (SIGINT/SIGTERM would make oshrun abort the job); each gateway closes its connections and
@@ -25,6 +26,11 @@ done
 
 launcher=(scripts/oshrun.sh --timeout "${SHMEMCACHE_JOB_TIMEOUT:-0}")
 if [ "${SHMEMCACHED_TCP:-0}" = 1 ]; then launcher+=(--tcp); fi
+# Idle PEs yield the CPU (oshrun.sh --yield): a server PE waits for requests in OpenMPI's progress loop, which
+# spins; a gateway job always shares its node's cores with the TCP clients it serves and with its own gateways,
+# and a spinning server that does not yield takes their core (gateway/README.md, Performance).
+# SHMEMCACHED_YIELD=0 lets it spin (a node whose cores outnumber the PEs and clients).
+if [ "${SHMEMCACHED_YIELD:-1}" = 1 ]; then launcher+=(--yield); else launcher+=(--no-yield); fi
 setsid "${launcher[@]}" -np "${SHMEMCACHED_NP:-2}" "$bin" "$@" &
 job=$!
 

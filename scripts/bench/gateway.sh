@@ -5,7 +5,9 @@
 #                            --job-timeout S --repeat N [--nice N]     (scripts/bench/lib.sh, part_init)
 #
 # shmemcached runs 1 server PE + 1 gateway PE (the gateway <-> server leg over each transport of
-# main_transports); memcached runs with -t 2 (two worker threads: the same two cores). memcaslap drives each with
+# main_transports), with scripts/shmemcached.sh's defaults (idle PEs yield the CPU; SHMEMCACHED_YIELD=0 in the
+# environment makes them spin); memcached runs with -t 2 (two worker threads: the same two cores). The load
+# average before each measurement goes to the log: on a shared machine, compare only runs made together. memcaslap drives each with
 # 1 and N connections, 90% get / 10% set of fixed-size values (bench/gateway/memcaslap_csv.py).
 # Writes gateway_memcaslap.csv: system, transport (of shmemcached's inner leg; "-" for memcached), conns,
 # value_size, op, events, latency min/mean/geo/max, p50/p99 from memcaslap's log2 histogram (bucket upper edges:
@@ -52,6 +54,7 @@ drive() {  # drive SYSTEM TRANSPORT PORT
   for c in "${conns[@]}"; do
     for s in "${sizes[@]}"; do
       name="memcaslap_$1_$2_c${c}_s$s"
+      note "$name: load average $(cut -d' ' -f1-3 /proc/loadavg) (the machine's other work competes for its cores)"
       measure "$name" local "csv=$keys" -- python3 "$run_csv" --server "127.0.0.1:$3" --system "$1" \
         --transport "$2" --conns "$c" --value-size "$s" --seconds "$secs" --csv {csv}
       collect "$name" csv gateway_memcaslap.csv "$PROV_HDR" "$(prov 2)"

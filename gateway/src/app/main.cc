@@ -23,6 +23,8 @@
 namespace shmemcached {
 namespace {
 
+constexpr unsigned kGatewayChunksPerPeer = 64;  // 256 KiB rings: 12 batched gets (16K buffers) per server
+
 std::string VersionString() {
   // The memcached release whose protocol the gateway speaks, then shmemcache's own version.
   return "1.6.18-shmemcache-" + std::to_string(SHMEMCACHE_VERSION_MAJOR) + "." +
@@ -78,6 +80,11 @@ int Main(int argc, char** argv) {
     return 1;
   }
   if (o.servers > 0) config.num_servers = o.servers;
+  // Message rings large enough for a burst: a batched get reserves reply room for its whole buffer
+  // (--batch-value-bytes, 16K: 5 chunks of 4 KiB), so the library's default ring of 8 chunks lets one such get per
+  // server be in flight, and a burst of N connections' gets would go one by one. Every PE runs this, so the
+  // job agrees on the layout; SHMEMCACHE_CHUNKS_PER_PEER still decides when set.
+  if (std::getenv("SHMEMCACHE_CHUNKS_PER_PEER") == nullptr) config.chunks_per_peer = kGatewayChunksPerPeer;
   shmemcache_t* cache = nullptr;
   shmemcache_status_t st = shmemcache_init(&config, &cache);
   if (st != SHMEMCACHE_OK) {

@@ -54,6 +54,8 @@ std::string Usage(const char* program) {
          "                            the client reads (default 1M)\n"
          "  --batch-keys N            keys per batched backend read of a multi-key get (default 128)\n"
          "  --batch-value-bytes BYTES per-key buffer in a batch; larger values are fetched alone (default 16K)\n"
+         "  --max-burst N             backend operations (all connections) started before the gateway waits for\n"
+         "                            them and answers (default 64, SHMEMCACHE_MAX_OUTSTANDING's default)\n"
          "  --idle-wakeup-ms MS       longest sleep in epoll_wait when idle (default 1000; -1 = until an event)\n"
          "  -h, --help                this text\n"
          "\n"
@@ -104,6 +106,9 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (arg == "--batch-value-bytes") {
       ok = ParseSize(value.c_str(), &size) && size >= 1;
       o->limits.batch_value_bytes = size;
+    } else if (arg == "--max-burst") {
+      ok = ParseInt(value.c_str(), 1, 1 << 16, &n);
+      o->limits.max_burst = static_cast<size_t>(n);
     } else if (arg == "--idle-wakeup-ms") {
       ok = ParseInt(value.c_str(), -1, 3600 * 1000, &n);
       o->idle_wakeup_ms = static_cast<int>(n);

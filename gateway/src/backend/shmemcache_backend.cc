@@ -35,6 +35,67 @@ void AddClientCounters(const shmemcache_stats_t& st, std::vector<StatRow>* rows)
   rows->emplace_back("shmemcache_gateway_direct_fallbacks", st.direct_fallbacks);
 }
 
+// One burst of shmemcache_ifetch requests (one per item, each into its item's own buffer_len bytes), waited for
+// together by Finish: shmemcache_ifetch returns flags and CAS token, which get/gets print and
+// shmemcache_mget_item_t does not carry. A value larger than its buffer answers kBufferTooSmall with its size.
+class FetchBurst final : public InFlight {
+ public:
+  FetchBurst(shmemcache_t* cache, MultiGetItem* items, size_t count)
+      : cache_(cache), items_(items), requests_(count, nullptr), lens_(count, 0) {
+    for (size_t i = 0; i < count; ++i) {
+      MultiGetItem& item = items[i];
+      item.value.resize(item.buffer_len);
+      shmemcache_status_t st = shmemcache_ifetch(cache, item.key.data(), item.key.size(), item.value.data(),
+                                                 item.buffer_len, &lens_[i], &item.flags, &item.cas, &requests_[i]);
+      if (st != SHMEMCACHE_OK) item.status = FromShmemcache(st);
+    }
+  }
+  ~FetchBurst() override { Finish(); }
+
+  void Finish() override {
+    if (finished_) return;
+    finished_ = true;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      MultiGetItem& item = items_[i];
+      if (requests_[i] == nullptr) {  // refused at issue: its status was set then
+        item.value.clear();
+        item.value_len = 0;
+        continue;
+      }
+      shmemcache_status_t st = shmemcache_wait(cache_, requests_[i]);
+      item.status = FromShmemcache(st);
+      item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
+      item.value.resize(st == SHMEMCACHE_OK ? lens_[i] : 0);
+    }
+  }
+
+ private:
+  shmemcache_t* cache_;
+  MultiGetItem* items_;
+  std::vector<shmemcache_request_t*> requests_;  // nullptr: refused at issue
+  std::vector<size_t> lens_;
+  bool finished_ = false;
+};
+
+// One shmemcache_iset; Finish writes its status.
+class SetInFlight final : public InFlight {
+ public:
+  SetInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
+      : cache_(cache), request_(request), status_(status) {}
+  ~SetInFlight() override { Finish(); }
+
+  void Finish() override {
+    if (request_ == nullptr) return;
+    *status_ = FromShmemcache(shmemcache_wait(cache_, request_));
+    request_ = nullptr;
+  }
+
+ private:
+  shmemcache_t* cache_;
+  shmemcache_request_t* request_;
+  Status* status_;
+};
+
 }  // namespace
 
 ShmemcacheBackend::ShmemcacheBackend(shmemcache_t* cache, const shmemcache_config_t& config)
@@ -88,31 +149,32 @@ Status ShmemcacheBackend::Incr(std::string_view key, int64_t delta, uint64_t* ne
 }
 
 Status ShmemcacheBackend::MultiGet(MultiGetItem* items, size_t count) {
-  // One burst of non-blocking fetches, waited for together: shmemcache_ifetch returns flags and CAS token, which
-  // get/gets print and shmemcache_mget_item_t does not carry. Each item reads into its own buffer_len bytes; a
-  // larger value answers kBufferTooSmall with its size (the session fetches it alone).
-  requests_.assign(count, nullptr);
-  lens_.assign(count, 0);
-  for (size_t i = 0; i < count; ++i) {
-    MultiGetItem& item = items[i];
-    item.value.resize(item.buffer_len);
-    shmemcache_status_t st = shmemcache_ifetch(cache_, item.key.data(), item.key.size(), item.value.data(),
-                                               item.buffer_len, &lens_[i], &item.flags, &item.cas, &requests_[i]);
-    if (st != SHMEMCACHE_OK) item.status = FromShmemcache(st);
+  Status status;
+  std::unique_ptr<InFlight> burst = StartMultiGet(items, count, &status);
+  if (burst != nullptr) burst->Finish();
+  return status;
+}
+
+std::unique_ptr<InFlight> ShmemcacheBackend::StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
+  *status = Status::kOk;
+  return std::make_unique<FetchBurst>(cache_, items, count);
+}
+
+std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, std::string_view value,
+                                                        const StoreOptions& options, Status* status) {
+  bool plain = options.mode == StoreMode::kSet && options.flags == 0 && options.ttl_ms == 0 && options.cas == 0;
+  if (!plain) {
+    // shmemcache has no non-blocking shmemcache_store: a store with options is made at once.
+    *status = Store(key, value, options, nullptr);
+    return nullptr;
   }
-  for (size_t i = 0; i < count; ++i) {
-    MultiGetItem& item = items[i];
-    if (requests_[i] == nullptr) {
-      item.value.clear();
-      item.value_len = 0;
-      continue;
-    }
-    shmemcache_status_t st = shmemcache_wait(cache_, requests_[i]);
-    item.status = FromShmemcache(st);
-    item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
-    item.value.resize(st == SHMEMCACHE_OK ? lens_[i] : 0);
+  shmemcache_request_t* request = nullptr;
+  shmemcache_status_t st = shmemcache_iset(cache_, key.data(), key.size(), value.data(), value.size(), &request);
+  if (st != SHMEMCACHE_OK) {
+    *status = FromShmemcache(st);
+    return nullptr;
   }
-  return Status::kOk;
+  return std::make_unique<SetInFlight>(cache_, request, status);
 }
 
 Status ShmemcacheBackend::FlushAll() { return FromShmemcache(shmemcache_flush_all(cache_)); }

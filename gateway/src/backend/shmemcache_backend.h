@@ -2,16 +2,19 @@
 // memcached command becomes one (or, for the calls listed below, a few) shmemcache calls.
 //
 // Each call goes to shmemcache's memcached contract (issue 15): shmemcache_store (shmemcache_store_options_t:
-//     mode, flags, ttl_ms, cas; cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr, shmemcache_flush_all, and
-//     shmemcache_server_stats summed over the servers for `stats`; statuses SHMEMCACHE_EXISTS,
-//     SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags and CAS token
-//     (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it is one burst
-//     of shmemcache_ifetch requests waited for together (see MultiGet in the .cc).
+//     mode, flags, ttl_ms, cas; cas_out), shmemcache_fetch (flags, cas), shmemcache_touch, shmemcache_incr,
+//     shmemcache_flush_all, and shmemcache_server_stats summed over the servers for `stats`; statuses
+//     SHMEMCACHE_EXISTS, SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags
+//     and CAS token (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it
+//     is one burst of shmemcache_ifetch requests waited for together (FetchBurst in the .cc). The non-blocking
+//     forms (StartMultiGet, StartStore) leave that burst, or a plain set's shmemcache_iset, in flight for the
+//     gateway's answer batch (protocol/answer_batch.h).
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 
 #include <shmemcache/shmemcache.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,11 @@ class ShmemcacheBackend final : public Backend {
   Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
+  // A burst of shmemcache_ifetch. A plain set (no flags, expiry or token) is one shmemcache_iset; any other
+  // store is made at once (shmemcache has no non-blocking shmemcache_store).
+  std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
+  std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
+                                       Status* status) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;
@@ -46,8 +54,6 @@ class ShmemcacheBackend final : public Backend {
   size_t max_value_;
   uint64_t limit_maxbytes_;
   std::vector<char> scratch_;  // max_value_ bytes: a fetch never needs a second try
-  std::vector<shmemcache_request_t*> requests_;  // MultiGet's fetches in flight
-  std::vector<size_t> lens_;                     // their value lengths
 };
 
 }  // namespace shmemcached

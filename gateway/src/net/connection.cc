@@ -18,7 +18,9 @@ constexpr size_t kWriteChunk = 1 << 20;
 }  // namespace
 
 Connection::Connection(int fd, GatewayServer* server, GatewayContext* gateway)
-    : fd_(fd), server_(server), gateway_(gateway), session_(gateway) {}
+    : fd_(fd), server_(server), gateway_(gateway), session_(gateway) {
+  session_.set_answer_listener(this);
+}
 
 Connection::~Connection() {
   if (fd_ >= 0) close(fd_);
@@ -100,9 +102,27 @@ void Connection::Drive() {
           return;
       }
     }
+    if (session_.answers_deferred()) {
+      if (!awaiting_answers_) {
+        awaiting_answers_ = true;
+        server_->AwaitAnswers(this);
+      }
+      return;
+    }
     Flush();
     if (dead() || !paused_ || out_.size() > resume_below) return;
   }
+}
+
+void Connection::AnswersReady() {
+  if (!dead()) Flush();
+}
+
+void Connection::AnswersWritten() {
+  awaiting_answers_ = false;
+  if (dead()) return;
+  Drive();
+  if (!dead()) UpdateInterest();
 }
 
 void Connection::Flush() {

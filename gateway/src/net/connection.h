@@ -3,6 +3,9 @@
 // client is not reading), so a slow reader holds at most Limits' worth of memory; it resumes once the output
 // has drained to half the high-water mark.
 //
+// Answers waiting in the gateway's answer batch (protocol/answer_batch.h) are not sent, nor anything after them:
+// the connection asks the server to tell it when the batch has completed (AnswersWritten), then sends.
+//
 // A connection is closed by the server (Close) and freed only after the current event batch, so events
 // already collected for it are ignored safely (dead()).
 #ifndef SHMEMCACHED_NET_CONNECTION_H_
@@ -19,7 +22,7 @@ namespace shmemcached {
 
 class GatewayServer;
 
-class Connection final : public EventHandler {
+class Connection final : public EventHandler, public AnswerListener {
  public:
   // Takes ownership of fd (non-blocking, already registered by the caller through Register()).
   Connection(int fd, GatewayServer* server, GatewayContext* gateway);
@@ -29,6 +32,10 @@ class Connection final : public EventHandler {
 
   bool Register(EventLoop* loop);
   void OnEvents(uint32_t events) override;
+  // The session's deferred answers are written: sends them (AnswerListener).
+  void AnswersReady() override;
+  // The gateway's answer batch completed: sends the answers and carries on with the input.
+  void AnswersWritten();
   // Unregisters and closes the socket; the server frees the object later.
   void Close();
   bool dead() const { return fd_ < 0; }
@@ -53,6 +60,7 @@ class Connection final : public EventHandler {
   bool paused_ = false;         // the session waits for the output to drain
   bool close_after_write_ = false;
   bool eof_ = false;            // the client shut its sending side
+  bool awaiting_answers_ = false;  // listed with the server until its answer batch completes
   uint32_t interest_ = 0;
 };
 

@@ -16,9 +16,12 @@ constexpr int64_t kMaxSleepMs = 3600 * 1000;  // a delayed flush_all further awa
 constexpr char kTooMany[] = "ERROR Too many open connections\r\n";
 }  // namespace
 
-GatewayServer::GatewayServer(GatewayContext* gateway) : gateway_(gateway) {}
+GatewayServer::GatewayServer(GatewayContext* gateway) : gateway_(gateway) { gateway_->batch().set_enabled(true); }
 
-GatewayServer::~GatewayServer() { CloseAll(); }
+GatewayServer::~GatewayServer() {
+  CloseAll();
+  gateway_->batch().set_enabled(false);
+}
 
 bool GatewayServer::Listen(const std::string& host, int port, std::string* error) {
   if (!loop_.ok()) {
@@ -81,13 +84,24 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       timeout = static_cast<int>(timeout < 0 ? flush_in : std::min<int64_t>(timeout, flush_in));
     }
     if (loop_.RunOnce(timeout) < 0) break;
+    CompleteAnswers();
     closed_.clear();
+  }
+}
+
+void GatewayServer::CompleteAnswers() {
+  while (!awaiting_.empty() || !gateway_->batch().empty()) {
+    gateway_->batch().Complete();
+    std::vector<Connection*> ready;
+    ready.swap(awaiting_);
+    for (Connection* c : ready) c->AnswersWritten();
   }
 }
 
 void GatewayServer::CloseAll() {
   while (!connections_.empty()) connections_.begin()->second->Close();
-  closed_.clear();
+  awaiting_.clear();
+  closed_.clear();  // a session destroyed with answers deferred finishes their operations
 }
 
 size_t GatewayServer::MaxBufferedInput() const {

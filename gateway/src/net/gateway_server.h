@@ -1,8 +1,11 @@
 // One gateway's TCP front: the listening socket, its connections and the event loop that serves them, all on
-// the calling thread. Connections beyond max_connections get memcached's "ERROR Too many open connections"
-// and are closed. Run() returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes
-// readable or should_stop() says so after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every
-// idle_wakeup_ms (-1: only for events) and for a delayed flush_all.
+// the calling thread. Per wake-up, every ready connection runs its complete commands, starting their backend
+// operations without waiting where it can; then the gateway waits for all of them at once and the connections
+// send their answers (protocol/answer_batch.h): N connections' requests reach the servers as one burst.
+// Connections beyond max_connections get memcached's "ERROR Too many open connections" and are closed. Run()
+// returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes readable or should_stop() says so
+// after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every idle_wakeup_ms (-1: only for events)
+// and for a delayed flush_all.
 #ifndef SHMEMCACHED_NET_GATEWAY_SERVER_H_
 #define SHMEMCACHED_NET_GATEWAY_SERVER_H_
 
@@ -43,6 +46,8 @@ class GatewayServer {
 
   // Called by a connection that closed itself.
   void Closed(Connection* c);
+  // Called by a connection whose session deferred answers: it is told when they are written.
+  void AwaitAnswers(Connection* c) { awaiting_.push_back(c); }
 
  private:
   class AcceptHandler final : public EventHandler {
@@ -62,6 +67,9 @@ class GatewayServer {
 
   void AcceptAll();
   void Reject(int fd);
+  // After every wake-up: completes the answer batch (one wait for every connection's operations) and lets the
+  // connections that waited send, until none defers again.
+  void CompleteAnswers();
 
   GatewayContext* gateway_;
   EventLoop loop_;
@@ -71,6 +79,7 @@ class GatewayServer {
   StopHandler stop_handler_{&stop_};
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // freed after the event batch that closed them
+  std::vector<Connection*> awaiting_;                // connections with answers in the batch (maybe closed)
 };
 
 }  // namespace shmemcached

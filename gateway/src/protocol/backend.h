@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,15 @@ struct MultiGetItem {
 // own shmemcache client counters).
 using StatRow = std::pair<std::string, uint64_t>;
 
+// A backend operation started without waiting (Backend::StartMultiGet, Backend::StartStore). Finish waits for it
+// and writes its results where the Start call said; it is called exactly once, and the operation's keys, values
+// and result slots must stay untouched until it returns. Destroying an InFlight that was not finished finishes it.
+class InFlight {
+ public:
+  virtual ~InFlight() = default;
+  virtual void Finish() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -84,6 +94,21 @@ class Backend {
   // shmemcache_mget: every item gets its own status (kOk, kNotFound, kBufferTooSmall); the call returns kOk
   // or an error about the call itself.
   virtual Status MultiGet(MultiGetItem* items, size_t count) = 0;
+  // Non-blocking forms, so that the gateway can put many connections' requests into one burst (shmemcache_ifetch,
+  // shmemcache_iset). Each starts the operation and returns it in flight, or performs it at once and returns
+  // nullptr (the default, for backends without non-blocking calls); either way the results are in place once
+  // the InFlight (if any) has finished. Operations take effect in the order they were started or called.
+  //   StartMultiGet: MultiGet; the call's own status goes to *status.
+  //   StartStore: Store without a CAS token out; its status goes to *status.
+  virtual std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
+    *status = MultiGet(items, count);
+    return nullptr;
+  }
+  virtual std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value,
+                                               const StoreOptions& options, Status* status) {
+    *status = Store(key, value, options, nullptr);
+    return nullptr;
+  }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).
   virtual Status FlushAll() = 0;
   // Whether FlushAll can succeed: a delayed flush_all is answered before it runs.

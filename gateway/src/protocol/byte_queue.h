@@ -26,6 +26,8 @@ class ByteQueue {
   void Append(std::string_view bytes) { buf_.append(bytes.data(), bytes.size()); }
   void Append(const char* bytes, size_t n) { buf_.append(bytes, n); }
   void Append(char c) { buf_.push_back(c); }
+  // Keeps the first n bytes (n <= size()), drops the rest.
+  void Truncate(size_t n) { buf_.resize(head_ + n); }
   // Removes the first n bytes (n <= size()).
   void Consume(size_t n);
   void Clear();

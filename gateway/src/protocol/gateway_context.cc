@@ -14,7 +14,8 @@ uint64_t SystemClock::NowUnixMs() {
 }
 
 GatewayContext::GatewayContext(Backend* backend, Clock* clock, const Limits& limits, std::string version)
-    : backend_(backend), clock_(clock), limits_(limits), version_(std::move(version)),
+    : clock_(clock), limits_(limits), batch_(limits.max_burst), batched_(backend, &batch_),
+      version_(std::move(version)),
       start_unix_ms_(clock->NowUnixMs()) {
   limits_.max_key_length = std::min(limits_.max_key_length, backend->MaxKeyLength());
   limits_.max_value_length = backend->MaxValueLength();
@@ -23,7 +24,7 @@ GatewayContext::GatewayContext(Backend* backend, Clock* clock, const Limits& lim
 Status GatewayContext::FlushAll(uint64_t delay_ms) {
   if (delay_ms == 0) {
     flush_at_unix_ms_ = 0;
-    return backend_->FlushAll();
+    return batched_.FlushAll();
   }
   flush_at_unix_ms_ = clock_->NowUnixMs() + delay_ms;
   return Status::kOk;
@@ -34,7 +35,7 @@ int64_t GatewayContext::RunDueFlush() {
   uint64_t now = clock_->NowUnixMs();
   if (now < flush_at_unix_ms_) return static_cast<int64_t>(flush_at_unix_ms_ - now);
   flush_at_unix_ms_ = 0;
-  if (backend_->FlushAll() != Status::kOk) ++counters_.backend_errors;
+  if (batched_.FlushAll() != Status::kOk) ++counters_.backend_errors;
   return -1;
 }
 

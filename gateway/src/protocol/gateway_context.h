@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "protocol/answer_batch.h"
 #include "protocol/backend.h"
 #include "protocol/expiry.h"
 
@@ -26,7 +27,9 @@ class SystemClock final : public Clock {
 
 // Protocol limits. memcached's own constants are fixed here; the rest bound a connection's memory:
 //   input  <= max(kReadChunk, max_get_line) while reading a command, a data block <= max value + 2;
-//   output <= output_high_water + one batch (batch_keys * batch_value_bytes) + one value.
+//   output <= output_high_water + one batch (batch_keys * batch_value_bytes) + one value;
+//   deferred answers (answer_batch.h) of all connections together <= max_burst operations, each with at most
+//   batch_value_bytes of value (a store: its value) until the batch completes.
 struct Limits {
   static constexpr size_t kMaxKeyLength = 250;        // memcached's KEY_MAX_LENGTH
   static constexpr size_t kLineWithoutNewline = 2048;  // more than this without '\n' closes (unless get/gets)
@@ -39,6 +42,7 @@ struct Limits {
   size_t output_high_water = 1 << 20;     // stop reading commands while this much output waits
   size_t batch_keys = 128;                // keys per MultiGet call
   size_t batch_value_bytes = 16 * 1024;   // per-key buffer in a batch; larger values are fetched alone
+  size_t max_burst = 64;                  // backend operations in flight before the gateway waits for them
 };
 
 // memcached's counters, for this gateway.
@@ -63,7 +67,9 @@ class GatewayContext {
   GatewayContext(const GatewayContext&) = delete;
   GatewayContext& operator=(const GatewayContext&) = delete;
 
-  Backend& backend() { return *backend_; }
+  // The backend the engine calls: blocking calls complete the answer batch first (answer_batch.h).
+  Backend& backend() { return batched_; }
+  AnswerBatch& batch() { return batch_; }
   Clock& clock() { return *clock_; }
   const Limits& limits() const { return limits_; }
   Counters& counters() { return counters_; }
@@ -84,9 +90,10 @@ class GatewayContext {
   int64_t RunDueFlush();
 
  private:
-  Backend* backend_;
   Clock* clock_;
   Limits limits_;
+  AnswerBatch batch_;
+  BatchedBackend batched_;
   Counters counters_;
   std::string version_;
   uint64_t start_unix_ms_;

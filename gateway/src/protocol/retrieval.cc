@@ -1,7 +1,11 @@
 #include "protocol/retrieval.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/numbers.h"
@@ -32,55 +36,77 @@ void AppendValue(ByteQueue& out, std::string_view key, std::string_view value, u
   out.Append("\r\n", 2);
 }
 
+// One batch of a get/gets: a burst of backend reads whose answer (a VALUE entry per hit) is deferred until the
+// burst completes (answer_batch.h). A value larger than its batch buffer is fetched alone when the answer is
+// written; the session starts no store before that (Session::reads_deferred).
+class DeferredGet final : public DeferredAnswer {
+ public:
+  DeferredGet(GatewayContext& gateway, std::vector<std::string> keys, bool return_cas, bool discard)
+      : gateway_(gateway), keys_(std::move(keys)), items_(keys_.size()), return_cas_(return_cas),
+        discard_(discard) {}
+
+  void Start() override {
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      items_[i].key = keys_[i];
+      items_[i].buffer_len = gateway_.limits().batch_value_bytes;
+    }
+    ++gateway_.counters().multiget_calls;
+    in_flight_ = gateway_.backend().StartMultiGet(items_.data(), items_.size(), &status_);
+  }
+
+  size_t operations() const override { return items_.size(); }
+
+  void Write(ByteQueue& out) override {
+    if (in_flight_ != nullptr) in_flight_->Finish();
+    Counters& c = gateway_.counters();
+    for (MultiGetItem& item : items_) {
+      if (status_ != Status::kOk) item.status = Status::kError;
+      ++c.cmd_get;
+      if (item.status == Status::kBufferTooSmall) {
+        // Larger than a batch buffer: read it alone, with a buffer of its size.
+        item.status = gateway_.backend().Fetch(item.key, &item.value, &item.flags, &item.cas);
+      }
+      if (item.status == Status::kOk) {
+        ++c.get_hits;
+        if (!discard_) AppendValue(out, item.key, item.value, item.flags, item.cas, return_cas_);
+      } else {
+        if (item.status != Status::kNotFound) ++c.backend_errors;  // faults read as misses
+        ++c.get_misses;
+      }
+    }
+  }
+
+ private:
+  GatewayContext& gateway_;
+  std::vector<std::string> keys_;
+  std::vector<MultiGetItem> items_;  // keys point into keys_
+  bool return_cas_;
+  bool discard_;  // a later key was too long: count, but answer CLIENT_ERROR instead
+  Status status_ = Status::kOk;
+  std::unique_ptr<InFlight> in_flight_;  // declared last: destroyed (finished) before the buffers it fills
+};
+
 class Batch {
  public:
   Batch(Session& s, Retrieval& r) : s_(s), r_(r), c_(s.gateway().counters()), discard_(r.key_too_long) {}
 
-  // Reads keys [begin, end) and writes what was found. False if the backend refused the whole command before
-  // anything was written (the refusal has been answered).
+  // Reads keys [begin, end) and writes (or defers) what was found. False if the backend refused the whole
+  // command before anything was written (the refusal has been answered).
   bool Run(size_t begin, size_t end) {
     return r_.touch ? RunTouch(begin, end) : RunGet(begin, end);
   }
 
  private:
   void Hit(std::string_view key, std::string_view value, uint32_t flags, uint64_t cas) {
-    if (r_.touch) {
-      ++c_.touch_hits;
-    } else {
-      ++c_.get_hits;
-    }
+    ++c_.touch_hits;
     if (!discard_) AppendValue(s_.out(), key, value, flags, cas, r_.return_cas);
   }
-  void Miss() { ++(r_.touch ? c_.touch_misses : c_.get_misses); }
-  void Count() { ++(r_.touch ? c_.cmd_touch : c_.cmd_get); }
 
   bool RunGet(size_t begin, size_t end) {
-    Backend& b = s_.backend();
-    items_.resize(end - begin);
-    for (size_t i = begin; i < end; ++i) {
-      MultiGetItem& item = items_[i - begin];
-      item.key = r_.keys[i];
-      item.buffer_len = s_.limits().batch_value_bytes;
-      item.status = Status::kError;
-      item.value.clear();
-    }
-    ++c_.multiget_calls;
-    if (b.MultiGet(items_.data(), items_.size()) != Status::kOk) {
-      for (MultiGetItem& item : items_) item.status = Status::kError;
-    }
-    for (MultiGetItem& item : items_) {
-      Count();
-      if (item.status == Status::kBufferTooSmall) {
-        // Larger than a batch buffer: read it alone, with a buffer of its size.
-        item.status = b.Fetch(item.key, &item.value, &item.flags, &item.cas);
-      }
-      if (item.status == Status::kOk) {
-        Hit(item.key, item.value, item.flags, item.cas);
-      } else {
-        if (item.status != Status::kNotFound) ++c_.backend_errors;  // faults read as misses
-        Miss();
-      }
-    }
+    std::vector<std::string> keys(std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(begin)),
+                                  std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(end)));
+    auto get = std::make_unique<DeferredGet>(s_.gateway(), std::move(keys), r_.return_cas, discard_);
+    s_.Defer(std::move(get), DeferredAnswer::kRead);
     return true;
   }
 
@@ -94,12 +120,12 @@ class Batch {
         s_.OutString(kUnsupportedLine);
         return false;
       }
-      Count();
+      ++c_.cmd_touch;
       if (st == Status::kOk) {
         Hit(r_.keys[i], value, flags, cas);
       } else {
         if (st != Status::kNotFound) ++c_.backend_errors;
-        Miss();
+        ++c_.touch_misses;
       }
     }
     return true;
@@ -109,7 +135,6 @@ class Batch {
   Retrieval& r_;
   Counters& c_;
   bool discard_;
-  std::vector<MultiGetItem> items_;
 };
 
 }  // namespace
@@ -117,6 +142,9 @@ class Batch {
 bool ContinueRetrieval(Session& s, Retrieval& r) {
   Batch batch(s, r);
   while (r.next < r.keys.size()) {
+    // At most one read of a session in flight: its answer is written before the output is measured against the
+    // high-water mark, which then bounds the output as without batching.
+    if (s.reads_deferred()) s.gateway().batch().Complete();
     if (!r.key_too_long && s.out().size() >= s.limits().output_high_water) return false;
     size_t end = std::min(r.keys.size(), r.next + s.limits().batch_keys);
     if (!batch.Run(r.next, end)) return true;

@@ -46,6 +46,54 @@ void Session::Swallow(uint64_t n) {
   state_ = State::kSwallow;
 }
 
+Session::~Session() {
+  if (deferred_.empty()) return;
+  AnswerBatch& batch = gateway_->batch();
+  if (writes_queued_) batch.StartQueued();  // the client sent them: they take effect, unanswered
+  batch.Leave(this);
+  deferred_.clear();  // each answer's InFlight finishes its operation as it is destroyed
+}
+
+void Session::Defer(std::unique_ptr<DeferredAnswer> answer, DeferredAnswer::Kind kind) {
+  AnswerBatch& batch = gateway_->batch();
+  if (!batch.enabled()) {
+    answer->Start();
+    answer->Write(*out_);
+    return;
+  }
+  if (kind == DeferredAnswer::kRead) {
+    if (writes_queued_) batch.StartQueued();  // the read must see this session's earlier writes
+    answer->Start();
+    reads_deferred_ = true;
+  } else {
+    batch.Queue(answer.get());
+    writes_queued_ = true;
+  }
+  if (deferred_.empty()) batch.Join(this);
+  size_t operations = answer->operations();
+  deferred_.push_back(Deferred{out_->size(), std::move(answer)});
+  batch.Started(operations);  // may complete the batch, this session's answers included
+}
+
+void Session::WriteDeferredAnswers() {
+  if (deferred_.empty()) return;
+  // What was answered after the first deferred answer moves behind the answers written in between.
+  const size_t base = deferred_.front().at;
+  std::string after(out_->view().substr(base));
+  out_->Truncate(base);
+  size_t from = base;
+  for (Deferred& d : deferred_) {
+    out_->Append(std::string_view(after).substr(from - base, d.at - from));
+    d.answer->Write(*out_);
+    from = d.at;
+  }
+  out_->Append(std::string_view(after).substr(from - base));
+  deferred_.clear();
+  reads_deferred_ = false;
+  writes_queued_ = false;
+  if (listener_ != nullptr) listener_->AnswersReady();
+}
+
 void Session::StartRetrieval(std::unique_ptr<Retrieval> retrieval) { retrieval_ = std::move(retrieval); }
 
 bool Session::TakeCommandLine(ByteQueue* in) {
@@ -83,7 +131,7 @@ void Session::CompleteStore() {
   if (p->meta) {
     CompleteMetaStore(*this, *p);
   } else {
-    CompleteTextStore(*this, *p);
+    CompleteTextStore(*this, std::move(p));
   }
 }
 

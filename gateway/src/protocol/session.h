@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/answer_batch.h"
 #include "protocol/byte_queue.h"
 #include "protocol/expiry.h"
 #include "protocol/gateway_context.h"
@@ -73,6 +74,14 @@ struct Retrieval {
   bool key_too_long = false;      // a key after `keys` was too long: answer CLIENT_ERROR, not what was found
 };
 
+// Told when a session's deferred answers have been written, so that its connection can send them at once
+// (before the rest of the batch is written). It must not run the session.
+class AnswerListener {
+ public:
+  virtual ~AnswerListener() = default;
+  virtual void AnswersReady() = 0;
+};
+
 class Session {
  public:
   enum class Next {
@@ -83,11 +92,23 @@ class Session {
   };
 
   explicit Session(GatewayContext* gateway) : gateway_(gateway) {}
+  // Finishes the operations of answers still deferred (nothing is written).
+  ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   // Processes what `in` holds, consuming it as it goes, and appends answers to `out`.
   Next Process(ByteQueue* in, ByteQueue* out);
+
+  // Answers deferred (answer_batch.h): until the gateway's batch completes, the output holds only the answers
+  // before the first of them, and must not be sent or consumed.
+  bool answers_deferred() const { return !deferred_.empty(); }
+  // Called by AnswerBatch::Complete: writes every deferred answer in place, in request order, then tells the
+  // listener (if any).
+  void WriteDeferredAnswers();
+  void set_answer_listener(AnswerListener* listener) { listener_ = listener; }
+  // Whether this session queued a write (DeferredAnswer::kWrite) since its answers were last written.
+  bool writes_queued() const { return writes_queued_; }
 
   // The most input the connection should hold for this session before processing it (reads beyond it wait).
   size_t InputLimit() const;
@@ -109,6 +130,15 @@ class Session {
   // Discard the next n bytes of input (a refused data block).
   void Swallow(uint64_t n);
   void StartRetrieval(std::unique_ptr<Retrieval> retrieval);
+  // The answer of the command being processed (after whatever it has answered so far) waits for a backend
+  // operation: started (a read) or queued (a write) now, written when the batch completes, or at once when the
+  // gateway does not batch.
+  void Defer(std::unique_ptr<DeferredAnswer> answer, DeferredAnswer::Kind kind);
+  // Whether a deferred read of this session is in flight. Neither a store nor another read starts before it is
+  // answered: a value too large for its batch buffer is fetched again when the answer is written
+  // (retrieval.cc) and must not see a later command's store, and the output's bound needs the size of an
+  // answer before the next read starts.
+  bool reads_deferred() const { return reads_deferred_; }
   void CloseAfterWrite() { close_ = Next::kCloseAfterWrite; }
   void CloseNow() { close_ = Next::kCloseNow; }
 
@@ -129,6 +159,14 @@ class Session {
   std::unique_ptr<PendingStore> pending_;
   uint64_t swallow_left_ = 0;
   std::unique_ptr<Retrieval> retrieval_;
+  struct Deferred {
+    size_t at;  // the output's size when it was deferred: its answer goes there
+    std::unique_ptr<DeferredAnswer> answer;
+  };
+  std::vector<Deferred> deferred_;  // in request order
+  bool reads_deferred_ = false;
+  bool writes_queued_ = false;  // a write of this session may still be queued in the batch
+  AnswerListener* listener_ = nullptr;
 };
 
 }  // namespace shmemcached

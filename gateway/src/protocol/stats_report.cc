@@ -88,6 +88,9 @@ std::string GeneralStats(GatewayContext& g) {
   s.Add("threads", 1);
   s.Add("total_items", c.total_items);
   s.Add("gateway_multiget_calls", c.multiget_calls);
+  // Cross-connection batching since start: bursts waited for, and the operations they held (answer_batch.h).
+  s.Add("gateway_bursts", g.batch().batches());
+  s.Add("gateway_burst_operations", g.batch().batched_operations());
   s.Add("gateway_backend_errors", c.backend_errors);
   std::vector<StatRow> rows;
   if (g.backend().Stats(&rows) == Status::kOk) {
@@ -112,6 +115,7 @@ std::string SettingsStats(GatewayContext& g) {
   s.Add("gateway_output_high_water", l.output_high_water);
   s.Add("gateway_batch_keys", l.batch_keys);
   s.Add("gateway_batch_value_bytes", l.batch_value_bytes);
+  s.Add("gateway_max_burst", l.max_burst);
   return s.Finish();
 }
 
@@ -125,6 +129,7 @@ void ResetCounters(Counters& c) {
 
 void ProcessStats(Session& s, Token* tokens, size_t ntokens) {
   GatewayContext& g = s.gateway();
+  g.batch().Complete();  // the counters include every command before this one (and `stats reset` clears them)
   if (ntokens == 2) {
     s.out().Append(GeneralStats(g));
   } else if (std::strcmp(tokens[1].value, "reset") == 0) {

@@ -50,7 +50,36 @@ void Count(Counters& c, StoreVerb verb, StoreOutcome outcome) {
   }
 }
 
+StoreOptions OptionsFor(const StoreRequest& r) {
+  StoreOptions o;
+  o.mode = ModeFor(r.verb);
+  bool keeps_pair_metadata = o.mode == StoreMode::kAppend || o.mode == StoreMode::kPrepend;
+  if (!keeps_pair_metadata) {
+    o.flags = r.flags;
+    o.ttl_ms = r.expiry.expired ? 0 : r.expiry.ttl_ms;
+  }
+  o.cas = r.verb == StoreVerb::kAdd ? 0 : r.cas;
+  return o;
+}
+
 }  // namespace
+
+bool StartedStore::Startable(const StoreRequest& r) {
+  return !(r.verb == StoreVerb::kCas && r.cas == 0) && !r.expiry.expired;
+}
+
+void StartedStore::Start(GatewayContext& gateway, const StoreRequest& r) {
+  gateway_ = &gateway;
+  verb_ = r.verb;
+  in_flight_ = gateway.backend().StartStore(r.key, r.value, OptionsFor(r), &status_);
+}
+
+StoreOutcome StartedStore::Finish() {
+  if (in_flight_ != nullptr) in_flight_->Finish();
+  StoreOutcome outcome = FromStatus(verb_, status_);
+  Count(gateway_->counters(), verb_, outcome);
+  return outcome;
+}
 
 StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& r, uint64_t* cas_out) {
   Backend& backend = gateway.backend();
@@ -67,14 +96,8 @@ StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& r, uint64
     Count(gateway.counters(), r.verb, outcome);
     return outcome;
   }
-  StoreOptions o;
-  o.mode = ModeFor(r.verb);
+  StoreOptions o = OptionsFor(r);
   bool keeps_pair_metadata = o.mode == StoreMode::kAppend || o.mode == StoreMode::kPrepend;
-  if (!keeps_pair_metadata) {
-    o.flags = r.flags;
-    o.ttl_ms = r.expiry.expired ? 0 : r.expiry.ttl_ms;
-  }
-  o.cas = r.verb == StoreVerb::kAdd ? 0 : r.cas;
   outcome = FromStatus(r.verb, backend.Store(r.key, r.value, o, cas_out));
   if (outcome == StoreOutcome::kStored && r.expiry.expired && !keeps_pair_metadata) {
     // Stored already expired: it replaced the old pair and must never be returned.

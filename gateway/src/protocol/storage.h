@@ -6,6 +6,7 @@
 #define SHMEMCACHED_PROTOCOL_STORAGE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "protocol/expiry.h"
@@ -31,6 +32,24 @@ struct StoreRequest {
 // Performs the store and counts it (cmd_set, cas_*, total_items, store_*). *cas_out: the pair's new token
 // when stored, else 0.
 StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& request, uint64_t* cas_out);
+
+// ExecuteStore in two steps, for an answer that waits in the answer batch (answer_batch.h): Start begins the
+// store with Backend::StartStore, Finish returns (and counts) the outcome ExecuteStore would have returned. The
+// request's key and value must stay untouched until Finish.
+class StartedStore {
+ public:
+  // Whether ExecuteStore makes exactly one backend call for the request, the only kind that can be started:
+  // not cas with token 0, nor a pair stored already expired.
+  static bool Startable(const StoreRequest& request);
+  void Start(GatewayContext& gateway, const StoreRequest& request);
+  StoreOutcome Finish();
+
+ private:
+  GatewayContext* gateway_ = nullptr;
+  StoreVerb verb_ = StoreVerb::kSet;
+  Status status_ = Status::kError;
+  std::unique_ptr<InFlight> in_flight_;
+};
 
 // Gives an existing pair a new expiry (touch, gat, mg T, ma T): Backend::Touch, or Backend::Delete when the
 // expiry has already passed. kOk if the pair existed, kNotFound if not.

@@ -10,6 +10,8 @@
 #ifndef SHMEMCACHED_PROTOCOL_TEXT_PROTOCOL_H_
 #define SHMEMCACHED_PROTOCOL_TEXT_PROTOCOL_H_
 
+#include <memory>
+
 #include "protocol/session.h"
 #include "protocol/tokenizer.h"
 
@@ -17,8 +19,9 @@ namespace shmemcached {
 
 // line: one command line without its "\r\n", NUL-terminated and writable (it is tokenized in place).
 void ProcessCommandLine(Session& s, char* line);
-// A set/add/replace/append/prepend/cas whose data block has arrived.
-void CompleteTextStore(Session& s, PendingStore& p);
+// A set/add/replace/append/prepend/cas whose data block has arrived. A store the backend starts without
+// waiting defers its answer (answer_batch.h), keeping p (its key and value) until then.
+void CompleteTextStore(Session& s, std::unique_ptr<PendingStore> p);
 
 // memcached's set_noreply_maybe: the last token is "noreply". Returns the session's noreply.
 bool SetNoreplyMaybe(Session& s, const Token* tokens, size_t ntokens);

@@ -152,6 +152,53 @@ Status ReferenceBackend::MultiGet(MultiGetItem* items, size_t count) {
   return Status::kOk;
 }
 
+namespace {
+
+// Results computed at start, handed over at Finish.
+class DelayedResults final : public InFlight {
+ public:
+  DelayedResults(MultiGetItem* items, std::vector<MultiGetItem> results, Status* status, Status result)
+      : items_(items), results_(std::move(results)), status_(status), result_(result) {}
+  ~DelayedResults() override { Finish(); }
+  void Finish() override {
+    if (done_) return;
+    done_ = true;
+    for (size_t i = 0; i < results_.size(); ++i) {
+      items_[i].value = std::move(results_[i].value);
+      items_[i].value_len = results_[i].value_len;
+      items_[i].flags = results_[i].flags;
+      items_[i].cas = results_[i].cas;
+      items_[i].status = results_[i].status;
+    }
+    *status_ = result_;
+  }
+
+ private:
+  MultiGetItem* items_;
+  std::vector<MultiGetItem> results_;
+  Status* status_;
+  Status result_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<InFlight> ReferenceBackend::StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
+  if (!in_flight_starts_) return Backend::StartMultiGet(items, count, status);
+  std::vector<MultiGetItem> results(items, items + count);
+  Status result = MultiGet(results.data(), count);
+  *status = Status::kError;
+  return std::make_unique<DelayedResults>(items, std::move(results), status, result);
+}
+
+std::unique_ptr<InFlight> ReferenceBackend::StartStore(std::string_view key, std::string_view value,
+                                                       const StoreOptions& options, Status* status) {
+  if (!in_flight_starts_) return Backend::StartStore(key, value, options, status);
+  Status result = Store(key, value, options, nullptr);
+  *status = Status::kError;
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result);
+}
+
 Status ReferenceBackend::FlushAll() {
   pairs_.clear();
   bytes_ = 0;

@@ -14,7 +14,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "protocol/backend.h"
@@ -38,6 +40,13 @@ class ReferenceBackend final : public Backend {
   Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
+  // With in-flight starts on, the operation takes effect at once but its results reach the caller's items or
+  // status only in InFlight::Finish (so an engine that reads them early sees garbage); off (the default), they
+  // are Backend's synchronous defaults.
+  std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
+  std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
+                                       Status* status) override;
+  void set_in_flight_starts(bool on) { in_flight_starts_ = on; }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;
 
@@ -66,6 +75,7 @@ class ReferenceBackend final : public Backend {
   uint64_t next_cas_ = 1;
   uint64_t evictions_ = 0;
   uint64_t multiget_calls_ = 0, fetch_calls_ = 0;
+  bool in_flight_starts_ = false;
   std::unordered_map<std::string, Pair> pairs_;
 };
 

@@ -30,6 +30,7 @@ class ServerThread {
   explicit ServerThread(Limits limits = Limits(), size_t max_connections = 1024, int idle_wakeup_ms = 1000)
       : backend_([] { return uint64_t{0}; }), gateway_(&backend_, &clock_, limits, "test"), server_(&gateway_) {
     gateway_.set_max_connections(max_connections);
+    backend_.set_in_flight_starts(true);  // gets and sets wait in the answer batch, as over SHMEM
     std::string error;
     stop_fd_ = eventfd(0, EFD_CLOEXEC);
     if (!server_.Listen("127.0.0.1", 0, &error) || !server_.AddStopFd(stop_fd_, &error)) ADD_FAILURE() << error;

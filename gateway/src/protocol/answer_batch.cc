@@ -1,0 +1,91 @@
+#include "protocol/answer_batch.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "protocol/session.h"
+
+namespace shmemcached {
+
+void AnswerBatch::Leave(Session* session) {
+  sessions_.erase(std::remove(sessions_.begin(), sessions_.end(), session), sessions_.end());
+}
+
+void AnswerBatch::Started(size_t n) {
+  operations_ += n;
+  if (operations_ >= max_operations_) Complete();
+}
+
+void AnswerBatch::StartQueued() {
+  std::vector<DeferredAnswer*> writes;
+  writes.swap(queued_);
+  for (DeferredAnswer* w : writes) w->Start();
+}
+
+void AnswerBatch::Complete() {
+  if (completing_ || sessions_.empty()) return;
+  StartQueued();
+  completing_ = true;
+  ++batches_;
+  batched_operations_ += operations_;
+  operations_ = 0;
+  std::vector<Session*> sessions;
+  sessions.swap(sessions_);
+  // Sessions that only read first: their reads were mostly served one-sided at issue, and their answers go out
+  // without waiting for the round trip of the batch's writes.
+  std::stable_partition(sessions.begin(), sessions.end(), [](Session* s) { return !s->writes_queued(); });
+  for (Session* s : sessions) s->WriteDeferredAnswers();
+  completing_ = false;
+}
+
+Status BatchedBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
+                             uint64_t* cas_out) {
+  batch_->Complete();
+  return inner_->Store(key, value, options, cas_out);
+}
+
+Status BatchedBackend::Fetch(std::string_view key, std::string* value, uint32_t* flags, uint64_t* cas) {
+  batch_->Complete();
+  return inner_->Fetch(key, value, flags, cas);
+}
+
+Status BatchedBackend::Touch(std::string_view key, uint64_t ttl_ms) {
+  batch_->Complete();
+  return inner_->Touch(key, ttl_ms);
+}
+
+Status BatchedBackend::Incr(std::string_view key, int64_t delta, uint64_t* new_value) {
+  batch_->Complete();
+  return inner_->Incr(key, delta, new_value);
+}
+
+Status BatchedBackend::Delete(std::string_view key) {
+  batch_->Complete();
+  return inner_->Delete(key);
+}
+
+Status BatchedBackend::MultiGet(MultiGetItem* items, size_t count) {
+  batch_->Complete();
+  return inner_->MultiGet(items, count);
+}
+
+std::unique_ptr<InFlight> BatchedBackend::StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
+  return inner_->StartMultiGet(items, count, status);
+}
+
+std::unique_ptr<InFlight> BatchedBackend::StartStore(std::string_view key, std::string_view value,
+                                                     const StoreOptions& options, Status* status) {
+  return inner_->StartStore(key, value, options, status);
+}
+
+Status BatchedBackend::FlushAll() {
+  batch_->Complete();
+  return inner_->FlushAll();
+}
+
+Status BatchedBackend::Stats(std::vector<StatRow>* rows) {
+  batch_->Complete();
+  return inner_->Stats(rows);
+}
+
+}  // namespace shmemcached

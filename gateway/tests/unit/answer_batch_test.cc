@@ -1,0 +1,196 @@
+// Cross-connection batching (protocol/answer_batch.h) over the reference backend with in-flight starts: answers
+// of gets and stores wait in the batch; they are written in request order, in place, once it completes; a
+// blocking call, a full batch, a later store or read of the same session complete it first; a batch's reads
+// start before its writes, except a session's own; and every answer is byte for byte what the engine answers
+// without batching.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "unit/engine_fixture.h"
+
+namespace shmemcached {
+namespace {
+
+class AnswerBatchTest : public ::testing::Test {
+ protected:
+  explicit AnswerBatchTest(Limits limits = Limits()) : e_(limits) {
+    e_.backend().set_in_flight_starts(true);
+    e_.gateway().batch().set_enabled(true);
+  }
+
+  // Processes all of bytes on c without completing the batch; returns what c may send now.
+  std::string Start(Engine::Conn& c, const std::string& bytes) {
+    c.in.Append(bytes);
+    c.last = c.session->Process(&c.in, &c.out);
+    return c.session->answers_deferred() ? std::string(c.out.view().substr(0, 0)) : std::string(c.out.view());
+  }
+  std::string Output(Engine::Conn& c) {
+    EXPECT_FALSE(c.session->answers_deferred());
+    std::string out(c.out.view());
+    c.out.Clear();
+    return out;
+  }
+
+  Engine e_;
+};
+
+// The same script on a gateway without batching: the answers batching must reproduce.
+std::string Unbatched(const std::string& setup, const std::string& script) {
+  Engine plain;
+  plain.Run(setup);
+  return plain.Run(script);
+}
+
+TEST_F(AnswerBatchTest, AnswersKeepRequestOrderAndBytes) {
+  const std::string setup = "set b 7 0 2\r\nbb\r\nset n 0 0 2\r\n10\r\n";
+  const std::string script =
+      "set a 0 0 1\r\n1\r\nget a\r\nversion\r\nget a b zz\r\nset q 0 0 1 noreply\r\nq\r\nbogus\r\n"
+      "get q\r\nset a 0 0 3\r\n333\r\nget a\r\n";
+  auto setup_conn = e_.Connect();
+  Start(*setup_conn, setup);
+  e_.gateway().batch().Complete();
+  Output(*setup_conn);
+
+  auto c = e_.Connect();
+  EXPECT_EQ(Start(*c, script), "");
+  EXPECT_TRUE(c->session->answers_deferred());
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*c), Unbatched(setup, script));
+}
+
+TEST_F(AnswerBatchTest, ManySessionsOneBatch) {
+  std::vector<std::unique_ptr<Engine::Conn>> conns;
+  for (int i = 0; i < 8; ++i) {
+    conns.push_back(e_.Connect());
+    std::string k = "k" + std::to_string(i);
+    Start(*conns.back(), "set " + k + " 0 0 " + std::to_string(k.size()) + "\r\n" + k + "\r\n");
+  }
+  uint64_t batches = e_.gateway().batch().batches();
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(Output(*conns[i]), "STORED\r\n");
+    std::string k = "k" + std::to_string(i);
+    Start(*conns[i], "get " + k + "\r\n");
+  }
+  e_.gateway().batch().Complete();
+  for (int i = 0; i < 8; ++i) {
+    std::string k = "k" + std::to_string(i);
+    EXPECT_EQ(Output(*conns[i]), "VALUE " + k + " 0 2\r\n" + k + "\r\nEND\r\n");
+  }
+  EXPECT_EQ(e_.gateway().counters().get_hits, 8u);
+  EXPECT_EQ(e_.gateway().counters().cmd_set, 8u);
+}
+
+TEST_F(AnswerBatchTest, BlockingCallCompletesTheBatchFirst) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set n 0 0 1\r\n5\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  EXPECT_EQ(Start(*a, "get n\r\n"), "");
+  // incr is a blocking call: a's read is answered (with the value before the incr) before it runs.
+  Start(*b, "incr n 1\r\n");
+  EXPECT_FALSE(a->session->answers_deferred());
+  EXPECT_EQ(Output(*a), "VALUE n 0 1\r\n5\r\nEND\r\n");
+  EXPECT_EQ(Output(*b), "6\r\n");
+}
+
+TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set k 0 0 3\r\nold\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  // a's write is queued until the batch completes; b's read, processed later, starts first (both unanswered:
+  // either order is one memcached could have produced). a's own read after its write sees the write.
+  Start(*a, "set k 0 0 3\r\nnew\r\n");
+  Start(*b, "get k\r\n");
+  Start(*a, "get k\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*b), "VALUE k 0 3\r\nold\r\nEND\r\n");
+  EXPECT_EQ(Output(*a), "STORED\r\nVALUE k 0 3\r\nnew\r\nEND\r\n");
+}
+
+// Records the order in which sessions' answers became ready to send.
+class OrderListener final : public AnswerListener {
+ public:
+  OrderListener(std::vector<std::string>* log, std::string name) : log_(log), name_(std::move(name)) {}
+  void AnswersReady() override { log_->push_back(name_); }
+
+ private:
+  std::vector<std::string>* log_;
+  std::string name_;
+};
+
+TEST_F(AnswerBatchTest, SessionsThatOnlyReadAreAnsweredFirst) {
+  std::vector<std::string> log;
+  OrderListener la(&log, "writer"), lb(&log, "reader");
+  auto a = e_.Connect(), b = e_.Connect();
+  a->session->set_answer_listener(&la);
+  b->session->set_answer_listener(&lb);
+  Start(*a, "set k 0 0 1\r\nv\r\n");
+  Start(*b, "get k\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(log, (std::vector<std::string>{"reader", "writer"}));
+  EXPECT_EQ(Output(*a), "STORED\r\n");
+  EXPECT_EQ(Output(*b), "END\r\n");  // the read started before the batch's write
+}
+
+TEST_F(AnswerBatchTest, StatsCountsDeferredAnswers) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "get x\r\nget y\r\n");
+  Start(*b, "stats\r\n");
+  EXPECT_NE(Output(*b).find("STAT get_misses 2\r\n"), std::string::npos);
+  EXPECT_EQ(Output(*a), "END\r\nEND\r\n");
+}
+
+TEST_F(AnswerBatchTest, LargeValueIsReadBeforeALaterStoreOfTheSession) {
+  const std::string big(30000, 'B');  // larger than a batch buffer (16K): read again when answered
+  auto c = e_.Connect();
+  Start(*c, "set big 0 0 30000\r\n" + big + "\r\n");
+  e_.gateway().batch().Complete();
+  Output(*c);
+  Start(*c, "get big\r\nset big 0 0 1\r\nx\r\nget big\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*c), "VALUE big 0 30000\r\n" + big + "\r\nEND\r\nSTORED\r\nVALUE big 0 1\r\nx\r\nEND\r\n");
+}
+
+TEST_F(AnswerBatchTest, SessionClosedWithAnswersDeferred) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set k 0 0 1\r\nv\r\nget k\r\n");
+  Start(*b, "get k\r\n");
+  EXPECT_TRUE(a->session->answers_deferred());
+  a.reset();  // its store still took effect; nothing is written for it
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*b), "VALUE k 0 1\r\nv\r\nEND\r\n");
+}
+
+class SmallBurst : public AnswerBatchTest {
+ protected:
+  static Limits Burst4() {
+    Limits l;
+    l.max_burst = 4;
+    return l;
+  }
+  SmallBurst() : AnswerBatchTest(Burst4()) {}
+};
+
+TEST_F(SmallBurst, FullBatchCompletes) {
+  std::vector<std::unique_ptr<Engine::Conn>> conns;
+  uint64_t batches = e_.gateway().batch().batches();
+  for (int i = 0; i < 6; ++i) {
+    conns.push_back(e_.Connect());
+    Start(*conns.back(), "get k" + std::to_string(i) + "\r\n");
+  }
+  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);  // the 4th read filled it
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Output(*conns[i]), "END\r\n");
+  EXPECT_TRUE(conns[4]->session->answers_deferred());
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*conns[4]), "END\r\n");
+  EXPECT_EQ(Output(*conns[5]), "END\r\n");
+}
+
+}  // namespace
+}  // namespace shmemcached
