@@ -158,7 +158,8 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
     default: break;
   }
   Status status;
-  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : op.op == Op::kSet && direct_sets_allowed_;
+  const bool allowed =
+      op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
   if (allowed && pending_[server].empty() && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
@@ -170,20 +171,26 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) {
-    if (e != nullptr) return TryDirectSet(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
+  if (op.op == Op::kSet || op.op == Op::kIncr) {
+    if (e != nullptr) return TryDirectWrite(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
     // Like GET: the key's hash-table set with one get. The version is unknown (0): the lock's CAS returns the
-    // real one and Direct SET then checks the key under the lock.
+    // real one and the write then checks the key under the lock.
     uint64_t offset;
     uint32_t block_bytes;
     return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
-           TryDirectSet(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
+           TryDirectWrite(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
   }
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
   return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
          TryDirectGet(op, offset, block_bytes, status);
+}
+
+bool Client::TryDirectWrite(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                            uint64_t known_recency, Status* status) {
+  return op.op == Op::kIncr ? TryDirectIncr(op, offset, block_bytes, known_version, known_recency, status)
+                            : TryDirectSet(op, offset, block_bytes, known_version, known_recency, status);
 }
 
 bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
@@ -204,6 +211,11 @@ bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_b
 void Client::DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
                            uint64_t known_recency) {
   ++counters_.direct_sets;
+  DirectWriteDone(op, offset, block_bytes, version, known_recency);
+}
+
+void Client::DirectWriteDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                             uint64_t known_recency) {
   if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
   uint64_t recency = UpdateRecency(op.loc.server, offset, known_recency);
   directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency);
@@ -355,6 +367,7 @@ void Client::FillStats(Stats* stats) const {
   stats->active_gets += c.active_gets;
   stats->direct_sets += c.direct_sets;
   stats->active_sets += c.active_sets;
+  stats->direct_incrs += c.direct_incrs;
   stats->direct_fallbacks += c.direct_fallbacks;
   stats->read_retries += c.batch_read_retries;
   stats->recency_updates += c.recency_updates;
