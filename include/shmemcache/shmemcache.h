@@ -133,7 +133,9 @@ typedef struct {
                                    SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active where every one-sided
                                    operation needs the target's CPU, i.e. UCX tcp; GETs stay Direct),
                                    SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
-                                   takes auto / always / never. shmemcache_stats_t says what was decided */
+                                   takes auto / always / never. shmemcache_stats_t says what was decided.
+                                   This PE's own choice: PEs may set it differently (every path follows the
+                                   same block protocol, so Direct and Active clients mix) */
   int local_access;             /* Direct operations on a server this PE can map (shmem_ptr: same node) use
                                    plain loads and stores through the mapping, under the same lock/version
                                    protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
