@@ -23,6 +23,11 @@
 ! copy a fetched value into the section yourself). The module checks rather than relying on the compiler's
 ! copy-in: gfortran 12 passes polymorphic assumed-rank sections without it.
 !
+! Batches: shmemcache_mset and shmemcache_mget take an array of keys and ONE contiguous array holding count
+! equal-sized values (or buffers) back to back, e.g. column i of a 2-D array for key i; every item gets its own
+! status (and, for mget, its value's length). Keys of an array are trimmed (len_trim) unless key_lens gives each
+! one's length: a character array's elements all have one length.
+!
 ! Non-blocking: shmemcache_bset (key and value may be reused at once) and shmemcache_bget (the key at once; the
 ! buffer, declared asynchronous, is written at completion) return a shmemcache_request_t; shmemcache_test and
 ! shmemcache_wait complete it. iset/iget are not bound: their contract (the key and value untouched until
@@ -67,6 +72,23 @@ module shmemcache
     integer(c_int64_t) :: ttl_ms = 0
     integer(c_int64_t) :: cas = 0
   end type store_options_t
+
+  ! shmemcache_mget_item_t and shmemcache_mset_item_t (shmemcache_mget / shmemcache_mset build them).
+  type, bind(C) :: mget_item_t
+    type(c_ptr) :: key
+    integer(c_size_t) :: key_len
+    type(c_ptr) :: buffer
+    integer(c_size_t) :: buffer_len
+    integer(c_size_t) :: value_len
+    integer(c_int) :: status
+  end type mget_item_t
+  type, bind(C) :: mset_item_t
+    type(c_ptr) :: key
+    integer(c_size_t) :: key_len
+    type(c_ptr) :: value
+    integer(c_size_t) :: value_len
+    integer(c_int) :: status
+  end type mset_item_t
 
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t
@@ -131,7 +153,7 @@ module shmemcache
             shmemcache_set, shmemcache_get, shmemcache_delete, shmemcache_bset, shmemcache_bget, &
             shmemcache_test, shmemcache_wait, shmemcache_get_stats, shmemcache_finalize, shmemcache_destroy, &
             shmemcache_value_bytes, shmemcache_store, shmemcache_fetch, shmemcache_touch, shmemcache_incr, &
-            shmemcache_flush_all, shmemcache_server_stats
+            shmemcache_flush_all, shmemcache_server_stats, shmemcache_mget, shmemcache_mset
 
   ! ---- the C API ---------------------------------------------------------------------------------------------
   interface
@@ -298,6 +320,18 @@ module shmemcache
       type(c_ptr), value :: cache
       integer(c_int), value :: server
       type(shmemcache_stats_t), intent(out) :: stats
+      integer(c_int) :: status
+    end function
+    function c_mget(cache, items, count) bind(C, name="shmemcache_mget") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: cache, items
+      integer(c_size_t), value :: count
+      integer(c_int) :: status
+    end function
+    function c_mset(cache, items, count) bind(C, name="shmemcache_mset") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: cache, items
+      integer(c_size_t), value :: count
       integer(c_int) :: status
     end function
     subroutine c_destroy(cache) bind(C, name="shmemcache_destroy")
@@ -622,6 +656,146 @@ contains
     integer(c_int) :: status
     status = c_server_stats(cache%handle, server, stats)
   end function shmemcache_server_stats
+
+  ! ---- batches (shmemcache.h "Batches": every item gets its own status) ------------------------------------------
+
+  ! The bytes of every key, back to back in bytes (target of the items' key pointers), and each key's first byte
+  ! and length. Key i is keys(i)(1:key_lens(i)) when key_lens is present, else trim(keys(i)). False (nothing
+  ! allocated) when key_lens has another size than keys or a length outside 0 .. len(keys).
+  logical function pack_keys(keys, key_lens, bytes, first, lens)
+    character(len=*), intent(in) :: keys(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    character(kind=c_char), allocatable, intent(out) :: bytes(:)
+    integer(c_size_t), allocatable, intent(out) :: first(:), lens(:)
+    integer(c_size_t) :: i, j, at
+    pack_keys = .false.
+    allocate (lens(size(keys)), first(size(keys)))
+    if (present(key_lens)) then
+      if (size(key_lens) /= size(keys)) return
+      if (any(key_lens < 0) .or. any(key_lens > len(keys))) return
+      lens = key_lens
+    else
+      lens = len_trim(keys, kind=c_size_t)
+    end if
+    allocate (bytes(max(1_c_size_t, sum(lens))))  ! never empty: c_loc needs an element
+    at = 1
+    do i = 1, size(keys, kind=c_size_t)
+      first(i) = min(at, size(bytes, kind=c_size_t))
+      do j = 1, lens(i)
+        bytes(at) = keys(i)(j:j)
+        at = at + 1
+      end do
+    end do
+    pack_keys = .true.
+  end function pack_keys
+
+  ! The slot of every item in a contiguous array x split into count equal parts: x's bytes as a byte array, and
+  ! the slot's size. False when x is not contiguous or its bytes do not split evenly.
+  logical function split_slots(x, count, bytes, slot)
+    class(*), dimension(..), intent(in), target :: x
+    integer(c_size_t), intent(in) :: count
+    character(kind=c_char), pointer, intent(out) :: bytes(:)
+    integer(c_size_t), intent(out) :: slot
+    integer(c_size_t) :: total
+    split_slots = .false.
+    bytes => null()
+    slot = 0
+    if (.not. is_contiguous_data(x)) return
+    total = shmemcache_value_bytes(x)
+    if (count == 0) then
+      split_slots = total == 0
+      return
+    end if
+    if (mod(total, count) /= 0) return
+    slot = total / count
+    if (total > 0) call c_f_pointer(address_of(x), bytes, [total])
+    split_slots = .true.
+  end function split_slots
+
+  ! Stores values' slot i under key i, for i = 1 .. size(keys), as one batch. values: count equal-sized values
+  ! back to back (contiguous; e.g. values(:, i) for a 2-D array). statuses(i) receives what shmemcache_set would
+  ! return for item i. The call returns OK once every item has its status, or INVALID_ARGUMENT (values not
+  ! contiguous or not splitting into size(keys) equal slots, statuses or key_lens of another size than keys),
+  ! WRONG_ROLE, SHUT_DOWN: then no item was processed and statuses is unchanged.
+  function shmemcache_mset(cache, keys, values, statuses, key_lens) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: keys(:)
+    class(*), dimension(..), intent(in), target :: values
+    integer(c_int), intent(inout) :: statuses(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    integer(c_int) :: status
+    type(mset_item_t), allocatable, target :: items(:)
+    character(kind=c_char), allocatable, target :: key_bytes(:)
+    character(kind=c_char), pointer :: value_bytes(:)
+    integer(c_size_t), allocatable :: first(:), lens(:)
+    integer(c_size_t) :: count, slot, i
+    count = size(keys, kind=c_size_t)
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (size(statuses, kind=c_size_t) /= count) return
+    if (.not. split_slots(values, count, value_bytes, slot)) return
+    if (.not. pack_keys(keys, key_lens, key_bytes, first, lens)) return
+    if (count == 0) then
+      status = c_mset(cache%handle, c_null_ptr, 0_c_size_t)
+      return
+    end if
+    allocate (items(count))
+    do i = 1, count
+      items(i)%key = c_loc(key_bytes(first(i)))
+      items(i)%key_len = lens(i)
+      items(i)%value = c_null_ptr
+      if (slot > 0) items(i)%value = c_loc(value_bytes((i - 1) * slot + 1))
+      items(i)%value_len = slot
+      items(i)%status = SHMEMCACHE_OK
+    end do
+    status = c_mset(cache%handle, c_loc(items), count)
+    if (status == SHMEMCACHE_OK) statuses = items%status
+  end function shmemcache_mset
+
+  ! Reads the value of key i into buffers' slot i, for i = 1 .. size(keys), as one batch. buffers: count
+  ! equal-sized slots back to back (contiguous; e.g. buffers(:, i)). statuses(i) and value_lens(i) receive what
+  ! shmemcache_get would return for item i (OK: the value is in slot i, its first value_lens(i) bytes; NOT_FOUND:
+  ! length 0; BUFFER_TOO_SMALL: the size needed, the slot unchanged). The call's own status as shmemcache_mset;
+  ! on a call error no slot, status or length is changed.
+  function shmemcache_mget(cache, keys, buffers, statuses, value_lens, key_lens) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: keys(:)
+    class(*), dimension(..), intent(inout), target :: buffers
+    integer(c_int), intent(inout) :: statuses(:)
+    integer(c_size_t), intent(inout), optional :: value_lens(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    integer(c_int) :: status
+    type(mget_item_t), allocatable, target :: items(:)
+    character(kind=c_char), allocatable, target :: key_bytes(:)
+    character(kind=c_char), pointer :: buffer_bytes(:)
+    integer(c_size_t), allocatable :: first(:), lens(:)
+    integer(c_size_t) :: count, slot, i
+    count = size(keys, kind=c_size_t)
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (size(statuses, kind=c_size_t) /= count) return
+    if (present(value_lens)) then
+      if (size(value_lens, kind=c_size_t) /= count) return
+    end if
+    if (.not. split_slots(buffers, count, buffer_bytes, slot)) return
+    if (.not. pack_keys(keys, key_lens, key_bytes, first, lens)) return
+    if (count == 0) then
+      status = c_mget(cache%handle, c_null_ptr, 0_c_size_t)
+      return
+    end if
+    allocate (items(count))
+    do i = 1, count
+      items(i)%key = c_loc(key_bytes(first(i)))
+      items(i)%key_len = lens(i)
+      items(i)%buffer = c_null_ptr
+      if (slot > 0) items(i)%buffer = c_loc(buffer_bytes((i - 1) * slot + 1))
+      items(i)%buffer_len = slot
+      items(i)%value_len = 0
+      items(i)%status = SHMEMCACHE_OK
+    end do
+    status = c_mget(cache%handle, c_loc(items), count)
+    if (status /= SHMEMCACHE_OK) return
+    statuses = items%status
+    if (present(value_lens)) value_lens = items%value_len
+  end function shmemcache_mget
 
   ! ---- non-blocking ------------------------------------------------------------------------------------------
 
