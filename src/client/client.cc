@@ -242,7 +242,8 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
                              Status* status) {
   const KeyLocation& loc = op.loc;
-  const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms);
+  const uint64_t now = RecencyNanos();  // this GET's one clock reading: expiry, recency and range
+  const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms, &now);
   if (expiry == ExpiryVerdict::kAskServer) return false;  // the server judges it exactly
   ++counters_.direct_gets;
   if (expiry == ExpiryVerdict::kExpired) {
@@ -263,8 +264,8 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
     if (op.contract.out.token) *op.contract.out.token = view.token;
     *status = SHMEMCACHE_OK;
   }
-  uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
+  uint64_t recency = UpdateRecency(loc.server, offset, view.recency, now);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency);
   return true;
 }
 
@@ -326,23 +327,22 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   }
 }
 
-uint64_t Client::EstimatedEpoch(int server) {
+uint64_t Client::EstimatedEpoch(int server, uint64_t now) {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  const uint64_t now = clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos();
   if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
   return server_epoch_[server] + (now - epoch_heard_at_[server]) / range_nanos_;
 }
 
-uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
-  uint64_t now = EstimatedEpoch(server);
-  if (now <= known) return known;
+uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now) {
+  uint64_t epoch = EstimatedEpoch(server, now);
+  if (epoch <= known) return known;
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
-  uint64_t seen = ctx_->CompareSwap(word, known, now, server);
+  uint64_t seen = ctx_->CompareSwap(word, known, epoch, server);
   ++counters_.recency_updates;
-  return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
+  return seen == known ? epoch : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange() { return clock_frozen_ ? frozen_range_ : clock_.Nanos() / range_nanos_; }
+uint64_t Client::CurrentRange(uint64_t now) { return clock_frozen_ ? frozen_range_ : now / range_nanos_; }
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];

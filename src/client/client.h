@@ -194,9 +194,12 @@ class Client {
   void Remember(const KeyLocation& loc, const WirePointer& p);
 
   // ---- memcached's contract (contract_ops.cc) ----
-  // A Direct GET found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
-  // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell").
-  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms);
+  // A Direct operation found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
+  // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell"). coarse_now: a reading
+  // of clock_.Nanos() the caller made anyway (a GET's, shared with recency): the bounds then use it, the upper
+  // one pushed by clock_.max_lag_ns() so it stays an upper bound; nullptr (or no lag bound known, or a frozen
+  // clock) reads the clock exactly.
+  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now = nullptr);
   // Direct incr (store/contract.h "FOR THE CLIENT"): locks the block, and if it holds op's pair, provably live,
   // a counter whose result fits the block, publishes the result (flags and expiry kept, a new token); a value
   // that is not a counter is answered NOT_NUMERIC. Anything else releases the lock unchanged and returns false
@@ -286,13 +289,21 @@ class Client {
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
-  uint64_t CurrentRange();
+  // The reading recency works with: the frozen one during a batch window, else clock_.Nanos(). The functions
+  // below take one (now) so that an operation reads the clock once; without it they read it themselves.
+  uint64_t RecencyNanos() { return clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos(); }
+  uint64_t CurrentRange(uint64_t now);
+  uint64_t CurrentRange() { return CurrentRange(RecencyNanos()); }
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
-  uint64_t EstimatedEpoch(int server);
+  uint64_t EstimatedEpoch(int server, uint64_t now);
+  uint64_t EstimatedEpoch(int server) { return EstimatedEpoch(server, RecencyNanos()); }
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
-  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now);
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known) {
+    return UpdateRecency(server, offset, known, RecencyNanos());
+  }
   // Reads the expiration bar this server last pushed into this client's mailbox (a local load).
   void DrainNotices(int server);
 

@@ -18,7 +18,9 @@
 //   server_stats  one-sided reads of the server's published snapshot (core/published_stats.h).
 // Expiry on the Direct path (core/server_time.h): a valid copy with expiry_ms 0 is live (one compare, no clock
 // read); otherwise the client bounds the server's clock from its best reply stamp and returns the pair only if
-// it provably has not expired, NOT_FOUND only if it provably has, and asks the server otherwise.
+// it provably has not expired, NOT_FOUND only if it provably has, and asks the server otherwise. A GET bounds it
+// with the coarse clock reading it makes for recency anyway, widened by that reading's lag bound (core/clock.h
+// max_lag_ns), so a pair with a TTL costs no extra clock read; incr reads the clock exactly.
 #include <cstring>
 
 #include "client/client.h"
@@ -154,11 +156,18 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
   return true;
 }
 
-ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms) {
+ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now) {
   return JudgeExpiryLazily(expiry_ms, [&] {
     const ServerTimeSample& sample = server_time_[server];
     if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
-    return BoundServerTime(sample, clock_.Refresh());  // exact: a coarse reading could bound too high
+    const uint64_t lag = clock_.max_lag_ns();
+    // A frozen reading (batch window) may be older than the lag bound says: exact then.
+    if (coarse_now == nullptr || lag == 0 || clock_frozen_) return BoundServerTime(sample, clock_.Refresh());
+    // The coarse reading is at most lag behind the true time: the lower bound from it as is (lower still), the
+    // upper one from it plus lag (an upper bound still). So the rule keeps its guarantees, and a pair within
+    // about lag of its expiry is asked of the server rather than judged here.
+    return ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
+                            BoundServerTime(sample, *coarse_now + lag).upper_ms};
   });
 }
 
