@@ -381,6 +381,14 @@ contains
     p = c_loc(x)
   end function address_of
 
+  ! The address of x's first byte, or c_null_ptr when x is empty (c_loc needs an element; C takes NULL for none).
+  function address_or_null(x) result(p)
+    type(*), dimension(..), intent(in), target :: x
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(x) > 0) p = c_loc(x)
+  end function address_or_null
+
   ! Length in characters of a character scalar (0 for any other type).
   pure function character_length(x) result(n)
     class(*), intent(in) :: x
@@ -659,58 +667,54 @@ contains
 
   ! ---- batches (shmemcache.h "Batches": every item gets its own status) ------------------------------------------
 
-  ! The bytes of every key, back to back in bytes (target of the items' key pointers), and each key's first byte
-  ! and length. Key i is keys(i)(1:key_lens(i)) when key_lens is present, else trim(keys(i)). False (nothing
-  ! allocated) when key_lens has another size than keys or a length outside 0 .. len(keys).
-  logical function pack_keys(keys, key_lens, bytes, first, lens)
+  ! What both batch calls hand the C API for item i = 1 .. size(keys): its key, key_at(i) pointing into key_bytes
+  ! (every key's bytes back to back; the caller keeps it until the call returns) with lens(i) bytes, and slot i of
+  ! data, slot_at(i) (c_null_ptr when slots are empty) with slot bytes. Key i is keys(i)(1:key_lens(i)) when
+  ! key_lens is present, else trim(keys(i)). False, nothing to call, when data is not contiguous or does not split
+  ! into size(keys) equal slots, or key_lens has another size than keys or a length outside 0 .. len(keys).
+  logical function batch_layout(keys, key_lens, data, key_bytes, key_at, lens, slot_at, slot)
     character(len=*), intent(in) :: keys(:)
     integer(c_size_t), intent(in), optional :: key_lens(:)
-    character(kind=c_char), allocatable, intent(out) :: bytes(:)
-    integer(c_size_t), allocatable, intent(out) :: first(:), lens(:)
-    integer(c_size_t) :: i, j, at
-    pack_keys = .false.
-    allocate (lens(size(keys)), first(size(keys)))
+    class(*), dimension(..), intent(in), target :: data
+    character(kind=c_char), allocatable, target, intent(out) :: key_bytes(:)
+    type(c_ptr), allocatable, intent(out) :: key_at(:), slot_at(:)
+    integer(c_size_t), allocatable, intent(out) :: lens(:)
+    integer(c_size_t), intent(out) :: slot
+    character(kind=c_char), pointer :: data_bytes(:)
+    integer(c_size_t) :: count, total, i, j, at
+    batch_layout = .false.
+    count = size(keys, kind=c_size_t)
+    slot = 0
+    if (.not. is_contiguous_data(data)) return
+    total = shmemcache_value_bytes(data)
+    if (count == 0) then
+      if (total /= 0) return
+    else
+      if (mod(total, count) /= 0) return
+      slot = total / count
+    end if
+    allocate (lens(count), key_at(count), slot_at(count))
     if (present(key_lens)) then
-      if (size(key_lens) /= size(keys)) return
+      if (size(key_lens, kind=c_size_t) /= count) return
       if (any(key_lens < 0) .or. any(key_lens > len(keys))) return
       lens = key_lens
     else
       lens = len_trim(keys, kind=c_size_t)
     end if
-    allocate (bytes(max(1_c_size_t, sum(lens))))  ! never empty: c_loc needs an element
+    allocate (key_bytes(max(1_c_size_t, sum(lens))))  ! never empty: c_loc needs an element
+    if (slot > 0) call c_f_pointer(address_of(data), data_bytes, [total])
     at = 1
-    do i = 1, size(keys, kind=c_size_t)
-      first(i) = min(at, size(bytes, kind=c_size_t))
+    do i = 1, count
+      key_at(i) = c_loc(key_bytes(min(at, size(key_bytes, kind=c_size_t))))
       do j = 1, lens(i)
-        bytes(at) = keys(i)(j:j)
+        key_bytes(at) = keys(i)(j:j)
         at = at + 1
       end do
+      slot_at(i) = c_null_ptr
+      if (slot > 0) slot_at(i) = c_loc(data_bytes((i - 1) * slot + 1))
     end do
-    pack_keys = .true.
-  end function pack_keys
-
-  ! The slot of every item in a contiguous array x split into count equal parts: x's bytes as a byte array, and
-  ! the slot's size. False when x is not contiguous or its bytes do not split evenly.
-  logical function split_slots(x, count, bytes, slot)
-    class(*), dimension(..), intent(in), target :: x
-    integer(c_size_t), intent(in) :: count
-    character(kind=c_char), pointer, intent(out) :: bytes(:)
-    integer(c_size_t), intent(out) :: slot
-    integer(c_size_t) :: total
-    split_slots = .false.
-    bytes => null()
-    slot = 0
-    if (.not. is_contiguous_data(x)) return
-    total = shmemcache_value_bytes(x)
-    if (count == 0) then
-      split_slots = total == 0
-      return
-    end if
-    if (mod(total, count) /= 0) return
-    slot = total / count
-    if (total > 0) call c_f_pointer(address_of(x), bytes, [total])
-    split_slots = .true.
-  end function split_slots
+    batch_layout = .true.
+  end function batch_layout
 
   ! Stores values' slot i under key i, for i = 1 .. size(keys), as one batch. values: count equal-sized values
   ! back to back (contiguous; e.g. values(:, i) for a 2-D array). statuses(i) receives what shmemcache_set would
@@ -726,28 +730,17 @@ contains
     integer(c_int) :: status
     type(mset_item_t), allocatable, target :: items(:)
     character(kind=c_char), allocatable, target :: key_bytes(:)
-    character(kind=c_char), pointer :: value_bytes(:)
-    integer(c_size_t), allocatable :: first(:), lens(:)
-    integer(c_size_t) :: count, slot, i
-    count = size(keys, kind=c_size_t)
+    type(c_ptr), allocatable :: key_at(:), slot_at(:)
+    integer(c_size_t), allocatable :: lens(:)
+    integer(c_size_t) :: slot, i
     status = SHMEMCACHE_INVALID_ARGUMENT
-    if (size(statuses, kind=c_size_t) /= count) return
-    if (.not. split_slots(values, count, value_bytes, slot)) return
-    if (.not. pack_keys(keys, key_lens, key_bytes, first, lens)) return
-    if (count == 0) then
-      status = c_mset(cache%handle, c_null_ptr, 0_c_size_t)
-      return
-    end if
-    allocate (items(count))
-    do i = 1, count
-      items(i)%key = c_loc(key_bytes(first(i)))
-      items(i)%key_len = lens(i)
-      items(i)%value = c_null_ptr
-      if (slot > 0) items(i)%value = c_loc(value_bytes((i - 1) * slot + 1))
-      items(i)%value_len = slot
-      items(i)%status = SHMEMCACHE_OK
+    if (size(statuses) /= size(keys)) return
+    if (.not. batch_layout(keys, key_lens, values, key_bytes, key_at, lens, slot_at, slot)) return
+    allocate (items(size(keys)))
+    do i = 1, size(items, kind=c_size_t)
+      items(i) = mset_item_t(key_at(i), lens(i), slot_at(i), slot, SHMEMCACHE_OK)
     end do
-    status = c_mset(cache%handle, c_loc(items), count)
+    status = c_mset(cache%handle, address_or_null(items), size(items, kind=c_size_t))
     if (status == SHMEMCACHE_OK) statuses = items%status
   end function shmemcache_mset
 
@@ -766,32 +759,20 @@ contains
     integer(c_int) :: status
     type(mget_item_t), allocatable, target :: items(:)
     character(kind=c_char), allocatable, target :: key_bytes(:)
-    character(kind=c_char), pointer :: buffer_bytes(:)
-    integer(c_size_t), allocatable :: first(:), lens(:)
-    integer(c_size_t) :: count, slot, i
-    count = size(keys, kind=c_size_t)
+    type(c_ptr), allocatable :: key_at(:), slot_at(:)
+    integer(c_size_t), allocatable :: lens(:)
+    integer(c_size_t) :: slot, i
     status = SHMEMCACHE_INVALID_ARGUMENT
-    if (size(statuses, kind=c_size_t) /= count) return
+    if (size(statuses) /= size(keys)) return
     if (present(value_lens)) then
-      if (size(value_lens, kind=c_size_t) /= count) return
+      if (size(value_lens) /= size(keys)) return
     end if
-    if (.not. split_slots(buffers, count, buffer_bytes, slot)) return
-    if (.not. pack_keys(keys, key_lens, key_bytes, first, lens)) return
-    if (count == 0) then
-      status = c_mget(cache%handle, c_null_ptr, 0_c_size_t)
-      return
-    end if
-    allocate (items(count))
-    do i = 1, count
-      items(i)%key = c_loc(key_bytes(first(i)))
-      items(i)%key_len = lens(i)
-      items(i)%buffer = c_null_ptr
-      if (slot > 0) items(i)%buffer = c_loc(buffer_bytes((i - 1) * slot + 1))
-      items(i)%buffer_len = slot
-      items(i)%value_len = 0
-      items(i)%status = SHMEMCACHE_OK
+    if (.not. batch_layout(keys, key_lens, buffers, key_bytes, key_at, lens, slot_at, slot)) return
+    allocate (items(size(keys)))
+    do i = 1, size(items, kind=c_size_t)
+      items(i) = mget_item_t(key_at(i), lens(i), slot_at(i), slot, 0_c_size_t, SHMEMCACHE_OK)
     end do
-    status = c_mget(cache%handle, c_loc(items), count)
+    status = c_mget(cache%handle, address_or_null(items), size(items, kind=c_size_t))
     if (status /= SHMEMCACHE_OK) return
     statuses = items%status
     if (present(value_lens)) value_lens = items%value_len
