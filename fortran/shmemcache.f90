@@ -90,6 +90,16 @@ module shmemcache
     integer(c_int) :: status
   end type mset_item_t
 
+  ! What shmemcache_mset / shmemcache_mget hand the C API for item i (batch_layout fills it; kept until the call
+  ! returns): its key at key_at(i), lens(i) bytes of key_bytes (every key's bytes back to back), and its slot of
+  ! the caller's data at slot_at(i) (c_null_ptr when slots are empty), slot bytes each.
+  type :: batch_t
+    character(kind=c_char), allocatable :: key_bytes(:)
+    type(c_ptr), allocatable :: key_at(:), slot_at(:)
+    integer(c_size_t), allocatable :: lens(:)
+    integer(c_size_t) :: slot = 0
+  end type batch_t
+
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t
     integer(c_int) :: num_servers
@@ -667,21 +677,16 @@ contains
 
   ! ---- batches (shmemcache.h "Batches": every item gets its own status) ------------------------------------------
 
-  ! What both batch calls hand the C API for item i = 1 .. size(keys): its key, key_at(i) pointing into key_bytes
-  ! (every key's bytes back to back; the caller keeps it until the call returns) with lens(i) bytes, and slot i of
-  ! data, slot_at(i) (c_null_ptr when slots are empty) with slot bytes. Key i is keys(i)(1:key_lens(i)) when
-  ! key_lens is present, else trim(keys(i)). False, nothing to call, when data is not contiguous or does not split
-  ! into size(keys) equal slots, or key_lens has another size than keys or a length outside 0 .. len(keys).
-  logical function batch_layout(keys, key_lens, data, key_bytes, key_at, lens, slot_at, slot)
+  ! Fills b for item i = 1 .. size(keys) (type batch_t). Key i is keys(i)(1:key_lens(i)) when key_lens is
+  ! present, else trim(keys(i)). False, nothing to call, when data is not contiguous or does not split into
+  ! size(keys) equal slots, or key_lens has another size than keys or a length outside 0 .. len(keys).
+  logical function batch_layout(keys, key_lens, data, b)
     character(len=*), intent(in) :: keys(:)
     integer(c_size_t), intent(in), optional :: key_lens(:)
     class(*), dimension(..), intent(in), target :: data
-    character(kind=c_char), allocatable, target, intent(out) :: key_bytes(:)
-    type(c_ptr), allocatable, intent(out) :: key_at(:), slot_at(:)
-    integer(c_size_t), allocatable, intent(out) :: lens(:)
-    integer(c_size_t), intent(out) :: slot
+    type(batch_t), intent(out), target :: b
     character(kind=c_char), pointer :: data_bytes(:)
-    integer(c_size_t) :: count, total, i, j, at
+    integer(c_size_t) :: count, total, slot, i, j, at
     batch_layout = .false.
     count = size(keys, kind=c_size_t)
     slot = 0
@@ -693,25 +698,26 @@ contains
       if (mod(total, count) /= 0) return
       slot = total / count
     end if
-    allocate (lens(count), key_at(count), slot_at(count))
+    b%slot = slot
+    allocate (b%lens(count), b%key_at(count), b%slot_at(count))
     if (present(key_lens)) then
       if (size(key_lens, kind=c_size_t) /= count) return
       if (any(key_lens < 0) .or. any(key_lens > len(keys))) return
-      lens = key_lens
+      b%lens = key_lens
     else
-      lens = len_trim(keys, kind=c_size_t)
+      b%lens = len_trim(keys, kind=c_size_t)
     end if
-    allocate (key_bytes(max(1_c_size_t, sum(lens))))  ! never empty: c_loc needs an element
+    allocate (b%key_bytes(max(1_c_size_t, sum(b%lens))))  ! never empty: c_loc needs an element
     if (slot > 0) call c_f_pointer(address_of(data), data_bytes, [total])
     at = 1
     do i = 1, count
-      key_at(i) = c_loc(key_bytes(min(at, size(key_bytes, kind=c_size_t))))
-      do j = 1, lens(i)
-        key_bytes(at) = keys(i)(j:j)
+      b%key_at(i) = c_loc(b%key_bytes(min(at, size(b%key_bytes, kind=c_size_t))))
+      do j = 1, b%lens(i)
+        b%key_bytes(at) = keys(i)(j:j)
         at = at + 1
       end do
-      slot_at(i) = c_null_ptr
-      if (slot > 0) slot_at(i) = c_loc(data_bytes((i - 1) * slot + 1))
+      b%slot_at(i) = c_null_ptr
+      if (slot > 0) b%slot_at(i) = c_loc(data_bytes((i - 1) * slot + 1))
     end do
     batch_layout = .true.
   end function batch_layout
@@ -729,16 +735,14 @@ contains
     integer(c_size_t), intent(in), optional :: key_lens(:)
     integer(c_int) :: status
     type(mset_item_t), allocatable, target :: items(:)
-    character(kind=c_char), allocatable, target :: key_bytes(:)
-    type(c_ptr), allocatable :: key_at(:), slot_at(:)
-    integer(c_size_t), allocatable :: lens(:)
-    integer(c_size_t) :: slot, i
+    type(batch_t), target :: b
+    integer(c_size_t) :: i
     status = SHMEMCACHE_INVALID_ARGUMENT
     if (size(statuses) /= size(keys)) return
-    if (.not. batch_layout(keys, key_lens, values, key_bytes, key_at, lens, slot_at, slot)) return
+    if (.not. batch_layout(keys, key_lens, values, b)) return
     allocate (items(size(keys)))
     do i = 1, size(items, kind=c_size_t)
-      items(i) = mset_item_t(key_at(i), lens(i), slot_at(i), slot, SHMEMCACHE_OK)
+      items(i) = mset_item_t(b%key_at(i), b%lens(i), b%slot_at(i), b%slot, SHMEMCACHE_OK)
     end do
     status = c_mset(cache%handle, address_or_null(items), size(items, kind=c_size_t))
     if (status == SHMEMCACHE_OK) statuses = items%status
@@ -758,19 +762,17 @@ contains
     integer(c_size_t), intent(in), optional :: key_lens(:)
     integer(c_int) :: status
     type(mget_item_t), allocatable, target :: items(:)
-    character(kind=c_char), allocatable, target :: key_bytes(:)
-    type(c_ptr), allocatable :: key_at(:), slot_at(:)
-    integer(c_size_t), allocatable :: lens(:)
-    integer(c_size_t) :: slot, i
+    type(batch_t), target :: b
+    integer(c_size_t) :: i
     status = SHMEMCACHE_INVALID_ARGUMENT
     if (size(statuses) /= size(keys)) return
     if (present(value_lens)) then
       if (size(value_lens) /= size(keys)) return
     end if
-    if (.not. batch_layout(keys, key_lens, buffers, key_bytes, key_at, lens, slot_at, slot)) return
+    if (.not. batch_layout(keys, key_lens, buffers, b)) return
     allocate (items(size(keys)))
     do i = 1, size(items, kind=c_size_t)
-      items(i) = mget_item_t(key_at(i), lens(i), slot_at(i), slot, 0_c_size_t, SHMEMCACHE_OK)
+      items(i) = mget_item_t(b%key_at(i), b%lens(i), b%slot_at(i), b%slot, 0_c_size_t, SHMEMCACHE_OK)
     end do
     status = c_mget(cache%handle, address_or_null(items), size(items, kind=c_size_t))
     if (status /= SHMEMCACHE_OK) return
