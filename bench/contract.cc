@@ -2,8 +2,13 @@
 //   1. The expiry check of the Direct GET: blocking GETs of pairs stored without TTL (one compare), with a far
 //      TTL (a clock read and the server-time bound), and shmemcache_fetch (flags and token too), all Direct;
 //      ratios against the no-TTL GET of the same run.
-//   2. shmemcache_incr (Active: the server's Incr under the block lock) next to a Direct GET and an Active
-//      store of the same small value (a store with flags goes Active), same run. There is no Direct incr.
+//   2. shmemcache_incr next to a Direct GET and an Active store of the same small value (a store with flags goes
+//      Active), same run. incr is Direct (the block's lock, client/contract_ops.cc) where SETs are, Active
+//      otherwise: direct_share says which it was. Direct vs Active incr: run once with the policy that gives
+//      Direct incrs (shm: auto; tcp: SHMEMCACHE_DIRECT_POLICY=always) and once with SHMEMCACHE_DIRECT_POLICY=never,
+//      and compare the ratios against store_flags_active, the Active operation both runs measure:
+//        scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract                          (Direct incr on shm)
+//        SHMEMCACHE_DIRECT_POLICY=never scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract  (Active)
 // The variants run interleaved in rounds (round r measures every variant once), so a load spike on the shared
 // machine spreads over all of them instead of skewing one.
 //
@@ -11,8 +16,10 @@
 //                     [--size 32] [--csv FILE]
 //
 // PE 0 serves; client rank 0 measures (more clients idle). Prints a table and CSV rows (--csv FILE):
-//   transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors
-// mean_ratio / p50_ratio: against get_no_ttl of the same run. direct_share: Direct GETs / GETs of that variant.
+//   transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors,mean_ratio_active,
+//   p50_ratio_active,direct_policy
+// mean_ratio / p50_ratio: against get_no_ttl of the same run; *_ratio_active: against store_flags_active of the
+// same run. direct_share: Direct GETs / GETs of that variant (incr: Direct incrs / incrs).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -41,16 +48,19 @@ struct Options {
 
 const char kAbout[] =
     "usage: bench_contract [options]   (run under scripts/oshrun.sh -np 2; PE 0 serves, PE 1 measures)\n"
-    "Cost of expiry checking on the Direct GET path, and incr latency (Active) next to GET and store.\n";
+    "Cost of expiry checking on the Direct GET path, and incr latency (Direct or Active, as the policy says)\n"
+    "next to a Direct GET and an Active store.\n";
 
 enum Variant { kGetNoTtl, kGetFarTtl, kFetchNoTtl, kIncr, kStoreFlags, kVariants };
-const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr_active",
-                                       "store_flags_active"};
+const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr", "store_flags_active"};
 
 struct Samples {
   std::vector<uint64_t> ns;
   uint64_t gets = 0, direct_gets = 0, errors = 0;
+  uint64_t incrs = 0, direct_incrs = 0;
 };
+
+const char *PolicyName(uint64_t set_path) { return set_path == 1 ? "direct_sets" : "active_sets"; }
 
 std::string Key(int variant, int i) { return "cb-" + std::to_string(variant) + "-" + std::to_string(i); }
 
@@ -100,31 +110,39 @@ int RunClient(const Options &o, shmemcache_t *c) {
       if (r > 0) {
         s[v].gets += after.gets - before.gets;
         s[v].direct_gets += after.direct_gets - before.direct_gets;
+        if (v == kIncr) s[v].incrs += static_cast<uint64_t>(o.ops);
+        s[v].direct_incrs += after.direct_incrs - before.direct_incrs;
       }
     }
   }
   FILE *csv = o.csv_path.empty() ? nullptr : bench::OpenOutput("bench_contract", o.csv_path, &rc);
   const std::string transport = bench::csv_field(bench::transport());
-  if (csv) std::fputs("transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors\n", csv);
-  std::printf("# bench_contract commit=%s transport=%s keys=%d rounds=%d ops=%d size=%zu loadavg=%s "
+  const char *policy = PolicyName(bench::Stats(c).policy_set_path);
+  if (csv)
+    std::fputs("transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors,"
+               "mean_ratio_active,p50_ratio_active,direct_policy\n", csv);
+  std::printf("# bench_contract commit=%s transport=%s policy=%s keys=%d rounds=%d ops=%d size=%zu loadavg=%s "
               "timer_overhead_ns=%.0f\n",
-              bench::git_commit().c_str(), transport.c_str(), o.keys, o.rounds, o.ops, o.size,
+              bench::git_commit().c_str(), transport.c_str(), policy, o.keys, o.rounds, o.ops, o.size,
               bench::load_average().c_str(), bench::timer_overhead_ns());
-  std::printf("%-20s %9s %10s %10s %10s %10s %10s %8s\n", "variant", "ops", "mean_us", "p50_us", "p99_us",
-              "mean/get", "p50/get", "direct");
-  bench::Summary base;
+  std::printf("%-20s %9s %10s %10s %10s %10s %10s %11s %11s %8s\n", "variant", "ops", "mean_us", "p50_us", "p99_us",
+              "mean/get", "p50/get", "mean/active", "p50/active", "direct");
+  const bench::Summary base = bench::summarize_ns(s[kGetNoTtl].ns);
+  const bench::Summary active = bench::summarize_ns(s[kStoreFlags].ns);
   for (int v = 0; v < kVariants; ++v) {
     const uint64_t errors = s[v].errors;
     const size_t ops = s[v].ns.size();
     bench::Summary x = bench::summarize_ns(s[v].ns);
-    if (v == kGetNoTtl) base = x;
-    const double direct = s[v].gets ? static_cast<double>(s[v].direct_gets) / s[v].gets : 0.0;
-    std::printf("%-20s %9zu %10.3f %10.3f %10.3f %9.2fx %9.2fx %7.0f%%\n", kNames[v], ops, x.mean_us, x.p50_us,
-                x.p99_us, x.mean_us / base.mean_us, x.p50_us / base.p50_us, 100 * direct);
+    const double direct = v == kIncr ? (s[v].incrs ? static_cast<double>(s[v].direct_incrs) / s[v].incrs : 0.0)
+                                     : (s[v].gets ? static_cast<double>(s[v].direct_gets) / s[v].gets : 0.0);
+    std::printf("%-20s %9zu %10.3f %10.3f %10.3f %9.2fx %9.2fx %10.2fx %10.2fx %7.0f%%\n", kNames[v], ops, x.mean_us,
+                x.p50_us, x.p99_us, x.mean_us / base.mean_us, x.p50_us / base.p50_us, x.mean_us / active.mean_us,
+                x.p50_us / active.p50_us, 100 * direct);
     if (csv)
-      std::fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%llu\n", transport.c_str(), kNames[v], ops,
-                   x.mean_us, x.p50_us, x.p99_us, x.mean_us / base.mean_us, x.p50_us / base.p50_us, direct,
-                   static_cast<unsigned long long>(errors));
+      std::fprintf(csv, "%s,%s,%zu,%.4f,%.4f,%.4f,%.3f,%.3f,%.3f,%llu,%.3f,%.3f,%s\n", transport.c_str(), kNames[v],
+                   ops, x.mean_us, x.p50_us, x.p99_us, x.mean_us / base.mean_us, x.p50_us / base.p50_us, direct,
+                   static_cast<unsigned long long>(errors), x.mean_us / active.mean_us, x.p50_us / active.p50_us,
+                   policy);
     if (errors) {
       std::printf("!! %s: %llu calls failed\n", kNames[v], static_cast<unsigned long long>(errors));
       rc = 1;

@@ -23,6 +23,11 @@
 ! copy a fetched value into the section yourself). The module checks rather than relying on the compiler's
 ! copy-in: gfortran 12 passes polymorphic assumed-rank sections without it.
 !
+! Batches: shmemcache_mset and shmemcache_mget take an array of keys and ONE contiguous array holding count
+! equal-sized values (or buffers) back to back, e.g. column i of a 2-D array for key i; every item gets its own
+! status (and, for mget, its value's length). Keys of an array are trimmed (len_trim) unless key_lens gives each
+! one's length: a character array's elements all have one length.
+!
 ! Non-blocking: shmemcache_bset (key and value may be reused at once) and shmemcache_bget (the key at once; the
 ! buffer, declared asynchronous, is written at completion) return a shmemcache_request_t; shmemcache_test and
 ! shmemcache_wait complete it. iset/iget are not bound: their contract (the key and value untouched until
@@ -68,6 +73,33 @@ module shmemcache
     integer(c_int64_t) :: cas = 0
   end type store_options_t
 
+  ! shmemcache_mget_item_t and shmemcache_mset_item_t (shmemcache_mget / shmemcache_mset build them).
+  type, bind(C) :: mget_item_t
+    type(c_ptr) :: key
+    integer(c_size_t) :: key_len
+    type(c_ptr) :: buffer
+    integer(c_size_t) :: buffer_len
+    integer(c_size_t) :: value_len
+    integer(c_int) :: status
+  end type mget_item_t
+  type, bind(C) :: mset_item_t
+    type(c_ptr) :: key
+    integer(c_size_t) :: key_len
+    type(c_ptr) :: value
+    integer(c_size_t) :: value_len
+    integer(c_int) :: status
+  end type mset_item_t
+
+  ! What shmemcache_mset / shmemcache_mget hand the C API for item i (batch_layout fills it; kept until the call
+  ! returns): its key at key_at(i), lens(i) bytes of key_bytes (every key's bytes back to back), and its slot of
+  ! the caller's data at slot_at(i) (c_null_ptr when slots are empty), slot bytes each.
+  type :: batch_t
+    character(kind=c_char), allocatable :: key_bytes(:)
+    type(c_ptr), allocatable :: key_at(:), slot_at(:)
+    integer(c_size_t), allocatable :: lens(:)
+    integer(c_size_t) :: slot = 0
+  end type batch_t
+
   ! shmemcache_config_t, field for field (unsigned fields are integer(c_int); spill_dir: see shmemcache_init).
   type, bind(C), public :: shmemcache_config_t
     integer(c_int) :: num_servers
@@ -108,7 +140,7 @@ module shmemcache
                           spill_io_errors, spill_async_reads, spill_mmap_reads, &
                           spill_enospc_recoveries, large_gets_pulled, large_pull_retries, &
                           large_sets_landed, policy_active_ops, policy_set_path, policy_reason, &
-                          local_gets, local_sets
+                          local_gets, local_sets, direct_incrs
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.
@@ -131,7 +163,7 @@ module shmemcache
             shmemcache_set, shmemcache_get, shmemcache_delete, shmemcache_bset, shmemcache_bget, &
             shmemcache_test, shmemcache_wait, shmemcache_get_stats, shmemcache_finalize, shmemcache_destroy, &
             shmemcache_value_bytes, shmemcache_store, shmemcache_fetch, shmemcache_touch, shmemcache_incr, &
-            shmemcache_flush_all, shmemcache_server_stats
+            shmemcache_flush_all, shmemcache_server_stats, shmemcache_mget, shmemcache_mset
 
   ! ---- the C API ---------------------------------------------------------------------------------------------
   interface
@@ -300,6 +332,18 @@ module shmemcache
       type(shmemcache_stats_t), intent(out) :: stats
       integer(c_int) :: status
     end function
+    function c_mget(cache, items, count) bind(C, name="shmemcache_mget") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: cache, items
+      integer(c_size_t), value :: count
+      integer(c_int) :: status
+    end function
+    function c_mset(cache, items, count) bind(C, name="shmemcache_mset") result(status)
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: cache, items
+      integer(c_size_t), value :: count
+      integer(c_int) :: status
+    end function
     subroutine c_destroy(cache) bind(C, name="shmemcache_destroy")
       import :: c_ptr
       type(c_ptr), value :: cache
@@ -346,6 +390,14 @@ contains
     type(c_ptr) :: p
     p = c_loc(x)
   end function address_of
+
+  ! The address of x's first byte, or c_null_ptr when x is empty (c_loc needs an element; C takes NULL for none).
+  function address_or_null(x) result(p)
+    type(*), dimension(..), intent(in), target :: x
+    type(c_ptr) :: p
+    p = c_null_ptr
+    if (size(x) > 0) p = c_loc(x)
+  end function address_or_null
 
   ! Length in characters of a character scalar (0 for any other type).
   pure function character_length(x) result(n)
@@ -622,6 +674,111 @@ contains
     integer(c_int) :: status
     status = c_server_stats(cache%handle, server, stats)
   end function shmemcache_server_stats
+
+  ! ---- batches (shmemcache.h "Batches": every item gets its own status) ------------------------------------------
+
+  ! Fills b for item i = 1 .. size(keys) (type batch_t). Key i is keys(i)(1:key_lens(i)) when key_lens is
+  ! present, else trim(keys(i)). False, nothing to call, when data is not contiguous or does not split into
+  ! size(keys) equal slots, or key_lens has another size than keys or a length outside 0 .. len(keys).
+  logical function batch_layout(keys, key_lens, data, b)
+    character(len=*), intent(in) :: keys(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    class(*), dimension(..), intent(in), target :: data
+    type(batch_t), intent(out), target :: b
+    character(kind=c_char), pointer :: data_bytes(:)
+    integer(c_size_t) :: count, total, slot, i, j, at
+    batch_layout = .false.
+    count = size(keys, kind=c_size_t)
+    slot = 0
+    if (.not. is_contiguous_data(data)) return
+    total = shmemcache_value_bytes(data)
+    if (count == 0) then
+      if (total /= 0) return
+    else
+      if (mod(total, count) /= 0) return
+      slot = total / count
+    end if
+    b%slot = slot
+    allocate (b%lens(count), b%key_at(count), b%slot_at(count))
+    if (present(key_lens)) then
+      if (size(key_lens, kind=c_size_t) /= count) return
+      if (any(key_lens < 0) .or. any(key_lens > len(keys))) return
+      b%lens = key_lens
+    else
+      b%lens = len_trim(keys, kind=c_size_t)
+    end if
+    allocate (b%key_bytes(max(1_c_size_t, sum(b%lens))))  ! never empty: c_loc needs an element
+    if (slot > 0) call c_f_pointer(address_of(data), data_bytes, [total])
+    at = 1
+    do i = 1, count
+      b%key_at(i) = c_loc(b%key_bytes(min(at, size(b%key_bytes, kind=c_size_t))))
+      do j = 1, b%lens(i)
+        b%key_bytes(at) = keys(i)(j:j)
+        at = at + 1
+      end do
+      b%slot_at(i) = c_null_ptr
+      if (slot > 0) b%slot_at(i) = c_loc(data_bytes((i - 1) * slot + 1))
+    end do
+    batch_layout = .true.
+  end function batch_layout
+
+  ! Stores values' slot i under key i, for i = 1 .. size(keys), as one batch. values: count equal-sized values
+  ! back to back (contiguous; e.g. values(:, i) for a 2-D array). statuses(i) receives what shmemcache_set would
+  ! return for item i. The call returns OK once every item has its status, or INVALID_ARGUMENT (values not
+  ! contiguous or not splitting into size(keys) equal slots, statuses or key_lens of another size than keys),
+  ! WRONG_ROLE, SHUT_DOWN: then no item was processed and statuses is unchanged.
+  function shmemcache_mset(cache, keys, values, statuses, key_lens) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: keys(:)
+    class(*), dimension(..), intent(in), target :: values
+    integer(c_int), intent(inout) :: statuses(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    integer(c_int) :: status
+    type(mset_item_t), allocatable, target :: items(:)
+    type(batch_t), target :: b
+    integer(c_size_t) :: i
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (size(statuses) /= size(keys)) return
+    if (.not. batch_layout(keys, key_lens, values, b)) return
+    allocate (items(size(keys)))
+    do i = 1, size(items, kind=c_size_t)
+      items(i) = mset_item_t(b%key_at(i), b%lens(i), b%slot_at(i), b%slot, SHMEMCACHE_OK)
+    end do
+    status = c_mset(cache%handle, address_or_null(items), size(items, kind=c_size_t))
+    if (status == SHMEMCACHE_OK) statuses = items%status
+  end function shmemcache_mset
+
+  ! Reads the value of key i into buffers' slot i, for i = 1 .. size(keys), as one batch. buffers: count
+  ! equal-sized slots back to back (contiguous; e.g. buffers(:, i)). statuses(i) and value_lens(i) receive what
+  ! shmemcache_get would return for item i (OK: the value is in slot i, its first value_lens(i) bytes; NOT_FOUND:
+  ! length 0; BUFFER_TOO_SMALL: the size needed, the slot unchanged). The call's own status as shmemcache_mset;
+  ! on a call error no slot, status or length is changed.
+  function shmemcache_mget(cache, keys, buffers, statuses, value_lens, key_lens) result(status)
+    type(shmemcache_t), intent(in) :: cache
+    character(len=*), intent(in) :: keys(:)
+    class(*), dimension(..), intent(inout), target :: buffers
+    integer(c_int), intent(inout) :: statuses(:)
+    integer(c_size_t), intent(inout), optional :: value_lens(:)
+    integer(c_size_t), intent(in), optional :: key_lens(:)
+    integer(c_int) :: status
+    type(mget_item_t), allocatable, target :: items(:)
+    type(batch_t), target :: b
+    integer(c_size_t) :: i
+    status = SHMEMCACHE_INVALID_ARGUMENT
+    if (size(statuses) /= size(keys)) return
+    if (present(value_lens)) then
+      if (size(value_lens) /= size(keys)) return
+    end if
+    if (.not. batch_layout(keys, key_lens, buffers, b)) return
+    allocate (items(size(keys)))
+    do i = 1, size(items, kind=c_size_t)
+      items(i) = mget_item_t(b%key_at(i), b%lens(i), b%slot_at(i), b%slot, 0_c_size_t, SHMEMCACHE_OK)
+    end do
+    status = c_mget(cache%handle, address_or_null(items), size(items, kind=c_size_t))
+    if (status /= SHMEMCACHE_OK) return
+    statuses = items%status
+    if (present(value_lens)) value_lens = items%value_len
+  end function shmemcache_mget
 
   ! ---- non-blocking ------------------------------------------------------------------------------------------
 

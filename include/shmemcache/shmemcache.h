@@ -130,10 +130,12 @@ typedef struct {
                                    landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). 0 = never; default 16 KiB (bench/README.md) */
   int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
-                                   SHMEMCACHE_DIRECT_AUTO (default: SETs go Active where every one-sided
+                                   SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active where every one-sided
                                    operation needs the target's CPU, i.e. UCX tcp; GETs stay Direct),
                                    SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
-                                   takes auto / always / never. shmemcache_stats_t says what was decided */
+                                   takes auto / always / never. shmemcache_stats_t says what was decided.
+                                   This PE's own choice: PEs may set it differently (every path follows the
+                                   same block protocol, so Direct and Active clients mix) */
   int local_access;             /* Direct operations on a server this PE can map (shmem_ptr: same node) use
                                    plain loads and stores through the mapping, under the same lock/version
                                    protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
@@ -341,7 +343,10 @@ typedef struct {
                                    5 = auto, UCX tcp carries them (a Direct SET is 5-6 round trips) */
   /* client side, on-node fast path (local_access) */
   uint64_t local_gets;          /* Direct GETs served by loads through a mapping of the server's memory */
-  uint64_t local_sets;          /* Direct SETs written by stores through a mapping of the server's memory */
+  uint64_t local_sets;          /* Direct SETs and incrs written by stores through a mapping of the server's memory */
+  /* client side, memcached's contract */
+  uint64_t direct_incrs;        /* shmemcache_incr calls done one-sided under the block's lock, without the
+                                   server (incrs take the path SETs take: policy_set_path) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last
@@ -405,7 +410,8 @@ shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_
  * (wrapping at 2^64), delta < 0 subtracts and stops at 0. The result is stored as decimal (flags and expiry
  * stay, the token changes) and returned in *new_value (may be NULL). OK; NOT_FOUND (absent: incr does not
  * create); NOT_NUMERIC (nothing changed); NO_SPACE (a longer number needs a block that cannot be had). Atomic
- * across all clients: N clients doing M increments each add exactly N*M. */
+ * across all clients: N clients doing M increments each add exactly N*M. Done one-sided where a SET would be
+ * (stats direct_incrs), under the same lock the server's incr and every other write take. */
 shmemcache_status_t shmemcache_incr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
                                     uint64_t *new_value);
 /* Removes every pair from every server (RAM and SSD tier); pairs stored after it returns are kept. Any client

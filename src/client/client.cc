@@ -158,7 +158,8 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
     default: break;
   }
   Status status;
-  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : op.op == Op::kSet && direct_sets_allowed_;
+  const bool allowed =
+      op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
   if (allowed && pending_[server].empty() && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
@@ -170,20 +171,26 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet) {
-    if (e != nullptr) return TryDirectSet(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
+  if (op.op == Op::kSet || op.op == Op::kIncr) {
+    if (e != nullptr) return TryDirectWrite(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
     // Like GET: the key's hash-table set with one get. The version is unknown (0): the lock's CAS returns the
-    // real one and Direct SET then checks the key under the lock.
+    // real one and the write then checks the key under the lock.
     uint64_t offset;
     uint32_t block_bytes;
     return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
-           TryDirectSet(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
+           TryDirectWrite(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
   }
   if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
   uint64_t offset;
   uint32_t block_bytes;
   return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
          TryDirectGet(op, offset, block_bytes, status);
+}
+
+bool Client::TryDirectWrite(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                            uint64_t known_recency, Status* status) {
+  return op.op == Op::kIncr ? TryDirectIncr(op, offset, block_bytes, known_version, known_recency, status)
+                            : TryDirectSet(op, offset, block_bytes, known_version, known_recency, status);
 }
 
 bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
@@ -204,6 +211,11 @@ bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_b
 void Client::DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
                            uint64_t known_recency) {
   ++counters_.direct_sets;
+  DirectWriteDone(op, offset, block_bytes, version, known_recency);
+}
+
+void Client::DirectWriteDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                             uint64_t known_recency) {
   if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
   uint64_t recency = UpdateRecency(op.loc.server, offset, known_recency);
   directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency);
@@ -230,7 +242,8 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
                              Status* status) {
   const KeyLocation& loc = op.loc;
-  const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms);
+  const uint64_t now = RecencyNanos();  // this GET's one clock reading: expiry, recency and range
+  const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms, &now);
   if (expiry == ExpiryVerdict::kAskServer) return false;  // the server judges it exactly
   ++counters_.direct_gets;
   if (expiry == ExpiryVerdict::kExpired) {
@@ -251,8 +264,8 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
     if (op.contract.out.token) *op.contract.out.token = view.token;
     *status = SHMEMCACHE_OK;
   }
-  uint64_t recency = UpdateRecency(loc.server, offset, view.recency);
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(), recency);
+  uint64_t recency = UpdateRecency(loc.server, offset, view.recency, now);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency);
   return true;
 }
 
@@ -314,23 +327,22 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   }
 }
 
-uint64_t Client::EstimatedEpoch(int server) {
+uint64_t Client::EstimatedEpoch(int server, uint64_t now) {
   if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  const uint64_t now = clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos();
   if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
   return server_epoch_[server] + (now - epoch_heard_at_[server]) / range_nanos_;
 }
 
-uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known) {
-  uint64_t now = EstimatedEpoch(server);
-  if (now <= known) return known;
+uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now) {
+  uint64_t epoch = EstimatedEpoch(server, now);
+  if (epoch <= known) return known;
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
-  uint64_t seen = ctx_->CompareSwap(word, known, now, server);
+  uint64_t seen = ctx_->CompareSwap(word, known, epoch, server);
   ++counters_.recency_updates;
-  return seen == known ? now : seen;  // someone else moved it (or the block changed): keep what is there
+  return seen == known ? epoch : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange() { return clock_frozen_ ? frozen_range_ : clock_.Nanos() / range_nanos_; }
+uint64_t Client::CurrentRange(uint64_t now) { return clock_frozen_ ? frozen_range_ : now / range_nanos_; }
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];
@@ -355,6 +367,7 @@ void Client::FillStats(Stats* stats) const {
   stats->active_gets += c.active_gets;
   stats->direct_sets += c.direct_sets;
   stats->active_sets += c.active_sets;
+  stats->direct_incrs += c.direct_incrs;
   stats->direct_fallbacks += c.direct_fallbacks;
   stats->read_retries += c.batch_read_retries;
   stats->recency_updates += c.recency_updates;

@@ -14,10 +14,12 @@
 //   GET    a pointer -> Direct GET. No pointer: a blocking GET fetches the key's hash-table set with one get
 //          and goes Direct on a tag match (a non-blocking one does not: it would wait a round trip at issue);
 //          otherwise Active GET, whose reply installs the pointer.
+//   INCR   as SET (the same policy, the same pointer or probe): Direct incr under the block's lock when the pair
+//          is provably live and the result fits its block (contract_ops.cc); else Active.
 //   DELETE always Active (the directory entry is dropped first).
 //   A Direct GET of a pair with an expiry returns it only if the server's clock provably has not reached it,
 //   NOT_FOUND only if it provably has (core/server_time.h, bounds from the replies' clock stamps), else Active.
-//   memcached's contract (contract_ops.cc): a store with options, TOUCH, INCR and FLUSH_ALL are always Active.
+//   memcached's contract (contract_ops.cc): a store with options, TOUCH and FLUSH_ALL are always Active.
 // The Direct/Active policy (config direct_policy, decided once at construction) may forbid Direct SETs (auto
 // over UCX tcp, never) or every Direct operation (never, or direct_ops 0); the stats say what and why.
 // Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
@@ -160,10 +162,16 @@ class Client {
   // when it produced the answer.
   bool TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                     uint64_t known_recency, Status* status);
-  // After a Direct SET wrote `version` into op's block: counts it, advances the block's recency (known_recency:
-  // what the directory knew) and the directory entry.
+  // Direct SET or incr (TryDirectSet, TryDirectIncr) through a block: known_version/known_recency as for
+  // TryDirectSet.
+  bool TryDirectWrite(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                      uint64_t known_recency, Status* status);
+  // After a Direct write published `version` in op's block: gives the token (token lag 0: the version), advances
+  // the block's recency (known_recency: what the directory knew) and the directory entry. The caller counts it.
+  void DirectWriteDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
+                       uint64_t known_recency);
   void DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                     uint64_t known_recency);
+                     uint64_t known_recency);  // counts a Direct SET, then DirectWriteDone
   // After a Direct SET that did not happen (r): counts a give-up, or drops a pointer that names another pair.
   void DirectSetFailed(const Operation& op, DirectOps::Result r);
   // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
@@ -186,9 +194,18 @@ class Client {
   void Remember(const KeyLocation& loc, const WirePointer& p);
 
   // ---- memcached's contract (contract_ops.cc) ----
-  // A Direct GET found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
-  // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell").
-  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms);
+  // A Direct operation found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
+  // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell"). coarse_now: a reading
+  // of clock_.Nanos() the caller made anyway (a GET's, shared with recency): the bounds then use it, the upper
+  // one pushed by clock_.max_lag_ns() so it stays an upper bound; nullptr (or no lag bound known, or a frozen
+  // clock) reads the clock exactly.
+  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now = nullptr);
+  // Direct incr (store/contract.h "FOR THE CLIENT"): locks the block, and if it holds op's pair, provably live,
+  // a counter whose result fits the block, publishes the result (flags and expiry kept, a new token); a value
+  // that is not a counter is answered NOT_NUMERIC. Anything else releases the lock unchanged and returns false
+  // (Active). Arguments as TryDirectSet.
+  bool TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                     uint64_t known_recency, Status* status);
   // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
   void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
 
@@ -272,13 +289,21 @@ class Client {
 
   // ---- recency and expiration bars (client.cc) ----
   void ObserveServer(int server, const ReplyHeader& reply);
-  uint64_t CurrentRange();
+  // The reading recency works with: the frozen one during a batch window, else clock_.Nanos(). The functions
+  // below take one (now) so that an operation reads the clock once; without it they read it themselves.
+  uint64_t RecencyNanos() { return clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos(); }
+  uint64_t CurrentRange(uint64_t now);
+  uint64_t CurrentRange() { return CurrentRange(RecencyNanos()); }
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
-  uint64_t EstimatedEpoch(int server);
+  uint64_t EstimatedEpoch(int server, uint64_t now);
+  uint64_t EstimatedEpoch(int server) { return EstimatedEpoch(server, RecencyNanos()); }
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
-  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known);
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now);
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known) {
+    return UpdateRecency(server, offset, known, RecencyNanos());
+  }
   // Reads the expiration bar this server last pushed into this client's mailbox (a local load).
   void DrainNotices(int server);
 
@@ -288,6 +313,7 @@ class Client {
     uint64_t get_hits = 0, get_misses = 0;
     uint64_t direct_gets = 0, active_gets = 0;
     uint64_t direct_sets = 0, active_sets = 0;
+    uint64_t direct_incrs = 0;
     uint64_t direct_fallbacks = 0;
     uint64_t batch_read_retries = 0;  // block copies of a batch that validation rejected (shmemcache_stats_t's
                                       // read_retries, with DirectOps's)
@@ -346,6 +372,7 @@ class Client {
   std::vector<size_t> batch_order_;    // DirectSets: slots in lock order
   std::vector<uint32_t> batch_keys_;   // MultiSet: the window's slots by key hash (InWindow)
   std::vector<uint8_t> batch_scratch_;
+  std::vector<uint8_t> counter_value_;  // TryDirectIncr: the counter's new bytes
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
   bool clock_frozen_ = false;

@@ -4,17 +4,29 @@
 //            expiry, a new token because the version grows); any option (mode, flags, ttl, cas) goes Active: the
 //            server decides under the block's lock (contract.h), so add is atomic and a stale token gets EXISTS.
 //   fetch    a GET that also returns flags and token; Direct when a GET would be, with the expiry rule below.
-//   touch, incr   Active (incr: the server's Incr under the block lock; a Direct incr is not implemented).
+//   touch    Active.
+//   incr     Direct where a SET would be (same policy, pointer or probe: direct_policy auto sends both Active over
+//            UCX tcp, where the one-sided round trips cost more than asking the server, bench/contract.cc): the
+//            client takes the block's lock, reads the pair and, only if it is this key's, provably live (the
+//            expiry rule below) and a counter whose result fits the block, publishes the result at version + 1
+//            with the pair's flags and expiry, token lag 0 (a new token, as the server's Incr gives: store/
+//            contract.h (a)). Not a counter: NOT_NUMERIC, nothing written. Anything else (expired or maybe, a
+//            result that needs a larger block, another key) releases the lock unchanged and asks the server, whose
+//            Incr does the same under the same lock; so Direct incrs, Active incrs and Direct SETs serialise on
+//            the lock and counters stay exact. Arithmetic and format: store/counter.h, shared with the server.
 //   flush_all     one kFlushAll to every server, all in flight together.
 //   server_stats  one-sided reads of the server's published snapshot (core/published_stats.h).
 // Expiry on the Direct path (core/server_time.h): a valid copy with expiry_ms 0 is live (one compare, no clock
 // read); otherwise the client bounds the server's clock from its best reply stamp and returns the pair only if
-// it provably has not expired, NOT_FOUND only if it provably has, and asks the server otherwise.
+// it provably has not expired, NOT_FOUND only if it provably has, and asks the server otherwise. A GET bounds it
+// with the coarse clock reading it makes for recency anyway, widened by that reading's lag bound (core/clock.h
+// max_lag_ns), so a pair with a TTL costs no extra clock read; incr reads the clock exactly.
 #include <cstring>
 
 #include "client/client.h"
 #include "core/backoff.h"
 #include "core/published_stats.h"
+#include "store/counter.h"
 
 namespace smc {
 
@@ -105,11 +117,57 @@ Status Client::ServerStats(int server, Stats* stats) {
   }
 }
 
-ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms) {
+bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                           uint64_t known_recency, Status* status) {
+  const int server = op.loc.server;
+  const uint32_t tag = op.loc.tag;
+  uint64_t version;
+  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
+  if (r != DirectOps::Result::kDone) {
+    DirectSetFailed(op, r);
+    return false;
+  }
+  // The lock is held from here: decide, then Commit or Abandon (no other wait in between).
+  BlockView pair;
+  uint64_t number = 0;
+  if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
+      JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_fallbacks;
+    return false;
+  }
+  if (!IncrementCounter(pair.value, pair.value_len, op.contract.delta, &number, &counter_value_)) {
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_incrs;
+    *status = SHMEMCACHE_NOT_NUMERIC;
+    return true;
+  }
+  if (BlockBytesFor(op.key_len, counter_value_.size()) > block_bytes) {  // the server moves it to a larger block
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_fallbacks;
+    return false;
+  }
+  direct_.Commit(server, offset, block_bytes, version, tag, op.key, op.key_len, counter_value_.data(),
+                 counter_value_.size(), PairMeta{pair.flags, pair.expiry_ms, 0});
+  ++counters_.direct_incrs;
+  if (op.contract.out.number) *op.contract.out.number = number;
+  DirectWriteDone(op, offset, block_bytes, version + 1, known_recency);
+  *status = SHMEMCACHE_OK;
+  return true;
+}
+
+ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now) {
   return JudgeExpiryLazily(expiry_ms, [&] {
     const ServerTimeSample& sample = server_time_[server];
     if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
-    return BoundServerTime(sample, clock_.Refresh());  // exact: a coarse reading could bound too high
+    const uint64_t lag = clock_.max_lag_ns();
+    // A frozen reading (batch window) may be older than the lag bound says: exact then.
+    if (coarse_now == nullptr || lag == 0 || clock_frozen_) return BoundServerTime(sample, clock_.Refresh());
+    // The coarse reading is at most lag behind the true time: the lower bound from it as is (lower still), the
+    // upper one from it plus lag (an upper bound still). So the rule keeps its guarantees, and a pair within
+    // about lag of its expiry is asked of the server rather than judged here.
+    return ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
+                            BoundServerTime(sample, *coarse_now + lag).upper_ms};
   });
 }
 

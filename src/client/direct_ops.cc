@@ -125,19 +125,19 @@ void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
 }
 
 void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
-                            const void* value, size_t value_len) {
+                            const void* value, size_t value_len, const PairMeta& meta) {
   size_t body = BodyBytes(key_len, value_len);
   if (buffer_.size() < body) buffer_.resize(body);
-  EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len);
+  EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len, meta);
   ctx_->Put(arena_ + offset + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, body - kHeadVersionOffset,
             server);
 }
 
 void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
-                           size_t value_len) {
+                           size_t value_len, const PairMeta& meta) {
   // W1's other half (store/block.h): every store below stays after the lock in every reader's view.
   __atomic_thread_fence(__ATOMIC_RELEASE);
-  EncodeBlockBody(block, version, key, key_len, value, value_len);
+  EncodeBlockBody(block, version, key, key_len, value, value_len, meta);
   // W3: the body before the publishing atomic (Publish's Fence orders the runtime's side).
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
@@ -149,10 +149,7 @@ DirectOps::Result DirectOps::Set(int server, uint64_t offset, uint32_t block_byt
   uint64_t version = 0;
   Result r = Acquire(server, offset, block_bytes, known_version, key, key_len, tag, &version);
   if (r != Result::kDone) return r;
-  Write(server, offset, version, key, key_len, value, value_len);
-  ctx_->Fence();
-  Release(server, offset, block_bytes, version, tag);
-  ctx_->Quiet();
+  Commit(server, offset, block_bytes, version, tag, key, key_len, value, value_len);
   *new_version = version + 1;
   return Result::kDone;
 }
@@ -180,13 +177,41 @@ DirectOps::Result DirectOps::Acquire(int server, uint64_t offset, uint32_t block
 }
 
 void DirectOps::Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
-                      const void* value, size_t value_len) {
+                      const void* value, size_t value_len, const PairMeta& meta) {
   if (uint8_t* local = local_arena(server)) {
-    WriteLocal(local + offset, version + 1, key, key_len, value, value_len);
+    WriteLocal(local + offset, version + 1, key, key_len, value, value_len, meta);
     ++counters_.local_sets;
   } else {
-    WriteRemote(server, offset, version + 1, key, key_len, value, value_len);
+    WriteRemote(server, offset, version + 1, key, key_len, value, value_len, meta);
   }
+}
+
+bool DirectOps::ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                         BlockView* view) {
+  const uint8_t* block;
+  if (const uint8_t* local = local_arena(server)) {
+    block = local + offset;
+  } else {
+    // Everything but the target word (ours, locked), in one get; the lock's CAS completed before it starts, so it
+    // sees the body the last writer published.
+    const size_t bytes = TargetOffset(block_bytes);
+    if (buffer_.size() < bytes) buffer_.resize(bytes);
+    ctx_->Get(buffer_.data(), arena_ + offset, bytes, server);
+    block = buffer_.data();
+  }
+  return ReadHeldBlock(block, block_bytes, key, key_len, view);
+}
+
+void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
+                       const void* key, size_t key_len, const void* value, size_t value_len, const PairMeta& meta) {
+  Write(server, offset, version, key, key_len, value, value_len, meta);
+  ctx_->Fence();
+  Release(server, offset, block_bytes, version, tag);
+  ctx_->Quiet();
+}
+
+void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
+  Publish(server, target_word(offset, block_bytes), MakeTarget(version, tag, false));
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {

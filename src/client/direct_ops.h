@@ -27,6 +27,10 @@
 //      non-fetching atomic. (A fetching swap instead of set + quiet would complete it too, and over UCX tcp a
 //      quiet is a round trip to every peer; but measured on UCX shared memory, publishing with a swap starved
 //      one-sided readers of the 12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
+// Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
+//   1-2), ReadHeld (the pair as it is: one get of the block, or loads through the mapping; nobody else writes
+//   while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
+//   unchanged) when the client cannot decide alone.
 // Back-off grows from spinning to yielding to sleeping, so a lock holder descheduled on an oversubscribed node
 // gets the core it needs.
 #ifndef SHMEMCACHE_CLIENT_DIRECT_OPS_H_
@@ -101,8 +105,18 @@ class DirectOps {
   Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
                  size_t key_len, uint32_t tag, uint64_t* version);
   void Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, const void* value,
-             size_t value_len);
+             size_t value_len, const PairMeta& meta = PairMeta{});
   void Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
+
+  // One locked write's remaining steps, for a caller that took the lock with Acquire (at *version = version).
+  //   ReadHeld: the pair in the block (ReadHeldBlock, store/block.h); *view points into this PE's mapping or a
+  //             buffer of this object, valid until the next call. False: not this key (release with Abandon).
+  //   Commit:   Write (the pair must fit the block), Fence, Release, Quiet: complete on return, as Set.
+  //   Abandon:  releases the lock unchanged, complete on return.
+  bool ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, BlockView* view);
+  void Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag, const void* key,
+              size_t key_len, const void* value, size_t value_len, const PairMeta& meta = PairMeta{});
+  void Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
 
   const Counters& counters() const { return counters_; }
   // This PE's mapping of server's arena, or nullptr.
@@ -127,9 +141,9 @@ class DirectOps {
                       uint32_t tag, uint8_t* out, BlockView* view);
   // Step 3 for each path; version: the full version to publish.
   void WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
-                   const void* value, size_t value_len);
+                   const void* value, size_t value_len, const PairMeta& meta);
   void WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
-                  size_t value_len);
+                  size_t value_len, const PairMeta& meta);
   // Sets the target word after a fence, complete on return.
   void Publish(int server, uint64_t* word, uint64_t value);
 

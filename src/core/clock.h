@@ -61,10 +61,19 @@ class EpochClock {
 // most about that much, and an operation costs one counter read, not a clock_gettime. Refresh() forces a read
 // and returns it (whoever records a time others are later compared with, e.g. when an epoch was heard, calls
 // it, so that cached readings never fall behind a recorded one). Readings never decrease. Not thread-safe.
+//
+// max_lag_ns() says how far behind the true clock a reading of Nanos() may be, for callers that need a bound
+// rather than "about" (a Direct GET judging expiry, client/contract_ops.cc): a reading is refreshed as soon as
+// the counter has advanced kRefreshCycles since the last real read, so it lags by less than the time the
+// counter takes to advance that much. That time comes from the counter's rate, measured between real reads at
+// least kCalibrationCycles apart (the counter runs at a constant rate: x86's invariant TSC, AArch64's generic
+// timer) and doubled for margin. 0 = no bound known (no counter, no measurement yet, or a counter that went
+// backwards, e.g. a migration between unsynchronised cores, which restarts the measurement): read exactly then.
 class CoarseClock {
  public:
   static constexpr uint64_t kRefreshCycles = uint64_t{1} << 18;
   static constexpr unsigned kRefreshCalls = 64;
+  static constexpr uint64_t kCalibrationCycles = uint64_t{1} << 24;
 
   explicit CoarseClock(EpochClock clock) : clock_(clock) { Refresh(); }
 
@@ -76,15 +85,34 @@ class CoarseClock {
   uint64_t Refresh() {
     last_cycles_ = CycleCounter();
     uint64_t now = clock_.Nanos();
+    Calibrate(last_cycles_, now);
     if (now > cached_) cached_ = now;
     return cached_;
   }
+  uint64_t max_lag_ns() const { return max_lag_ns_; }
 
  private:
+  // A real read at (cycles, now): measures the counter's rate against the first read of the current measurement.
+  void Calibrate(uint64_t cycles, uint64_t now) {
+    if (cycles == 0 || base_cycles_ == 0 || cycles < base_cycles_ || now < base_ns_) {
+      base_cycles_ = cycles;  // start (again); a counter that reads 0 never gets a bound
+      base_ns_ = now;
+      max_lag_ns_ = 0;
+      return;
+    }
+    const uint64_t cycles_seen = cycles - base_cycles_;
+    if (cycles_seen < kCalibrationCycles) return;
+    const unsigned __int128 lag = static_cast<unsigned __int128>(2 * kRefreshCycles) * (now - base_ns_) / cycles_seen;
+    max_lag_ns_ = static_cast<uint64_t>(lag) + 1;
+  }
+
   EpochClock clock_;
   uint64_t cached_ = 0;
   uint64_t last_cycles_ = 0;
   unsigned calls_ = 0;
+  uint64_t base_cycles_ = 0;  // the first real read of the current rate measurement
+  uint64_t base_ns_ = 0;
+  uint64_t max_lag_ns_ = 0;
 };
 
 }  // namespace smc

@@ -40,10 +40,12 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
 constexpr size_t kConfigFields = 23;
-// local_access is this PE's own choice (it changes nothing another PE sees): the one field PEs may set
-// differently, left out of the agreement.
+// direct_policy and local_access are this PE's own choices (which path its own operations take; every path
+// follows the same block protocol and no other PE reads them): the fields PEs may set differently, left out of
+// the agreement.
+constexpr size_t kDirectPolicyField = 21;
 constexpr size_t kLocalAccessField = 22;
-inline bool ConfigFieldMustAgree(size_t field) { return field != kLocalAccessField; }
+inline bool ConfigFieldMustAgree(size_t field) { return field != kDirectPolicyField && field != kLocalAccessField; }
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

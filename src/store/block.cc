@@ -67,6 +67,16 @@ void FillView(const uint8_t* head, const uint8_t* value, size_t value_len, Block
 
 }  // namespace
 
+bool ReadHeldBlock(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len, BlockView* view) {
+  const size_t stored_key_len = LoadU32(block + kKeyLenOffset);
+  const size_t value_len = LoadU32(block + kValueLenOffset);
+  if (stored_key_len != key_len || BlockBytesFor(key_len, value_len) > block_bytes ||
+      std::memcmp(block + kBlockHeaderBytes, key, key_len) != 0)
+    return false;
+  FillView(block, block + kBlockHeaderBytes + key_len, value_len, view);
+  return true;
+}
+
 BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
                          BlockView* view) {
   size_t value_len;

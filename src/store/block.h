@@ -192,6 +192,13 @@ BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* ke
 BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                               size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view);
 
+// Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
+// `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was
+// taken, or the live block through a mapping). True with *view filled (version from the head, token, flags,
+// expiry, recency; view->value points into block) when it holds this key and its lengths fit block_bytes;
+// false (another key, a freed block) with *view unchanged. No checksum: nobody writes while the lock is held.
+bool ReadHeldBlock(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len, BlockView* view);
+
 // The seqlock read (R1-R3 above) of a block that this thread can load from (`block`: a mapping of live memory
 // that writers following the protocol may be changing). On kValid the value has been copied to `out` if it
 // fits (value_len <= out_capacity; view->value == out), else nothing is copied (view->value == nullptr) and

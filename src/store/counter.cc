@@ -64,4 +64,13 @@ void FormatCounter(uint64_t number, size_t old_len, uint8_t* out) {
   if (digits < old_len) std::memset(out + digits, ' ', old_len - digits);
 }
 
+bool IncrementCounter(const uint8_t* value, size_t len, int64_t delta, uint64_t* result, std::vector<uint8_t>* out) {
+  uint64_t number;
+  if (!ParseCounter(value, len, &number)) return false;
+  *result = ApplyCounterDelta(number, delta);
+  out->resize(CounterLength(*result, len));
+  FormatCounter(*result, len, out->data());
+  return true;
+}
+
 }  // namespace smc

@@ -1,5 +1,6 @@
 // Counters (memcached's incr/decr, do_add_delta), as pure functions on a pair's value bytes, shared by the
-// server's Incr and (later) a client's Direct incr so both paths read and write numbers identically.
+// server's Incr and a client's Direct incr (client/contract_ops.cc) so both paths read and write numbers
+// identically.
 //
 // Reading. A value is a counter exactly when memcached's safe_strtoull would accept it from the item's data
 // (which memcached ends with "\r\n"): optional leading whitespace, an optional sign, at least one decimal digit,
@@ -18,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace smc {
 
@@ -34,6 +36,11 @@ uint64_t ApplyCounterDelta(uint64_t number, int64_t delta);
 size_t CounterLength(uint64_t number, size_t old_len);
 // Writes number over a value of old_len bytes into out (CounterLength(number, old_len) bytes).
 void FormatCounter(uint64_t number, size_t old_len, uint8_t* out);
+
+// The whole incr of a stored value, as every path does it: false if value[0, len) is not a counter (nothing
+// written); else true, *result = the new number and *out = the bytes to store (CounterLength(*result, len) of
+// them). value and *out must not overlap.
+bool IncrementCounter(const uint8_t* value, size_t len, int64_t delta, uint64_t* result, std::vector<uint8_t>* out);
 
 }  // namespace smc
 

@@ -183,11 +183,7 @@ Status KvStore::Incr(const KeyLocation& loc, const void* key, size_t key_len, in
   uint64_t result = 0;
   auto decide = [&](const Held& held, NewPair* next) {
     if (!held.live) return SHMEMCACHE_NOT_FOUND;
-    uint64_t number;
-    if (!ParseCounter(held.value, held.value_len, &number)) return SHMEMCACHE_NOT_NUMERIC;
-    result = ApplyCounterDelta(number, delta);
-    composed_.resize(CounterLength(result, held.value_len));
-    FormatCounter(result, held.value_len, composed_.data());
+    if (!IncrementCounter(held.value, held.value_len, delta, &result, &composed_)) return SHMEMCACHE_NOT_NUMERIC;
     *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
     return SHMEMCACHE_OK;
   };

@@ -5,11 +5,17 @@
 //   - expiry seen by a client holding a cached pointer: never reported expired before ttl_ms (measured on the
 //     client's clock from before the store, with the drift allowance of core/server_time.h), and NOT_FOUND, on
 //     the Direct path, once ttl_ms + recency_range_ms have surely passed on the server (a bound, no race);
-//   - concurrency: counters (N clients x M incr == N*M), add (exactly one OK per round), a CAS loop mixing
-//     Direct fetches and Active CAS stores (exact total);
+//   - counters on every path: Direct incr (the block's lock) through the mapping and one-sided, Active incr;
+//     flags and expiry kept, a new token, NOT_NUMERIC, a counter outgrowing its block, an expired counter;
+//   - concurrency: counters (N clients x M incr == N*M, with clients on different paths: see Paths), add (exactly
+//     one OK per round), a CAS loop mixing Direct fetches and Active CAS stores (exact total);
 //   - flush_all from one client empties every server (pointers held by clients included); server_stats summed
 //     over the servers equal what the clients stored;
 //   - bad input changes nothing; wrong role; after finalize.
+// Paths: the clients take different paths on purpose (direct_policy and local_access are each PE's own choice):
+// client rank 3k+1 has direct_policy never (everything Active), rank 3k+2 local_access 0 (Direct one-sided, no
+// mapping), the others the job's settings (on shared memory: Direct through the mapping). Every check that
+// expects a Direct operation asks the client's stats whether its policy allows one.
 // Args: [incr per client] (default 300)
 #include <shmem.h>
 #include <unistd.h>
@@ -54,6 +60,20 @@ shmemcache_stats_t MyStats(shmemcache_t* c) {
   shmemcache_stats_t s;
   shmemcache_get_stats(c, &s);
   return s;
+}
+
+// What this client's policy lets go Direct (shmemcache_stats_t policy_set_path / policy_reason): SETs and incrs;
+// GETs unless direct_ops is 0 or direct_policy never.
+bool DirectWrites(shmemcache_t* c) { return MyStats(c).policy_set_path == 1; }
+bool DirectReads(shmemcache_t* c) {
+  const uint64_t reason = MyStats(c).policy_reason;
+  return reason != 1 && reason != 3;
+}
+
+uint64_t Incr(shmemcache_t* c, const std::string& k, int64_t delta, shmemcache_status_t expected) {
+  uint64_t n = 0;
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), delta, &n), expected);
+  return n;
 }
 
 void SleepMs(uint64_t ms) {
@@ -113,7 +133,7 @@ void Tokens(shmemcache_t* c, int rank) {
   PE_CHECK(Fetch(c, k).token == t[0]);
   const uint64_t direct_before = MyStats(c).direct_sets;
   PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "v1", 2, nullptr, &t[1]), SHMEMCACHE_OK);  // Direct
-  PE_CHECK(MyStats(c).direct_sets == direct_before + 1);
+  PE_CHECK(MyStats(c).direct_sets == direct_before + (DirectWrites(c) ? 1 : 0));
   PE_CHECK(t[1] > t[0]);
   Fetched f = Fetch(c, k);
   PE_CHECK(f.value == "v1" && f.token == t[1]);
@@ -138,29 +158,65 @@ void Tokens(shmemcache_t* c, int rank) {
   PE_CHECK_STATUS(Store(c, k, "v4", SHMEMCACHE_MODE_ADD, 0, 0, 0, &t[4]), SHMEMCACHE_OK);
   PE_CHECK(t[4] > t[3]);
   PE_CHECK_STATUS(shmemcache_touch(c, "absent-touch", 12, 10), SHMEMCACHE_NOT_FOUND);
+  // incr between writers of every path: a new, larger token each time, never reused.
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), "5", 1, nullptr, &t[5]), SHMEMCACHE_OK);
+  uint64_t last = t[5];
+  for (int i = 0; i < 4; ++i) {
+    PE_CHECK(Incr(c, k, 1, SHMEMCACHE_OK) == static_cast<uint64_t>(6 + i));  // Direct where SETs are
+    Fetched f = Fetch(c, k);
+    PE_CHECK(f.token > last);
+    last = f.token;
+    uint64_t set_token = 0;
+    const std::string same = f.value;
+    PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), same.data(), same.size(), nullptr, &set_token),
+                    SHMEMCACHE_OK);
+    PE_CHECK(set_token > last);
+    last = set_token;
+  }
 }
 
 void Counters(shmemcache_t* c, int rank) {
   const std::string k = Key(rank, "counter");
+  // Every incr below finds the pair's pointer cached (the write before it installed it), so it is Direct exactly
+  // when this client's policy lets SETs go Direct: `direct` of them per incr.
+  const uint64_t direct = DirectWrites(c) ? 1 : 0;
+  const uint64_t d0 = MyStats(c).direct_incrs;
   uint64_t n = 77;
   PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, &n), SHMEMCACHE_NOT_FOUND);
   PE_CHECK(n == 77);
   PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "abc", 3), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, &n), SHMEMCACHE_NOT_NUMERIC);
+  PE_CHECK(n == 77);
   PE_CHECK(Fetch(c, k).value == "abc");
-  uint32_t flags_before = 0;
+  PE_CHECK(MyStats(c).direct_incrs == d0 + direct);  // NOT_NUMERIC answered under the lock, nothing written
   PE_CHECK_STATUS(Store(c, k, "10", SHMEMCACHE_MODE_SET, 9), SHMEMCACHE_OK);
-  flags_before = Fetch(c, k).flags;
-  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 5, &n), SHMEMCACHE_OK);
-  PE_CHECK(n == 15);
-  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), -20, &n), SHMEMCACHE_OK);
-  PE_CHECK(n == 0);
   Fetched f = Fetch(c, k);
-  PE_CHECK(f.value.size() >= 1 && std::strtoull(f.value.c_str(), nullptr, 10) == 0 && f.flags == flags_before);
+  PE_CHECK(f.flags == 9);
+  const uint64_t token_before = f.token;
+  PE_CHECK(Incr(c, k, 5, SHMEMCACHE_OK) == 15);
+  PE_CHECK(Incr(c, k, -20, SHMEMCACHE_OK) == 0);
+  PE_CHECK(MyStats(c).direct_incrs == d0 + 3 * direct);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "0 " && f.flags == 9);  // memcached's padding; flags kept on every path
+  PE_CHECK(f.token > token_before);
   PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "18446744073709551615", 20), SHMEMCACHE_OK);
-  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 2, &n), SHMEMCACHE_OK);
-  PE_CHECK(n == 1);  // wraps at 2^64
+  PE_CHECK(Incr(c, k, 2, SHMEMCACHE_OK) == 1);  // wraps at 2^64
   PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 0, nullptr), SHMEMCACHE_OK);
+  PE_CHECK(Fetch(c, k).value == "1                   ");
+  PE_CHECK(MyStats(c).direct_incrs == d0 + 5 * direct);
+  // A counter that outgrows its block: 1 digit to 20. Some steps fit the block (Direct), the rest go to the
+  // server, which moves the pair; the values are exact on both.
+  const std::string grow = Key(rank, "grow");
+  PE_CHECK_STATUS(shmemcache_set(c, grow.data(), grow.size(), "9", 1), SHMEMCACHE_OK);
+  uint64_t expect = 9;
+  for (int digits = 2; digits <= 20; ++digits) {
+    const uint64_t delta = expect * 9 + 9;  // 9 -> 99 -> 999 ...: one digit more each time
+    expect += delta;
+    if (digits == 20) break;  // 10^20 - 1 does not fit 64 bits
+    PE_CHECK(Incr(c, grow, static_cast<int64_t>(delta), SHMEMCACHE_OK) == expect);
+    PE_CHECK(Fetch(c, grow).value == std::string(digits, '9'));
+  }
+  if (direct) PE_CHECK(MyStats(c).direct_incrs > d0 + 5);
 }
 
 // A pair with ttl_ms, read by a client that holds its pointer.
@@ -173,7 +229,14 @@ void Expiry(shmemcache_t* c, int rank, unsigned recency_range_ms) {
   uint64_t direct = MyStats(c).direct_gets;
   PE_CHECK(Fetch(c, far).value == "far");
   PE_CHECK(Fetch(c, far).value == "far");
-  PE_CHECK(MyStats(c).direct_gets >= direct + 1);
+  if (DirectReads(c)) PE_CHECK(MyStats(c).direct_gets >= direct + 1);
+  // So is an incr of a counter with a far expiry (Direct where SETs are).
+  const std::string far_counter = Key(rank, "far-counter");
+  PE_CHECK_STATUS(Store(c, far_counter, "41", SHMEMCACHE_MODE_SET, 0, 3600 * 1000), SHMEMCACHE_OK);
+  direct = MyStats(c).direct_incrs;
+  PE_CHECK(Incr(c, far_counter, 1, SHMEMCACHE_OK) == 42);
+  PE_CHECK(Incr(c, far_counter, 1, SHMEMCACHE_OK) == 43);
+  if (DirectWrites(c)) PE_CHECK(MyStats(c).direct_incrs >= direct + 1);
 
   const uint64_t before_store = pe_test::NowNanos();
   PE_CHECK_STATUS(Store(c, k, "soon gone", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
@@ -196,7 +259,20 @@ void Expiry(shmemcache_t* c, int rank, unsigned recency_range_ms) {
   PE_CHECK(gone);
   // Another pair, read once (pointer cached), then left alone until ttl + recency_range_ms have surely passed
   // on the server (1% drift allowance + 50 ms): the next read is NOT_FOUND, answered on the Direct path.
+  // A counter with the same ttl, incremented at once (Direct when provably live, else Active): the incrs keep
+  // its expiry, so once ttl + recency_range_ms have surely passed an incr finds it gone (the server says so:
+  // a Direct incr never decides "expired" alone).
   const std::string k2 = Key(rank, "ttl2");
+  const std::string kc = Key(rank, "ttl-counter");
+  const uint64_t counter_stored = pe_test::NowNanos();
+  PE_CHECK_STATUS(Store(c, kc, "7", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
+  for (int i = 0; i < 3; ++i) {
+    uint64_t n = 0;
+    shmemcache_status_t st = shmemcache_incr(c, kc.data(), kc.size(), 1, &n);
+    PE_CHECK(st == SHMEMCACHE_OK ? n == static_cast<uint64_t>(8 + i)
+                                 : st == SHMEMCACHE_NOT_FOUND &&
+                                       pe_test::NowNanos() - counter_stored >= kTtlMs * 1000000 * 999 / 1000);
+  }
   PE_CHECK_STATUS(Store(c, k2, "gone later", SHMEMCACHE_MODE_SET, 0, kTtlMs), SHMEMCACHE_OK);
   const uint64_t stored = pe_test::NowNanos();
   PE_CHECK(Fetch(c, k2).status == SHMEMCACHE_OK || pe_test::NowNanos() - stored >= kTtlMs * 1000000 * 999 / 1000);
@@ -205,7 +281,14 @@ void Expiry(shmemcache_t* c, int rank, unsigned recency_range_ms) {
   Fetched f = Fetch(c, k2);
   const shmemcache_stats_t s1 = MyStats(c);
   PE_CHECK(f.status == SHMEMCACHE_NOT_FOUND);
-  PE_CHECK(s1.direct_gets == s0.direct_gets + 1 && s1.active_gets == s0.active_gets);  // judged on the Direct path
+  if (DirectReads(c))  // judged on the Direct path
+    PE_CHECK(s1.direct_gets == s0.direct_gets + 1 && s1.active_gets == s0.active_gets);
+  else
+    PE_CHECK(s1.direct_gets == s0.direct_gets && s1.active_gets == s0.active_gets + 1);
+  const uint64_t direct_incrs = MyStats(c).direct_incrs;
+  Incr(c, kc, 1, SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(MyStats(c).direct_incrs == direct_incrs);
+  PE_CHECK(Fetch(c, kc).status == SHMEMCACHE_NOT_FOUND);
   size_t len = 9;
   char buf[16];
   PE_CHECK_STATUS(shmemcache_get(c, k2.data(), k2.size(), buf, sizeof buf, &len), SHMEMCACHE_NOT_FOUND);
@@ -242,7 +325,12 @@ void ConcurrentCounters(shmemcache_t* c, int rank, int per_client) {
     PE_CHECK_STATUS(shmemcache_set(c, cas_key.data(), cas_key.size(), "0", 1), SHMEMCACHE_OK);
   }
   pe_test::ClientBarrier(first_client, clients);
+  const uint64_t direct_before = MyStats(c).direct_incrs;
   for (int i = 0; i < per_client; ++i) PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, nullptr), SHMEMCACHE_OK);
+  // The paths were really mixed: Direct where this client's policy allows it (contention may send a few to the
+  // server), never where it does not.
+  const uint64_t direct_incrs = MyStats(c).direct_incrs - direct_before;
+  PE_CHECK(DirectWrites(c) ? direct_incrs > 0 : direct_incrs == 0);
   // Check-and-set increments: read (Direct when the pointer is cached), store with the token (Active); a
   // stale token gets EXISTS and the client retries.
   uint64_t conflicts = 0;
@@ -265,8 +353,9 @@ void ConcurrentCounters(shmemcache_t* c, int rank, int per_client) {
     PE_CHECK(total == static_cast<uint64_t>(clients) * per_client);
     Fetched f = Fetch(c, cas_key);
     PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(clients) * (per_client / 3));
-    std::printf("counters: %llu incr, cas total %s, conflicts seen by client 0: %llu\n",
-                (unsigned long long)total, f.value.c_str(), (unsigned long long)conflicts);
+    std::printf("counters: %llu incr, cas total %s, conflicts seen by client 0: %llu, its Direct incrs %llu\n",
+                (unsigned long long)total, f.value.c_str(), (unsigned long long)conflicts,
+                (unsigned long long)direct_incrs);
   }
 }
 
@@ -385,6 +474,10 @@ int main(int argc, char** argv) {
   pe_test::ClientBarrierInit();
   shmemcache_config_t config;
   PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
+  // Paths (top of file), by client rank (servers are PEs 0 .. num_servers - 1).
+  const int would_be_rank = shmem_my_pe() - config.num_servers;
+  if (would_be_rank >= 0 && would_be_rank % 3 == 1) config.direct_policy = SHMEMCACHE_DIRECT_NEVER;
+  if (would_be_rank >= 0 && would_be_rank % 3 == 2) config.local_access = 0;
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
   if (c == nullptr) return 1;

@@ -1,5 +1,5 @@
 // The on-node fast path (local_access, issue 13) is taken exactly when it should be. 1 server, 2 clients, each
-// with its own local_access (the one setting PEs may choose differently): client 0 auto (-1), client 1 off (0).
+// with its own local_access (a setting PEs may choose differently): client 0 auto (-1), client 1 off (0).
 // Each stores keys and reads them back many times through the public API, then checks its statistics:
 //   - off: local_gets == local_sets == 0, yet the reads were Direct (one-sided gets);
 //   - auto: every Direct GET and SET went through the mapping when shmem_ptr maps the server (shared memory),

@@ -150,6 +150,34 @@ TEST(BlockValidate, ReportsFlagsExpiryAndToken) {
   EXPECT_EQ(view.token, 77u) << "token == version without touches";
 }
 
+TEST(BlockHeld, ReadsThePairOfALockedBlockWithoutAChecksum) {
+  // A lock holder (Direct incr) reads the block as it is: a locked target word and a stale checksum do not
+  // matter, identity and lengths do.
+  std::string key = "ctr", value = "41";
+  size_t bytes = BlockBytesFor(key.size(), value.size()) + 16;
+  auto b = MakeBlock(bytes, 12, key, value, 0x77, /*locked=*/true, 5, PairMeta{9, 4242, 2});
+  StoreU64(b.data() + kChecksumOffset, 0);
+  BlockView view;
+  ASSERT_TRUE(ReadHeldBlock(b.data(), bytes, key.data(), key.size(), &view));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), value);
+  EXPECT_EQ(view.value, b.data() + kBlockHeaderBytes + key.size()) << "points into the block";
+  EXPECT_EQ(view.version, 12u);
+  EXPECT_EQ(view.token, 10u);
+  EXPECT_EQ(view.flags, 9u);
+  EXPECT_EQ(view.expiry_ms, 4242u);
+  EXPECT_EQ(view.recency, 5u);
+  BlockView untouched;
+  untouched.version = 99;
+  EXPECT_FALSE(ReadHeldBlock(b.data(), bytes, "ctx", 3, &untouched)) << "another key of the same length";
+  EXPECT_FALSE(ReadHeldBlock(b.data(), bytes, "ct", 2, &untouched)) << "another key length";
+  EXPECT_EQ(untouched.version, 99u);
+  auto bad = b;
+  StoreU32(bad.data() + kValueLenOffset, static_cast<uint32_t>(bytes));
+  EXPECT_FALSE(ReadHeldBlock(bad.data(), bytes, key.data(), key.size(), &untouched)) << "lengths over the block";
+  std::vector<uint8_t> freed(bytes, 0);
+  EXPECT_FALSE(ReadHeldBlock(freed.data(), bytes, key.data(), key.size(), &untouched)) << "a freed block";
+}
+
 TEST(BlockValidate, RetryWhenFlagsOrExpiryTorn) {
   // The checksum covers the new fields: a copy mixing one write's header with another's is never valid.
   std::string key = "key", value = "value";

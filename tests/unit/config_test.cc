@@ -464,6 +464,9 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");
   EXPECT_EQ(ConfigEnvName(19), "SHMEMCACHE_OP_TIMEOUT_MS");
   EXPECT_EQ(ConfigEnvName(kLocalAccessField), "SHMEMCACHE_LOCAL_ACCESS");
+  EXPECT_EQ(ConfigEnvName(kDirectPolicyField), "SHMEMCACHE_DIRECT_POLICY");
+  for (size_t i = 0; i < kConfigFields; ++i)  // each PE's own choices; everything else must agree
+    EXPECT_EQ(ConfigFieldMustAgree(i), i != kDirectPolicyField && i != kLocalAccessField) << kConfigFieldNames[i];
   EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
 }
 

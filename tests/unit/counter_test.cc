@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace smc {
 namespace {
@@ -86,6 +87,32 @@ TEST(Counter, ShorterResultIsPaddedToTheOldLength) {
     v = Format(ApplyCounterDelta(n, -300), v.size());
   }
   EXPECT_EQ(v, "0   ");
+}
+
+TEST(Counter, IncrementCounterIsParseApplyFormat) {
+  auto incr = [](const std::string& text, int64_t delta, uint64_t* n, std::string* stored) {
+    std::vector<uint8_t> out(3, 'x');
+    bool ok = IncrementCounter(reinterpret_cast<const uint8_t*>(text.data()), text.size(), delta, n, &out);
+    if (ok) stored->assign(out.begin(), out.end());
+    return ok;
+  };
+  uint64_t n = 0;
+  std::string stored = "unchanged";
+  ASSERT_TRUE(incr("10", -1, &n, &stored));
+  EXPECT_EQ(n, 9u);
+  EXPECT_EQ(stored, "9 ") << "the old length, padded";
+  ASSERT_TRUE(incr("99", 1, &n, &stored));
+  EXPECT_EQ(n, 100u);
+  EXPECT_EQ(stored, "100") << "grows past the old length";
+  ASSERT_TRUE(incr("18446744073709551615", 1, &n, &stored));
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(stored, "0                   ") << "wraps, keeps 20 bytes";
+  n = 5;
+  stored = "unchanged";
+  EXPECT_FALSE(incr("abc", 1, &n, &stored));
+  EXPECT_FALSE(incr("", 1, &n, &stored));
+  EXPECT_EQ(n, 5u);
+  EXPECT_EQ(stored, "unchanged");
 }
 
 }  // namespace

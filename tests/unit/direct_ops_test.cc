@@ -244,6 +244,51 @@ TEST_F(DirectOpsTest, ThroughTheMappingGetAndSetUseLoadsAndStoresAndCountIt) {
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
+// Direct incr's steps (Acquire, ReadHeld, Commit / Abandon) on both paths: the pair read under the lock, a commit
+// that keeps flags and expiry at version + 1 (a new token), a release that changes nothing.
+TEST_F(DirectOpsTest, ALockedReadThenCommitKeepsFlagsAndExpiryAndAbandonChangesNothing) {
+  for (DirectOps* ops : {ops_.get(), local_ops_.get()}) {
+    const std::string key = ops == ops_.get() ? "remote-ctr" : "local-ctr";
+    const uint32_t tag = Loc(key).tag;
+    StoreRequest with_meta;
+    with_meta.flags = 77;
+    with_meta.ttl_ms = 3600 * 1000;
+    BlockPointer p;
+    ASSERT_EQ(store_->Store(Loc(key), key.data(), key.size(), "41", 2, with_meta, AccessTime{1000, 1}, &p),
+              SHMEMCACHE_OK);
+    uint64_t version = 0;
+    ASSERT_EQ(ops->Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &version),
+              DirectOps::Result::kDone);
+    EXPECT_EQ(version, p.version);
+    BlockView held;
+    ASSERT_TRUE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &held));
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(held.value), held.value_len), "41");
+    EXPECT_EQ(held.flags, 77u);
+    EXPECT_GT(held.expiry_ms, 3600u * 1000) << "the store's expiry, an hour after its clock";
+    EXPECT_FALSE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, "other-key", 9, &held)) << "another key";
+    // Abandon: the target word is back to what it was, the pair untouched.
+    const uint64_t before = MakeTarget(version, tag, false);
+    ops->Abandon(kServerPe, p.offset, p.block_bytes, version, tag);
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), before);
+    EXPECT_EQ(StoreGet(key), "41");
+    // Commit: version + 1, flags and expiry as given, token lag 0.
+    ASSERT_EQ(ops->Acquire(kServerPe, p.offset, p.block_bytes, version, key.data(), key.size(), tag, &version),
+              DirectOps::Result::kDone);
+    ops->Commit(kServerPe, p.offset, p.block_bytes, version, tag, key.data(), key.size(), "42", 2,
+                PairMeta{held.flags, held.expiry_ms, 0});
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), MakeTarget(version + 1, tag, false));
+    std::vector<uint8_t> scratch;
+    BlockView view;
+    ASSERT_EQ(store_->Get(Loc(key), key.data(), key.size(), AccessTime{2000, 1}, &scratch, &view, nullptr),
+              SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), "42");
+    EXPECT_EQ(view.flags, 77u);
+    EXPECT_EQ(view.expiry_ms, held.expiry_ms);
+    EXPECT_EQ(view.token, version + 1);
+    EXPECT_TRUE(store_->CheckConsistency());
+  }
+}
+
 TEST_F(DirectOpsTest, ThroughTheMappingABufferTooSmallGetsTheLengthAndNoBytes) {
   BlockPointer p = StoreSet("key", "value");
   char out[4] = {'x', 'x', 'x', 'x'};
