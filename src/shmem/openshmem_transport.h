@@ -9,8 +9,9 @@
 //     quiet on the default context where it is absent.
 //   - The library's own context (CreateContext) is its own only where OpenMPI can finalize it: not over UCX tcp
 //     (shmem/ucx_probe.h), decided from the transports UCX really uses, the same way on every PE. It is
-//     SHMEM_CTX_PRIVATE when only one thread may use the handle, SHMEM_CTX_SERIALIZED when any thread may (the
-//     C API admits one thread at a time: api/call_gate.h).
+//     SHMEM_CTX_PRIVATE when only one thread may use the handle, SHMEM_CTX_SERIALIZED when any thread may: a
+//     client makes one per calling thread with CreateContext(1) (not collective) and destroys them all at
+//     finalize, from the finalizing thread (client/client_pe.h, node/node.h).
 //   - Threads: Start() asks for SHMEM_THREAD_MULTIPLE (shmem_init_thread) when it starts OpenSHMEM, or reads the
 //     level the application asked for (shmem_query_thread). At MULTIPLE, OpenMPI makes the default context's
 //     UCX worker thread-safe, which costs operations on the DEFAULT context ~10-30 ns each (raw 32 B get
@@ -38,7 +39,7 @@ class OpenShmemTransport final : public Transport {
 
   bool owns_runtime() const { return owns_runtime_; }
   // OpenSHMEM runs at SHMEM_THREAD_MULTIPLE: any thread of this process may call it.
-  bool thread_multiple() const { return thread_multiple_; }
+  bool thread_multiple() const override { return thread_multiple_; }
   // shmem_finalize. Only when owns_runtime(); nothing may use this transport afterwards.
   void StopRuntime();
 
