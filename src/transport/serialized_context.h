@@ -19,60 +19,54 @@ class SerializedContext final : public Context {
   SerializedContext& operator=(const SerializedContext&) = delete;
 
   void Get(void* local_dst, const void* remote_src, size_t bytes, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Get(local_dst, remote_src, bytes, pe);
+    Serialized([&] { ctx_->Get(local_dst, remote_src, bytes, pe); });
   }
   void Put(void* remote_dst, const void* local_src, size_t bytes, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Put(remote_dst, local_src, bytes, pe);
+    Serialized([&] { ctx_->Put(remote_dst, local_src, bytes, pe); });
   }
   void GetNbi(void* local_dst, const void* remote_src, size_t bytes, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->GetNbi(local_dst, remote_src, bytes, pe);
+    Serialized([&] { ctx_->GetNbi(local_dst, remote_src, bytes, pe); });
   }
   void PutNbi(void* remote_dst, const void* local_src, size_t bytes, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->PutNbi(remote_dst, local_src, bytes, pe);
+    Serialized([&] { ctx_->PutNbi(remote_dst, local_src, bytes, pe); });
   }
   uint64_t CompareSwap(uint64_t* remote, uint64_t expected, uint64_t desired, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    return ctx_->CompareSwap(remote, expected, desired, pe);
+    return Serialized([&] { return ctx_->CompareSwap(remote, expected, desired, pe); });
   }
   uint64_t Fetch(uint64_t* remote, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    return ctx_->Fetch(remote, pe);
+    return Serialized([&] { return ctx_->Fetch(remote, pe); });
   }
   uint64_t Swap(uint64_t* remote, uint64_t value, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    return ctx_->Swap(remote, value, pe);
+    return Serialized([&] { return ctx_->Swap(remote, value, pe); });
   }
   uint64_t FetchAdd(uint64_t* remote, uint64_t value, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    return ctx_->FetchAdd(remote, value, pe);
+    return Serialized([&] { return ctx_->FetchAdd(remote, value, pe); });
   }
   void Set(uint64_t* remote, uint64_t value, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Set(remote, value, pe);
+    Serialized([&] { ctx_->Set(remote, value, pe); });
   }
   void Add(uint64_t* remote, uint64_t value, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Add(remote, value, pe);
+    Serialized([&] { ctx_->Add(remote, value, pe); });
   }
   void Or(uint64_t* remote, uint64_t value, int pe) override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Or(remote, value, pe);
+    Serialized([&] { ctx_->Or(remote, value, pe); });
   }
   void Fence() override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Fence();
+    Serialized([&] { ctx_->Fence(); });
   }
   void Quiet() override {
-    std::lock_guard<std::mutex> hold(mutex_);
-    ctx_->Quiet();
+    Serialized([&] { ctx_->Quiet(); });
   }
   bool is_private() const override { return ctx_->is_private(); }
 
  private:
+  // Runs one operation of the shared context under the mutex.
+  template <class Operation>
+  auto Serialized(Operation operation) -> decltype(operation()) {
+    std::lock_guard<std::mutex> hold(mutex_);
+    return operation();
+  }
+
   Context* ctx_;
   std::mutex mutex_;
 };
