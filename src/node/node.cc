@@ -152,11 +152,6 @@ std::unique_ptr<Client> Node::MakeClient() {
                                   client_rank(), EpochClock(hooks_.clock_offset_ms));
 }
 
-Client* Node::client() {
-  if (is_server_ || finalized_ || client_pe_ == nullptr) return nullptr;
-  return clients_.Get([this] { return MakeClient(); });
-}
-
 void Node::TearDown() {
   server_.reset();
   clients_.Clear();  // every thread's context goes here, before the main one and before the runtime may stop

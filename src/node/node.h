@@ -61,7 +61,10 @@ class Node {
 
   // The calling thread's client (nullptr on a server or after Finalize), made on its first call: std::bad_alloc
   // when that fails. And this PE's server (nullptr on a client or after Finalize).
-  Client* client();
+  Client* client() {
+    if (is_server_ || finalized_ || client_pe_ == nullptr) return nullptr;
+    return clients_.Get([this] { return MakeClient(); });
+  }
   Server* server() { return server_.get(); }
 
   // Servers: serves until every client has finalized (Server::Serve). The first call's status is kept; later
