@@ -92,7 +92,7 @@ class Node {
   // tier) or the client. Local. OK, or CONFIG_ERROR with the reason in LastError().
   Status SetUp();
   // A new Client for the calling thread: its own context where the PE's main context is the library's own
-  // and the runtime gives it one (thread_multiple: SHMEM_CTX_SERIALIZED; shmem/openshmem_transport.h), else
+  // and the runtime gives it one (thread_multiple: a thread-safe one; shmem/openshmem_transport.h), else
   // the main context (behind the ClientPe's lock when other threads may share it).
   std::unique_ptr<Client> MakeClient();
   // Releases what SetUp built (local) and the symmetric allocation (collective).
