@@ -26,28 +26,36 @@ struct FourWords {
 TEST(SeqLocked, ReadersNeverSeeATornOrBackwardValue) {
   SeqLocked<FourWords> value;
   std::atomic<bool> stop{false};
-  constexpr uint64_t kWrites = 200000;
+  constexpr int kReaders = 3;
+  constexpr uint64_t kReadsEach = 20000;  // reads each reader makes while the writer writes
   std::vector<std::thread> readers;
-  std::atomic<uint64_t> torn{0}, backwards{0}, reads{0};
-  for (int r = 0; r < 3; ++r) {
+  std::atomic<uint64_t> torn{0}, backwards{0};
+  std::atomic<int> readers_done{0};
+  for (int r = 0; r < kReaders; ++r) {
     readers.emplace_back([&] {
-      uint64_t last = 0;
+      uint64_t last = 0, reads = 0;
       while (!stop.load(std::memory_order_acquire)) {
         FourWords v = value.Load();
         if (v.a != v.b || v.b != v.c || v.c != v.d) ++torn;
         if (v.a < last) ++backwards;
         last = v.a;
-        ++reads;
+        if (++reads == kReadsEach) ++readers_done;
       }
     });
   }
-  for (uint64_t i = 1; i <= kWrites; ++i) value.Store(FourWords{i, i, i, i});
+  // The writer keeps writing until every reader has read enough (bounded: a machine under load may start the
+  // readers late, never not at all).
+  uint64_t i = 0;
+  while (readers_done.load() < kReaders && i < (uint64_t{1} << 40)) {
+    ++i;
+    value.Store(FourWords{i, i, i, i});
+  }
   stop.store(true, std::memory_order_release);
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(torn.load(), 0u);
   EXPECT_EQ(backwards.load(), 0u);
-  EXPECT_GT(reads.load(), 0u);
-  EXPECT_EQ(value.Load().d, kWrites);
+  EXPECT_EQ(readers_done.load(), kReaders);
+  EXPECT_EQ(value.Load().d, i);
 }
 
 TEST(PerThread, OneObjectPerThreadKeptAfterItsThreadExits) {
