@@ -33,7 +33,7 @@
 ! shmemcache_wait complete it. iset/iget are not bound: their contract (the key and value untouched until
 ! completion) cannot be kept for the temporaries Fortran creates for character and array arguments.
 !
-! Threads: as for the C API, one thread at a time per handle.
+! Threads: as for the C API: a handle may be shared by threads, whose calls run side by side.
 module shmemcache
   use, intrinsic :: iso_c_binding
   implicit none

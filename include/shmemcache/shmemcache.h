@@ -8,9 +8,14 @@
  * `shmemcache_finalize` are collective over all PEs of the job.
  *
  * Threads: a handle may be shared by the threads of its PE. Every call on it (data calls, blocking and
- * non-blocking, test/wait, get_stats, serve, finalize) may be made from any thread at any time; the handle
- * admits one call at a time (a call waits while another thread's call is inside: a blocking call that waits for
- * a server holds up the others for that long). This needs OpenSHMEM at SHMEM_THREAD_MULTIPLE: shmemcache_init
+ * non-blocking, test/wait, get_stats, serve, finalize) may be made from any thread at any time. Calls of
+ * different threads run side by side: each thread has its own SHMEM context (where the transport allows one;
+ * over UCX tcp the threads share one behind a lock), pointer directory and request pool, so Direct operations
+ * of different threads share no lock; Active operations (requests to a server, and taking in the replies) pass
+ * one lock per client PE one at a time. shmemcache_finalize and shmemcache_serve run alone: they wait until the
+ * calls inside have returned, and calls made meanwhile wait for them. Operations of one thread on one key take
+ * effect in that thread's issue order; operations of different threads are concurrent, each one atomic. This
+ * needs OpenSHMEM at SHMEM_THREAD_MULTIPLE: shmemcache_init
  * asks for it when it starts OpenSHMEM (shmem_init_thread); an application that starts OpenSHMEM itself must ask
  * for it too. Below MULTIPLE (plain shmem_init), only the thread that called shmemcache_init may use the handle:
  * a call from any other thread returns SHMEMCACHE_WRONG_THREAD and does nothing. What stays the caller's rule:
@@ -96,7 +101,8 @@ typedef struct {
                                    ways, so almost nothing overflows to where Direct operations cannot reach);
                                    the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
-  size_t directory_entries;     /* client pointer-directory sets; default 512 */
+  size_t directory_entries;     /* client pointer-directory sets; default 512 (each client thread that calls
+                                   the library has its own directory of this size) */
   unsigned directory_ways;      /* sub-entries per directory set; default 8 */
   unsigned recency_range_ms;    /* length of one recency time range; default 100 */
   size_t max_key_len;           /* default 250 */
@@ -119,8 +125,9 @@ typedef struct {
                                    own context unless UCX would carry some of its traffic over tcp on some PE
                                    (asked at init), where OpenMPI 4.1 hangs with a private context (README,
                                    "Running on a cluster") */
-  unsigned max_outstanding;     /* non-blocking requests a client may have in flight before issuing waits
-                                   for the oldest; default 64 */
+  unsigned max_outstanding;     /* non-blocking requests a client PE (all its threads together) may have in
+                                   flight before issuing waits for the oldest; default 64 (threads issuing at
+                                   the same moment may pass it by up to one request each) */
   unsigned op_timeout_ms;       /* how long any wait for another PE may last before the operation fails with
                                    SHMEMCACHE_TIMEOUT (see "Failures"); >= 1; default 60000, long enough for
                                    a loaded, oversubscribed node */

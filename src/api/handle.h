@@ -18,14 +18,25 @@ struct shmemcache {
 
 namespace smc {
 
-// Runs body() for the exported call `call` on handle c (not NULL) inside c's gate, through Guarded: every call on a
-// handle goes through here (or holds the gate itself).
+// Runs body() for the exported call `call` on handle c (not NULL) through c's gate, beside other threads' calls,
+// inside Guarded: every call on a handle goes through here or LockedAlone.
 template <typename Body>
 Status Locked(const shmemcache_t* c, const char* call, Body body) {
-  Status s = c->gate.Enter();
+  CallGate::Slot* slot = nullptr;
+  Status s = c->gate.Enter(&slot);
   if (s != SHMEMCACHE_OK) return s;
   s = Guarded(call, SHMEMCACHE_NO_SPACE, body);
-  c->gate.Leave();
+  c->gate.Leave(slot);
+  return s;
+}
+
+// The same, alone: no other call on c is inside meanwhile (shmemcache_finalize, shmemcache_serve).
+template <typename Body>
+Status LockedAlone(const shmemcache_t* c, const char* call, Body body) {
+  Status s = c->gate.EnterAlone();
+  if (s != SHMEMCACHE_OK) return s;
+  s = Guarded(call, SHMEMCACHE_NO_SPACE, body);
+  c->gate.LeaveAlone();
   return s;
 }
 

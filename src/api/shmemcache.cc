@@ -1,7 +1,7 @@
 // The C API: argument checks (bad input gets a clear status and changes nothing) and role checks; everything
-// else is delegated to the Node (node/node.h) and its Client or Server. Every call on a handle runs through
-// Locked: the handle's gate admits one thread at a time (api/call_gate.h), and Guarded keeps C++ exceptions
-// inside. Init is in init.cc.
+// else is delegated to the Node (node/node.h) and its Client (the calling thread's) or Server. Every call on a
+// handle runs through the handle's gate (api/call_gate.h): Locked beside other threads' calls, LockedAlone for
+// serve and finalize; Guarded keeps C++ exceptions inside. Init is in init.cc.
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -35,7 +35,7 @@ SHMEMCACHE_EXPORT int shmemcache_num_clients(const shmemcache_t* c) {
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_serve(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_serve", [&] {
+  return LockedAlone(c, "shmemcache_serve", [&] {
     if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
     if (!c->node->is_server()) return SHMEMCACHE_WRONG_ROLE;
     return c->node->Serve();
@@ -263,7 +263,7 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get_stats(const shmemcache_t* c
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_finalize(shmemcache_t* c) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_finalize", [&] {
+  return LockedAlone(c, "shmemcache_finalize", [&] {
     if (c->node->finalized()) return SHMEMCACHE_SHUT_DOWN;
     c->node->Finalize();
     if (c->transport->owns_runtime()) c->transport->StopRuntime();

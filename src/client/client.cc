@@ -3,6 +3,8 @@
 #include "client/client.h"
 
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "core/clock.h"
 #include "store/block.h"
@@ -22,36 +24,42 @@ std::vector<uint8_t*> LocalArenas(const shmemcache_config_t& config, Transport* 
 }  // namespace
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int client_rank, EpochClock clock)
+               Transport* transport, ClientPe* pe, Context* ctx, std::unique_ptr<Context> own_ctx, int client_rank,
+               EpochClock clock)
     : config_(config),
       client_rank_(client_rank),
       transport_(transport),
+      pe_(pe),
+      own_ctx_(std::move(own_ctx)),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
-               /*first_peer_pe=*/0, config.op_timeout_ms),
       direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset)),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),
       table_(base + layout.table_offset),
       set_buffer_(config.hash_ways),
-      server_epoch_(config.num_servers, 0),
-      epoch_heard_at_(config.num_servers, 0),
-      server_time_(config.num_servers),
+      conduit_(pe->conduit),
+      pending_(pe->pending),
+      pending_chunks_(pe->pending_chunks),
+      landing_busy_(pe->landing_busy),
+      pullable_in_flight_(pe->pullable_in_flight),
+      next_request_id_(pe->next_request_id),
+      request_(pe->request),
+      reply_(pe->reply),
+      in_flight_(pe->in_flight),
+      epochs_(pe->epochs),
+      server_time_(pe->server_time),
+      mine_in_flight_(new std::atomic<unsigned>[config.num_servers]()),
       clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       arena_(base + layout.arena_offset),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
-      pending_(config.num_servers),
-      pending_chunks_(config.num_servers, 0),
-      batch_server_(config.num_servers, 0),
-      mapped_offset_(config.num_servers, 0),
-      mapped_(config.num_servers, 0),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
-      landing_busy_(config.num_servers, false),
-      pullable_in_flight_(config.num_servers, 0) {
+      batch_server_(config.num_servers, 0),
+      mapped_offset_(config.num_servers, 0),
+      mapped_(config.num_servers, 0) {
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
     if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
@@ -131,8 +139,8 @@ Status Client::IssueOperation(const Operation& o, shmemcache_request** request) 
 }
 
 Status Client::Execute(const Operation& op) {
-  // Requests issued earlier to this server take effect first; then nothing is in flight there, so the
-  // operation may go Direct.
+  // Requests this thread issued earlier to this server take effect first; then nothing of its own is in flight
+  // there, so the operation may go Direct.
   Status s = CompleteServer(op.loc.server);
   bool direct = false;
   shmemcache_request* r = nullptr;
@@ -149,7 +157,7 @@ Status Client::Execute(const Operation& op) {
 
 Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request) {
   const int server = op.loc.server;
-  while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+  while (in_flight() >= config_.max_outstanding) CompleteOldestAnywhere();
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.sets; break;
@@ -160,7 +168,7 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   Status status;
   const bool allowed =
       op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
-  if (allowed && pending_[server].empty() && TryDirect(op, may_probe_set, &status)) {
+  if (allowed && MineInFlight(server) == 0 && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
@@ -316,11 +324,8 @@ void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
-  // client already estimates, so the estimate never moves backwards.
-  if (reply.epoch > EstimatedEpoch(server)) {
-    server_epoch_[server] = reply.epoch;
-    epoch_heard_at_[server] = clock_.Refresh();
-  }
+  // client already estimates, so the estimate never moves backwards. Under pe_->active: the one writer.
+  if (reply.epoch > EstimatedEpoch(server)) epochs_[server].Store(EpochHeard{reply.epoch, clock_.Refresh()});
   if (reply.expiration_bar > expiration_bar_[server]) {
     expiration_bar_[server] = reply.expiration_bar;
     ++counters_.expiration_bar_updates;
@@ -328,9 +333,12 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
 }
 
 uint64_t Client::EstimatedEpoch(int server, uint64_t now) {
-  if (server_epoch_[server] == 0) return 0;  // never heard: let the server decide
-  if (now < epoch_heard_at_[server]) return server_epoch_[server];  // heard after the frozen reading
-  return server_epoch_[server] + (now - epoch_heard_at_[server]) / range_nanos_;
+  const EpochHeard heard = epochs_[server].Load();
+  if (heard.epoch == 0) return 0;  // never heard: let the server decide
+  // Heard after this reading (the frozen one, or another thread's exact reading ahead of this thread's coarse
+  // clock): no range has passed.
+  if (now < heard.heard_at) return heard.epoch;
+  return heard.epoch + (now - heard.heard_at) / range_nanos_;
 }
 
 uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now) {
@@ -380,12 +388,18 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_reason = policy_reason_;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
-  conduit_.FillStats(stats);
+}
+
+void Client::FillPeStats(ClientPe* pe, Stats* stats) {
+  std::lock_guard<std::recursive_mutex> hold(pe->active);
+  pe->conduit.FillStats(stats);
 }
 
 void Client::SayGoodbye() {
   CompleteAll();
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
   for (int s = 0; s < config_.num_servers; ++s) conduit_.Depart(static_cast<size_t>(s));
+  pe_->ctx.Quiet();  // the conduit's context
   ctx_->Quiet();
 }
 

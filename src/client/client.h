@@ -1,6 +1,18 @@
 // The client PE's side of shmemcache: routes each operation to its server (jump hash), and runs it either as
 // a Direct operation (one-sided, through the pointer directory) or as an Active operation (a request through
-// the conduit, answered by the server). Single-threaded: one handle, one thread.
+// the conduit, answered by the server).
+//
+// Threads (issue 16): a Client is one thread's state (Node::client() gives each calling thread its own, made on
+// its first call): its context (its own SHMEM context where the runtime can give it one, else the PE's main
+// context behind a lock, client_pe.h), its Direct operations and their buffers, its pointer directory, its
+// request pool, its batch state and its counters. A Client is used by its thread only, except that FillStats
+// may be called from any thread (the counters are Tallies). What the PE's threads share is a ClientPe
+// (client_pe.h): the conduit and the queues of requests in flight, under ClientPe::active. So Direct operations
+// of different threads share no lock and write no shared memory of this process; Active operations (posting,
+// taking in replies) pass ClientPe::active one at a time. Whoever holds it completes every thread's requests
+// whose replies it reads: a request's outputs are written, then its `done` is set (release), and its issuer
+// reads `done` (acquire). Per-thread rules below ("this client") mean this thread's operations: a thread's
+// operations on one key take effect in its issue order; operations of different threads are concurrent.
 //
 // One path for every operation (client.cc, requests.cc): an operation becomes a request from the pool; Issue
 // runs the decision process (paper §III-B) and either completes it at once as a Direct operation or posts it
@@ -28,8 +40,8 @@
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
 // again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
 // same key, so a pull never sees a later write of its own client.
-// Direct operations run only when nothing is in flight to that server: they could overtake an earlier request
-// on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
+// Direct operations run only when nothing of this thread's is in flight to that server: they could overtake an
+// earlier request on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
 // sees it (shmemcache.h, "Ordering").
 //
 // Failure (issue 12): when a wait for a server times out (the conduit's waits are bounded by op_timeout_ms; a
@@ -44,10 +56,13 @@
 #ifndef SHMEMCACHE_CLIENT_CLIENT_H_
 #define SHMEMCACHE_CLIENT_CLIENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
+#include "client/client_pe.h"
 #include "client/contract_args.h"
 #include "client/direct_ops.h"
 #include "client/pointer_directory.h"
@@ -60,6 +75,7 @@
 #include "core/layout.h"
 #include "core/server_time.h"
 #include "core/stats.h"
+#include "core/tally.h"
 #include "store/hash_table.h"
 #include "transport/transport.h"
 
@@ -67,8 +83,11 @@ namespace smc {
 
 class Client {
  public:
+  // pe: what this PE's threads share (outlives this Client). ctx: this thread's context; own_ctx: the same
+  // when it is this thread's own (destroyed with the Client), nullptr when ctx is shared.
   Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int client_rank, EpochClock clock);
+         Transport* transport, ClientPe* pe, Context* ctx, std::unique_ptr<Context> own_ctx, int client_rank,
+         EpochClock clock);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -109,7 +128,8 @@ class Client {
   void MultiGet(shmemcache_mget_item_t* items, size_t count);
   void MultiSet(shmemcache_mset_item_t* items, size_t count);
 
-  // Completes every request in flight (finalize): with its reply, or with TIMEOUT if its server failed.
+  // Completes every request in flight, every thread's (finalize): with its reply, or with TIMEOUT if its
+  // server failed.
   void CompleteAll();
   // Tells every server this client is done (Conduit::Depart: no reply, no wait, failed servers included).
   // Completes every request still in flight first (each wait bounded by op_timeout_ms).
@@ -120,14 +140,19 @@ class Client {
   void PollNotices();
   uint64_t known_expiration_bar(int server) const { return expiration_bar_[server]; }
   const PointerDirectory& directory() const { return directory_; }
-  // Requests in flight (Active, not yet completed), and records in the pool (in flight, completed and not yet
-  // waited for, or free): the pool never shrinks, and grows only past its high-water mark.
-  size_t in_flight() const { return in_flight_; }
+  // Requests in flight (Active, not yet completed; every thread's), and records in this thread's pool (in
+  // flight, completed and not yet waited for, or free): the pool never shrinks, and grows only past its
+  // high-water mark.
+  size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   size_t pooled_requests() const { return request_pool_.size(); }
+  // This thread's context is its own (not the PE's shared one).
+  bool has_own_context() const { return own_ctx_ != nullptr; }
 
-  // Adds this client's counters, its Direct operations', its directory's and its conduit's into *stats
-  // (core/stats.h).
+  // Adds this thread's counters, its Direct operations' and its directory's into *stats, and the policy fields
+  // (core/stats.h). Any thread. The conduit's counters are the PE's: FillPeStats.
   void FillStats(Stats* stats) const;
+  // Adds the counters of what the PE's threads share (the conduit) into *stats. Any thread.
+  static void FillPeStats(ClientPe* pe, Stats* stats);
 
  private:
   // One operation as the caller gave it.
@@ -213,33 +238,41 @@ class Client {
   shmemcache_request* NewRequest();
   void Release(shmemcache_request* r);  // back to the pool
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
-  // OK, or TIMEOUT (the server failed: nothing issued).
+  // OK, or TIMEOUT (the server failed: nothing issued). [active]
   // *request: nullptr for a new record, or a GET's own record asked again (Pull). may_pull: a GET may be
   // answered with the block's location (large values).
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
-  void Retire(int server, shmemcache_request* r);
-  // r's reply said "pull the value from p": does so (validated), or asks again with the value in the reply.
-  void Pull(int server, shmemcache_request* r, const WirePointer& p);
+  void Retire(int server, shmemcache_request* r);  // [active]
+  // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
+  // the value in the reply (true: r is in flight again). [active]
+  bool Pull(int server, shmemcache_request* r, const WirePointer& p);
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply_ holds a reply from server: completes the request it answers (the one decode path).
-  void Complete(int server);
+  void Complete(int server);  // [active]
+  // Complete's decode of a well-formed reply h to r: writes r's status and outputs (not `done`). True when r
+  // was asked again (Pull) and is in flight once more. [active]
+  bool Decode(int server, shmemcache_request* r, const ReplyHeader& h);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
   // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
-  Status CompleteNext(int server);
+  Status CompleteNext(int server);  // [active], with a request in flight to server
   void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
+                                       // (none in flight: returns); [active]
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
   // waited longer than op_timeout_ms.
-  void PollReplies(int server);
-  // Completes every request in flight to server. OK when it can take a new operation; TIMEOUT when it failed
-  // (now or earlier).
+  void PollReplies(int server);  // [active]
+  // Completes this thread's requests in flight to server (and the replies ahead of them). OK when it can take
+  // a new operation; TIMEOUT when it failed (now or earlier).
   Status CompleteServer(int server);
+  // The calls below marked [active] run with pe_->active held (they take it; it is recursive).
+  // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
+  unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
-  Status FailServer(int server);
+  Status FailServer(int server);  // [active]
   unsigned ReplyChunks(Op op, size_t buffer_len) const;
 
   // ---- batches (batch.cc) ----
@@ -307,20 +340,20 @@ class Client {
   // Reads the expiration bar this server last pushed into this client's mailbox (a local load).
   void DrainNotices(int server);
 
-  // What this client did (the client-side fields of shmemcache_stats_t not kept by its parts).
+  // What this thread's client did (the client-side fields of shmemcache_stats_t not kept by its parts).
   struct Counters {
-    uint64_t gets = 0, sets = 0, deletes = 0;
-    uint64_t get_hits = 0, get_misses = 0;
-    uint64_t direct_gets = 0, active_gets = 0;
-    uint64_t direct_sets = 0, active_sets = 0;
-    uint64_t direct_incrs = 0;
-    uint64_t direct_fallbacks = 0;
-    uint64_t batch_read_retries = 0;  // block copies of a batch that validation rejected (shmemcache_stats_t's
-                                      // read_retries, with DirectOps's)
-    uint64_t recency_updates = 0;
-    uint64_t expiration_bar_updates = 0;
-    uint64_t large_gets_pulled = 0, large_pull_retries = 0, large_sets_landed = 0;
-    uint64_t policy_active_ops = 0;
+    Tally gets, sets, deletes;
+    Tally get_hits, get_misses;
+    Tally direct_gets, active_gets;
+    Tally direct_sets, active_sets;
+    Tally direct_incrs;
+    Tally direct_fallbacks;
+    Tally batch_read_retries;  // block copies of a batch that validation rejected (shmemcache_stats_t's
+                               // read_retries, with DirectOps's)
+    Tally recency_updates;
+    Tally expiration_bar_updates;
+    Tally large_gets_pulled, large_pull_retries, large_sets_landed;
+    Tally policy_active_ops;
   };
   // shmemcache_stats_t's policy_reason values.
   enum PolicyReason : uint64_t {
@@ -331,35 +364,38 @@ class Client {
   int client_rank_;
   Counters counters_;
   Transport* transport_;
+  ClientPe* pe_;
+  std::unique_ptr<Context> own_ctx_;  // this thread's own context, or nullptr (ctx_ is the PE's shared one)
   Context* ctx_;
-  std::vector<uint64_t> expiration_bar_;  // per server; outlives directory_, which points to it
-  Conduit conduit_;
+  std::vector<uint64_t> expiration_bar_;  // per server, as this thread knows them; outlives directory_
   DirectOps direct_;
-  PointerDirectory directory_;
+  PointerDirectory directory_;       // this thread's (issue 16: no shared writes on the Direct path)
   uint8_t* control_;                 // symmetric address of the servers' control regions
   std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables
   std::vector<HashWay> set_buffer_;
-  uint64_t next_request_id_ = 1;
-  std::vector<uint64_t> server_epoch_;
-  std::vector<uint64_t> epoch_heard_at_;  // clock_.Nanos() when server_epoch_ was learned
-  std::vector<ServerTimeSample> server_time_;  // per server, on clock_ (read exactly: Refresh); received_ns 0: none
+  // Shared with the PE's other threads (client_pe.h), under pe_->active unless said otherwise.
+  Conduit& conduit_;                 // failed() may be read without the lock
+  std::vector<RequestQueue>& pending_;
+  std::vector<unsigned>& pending_chunks_;
+  std::vector<uint8_t>& landing_busy_;
+  std::vector<unsigned>& pullable_in_flight_;
+  uint64_t& next_request_id_;
+  std::vector<uint8_t>& request_;
+  std::vector<uint8_t>& reply_;
+  std::atomic<size_t>& in_flight_;   // read without the lock
+  std::vector<SeqLocked<EpochHeard>>& epochs_;               // read without the lock
+  std::vector<SeqLocked<ServerTimeSample>>& server_time_;    // read without the lock
+  // This thread's requests in flight per server: incremented by it (posting, under the lock), decremented by
+  // whoever completes them (under the lock); read by it without the lock (Direct needs 0).
+  std::unique_ptr<std::atomic<unsigned>[]> mine_in_flight_;
   CoarseClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
-  std::vector<uint8_t> request_;
-  std::vector<uint8_t> reply_;
-  // Requests in flight, per server, in issue order (a server answers one client's requests in order, except
-  // GETs it reads from flash, which it answers when the read finishes).
-  std::vector<RequestQueue> pending_;
-  std::vector<unsigned> pending_chunks_;  // reply chunks those requests may take
-  size_t in_flight_ = 0;
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   uint8_t* landing_;                  // symmetric address of the servers' landing slots
   size_t landing_slot_bytes_;
-  std::vector<bool> landing_busy_;    // per server: a landed SET is in flight (our slot there is in use)
-  std::vector<unsigned> pullable_in_flight_;  // per server: kMayPull GETs in flight
   bool direct_gets_allowed_ = true;   // the policy (DecidePolicy)
   bool direct_sets_allowed_ = true;
   PolicyReason policy_reason_ = kPolicyAlways;

@@ -158,7 +158,7 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
 
 ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now) {
   return JudgeExpiryLazily(expiry_ms, [&] {
-    const ServerTimeSample& sample = server_time_[server];
+    const ServerTimeSample sample = server_time_[server].Load();
     if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
     const uint64_t lag = clock_.max_lag_ns();
     // A frozen reading (batch window) may be older than the lag bound says: exact then.
@@ -174,12 +174,12 @@ ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms, const ui
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
   const uint64_t now = clock_.Refresh();  // exact (server_time.h): not the coarse reading
   ServerTimeSample fresh{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0};
-  ServerTimeSample& kept = server_time_[server];
+  const ServerTimeSample kept = server_time_[server].Load();  // under pe_->active: the one writer
   if (kept.received_ns == 0) {
-    kept = fresh;
+    server_time_[server].Store(fresh);
   } else {  // keep the sample that bounds the server's time more tightly now
     ServerTimeBounds a = BoundServerTime(kept, now), b = BoundServerTime(fresh, now);
-    if (b.upper_ms - b.lower_ms <= a.upper_ms - a.lower_ms) kept = fresh;
+    if (b.upper_ms - b.lower_ms <= a.upper_ms - a.lower_ms) server_time_[server].Store(fresh);
   }
   if (r->status != SHMEMCACHE_OK) return;
   if (r->out.token) *r->out.token = reply.token;

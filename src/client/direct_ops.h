@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "core/tally.h"
 #include "transport/transport.h"
 #include "store/block.h"
 
@@ -61,15 +62,16 @@ class DirectOps {
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
-  // What Direct operations ran into (shmemcache_stats_t has the same fields).
+  // What Direct operations ran into (shmemcache_stats_t has the same fields). Tallies: FillStats may run on
+  // another thread (issue 16).
   struct Counters {
-    uint64_t read_retries = 0;          // Direct GET copies rejected by validation and read again
-    uint64_t lock_retries = 0;          // CAS attempts that found the lock taken
-    uint64_t cas_lock_busy = 0;         // CAS failures: lock bit set -> back off
-    uint64_t cas_tag_mismatch = 0;      // CAS failures: tag differs -> Active SET
-    uint64_t cas_version_mismatch = 0;  // CAS failures: version differs -> retry with the returned version
-    uint64_t local_gets = 0;            // Direct GETs done through a mapping
-    uint64_t local_sets = 0;            // Direct SETs done through a mapping
+    Tally read_retries;              // Direct GET copies rejected by validation and read again
+    Tally lock_retries;              // CAS attempts that found the lock taken
+    Tally cas_lock_busy;             // CAS failures: lock bit set -> back off
+    Tally cas_tag_mismatch;          // CAS failures: tag differs -> Active SET
+    Tally cas_version_mismatch;      // CAS failures: version differs -> retry with the returned version
+    Tally local_gets;                // Direct GETs done through a mapping
+    Tally local_sets;                // Direct SETs done through a mapping
   };
 
   // arena: the symmetric address of the arena (the same on every PE). local_arenas[server]: this PE's mapping

@@ -15,7 +15,8 @@
 // when its set needs room (Update prefers it as the victim).
 //
 // A pointer here is only a hint: whoever uses it validates the block it reaches (tag, full key, versions,
-// checksum), so a stale pointer costs a fallback, never a wrong answer. Not thread-safe.
+// checksum), so a stale pointer costs a fallback, never a wrong answer. Not thread-safe: each thread of a client PE
+// has its own (client.h, issue 16); only stats() and FillStats may be read from another thread (Tallies).
 #ifndef SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_
 #define SHMEMCACHE_CLIENT_POINTER_DIRECTORY_H_
 
@@ -25,6 +26,7 @@
 
 #include "core/config.h"
 #include "core/hash.h"
+#include "core/tally.h"
 #include "shmemcache/shmemcache.h"
 
 namespace smc {
@@ -43,12 +45,12 @@ struct DirectoryEntry {
 };
 
 struct DirectoryStats {
-  uint64_t hits = 0;
-  uint64_t misses = 0;
-  uint64_t evictions = 0;    // sub-entries pushed out by a full set
-  uint64_t invalidations = 0;// sub-entries dropped because their block no longer held the key
-  uint64_t expired = 0;      // lookups that found a sub-entry below its server's expiration bar
-  uint64_t expired_dropped = 0; // expired sub-entries replaced to make room
+  Tally hits;
+  Tally misses;
+  Tally evictions;        // sub-entries pushed out by a full set
+  Tally invalidations;    // sub-entries dropped because their block no longer held the key
+  Tally expired;          // lookups that found a sub-entry below its server's expiration bar
+  Tally expired_dropped;     // expired sub-entries replaced to make room
 };
 
 class PointerDirectory {

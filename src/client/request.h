@@ -1,10 +1,14 @@
 // Non-blocking requests (paper 000 §IV): what an i/b-call leaves behind until test or wait reports it.
-// Requests live in a per-client pool and are recycled, never freed while the client lives, so a second wait
-// on a released request finds a dead magic number instead of freed memory.
+// Requests live in a per-thread pool (client.h) and are recycled, never freed while the client lives, so a
+// second wait on a released request finds a dead magic number instead of freed memory. Threads (issue 16): any
+// thread holding the PE's active lock may complete a request (client_pe.h): it writes the outputs, then sets
+// `done` with release; Test and Wait read `done` with acquire before they read the outputs.
 #ifndef SHMEMCACHE_CLIENT_REQUEST_H_
 #define SHMEMCACHE_CLIENT_REQUEST_H_
 
 #include <cstddef>
+#include <atomic>
+#include <new>
 #include <cstdint>
 #include <vector>
 
@@ -20,7 +24,7 @@ struct shmemcache_request {
   smc::Op op = smc::Op::kGet;
   smc::KeyLocation loc{};
   uint64_t request_id = 0;
-  bool done = false;
+  std::atomic<bool> done{false};
   smc::Status status = SHMEMCACHE_IN_PROGRESS;
   // GET outputs, written at completion.
   void* buffer = nullptr;
@@ -34,6 +38,22 @@ struct shmemcache_request {
   std::vector<uint8_t> key;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   shmemcache_request* next_free = nullptr;
+  // The issuing thread's count of its requests in flight to loc.server (Client::mine_in_flight_): completion
+  // decrements it. Set when posted.
+  std::atomic<unsigned>* issuer_in_flight = nullptr;
+
+  shmemcache_request() = default;
+  shmemcache_request(const shmemcache_request&) = delete;
+  shmemcache_request& operator=(const shmemcache_request&) = delete;
+  // Back to a fresh record (magic kReleased, done false), keeping the key's capacity.
+  void Reset() {
+    std::vector<uint8_t> kept;
+    kept.swap(key);
+    kept.clear();
+    this->~shmemcache_request();
+    new (this) shmemcache_request();
+    key.swap(kept);
+  }
 };
 
 #endif  // SHMEMCACHE_CLIENT_REQUEST_H_

@@ -1,8 +1,10 @@
 // Client: the request machinery every operation goes through (client.h): the request pool, the queues of
 // requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
-// (Complete), Test and Wait.
+// (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
+// them runs with pe_->active held.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "client/client.h"
 #include "core/backoff.h"
@@ -18,11 +20,7 @@ shmemcache_request* Client::NewRequest() {
     request_pool_.emplace_back();
     r = &request_pool_.back();
   }
-  std::vector<uint8_t> key;
-  key.swap(r->key);  // keep the capacity: no allocation once the pool is warm
-  *r = shmemcache_request{};
-  key.clear();
-  r->key.swap(key);
+  r->Reset();  // keeps the key's capacity: no allocation once the pool is warm
   r->magic = shmemcache_request::kLive;
   return r;
 }
@@ -51,6 +49,7 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
 }
 
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
   const int s = op.loc.server;
   // The reply ring must hold the replies of every request in flight to this server: a server never waits on a
   // client that is not reading.
@@ -101,8 +100,9 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
   r->sent_ns = clock_.Refresh();  // exact, before sending: the server's stamp comes after it (server_time.h)
   if (landed) {
-    ctx_->Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
-    ctx_->Fence();  // the value lands before the request that names it
+    // On the conduit's context: its Fence orders the value before the request that names it.
+    pe_->ctx.Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
+    pe_->ctx.Fence();
     ++counters_.large_sets_landed;
   }
   // Staged: it goes out, with one doorbell for the burst, when this client next waits for or polls the server.
@@ -124,9 +124,11 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->reply_chunks = reply_chunks;
   r->request_id = h.request_id;
   r->out = op.contract.out;
+  if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[s];  // a Pull keeps the issuer
   pending_[s].push_back(r);
   pending_chunks_[s] += r->reply_chunks;
-  ++in_flight_;
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
   *request = r;
   return SHMEMCACHE_OK;
 }
@@ -154,12 +156,16 @@ void Client::Complete(int server) {
   shmemcache_request* r = q.at(index);
   q.erase(index);
   Retire(server, r);
-  r->done = true;
   if (!well_formed || h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
-    return;
+  } else if (Decode(server, r, h)) {
+    return;  // asked again (Pull): in flight once more
   }
+  r->done.store(true, std::memory_order_release);  // after every output: the issuer reads them once it sees it
+}
+
+bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
   r->status = static_cast<Status>(h.status);
   CompleteContract(server, r, h);
   if (r->op == Op::kGet) {
@@ -169,12 +175,9 @@ void Client::Complete(int server) {
           (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
-        return;
+        return false;
       }
-      if (pull) {
-        Pull(server, r, h.pointer);
-        return;
-      }
+      if (pull) return Pull(server, r, h.pointer);
       if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
       *r->value_len = h.value_len;
       ++counters_.get_hits;
@@ -190,16 +193,18 @@ void Client::Complete(int server) {
   } else if (r->op == Op::kSet && r->status == SHMEMCACHE_OK) {
     Remember(r->loc, h.pointer);
   }
+  return false;
 }
 
 void Client::Retire(int server, shmemcache_request* r) {
   pending_chunks_[server] -= r->reply_chunks;
-  --in_flight_;
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);
+  r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
 }
 
-void Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
+bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
   BlockView view;
   DirectOps::Result result =
       direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag, &view);
@@ -219,21 +224,19 @@ void Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
       if (r->out.token) *r->out.token = view.token;
     }
     Remember(r->loc, p);
-    return;
+    return false;
   }
   // The block changed hands (evicted, deleted, moved) or stayed locked or torn: ask again with the value in the
   // reply. Always ends: an inline answer is never pulled.
   ++counters_.large_pull_retries;
-  r->done = false;
   r->status = SHMEMCACHE_IN_PROGRESS;
   Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len};
   op.contract.out = r->out;  // a fetch asked again still fills its flags and token
-  --counters_.active_gets;  // counted once per operation
-  if (PostActive(op, &r, /*may_pull=*/false) != SHMEMCACHE_OK) {
-    r->done = true;
-    r->status = SHMEMCACHE_TIMEOUT;
-    *r->value_len = 0;
-  }
+  --counters_.active_gets;  // counted once per operation (a Tally: this thread's may dip below its own count)
+  if (PostActive(op, &r, /*may_pull=*/false) == SHMEMCACHE_OK) return true;
+  r->status = SHMEMCACHE_TIMEOUT;
+  *r->value_len = 0;
+  return false;
 }
 
 Status Client::CompleteNext(int server) {
@@ -245,22 +248,27 @@ Status Client::CompleteNext(int server) {
 
 Status Client::CompleteServer(int server) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
-  while (!pending_[server].empty()) {
+  if (MineInFlight(server) == 0) return SHMEMCACHE_OK;
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
+  while (MineInFlight(server) > 0) {
     Status s = CompleteNext(server);
     if (s != SHMEMCACHE_OK) return s;
   }
-  return SHMEMCACHE_OK;
+  return conduit_.failed(static_cast<size_t>(server)) ? conduit_.FailedStatus(static_cast<size_t>(server))
+                                                      : SHMEMCACHE_OK;
 }
 
 Status Client::FailServer(int server) {
   RequestQueue& q = pending_[server];
   for (size_t i = 0; i < q.size(); ++i) {
     shmemcache_request* r = q.at(i);
-    r->done = true;
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
+    r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+    r->done.store(true, std::memory_order_release);
   }
-  in_flight_ -= q.size();
+  in_flight_.fetch_sub(q.size(), std::memory_order_relaxed);
   q.clear();
   pending_chunks_[server] = 0;
   pullable_in_flight_[server] = 0;
@@ -269,6 +277,7 @@ Status Client::FailServer(int server) {
 }
 
 void Client::CompleteOldestAnywhere() {
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
   int oldest = -1;
   for (int s = 0; s < config_.num_servers; ++s) {
     if (pending_[s].empty()) continue;
@@ -303,20 +312,34 @@ void Client::PollReplies(int server) {
 }
 
 void Client::CompleteAll() {
-  for (int s = 0; s < config_.num_servers; ++s) CompleteServer(s);
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  for (int s = 0; s < config_.num_servers; ++s) {
+    while (!pending_[s].empty() && CompleteNext(s) == SHMEMCACHE_OK) {
+    }
+  }
 }
 
 Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (!r->done) PollReplies(r->loc.server);
-  if (!r->done) return SHMEMCACHE_IN_PROGRESS;
+  if (!r->done.load(std::memory_order_acquire)) {
+    // Never blocks: while another thread holds the lock it is taking in replies (perhaps this one's).
+    std::unique_lock<std::recursive_mutex> hold(pe_->active, std::try_to_lock);
+    if (hold.owns_lock()) PollReplies(r->loc.server);
+    else transport_->Progress();
+  }
+  if (!r->done.load(std::memory_order_acquire)) return SHMEMCACHE_IN_PROGRESS;
   if (r->status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
   return r->status;
 }
 
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
-  while (!r->done) CompleteNext(r->loc.server);  // each wait bounded; a failure completes r with TIMEOUT
+  if (!r->done.load(std::memory_order_acquire)) {
+    std::lock_guard<std::recursive_mutex> hold(pe_->active);
+    // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
+    // with TIMEOUT.
+    while (!r->done.load(std::memory_order_relaxed)) CompleteNext(r->loc.server);
+  }
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
   Release(r);

@@ -15,8 +15,10 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
   Peer& p = peers_[peer];
-  p.failed = true;
-  p.failure = "PE " + std::to_string(transport_->MyPe()) + ": " + what;
+  if (!p.failed) {  // the first failure stays: failed() readers without the owner's lock read `failure` then
+    p.failure = "PE " + std::to_string(transport_->MyPe()) + ": " + what;
+    __atomic_store_n(&p.failed, true, __ATOMIC_RELEASE);
+  }
   return FailedStatus(peer);
 }
 

@@ -22,7 +22,8 @@
 // the answer to a newer one), every later call about it returns TIMEOUT at once, and LastError() says what was
 // seen (PEs, ring, sequence, what the chunk held).
 //
-// Not thread-safe: one Conduit per PE, used by its single thread.
+// Not thread-safe: one Conduit per PE, used by one thread at a time (a client's threads take their PE's lock,
+// client/client_pe.h), except failed() and, once failed, FailedStatus.
 #ifndef SHMEMCACHE_CONDUIT_CONDUIT_H_
 #define SHMEMCACHE_CONDUIT_CONDUIT_H_
 
@@ -107,7 +108,9 @@ class Conduit {
   // (or the peer had failed already).
   Status Receive(size_t peer, std::vector<uint8_t>* message);
 
-  bool failed(size_t peer) const { return peers_[peer].failed; }
+  // Any thread (issue 16: a client's threads read it without the lock that serializes everything else here):
+  // once true, FailedStatus may be called from any thread too (the failure text is written before, never after).
+  bool failed(size_t peer) const { return __atomic_load_n(&peers_[peer].failed, __ATOMIC_ACQUIRE); }
   // Fails peer for good (the conduit's own waits do it on timeout; a caller that bounds a wait itself, like
   // shmemcache_test, calls it): records "PE <me>: <what>" as its failure, sets LastError(), returns TIMEOUT.
   Status GiveUp(size_t peer, const std::string& what);

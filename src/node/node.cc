@@ -93,7 +93,8 @@ Node::Node(Transport* transport, const shmemcache_config_t& config, const Symmet
 Node::~Node() {
   // Local state only: the symmetric allocation is freed collectively, by Finalize or TearDown.
   server_.reset();
-  client_.reset();
+  clients_.Clear();
+  client_pe_.reset();
   ctx_.reset();
 }
 
@@ -116,8 +117,8 @@ Status Node::SetUp() {
                       "local_access is 1 (SHMEMCACHE_LOCAL_ACCESS) but server PE " + std::to_string(s) +
                           " cannot be mapped into this PE (shmem_ptr gave none: another node, or a network "
                           "transport); use -1 (auto: the mapping where it exists) or 0");
-      client_ = std::make_unique<Client>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),
-                                         EpochClock(hooks_.clock_offset_ms));
+      client_pe_ = std::make_unique<ClientPe>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank());
+      client();  // the initialising thread's, now: a directory that does not fit fails init, not a later call
       return SHMEMCACHE_OK;
     }
     server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
@@ -134,9 +135,27 @@ Status Node::SetUp() {
   }
 }
 
+std::unique_ptr<Client> Node::MakeClient() {
+  Context* ctx = ctx_.get();
+  std::unique_ptr<Context> own;
+  if (transport_->thread_multiple()) {
+    // Other threads may come: this one gets a context of its own only where the main one is the library's own
+    // (never over UCX tcp: shmem/ucx_probe.h); otherwise, or when the runtime has none to spare, it shares the
+    // main one behind its lock.
+    if (ctx_->is_private()) {
+      own = transport_->CreateContext(1);
+      if (!own->is_private()) own.reset();
+    }
+    ctx = own ? own.get() : &client_pe_->ctx;
+  }
+  return std::make_unique<Client>(config_, layout_, symmetric_, transport_, client_pe_.get(), ctx, std::move(own),
+                                  client_rank(), EpochClock(hooks_.clock_offset_ms));
+}
+
 void Node::TearDown() {
   server_.reset();
-  client_.reset();
+  clients_.Clear();  // every thread's context goes here, before the main one and before the runtime may stop
+  client_pe_.reset();
   ctx_.reset();
   transport_->SymmetricFree(symmetric_);
   symmetric_ = nullptr;
@@ -158,7 +177,7 @@ void Node::Finalize() {
     // Every wait inside is bounded and a failed server is not waited for; an exception (no memory) must not
     // keep this PE from the collective steps below.
     Guarded("shmemcache_finalize", SHMEMCACHE_NO_SPACE, [&] {
-      client_->SayGoodbye();
+      client()->SayGoodbye();
       return SHMEMCACHE_OK;
     });
   }
@@ -175,9 +194,10 @@ void Node::FillStats(shmemcache_stats_t* stats) {
     return;
   }
   *stats = shmemcache_stats_t{};
-  if (client_) {
-    client_->PollNotices();
-    client_->FillStats(stats);
+  if (client_pe_) {
+    if (Client* mine = client()) mine->PollNotices();
+    clients_.ForEach([stats](const Client& c) { c.FillStats(stats); });  // every thread's, summed
+    Client::FillPeStats(client_pe_.get(), stats);
   }
   if (server_) server_->FillStats(stats);
 }

@@ -13,7 +13,11 @@
 // up (the collective frees match because every PE fails at the same step) and returns CONFIG_ERROR.
 //
 // Roles: PEs 0 .. num_servers-1 serve, the others are clients (client rank = PE - num_servers).
-// Not thread-safe; Start, Serve (on servers) and Finalize are called once each, in that order.
+// Threads (issue 16): on a client, client() gives each calling thread its own Client (client/client.h), made on
+// the thread's first call, all sharing one ClientPe (client/client_pe.h); the Clients of threads that have
+// exited stay until Finalize, which destroys them all (and their contexts) before the runtime may stop. Start,
+// Serve (on servers) and Finalize are called once each, in that order, and Finalize while no other thread uses
+// the node (the C API's gate, api/call_gate.h); client() and FillStats may be called from any thread.
 #ifndef SHMEMCACHE_NODE_NODE_H_
 #define SHMEMCACHE_NODE_NODE_H_
 
@@ -22,6 +26,8 @@
 #include <string>
 
 #include "client/client.h"
+#include "client/client_pe.h"
+#include "core/per_thread.h"
 #include "core/layout.h"
 #include "core/stats.h"
 #include "core/test_hooks.h"
@@ -53,8 +59,12 @@ class Node {
   int num_clients() const { return n_pes_ - config_.num_servers; }
   bool finalized() const { return finalized_; }
 
-  // This PE's client (nullptr on a server or after Finalize) and server (nullptr on a client or after it).
-  Client* client() { return client_.get(); }
+  // The calling thread's client (nullptr on a server or after Finalize), made on its first call: std::bad_alloc
+  // when that fails. And this PE's server (nullptr on a client or after Finalize).
+  Client* client() {
+    if (is_server_ || finalized_ || client_pe_ == nullptr) return nullptr;
+    return clients_.Get([this] { return MakeClient(); });
+  }
   Server* server() { return server_.get(); }
 
   // Servers: serves until every client has finalized (Server::Serve). The first call's status is kept; later
@@ -81,6 +91,10 @@ class Node {
   // Step 3: zeroes what this PE uses of its symmetric memory, creates the context and the server (with its SSD
   // tier) or the client. Local. OK, or CONFIG_ERROR with the reason in LastError().
   Status SetUp();
+  // A new Client for the calling thread: its own context where the PE's main context is the library's own
+  // and the runtime gives it one (thread_multiple: a thread-safe one; shmem/openshmem_transport.h), else
+  // the main context (behind the ClientPe's lock when other threads may share it).
+  std::unique_ptr<Client> MakeClient();
   // Releases what SetUp built (local) and the symmetric allocation (collective).
   void TearDown();
 
@@ -99,7 +113,9 @@ class Node {
   Stats final_stats_{};  // taken by Finalize, before the components go
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<Server> server_;
-  std::unique_ptr<Client> client_;
+  std::unique_ptr<ClientPe> client_pe_;  // clients: what their threads share
+  PerThread<Client> clients_;            // clients: one per thread that called
+  bool threads_share_ctx_ = false;       // the runtime allows every thread (thread_multiple)
 };
 
 }  // namespace smc

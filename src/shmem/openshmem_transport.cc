@@ -25,7 +25,7 @@ namespace {
 
 bool library_owns_runtime = false;  // this process's library started the runtime and has not stopped it
 
-// A SHMEM communication context: the library's own (SHMEM_CTX_PRIVATE) or the runtime's default one.
+// A SHMEM communication context: the library's own (shmem_ctx_create) or the runtime's default one.
 class OpenShmemContext final : public Context {
  public:
   OpenShmemContext(shmem_ctx_t ctx, bool own) : ctx_(ctx), own_(own) {}
@@ -172,7 +172,12 @@ bool OpenShmemTransport::PrivateContextIsSafe() {
 std::unique_ptr<Context> OpenShmemTransport::CreateContext(int want_private) {
   if (want_private < 0) want_private = PrivateContextIsSafe() ? 1 : 0;
   shmem_ctx_t ctx;
-  const long options = thread_multiple_ ? SHMEM_CTX_SERIALIZED : SHMEM_CTX_PRIVATE;
+  // At MULTIPLE a context of ours may be progressed by any thread, whatever its options say: OpenMPI 4.1's
+  // opal_progress (which a long wait inside any blocking call runs too) progresses the worker of EVERY context
+  // that shmem_ctx_create made, SERIALIZED and PRIVATE ones included, whose UCX worker is single-threaded then
+  // (spml_ucx_ctx_progress; seen under TSan as one thread's progress copying another thread's get data). So no
+  // options there: a thread-safe worker. Below MULTIPLE only one thread ever calls: PRIVATE.
+  const long options = thread_multiple_ ? 0 : SHMEM_CTX_PRIVATE;
   if (want_private == 1 && shmem_ctx_create(options, &ctx) == 0)
     return std::make_unique<OpenShmemContext>(ctx, true);
   return std::make_unique<OpenShmemContext>(SHMEM_CTX_DEFAULT, false);  // no spare context: share the default

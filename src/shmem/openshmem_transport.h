@@ -9,12 +9,16 @@
 //     quiet on the default context where it is absent.
 //   - The library's own context (CreateContext) is its own only where OpenMPI can finalize it: not over UCX tcp
 //     (shmem/ucx_probe.h), decided from the transports UCX really uses, the same way on every PE. It is
-//     SHMEM_CTX_PRIVATE when only one thread may use the handle, SHMEM_CTX_SERIALIZED when any thread may (the
-//     C API admits one thread at a time: api/call_gate.h).
+//     SHMEM_CTX_PRIVATE when only one thread may use the handle; when any thread may, it is created with no
+//     options (a thread-safe UCX worker), because OpenMPI 4.1.4's opal_progress, run by any thread's wait,
+//     progresses every context's worker, SERIALIZED ones included. A client makes one per calling thread with
+//     CreateContext(1) (not collective) and destroys them all at finalize, from the finalizing thread
+//     (client/client_pe.h, node/node.h).
 //   - Threads: Start() asks for SHMEM_THREAD_MULTIPLE (shmem_init_thread) when it starts OpenSHMEM, or reads the
 //     level the application asked for (shmem_query_thread). At MULTIPLE, OpenMPI makes the default context's
 //     UCX worker thread-safe, which costs operations on the DEFAULT context ~10-30 ns each (raw 32 B get
-//     0.03 -> 0.04 us, raw CAS+put+set 0.10 -> 0.13 us measured); the library's own context is unaffected.
+//     0.03 -> 0.04 us, raw CAS+put+set 0.10 -> 0.13 us measured); the library's own contexts, thread-safe at
+//     MULTIPLE too (above), pay the same.
 #ifndef SHMEMCACHE_SHMEM_OPENSHMEM_TRANSPORT_H_
 #define SHMEMCACHE_SHMEM_OPENSHMEM_TRANSPORT_H_
 
@@ -38,7 +42,7 @@ class OpenShmemTransport final : public Transport {
 
   bool owns_runtime() const { return owns_runtime_; }
   // OpenSHMEM runs at SHMEM_THREAD_MULTIPLE: any thread of this process may call it.
-  bool thread_multiple() const { return thread_multiple_; }
+  bool thread_multiple() const override { return thread_multiple_; }
   // shmem_finalize. Only when owns_runtime(); nothing may use this transport afterwards.
   void StopRuntime();
 

@@ -17,8 +17,8 @@
 // through PeerWait (transport/peer_wait.h), which calls Progress() between polls and gives up after
 // op_timeout_ms.
 //
-// Threads: a Transport is used by the thread(s) of its PE; a Context by one thread at a time (issue 16 gives
-// each thread its own).
+// Threads: a Transport is used by the thread(s) of its PE; a Context by one thread at a time (a client gives
+// each thread its own, or shares one behind a lock: transport/serialized_context.h, client/client_pe.h).
 #ifndef SHMEMCACHE_TRANSPORT_TRANSPORT_H_
 #define SHMEMCACHE_TRANSPORT_TRANSPORT_H_
 
@@ -84,6 +84,9 @@ class Transport {
 
   virtual int MyPe() const = 0;
   virtual int NumPes() const = 0;
+  // Any thread of this process may call the runtime (OpenSHMEM: SHMEM_THREAD_MULTIPLE); false: only the thread
+  // that started the library.
+  virtual bool thread_multiple() const { return true; }
 
   // Collective: every PE calls with the same size in the same order. nullptr on failure (the same on every PE
   // only if the heaps are alike: callers agree on the outcome, see node/agreement.h).
