@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,6 +71,36 @@ const char kAbout[] =
     "usage: bench_throughput [options]   (run under scripts/oshrun.sh -np S+N; PEs 0..S-1 serve)\n"
     "Aggregate ops/s of N client PEs against S servers: closed loop, uniform keys, per value size and mix.\n";
 
+uint64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Key i of one value size, "bench_tp/<size>/<i>", formatted into a small buffer on each use: a table of K
+// std::strings (two cache lines per key, 64 MiB at a million keys) would make the measured loop pay the
+// benchmark's own cache misses beside the cache's.
+class KeyName {
+ public:
+  explicit KeyName(size_t size) : prefix_len_(std::snprintf(buf_, sizeof(buf_), "bench_tp/%zu/", size)) {}
+  // The key's bytes (not NUL-terminated) and their count in *len; valid until the next call.
+  const char *operator()(size_t i, size_t *len) {
+    char digits[24];
+    size_t n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + i % 10);
+      i /= 10;
+    } while (i != 0);
+    for (size_t d = 0; d < n; ++d) buf_[prefix_len_ + d] = digits[n - 1 - d];
+    *len = prefix_len_ + n;
+    return buf_;
+  }
+
+ private:
+  char buf_[64];
+  size_t prefix_len_;
+};
+
 // One client PE: insert its share of the keys of every size, then run each op for the measured time and add
 // its totals into `sums` on the first client.
 int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int first_client, bool warm,
@@ -79,11 +110,13 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
   std::vector<unsigned char> value(max_size, static_cast<unsigned char>('a' + rank % 26)), buf(max_size);
   int phase = 0;
   for (size_t size : o.sizes) {
-    std::vector<std::string> keys(o.keys);
-    for (size_t i = 0; i < o.keys; ++i) keys[i] = "bench_tp/" + std::to_string(size) + "/" + std::to_string(i);
+    KeyName name(size);
+    size_t key_len = 0;
     size_t failed = 0;
-    for (size_t i = rank; i < o.keys; i += nclients)
-      if (shmemcache_set(cache, keys[i].data(), keys[i].size(), value.data(), size) != SHMEMCACHE_OK) ++failed;
+    for (size_t i = rank; i < o.keys; i += nclients) {
+      const char *key = name(i, &key_len);
+      if (shmemcache_set(cache, key, key_len, value.data(), size) != SHMEMCACHE_OK) ++failed;
+    }
     if (failed) {
       std::fprintf(stderr, "bench_throughput: client %d: %zu inserts of %zu bytes failed: %s\n", rank, failed, size,
                    shmemcache_last_error());
@@ -93,8 +126,10 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
     if (rank == 0) std::printf("# %zu-byte values: %zu keys inserted by %d clients\n", size, o.keys, nclients);
     if (warm) {  // pointers warmed: every key read once by every client
       size_t got = 0;
-      for (size_t i = 0; i < o.keys; ++i)
-        shmemcache_get(cache, keys[i].data(), keys[i].size(), buf.data(), buf.size(), &got);
+      for (size_t i = 0; i < o.keys; ++i) {
+        const char *key = name(i, &key_len);
+        shmemcache_get(cache, key, key_len, buf.data(), buf.size(), &got);
+      }
     }
     for (const std::string &op : o.ops) {
       const int pct = bench::get_pct(op);
@@ -104,22 +139,26 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
       const uint64_t t0 = bench::now_ns();
       // One closed loop per thread, each with its own seed and buffers, all on this PE's handle.
       std::vector<uint64_t> thread_ops(g_threads, 0), thread_errors(g_threads, 0);
+      uint64_t cpu_ns = 0;  // CPU time of thread 0's loop: ops per CPU-second are comparable under load
       auto loop = [&](int th) {
+        const uint64_t cpu0 = th == 0 ? ThreadCpuNanos() : 0;
         uint64_t seed = 0x9E3779B97F4A7C15ull * static_cast<uint64_t>(rank + 1) + size + 7919u * th;
         std::vector<unsigned char> v(value), b(buf.size());
+        KeyName thread_name(size);
+        size_t len = 0;
         uint64_t n = 0, bad = 0;
         for (uint64_t t = t0; t - t0 < dur; t = bench::now_ns()) {
           for (int i = 0; i < 16; ++i) {
             uint64_t r = bench::xorshift(&seed);
-            const std::string &k = keys[r % o.keys];
+            const char *k = thread_name(r % o.keys, &len);
             shmemcache_status_t s;
             if (static_cast<int>((r >> 40) % 100) < pct) {
               size_t got = 0;
-              s = shmemcache_get(cache, k.data(), k.size(), b.data(), b.size(), &got);
+              s = shmemcache_get(cache, k, len, b.data(), b.size(), &got);
               if (s == SHMEMCACHE_OK && got != size) s = SHMEMCACHE_NOT_FOUND;
             } else {
               bench::Stamp(v.data(), size, n + 1);
-              s = shmemcache_set(cache, k.data(), k.size(), v.data(), size);
+              s = shmemcache_set(cache, k, len, v.data(), size);
             }
             if (s == SHMEMCACHE_OK) ++n;
             else ++bad;
@@ -127,6 +166,7 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
         }
         thread_ops[th] = n;
         thread_errors[th] = bad;
+        if (th == 0) cpu_ns = ThreadCpuNanos() - cpu0;
       };
       std::vector<std::thread> pool;
       for (int th = 1; th < g_threads; ++th) pool.emplace_back(loop, th);
@@ -152,8 +192,10 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
       shmem_long_atomic_add(p + 4, static_cast<long>(errors), first_client);
       shmem_quiet();
       if (rank == 0)
-        std::printf("# %zu B %s: client 0 ran %llu ops (%ld ops/s), %llu errors\n", size, op.c_str(),
-                    static_cast<unsigned long long>(ops), rate, static_cast<unsigned long long>(errors));
+        std::printf("# %zu B %s: client 0 ran %llu ops (%ld ops/s), %llu errors; thread 0: %.0f ops per CPU-second\n",
+                    size, op.c_str(), static_cast<unsigned long long>(ops), rate,
+                    static_cast<unsigned long long>(errors),
+                    cpu_ns ? static_cast<double>(thread_ops[0]) * 1e9 / static_cast<double>(cpu_ns) : 0.0);
       ++phase;
     }
   }

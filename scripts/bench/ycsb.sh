@@ -218,16 +218,11 @@ for t in "${TRANSPORTS[@]}"; do
     ycsb_job "$t" "$name" "$wl" 1 1 "$recs" "$ops"
     ycsb_add "$name" ycsb_mixes.csv mix "$t" 2 &&
       collect "$name" pdf ycsb_latency_pdf.csv "transport,$PROV_HDR" "$(tlabel "$t"),$(prov 2)"
-    # The default directory size (512) of the directory sweep is this run.
-    if [ "$wl" = paper-get95-set5 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then
-      ycsb_add "$name" ycsb_directory.csv directory "$t" 2
-    fi
   done
   note "ycsb $t: mixes done"
   case " $(main_transports) " in *" $t "*) ;; *) continue ;; esac
   # Pointer-directory hit ratio vs directory size (Fig. 9(d)).
   for d in "${ycsb_dir_sizes[@]}"; do
-    if [ "$d" = 512 ] && [ -z "${SHMEMCACHE_DIRECTORY_ENTRIES:-}" ]; then continue; fi
     name="ycsb_${t}_dir_d$d"
     ycsb_job "$t" "$name" paper-get95-set5 1 1 "$ycsb_rec" "$ycsb_ops" "$d"
     ycsb_add "$name" ycsb_directory.csv directory "$t" 2

@@ -292,7 +292,7 @@ bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
 bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
   const std::vector<uint64_t>* classes;
   if (!ClassSizes(loc.server, &classes)) return false;
-  ctx_->Get(set_buffer_.data(), RemoteSet(loc), sizeof(HashWay) * config_.hash_ways, loc.server);
+  direct_.ReadWords(loc.server, RemoteSet(loc), set_buffer_.data(), sizeof(HashWay) * config_.hash_ways);
   return SearchSet(set_buffer_.data(), loc, *classes, offset, block_bytes);
 }
 

@@ -72,6 +72,19 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   return Get(server, offset, block_bytes, key, key_len, tag, value_buffer_.data(), value_buffer_.size(), view);
 }
 
+void DirectOps::ReadWords(int server, const void* remote, void* local, size_t bytes) {
+  const uint8_t* mapped = local_arena(server);
+  if (mapped == nullptr) {
+    ctx_->Get(local, remote, bytes, server);
+    return;
+  }
+  // A mapping covers the server's whole symmetric region: any symmetric address sits at the same distance from
+  // arena_ there.
+  const uint64_t* from = reinterpret_cast<const uint64_t*>(mapped + (static_cast<const uint8_t*>(remote) - arena_));
+  uint64_t* to = static_cast<uint64_t*>(local);
+  for (size_t i = 0; i < bytes / 8; ++i) to[i] = __atomic_load_n(from + i, __ATOMIC_RELAXED);
+}
+
 DirectOps::Result DirectOps::Lock(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                                   uint32_t tag, uint64_t* locked_from) {
   uint64_t* word = target_word(offset, block_bytes);
@@ -126,11 +139,13 @@ void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
 
 void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                             const void* value, size_t value_len, const PairMeta& meta) {
-  size_t body = BodyBytes(key_len, value_len);
-  if (buffer_.size() < body) buffer_.resize(body);
-  EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len, meta);
-  ctx_->Put(arena_ + offset + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, body - kHeadVersionOffset,
-            server);
+  // Head and key from buffer_, the value straight from the caller's buffer: no staging copy of the value.
+  const size_t head = kBlockHeaderBytes + key_len;
+  if (buffer_.size() < head) buffer_.resize(head);
+  EncodeBlockHead(buffer_.data(), version, key, key_len, value, value_len, meta);
+  uint8_t* block = arena_ + offset;
+  ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, head - kHeadVersionOffset, server);
+  if (value_len > 0) ctx_->PutNbi(block + head, value, value_len, server);
 }
 
 void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,

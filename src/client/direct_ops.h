@@ -20,7 +20,8 @@
 //   2. If the lock was taken at a version this client never saw, the block may have been freed and reused for
 //      another key with the same 24-bit tag: fetch its key and, if it is not ours, release the lock unchanged
 //      and answer kNotThisKey.
-//   3. Put the head version v+1 and the body (lengths, key, value, checksum) in ONE put, leaving the recency
+//   3. Put the head version v+1 with the rest of the header and the key (one put from a small buffer), then
+//      the value straight from the caller's buffer (a non-blocking put: no staging copy), leaving the recency
 //      word alone (local: plain stores, then a release fence); fence; atomically set the target word to (v+1,
 //      tag, unlocked); quiet. The contract: when Set returns the SET is complete, so every GET that starts
 //      afterwards, on any PE and either path, sees this value or a later one; the quiet is what completes the
@@ -101,8 +102,9 @@ class DirectOps {
   // holds several locks at once: it must take them in one global order (server, then offset), so that two
   // batches never wait on each other, and must not wait for anything else while it holds them.
   //   Acquire: steps 1-2. kDone with *version = the full version locked (the lock is held); anything else as Set.
-  //   Write:   step 3's put of head version + 1 and the body (the pair must fit the block); local buffers free
-  //            on return, remote completion ordered by the caller's next Fence.
+  //   Write:   step 3's puts of head version + 1 and the body (the pair must fit the block); key may be reused on
+  //            return, value only after the caller's Quiet (it is put from where it lies); remote completion
+  //            ordered by the caller's next Fence.
   //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet.
   Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
                  size_t key_len, uint32_t tag, uint64_t* version);
@@ -119,6 +121,12 @@ class DirectOps {
   void Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag, const void* key,
               size_t key_len, const void* value, size_t value_len, const PairMeta& meta = PairMeta{});
   void Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
+
+  // Copies `bytes` (a multiple of 8, 8-aligned at both ends) of server's symmetric memory at `remote` to `local`:
+  // through the mapping when there is one (each 8-byte word loaded atomically, so a word is never torn; words
+  // may come from different moments, as with a get), else with one get. For small structures a client reads
+  // without the block protocol (the key's hash-table set).
+  void ReadWords(int server, const void* remote, void* local, size_t bytes);
 
   const Counters& counters() const { return counters_; }
   // This PE's mapping of server's arena, or nullptr.

@@ -14,20 +14,26 @@ uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {
   return BlockChecksumSplit(block, key_len, block + kBlockHeaderBytes + key_len, value_len, version);
 }
 
+void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t key_len, const void* value,
+                     size_t value_len, const PairMeta& meta) {
+  StoreU64(head + kHeadVersionOffset, version);
+  StoreU32(head + kKeyLenOffset, static_cast<uint32_t>(key_len));
+  StoreU32(head + kValueLenOffset, static_cast<uint32_t>(value_len));
+  StoreU64(head + kExpiryOffset, MakeExpiryWord(meta.expiry_ms, meta.token_lag));
+  StoreU32(head + kFlagsOffset, meta.flags);
+  uint8_t* key_at = head + kBlockHeaderBytes;
+  if (key != key_at) std::memcpy(key_at, key, key_len);
+  StoreU64(head + kChecksumOffset, BlockChecksumSplit(head, key_len, value_len > 0 ? value : key_at, value_len,
+                                                      version));
+}
+
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
                      size_t value_len, const PairMeta& meta) {
-  StoreU64(block + kHeadVersionOffset, version);
-  StoreU32(block + kKeyLenOffset, static_cast<uint32_t>(key_len));
-  StoreU32(block + kValueLenOffset, static_cast<uint32_t>(value_len));
-  StoreU64(block + kExpiryOffset, MakeExpiryWord(meta.expiry_ms, meta.token_lag));
-  StoreU32(block + kFlagsOffset, meta.flags);
-  uint8_t* key_at = block + kBlockHeaderBytes;
-  if (key != key_at) std::memcpy(key_at, key, key_len);
-  if (value_len > 0 && value != key_at + key_len) std::memcpy(key_at + key_len, value, value_len);
-  // From the caller's value, not from the block: the block may be live memory that readers load (the on-node
-  // path writes in place), and the source is in this core's cache anyway.
-  StoreU64(block + kChecksumOffset, BlockChecksumSplit(block, key_len, value_len > 0 ? value : key_at, value_len,
-                                                       version));
+  // The checksum from the caller's value, not from the block: the block may be live memory that readers load
+  // (the on-node path writes in place), and the source is in this core's cache anyway.
+  EncodeBlockHead(block, version, key, key_len, value, value_len, meta);
+  uint8_t* value_at = block + kBlockHeaderBytes + key_len;
+  if (value_len > 0 && value != value_at) std::memcpy(value_at, value, value_len);
 }
 
 namespace {
@@ -52,17 +58,22 @@ BlockCheck CheckHeader(const uint8_t* head, uint64_t target, size_t block_bytes,
   return BlockCheck::kValid;
 }
 
-void FillView(const uint8_t* head, const uint8_t* value, size_t value_len, BlockView* view) {
+void FillView(uint64_t version, uint64_t recency, uint64_t expiry_word, uint32_t flags, const uint8_t* value,
+              size_t value_len, BlockView* view) {
   if (view == nullptr) return;
-  uint64_t version = LoadU64(head + kHeadVersionOffset);
-  uint64_t expiry_word = LoadU64(head + kExpiryOffset);
   view->version = version;
   view->token = version - TokenLagOf(expiry_word);
-  view->recency = LoadU64(head + kRecencyOffset);
-  view->flags = LoadU32(head + kFlagsOffset);
+  view->recency = recency;
+  view->flags = flags;
   view->expiry_ms = ExpiryOf(expiry_word);
   view->value = value;
   view->value_len = value_len;
+}
+
+// The same from a copied header.
+void FillView(const uint8_t* head, const uint8_t* value, size_t value_len, BlockView* view) {
+  FillView(LoadU64(head + kHeadVersionOffset), LoadU64(head + kRecencyOffset), LoadU64(head + kExpiryOffset),
+           LoadU32(head + kFlagsOffset), value, value_len, view);
 }
 
 }  // namespace
@@ -123,28 +134,27 @@ BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, const void
   const uint64_t t1 = LoadAcquire(target_at);
   if (TargetLocked(t1)) return BlockCheck::kRetry;
   if (TargetTag(t1) != tag) return BlockCheck::kNotThisKey;  // an atomic read of the word: no tear possible
-  // R2. The header fields are naturally aligned words (blocks are 8-aligned); relaxed atomic loads.
-  alignas(8) uint8_t head[kBlockHeaderBytes];
-  StoreU64(head + kRecencyOffset, LoadRelaxed64(block + kRecencyOffset));
-  StoreU64(head + kHeadVersionOffset, LoadRelaxed64(block + kHeadVersionOffset));
-  StoreU32(head + kKeyLenOffset, LoadRelaxed32(block + kKeyLenOffset));
-  StoreU32(head + kValueLenOffset, LoadRelaxed32(block + kValueLenOffset));
-  StoreU64(head + kExpiryOffset, LoadRelaxed64(block + kExpiryOffset));
-  StoreU32(head + kFlagsOffset, LoadRelaxed32(block + kFlagsOffset));
-  const size_t stored_key_len = LoadU32(head + kKeyLenOffset);
-  const size_t value_len = LoadU32(head + kValueLenOffset);
+  // R2. The header fields are naturally aligned words (blocks are 8-aligned): relaxed atomic loads into locals,
+  // nothing staged.
+  const uint64_t version = LoadRelaxed64(block + kHeadVersionOffset);
+  const size_t stored_key_len = LoadRelaxed32(block + kKeyLenOffset);
+  const size_t value_len = LoadRelaxed32(block + kValueLenOffset);
   const bool fits = BlockBytesFor(stored_key_len, value_len) <= block_bytes;
   const bool same_key = fits && stored_key_len == key_len &&
                         std::memcmp(block + kBlockHeaderBytes, key, key_len) == 0;
   const bool copied = same_key && value_len <= out_capacity;
   if (copied && value_len > 0) std::memcpy(out, block + kBlockHeaderBytes + key_len, value_len);
+  const uint64_t recency = LoadRelaxed64(block + kRecencyOffset);
+  const uint64_t expiry_word = LoadRelaxed64(block + kExpiryOffset);
+  const uint32_t flags = LoadRelaxed32(block + kFlagsOffset);
   // R3.
   __atomic_thread_fence(__ATOMIC_ACQUIRE);
   const uint64_t t2 = LoadRelaxed64(target_at);
-  if (t2 != t1 || !SameVersion(LoadU64(head + kHeadVersionOffset), t1) || !fits) return BlockCheck::kRetry;
+  if (t2 != t1 || !SameVersion(version, t1) || !fits) return BlockCheck::kRetry;
   // The copy is consistent: what it says about identity is the truth at version t1.
   if (!same_key) return BlockCheck::kNotThisKey;
-  FillView(head, copied ? static_cast<const uint8_t*>(out) : nullptr, value_len, view);
+  FillView(version, recency, expiry_word, flags, copied ? static_cast<const uint8_t*>(out) : nullptr, value_len,
+           view);
   return BlockCheck::kValid;
 }
 

@@ -16,8 +16,10 @@
 //
 // Cost: 44 header bytes + 8 (target word) per pair, rounded up to 8 bytes. Flags and expiry added 12 bytes to
 // the former 32-byte header (a block grows by 8 or 16 bytes, depending on key_len + value_len mod 8).
-// Everything a writer changes, [8, 44+key_len+value_len), is contiguous: the head version and the body go in
-// ONE put (the recency word, which writers leave alone, comes first).
+// Everything a writer changes, [8, 44+key_len+value_len), is contiguous (the recency word, which writers leave
+// alone, comes first): a writer may put it in one piece, or (a remote client, EncodeBlockHead) the header and
+// key in one put and the value straight from its caller's buffer in another; the fence of step 3 orders both
+// before the unlock.
 //
 // Versions. head_version is 64 bits and never wraps in practice; the target word holds its low 39 bits. A
 // writer holding the lock knows the full version (the server reads the head in place; a client gets it with
@@ -34,8 +36,8 @@
 // Write protocol (read-friendly exclusive write; every writer, client or server, follows it):
 //   1. CAS the target word from (v, tag, unlocked) to (v, tag, locked).
 //   2. Write head_version = V+1 (V: the full version, V mod 2^39 == v), lengths, expiry word, flags, key, value
-//      and the checksum: bytes [8, BodyBytes) in one put. (The server may publish a version above V+1: see
-//      store/contract.h.)
+//      and the checksum: bytes [8, BodyBytes), in one put or two (above). (The server may publish a version
+//      above V+1: see store/contract.h.)
 //   3. Fence, then set the target word to (V+1, tag', unlocked) with an atomic.
 // A lock holder that changes nothing releases the word unchanged. The head version is written while the lock is
 // held (the paper CASes it after unlocking, which lets a second writer's head CAS fail and leave head != tail
@@ -160,6 +162,11 @@ uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* va
 // leaves the recency and target words untouched. The caller guarantees the pair fits (BlockBytesFor <=
 // block_bytes). key or value may already sit where they belong (a rewrite of the header only).
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
+                     size_t value_len, const PairMeta& meta = PairMeta{});
+// EncodeBlockBody without the value: bytes [8, kBlockHeaderBytes + key_len) of `head`, the checksum computed
+// from the value where it lies. A remote writer puts these bytes and then the value straight from its caller's
+// buffer (two puts, no staging copy); both land before the fence that precedes the unlock.
+void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t key_len, const void* value,
                      size_t value_len, const PairMeta& meta = PairMeta{});
 
 // Bytes [0, BodyBytes) of a block hold the recency word, the header, key and value; a writer puts

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,29 @@ TEST(BlockEncode, OnePutCoversHeadVersionAndBody) {
     if (i >= kHeadVersionOffset && i < end) continue;
     EXPECT_EQ(a[i], b[i]) << "byte " << i << " written outside the put";
   }
+}
+
+TEST(BlockEncode, HeadPlusValueEqualsBody) {
+  // A remote Direct SET puts EncodeBlockHead's bytes and then the value from the caller's buffer: the block it
+  // leaves is the one EncodeBlockBody would have written, checksum included, and it validates.
+  std::string key = "split-key", value(300, 'v');
+  for (size_t i = 0; i < value.size(); ++i) value[i] = static_cast<char>(i * 7);
+  const size_t bytes = BlockBytesFor(key.size(), value.size());
+  std::vector<uint8_t> whole(bytes, 0x33), split(bytes, 0x33), head(kBlockHeaderBytes + key.size(), 0);
+  EncodeBlockBody(whole.data(), 12, key.data(), key.size(), value.data(), value.size(), PairMeta{3, 400, 2});
+  EncodeBlockHead(head.data(), 12, key.data(), key.size(), value.data(), value.size(), PairMeta{3, 400, 2});
+  std::memcpy(split.data() + kHeadVersionOffset, head.data() + kHeadVersionOffset, head.size() - kHeadVersionOffset);
+  std::memcpy(split.data() + head.size(), value.data(), value.size());
+  EXPECT_EQ(split, whole);
+  StoreU64(split.data() + TargetOffset(bytes), MakeTarget(12, 5, false));
+  BlockView view;
+  ASSERT_EQ(Check(split, key, 5, &view), BlockCheck::kValid);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), value);
+  // Empty value: the head alone is the whole body.
+  std::vector<uint8_t> e1(BlockBytesFor(3, 0), 0), e2(e1.size(), 0);
+  EncodeBlockBody(e1.data(), 4, "abc", 3, nullptr, 0);
+  EncodeBlockHead(e2.data(), 4, "abc", 3, nullptr, 0);
+  EXPECT_EQ(e1, e2);
 }
 
 TEST(BlockEncode, RewriteInPlaceKeepsKeyAndValue) {

@@ -44,7 +44,7 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.server_memory_bytes, 64u << 20);
   EXPECT_EQ(c.hash_sets, 0u);
   EXPECT_EQ(c.hash_ways, 8u);
-  EXPECT_EQ(c.directory_entries, 512u);
+  EXPECT_EQ(c.directory_entries, 8192u);
   EXPECT_EQ(c.directory_ways, 8u);
   EXPECT_EQ(c.recency_range_ms, 100u);
   EXPECT_EQ(c.max_key_len, 250u);

@@ -14,7 +14,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.server_memory_bytes = 64ull << 20;
   c.hash_sets = 0;  // auto
   c.hash_ways = 8;
-  c.directory_entries = 512;
+  c.directory_entries = 8192;
   c.directory_ways = 8;
   c.recency_range_ms = 100;
   c.max_key_len = 250;
