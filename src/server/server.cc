@@ -239,7 +239,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     }
     case Op::kGet: {
       BlockView view;
-      status = store_.Get(loc, req.key, h.key_len, at, &scratch_, &view, &ptr);
+      status = store_.Get(loc, req.key, h.key_len, at, CopyMax(h), &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_NOT_FOUND && spill_) {
         status = spill_->ReadBack(client, loc, req, at, &ptr);
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
@@ -255,8 +255,14 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
         reply.token = view.token;
         // A large value in a block the client may pull: send its location instead of its bytes.
         if ((h.wire_flags & message_flags::kMayPull) && SymmetricLayout::LargeValue(config_, value_len) &&
-            ptr.block_bytes != 0 && value_len <= h.max_value)
+            ptr.block_bytes != 0 && value_len <= h.max_value) {
           reply.wire_flags = message_flags::kPull;
+        } else if (value == nullptr && value_len != 0 && value_len <= h.max_value) {
+          // Not pullable after all (a value past max_value_len that a Direct SET wrote): read it with its bytes.
+          status = store_.Get(loc, req.key, h.key_len, at, &scratch_, &view, &ptr);
+          value = view.value;
+          value_len = view.value_len;
+        }
       }
       break;
     }
@@ -305,6 +311,15 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
   Reply(client, reply, value, value_len);
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
   stats_dirty_ = true;
+}
+
+size_t Server::CopyMax(const RequestHeader& h) const {
+  // Values above max_value are answered BUFFER_TOO_SMALL; large ones a client may pull are answered with the
+  // block's location (Handle): neither needs the bytes.
+  size_t most = static_cast<size_t>(std::min<uint64_t>(h.max_value, SIZE_MAX));
+  if ((h.wire_flags & message_flags::kMayPull) && config_.large_value_threshold != 0)
+    most = std::min<size_t>(most, config_.large_value_threshold - 1);
+  return most;
 }
 
 uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }

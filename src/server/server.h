@@ -74,6 +74,8 @@ class Server {
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value);
+  // The longest value a GET must copy out of its block (KvStore::Get's copy_max).
+  size_t CopyMax(const RequestHeader& h) const;
   // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
   uint64_t NowMs() const;
   // flush_all: every pair in RAM and on flash is removed.

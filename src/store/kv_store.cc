@@ -266,17 +266,19 @@ void KvStore::Advance(uint64_t offset, uint64_t recency) {
   if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at,
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
                     std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
   if (failed_) return SHMEMCACHE_TIMEOUT;
   uint64_t now = Now(at.now_ms);
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
-  scratch->resize(bytes);
+  const size_t room = std::min(copy_max, bytes);
+  if (scratch->size() < room) scratch->resize(room);
   for (;;) {
-    std::memcpy(scratch->data(), block(entry.offset), bytes);
-    BlockCheck check = ValidateBlock(scratch->data(), bytes, key, key_len, loc.tag, view);
+    // The server loads its own arena: the seqlock read of block.h (no checksum), the value copied only when
+    // it is at most copy_max long.
+    BlockCheck check = ReadBlockInPlace(block(entry.offset), bytes, key, key_len, loc.tag, scratch->data(), room, view);
     if (check == BlockCheck::kValid) break;
     if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
     uint64_t* word = target_word(entry.offset, bytes);
