@@ -8,7 +8,7 @@ def test_stats_fields(cache):
                  "bytes_used", "evictions", "spill_mmap_reads", "spill_enospc_recoveries", "large_gets_pulled",
                  "policy_reason", "local_gets", "local_sets"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 50
+    assert len(stats) == 51
 
 
 def test_counters_move(cache, key):

@@ -169,6 +169,7 @@ TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
     EXPECT_EQ(s.direct_gets + s.direct_sets, 0u);  // direct_policy never: no Direct operation
     EXPECT_EQ(s.policy_reason, 3u);
     EXPECT_EQ(s.policy_set_path, 2u);
+    EXPECT_EQ(s.policy_get_path, 2u);
     EXPECT_GT(s.policy_active_ops, 0u);
 
     // Below the threshold, or into a buffer too small for it: through the ring, never pulled or landed.
