@@ -92,8 +92,9 @@ class Server {
   // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
   // its start, beginning at 1 (0 means "unknown" on the wire).
   uint64_t CurrentEpoch() const;
-  // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch.
-  uint64_t RecencyFor(uint64_t sent) const;
+  uint64_t EpochAt(uint64_t nanos) const;  // the epoch of a clock_ reading
+  // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch now.
+  uint64_t RecencyFor(uint64_t sent, uint64_t now) const;
   // Tells every client the new expiration bar: a one-sided atomic set of this server's mailbox word in each
   // client's symmetric memory. It never waits on a client and always carries the latest bar (replies carry it
   // too).
