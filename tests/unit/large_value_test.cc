@@ -29,7 +29,7 @@ shmemcache_config_t RemoteConfig() {
   return c;
 }
 
-constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (16 KiB), below its max_value_len (64 KiB)
+constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (8 KiB), below its max_value_len (64 KiB)
 
 std::string ValueOf(char fill, size_t len) {
   std::string v(len, fill);
