@@ -18,6 +18,7 @@
 // nonblocking_p50/p99: per window, its time / window. Values are not checked byte for byte (lengths are).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -200,8 +201,10 @@ int Measure(const Options &o, const bench::Job &job) {
   if (o.mode == "active") cfg.direct_ops = 0;
   cfg.max_outstanding = static_cast<unsigned>(o.window);
   // A client keeps at most chunks_per_peer replies' worth of requests in flight per server (a server never
-  // waits on a client that is not reading): give the reply ring room for the whole window.
-  cfg.chunks_per_peer = std::max<unsigned>(cfg.chunks_per_peer, static_cast<unsigned>(2 * o.window));
+  // waits on a client that is not reading): give the reply ring room for the whole window, unless
+  // SHMEMCACHE_CHUNKS_PER_PEER asks for a ring depth (scripts/bench/active.sh compares 8 and 32).
+  if (std::getenv("SHMEMCACHE_CHUNKS_PER_PEER") == nullptr)
+    cfg.chunks_per_peer = std::max<unsigned>(cfg.chunks_per_peer, static_cast<unsigned>(2 * o.window));
   const size_t max_size = *std::max_element(o.sizes.begin(), o.sizes.end());
   if (cfg.max_value_len < max_size) cfg.max_value_len = max_size;
   // Every size asked for is measured, or the run says which setting keeps it from being measured.

@@ -139,8 +139,8 @@ module shmemcache
                           spill_bytes_written, spill_reclaimed_segments, spill_checksum_failures, &
                           spill_io_errors, spill_async_reads, spill_mmap_reads, &
                           spill_enospc_recoveries, large_gets_pulled, large_pull_retries, &
-                          large_sets_landed, policy_active_ops, policy_set_path, policy_reason, &
-                          local_gets, local_sets, direct_incrs
+                          large_sets_landed, policy_active_ops, policy_set_path, policy_get_path, &
+                          policy_reason, local_gets, local_sets, direct_incrs
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

@@ -135,10 +135,10 @@ typedef struct {
                                    answers with the block's location and the client pulls the value with one
                                    get (validated like a Direct GET); an Active SET puts the value into a
                                    landing slot on the server first (max_value_len bytes per client in every
-                                   PE's symmetric memory). 0 = never; default 16 KiB (bench/README.md) */
+                                   PE's symmetric memory). 0 = never; default 8 KiB (bench/README.md) */
   int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
-                                   SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active where every one-sided
-                                   operation needs the target's CPU, i.e. UCX tcp; GETs stay Direct),
+                                   SHMEMCACHE_DIRECT_AUTO (default: SETs, incrs and GETs go Active where every
+                                   one-sided operation needs the target's CPU, i.e. UCX tcp; Direct elsewhere),
                                    SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
                                    takes auto / always / never. shmemcache_stats_t says what was decided.
                                    This PE's own choice: PEs may set it differently (every path follows the
@@ -345,9 +345,12 @@ typedef struct {
   uint64_t large_sets_landed;   /* Active SETs whose value was put into the server's landing slot */
   uint64_t policy_active_ops;   /* GETs and SETs sent Active without a Direct attempt because the policy said so */
   uint64_t policy_set_path;     /* what the policy decided for SETs: 0 = not a client, 1 = Direct, 2 = Active */
+  uint64_t policy_get_path;     /* what the policy decided for GETs: 0 = not a client, 1 = Direct, 2 = Active */
   uint64_t policy_reason;       /* why: 1 = direct_ops 0, 2 = direct_policy always, 3 = direct_policy never,
-                                   4 = auto, the transport needs no target CPU for one-sided operations,
-                                   5 = auto, UCX tcp carries them (a Direct SET is 5-6 round trips) */
+                                   4 = auto, the transport needs no target CPU for one-sided operations (both
+                                   Direct), 5 = auto, UCX tcp carries them (both Active: a Direct SET is 5-6
+                                   round trips, and every one-sided operation waits for the server's CPU, which
+                                   an Active operation needs once) */
   /* client side, on-node fast path (local_access) */
   uint64_t local_gets;          /* Direct GETs served by loads through a mapping of the server's memory */
   uint64_t local_sets;          /* Direct SETs and incrs written by stores through a mapping of the server's memory */

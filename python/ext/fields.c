@@ -51,8 +51,8 @@ static const config_field config_fields[] = {
   X(max_eviction_pause_us) X(pages_moved) X(expiration_bar) X(payload_bytes) X(spill_bytes_written)           \
   X(spill_reclaimed_segments) X(spill_checksum_failures) X(spill_io_errors) X(spill_async_reads)              \
   X(spill_mmap_reads) X(spill_enospc_recoveries) X(large_gets_pulled) X(large_pull_retries)                   \
-  X(large_sets_landed) X(policy_active_ops) X(policy_set_path) X(policy_reason) X(local_gets) X(local_sets)     \
-  X(direct_incrs)
+  X(large_sets_landed) X(policy_active_ops) X(policy_set_path)                                             \
+  X(policy_get_path) X(policy_reason) X(local_gets) X(local_sets) X(direct_incrs)
 
 /* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
  * the build instead of silently missing from stats(). */

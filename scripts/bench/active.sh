@@ -6,7 +6,7 @@
 #
 # Writes into DIR:
 #   active_latency.csv      bench_latency --mode active by value size, with large values bypassing the ring
-#                           (threshold = the configured large_value_threshold, default 16K) and through the ring
+#                           (threshold = the configured large_value_threshold, default 8K) and through the ring
 #                           (threshold 0), plus the raw one-sided get/put of the same bytes (rows raw_*)
 #   active_memcached.csv    memcached_baseline latency at the same sizes, same run
 #   active_policy.csv       bench_throughput over tcp, 1 server, 4 clients, mix95 and mix50: Direct (policy
@@ -28,7 +28,7 @@ case "$SIZE" in
 esac
 lat_keys="transport,mode,op,value_size"
 tp_keys_cols="system,mode,op,get_pct,value_size,servers,clients"
-threshold="${SHMEMCACHE_LARGE_VALUE_THRESHOLD:-16K}"
+threshold="${SHMEMCACHE_LARGE_VALUE_THRESHOLD:-8K}"
 
 if start_memcached; then
   measure active_mc_latency local "csv=system,op,value_size" -- \

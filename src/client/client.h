@@ -31,9 +31,10 @@
 //   DELETE always Active (the directory entry is dropped first).
 //   A Direct GET of a pair with an expiry returns it only if the server's clock provably has not reached it,
 //   NOT_FOUND only if it provably has (core/server_time.h, bounds from the replies' clock stamps), else Active.
-//   memcached's contract (contract_ops.cc): a store with options, TOUCH and FLUSH_ALL are always Active.
-// The Direct/Active policy (config direct_policy, decided once at construction) may forbid Direct SETs (auto
-// over UCX tcp, never) or every Direct operation (never, or direct_ops 0); the stats say what and why.
+//   memcached's contract (contract_ops.cc): a store with options, TOUCH and FLUSH_ALL are always Active; INCR
+//   goes Direct (under the block's lock) where SETs may.
+// The Direct/Active policy (config direct_policy, decided once at construction) may forbid every Direct
+// operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
 // Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
 // this client's landing slot on the server first (one landed SET in flight per server); an Active GET whose
 // buffer could take a large value may be answered with the block's location, and the client then pulls the

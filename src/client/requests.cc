@@ -206,8 +206,10 @@ void Client::Retire(int server, shmemcache_request* r) {
 
 bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
   BlockView view;
-  DirectOps::Result result =
-      direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag, &view);
+  // One copy: the value lands in the caller's buffer (a torn attempt may leave bytes there; the GET then asks
+  // again and its answer overwrites them).
+  DirectOps::Result result = direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag,
+                                         r->buffer, r->buffer_len, &view);
   if (result == DirectOps::Result::kDone) {
     // A valid copy of this key's pair at some moment since the server answered (a newer value included: this
     // client's own later writes of the key wait for this GET, PostActive). Its length may have changed since.
@@ -217,7 +219,6 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
     if (view.value_len > r->buffer_len) {
       r->status = SHMEMCACHE_BUFFER_TOO_SMALL;
     } else {
-      if (view.value_len) std::memcpy(r->buffer, view.value, view.value_len);
       r->status = SHMEMCACHE_OK;
       // fetch: the flags and token of the copy pulled (the reply's may be older).
       if (r->out.flags) *r->out.flags = view.flags;

@@ -65,34 +65,62 @@ Status Conduit::Send(size_t peer, const uint8_t* message, size_t len, bool ring_
   return s;
 }
 
+Status Conduit::StageChunk(size_t peer) {
+  Peer& p = peers_[peer];
+  SealPack(p);
+  if (p.next_send - 1 - p.acked >= layout_.chunks) {
+    // The ring is full (staged fragments included): what is staged lands and the doorbell rings before this
+    // PE waits for the receiver to consume.
+    Flush(peer);
+    Status s = WaitForSpace(peer);
+    if (s != SHMEMCACHE_OK) return s;
+  }
+  if (p.staged_count == 0) p.staged_from = p.next_send;
+  if (!p.listed) {
+    p.listed = true;
+    dirty_.push_back(peer);
+  }
+  ++p.staged_count;
+  ++p.next_send;
+  return SHMEMCACHE_OK;
+}
+
+void Conduit::SealPack(Peer& p) {
+  if (!p.pack_open) return;
+  uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
+  p.staged_tail_bytes = fragment::Seal(out, p.staged_from + p.staged_count - 1, p.pack_used,
+                                       fragment::kPackedMsgLen, p.next_recv - 1);
+  p.pack_open = false;
+}
+
 Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
   Peer& p = peers_[peer];
   if (p.failed) return FailedStatus(peer);
   const size_t payload_max = layout_.payload_max();
   if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
-  size_t sent = 0;
-  bool first = true;
-  while (first || sent < len) {
-    if (p.next_send - 1 - p.acked >= layout_.chunks) {
-      // The ring is full (staged fragments included): what is staged lands and the doorbell rings before this
-      // PE waits for the receiver to consume.
-      Flush(peer);
-      Status s = WaitForSpace(peer);
+  const size_t record = fragment::RecordBytes(len);
+  if (record <= payload_max) {  // packed: into the open packed chunk, or a new one
+    if (!p.pack_open || p.pack_used + record > payload_max) {
+      Status s = StageChunk(peer);
       if (s != SHMEMCACHE_OK) return s;
+      p.pack_open = true;
+      p.pack_used = 0;
     }
-    if (p.staged_count == 0) p.staged_from = p.next_send;
-    if (!p.listed) {
-      p.listed = true;
-      dirty_.push_back(peer);
-    }
+    uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
+    p.pack_used = fragment::AppendRecord(out, p.pack_used, message, len);
+    p.doorbell_owed |= ring_doorbell;
+    ++stats_.messages_sent;
+    return SHMEMCACHE_OK;
+  }
+  size_t sent = 0;
+  while (sent < len) {
+    Status s = StageChunk(peer);
+    if (s != SHMEMCACHE_OK) return s;
     size_t frag = std::min(payload_max, len - sent);
-    uint8_t* out = p.staged.data() + p.staged_count * layout_.chunk_bytes;
-    p.staged_tail_bytes = fragment::Encode(out, p.next_send, message + sent, frag, len, p.next_recv - 1);
-    ++p.staged_count;
-    ++p.next_send;
-    p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring above cleared it for what went before)
+    uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
+    p.staged_tail_bytes = fragment::Encode(out, p.next_send - 1, message + sent, frag, len, p.next_recv - 1);
+    p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
-    first = false;
   }
   ++stats_.messages_sent;
   return SHMEMCACHE_OK;
@@ -102,6 +130,7 @@ void Conduit::Flush(size_t peer) {
   Peer& p = peers_[peer];
   if (p.failed) return;  // never written again
   const int pe = PeerPe(peer);
+  SealPack(p);
   if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
@@ -143,20 +172,45 @@ void Conduit::Consume(Peer& p, uint8_t* c) {
   size_t frag_len = LoadU32(c + fragment::kFragLenOffset);
   size_t msg_len = LoadU32(c + fragment::kMsgLenOffset);
   p.acked = std::max(p.acked, LoadU64(c + fragment::kAckOffset));
-  if (p.assembling.empty()) {
+  if (msg_len == fragment::kPackedMsgLen) {  // whole messages: handed out by TakeRecord
+    p.unpacked.assign(c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
+    p.unpacked_at = 0;
+  } else if (p.assembling.empty()) {
     p.expected_len = msg_len;
     p.assembling.reserve(msg_len);
   }
-  p.assembling.insert(p.assembling.end(), c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
+  if (msg_len != fragment::kPackedMsgLen)
+    p.assembling.insert(p.assembling.end(), c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
   // Free the chunk: zero the flags (the comp_flag too, so a later shorter fragment cannot meet a stale one).
   StoreU64(c + fragment::CompFlagOffset(frag_len), 0);
   __atomic_store_n(reinterpret_cast<uint64_t*>(c + fragment::kUseFlagOffset), 0, __ATOMIC_RELEASE);
   ++p.next_recv;
 }
 
+Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
+  Peer& p = peers_[ring];
+  if (p.unpacked_at >= p.unpacked.size()) return SHMEMCACHE_IN_PROGRESS;
+  const size_t left = p.unpacked.size() - p.unpacked_at;
+  const uint8_t* record = p.unpacked.data() + p.unpacked_at;
+  const size_t len = left >= fragment::kRecordHeaderBytes ? LoadU32(record) : left;
+  if (left < fragment::kRecordHeaderBytes || fragment::RecordBytes(len) > left) {  // checksummed: a sender bug
+    p.unpacked.clear();
+    p.unpacked_at = 0;
+    return GiveUp(ring, "a packed chunk from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
+                            ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
+                            " left");
+  }
+  message->assign(record + fragment::kRecordHeaderBytes, record + fragment::kRecordHeaderBytes + len);
+  p.unpacked_at += fragment::RecordBytes(len);
+  ++stats_.messages_received;
+  return SHMEMCACHE_OK;
+}
+
 Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait) {
   Peer& p = peers_[ring];
   for (;;) {
+    Status taken = TakeRecord(ring, message);
+    if (taken != SHMEMCACHE_IN_PROGRESS) return taken;
     const uint64_t seq = p.next_recv;
     uint8_t* c = chunk(ring, seq);
     if (__atomic_load_n(reinterpret_cast<uint64_t*>(c + fragment::kUseFlagOffset), __ATOMIC_ACQUIRE) != seq)
@@ -176,7 +230,9 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
                                   fragment::Describe(c, seq, layout_.payload_max()));
       }
     }
+    const bool packed = LoadU32(c + fragment::kMsgLenOffset) == fragment::kPackedMsgLen;
     Consume(p, c);
+    if (packed) continue;  // its records come out at the top of the loop
     if (p.assembling.size() >= p.expected_len) {
       message->swap(p.assembling);
       p.assembling.clear();

@@ -15,11 +15,25 @@ uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq) {
 }
 
 size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len, uint64_t ack) {
+  if (frag_len > 0) std::memcpy(out + kChunkHeaderBytes, data, frag_len);
+  return Seal(out, seq, frag_len, msg_len, ack);
+}
+
+size_t AppendRecord(uint8_t* out, size_t used, const uint8_t* data, size_t len) {
+  uint8_t* record = out + kChunkHeaderBytes + used;
+  StoreU32(record, static_cast<uint32_t>(len));
+  StoreU32(record + 4, 0);
+  if (len > 0) std::memcpy(record + kRecordHeaderBytes, data, len);
+  const size_t bytes = RecordBytes(len);
+  std::memset(record + kRecordHeaderBytes + len, 0, bytes - kRecordHeaderBytes - len);
+  return used + bytes;
+}
+
+size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack) {
   StoreU64(out + kUseFlagOffset, seq);
   StoreU32(out + kFragLenOffset, static_cast<uint32_t>(frag_len));
   StoreU32(out + kMsgLenOffset, static_cast<uint32_t>(msg_len));
   StoreU64(out + kAckOffset, ack);
-  if (frag_len > 0) std::memcpy(out + kChunkHeaderBytes, data, frag_len);
   StoreU64(out + kChecksumOffset, Checksum(out, frag_len, seq));
   size_t comp = CompFlagOffset(frag_len);
   StoreU64(out + comp, seq);

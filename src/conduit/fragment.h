@@ -10,6 +10,10 @@
 //                             this sequence number (frees chunks in the reverse ring without a round trip)
 //   offset 32  payload
 //   32 + align8(frag_len): comp_flag u64 = sequence number
+// A message is either cut into fragments of its own (msg_len = its length; the receiver appends payloads until
+// it has msg_len bytes) or, when it fits one record, packed (issue 14: a burst of small messages costs one chunk,
+// not one each): msg_len = kPackedMsgLen and the payload is a run of whole messages, each a record of u32
+// length, u32 zero, its bytes, zero padding to 8 bytes.
 // A get or put does not deliver bytes in address order (DESIGN.md), so a fragment is accepted only when
 // use_flag, comp_flag and the checksum all agree (FragmentComplete); it is never read half-written.
 #ifndef SHMEMCACHE_CONDUIT_FRAGMENT_H_
@@ -32,6 +36,11 @@ constexpr size_t kFragLenOffset = 16;
 constexpr size_t kMsgLenOffset = 20;
 constexpr size_t kAckOffset = 24;
 
+constexpr uint32_t kPackedMsgLen = 0xffffffff;
+constexpr size_t kRecordHeaderBytes = 8;
+// Payload bytes a message of len bytes takes as a record of a packed chunk.
+inline size_t RecordBytes(size_t len) { return kRecordHeaderBytes + ((len + 7) & ~size_t{7}); }
+
 inline size_t CompFlagOffset(size_t frag_len) { return kChunkHeaderBytes + ((frag_len + 7) & ~size_t{7}); }
 
 // XXH3 of the contiguous bytes [16, 32 + frag_len) of chunk (lengths, ack, payload), seeded with seq. A pure
@@ -42,6 +51,13 @@ uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq);
 // Writes fragment seq carrying data[0, frag_len) of a msg_len-byte message into out, which has room for
 // kChunkHeaderBytes + align8(frag_len) + kChunkTrailerBytes. Returns the bytes to put, through the comp_flag.
 size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len, uint64_t ack);
+
+// Writes the header, checksum and comp_flag of fragment seq whose frag_len payload bytes already sit at
+// out + kChunkHeaderBytes. Returns the bytes to put, through the comp_flag.
+size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack);
+// Appends data[0, len) as a record to the payload of a packed chunk at out that holds `used` payload bytes;
+// the caller checks that used + RecordBytes(len) fits. Returns the payload bytes used after it.
+size_t AppendRecord(uint8_t* out, size_t used, const uint8_t* data, size_t len);
 
 // True when chunk holds all of fragment seq: use_flag and comp_flag equal seq, frag_len <= payload_max and the
 // checksum matches. Reads each byte once through plain loads; the caller orders them after its flag read.

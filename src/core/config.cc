@@ -125,7 +125,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->private_context = -1;
   c->max_outstanding = 64;
   c->op_timeout_ms = 60000;
-  c->large_value_threshold = 16u << 10;
+  c->large_value_threshold = 8u << 10;
   c->direct_policy = SHMEMCACHE_DIRECT_AUTO;
   c->local_access = -1;
 

@@ -62,12 +62,11 @@ void Server::PublishClassSizes(uint8_t* base) {
   table[0] = static_cast<uint64_t>(slabs.num_classes());
 }
 
-uint64_t Server::CurrentEpoch() const { return (clock_.Nanos() - start_nanos_) / range_nanos_ + 1; }
+uint64_t Server::CurrentEpoch() const { return EpochAt(clock_.Nanos()); }
 
-uint64_t Server::RecencyFor(uint64_t sent) const {
-  uint64_t now = CurrentEpoch();
-  return (sent == 0 || sent > now) ? now : sent;
-}
+uint64_t Server::EpochAt(uint64_t nanos) const { return (nanos - start_nanos_) / range_nanos_ + 1; }
+
+uint64_t Server::RecencyFor(uint64_t sent, uint64_t now) const { return (sent == 0 || sent > now) ? now : sent; }
 
 void Server::BroadcastExpirationBar() {
   uint64_t bar = store_.expiration_bar();
@@ -185,10 +184,13 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
 void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   ++counters_.active_ops_served;
   ReplyHeader reply{};
-  uint64_t epoch = CurrentEpoch();
+  // One clock reading per request (taken after it arrived, as core/server_time.h needs of the reply's stamp):
+  // its epoch, the reply's stamp and the store's "now".
+  const uint64_t now_ns = clock_.Nanos();
+  const uint64_t epoch = EpochAt(now_ns);
   __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
   reply.epoch = epoch;
-  reply.server_ms = NowMs();
+  reply.server_ms = now_ns / 1000000;
   RequestView req;
   if (!DecodeRequest(message, &req)) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -198,7 +200,6 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const RequestHeader& h = req.header;
   reply.op = h.op;
   reply.request_id = h.request_id;
-  reply.server_ms = NowMs();
   if (static_cast<Op>(h.op) == Op::kFlushAll) {
     FlushAll();
     if (StoreFailed(store_.failed() ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK)) return;
@@ -215,7 +216,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   const uint8_t* value = nullptr;
   size_t value_len = 0;
   Status status;
-  const AccessTime at{reply.server_ms, RecencyFor(h.recency)};
+  const AccessTime at{reply.server_ms, RecencyFor(h.recency, epoch)};
   EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
@@ -239,7 +240,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     }
     case Op::kGet: {
       BlockView view;
-      status = store_.Get(loc, req.key, h.key_len, at, &scratch_, &view, &ptr);
+      status = store_.Get(loc, req.key, h.key_len, at, CopyMax(h), &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_NOT_FOUND && spill_) {
         status = spill_->ReadBack(client, loc, req, at, &ptr);
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
@@ -255,8 +256,14 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
         reply.token = view.token;
         // A large value in a block the client may pull: send its location instead of its bytes.
         if ((h.wire_flags & message_flags::kMayPull) && SymmetricLayout::LargeValue(config_, value_len) &&
-            ptr.block_bytes != 0 && value_len <= h.max_value)
+            ptr.block_bytes != 0 && value_len <= h.max_value) {
           reply.wire_flags = message_flags::kPull;
+        } else if (value == nullptr && value_len != 0 && value_len <= h.max_value) {
+          // Not pullable after all (a value past max_value_len that a Direct SET wrote): read it with its bytes.
+          status = store_.Get(loc, req.key, h.key_len, at, &scratch_, &view, &ptr);
+          value = view.value;
+          value_len = view.value_len;
+        }
       }
       break;
     }
@@ -305,6 +312,15 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
   Reply(client, reply, value, value_len);
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
   stats_dirty_ = true;
+}
+
+size_t Server::CopyMax(const RequestHeader& h) const {
+  // Values above max_value are answered BUFFER_TOO_SMALL; large ones a client may pull are answered with the
+  // block's location (Handle): neither needs the bytes.
+  size_t most = static_cast<size_t>(std::min<uint64_t>(h.max_value, SIZE_MAX));
+  if ((h.wire_flags & message_flags::kMayPull) && config_.large_value_threshold != 0)
+    most = std::min<size_t>(most, config_.large_value_threshold - 1);
+  return most;
 }
 
 uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }

@@ -74,6 +74,8 @@ class Server {
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value);
+  // The longest value a GET must copy out of its block (KvStore::Get's copy_max).
+  size_t CopyMax(const RequestHeader& h) const;
   // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
   uint64_t NowMs() const;
   // flush_all: every pair in RAM and on flash is removed.
@@ -90,8 +92,9 @@ class Server {
   // The server's current recency epoch: time ranges of recency_range_ms counted on this PE's own clock from
   // its start, beginning at 1 (0 means "unknown" on the wire).
   uint64_t CurrentEpoch() const;
-  // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch.
-  uint64_t RecencyFor(uint64_t sent) const;
+  uint64_t EpochAt(uint64_t nanos) const;  // the epoch of a clock_ reading
+  // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch now.
+  uint64_t RecencyFor(uint64_t sent, uint64_t now) const;
   // Tells every client the new expiration bar: a one-sided atomic set of this server's mailbox word in each
   // client's symmetric memory. It never waits on a client and always carries the latest bar (replies carry it
   // too).

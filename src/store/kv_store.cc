@@ -41,20 +41,25 @@ bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, H
 
 bool KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
   uint64_t* word = target_word(offset, bytes);
+  // The first guess is a plain load of this PE's own word (saves a transport atomic per lock on the server);
+  // only the CAS decides, and a failed one returns the word as it is.
+  uint64_t t = __atomic_load_n(word, __ATOMIC_ACQUIRE);
   for (;;) {
-    uint64_t t = atomics_->Fetch(word);
     if (TargetLocked(t)) {
       // A client's Direct SET holds it; keep progressing until released.
       if (!atomics_->WaitWhileEqual(word, t)) {
         failed_ = true;
         return false;
       }
+      t = atomics_->Fetch(word);
       continue;
     }
-    if (atomics_->CompareSwap(word, t, Locked(t)) == t) {
+    const uint64_t seen = atomics_->CompareSwap(word, t, Locked(t));
+    if (seen == t) {
       *unlocked = t;
       return true;
     }
+    t = seen;
   }
 }
 
@@ -257,7 +262,9 @@ size_t KvStore::FlushAll() {
 
 void KvStore::Advance(uint64_t offset, uint64_t recency) {
   uint64_t* word = recency_word(offset);
-  for (uint64_t cur = atomics_->Fetch(word); cur < recency;) {
+  // Recency words only grow, so a plain load (possibly behind a client's CAS) that is already at or above
+  // recency proves the CAS is not needed; below it, the CAS decides.
+  for (uint64_t cur = __atomic_load_n(word, __ATOMIC_ACQUIRE); cur < recency;) {
     uint64_t seen = atomics_->CompareSwap(word, cur, recency);
     if (seen == cur) break;
     cur = seen;
@@ -266,17 +273,19 @@ void KvStore::Advance(uint64_t offset, uint64_t recency) {
   if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at,
+Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
                     std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
   if (failed_) return SHMEMCACHE_TIMEOUT;
   uint64_t now = Now(at.now_ms);
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
-  scratch->resize(bytes);
+  const size_t room = std::min(copy_max, bytes);
+  if (scratch->size() < room) scratch->resize(room);
   for (;;) {
-    std::memcpy(scratch->data(), block(entry.offset), bytes);
-    BlockCheck check = ValidateBlock(scratch->data(), bytes, key, key_len, loc.tag, view);
+    // The server loads its own arena: the seqlock read of block.h (no checksum), the value copied only when
+    // it is at most copy_max long.
+    BlockCheck check = ReadBlockInPlace(block(entry.offset), bytes, key, key_len, loc.tag, scratch->data(), room, view);
     if (check == BlockCheck::kValid) break;
     if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
     uint64_t* word = target_word(entry.offset, bytes);

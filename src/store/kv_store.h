@@ -120,10 +120,19 @@ class KvStore {
   // (nothing stored) if it expired by at.now_ms; otherwise as Store.
   Status Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
                  const PairMeta& meta, AccessTime at, BlockPointer* pointer);
-  // Copies the block into *scratch and points *view into it (value, flags, expiry, token). OK or NOT_FOUND
-  // (absent or expired; an expired pair is freed). The pair's recency word and tier move up to at.recency.
+  // Reads the pair in place (the seqlock read of block.h: no checksum) into *view (flags, expiry, token,
+  // value_len). The value is copied into *scratch (view->value points there) only when value_len <= copy_max;
+  // otherwise view->value is nullptr and nothing is copied: a server answering a GET with the block's location
+  // (a client pulls the value, validating it as a Direct GET does) or with BUFFER_TOO_SMALL passes the most it
+  // would send. OK or NOT_FOUND (absent or expired; an expired pair is freed). The pair's recency word and tier
+  // move up to at.recency.
+  Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
+             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer);
+  // The same with the value always copied.
   Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, std::vector<uint8_t>* scratch,
-             BlockView* view, BlockPointer* pointer);
+             BlockView* view, BlockPointer* pointer) {
+    return Get(loc, key, key_len, at, SIZE_MAX, scratch, view, pointer);
+  }
   // New expiry for a present pair (ttl_ms 0 = never), token unchanged. OK or NOT_FOUND; INVALID_ARGUMENT /
   // KEY_TOO_LONG for a bad key.
   Status Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,

@@ -2,10 +2,10 @@
 // operations follow it. Every client sets keys, reads them twice and rewrites them with values of the same
 // size (which fit their blocks: Direct SETs wherever SETs may go Direct).
 // Args: expect = never | auto-shm | auto-tcp | always
-//   never     no Direct operation at all (policy_reason 3)
-//   auto-shm  auto on shared memory: SETs and GETs go Direct (policy_set_path 1, reason 4)
-//   auto-tcp  auto over UCX tcp: SETs go Active (policy_set_path 2, reason 5), GETs still Direct
-//   always    SETs and GETs go Direct whatever the transport (reason 2)
+//   never     no Direct operation at all (policy_set_path and policy_get_path 2, policy_reason 3)
+//   auto-shm  auto on shared memory: SETs and GETs go Direct (both paths 1, reason 4)
+//   auto-tcp  auto over UCX tcp: SETs and GETs go Active (both paths 2, reason 5)
+//   always    SETs and GETs go Direct whatever the transport (both paths 1, reason 2)
 #include <shmem.h>
 
 #include <cstring>
@@ -41,9 +41,10 @@ int main(int argc, char** argv) {
     }
     shmemcache_stats_t st{};
     shmemcache_get_stats(c, &st);
-    std::printf("client %d (expect %s): policy_set_path=%llu policy_reason=%llu policy_active_ops=%llu "
-                "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu\n",
-                rank, expect.c_str(), (unsigned long long)st.policy_set_path, (unsigned long long)st.policy_reason,
+    std::printf("client %d (expect %s): policy_set_path=%llu policy_get_path=%llu policy_reason=%llu "
+                "policy_active_ops=%llu direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu\n",
+                rank, expect.c_str(), (unsigned long long)st.policy_set_path, (unsigned long long)st.policy_get_path,
+                (unsigned long long)st.policy_reason,
                 (unsigned long long)st.policy_active_ops, (unsigned long long)st.direct_gets,
                 (unsigned long long)st.active_gets, (unsigned long long)st.direct_sets,
                 (unsigned long long)st.active_sets);
@@ -51,19 +52,23 @@ int main(int argc, char** argv) {
     // The path taken follows the decision the stats report, whatever it is.
     if (st.policy_set_path == 2) PE_CHECK(st.direct_sets == 0 && st.active_sets == st.sets);
     else PE_CHECK(st.policy_set_path == 1 && st.direct_sets > 0);
+    if (st.policy_get_path == 2) PE_CHECK(st.direct_gets == 0 && st.active_gets == st.gets);
+    else PE_CHECK(st.policy_get_path == 1 && st.direct_gets > 0);
+    // policy_active_ops counts exactly the operations the policy sent Active.
+    PE_CHECK(st.policy_active_ops == (st.policy_set_path == 2 ? st.sets : 0) + (st.policy_get_path == 2 ? st.gets : 0));
     if (expect == "never") {
-      PE_CHECK(st.policy_reason == 3 && st.policy_set_path == 2);
+      PE_CHECK(st.policy_reason == 3 && st.policy_set_path == 2 && st.policy_get_path == 2);
       PE_CHECK(st.direct_gets == 0 && st.direct_sets == 0 && st.active_gets == st.gets);
       PE_CHECK(st.policy_active_ops == st.gets + st.sets);
     } else if (expect == "auto-tcp") {
-      PE_CHECK(st.policy_reason == 5 && st.policy_set_path == 2);
-      PE_CHECK(st.direct_gets > 0);
-      PE_CHECK(st.policy_active_ops == st.sets);
+      PE_CHECK(st.policy_reason == 5 && st.policy_set_path == 2 && st.policy_get_path == 2);
+      PE_CHECK(st.direct_gets == 0 && st.direct_sets == 0);
+      PE_CHECK(st.policy_active_ops == st.gets + st.sets);
     } else if (expect == "auto-shm") {
-      PE_CHECK(st.policy_reason == 4 && st.policy_set_path == 1);
+      PE_CHECK(st.policy_reason == 4 && st.policy_set_path == 1 && st.policy_get_path == 1);
       PE_CHECK(st.direct_gets > 0 && st.policy_active_ops == 0);
     } else if (expect == "always") {
-      PE_CHECK(st.policy_reason == 2 && st.policy_set_path == 1);
+      PE_CHECK(st.policy_reason == 2 && st.policy_set_path == 1 && st.policy_get_path == 1);
       PE_CHECK(st.direct_gets > 0 && st.direct_sets > 0 && st.policy_active_ops == 0);
     } else {
       PE_CHECK(!"unknown expectation");

@@ -122,8 +122,10 @@ int main(int argc, char** argv) {
       PE_CHECK(st.direct_gets == 0 && st.direct_sets == 0);
       PE_CHECK(st.directory_hits == 0 && st.directory_misses == 0);
       PE_CHECK(st.active_gets == st.gets && st.active_sets == st.sets);
-    } else {
+    } else if (st.policy_get_path == 1) {
       PE_CHECK(st.direct_gets > 0);
+    } else {  // direct_policy auto over tcp (or never): every GET Active
+      PE_CHECK(st.policy_get_path == 2 && st.direct_gets == 0 && st.active_gets == st.gets);
     }
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);

@@ -33,7 +33,7 @@ shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_al
 # Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
 shmemcache_pe_test(eviction_np3 pe_eviction 3)
 shmemcache_pe_test(eviction_np5_2servers_skewed_clocks pe_eviction 5 ARGS 5000 ${two_servers})
-shmemcache_pe_test(eviction_np3_tcp_skewed_clocks pe_eviction 3 TCP ARGS 5000)
+shmemcache_pe_test(eviction_np3_tcp_skewed_clocks pe_eviction 3 TCP ARGS 5000 ${direct_always})  # stale pointers: Direct GETs
 shmemcache_pe_test(expiration_bar_np6 pe_expiration_bar 6)
 shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)
 

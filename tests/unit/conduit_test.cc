@@ -65,9 +65,9 @@ TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
   Pair p;
   Conduit& client = *p.client.conduit;
   Conduit& server = *p.server.conduit;
-  // Three one-fragment messages staged: nothing lands before the Flush.
+  // Three messages of a chunk each staged: nothing lands before the Flush.
   for (uint64_t i = 0; i < 3; ++i) {
-    std::vector<uint8_t> m = Message(40, i);
+    std::vector<uint8_t> m = Message(kPayloadMax, i);
     ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
   }
   std::vector<uint8_t> got;
@@ -82,7 +82,7 @@ TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
   EXPECT_EQ(ready, std::vector<size_t>{0});
   for (uint64_t i = 0; i < 3; ++i) {
     ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
-    EXPECT_EQ(got, Message(40, i));
+    EXPECT_EQ(got, Message(kPayloadMax, i));
   }
   // A reply tells the client (its piggybacked ack) that the three were consumed.
   std::vector<uint8_t> reply = Message(8, 99);
@@ -90,7 +90,7 @@ TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
   ASSERT_EQ(client.Receive(0, &got), SHMEMCACHE_OK);
   // Sequences 4, 5, 6 sit in chunks 3, 0, 1: the ring wraps, two puts, still one doorbell.
   for (uint64_t i = 3; i < 6; ++i) {
-    std::vector<uint8_t> m = Message(40, i);
+    std::vector<uint8_t> m = Message(kPayloadMax, i);
     ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
   }
   client.Flush(0);
@@ -99,10 +99,56 @@ TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
   EXPECT_EQ(client.stats().probes, 0u);
   for (uint64_t i = 3; i < 6; ++i) {
     ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
-    EXPECT_EQ(got, Message(40, i));
+    EXPECT_EQ(got, Message(kPayloadMax, i));
   }
   client.Flush(0);  // nothing staged: no put, no doorbell
   EXPECT_EQ(client.stats().doorbells, 2u);
+}
+
+TEST(Conduit, SmallMessagesOfABurstSharePackedChunks) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  // 40-byte messages take 48-byte records: 9 to a chunk, so 30 fill the 4-chunk ring with one put.
+  const size_t per_chunk = kPayloadMax / fragment::RecordBytes(40);
+  ASSERT_EQ(per_chunk, 9u);
+  for (uint64_t i = 0; i < 30; ++i) {
+    std::vector<uint8_t> m = Message(40, i);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+  client.Flush(0);
+  EXPECT_EQ(client.stats().puts, 1u);
+  EXPECT_EQ(client.stats().doorbells, 1u);
+  EXPECT_EQ(client.stats().fragments_sent, 4u);
+  EXPECT_EQ(client.stats().messages_sent, 30u);
+  std::vector<uint8_t> got;
+  for (uint64_t i = 0; i < 30; ++i) {
+    ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK) << i;
+    EXPECT_EQ(got, Message(40, i));
+  }
+  EXPECT_EQ(server.Poll(0, &got), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_EQ(server.stats().messages_received, 30u);
+}
+
+TEST(Conduit, PackedAndFragmentedMessagesInterleaveInOrder) {
+  Pair p;
+  // Small (packed), large (fragments of its own), empty, a record that just fits, one just too big to pack.
+  const std::vector<size_t> sizes = {1, 40, 3 * kPayloadMax, 0, 7, kPayloadMax - fragment::kRecordHeaderBytes,
+                                     kPayloadMax - 3, 5, 2 * kChunks * kPayloadMax, 16};
+  std::thread receiver([&] {
+    std::vector<uint8_t> got;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, Message(sizes[i], i)) << "message " << i << " of " << sizes[i] << " bytes";
+    }
+  });
+  for (size_t i = 0; i < sizes.size(); ++i) {  // staged together: flushed when the ring fills, and at the end
+    std::vector<uint8_t> m = Message(sizes[i], i);
+    ASSERT_EQ(p.client.conduit->Post(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+  }
+  p.client.conduit->Flush(0);
+  receiver.join();
+  EXPECT_EQ(p.server.conduit->stats().messages_received, sizes.size());
 }
 
 TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
@@ -258,7 +304,7 @@ TEST(Conduit, AFragmentStillLandingIsWaitedForNotRejected) {
   ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), false), SHMEMCACHE_OK);
   std::thread late([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    __atomic_store_n(reinterpret_cast<uint64_t*>(p.server.chunk(1) + fragment::CompFlagOffset(300)), uint64_t{1},
+    __atomic_store_n(reinterpret_cast<uint64_t*>(p.server.chunk(1) + fragment::CompFlagOffset(fragment::RecordBytes(300))), uint64_t{1},
                      __ATOMIC_RELEASE);
   });
   std::vector<uint8_t> got;

@@ -60,7 +60,7 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.private_context, -1);
   EXPECT_EQ(c.max_outstanding, 64u);
   EXPECT_EQ(c.op_timeout_ms, 60000u);
-  EXPECT_EQ(c.large_value_threshold, 16u << 10);
+  EXPECT_EQ(c.large_value_threshold, 8u << 10);
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_AUTO);
 }
 

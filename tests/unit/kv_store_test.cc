@@ -181,6 +181,35 @@ TEST_F(KvStoreTest, SetGetDeleteRoundTrip) {
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
+// A GET the server answers with the block's location (the client pulls the value) or with BUFFER_TOO_SMALL reads
+// the pair in place and copies nothing: the view has everything but the bytes, and the recency still moves up.
+TEST_F(KvStoreTest, GetCopiesTheValueOnlyUpToCopyMax) {
+  MakeSmall();
+  const std::string key = "large", value(1500, 'v');
+  BlockPointer stored;
+  ASSERT_EQ(Set(key, value, &stored), SHMEMCACHE_OK);
+  std::vector<uint8_t> scratch;
+  BlockView view;
+  BlockPointer p;
+  ASSERT_EQ(store_->Get(Loc(key), key.data(), key.size(), AccessTime{0, 7}, /*copy_max=*/1499, &scratch, &view, &p),
+            SHMEMCACHE_OK);
+  EXPECT_EQ(view.value, nullptr);
+  EXPECT_EQ(view.value_len, value.size());
+  EXPECT_EQ(view.token, stored.token);
+  EXPECT_EQ(p.offset, stored.offset);
+  EXPECT_EQ(p.version, stored.version);
+  EXPECT_EQ(p.recency, 7u);
+  EXPECT_LT(scratch.size(), value.size());  // sized to copy_max at most: the value never went through it
+  EXPECT_EQ(LoadU64(arena() + stored.offset + kRecencyOffset), 7u);
+  ASSERT_EQ(store_->Get(Loc(key), key.data(), key.size(), AccessTime{0, 7}, /*copy_max=*/1500, &scratch, &view, &p),
+            SHMEMCACHE_OK);
+  ASSERT_NE(view.value, nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), value);
+  // A missing key is NOT_FOUND whatever copy_max says.
+  EXPECT_EQ(store_->Get(Loc("absent"), "absent", 6, AccessTime{0, 0}, 0, &scratch, &view, &p), SHMEMCACHE_NOT_FOUND);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
 TEST_F(KvStoreTest, EmptyValueAndBinaryKeys) {
   MakeSmall();
   std::string k1("a\0b", 3), k2("a\0c", 3), k3("a", 1);

@@ -29,7 +29,7 @@ shmemcache_config_t RemoteConfig() {
   return c;
 }
 
-constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (16 KiB), below its max_value_len (64 KiB)
+constexpr size_t kLarge = 32 * 1024;  // above SmallConfig's threshold (8 KiB), below its max_value_len (64 KiB)
 
 std::string ValueOf(char fill, size_t len) {
   std::string v(len, fill);
@@ -169,6 +169,7 @@ TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
     EXPECT_EQ(s.direct_gets + s.direct_sets, 0u);  // direct_policy never: no Direct operation
     EXPECT_EQ(s.policy_reason, 3u);
     EXPECT_EQ(s.policy_set_path, 2u);
+    EXPECT_EQ(s.policy_get_path, 2u);
     EXPECT_GT(s.policy_active_ops, 0u);
 
     // Below the threshold, or into a buffer too small for it: through the ring, never pulled or landed.
