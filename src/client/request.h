@@ -33,6 +33,15 @@ struct shmemcache_request {
   // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
   std::vector<uint8_t> key;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
+  // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
+  // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:
+  // a part writes its items' answers when it completes and goes back to the pool (Client::Settle).
+  bool is_batch = false;
+  size_t batch_remaining = 0;                  // a batch: its parts in flight
+  shmemcache_request* batch = nullptr;         // a part: its batch
+  shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
+  shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
+  std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
   shmemcache_request* next_free = nullptr;
 };
 

@@ -19,10 +19,14 @@ shmemcache_request* Client::NewRequest() {
     r = &request_pool_.back();
   }
   std::vector<uint8_t> key;
-  key.swap(r->key);  // keep the capacity: no allocation once the pool is warm
+  std::vector<size_t> indices;
+  key.swap(r->key);  // keep the capacities: no allocation once the pool is warm
+  indices.swap(r->mget_indices);
   *r = shmemcache_request{};
   key.clear();
+  indices.clear();
   r->key.swap(key);
+  r->mget_indices.swap(indices);
   r->magic = shmemcache_request::kLive;
   return r;
 }
@@ -131,7 +135,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   return SHMEMCACHE_OK;
 }
 
-void Client::Complete(int server) {
+shmemcache_request* Client::Complete(int server) {
   RequestQueue& q = pending_[server];
   ReplyHeader h;
   bool well_formed = reply_.size() >= sizeof(h);
@@ -158,10 +162,14 @@ void Client::Complete(int server) {
   if (!well_formed || h.request_id != r->request_id) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
-    return;
+    return r;
   }
   r->status = static_cast<Status>(h.status);
   CompleteContract(server, r, h);
+  if (r->op == Op::kMultiGet) {
+    CompleteMultiGet(r, h);
+    return r;
+  }
   if (r->op == Op::kGet) {
     if (r->status == SHMEMCACHE_OK) {
       const bool pull = h.wire_flags & message_flags::kPull;
@@ -169,11 +177,11 @@ void Client::Complete(int server) {
           (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
-        return;
+        return r;
       }
       if (pull) {
         Pull(server, r, h.pointer);
-        return;
+        return r;
       }
       if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
       *r->value_len = h.value_len;
@@ -190,6 +198,7 @@ void Client::Complete(int server) {
   } else if (r->op == Op::kSet && r->status == SHMEMCACHE_OK) {
     Remember(r->loc, h.pointer);
   }
+  return r;
 }
 
 void Client::Retire(int server, shmemcache_request* r) {
@@ -239,7 +248,7 @@ void Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
 Status Client::CompleteNext(int server) {
   conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
   if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
-  Complete(server);
+  Settle(Complete(server));
   return SHMEMCACHE_OK;
 }
 
@@ -261,6 +270,7 @@ Status Client::FailServer(int server) {
     if (r->op == Op::kGet) *r->value_len = 0;
   }
   in_flight_ -= q.size();
+  for (size_t i = 0; i < q.size(); ++i) Settle(q.at(i));
   q.clear();
   pending_chunks_[server] = 0;
   pullable_in_flight_[server] = 0;
@@ -282,7 +292,7 @@ void Client::PollReplies(int server) {
   if (!conduit_.failed(peer)) conduit_.Flush(peer);
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
-  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
+  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Settle(Complete(server));
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
@@ -308,6 +318,7 @@ void Client::CompleteAll() {
 
 Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (r->is_batch) return TestBatch(r);
   if (!r->done) PollReplies(r->loc.server);
   if (!r->done) return SHMEMCACHE_IN_PROGRESS;
   if (r->status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
@@ -316,6 +327,7 @@ Status Client::Test(shmemcache_request* r) {
 
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (r->is_batch) return WaitBatch(r);
   while (!r->done) CompleteNext(r->loc.server);  // each wait bounded; a failure completes r with TIMEOUT
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError

@@ -52,6 +52,17 @@ bool ParseDirectPolicy(const char* text, int* out) {
   return false;
 }
 
+bool ParseMGetPolicy(const char* text, int* out) {
+  static const char* const kNames[] = {"auto", "message", "single"};
+  for (int i = 0; i < 3; ++i) {
+    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
+      *out = i;
+      return true;
+    }
+  }
+  return false;
+}
+
 namespace {
 
 // Applies one environment variable through a parser; remembers the first failure.
@@ -128,6 +139,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->large_value_threshold = 16u << 10;
   c->direct_policy = SHMEMCACHE_DIRECT_AUTO;
   c->local_access = -1;
+  c->mget_policy = SHMEMCACHE_MGET_AUTO;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -153,6 +165,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Size("SHMEMCACHE_LARGE_VALUE_THRESHOLD", &c->large_value_threshold);
   env.Apply("SHMEMCACHE_DIRECT_POLICY", [c](const char* t) { return ParseDirectPolicy(t, &c->direct_policy); });
   env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
+  env.Apply("SHMEMCACHE_MGET_POLICY", [c](const char* t) { return ParseMGetPolicy(t, &c->mget_policy); });
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -190,6 +203,9 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
                "always or never)");
   if (c.local_access < -1 || c.local_access > 1)
     return bad("local_access must be -1, 0 or 1 (SHMEMCACHE_LOCAL_ACCESS)");
+  if (c.mget_policy < SHMEMCACHE_MGET_AUTO || c.mget_policy > SHMEMCACHE_MGET_SINGLE)
+    return bad("mget_policy must be SHMEMCACHE_MGET_AUTO, _MESSAGE or _SINGLE (SHMEMCACHE_MGET_POLICY=auto, "
+               "message or single)");
   return SHMEMCACHE_OK;
 }
 
@@ -198,7 +214,7 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
     "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
-    "large_value_threshold", "direct_policy", "local_access"};
+    "large_value_threshold", "direct_policy", "local_access", "mget_policy"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -212,7 +228,7 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
           text(c.slab_page_bytes),
           text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
-          text(c.large_value_threshold), text(c.direct_policy), text(c.local_access)};
+          text(c.large_value_threshold), text(c.direct_policy), text(c.local_access), text(c.mget_policy)};
 }
 
 std::string ConfigEnvName(size_t field) {
