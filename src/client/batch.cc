@@ -154,6 +154,9 @@ void Client::RememberKey(size_t slot) {
 }
 
 void Client::OpenWindow() {
+  // auto over tcp: a one-key batch reads Direct (one get costs less than a message round trip).
+  const bool messages_only = mget_path() == MGetPath::kMessagesOnly &&
+                             (config_.mget_policy != SHMEMCACHE_MGET_AUTO || batch_.size() > 1);
   for (const BatchSlot& s : batch_) batch_server_[s.op.loc.server] = 1;
   for (int server = 0; server < config_.num_servers; ++server) {
     if (!batch_server_[server]) continue;
@@ -176,7 +179,7 @@ void Client::OpenWindow() {
     }
     ++counters_.gets;
     // kActive: direct_ops 0, direct_policy never, or mget_policy's messages only
-    if (!direct_gets_allowed_ || mget_path() == MGetPath::kMessagesOnly) continue;
+    if (!direct_gets_allowed_ || messages_only) continue;
     if (DirectoryEntry* e = directory_.Lookup(s.op.loc)) {
       s.path = BatchSlot::Path::kFetch;
       s.offset = e->offset;
@@ -203,9 +206,11 @@ void Client::ProbeSets() {
   if (bytes == 0) return;
   if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
   bool pending = false;
+  const bool alone = RemoteReads(0, batch_.size(), BatchSlot::Path::kProbe) == 1;
   for (const BatchSlot& s : batch_) {
     if (s.path == BatchSlot::Path::kProbe)
-      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server);
+      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server,
+                           alone);
   }
   if (pending) ctx_->Quiet();
   for (BatchSlot& s : batch_) {
@@ -218,13 +223,23 @@ void Client::ProbeSets() {
   }
 }
 
-bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server) {
+bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server, bool alone) {
   if (mapped_[server]) {
     std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
     return false;
   }
+  if (alone) {  // one blocking get: over tcp a non-blocking get and a quiet cost two round trips
+    ctx_->Get(local, remote, bytes, server);
+    return false;
+  }
   ctx_->GetNbi(local, remote, bytes, server);
   return true;
+}
+
+size_t Client::RemoteReads(size_t from, size_t to, BatchSlot::Path path) const {
+  size_t n = 0;
+  for (size_t i = from; i < to; ++i) n += batch_[i].path == path && !mapped_[batch_[i].op.loc.server];
+  return n;
 }
 
 Client::ClockThaw Client::FreezeClock() {
@@ -250,10 +265,12 @@ void Client::FetchBlocks() {
     if (bytes == 0) return;
     if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
     bool pending = false;
+    const bool alone = RemoteReads(next, end, BatchSlot::Path::kFetch) == 1;
     for (size_t i = next; i < end; ++i) {
       const BatchSlot& s = batch_[i];
       if (s.path == BatchSlot::Path::kFetch)
-        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server);
+        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server,
+                             alone);
     }
     if (pending) ctx_->Quiet();
     for (size_t i = next; i < end; ++i) {

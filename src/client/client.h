@@ -284,8 +284,10 @@ class Client {
   Status WaitBatch(shmemcache_request* batch);  // releases
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
-  // after Quiet).
-  bool BatchRead(void* local, const void* remote, size_t bytes, int server);
+  // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).
+  bool BatchRead(void* local, const void* remote, size_t bytes, int server, bool alone);
+  // Slots [from, to) on path whose read is remote (their server not mapped).
+  size_t RemoteReads(size_t from, size_t to, BatchSlot::Path path) const;
   // While a window's Direct operations run, the recency clocks are read once (CurrentRange, EstimatedEpoch):
   // a window takes microseconds, recency moves in ranges of recency_range_ms. The clock runs again when the
   // returned guard goes, before any reply is taken in (ObserveServer stamps replies with the running clock).

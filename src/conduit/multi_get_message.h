@@ -56,36 +56,55 @@ static_assert(sizeof(MultiGetAnswer) == 64, "wire layout");
 inline size_t MultiGetKeyBytes(size_t key_len) { return sizeof(MultiGetKey) + key_len; }
 inline size_t MultiGetAnswerBytes(size_t value_bytes) { return sizeof(MultiGetAnswer) + value_bytes; }
 
+// A header followed by records (a fixed struct and its bytes each), header.value_len counting the body's bytes
+// and header.flags the records; *out holds the whole message after every call (its capacity kept).
+template <class Header>
+class RecordMessage {
+ public:
+  void Begin(std::vector<uint8_t>* out, const Header& header) {
+    out_ = out;
+    header_ = header;
+    header_.value_len = 0;
+    header_.flags = 0;
+    out_->resize(sizeof(Header));
+    Store();
+  }
+  template <class Record>
+  void Append(const Record& record, const void* bytes, size_t n) {
+    const size_t at = out_->size();
+    out_->resize(at + sizeof(record) + n);
+    std::memcpy(out_->data() + at, &record, sizeof(record));
+    if (n) std::memcpy(out_->data() + at + sizeof(record), bytes, n);
+    header_.value_len += static_cast<uint32_t>(sizeof(record) + n);
+    ++header_.flags;
+    Store();
+  }
+  size_t bytes() const { return out_->size(); }
+  uint32_t records() const { return header_.flags; }
+  Header* header() { return &header_; }  // change it, then Store
+  void Store() { std::memcpy(out_->data(), &header_, sizeof(header_)); }
+
+ private:
+  std::vector<uint8_t>* out_ = nullptr;
+  Header header_{};
+};
+
 // Builds a request: Begin, Add per item, then the message is in *out.
 class MultiGetRequestWriter {
  public:
   // out is reused (its capacity kept). header: request_id, recency, max_value (the reply budget) set by the
   // caller; op, key_len, value_len and flags are filled here.
-  void Begin(std::vector<uint8_t>* out, const RequestHeader& header) {
-    out_ = out;
-    header_ = header;
-    header_.op = static_cast<uint8_t>(Op::kMultiGet);
-    header_.key_len = 0;
-    header_.value_len = 0;
-    header_.flags = 0;
-    out_->resize(sizeof(RequestHeader));
-    Store();
+  void Begin(std::vector<uint8_t>* out, RequestHeader header) {
+    header.op = static_cast<uint8_t>(Op::kMultiGet);
+    header.key_len = 0;
+    message_.Begin(out, header);
   }
   void Add(const void* key, size_t key_len, uint64_t max_value) {
-    const MultiGetKey k{static_cast<uint32_t>(key_len), 0, max_value};
-    const size_t at = out_->size();
-    out_->resize(at + MultiGetKeyBytes(key_len));
-    std::memcpy(out_->data() + at, &k, sizeof(k));
-    if (key_len) std::memcpy(out_->data() + at + sizeof(k), key, key_len);
-    header_.value_len += static_cast<uint32_t>(MultiGetKeyBytes(key_len));
-    ++header_.flags;
-    Store();
+    message_.Append(MultiGetKey{static_cast<uint32_t>(key_len), 0, max_value}, key, key_len);
   }
 
  private:
-  void Store() { std::memcpy(out_->data(), &header_, sizeof(header_)); }
-  std::vector<uint8_t>* out_ = nullptr;
-  RequestHeader header_{};
+  RecordMessage<RequestHeader> message_;
 };
 
 // Walks the items of a decoded request's body (RequestView::value, header.value_len bytes, header.flags items).
@@ -129,39 +148,26 @@ class MultiGetReplyWriter {
   // header: everything but op, status, value_len and flags (filled here). budget: the most bytes the whole
   // message may take (RequestHeader::max_value of the request), at least sizeof(ReplyHeader) +
   // sizeof(MultiGetAnswer).
-  void Begin(std::vector<uint8_t>* out, const ReplyHeader& header, size_t budget) {
-    out_ = out;
-    header_ = header;
-    header_.op = static_cast<uint8_t>(Op::kMultiGet);
-    header_.status = SHMEMCACHE_OK;
-    header_.value_len = 0;
-    header_.flags = 0;
+  void Begin(std::vector<uint8_t>* out, ReplyHeader header, size_t budget) {
+    header.op = static_cast<uint8_t>(Op::kMultiGet);
+    header.status = SHMEMCACHE_OK;
     budget_ = budget;
-    out_->resize(sizeof(ReplyHeader));
-    Store();
+    message_.Begin(out, header);
   }
   // True when an answer carrying value_bytes bytes still fits the budget.
-  bool Fits(size_t value_bytes) const { return out_->size() + MultiGetAnswerBytes(value_bytes) <= budget_; }
-  size_t answers() const { return header_.flags; }
+  bool Fits(size_t value_bytes) const { return message_.bytes() + MultiGetAnswerBytes(value_bytes) <= budget_; }
+  size_t answers() const { return message_.records(); }
   // The bar is read after the items (their reads may have evicted): set it last.
   void set_expiration_bar(uint64_t bar) {
-    header_.expiration_bar = bar;
-    Store();
+    message_.header()->expiration_bar = bar;
+    message_.Store();
   }
   void Add(const MultiGetAnswer& answer, const uint8_t* value, size_t value_bytes) {
-    const size_t at = out_->size();
-    out_->resize(at + MultiGetAnswerBytes(value_bytes));
-    std::memcpy(out_->data() + at, &answer, sizeof(answer));
-    if (value_bytes) std::memcpy(out_->data() + at + sizeof(answer), value, value_bytes);
-    header_.value_len += static_cast<uint32_t>(MultiGetAnswerBytes(value_bytes));
-    ++header_.flags;
-    Store();
+    message_.Append(answer, value, value_bytes);
   }
 
  private:
-  void Store() { std::memcpy(out_->data(), &header_, sizeof(header_)); }
-  std::vector<uint8_t>* out_ = nullptr;
-  ReplyHeader header_{};
+  RecordMessage<ReplyHeader> message_;
   size_t budget_ = 0;
 };
 

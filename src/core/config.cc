@@ -41,10 +41,12 @@ bool ParseSize(const char* text, size_t* out) {
   return true;
 }
 
-bool ParseDirectPolicy(const char* text, int* out) {
-  static const char* const kNames[] = {"auto", "always", "never"};
+namespace {
+
+// One of three names (or its index as a digit), case-insensitive: *out = its index.
+bool ParseChoice(const char* text, const char* const (&names)[3], int* out) {
   for (int i = 0; i < 3; ++i) {
-    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
+    if (strcasecmp(text, names[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
       *out = i;
       return true;
     }
@@ -52,15 +54,16 @@ bool ParseDirectPolicy(const char* text, int* out) {
   return false;
 }
 
+}  // namespace
+
+bool ParseDirectPolicy(const char* text, int* out) {
+  static const char* const kNames[] = {"auto", "always", "never"};
+  return ParseChoice(text, kNames, out);
+}
+
 bool ParseMGetPolicy(const char* text, int* out) {
   static const char* const kNames[] = {"auto", "message", "single"};
-  for (int i = 0; i < 3; ++i) {
-    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
-      *out = i;
-      return true;
-    }
-  }
-  return false;
+  return ParseChoice(text, kNames, out);
 }
 
 namespace {

@@ -353,6 +353,18 @@ void CppWrapper(shmemcache_t* c, int rank) {
   PE_CHECK_STATUS(cache.mget({a, b, missing}, &values, &st), SHMEMCACHE_OK);
   PE_CHECK(values.size() == 3 && values[0] == std::string("alpha2") && values[1] == big && !values[2]);
   PE_CHECK(st.size() == 3 && st[2] == SHMEMCACHE_NOT_FOUND);
+  char ba[16], bm[16];
+  shmc::MGetItem items[2] = {{a.data(), a.size(), ba, sizeof ba, 0, SHMEMCACHE_IO_ERROR},
+                             {missing.data(), missing.size(), bm, sizeof bm, 0, SHMEMCACHE_IO_ERROR}};
+  shmemcache_request_t* r = nullptr;
+  PE_CHECK_STATUS(cache.imget(items, 2, &r), SHMEMCACHE_OK);
+  shmc::Status s;
+  while ((s = cache.test(r)) == SHMEMCACHE_IN_PROGRESS) {
+  }
+  PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK(items[0].status == SHMEMCACHE_OK && items[0].value_len == 6 && std::memcmp(ba, "alpha2", 6) == 0);
+  PE_CHECK(items[1].status == SHMEMCACHE_NOT_FOUND && items[1].value_len == 0);
   cache.release();
 }
 
