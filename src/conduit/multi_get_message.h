@@ -107,39 +107,64 @@ class MultiGetRequestWriter {
   RecordMessage<RequestHeader> message_;
 };
 
+// Reads `count` records (a fixed struct, then bytes) from a body, bounds-checked: Record then Bytes per record.
+// Once malformed (a record or its bytes running past the body, bytes left over after the last record, or marked
+// so by the caller), every call is false.
+class RecordCursor {
+ public:
+  RecordCursor(const uint8_t* body, size_t bytes, uint32_t count, bool malformed)
+      : at_(body), end_(body + bytes), left_(count), malformed_(malformed) {}
+  // The next record's struct; false at the end (malformed if bytes are left over) or when it does not fit.
+  template <class T>
+  bool Record(T* record) {
+    if (malformed_) return false;
+    if (left_ == 0) {
+      malformed_ = at_ != end_;
+      return false;
+    }
+    if (static_cast<size_t>(end_ - at_) < sizeof(*record)) return Malformed();
+    std::memcpy(record, at_, sizeof(*record));
+    at_ += sizeof(*record);
+    return true;
+  }
+  // The record's n bytes (after Record returned true).
+  bool Bytes(size_t n, const uint8_t** bytes) {
+    if (static_cast<size_t>(end_ - at_) < n) return Malformed();
+    *bytes = at_;
+    at_ += n;
+    --left_;
+    return true;
+  }
+  bool Malformed() {
+    malformed_ = true;
+    return false;
+  }
+  bool malformed() const { return malformed_; }
+
+ private:
+  const uint8_t* at_;
+  const uint8_t* end_;
+  uint32_t left_;
+  bool malformed_;
+};
+
 // Walks the items of a decoded request's body (RequestView::value, header.value_len bytes, header.flags items).
 // Next is false at the end or when the body is malformed (malformed() then says so): an item running past the
 // body, or a count that does not match it.
 class MultiGetRequestReader {
  public:
-  MultiGetRequestReader(const uint8_t* body, size_t bytes, uint32_t count) : at_(body), end_(body + bytes), left_(count) {}
+  MultiGetRequestReader(const uint8_t* body, size_t bytes, uint32_t count) : cursor_(body, bytes, count, false) {}
   bool Next(const uint8_t** key, size_t* key_len, uint64_t* max_value) {
-    if (left_ == 0) {
-      malformed_ |= at_ != end_;
-      return false;
-    }
     MultiGetKey k;
-    if (static_cast<size_t>(end_ - at_) < sizeof(k)) return Malformed();
-    std::memcpy(&k, at_, sizeof(k));
-    if (static_cast<size_t>(end_ - at_) - sizeof(k) < k.key_len) return Malformed();
-    *key = at_ + sizeof(k);
+    if (!cursor_.Record(&k) || !cursor_.Bytes(k.key_len, key)) return false;
     *key_len = k.key_len;
     *max_value = k.max_value;
-    at_ += MultiGetKeyBytes(k.key_len);
-    --left_;
     return true;
   }
-  bool malformed() const { return malformed_; }
+  bool malformed() const { return cursor_.malformed(); }
 
  private:
-  bool Malformed() {
-    malformed_ = true;
-    return false;
-  }
-  const uint8_t* at_;
-  const uint8_t* end_;
-  uint32_t left_;
-  bool malformed_ = false;
+  RecordCursor cursor_;
 };
 
 // Builds a reply within a byte budget: Begin, then Fits / Add per answer; the message is in *out.
@@ -178,38 +203,21 @@ class MultiGetReplyWriter {
 class MultiGetReplyReader {
  public:
   MultiGetReplyReader(const uint8_t* body, size_t bytes, uint32_t answers, uint32_t max_answers)
-      : at_(body), end_(body + bytes), left_(answers), malformed_(answers == 0 || answers > max_answers) {}
+      : cursor_(body, bytes, answers, answers == 0 || answers > max_answers) {}
   // value_cap: the buffer size of the item this answer is for. *value: the value bytes (OK, not kAskAlone).
   bool Next(uint64_t value_cap, MultiGetAnswer* answer, const uint8_t** value) {
-    if (malformed_) return false;
-    if (left_ == 0) {
-      malformed_ = at_ != end_;
-      return false;
-    }
-    if (static_cast<size_t>(end_ - at_) < sizeof(*answer)) return Malformed();
-    std::memcpy(answer, at_, sizeof(*answer));
-    at_ += sizeof(*answer);
+    if (!cursor_.Record(answer)) return false;
     const size_t carried = CarriesValue(*answer) ? answer->value_len : 0;
-    if (carried > value_cap || static_cast<size_t>(end_ - at_) < carried) return Malformed();
-    *value = at_;
-    at_ += carried;
-    --left_;
-    return true;
+    if (carried > value_cap) return cursor_.Malformed();
+    return cursor_.Bytes(carried, value);
   }
-  bool malformed() const { return malformed_; }
+  bool malformed() const { return cursor_.malformed(); }
   static bool CarriesValue(const MultiGetAnswer& a) {
     return a.status == SHMEMCACHE_OK && !(a.wire_flags & message_flags::kAskAlone);
   }
 
  private:
-  bool Malformed() {
-    malformed_ = true;
-    return false;
-  }
-  const uint8_t* at_;
-  const uint8_t* end_;
-  uint32_t left_;
-  bool malformed_;
+  RecordCursor cursor_;
 };
 
 }  // namespace smc
