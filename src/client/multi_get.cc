@@ -7,7 +7,8 @@
 // Flow control: a kMultiGet part reserves, in this client's reply ring for its server, room for its answers with
 // each value up to min(buffer_len, large_value_threshold - 1) bytes, at most the whole ring; the server packs
 // its answers into that budget and leaves the rest of the items unanswered (they go again in the next part), so
-// a reply never needs more of the ring than its part reserved.
+// a reply never needs more of the ring than its part reserved. A part carries as many keys as its request holds
+// in one ring, whatever its buffers: small values in large buffers still take one round trip.
 #include <algorithm>
 #include <cstring>
 
@@ -50,12 +51,14 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
   const size_t value_cap = config_.large_value_threshold > 0 ? config_.large_value_threshold - 1 : 0;
   size_t from = 0;
   while (from < n) {
-    // This message's items: as many as its request and its reply's reservation allow (at least one).
+    // This message's items: as many as its request allows in one ring (at least one). The reply's reservation
+    // is capped at the ring: values are usually far smaller than their buffers, and what does not fit is
+    // asked again (CompleteMultiGet).
     size_t request_bytes = sizeof(RequestHeader), reply_bytes = sizeof(ReplyHeader), to = from;
     for (; to < n && to - from < kMaxItemsPerMessage; ++to) {
       const shmemcache_mget_item_t& it = items[indices[to]];
       const size_t more = MultiGetKeyBytes(it.key_len);
-      if (to > from && (request_bytes + more > ring || reply_bytes >= ring)) break;
+      if (to > from && request_bytes + more > ring) break;
       request_bytes += more;
       reply_bytes += MultiGetAnswerBytes(std::min<size_t>(it.buffer_len, value_cap));
     }
