@@ -13,6 +13,8 @@
 //   transport,op,count,value_size,iters,loop_p50_us,loop_mean_us,batch_p50_us,batch_mean_us,ratio_p50,
 //   ratio_mean,errors,loadavg
 // loop_* and batch_*: microseconds for all n keys (one sample per loop or per batch call); ratio = loop / batch.
+// op "miss" is GET of n keys never stored (every answer NOT_FOUND: the server must say so; on shared memory the
+// hash-table probe finds nothing first): mget_policy's choice for keys not in the pointer directory.
 // op "raw" is the ceiling of batching one-sided reads on this transport: n shmem_getmem of value_size + 64
 // bytes (about a block) from the server PE vs n shmem_getmem_nbi and one shmem_quiet, measured the same way.
 #include <algorithm>
@@ -52,12 +54,15 @@ class BatchBench {
  public:
   BatchBench(const Options &o, shmemcache_t *c, size_t max_count) : o_(o), c_(c), value_(o.value_size, 'v') {
     for (size_t i = 0; i < max_count; ++i) keys_.push_back(Key(i));
+    for (size_t i = 0; i < max_count; ++i) missing_.push_back("batchbench-missing-" + std::to_string(i));
+    misses_.resize(max_count);
     bufs_.assign(max_count, std::vector<char>(o.value_size));
     gets_.resize(max_count);
     sets_.resize(max_count);
     for (size_t i = 0; i < max_count; ++i) {
       gets_[i] = {keys_[i].data(), keys_[i].size(), bufs_[i].data(), o.value_size, 0, SHMEMCACHE_OK};
       sets_[i] = {keys_[i].data(), keys_[i].size(), value_.data(), o.value_size, SHMEMCACHE_OK};
+      misses_[i] = {missing_[i].data(), missing_[i].size(), bufs_[i].data(), o.value_size, 0, SHMEMCACHE_OK};
     }
   }
 
@@ -68,8 +73,8 @@ class BatchBench {
     return true;
   }
 
-  // op 0 = GET, 1 = SET, 2 = raw one-sided reads of `raw` (symmetric, on the server PE 0). Loop and batch
-  // samples alternate.
+  // op 0 = GET, 1 = SET, 2 = raw one-sided reads of `raw` (symmetric, on the server PE 0), 3 = GET of absent
+  // keys. Loop and batch samples alternate.
   void set_raw(char *raw) {
     raw_ = raw;
     raw_local_.resize(keys_.size() * RawBytes());
@@ -102,6 +107,15 @@ class BatchBench {
       for (size_t i = 0; i < n; ++i) shmem_getmem(&raw_local_[i * RawBytes()], raw_ + i * RawBytes(), RawBytes(), 0);
       return;
     }
+    if (op == 3) {
+      for (size_t i = 0; i < n; ++i) {
+        size_t len = 1;
+        shmemcache_status_t s =
+            shmemcache_get(c_, missing_[i].data(), missing_[i].size(), bufs_[i].data(), o_.value_size, &len);
+        CheckMiss(s, len, errors);
+      }
+      return;
+    }
     for (size_t i = 0; i < n; ++i) {
       size_t len = 0;
       shmemcache_status_t s =
@@ -117,10 +131,19 @@ class BatchBench {
       shmem_quiet();
       return;
     }
+    if (op == 3) {
+      Check(shmemcache_mget(c_, misses_.data(), n), o_.value_size, errors);
+      for (size_t i = 0; i < n; ++i) CheckMiss(misses_[i].status, misses_[i].value_len, errors);
+      return;
+    }
     shmemcache_status_t s = op == 0 ? shmemcache_mget(c_, gets_.data(), n) : shmemcache_mset(c_, sets_.data(), n);
     Check(s, o_.value_size, errors);
     for (size_t i = 0; i < n; ++i)
       Check(op == 0 ? gets_[i].status : sets_[i].status, op == 0 ? gets_[i].value_len : o_.value_size, errors);
+  }
+  void CheckMiss(shmemcache_status_t s, size_t len, uint64_t *errors) {
+    if (s == SHMEMCACHE_NOT_FOUND && len == 0) return;
+    if ((*errors)++ == 0) std::printf("!! a miss answered %s (length %zu)\n", shmemcache_strerror(s), len);
   }
   void Check(shmemcache_status_t s, size_t len, uint64_t *errors) {
     if (s == SHMEMCACHE_OK && len == o_.value_size) return;
@@ -136,6 +159,8 @@ class BatchBench {
   std::vector<std::vector<char>> bufs_;
   std::vector<shmemcache_mget_item_t> gets_;
   std::vector<shmemcache_mset_item_t> sets_;
+  std::vector<std::string> missing_;
+  std::vector<shmemcache_mget_item_t> misses_;
   char *raw_ = nullptr;
   std::vector<char> raw_local_;
 };
@@ -159,12 +184,12 @@ int RunClient(const Options &o, shmemcache_t *c, char *raw) {
               transport.c_str(), o.value_size, o.iters, bench::load_average().c_str());
   std::printf("%-4s %5s | %10s %10s | %10s %10s | %9s %9s\n", "op", "n", "loop_p50", "loop_mean", "batch_p50",
               "batch_mean", "x_p50", "x_mean");
-  for (int op = 0; op < 3; ++op) {
+  for (int op = 0; op < 4; ++op) {
     for (size_t n : o.counts) {
       bench::Summary loop, batch;
       uint64_t errors = 0;
       bb.Measure(op, n, &loop, &batch, &errors);
-      const char *name = op == 0 ? "get" : op == 1 ? "set" : "raw";
+      const char *name = op == 0 ? "get" : op == 1 ? "set" : op == 2 ? "raw" : "miss";
       const double x_p50 = loop.p50_us / batch.p50_us, x_mean = loop.mean_us / batch.mean_us;
       std::printf("%-4s %5zu | %10.2f %10.2f | %10.2f %10.2f | %8.2fx %8.2fx\n", name, n, loop.p50_us, loop.mean_us,
                   batch.p50_us, batch.mean_us, x_p50, x_mean);
@@ -180,10 +205,11 @@ int RunClient(const Options &o, shmemcache_t *c, char *raw) {
   }
   shmemcache_stats_t st = bench::Stats(c);
   std::printf("# client stats: direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu "
-              "read_retries=%llu direct_fallbacks=%llu\n",
+              "read_retries=%llu direct_fallbacks=%llu mget_messages=%llu mget_message_items=%llu\n",
               (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
               (unsigned long long)st.direct_sets, (unsigned long long)st.active_sets,
-              (unsigned long long)st.read_retries, (unsigned long long)st.direct_fallbacks);
+              (unsigned long long)st.read_retries, (unsigned long long)st.direct_fallbacks,
+              (unsigned long long)st.mget_messages, (unsigned long long)st.mget_message_items);
   if (csv) bench::CloseOutput(csv);
   return rc;
 }

@@ -125,6 +125,7 @@ module shmemcache
     integer(c_size_t) :: large_value_threshold
     integer(c_int) :: direct_policy
     integer(c_int) :: local_access
+    integer(c_int) :: mget_policy
   end type shmemcache_config_t
 
   ! shmemcache_stats_t, field for field (uint64_t counters as integer(c_int64_t)).
@@ -140,7 +141,8 @@ module shmemcache
                           spill_io_errors, spill_async_reads, spill_mmap_reads, &
                           spill_enospc_recoveries, large_gets_pulled, large_pull_retries, &
                           large_sets_landed, policy_active_ops, policy_set_path, policy_get_path, &
-                          policy_reason, local_gets, local_sets, direct_incrs
+                          policy_reason, local_gets, local_sets, direct_incrs, mget_messages, &
+                          mget_message_items
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

@@ -33,6 +33,9 @@ program status_mapping
     integer(c_size_t) function offsetof_local_access() bind(C, name="shmemcache_test_offsetof_local_access")
       import :: c_size_t
     end function
+    integer(c_size_t) function offsetof_mget_policy() bind(C, name="shmemcache_test_offsetof_mget_policy")
+      import :: c_size_t
+    end function
   end interface
 
   type point
@@ -92,7 +95,9 @@ contains
     call expect(offset(c_loc(config%direct_policy)) == offsetof_direct_policy(), &
                 'config%direct_policy at its C offset')
     call expect(offset(c_loc(config%local_access)) == offsetof_local_access(), &
-                'config%local_access (the last field) at its C offset')
+                'config%local_access at its C offset')
+    call expect(offset(c_loc(config%mget_policy)) == offsetof_mget_policy(), &
+                'config%mget_policy (the last field) at its C offset')
     do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')

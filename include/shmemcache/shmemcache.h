@@ -148,6 +148,16 @@ typedef struct {
                                    protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
                                    (one-sided get/put only), -1 = auto (default): on for every server that
                                    maps. This PE's own choice: PEs may set it differently */
+  int mget_policy;              /* how shmemcache_mget / shmemcache_imget ask for the keys Direct operations
+                                   do not answer: SHMEMCACHE_MGET_AUTO (default: over UCX tcp every key goes
+                                   in multi-get messages, one per server, no Direct read, since each
+                                   one-sided get there needs the server's CPU as a message does; elsewhere
+                                   Direct reads for keys with a cached pointer or found in the server's hash
+                                   table, and one multi-get message per server for the rest),
+                                   SHMEMCACHE_MGET_MESSAGE (every key in multi-get messages),
+                                   SHMEMCACHE_MGET_SINGLE (one Active GET per key not answered Direct: the
+                                   behaviour before multi-get messages); the environment variable takes
+                                   auto / message / single. Stats mget_messages count the messages */
 } shmemcache_config_t;
 
 /* Values of shmemcache_config_t.direct_policy. */
@@ -155,6 +165,13 @@ enum {
   SHMEMCACHE_DIRECT_AUTO = 0,
   SHMEMCACHE_DIRECT_ALWAYS = 1,
   SHMEMCACHE_DIRECT_NEVER = 2
+};
+
+/* Values of shmemcache_config_t.mget_policy. */
+enum {
+  SHMEMCACHE_MGET_AUTO = 0,
+  SHMEMCACHE_MGET_MESSAGE = 1,
+  SHMEMCACHE_MGET_SINGLE = 2
 };
 
 /* Fills *config with the defaults, then applies the SHMEMCACHE_* environment variables. A variable that does
@@ -216,8 +233,9 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
 
 /*
  * Batches: many keys in one call, issued together rather than one after the other. Direct reads of different
- * keys go out back to back and complete together; Active requests to one server share a burst (see README,
- * "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
+ * keys go out back to back and complete together; the GETs a server must answer travel in one multi-get
+ * message per server and come back in one reply (config mget_policy); Active SETs to one server share a burst
+ * (see README, "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
  *
  * Every item is processed and gets its own status in item->status: what shmemcache_get / shmemcache_set would
  * return for it alone (BUFFER_TOO_SMALL with value_len set to the size needed, NOT_FOUND, TIMEOUT when its
@@ -301,6 +319,21 @@ shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *r
  * releases it. */
 shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *request);
 
+/* Non-blocking shmemcache_mget. Checks the call and every item as shmemcache_mget does, reads what Direct
+ * operations answer, sends the rest to the servers, and returns OK with *request, which shmemcache_test and
+ * shmemcache_wait report like any request: IN_PROGRESS until every item has its answer, then OK (the items hold
+ * their own statuses, as after shmemcache_mget); wait releases it. An error about the call (the list above, or
+ * INVALID_ARGUMENT for request NULL) sets *request to NULL and touches no item.
+ * Ownership: the items array, each item's key and buffer stay the caller's to keep untouched (not read, not
+ * written, not freed) until the request completes: items are answered as their replies come, during later
+ * calls on this handle. An item whose status is no longer SHMEMCACHE_IN_PROGRESS is answered, but read the
+ * items only after test returned OK or wait returned.
+ * Ordering: as a non-blocking GET of each key: the client's earlier operations on those keys take effect
+ * first; a later SET of one of its keys by this client takes effect after it. Batches of more than 256 items
+ * wait at issue for the replies to their earlier 256 before reading the next ones. */
+shmemcache_status_t shmemcache_imget(shmemcache_t *cache, shmemcache_mget_item_t *items, size_t count,
+                                     shmemcache_request_t **request);
+
 /* Per-PE counters. Client-side fields move on clients, server-side fields on servers. */
 typedef struct {
   /* client side */
@@ -357,6 +390,10 @@ typedef struct {
   /* client side, memcached's contract */
   uint64_t direct_incrs;        /* shmemcache_incr calls done one-sided under the block's lock, without the
                                    server (incrs take the path SETs take: policy_set_path) */
+  /* client side, batches (config mget_policy) */
+  uint64_t mget_messages;       /* multi-get messages sent: one per server per mget, more when its reply ring
+                                   is too small for every value */
+  uint64_t mget_message_items;  /* mget items answered through them (also counted in active_gets) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

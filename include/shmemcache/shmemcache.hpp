@@ -208,6 +208,19 @@ class Cache {
   Status mset(MSetItem *items, std::size_t count) noexcept {
     return handle_ ? shmemcache_mset(handle_, items, count) : SHMEMCACHE_INVALID_ARGUMENT;
   }
+  /* shmemcache_imget (same contract): the items, their keys and buffers stay untouched until test returns OK
+   * or wait returns; *request is released by exactly one wait. */
+  Status imget(MGetItem *items, std::size_t count, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_imget(handle_, items, count, request) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  /* shmemcache_test / shmemcache_wait on a request this handle issued. */
+  Status test(shmemcache_request_t *request) noexcept {
+    return handle_ ? shmemcache_test(handle_, request) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status wait(shmemcache_request_t *request) noexcept {
+    return handle_ ? shmemcache_wait(handle_, request) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
 
   /* Reads every key with one batch (a second one for the values larger than their first buffer): (*values)[i]
    * holds key i's value, or std::nullopt when it is absent or its read failed; (*statuses)[i] (if statuses is not

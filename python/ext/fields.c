@@ -38,6 +38,7 @@ static const config_field config_fields[] = {
     CONFIG_FIELD(large_value_threshold, FIELD_SIZE),
     CONFIG_FIELD(direct_policy, FIELD_INT),
     CONFIG_FIELD(local_access, FIELD_INT),
+    CONFIG_FIELD(mget_policy, FIELD_INT),
 };
 #undef CONFIG_FIELD
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])
@@ -52,7 +53,8 @@ static const config_field config_fields[] = {
   X(spill_reclaimed_segments) X(spill_checksum_failures) X(spill_io_errors) X(spill_async_reads)              \
   X(spill_mmap_reads) X(spill_enospc_recoveries) X(large_gets_pulled) X(large_pull_retries)                   \
   X(large_sets_landed) X(policy_active_ops) X(policy_set_path)                                             \
-  X(policy_get_path) X(policy_reason) X(local_gets) X(local_sets) X(direct_incrs)
+  X(policy_get_path) X(policy_reason) X(local_gets) X(local_sets) X(direct_incrs) X(mget_messages)         \
+  X(mget_message_items)
 
 /* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
  * the build instead of silently missing from stats(). */

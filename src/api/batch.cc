@@ -1,4 +1,4 @@
-// The C API's batches, shmemcache_mget and shmemcache_mset: the call's own checks (an error there touches no
+// The C API's batches, shmemcache_mget, shmemcache_imget and shmemcache_mset: the call's own checks (an error there touches no
 // item), each item's argument checks (an item with bad input gets its status and is not run), then the
 // client's batch (client/batch.cc) for the rest.
 #include "api/checks.h"
@@ -65,7 +65,34 @@ Status Batch(const char* call, shmemcache_t* c, Item* items, size_t count) {
   return Locked(c, call, [&] { return BatchInGate(call, c, items, count); });
 }
 
+// shmemcache_imget's body inside the gate: the batch's checks, then the client issues it.
+Status IssueBatch(shmemcache_t* c, shmemcache_mget_item_t* items, size_t count, shmemcache_request_t** request) {
+  Status s = CheckBatchCall(c, items, count);
+  if (s != SHMEMCACHE_OK) return s;
+  Prepare(c, items, count);
+  Client* client = c->node->client();
+  s = Guarded("shmemcache_imget", SHMEMCACHE_NO_SPACE, [&] { return client->IssueMultiGet(items, count, request); });
+  if (s != SHMEMCACHE_OK) {  // cut short (out of memory): nothing may write the items after this returns
+    Guarded("shmemcache_imget", SHMEMCACHE_NO_SPACE, [&] {
+      client->CompleteAll();
+      return SHMEMCACHE_OK;
+    });
+    *request = nullptr;
+    for (size_t i = 0; i < count; ++i)
+      if (items[i].status == SHMEMCACHE_IN_PROGRESS) items[i].status = s;
+  }
+  return s;
+}
+
 }  // namespace
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_imget(shmemcache_t* c, shmemcache_mget_item_t* items, size_t count,
+                                                       shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_imget", [&] { return IssueBatch(c, items, count, request); });
+}
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_mget(shmemcache_t* c, shmemcache_mget_item_t* items, size_t count) {
   return Batch("shmemcache_mget", c, items, count);

@@ -20,8 +20,13 @@
 //   2. DirectSets: items with a pointer whose block the value fits run the Direct SET protocol, batched: every
 //      lock is taken (CAS) in one global order, (server, offset), so two batches never wait on each other; then
 //      every block is written, one fence, every lock released, one quiet.
-//   4. RunActive: the other items are posted through the request machinery (PostActive: per server in issue
-//      order, as many in flight as the reply rings and max_outstanding allow) and then waited for together.
+//   4. mget: PostGetParts: the other items go to their servers in multi-get messages (multi_get.cc: one per
+//      server, or a few when the rings are too small for all), or, with mget_policy single, as single Active
+//      GETs; both are parts of the batch record and answer their items as their replies come (Settle).
+//      mset: RunActive: the other items are posted through the request machinery (PostActive: per server in
+//      issue order, as many in flight as the reply rings and max_outstanding allow) and waited for together.
+//   mget_policy (shmemcache.h) may skip steps 2-3: auto over UCX tcp, where every one-sided get needs the
+//   server's CPU anyway, and "message" send every item in the messages.
 // A window's items touch distinct blocks in steps 2-3 and distinct keys in mset, so their order across keys is
 // free; a batch is not atomic.
 #include <algorithm>
@@ -42,6 +47,19 @@ size_t Aligned(size_t bytes) { return (bytes + kBlockAlign - 1) & ~(kBlockAlign 
 }  // namespace
 
 void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
+  shmemcache_request* batch = NewBatch();
+  StartMultiGet(items, count, batch);
+  WaitBatch(batch);
+}
+
+Status Client::IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request) {
+  shmemcache_request* batch = NewBatch();
+  StartMultiGet(items, count, batch);
+  *request = batch;
+  return SHMEMCACHE_OK;
+}
+
+void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request* batch) {
   size_t i = 0;
   while (i < count) {
     batch_.clear();
@@ -54,8 +72,33 @@ void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
     OpenWindow();
     ProbeSets();
     FetchBlocks();
-    RunActive();
-    for (const BatchSlot& s : batch_) items[s.item].status = s.status;
+    for (const BatchSlot& s : batch_)
+      if (s.path == BatchSlot::Path::kDone) items[s.item].status = s.status;
+    PostGetParts(items, batch);  // the others are answered as their replies come
+  }
+}
+
+void Client::PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch) {
+  if (mget_path() == MGetPath::kDirectThenSingles) {
+    for (const BatchSlot& s : batch_)
+      if (s.path == BatchSlot::Path::kActive) PostSingleGet(items, s.item, batch);
+    return;
+  }
+  // One server at a time, its items in array order.
+  batch_order_.clear();
+  for (size_t k = 0; k < batch_.size(); ++k)
+    if (batch_[k].path == BatchSlot::Path::kActive) batch_order_.push_back(k);
+  std::stable_sort(batch_order_.begin(), batch_order_.end(),
+                   [this](size_t a, size_t b) { return batch_[a].op.loc.server < batch_[b].op.loc.server; });
+  size_t from = 0;
+  while (from < batch_order_.size()) {
+    const int server = batch_[batch_order_[from]].op.loc.server;
+    batch_items_.clear();
+    size_t to = from;
+    for (; to < batch_order_.size() && batch_[batch_order_[to]].op.loc.server == server; ++to)
+      batch_items_.push_back(batch_[batch_order_[to]].item);
+    PostMultiGets(server, batch_items_.data(), batch_items_.size(), items, batch);
+    from = to;
   }
 }
 
@@ -111,6 +154,9 @@ void Client::RememberKey(size_t slot) {
 }
 
 void Client::OpenWindow() {
+  // auto over tcp: a one-key batch reads Direct (one get costs less than a message round trip).
+  const bool messages_only = mget_path() == MGetPath::kMessagesOnly &&
+                             (config_.mget_policy != SHMEMCACHE_MGET_AUTO || batch_.size() > 1);
   for (const BatchSlot& s : batch_) batch_server_[s.op.loc.server] = 1;
   for (int server = 0; server < config_.num_servers; ++server) {
     if (!batch_server_[server]) continue;
@@ -132,7 +178,8 @@ void Client::OpenWindow() {
       continue;
     }
     ++counters_.gets;
-    if (!direct_gets_allowed_) continue;  // kActive (direct_ops 0, direct_policy never)
+    // kActive: direct_ops 0, direct_policy never, or mget_policy's messages only
+    if (!direct_gets_allowed_ || messages_only) continue;
     if (DirectoryEntry* e = directory_.Lookup(s.op.loc)) {
       s.path = BatchSlot::Path::kFetch;
       s.offset = e->offset;
@@ -159,9 +206,11 @@ void Client::ProbeSets() {
   if (bytes == 0) return;
   if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
   bool pending = false;
+  const bool alone = RemoteReads(0, batch_.size(), BatchSlot::Path::kProbe) == 1;
   for (const BatchSlot& s : batch_) {
     if (s.path == BatchSlot::Path::kProbe)
-      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server);
+      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server,
+                           alone);
   }
   if (pending) ctx_->Quiet();
   for (BatchSlot& s : batch_) {
@@ -174,13 +223,23 @@ void Client::ProbeSets() {
   }
 }
 
-bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server) {
+bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server, bool alone) {
   if (mapped_[server]) {
     std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
     return false;
   }
+  if (alone) {  // one blocking get: over tcp a non-blocking get and a quiet cost two round trips
+    ctx_->Get(local, remote, bytes, server);
+    return false;
+  }
   ctx_->GetNbi(local, remote, bytes, server);
   return true;
+}
+
+size_t Client::RemoteReads(size_t from, size_t to, BatchSlot::Path path) const {
+  size_t n = 0;
+  for (size_t i = from; i < to; ++i) n += batch_[i].path == path && !mapped_[batch_[i].op.loc.server];
+  return n;
 }
 
 Client::ClockThaw Client::FreezeClock() {
@@ -206,10 +265,12 @@ void Client::FetchBlocks() {
     if (bytes == 0) return;
     if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
     bool pending = false;
+    const bool alone = RemoteReads(next, end, BatchSlot::Path::kFetch) == 1;
     for (size_t i = next; i < end; ++i) {
       const BatchSlot& s = batch_[i];
       if (s.path == BatchSlot::Path::kFetch)
-        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server);
+        pending |= BatchRead(batch_scratch_.data() + s.scratch, arena_ + s.offset, s.block_bytes, s.op.loc.server,
+                             alone);
     }
     if (pending) ctx_->Quiet();
     for (size_t i = next; i < end; ++i) {
@@ -306,7 +367,7 @@ void Client::DirectSets() {
   }
 }
 
-void Client::RunActive() {
+void Client::RunActive() {  // MultiSet's
   for (BatchSlot& s : batch_) {
     if (s.path != BatchSlot::Path::kActive) continue;
     while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();

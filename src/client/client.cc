@@ -388,6 +388,8 @@ void Client::FillStats(Stats* stats) const {
   stats->large_pull_retries += c.large_pull_retries;
   stats->large_sets_landed += c.large_sets_landed;
   stats->policy_active_ops += c.policy_active_ops;
+  stats->mget_messages += c.mget_messages;
+  stats->mget_message_items += c.mget_message_items;
   stats->policy_set_path = direct_sets_allowed_ ? 1 : 2;
   stats->policy_get_path = direct_gets_allowed_ ? 1 : 2;
   stats->policy_reason = policy_reason_;

@@ -128,6 +128,10 @@ class Client {
   // in flight to the servers the batch used when they return.
   void MultiGet(shmemcache_mget_item_t* items, size_t count);
   void MultiSet(shmemcache_mset_item_t* items, size_t count);
+  // Non-blocking MultiGet (shmemcache_imget): the Direct part is done and the Active part issued when it returns
+  // (a batch of more than one window waits for the earlier windows' replies); *request is the batch, tested and
+  // waited for like any request, done when every item has its answer. Always OK.
+  Status IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request);
 
   // Completes every request in flight, every thread's (finalize): with its reply, or with TIMEOUT if its
   // server failed.
@@ -253,7 +257,9 @@ class Client {
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply_ holds a reply from server: completes the request it answers (the one decode path).
-  void Complete(int server);  // [active]
+  // Completes the oldest reply's request: its outputs, then `done` (release). Returns it, or nullptr when it
+  // was asked again (Pull) and is in flight once more. [active]
+  shmemcache_request* Complete(int server);
   // Complete's decode of a well-formed reply h to r: writes r's status and outputs (not `done`). True when r
   // was asked again (Pull) and is in flight once more. [active]
   bool Decode(int server, shmemcache_request* r, const ReplyHeader& h);
@@ -308,10 +314,33 @@ class Client {
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
   void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
+  // ---- batches of GETs and the multi-get message (batch.cc, multi_get.cc) ----
+  // Which way a batch's GETs go (config mget_policy, decided on first use).
+  enum class MGetPath : uint8_t { kUndecided, kDirectThenSingles, kDirectThenMessages, kMessagesOnly };
+  MGetPath mget_path();
+  shmemcache_request* NewBatch();
+  // Runs a MultiGet's windows: Direct parts answered, Active parts in flight as parts of batch.
+  void StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request* batch);
+  // The window's kActive GET slots: in multi-get messages, one or a few per server, or as single GETs.
+  void PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch);
+  // Items indices[0, n) of items, all for server: in as few kMultiGet messages as the rings allow.
+  void PostMultiGets(int server, const size_t* indices, size_t n, shmemcache_mget_item_t* items,
+                     shmemcache_request* batch);
+  // Item i as a single Active GET, a part of batch.
+  void PostSingleGet(shmemcache_mget_item_t* items, size_t i, shmemcache_request* batch);
+  // reply_ answers the kMultiGet part r: writes its items, asks again for those not answered.
+  void CompleteMultiGet(shmemcache_request* r, const ReplyHeader& h);
+  // A part r that completed: its answers go to its items (a failed part's status to all of them), its batch
+  // counts it, and it goes back to the pool. No-op for a request that is not a part or not done.
+  void Settle(shmemcache_request* r);
+  Status TestBatch(shmemcache_request* batch);
+  Status WaitBatch(shmemcache_request* batch);  // releases
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
-  // after Quiet).
-  bool BatchRead(void* local, const void* remote, size_t bytes, int server);
+  // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).
+  bool BatchRead(void* local, const void* remote, size_t bytes, int server, bool alone);
+  // Slots [from, to) on path whose read is remote (their server not mapped).
+  size_t RemoteReads(size_t from, size_t to, BatchSlot::Path path) const;
   // While a window's Direct operations run, the recency clocks are read once (CurrentRange, EstimatedEpoch):
   // a window takes microseconds, recency moves in ranges of recency_range_ms. The clock runs again when the
   // returned guard goes, before any reply is taken in (ObserveServer stamps replies with the running clock).
@@ -355,6 +384,7 @@ class Client {
     Tally expiration_bar_updates;
     Tally large_gets_pulled, large_pull_retries, large_sets_landed;
     Tally policy_active_ops;
+    Tally mget_messages, mget_message_items;  // kMultiGet messages sent, items they answered
   };
   // shmemcache_stats_t's policy_reason values.
   enum PolicyReason : uint64_t {
@@ -410,6 +440,8 @@ class Client {
   std::vector<uint32_t> batch_keys_;   // MultiSet: the window's slots by key hash (InWindow)
   std::vector<uint8_t> batch_scratch_;
   std::vector<uint8_t> counter_value_;  // TryDirectIncr: the counter's new bytes
+  std::vector<size_t> batch_items_;   // PostGetParts: item indices of one server's kActive slots
+  MGetPath mget_path_ = MGetPath::kUndecided;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
   bool clock_frozen_ = false;

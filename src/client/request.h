@@ -37,6 +37,20 @@ struct shmemcache_request {
   // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
   std::vector<uint8_t> key;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
+  // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
+  // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:
+  // a part writes its items' answers when it completes and goes back to the pool (Client::Settle).
+  // Threads: a part may complete, and settle, on any thread holding the PE's active lock; batch_remaining is
+  // decremented (release) after the part's answers are written, and the issuer reads it (acquire) before it
+  // reads them.
+  bool is_batch = false;
+  std::atomic<size_t> batch_remaining{0};      // a batch: its parts in flight
+  std::atomic<unsigned>* batch_issuer = nullptr;  // a batch: its issuing thread's mine_in_flight_ (per server);
+                                                  // its parts count there, whoever posts them
+  shmemcache_request* batch = nullptr;         // a part: its batch
+  shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
+  shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
+  std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
   shmemcache_request* next_free = nullptr;
   // The issuing thread's count of its requests in flight to loc.server (Client::mine_in_flight_): completion
   // decrements it. Set when posted.
@@ -45,14 +59,18 @@ struct shmemcache_request {
   shmemcache_request() = default;
   shmemcache_request(const shmemcache_request&) = delete;
   shmemcache_request& operator=(const shmemcache_request&) = delete;
-  // Back to a fresh record (magic kReleased, done false), keeping the key's capacity.
+  // Back to a fresh record (magic kReleased, done false), keeping the capacities of key and mget_indices.
   void Reset() {
     std::vector<uint8_t> kept;
+    std::vector<size_t> kept_indices;
     kept.swap(key);
     kept.clear();
+    kept_indices.swap(mget_indices);
+    kept_indices.clear();
     this->~shmemcache_request();
     new (this) shmemcache_request();
     key.swap(kept);
+    mget_indices.swap(kept_indices);
   }
 };
 

@@ -20,7 +20,7 @@ shmemcache_request* Client::NewRequest() {
     request_pool_.emplace_back();
     r = &request_pool_.back();
   }
-  r->Reset();  // keeps the key's capacity: no allocation once the pool is warm
+  r->Reset();  // keeps the key's and the batch indices' capacity: no allocation once the pool is warm
   r->magic = shmemcache_request::kLive;
   return r;
 }
@@ -133,7 +133,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   return SHMEMCACHE_OK;
 }
 
-void Client::Complete(int server) {
+shmemcache_request* Client::Complete(int server) {
   RequestQueue& q = pending_[server];
   ReplyHeader h;
   bool well_formed = reply_.size() >= sizeof(h);
@@ -160,14 +160,19 @@ void Client::Complete(int server) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else if (Decode(server, r, h)) {
-    return;  // asked again (Pull): in flight once more
+    return nullptr;  // asked again (Pull): in flight once more
   }
   r->done.store(true, std::memory_order_release);  // after every output: the issuer reads them once it sees it
+  return r;
 }
 
 bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
   r->status = static_cast<Status>(h.status);
   CompleteContract(server, r, h);
+  if (r->op == Op::kMultiGet) {
+    CompleteMultiGet(r, h);
+    return false;
+  }
   if (r->op == Op::kGet) {
     if (r->status == SHMEMCACHE_OK) {
       const bool pull = h.wire_flags & message_flags::kPull;
@@ -243,7 +248,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
 Status Client::CompleteNext(int server) {
   conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
   if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
-  Complete(server);
+  Settle(Complete(server));
   return SHMEMCACHE_OK;
 }
 
@@ -270,6 +275,7 @@ Status Client::FailServer(int server) {
     r->done.store(true, std::memory_order_release);
   }
   in_flight_.fetch_sub(q.size(), std::memory_order_relaxed);
+  for (size_t i = 0; i < q.size(); ++i) Settle(q.at(i));
   q.clear();
   pending_chunks_[server] = 0;
   pullable_in_flight_[server] = 0;
@@ -292,7 +298,7 @@ void Client::PollReplies(int server) {
   if (!conduit_.failed(peer)) conduit_.Flush(peer);
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
-  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Complete(server);
+  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Settle(Complete(server));
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
@@ -322,6 +328,7 @@ void Client::CompleteAll() {
 
 Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (r->is_batch) return TestBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
     // Never blocks: while another thread holds the lock it is taking in replies (perhaps this one's).
     std::unique_lock<std::recursive_mutex> hold(pe_->active, std::try_to_lock);
@@ -335,6 +342,7 @@ Status Client::Test(shmemcache_request* r) {
 
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  if (r->is_batch) return WaitBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
     std::lock_guard<std::recursive_mutex> hold(pe_->active);
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r

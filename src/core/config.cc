@@ -41,15 +41,29 @@ bool ParseSize(const char* text, size_t* out) {
   return true;
 }
 
-bool ParseDirectPolicy(const char* text, int* out) {
-  static const char* const kNames[] = {"auto", "always", "never"};
+namespace {
+
+// One of three names (or its index as a digit), case-insensitive: *out = its index.
+bool ParseChoice(const char* text, const char* const (&names)[3], int* out) {
   for (int i = 0; i < 3; ++i) {
-    if (strcasecmp(text, kNames[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
+    if (strcasecmp(text, names[i]) == 0 || (text[0] == '0' + i && text[1] == '\0')) {
       *out = i;
       return true;
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool ParseDirectPolicy(const char* text, int* out) {
+  static const char* const kNames[] = {"auto", "always", "never"};
+  return ParseChoice(text, kNames, out);
+}
+
+bool ParseMGetPolicy(const char* text, int* out) {
+  static const char* const kNames[] = {"auto", "message", "single"};
+  return ParseChoice(text, kNames, out);
 }
 
 namespace {
@@ -128,6 +142,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->large_value_threshold = 8u << 10;
   c->direct_policy = SHMEMCACHE_DIRECT_AUTO;
   c->local_access = -1;
+  c->mget_policy = SHMEMCACHE_MGET_AUTO;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -153,6 +168,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Size("SHMEMCACHE_LARGE_VALUE_THRESHOLD", &c->large_value_threshold);
   env.Apply("SHMEMCACHE_DIRECT_POLICY", [c](const char* t) { return ParseDirectPolicy(t, &c->direct_policy); });
   env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
+  env.Apply("SHMEMCACHE_MGET_POLICY", [c](const char* t) { return ParseMGetPolicy(t, &c->mget_policy); });
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -190,6 +206,9 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
                "always or never)");
   if (c.local_access < -1 || c.local_access > 1)
     return bad("local_access must be -1, 0 or 1 (SHMEMCACHE_LOCAL_ACCESS)");
+  if (c.mget_policy < SHMEMCACHE_MGET_AUTO || c.mget_policy > SHMEMCACHE_MGET_SINGLE)
+    return bad("mget_policy must be SHMEMCACHE_MGET_AUTO, _MESSAGE or _SINGLE (SHMEMCACHE_MGET_POLICY=auto, "
+               "message or single)");
   return SHMEMCACHE_OK;
 }
 
@@ -198,7 +217,7 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
     "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
-    "large_value_threshold", "direct_policy", "local_access"};
+    "large_value_threshold", "direct_policy", "local_access", "mget_policy"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -212,7 +231,7 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           text(c.spill_bytes),       text(c.spill_mmap_max_bytes), growth,
           text(c.slab_page_bytes),
           text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
-          text(c.large_value_threshold), text(c.direct_policy), text(c.local_access)};
+          text(c.large_value_threshold), text(c.direct_policy), text(c.local_access), text(c.mget_policy)};
 }
 
 std::string ConfigEnvName(size_t field) {

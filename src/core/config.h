@@ -17,6 +17,7 @@ bool ParseSize(const char* text, size_t* out);
 
 // Parses direct_policy's environment form: "auto", "always", "never" (any case) or "0", "1", "2".
 bool ParseDirectPolicy(const char* text, int* out);
+bool ParseMGetPolicy(const char* text, int* out);  // auto / message / single, or 0 / 1 / 2
 
 // Fills defaults and applies the environment. On a variable that does not parse, returns CONFIG_ERROR with
 // the variable named in LastError(); every other field is still filled.
@@ -39,7 +40,7 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 23;
+constexpr size_t kConfigFields = 24;
 // direct_policy and local_access are this PE's own choices (which path its own operations take; every path
 // follows the same block protocol and no other PE reads them): the fields PEs may set differently, left out of
 // the agreement.

@@ -206,6 +206,10 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
     Answer(client, reply, SHMEMCACHE_OK, BlockPointer{}, nullptr, 0, 0);
     return;
   }
+  if (static_cast<Op>(h.op) == Op::kMultiGet) {
+    HandleMultiGet(client, req, reply);
+    return;
+  }
   KeyLocation loc = Locate(req.key, h.key_len, num_servers_);
   if (h.key_len == 0 || loc.server != server_index_) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;  // misrouted or malformed: a client bug, never a crash
@@ -307,7 +311,7 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
   reply.expiration_bar = store_.expiration_bar();
   if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
       static_cast<Op>(reply.op) != Op::kDelete && ptr.block_bytes != 0) {
-    reply.pointer = WirePointer{ptr.offset, ptr.version, ptr.recency, ptr.block_bytes, ptr.tag, ptr.cls, 1, {}};
+    reply.pointer = WireFor(ptr);
   }
   Reply(client, reply, value, value_len);
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();

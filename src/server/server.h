@@ -70,6 +70,11 @@ class Server {
   // to reply. True when s is that failure.
   bool StoreFailed(Status s);
   void Handle(size_t client, const std::vector<uint8_t>& message);
+  // A kMultiGet request (server/multi_get.cc): answers its items in one reply. reply: the header Handle began.
+  void HandleMultiGet(size_t client, const RequestView& req, ReplyHeader reply);
+  static WirePointer WireFor(const BlockPointer& p) {
+    return WirePointer{p.offset, p.version, p.recency, p.block_bytes, p.tag, p.cls, 1, {}};
+  }
   // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
@@ -129,6 +134,7 @@ class Server {
   std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
+  std::vector<uint8_t> multi_reply_;  // HandleMultiGet's reply
   uint8_t* stats_region_;           // this PE's published stats (core/published_stats.h)
   bool stats_dirty_ = false;        // an operation was served since the last PublishStats
   uint64_t stats_published_ns_ = 0;

@@ -3,12 +3,18 @@
 // bad input, hits, misses, too-small buffers and size queries, values up to max_value_len, keys on every server;
 // each item's answer equal to what shmemcache_get gives; repeated keys in one mset (the last one that succeeds
 // wins) and in one mget; a batch after non-blocking SETs still in flight sees them; the second mget of the same
-// keys goes Direct (pointers cached by the first), and a client that never stored the keys finds them too.
+// keys goes Direct (pointers cached by the first), and a client that never stored the keys finds them too, the
+// misses (and on tcp every key) through multi-get messages (stats mget_messages); the same through
+// shmemcache_imget (more items than a window, polled with shmemcache_test); pairs whose ttl has surely passed
+// are NOT_FOUND in a batch, by the owner (cached pointers) and by another client, next to pairs that stay.
 // Then the concurrency case: half the clients mset self-verifying values of changing sizes (Direct and Active
 // SETs) to a few shared keys while the others mget them all: no torn or foreign value, and for one reader, key
 // and writer the sequence never goes backwards. Fixed iteration counts (nothing races a clock).
+// Readers alternate shmemcache_mget and shmemcache_imget. Jobs run it under several mget_policy values and ring
+// sizes (tests/pe/tests.cmake), so every path answers the same checks.
 // Args: [rounds] (concurrency rounds per client; default 300)
 #include <shmem.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -104,24 +110,45 @@ void BadItems(shmemcache_t* c, int rank, size_t max_key_len, size_t max_value_le
   PE_CHECK(g[4].value_len == 4 && std::memcmp(buf, "fine", 4) == 0);
 }
 
+// Completes a shmemcache_imget request: polled with shmemcache_test (bounded by the library's op_timeout_ms),
+// then waited for.
+void Finish(shmemcache_t* c, shmemcache_request_t* r) {
+  shmemcache_status_t s;
+  while ((s = shmemcache_test(c, r)) == SHMEMCACHE_IN_PROGRESS) {
+  }
+  PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+}
+
 // Reads keys 0..kItems-1 of `owner` (odd ones of them never stored: misses) with one mget, buffers of several
-// sizes, and checks every item against what was stored and against shmemcache_get.
-void ReadBack(shmemcache_t* c, int owner, size_t max_value_len, uint64_t version) {
-  std::vector<std::string> keys(kItems);
-  std::vector<std::vector<uint8_t>> bufs(kItems);
-  std::vector<shmemcache_mget_item_t> items(kItems);
-  for (int i = 0; i < kItems; ++i) {
-    keys[i] = Key(owner, i);
+// sizes, and checks every item against what was stored and against shmemcache_get. nonblocking: with one
+// shmemcache_imget of kItems + 100 items (more than a window; items past kItems repeat keys).
+void ReadBack(shmemcache_t* c, int owner, size_t max_value_len, uint64_t version, bool nonblocking = false) {
+  const int n = nonblocking ? kItems + 100 : kItems;
+  std::vector<std::string> keys(n);
+  std::vector<std::vector<uint8_t>> bufs(n);
+  std::vector<shmemcache_mget_item_t> items(n);
+  for (int j = 0; j < n; ++j) {
+    const int i = j % kItems;
+    keys[j] = Key(owner, i);
     size_t want = ValueLen(i, max_value_len);
     // Every 7th item a buffer one byte short, every 11th a size query; the rest fit.
     size_t cap = i % 11 == 0 ? 0 : (i % 7 == 0 && want > 0 ? want - 1 : want + 16);
-    bufs[i].assign(cap, 0xAB);
-    items[i] = {keys[i].data(), keys[i].size(), cap ? bufs[i].data() : nullptr, cap, 12345, SHMEMCACHE_IO_ERROR};
+    bufs[j].assign(cap, 0xAB);
+    items[j] = {keys[j].data(), keys[j].size(), cap ? bufs[j].data() : nullptr, cap, 12345, SHMEMCACHE_IO_ERROR};
   }
-  PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+  if (nonblocking) {
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_imget(c, items.data(), items.size(), &r), SHMEMCACHE_OK);
+    PE_CHECK(r != nullptr);
+    if (r != nullptr) Finish(c, r);
+  } else {
+    PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+  }
   std::vector<uint8_t> single(max_value_len + 16);
-  for (int i = 0; i < kItems; ++i) {
-    const shmemcache_mget_item_t& it = items[i];
+  for (int j = 0; j < n; ++j) {
+    const int i = j % kItems;
+    const shmemcache_mget_item_t& it = items[j];
     size_t want = ValueLen(i, max_value_len);
     size_t len = 0;
     shmemcache_status_t s = shmemcache_get(c, keys[i].data(), keys[i].size(), single.data(), single.size(), &len);
@@ -136,13 +163,94 @@ void ReadBack(shmemcache_t* c, int owner, size_t max_value_len, uint64_t version
     if (it.buffer_len < want) {
       PE_CHECK_STATUS(it.status, SHMEMCACHE_BUFFER_TOO_SMALL);
       PE_CHECK(it.value_len == want);
-      for (uint8_t b : bufs[i]) PE_CHECK(b == 0xAB);  // unchanged
+      for (uint8_t b : bufs[j]) PE_CHECK(b == 0xAB);  // unchanged
       continue;
     }
     PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
     PE_CHECK(it.value_len == want && len == want);
-    PE_CHECK(want == 0 || std::memcmp(bufs[i].data(), v.data(), want) == 0);
+    PE_CHECK(want == 0 || std::memcmp(bufs[j].data(), v.data(), want) == 0);
   }
+}
+
+// Another client's keys (no pointers here): the misses at least go through multi-get messages unless the job
+// asked for single GETs; over tcp (auto) every key does.
+void ReadBackThroughMessages(shmemcache_t* c, int owner, size_t max_value_len, bool nonblocking) {
+  shmemcache_stats_t a{}, b{};
+  shmemcache_get_stats(c, &a);
+  ReadBack(c, owner, max_value_len, 2, nonblocking);
+  shmemcache_get_stats(c, &b);
+  const char* policy = std::getenv("SHMEMCACHE_MGET_POLICY");
+  if (policy != nullptr && std::strcmp(policy, "single") == 0) {
+    PE_CHECK(b.mget_messages == a.mget_messages && b.mget_message_items == a.mget_message_items);
+    return;
+  }
+  PE_CHECK(b.mget_messages > a.mget_messages);
+  PE_CHECK(b.mget_message_items - a.mget_message_items >= kItems / 2);  // the misses
+  PE_CHECK(b.mget_messages - a.mget_messages < b.mget_message_items - a.mget_message_items);  // many per message
+}
+
+// shmemcache_imget's own errors: *request NULL and no item touched.
+void NonBlockingErrors(shmemcache_t* c) {
+  shmemcache_request_t* r = reinterpret_cast<shmemcache_request_t*>(&r);
+  PE_CHECK_STATUS(shmemcache_imget(c, nullptr, 1, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(r == nullptr);
+  shmemcache_mget_item_t g{"k", 1, nullptr, 0, 5, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_imget(c, &g, 1, nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_imget(nullptr, &g, 1, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(r == nullptr && g.status == SHMEMCACHE_IO_ERROR && g.value_len == 5);
+  PE_CHECK_STATUS(shmemcache_imget(c, nullptr, 0, &r), SHMEMCACHE_OK);  // nothing to do: done at once
+  PE_CHECK(r != nullptr);
+  if (r != nullptr) Finish(c, r);
+}
+
+// Pairs with a short ttl next to pairs with a far or no expiry, all read by batches once ttl + recency_range_ms
+// have surely passed on their servers (1% drift allowance + 50 ms; a bound, no race): the short ones are
+// NOT_FOUND, by their owner (pointers cached by a first read) and by another client (no pointers), with mget
+// and with imget; the others are intact.
+void ExpiredPairs(shmemcache_t* c, int rank, int clients, unsigned recency_range_ms) {
+  constexpr uint64_t kTtlMs = 200;
+  constexpr int kPairs = 24;
+  auto key = [](int owner, int i) { return Key(owner, 6000 + i); };
+  auto value = [](int owner, int i) { return "e-" + std::to_string(owner) + "-" + std::to_string(i); };
+  for (int i = 0; i < kPairs; ++i) {
+    const std::string k = key(rank, i), v = value(rank, i);
+    shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, 0, i % 3 == 0 ? kTtlMs : i % 3 == 1 ? 3600 * 1000 : 0, 0};
+    PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, nullptr), SHMEMCACHE_OK);
+  }
+  auto read = [&](int owner, bool expect_expired, bool nonblocking) {
+    std::vector<std::string> keys(kPairs);
+    std::vector<std::vector<char>> bufs(kPairs, std::vector<char>(64));
+    std::vector<shmemcache_mget_item_t> items(kPairs);
+    for (int i = 0; i < kPairs; ++i) {
+      keys[i] = key(owner, i);
+      items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), 64, 99, SHMEMCACHE_IO_ERROR};
+    }
+    if (nonblocking) {
+      shmemcache_request_t* r = nullptr;
+      PE_CHECK_STATUS(shmemcache_imget(c, items.data(), items.size(), &r), SHMEMCACHE_OK);
+      if (r != nullptr) Finish(c, r);
+    } else {
+      PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+    }
+    for (int i = 0; i < kPairs; ++i) {
+      const std::string v = value(owner, i);
+      if (i % 3 == 0 && expect_expired) {
+        PE_CHECK_STATUS(items[i].status, SHMEMCACHE_NOT_FOUND);
+        PE_CHECK(items[i].value_len == 0);
+      } else if (i % 3 != 0 || items[i].status != SHMEMCACHE_NOT_FOUND) {  // before: may have expired already
+        PE_CHECK_STATUS(items[i].status, SHMEMCACHE_OK);
+        PE_CHECK(items[i].value_len == v.size() && std::memcmp(bufs[i].data(), v.data(), v.size()) == 0);
+      }
+    }
+  };
+  read(rank, false, false);  // caches the pointers
+  pe_test::ClientBarrier(shmem_n_pes() - clients, clients);  // every client's pairs stored before the sleep
+  const uint64_t end = pe_test::NowNanos() + ((kTtlMs + recency_range_ms) * 101 / 100 + 50) * 1000000;
+  while (pe_test::NowNanos() < end) usleep(1000);
+  read(rank, true, false);
+  read((rank + 1) % clients, true, false);
+  read(rank, true, true);
+  read((rank + 1) % clients, true, true);
 }
 
 void Mixed(shmemcache_t* c, int rank, size_t max_value_len) {
@@ -245,6 +353,18 @@ void CppWrapper(shmemcache_t* c, int rank) {
   PE_CHECK_STATUS(cache.mget({a, b, missing}, &values, &st), SHMEMCACHE_OK);
   PE_CHECK(values.size() == 3 && values[0] == std::string("alpha2") && values[1] == big && !values[2]);
   PE_CHECK(st.size() == 3 && st[2] == SHMEMCACHE_NOT_FOUND);
+  char ba[16], bm[16];
+  shmc::MGetItem items[2] = {{a.data(), a.size(), ba, sizeof ba, 0, SHMEMCACHE_IO_ERROR},
+                             {missing.data(), missing.size(), bm, sizeof bm, 0, SHMEMCACHE_IO_ERROR}};
+  shmemcache_request_t* r = nullptr;
+  PE_CHECK_STATUS(cache.imget(items, 2, &r), SHMEMCACHE_OK);
+  shmc::Status s;
+  while ((s = cache.test(r)) == SHMEMCACHE_IN_PROGRESS) {
+  }
+  PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK(items[0].status == SHMEMCACHE_OK && items[0].value_len == 6 && std::memcmp(ba, "alpha2", 6) == 0);
+  PE_CHECK(items[1].status == SHMEMCACHE_NOT_FOUND && items[1].value_len == 0);
   cache.release();
 }
 
@@ -277,7 +397,13 @@ void Concurrency(shmemcache_t* c, int rank, int clients, int rounds) {
       std::vector<shmemcache_mget_item_t> items(kHotKeys);
       for (int k = 0; k < kHotKeys; ++k)
         items[k] = {keys[k].data(), keys[k].size(), bufs[k].data(), bufs[k].size(), 0, SHMEMCACHE_IO_ERROR};
-      PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+      if (round % 2 == 0) {
+        PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+      } else {
+        shmemcache_request_t* r = nullptr;
+        PE_CHECK_STATUS(shmemcache_imget(c, items.data(), items.size(), &r), SHMEMCACHE_OK);
+        if (r != nullptr) Finish(c, r);
+      }
       for (int k = 0; k < kHotKeys; ++k) {
         if (items[k].status == SHMEMCACHE_NOT_FOUND) continue;
         ++found;
@@ -297,12 +423,12 @@ void Concurrency(shmemcache_t* c, int rank, int clients, int rounds) {
   shmemcache_stats_t st{};
   shmemcache_get_stats(c, &st);
   std::printf("client %d (%s): found=%llu bad=%llu regressions=%llu direct_gets=%llu active_gets=%llu "
-              "direct_sets=%llu active_sets=%llu read_retries=%llu lock_retries=%llu\n",
+              "direct_sets=%llu active_sets=%llu read_retries=%llu lock_retries=%llu mget_messages=%llu\n",
               rank, writer ? "writer" : "reader", (unsigned long long)found, (unsigned long long)bad,
               (unsigned long long)regressions, (unsigned long long)st.direct_gets,
               (unsigned long long)st.active_gets, (unsigned long long)st.direct_sets,
               (unsigned long long)st.active_sets, (unsigned long long)st.read_retries,
-              (unsigned long long)st.lock_retries);
+              (unsigned long long)st.lock_retries, (unsigned long long)st.mget_messages);
   std::fflush(stdout);
   PE_CHECK(bad == 0);
   PE_CHECK(regressions == 0);
@@ -326,6 +452,9 @@ int main(int argc, char** argv) {
     PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_WRONG_ROLE);
     PE_CHECK(g.status == SHMEMCACHE_IO_ERROR);
     PE_CHECK_STATUS(shmemcache_mset(c, nullptr, 0), SHMEMCACHE_WRONG_ROLE);
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_imget(c, &g, 1, &r), SHMEMCACHE_WRONG_ROLE);
+    PE_CHECK(r == nullptr && g.status == SHMEMCACHE_IO_ERROR);
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
   } else {
     int rank = shmemcache_client_rank(c), clients = shmemcache_num_clients(c);
@@ -335,7 +464,10 @@ int main(int argc, char** argv) {
     Mixed(c, rank, cfg.max_value_len);
     // Another client's keys (stored by now): no pointers here, found through the servers' hash tables.
     pe_test::ClientBarrier(shmem_n_pes() - clients, clients);
-    ReadBack(c, (rank + 1) % clients, cfg.max_value_len, 2);
+    ReadBackThroughMessages(c, (rank + 1) % clients, cfg.max_value_len, false);
+    ReadBackThroughMessages(c, (rank + 2) % clients, cfg.max_value_len, true);
+    NonBlockingErrors(c);
+    ExpiredPairs(c, rank, clients, cfg.recency_range_ms);
     Repeats(c, rank, cfg.max_value_len);
     AfterNonBlocking(c, rank);
     CppWrapper(c, rank);

@@ -103,12 +103,21 @@ shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(contract_np4 pe_contract 4 ARGS 100 TIMEOUT 240)
 
-# Batches (mget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
-# values up to max_value_len) on 2 servers, and mset writers against mget readers on 6 hot keys.
+# Batches (mget/imget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
+# values up to max_value_len, expired pairs) on 2 servers, and mset writers against mget readers on 6 hot keys.
+# Over tcp (auto) every GET of a batch goes in multi-get messages.
 shmemcache_pe_test(batch_np4_2servers pe_batch 4 ARGS 300 ${two_servers})
 shmemcache_pe_test(batch_np4_2servers_tcp pe_batch 4 TCP ARGS 150 ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_test(batch_np5_1server pe_batch 5 ARGS 300)
 shmemcache_pe_test(batch_np3_active_only pe_batch 3 ARGS 100 ENV SHMEMCACHE_DIRECT_OPS=0)
+# The multi-get message on every path (mget_policy): every key through it on shared memory; a reply ring too
+# small for most values (answers spread over many messages, values asked alone); the old single GETs over tcp.
+shmemcache_pe_test(batch_np4_2servers_message pe_batch 4 ARGS 150 ENV SHMEMCACHE_NUM_SERVERS=2
+                   SHMEMCACHE_MGET_POLICY=message)
+shmemcache_pe_test(batch_np3_small_ring pe_batch 3 ARGS 100 ENV SHMEMCACHE_CHUNK_BYTES=512
+                   SHMEMCACHE_CHUNKS_PER_PEER=2 SHMEMCACHE_MGET_POLICY=message)
+shmemcache_pe_test(batch_np3_single_tcp pe_batch 3 TCP ARGS 50 ENV SHMEMCACHE_MGET_POLICY=single
+                   SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(batch_np4_2servers pe_batch 4 ARGS 100 ${two_servers})
 
 # Issue 14. Large values bypass the ring (landed SETs, pulled GETs, 64 KiB .. max_value_len) and race a Direct

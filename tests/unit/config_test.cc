@@ -29,7 +29,7 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_SPILL_DIR",        "SHMEMCACHE_SPILL_BYTES",         "SHMEMCACHE_SPILL_MMAP_MAX_BYTES",
     "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
     "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",      "SHMEMCACHE_LARGE_VALUE_THRESHOLD",
-    "SHMEMCACHE_DIRECT_POLICY",    "SHMEMCACHE_LOCAL_ACCESS",
+    "SHMEMCACHE_DIRECT_POLICY",    "SHMEMCACHE_LOCAL_ACCESS",        "SHMEMCACHE_MGET_POLICY",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -125,6 +125,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_LARGE_VALUE_THRESHOLD", "64K", 1);
   setenv("SHMEMCACHE_DIRECT_POLICY", "Never", 1);
   setenv("SHMEMCACHE_LOCAL_ACCESS", "0", 1);
+  setenv("SHMEMCACHE_MGET_POLICY", "Message", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -151,6 +152,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.large_value_threshold, 64u << 10);
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_NEVER);
   EXPECT_EQ(c.local_access, 0);
+  EXPECT_EQ(c.mget_policy, SHMEMCACHE_MGET_MESSAGE);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -358,6 +360,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"direct_policy -1", [](shmemcache_config_t* c) { c->direct_policy = -1; }, 2},
       {"local_access 2", [](shmemcache_config_t* c) { c->local_access = 2; }, 2},
       {"local_access -2", [](shmemcache_config_t* c) { c->local_access = -2; }, 2},
+      {"mget_policy 3", [](shmemcache_config_t* c) { c->mget_policy = 3; }, 2},
+      {"mget_policy -1", [](shmemcache_config_t* c) { c->mget_policy = -1; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -421,6 +425,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"large_value_threshold", [](shmemcache_config_t* c) { c->large_value_threshold = 0; }},
       {"direct_policy", [](shmemcache_config_t* c) { c->direct_policy = SHMEMCACHE_DIRECT_NEVER; }},
       {"local_access", [](shmemcache_config_t* c) { c->local_access = 0; }},
+      {"mget_policy", [](shmemcache_config_t* c) { c->mget_policy = SHMEMCACHE_MGET_SINGLE; }},
   };
 }
 
@@ -458,7 +463,7 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   auto mutations = OneMutationPerField();
   ASSERT_EQ(mutations.size(), kConfigFields);
   // shmemcache_config_t's fields, by size: a new field must be added to the comparison (and here).
-  EXPECT_EQ(sizeof(shmemcache_config_t), 19 * 8u) << "a field was added or removed: update ConfigFieldValues";
+  EXPECT_EQ(sizeof(shmemcache_config_t), 20 * 8u) << "a field was added or removed: update ConfigFieldValues";
   for (size_t i = 0; i < kConfigFields; ++i) EXPECT_EQ(mutations[i].first, kConfigFieldNames[i]);
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");

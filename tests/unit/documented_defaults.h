@@ -33,6 +33,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.large_value_threshold = 8u << 10;
   c.direct_policy = SHMEMCACHE_DIRECT_AUTO;
   c.local_access = -1;
+  c.mget_policy = SHMEMCACHE_MGET_AUTO;
   return c;
 }
 

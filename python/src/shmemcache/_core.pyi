@@ -59,6 +59,7 @@ class Cache:
         large_value_threshold: int = ...,
         direct_policy: int = ...,
         local_access: int = ...,
+        mget_policy: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(

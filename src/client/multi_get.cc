@@ -1,0 +1,233 @@
+// Client: the multi-get message (conduit/multi_get_message.h, issue 15) and the records of a batch of GETs.
+// A batch (Client::MultiGet, shmemcache_imget) is one record the caller waits for; what it sends is in parts,
+// one record each in the server queues like any request: kMultiGet parts (many items for one server) and single
+// GET parts (an item the server asked to get alone). A part answers its items when its reply comes, then counts
+// itself off its batch (Settle); the batch is done when none is left.
+//
+// Flow control: a kMultiGet part reserves, in this client's reply ring for its server, room for its answers with
+// each value up to min(buffer_len, large_value_threshold - 1) bytes, at most the whole ring; the server packs
+// its answers into that budget and leaves the rest of the items unanswered (they go again in the next part), so
+// a reply never needs more of the ring than its part reserved. A part carries as many keys as its request holds
+// in one ring, whatever its buffers: small values in large buffers still take one round trip.
+//
+// Threads (issue 16): parts are posted and completed with the PE's active lock held, by the issuing thread or by
+// any thread that takes in replies (CompleteMultiGet may ask again from there); a part counts in its issuing
+// thread's mine_in_flight_ (batch_issuer) whoever posts it, so that thread's later Direct operations on the
+// server wait for it as for its single requests.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "client/client.h"
+#include "conduit/multi_get_message.h"
+
+namespace smc {
+
+namespace {
+
+constexpr size_t kMaxItemsPerMessage = 256;  // a window
+
+}  // namespace
+
+Client::MGetPath Client::mget_path() {
+  if (mget_path_ == MGetPath::kUndecided) {
+    switch (config_.mget_policy) {
+      case SHMEMCACHE_MGET_MESSAGE: mget_path_ = MGetPath::kMessagesOnly; break;
+      case SHMEMCACHE_MGET_SINGLE: mget_path_ = MGetPath::kDirectThenSingles; break;
+      default:  // auto: over UCX tcp a one-sided get costs a server wake-up, as a message does, but per key
+        mget_path_ = transport_->Describe().context_transport == ContextTransport::kTcp
+                         ? MGetPath::kMessagesOnly
+                         : MGetPath::kDirectThenMessages;
+    }
+  }
+  return mget_path_;
+}
+
+shmemcache_request* Client::NewBatch() {
+  shmemcache_request* batch = NewRequest();
+  batch->is_batch = true;
+  batch->op = Op::kMultiGet;
+  batch->batch_issuer = mine_in_flight_.get();
+  return batch;
+}
+
+void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcache_mget_item_t* items,
+                           shmemcache_request* batch) {
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  const size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
+  const size_t ring = payload * config_.chunks_per_peer;
+  const size_t value_cap = config_.large_value_threshold > 0 ? config_.large_value_threshold - 1 : 0;
+  size_t from = 0;
+  while (from < n) {
+    // This message's items: as many as its request allows in one ring (at least one). The reply's reservation
+    // is capped at the ring: values are usually far smaller than their buffers, and what does not fit is
+    // asked again (CompleteMultiGet).
+    size_t request_bytes = sizeof(RequestHeader), reply_bytes = sizeof(ReplyHeader), to = from;
+    for (; to < n && to - from < kMaxItemsPerMessage; ++to) {
+      const shmemcache_mget_item_t& it = items[indices[to]];
+      const size_t more = MultiGetKeyBytes(it.key_len);
+      if (to > from && request_bytes + more > ring) break;
+      request_bytes += more;
+      reply_bytes += MultiGetAnswerBytes(std::min<size_t>(it.buffer_len, value_cap));
+    }
+    reply_bytes = std::min(reply_bytes, ring);
+    const unsigned chunks = static_cast<unsigned>((reply_bytes + payload - 1) / payload);
+    while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+    Status status = conduit_.failed(static_cast<size_t>(server)) ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK;
+    while (status == SHMEMCACHE_OK && !pending_[server].empty() &&
+           pending_chunks_[server] + chunks > config_.chunks_per_peer)
+      status = CompleteNext(server);
+    shmemcache_request* part = NewRequest();
+    part->op = Op::kMultiGet;
+    part->loc.server = server;
+    part->batch = batch;
+    part->mget_items = items;
+    part->mget_indices.assign(indices + from, indices + to);
+    part->issuer_in_flight = batch->batch_issuer + server;
+    if (status == SHMEMCACHE_OK) {
+      RequestHeader h{};
+      h.request_id = next_request_id_++;
+      h.recency = EstimatedEpoch(server);
+      h.max_value = uint64_t{chunks} * payload;  // the reply budget: what the ring holds for it
+      MultiGetRequestWriter writer;
+      writer.Begin(&request_, h);
+      for (size_t k = from; k < to; ++k) writer.Add(items[indices[k]].key, items[indices[k]].key_len,
+                                                    items[indices[k]].buffer_len);
+      part->sent_ns = clock_.Refresh();  // exact, before sending (server_time.h)
+      if (conduit_.Post(static_cast<size_t>(server), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+        status = FailServer(server);
+      } else {
+        part->request_id = h.request_id;
+        part->reply_chunks = chunks;
+        pending_[server].push_back(part);
+        pending_chunks_[server] += chunks;
+        in_flight_.fetch_add(1, std::memory_order_relaxed);
+        part->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
+        ++batch->batch_remaining;
+        ++counters_.mget_messages;
+      }
+    }
+    if (status != SHMEMCACHE_OK) {  // the server failed: its items are answered TIMEOUT, nothing is in flight
+      part->done = true;
+      part->status = status;
+      ++batch->batch_remaining;
+      Settle(part);
+    }
+    from = to;
+  }
+}
+
+void Client::PostSingleGet(shmemcache_mget_item_t* items, size_t i, shmemcache_request* batch) {
+  shmemcache_mget_item_t& it = items[i];
+  const Operation op = MakeOperation(Op::kGet, it.key, it.key_len, nullptr, 0, it.buffer, it.buffer_len,
+                                     &it.value_len);
+  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
+  shmemcache_request* part = NewRequest();
+  part->issuer_in_flight = batch->batch_issuer + op.loc.server;  // PostActive counts it there
+  part->batch = batch;
+  part->item_status = &it.status;
+  Status posted = PostActive(op, &part);
+  if (posted != SHMEMCACHE_OK) {  // the server failed: nothing issued
+    Release(part);
+    it.status = posted;
+    it.value_len = 0;
+    return;
+  }
+  ++batch->batch_remaining;  // before anything can complete it: completion needs the lock this thread holds
+}
+
+void Client::CompleteMultiGet(shmemcache_request* r, const ReplyHeader& h) {
+  if (r->status != SHMEMCACHE_OK) return;  // the message was refused: Settle gives its status to every item
+  shmemcache_mget_item_t* items = r->mget_items;
+  std::vector<size_t>& indices = r->mget_indices;
+  const size_t n = indices.size();
+  const size_t body = reply_.size() - sizeof(h);
+  MultiGetReplyReader answers(reply_.data() + sizeof(h), h.value_len == body ? body : 0, h.flags,
+                              static_cast<uint32_t>(n));
+  // indices[0, again) collects the items to ask for again: alone first, then in a new message.
+  size_t answered = 0, alone = 0;
+  for (; answered < n; ++answered) {
+    const size_t i = indices[answered];
+    shmemcache_mget_item_t& it = items[i];
+    MultiGetAnswer a;
+    const uint8_t* value;
+    if (!answers.Next(it.buffer_len, &a, &value)) break;
+    if (a.wire_flags & message_flags::kAskAlone) {
+      indices[alone++] = i;
+      continue;
+    }
+    ++counters_.active_gets;
+    ++counters_.mget_message_items;
+    it.status = static_cast<Status>(a.status);
+    it.value_len = 0;
+    if (it.status == SHMEMCACHE_OK || it.status == SHMEMCACHE_BUFFER_TOO_SMALL) {
+      ++counters_.get_hits;
+      it.value_len = a.value_len;
+      if (it.status == SHMEMCACHE_OK && a.value_len) std::memcpy(it.buffer, value, a.value_len);
+      Remember(Locate(it.key, it.key_len, config_.num_servers), a.pointer);
+    } else if (it.status == SHMEMCACHE_NOT_FOUND) {
+      ++counters_.get_misses;
+    }
+  }
+  if (answers.malformed()) {  // a protocol bug: what was not answered fails, nothing hangs
+    for (size_t k = answered; k < n; ++k) {
+      items[indices[k]].status = SHMEMCACHE_INVALID_ARGUMENT;
+      items[indices[k]].value_len = 0;
+    }
+    answered = n;
+  }
+  // The unanswered ones (the budget ran out) after the alone ones.
+  const size_t again = alone + (n - answered);
+  std::copy(indices.begin() + answered, indices.end(), indices.begin() + alone);
+  indices.resize(again);
+  // Asking again may complete other replies (flow control): reply_ is not read past this point, and r stays
+  // out of the pool (it is not settled yet) so indices stay valid.
+  const int server = r->loc.server;
+  shmemcache_request* batch = r->batch;
+  for (size_t k = 0; k < alone; ++k) PostSingleGet(items, indices[k], batch);
+  if (again > alone) PostMultiGets(server, indices.data() + alone, again - alone, items, batch);
+}
+
+void Client::Settle(shmemcache_request* r) {
+  if (r == nullptr || r->batch == nullptr || !r->done) return;
+  if (r->op == Op::kMultiGet) {
+    if (r->status != SHMEMCACHE_OK) {
+      for (size_t i : r->mget_indices) {
+        r->mget_items[i].status = r->status;
+        r->mget_items[i].value_len = 0;
+      }
+    }
+  } else if (r->item_status != nullptr) {
+    *r->item_status = r->status;
+  }
+  --r->batch->batch_remaining;
+  Release(r);
+}
+
+Status Client::TestBatch(shmemcache_request* batch) {
+  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+    // Never blocks: while another thread holds the lock it is taking in replies (perhaps this batch's).
+    std::unique_lock<std::recursive_mutex> hold(pe_->active, std::try_to_lock);
+    if (hold.owns_lock()) {
+      for (int s = 0; s < config_.num_servers && batch->batch_remaining.load(std::memory_order_relaxed) > 0; ++s)
+        if (!pending_[s].empty()) PollReplies(s);
+    } else {
+      transport_->Progress();
+    }
+  }
+  return batch->batch_remaining.load(std::memory_order_acquire) > 0 ? SHMEMCACHE_IN_PROGRESS : SHMEMCACHE_OK;
+}
+
+Status Client::WaitBatch(shmemcache_request* batch) {
+  // Every part is in some server's queue until it settles; each wait is bounded (a failed server settles its
+  // parts with TIMEOUT), so this ends.
+  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+    std::lock_guard<std::recursive_mutex> hold(pe_->active);
+    while (batch->batch_remaining.load(std::memory_order_relaxed) > 0 && in_flight_ > 0) CompleteOldestAnywhere();
+  }
+  Release(batch);
+  return SHMEMCACHE_OK;
+}
+
+}  // namespace smc
