@@ -9,7 +9,7 @@ def test_stats_fields(cache):
                  "policy_get_path", "policy_reason", "local_gets", "local_sets", "direct_incrs", "mget_messages",
                  "mget_message_items"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 52
+    assert len(stats) == 54
 
 
 def test_counters_move(cache, key):

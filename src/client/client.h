@@ -256,9 +256,10 @@ class Client {
   bool Pull(int server, shmemcache_request* r, const WirePointer& p);
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
-  // reply_ holds a reply from server: completes the request it answers (the one decode path).
-  // Completes the oldest reply's request: its outputs, then `done` (release). Returns it, or nullptr when it
-  // was asked again (Pull) and is in flight once more. [active]
+  // reply_ holds a reply from server: completes the request it answers (the one decode path): its outputs, then
+  // `done` (release). Returns it when it is a batch part (the caller settles it: Settle), else nullptr (also
+  // when it was asked again, Pull, and is in flight once more): once `done` is set the issuer may recycle it.
+  // [active]
   shmemcache_request* Complete(int server);
   // Complete's decode of a well-formed reply h to r: writes r's status and outputs (not `done`). True when r
   // was asked again (Pull) and is in flight once more. [active]

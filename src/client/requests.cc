@@ -162,8 +162,11 @@ shmemcache_request* Client::Complete(int server) {
   } else if (Decode(server, r, h)) {
     return nullptr;  // asked again (Pull): in flight once more
   }
+  // A batch part is never seen by a caller: it is settled by whoever called this (Settle). Anything else may be
+  // recycled by its issuer as soon as `done` is set, so r is not touched after that.
+  const bool part = r->batch != nullptr;
   r->done.store(true, std::memory_order_release);  // after every output: the issuer reads them once it sees it
-  return r;
+  return part ? r : nullptr;
 }
 
 bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
@@ -272,10 +275,11 @@ Status Client::FailServer(int server) {
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
     r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+    const bool part = r->batch != nullptr;  // read before `done`: then the issuer may recycle r (Complete)
     r->done.store(true, std::memory_order_release);
+    if (part) Settle(r);
   }
   in_flight_.fetch_sub(q.size(), std::memory_order_relaxed);
-  for (size_t i = 0; i < q.size(); ++i) Settle(q.at(i));
   q.clear();
   pending_chunks_[server] = 0;
   pullable_in_flight_[server] = 0;
