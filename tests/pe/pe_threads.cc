@@ -8,6 +8,8 @@
 //     monotonic per thread);
 //   - non-blocking requests: a burst of iset/iget issued by the thread and waited for by the same thread, while
 //     other threads make blocking calls;
+//   - batches of GETs of private keys (shmemcache_mget, or shmemcache_imget and wait), checked item by item
+//     (over tcp they go in multi-get messages whose parts any thread may complete);
 //   - shmemcache_get_stats from every thread now and then.
 // Mode "single" instead checks the other side of the contract: the application starts OpenSHMEM below
 // SHMEM_THREAD_MULTIPLE (plain shmem_init), so a call from a second thread returns SHMEMCACHE_WRONG_THREAD and
@@ -102,7 +104,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
         if (h.seq < seen) ++out->stale;
         else seen = h.seq;
       }
-    } else if (dice < 98) {  // a burst of non-blocking requests on private keys, waited for by this thread
+    } else if (dice < 95) {  // a burst of non-blocking requests on private keys, waited for by this thread
       const int burst = 1 + static_cast<int>(rng.Uniform(8));
       std::vector<shmemcache_request_t*> requests(burst, nullptr);
       std::vector<std::string> keys(burst);
@@ -136,6 +138,34 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
           if (s != SHMEMCACHE_NOT_FOUND) ++out->private_mismatches;
         } else if (s != SHMEMCACHE_OK || lens[b] != it->second.size() ||
                    std::memcmp(outs[b].data(), it->second.data(), lens[b]) != 0) {
+          ++out->private_mismatches;
+        }
+      }
+    } else if (dice < 98) {  // a batch of GETs of private keys (mget, or imget then wait), checked item by item
+      const int n = 1 + static_cast<int>(rng.Uniform(8));
+      std::vector<std::string> keys(n);
+      std::vector<std::vector<uint8_t>> outs(n, std::vector<uint8_t>(kMaxValue));
+      std::vector<shmemcache_mget_item_t> items(n);
+      for (int b = 0; b < n; ++b) {
+        keys[b] = PrivateKey(rank, thread, 64 + static_cast<uint64_t>(b));
+        items[b] = shmemcache_mget_item_t{keys[b].data(), keys[b].size(), outs[b].data(), outs[b].size(), 0,
+                                          SHMEMCACHE_IN_PROGRESS};
+      }
+      shmemcache_status_t s;
+      if (rng.Uniform(2) == 0) {
+        s = shmemcache_mget(c, items.data(), items.size());
+      } else {
+        shmemcache_request_t* request = nullptr;
+        s = shmemcache_imget(c, items.data(), items.size(), &request);
+        if (s == SHMEMCACHE_OK) s = shmemcache_wait(c, request);
+      }
+      if (s != SHMEMCACHE_OK) ++out->errors;
+      for (int b = 0; b < n && s == SHMEMCACHE_OK; ++b) {
+        auto it = reference.find(64 + static_cast<uint64_t>(b));
+        if (it == reference.end()) {
+          if (items[b].status != SHMEMCACHE_NOT_FOUND) ++out->private_mismatches;
+        } else if (items[b].status != SHMEMCACHE_OK || items[b].value_len != it->second.size() ||
+                   std::memcmp(outs[b].data(), it->second.data(), items[b].value_len) != 0) {
           ++out->private_mismatches;
         }
       }
