@@ -54,6 +54,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       arena_(base + layout.arena_offset),
+      arena_bytes_(layout.arena_bytes),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
@@ -312,6 +313,9 @@ bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::v
     if (!WayValid(w.meta) || WayTag(w.meta) != loc.tag) continue;
     uint8_t cls = WayClass(w.meta);
     if (cls >= classes.size()) continue;  // a torn way; the Active path will answer
+    // A way read while the server rewrote it may pair one way's class with another's offset: it must still name
+    // bytes inside the arena (a load through the mapping past it could fault); validation rejects the rest.
+    if (w.offset > arena_bytes_ || classes[cls] > arena_bytes_ - w.offset) continue;
     *offset = w.offset;
     *block_bytes = static_cast<uint32_t>(classes[cls]);
     return true;

@@ -424,6 +424,7 @@ class Client {
   CoarseClock clock_;
   uint64_t range_nanos_;
   uint8_t* arena_;
+  size_t arena_bytes_;  // server_memory_bytes: every block a way names lies in [0, arena_bytes_)
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   uint8_t* landing_;                  // symmetric address of the servers' landing slots
