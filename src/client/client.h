@@ -249,6 +249,12 @@ class Client {
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;
+  // Completes requests to server until its reply ring has room for `chunks` more (or nothing is in flight):
+  // a server never waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
+  Status MakeReplyRoom(int server, unsigned chunks);  // [active]
+  // r (request_id and reply_chunks set) was sent to server: it joins the queue and counts in the flow control,
+  // in the PE's in_flight_ and in its issuer's count (this thread's unless r->issuer_in_flight is set).
+  void Track(int server, shmemcache_request* r);  // [active]
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
   void Retire(int server, shmemcache_request* r);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with

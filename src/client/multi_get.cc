@@ -73,10 +73,8 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
     reply_bytes = std::min(reply_bytes, ring);
     const unsigned chunks = static_cast<unsigned>((reply_bytes + payload - 1) / payload);
     while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
-    Status status = conduit_.failed(static_cast<size_t>(server)) ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK;
-    while (status == SHMEMCACHE_OK && !pending_[server].empty() &&
-           pending_chunks_[server] + chunks > config_.chunks_per_peer)
-      status = CompleteNext(server);
+    Status status =
+        conduit_.failed(static_cast<size_t>(server)) ? SHMEMCACHE_TIMEOUT : MakeReplyRoom(server, chunks);
     shmemcache_request* part = NewRequest();
     part->op = Op::kMultiGet;
     part->loc.server = server;
@@ -99,10 +97,7 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
       } else {
         part->request_id = h.request_id;
         part->reply_chunks = chunks;
-        pending_[server].push_back(part);
-        pending_chunks_[server] += chunks;
-        in_flight_.fetch_add(1, std::memory_order_relaxed);
-        part->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
+        Track(server, part);
         ++batch->batch_remaining;
         ++counters_.mget_messages;
       }

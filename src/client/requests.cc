@@ -51,12 +51,8 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   std::lock_guard<std::recursive_mutex> hold(pe_->active);
   const int s = op.loc.server;
-  // The reply ring must hold the replies of every request in flight to this server: a server never waits on a
-  // client that is not reading.
   const unsigned reply_chunks = ReplyChunks(op.op, op.buffer_len);
-  while (!pending_[s].empty() && pending_chunks_[s] + reply_chunks > config_.chunks_per_peer) {
-    if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // the server failed: nothing issued
-  }
+  if (MakeReplyRoom(s, reply_chunks) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
   if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
@@ -124,13 +120,25 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->reply_chunks = reply_chunks;
   r->request_id = h.request_id;
   r->out = op.contract.out;
-  if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[s];  // a Pull keeps the issuer
-  pending_[s].push_back(r);
-  pending_chunks_[s] += r->reply_chunks;
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
-  r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
+  Track(s, r);  // a Pull keeps the issuer
   *request = r;
   return SHMEMCACHE_OK;
+}
+
+Status Client::MakeReplyRoom(int server, unsigned chunks) {
+  Status status = SHMEMCACHE_OK;
+  while (status == SHMEMCACHE_OK && !pending_[server].empty() &&
+         pending_chunks_[server] + chunks > config_.chunks_per_peer)
+    status = CompleteNext(server);
+  return status;
+}
+
+void Client::Track(int server, shmemcache_request* r) {
+  if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
+  pending_[server].push_back(r);
+  pending_chunks_[server] += r->reply_chunks;
+  in_flight_.fetch_add(1, std::memory_order_relaxed);
+  r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
 }
 
 shmemcache_request* Client::Complete(int server) {
