@@ -37,6 +37,17 @@ std::string PrivateKey(int rank, int thread, uint64_t i) {
 }
 std::string SharedKey(int k) { return "hot-" + std::to_string(k); }
 
+using Reference = std::map<uint64_t, std::vector<uint8_t>>;  // private key index -> value (absent: none)
+
+// A read of private key i answered what the thread's reference says: NOT_FOUND when it holds nothing, else OK
+// with exactly its bytes.
+bool MatchesReference(const Reference& reference, uint64_t i, shmemcache_status_t s, const uint8_t* got,
+                      size_t len) {
+  auto it = reference.find(i);
+  if (it == reference.end()) return s == SHMEMCACHE_NOT_FOUND;
+  return s == SHMEMCACHE_OK && len == it->second.size() && std::memcmp(got, it->second.data(), len) == 0;
+}
+
 struct ThreadResult {
   uint64_t ops = 0, private_mismatches = 0, torn_or_foreign = 0, stale = 0, shared_reads = 0, errors = 0;
 };
@@ -44,7 +55,7 @@ struct ThreadResult {
 void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, ThreadResult* out) {
   pe_test::Rng rng(static_cast<uint64_t>(rank) * 1000 + thread + 1);
   const uint32_t writer = static_cast<uint32_t>(rank * threads + thread);
-  std::map<uint64_t, std::vector<uint8_t>> reference;  // private key index -> value (absent: deleted/never set)
+  Reference reference;  // absent: deleted or never set
   std::vector<std::map<uint32_t, uint64_t>> last_seen(kSharedKeys);  // shared key -> writer -> highest seq
   std::vector<uint8_t> value(kMaxValue), got(kMaxValue);
   uint64_t seq = 0;
@@ -68,13 +79,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       } else {
         size_t len = 0;
         shmemcache_status_t s = shmemcache_get(c, k.data(), k.size(), got.data(), got.size(), &len);
-        auto it = reference.find(i);
-        if (it == reference.end()) {
-          if (s != SHMEMCACHE_NOT_FOUND) ++out->private_mismatches;
-        } else if (s != SHMEMCACHE_OK || len != it->second.size() ||
-                   std::memcmp(got.data(), it->second.data(), len) != 0) {
-          ++out->private_mismatches;
-        }
+        if (!MatchesReference(reference, i, s, got.data(), len)) ++out->private_mismatches;
       }
     } else if (dice < 85) {  // shared hot key
       const int k = static_cast<int>(rng.Uniform(kSharedKeys));
@@ -130,14 +135,10 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       for (int b = 0; b < burst; ++b) {
         if (requests[b] == nullptr) continue;
         shmemcache_status_t s = shmemcache_wait(c, requests[b]);
-        auto it = reference.find(idx[b]);
         if (is_set[b]) {
           if (s == SHMEMCACHE_OK) reference[idx[b]] = values[b];
           else ++out->errors;
-        } else if (it == reference.end()) {
-          if (s != SHMEMCACHE_NOT_FOUND) ++out->private_mismatches;
-        } else if (s != SHMEMCACHE_OK || lens[b] != it->second.size() ||
-                   std::memcmp(outs[b].data(), it->second.data(), lens[b]) != 0) {
+        } else if (!MatchesReference(reference, idx[b], s, outs[b].data(), lens[b])) {
           ++out->private_mismatches;
         }
       }
@@ -161,13 +162,9 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       }
       if (s != SHMEMCACHE_OK) ++out->errors;
       for (int b = 0; b < n && s == SHMEMCACHE_OK; ++b) {
-        auto it = reference.find(64 + static_cast<uint64_t>(b));
-        if (it == reference.end()) {
-          if (items[b].status != SHMEMCACHE_NOT_FOUND) ++out->private_mismatches;
-        } else if (items[b].status != SHMEMCACHE_OK || items[b].value_len != it->second.size() ||
-                   std::memcmp(outs[b].data(), it->second.data(), items[b].value_len) != 0) {
+        if (!MatchesReference(reference, 64 + static_cast<uint64_t>(b), items[b].status, outs[b].data(),
+                              items[b].value_len))
           ++out->private_mismatches;
-        }
       }
     } else {
       shmemcache_stats_t st;
