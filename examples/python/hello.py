@@ -5,9 +5,19 @@
 PE 0 serves; each client stores a numpy array and a few strings, reads them back (into a new bytes object, and
 without a copy into a numpy array), overlaps some non-blocking sets, and prints what it saw.
 """
+import sys
+
 import numpy as np
 
 import shmemcache
+
+
+def say(line):
+    """One whole line per write, flushed: the job's PEs share one output stream, so a line written in two
+    pieces can be split by another PE's line."""
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
 
 with shmemcache.Cache(max_value_len=4 << 20) as cache:  # collective; keyword arguments: shmemcache_config_t
     if cache.is_server:
@@ -15,7 +25,7 @@ with shmemcache.Cache(max_value_len=4 << 20) as cache:  # collective; keyword ar
     else:
         rank = cache.client_rank
         cache[f"hello:{rank}"] = f"world {rank}"  # str keys and values are stored as UTF-8
-        print(f"client {rank}: hello:{rank} -> {cache[f'hello:{rank}'].decode()}")
+        say(f"client {rank}: hello:{rank} -> {cache[f'hello:{rank}'].decode()}")
 
         field = np.linspace(0.0, 1.0, 1 << 16)  # 512 KiB
         cache.set(f"field:{rank}", field)  # any contiguous buffer: its bytes
@@ -32,7 +42,7 @@ with shmemcache.Cache(max_value_len=4 << 20) as cache:  # collective; keyword ar
         try:
             cache.get_into(f"field:{rank}", bytearray(16))
         except shmemcache.BufferTooSmall as e:
-            print(f"client {rank}: {e} (needed {e.needed})")
+            say(f"client {rank}: {e} (needed {e.needed})")
         stats = cache.stats()
-        print(f"client {rank}: ok, {stats['sets']} sets, {stats['gets']} gets "
-              f"({stats['direct_gets']} direct, {stats['active_gets']} active)")
+        say(f"client {rank}: ok, {stats['sets']} sets, {stats['gets']} gets "
+            f"({stats['direct_gets']} direct, {stats['active_gets']} active)")
