@@ -450,6 +450,22 @@ shmemcache_status_t shmemcache_fetch(shmemcache_t *cache, const void *key, size_
 shmemcache_status_t shmemcache_ifetch(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                       size_t buffer_len, size_t *value_len, uint32_t *flags, uint64_t *cas,
                                       shmemcache_request_t **request);
+/* Non-blocking shmemcache_store (see "Non-blocking operations" for progress, ordering and buffer rules; key and
+ * value as for shmemcache_iset, *options is read at issue). Returns OK with *request, which shmemcache_test and
+ * shmemcache_wait report with the status shmemcache_store would have returned for the same call: OK, EXISTS,
+ * NOT_STORED, NOT_FOUND, VALUE_TOO_LARGE (also an append/prepend whose result exceeds max_value_len), NO_SPACE,
+ * TIMEOUT; on any status but OK the store changed nothing (TIMEOUT: it may or may not have). *cas_out (may be
+ * NULL; else it must stay valid until completion) receives the pair's new token by completion with OK and is
+ * left unchanged otherwise. options NULL or zeroed: a plain set, which may be done one-sided at issue (the
+ * request is then complete at once) exactly as shmemcache_iset; any option makes it a request to the server.
+ * Errors found at issue set *request to NULL, issue nothing and leave *cas_out unchanged: those of
+ * shmemcache_store (INVALID_ARGUMENT also for a mode out of range or request NULL; KEY_TOO_LONG;
+ * VALUE_TOO_LARGE for value_len > max_value_len; WRONG_ROLE; SHUT_DOWN), and TIMEOUT when the key's server had
+ * failed. Ordering as every request of this client: its earlier operations on the key take effect first, so an
+ * add issued after an istore of the same key by the same client sees it, and a later get or fetch returns it. */
+shmemcache_status_t shmemcache_istore(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
+                                      size_t value_len, const shmemcache_store_options_t *options,
+                                      uint64_t *cas_out, shmemcache_request_t **request);
 /* New expiry for a present pair: ttl_ms from now (0 = never). Its value, flags and token stay. OK, or NOT_FOUND
  * if the key is absent (or expired). */
 shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_t key_len, uint64_t ttl_ms);
@@ -461,6 +477,15 @@ shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_
  * (stats direct_incrs), under the same lock the server's incr and every other write take. */
 shmemcache_status_t shmemcache_incr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
                                     uint64_t *new_value);
+/* Non-blocking shmemcache_touch and shmemcache_incr (the rules of shmemcache_istore): OK with *request, whose
+ * completion status is what the blocking call would have returned (touch: OK, NOT_FOUND; incr: OK, NOT_FOUND,
+ * NOT_NUMERIC, NO_SPACE; TIMEOUT); *new_value (may be NULL; else valid until completion) is written by
+ * completion with OK. An incr may be done one-sided at issue where shmemcache_incr would be (then the request
+ * is complete at once). Errors at issue as shmemcache_istore: *request NULL, nothing issued or written. */
+shmemcache_status_t shmemcache_itouch(shmemcache_t *cache, const void *key, size_t key_len, uint64_t ttl_ms,
+                                      shmemcache_request_t **request);
+shmemcache_status_t shmemcache_iincr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
+                                     uint64_t *new_value, shmemcache_request_t **request);
 /* Removes every pair from every server (RAM and SSD tier); pairs stored after it returns are kept. Any client
  * may call it. OK, or TIMEOUT if a server did not answer (the others have flushed); WRONG_ROLE, SHUT_DOWN,
  * INVALID_ARGUMENT (NULL handle). */

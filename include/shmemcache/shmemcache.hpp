@@ -214,6 +214,25 @@ class Cache {
     if (request != nullptr) *request = nullptr;
     return handle_ ? shmemcache_imget(handle_, items, count, request) : SHMEMCACHE_INVALID_ARGUMENT;
   }
+  /* shmemcache_istore, shmemcache_itouch, shmemcache_iincr (same contracts): key and value stay untouched, and
+   * cas_out / new_value valid, until the request completes; its status (test/wait) is the blocking call's. */
+  Status istore(std::string_view key, std::string_view value, const StoreOptions *options,
+                std::uint64_t *cas_out, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_istore(handle_, key.data(), key.size(), value.data(), value.size(), options, cas_out,
+                                       request)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status itouch(std::string_view key, std::uint64_t ttl_ms, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_itouch(handle_, key.data(), key.size(), ttl_ms, request) : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status iincr(std::string_view key, std::int64_t delta, std::uint64_t *new_value,
+               shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_iincr(handle_, key.data(), key.size(), delta, new_value, request)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
   /* shmemcache_test / shmemcache_wait on a request this handle issued. */
   Status test(shmemcache_request_t *request) noexcept {
     return handle_ ? shmemcache_test(handle_, request) : SHMEMCACHE_INVALID_ARGUMENT;

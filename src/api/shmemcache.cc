@@ -155,25 +155,55 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcach
 
 // ---- memcached's contract (issue 15) -----------------------------------------------------------------------
 
+namespace {
+
+// shmemcache_store's and shmemcache_istore's checks: the key, the value and the options (a mode out of range is
+// INVALID_ARGUMENT). OK with *request set (options NULL: *plain = true, the request untouched).
+Status CheckStore(const shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
+                  const shmemcache_store_options_t* options, StoreRequest* request, bool* plain) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s == SHMEMCACHE_OK) s = CheckValue(c, value, value_len);
+  if (s != SHMEMCACHE_OK) return s;
+  *plain = options == nullptr;
+  if (options != nullptr) {
+    // Read the mode as its underlying integer: a C caller may pass any int, and loading an out-of-range value
+    // as the C++ enum type is undefined behaviour.
+    std::underlying_type_t<shmemcache_mode_t> mode;
+    std::memcpy(&mode, &options->mode, sizeof mode);
+    if (static_cast<uint64_t>(mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;  // negative: huge
+    *request = StoreRequest{static_cast<StoreMode>(mode), options->flags, options->ttl_ms, options->cas};
+  }
+  return SHMEMCACHE_OK;
+}
+
+}  // namespace
+
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_store(shmemcache_t* c, const void* key, size_t key_len,
                                                        const void* value, size_t value_len,
                                                        const shmemcache_store_options_t* options, uint64_t* cas_out) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   return Locked(c, "shmemcache_store", [&]() -> Status {
-    Status s = CheckDataCall(c, key, key_len);
-    if (s != SHMEMCACHE_OK) return s;
-    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     StoreRequest request;
-    if (options != nullptr) {
-      // Read the mode as its underlying integer: a C caller may pass any int, and loading an out-of-range value
-      // as the C++ enum type is undefined behaviour.
-      std::underlying_type_t<shmemcache_mode_t> mode;
-      std::memcpy(&mode, &options->mode, sizeof mode);
-      if (static_cast<uint64_t>(mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;  // negative: huge
-      request = StoreRequest{static_cast<StoreMode>(mode), options->flags, options->ttl_ms, options->cas};
-    }
-    return c->node->client()->Store(key, key_len, value, value_len, options ? &request : nullptr, cas_out);
+    bool plain;
+    Status s = CheckStore(c, key, key_len, value, value_len, options, &request, &plain);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Store(key, key_len, value, value_len, plain ? nullptr : &request, cas_out);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_istore(shmemcache_t* c, const void* key, size_t key_len,
+                                                        const void* value, size_t value_len,
+                                                        const shmemcache_store_options_t* options, uint64_t* cas_out,
+                                                        shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_istore", [&]() -> Status {
+    StoreRequest store;
+    bool plain;
+    Status s = CheckStore(c, key, key_len, value, value_len, options, &store, &plain);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->IssueStore(key, key_len, value, value_len, plain ? nullptr : &store, cas_out, request);
   });
 }
 
@@ -229,6 +259,31 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_incr(shmemcache_t* c, const voi
     Status s = CheckDataCall(c, key, key_len);
     if (s != SHMEMCACHE_OK) return s;
     return c->node->client()->Incr(key, key_len, delta, new_value);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_itouch(shmemcache_t* c, const void* key, size_t key_len,
+                                                        uint64_t ttl_ms, shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_itouch", [&]() -> Status {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->IssueTouch(key, key_len, ttl_ms, request);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iincr(shmemcache_t* c, const void* key, size_t key_len,
+                                                       int64_t delta, uint64_t* new_value,
+                                                       shmemcache_request_t** request) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_iincr", [&]() -> Status {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->IssueIncr(key, key_len, delta, new_value, request);
   });
 }
 

@@ -113,7 +113,14 @@ class Client {
   Status IssueFetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
                     uint32_t* flags, uint64_t* token, shmemcache_request** request);
   Status Touch(const void* key, size_t key_len, uint64_t ttl_ms);  // Active
-  Status Incr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value);  // Active
+  Status Incr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value);  // Direct or Active
+  // Non-blocking Store, Touch, Incr (the rules of Issue): the same operation, issued; its outputs (token, counter
+  // value) are written by completion with OK.
+  Status IssueStore(const void* key, size_t key_len, const void* value, size_t value_len,
+                    const StoreRequest* request, uint64_t* token, shmemcache_request** out);
+  Status IssueTouch(const void* key, size_t key_len, uint64_t ttl_ms, shmemcache_request** request);
+  Status IssueIncr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value,
+                   shmemcache_request** request);
   // Every server flushes (each is sent a kFlushAll; they run in parallel). OK, or the first failure.
   Status FlushAll();
   // Reads server's published stats one-sided (core/published_stats.h). OK, or TIMEOUT (failed server, or a
@@ -224,6 +231,13 @@ class Client {
   void Remember(const KeyLocation& loc, const WirePointer& p);
 
   // ---- memcached's contract (contract_ops.cc) ----
+  // The operations of Store, Fetch, Touch and Incr, shared by their blocking and non-blocking forms.
+  Operation StoreOperation(const void* key, size_t key_len, const void* value, size_t value_len,
+                           const StoreRequest* request, uint64_t* token) const;
+  Operation FetchOperation(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
+                           uint32_t* flags, uint64_t* token) const;
+  Operation TouchOperation(const void* key, size_t key_len, uint64_t ttl_ms) const;
+  Operation IncrOperation(const void* key, size_t key_len, int64_t delta, uint64_t* new_value) const;
   // A Direct operation found a valid copy with this expiry: kLive (one compare when expiry_ms is 0), kExpired, or
   // kAskServer (core/server_time.h; no reply from that server yet counts as "cannot tell"). coarse_now: a reading
   // of clock_.Nanos() the caller made anyway (a GET's, shared with recency): the bounds then use it, the upper

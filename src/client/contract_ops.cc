@@ -37,42 +37,71 @@ bool IsPlainSet(const StoreRequest* r) {
 }
 }  // namespace
 
-Status Client::Store(const void* key, size_t key_len, const void* value, size_t value_len,
-                     const StoreRequest* request, uint64_t* token) {
+Client::Operation Client::StoreOperation(const void* key, size_t key_len, const void* value, size_t value_len,
+                                         const StoreRequest* request, uint64_t* token) const {
   const bool plain = IsPlainSet(request);
   Operation op = MakeOperation(plain ? Op::kSet : Op::kStore, key, key_len, value, value_len, nullptr, 0, nullptr);
   if (!plain) op.contract.store = *request;
   op.contract.out.token = token;
-  return Execute(op);
+  return op;
+}
+
+Client::Operation Client::FetchOperation(const void* key, size_t key_len, void* buffer, size_t buffer_len,
+                                         size_t* value_len, uint32_t* flags, uint64_t* token) const {
+  Operation op = MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len);
+  op.contract.out.flags = flags;
+  op.contract.out.token = token;
+  return op;
+}
+
+Client::Operation Client::TouchOperation(const void* key, size_t key_len, uint64_t ttl_ms) const {
+  Operation op = MakeOperation(Op::kTouch, key, key_len, nullptr, 0, nullptr, 0, nullptr);
+  op.contract.store.ttl_ms = ttl_ms;
+  return op;
+}
+
+Client::Operation Client::IncrOperation(const void* key, size_t key_len, int64_t delta, uint64_t* new_value) const {
+  Operation op = MakeOperation(Op::kIncr, key, key_len, nullptr, 0, nullptr, 0, nullptr);
+  op.contract.delta = delta;
+  op.contract.out.number = new_value;
+  return op;
+}
+
+Status Client::Store(const void* key, size_t key_len, const void* value, size_t value_len,
+                     const StoreRequest* request, uint64_t* token) {
+  return Execute(StoreOperation(key, key_len, value, value_len, request, token));
+}
+
+Status Client::IssueStore(const void* key, size_t key_len, const void* value, size_t value_len,
+                          const StoreRequest* request, uint64_t* token, shmemcache_request** out) {
+  return IssueOperation(StoreOperation(key, key_len, value, value_len, request, token), out);
 }
 
 Status Client::Fetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
                      uint32_t* flags, uint64_t* token) {
-  Operation op = MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len);
-  op.contract.out.flags = flags;
-  op.contract.out.token = token;
-  return Execute(op);
+  return Execute(FetchOperation(key, key_len, buffer, buffer_len, value_len, flags, token));
 }
 
 Status Client::IssueFetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
                           uint32_t* flags, uint64_t* token, shmemcache_request** request) {
-  Operation op = MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len);
-  op.contract.out.flags = flags;
-  op.contract.out.token = token;
-  return IssueOperation(op, request);
+  return IssueOperation(FetchOperation(key, key_len, buffer, buffer_len, value_len, flags, token), request);
 }
 
 Status Client::Touch(const void* key, size_t key_len, uint64_t ttl_ms) {
-  Operation op = MakeOperation(Op::kTouch, key, key_len, nullptr, 0, nullptr, 0, nullptr);
-  op.contract.store.ttl_ms = ttl_ms;
-  return Execute(op);
+  return Execute(TouchOperation(key, key_len, ttl_ms));
+}
+
+Status Client::IssueTouch(const void* key, size_t key_len, uint64_t ttl_ms, shmemcache_request** request) {
+  return IssueOperation(TouchOperation(key, key_len, ttl_ms), request);
 }
 
 Status Client::Incr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value) {
-  Operation op = MakeOperation(Op::kIncr, key, key_len, nullptr, 0, nullptr, 0, nullptr);
-  op.contract.delta = delta;
-  op.contract.out.number = new_value;
-  return Execute(op);
+  return Execute(IncrOperation(key, key_len, delta, new_value));
+}
+
+Status Client::IssueIncr(const void* key, size_t key_len, int64_t delta, uint64_t* new_value,
+                         shmemcache_request** request) {
+  return IssueOperation(IncrOperation(key, key_len, delta, new_value), request);
 }
 
 Status Client::FlushAll() {

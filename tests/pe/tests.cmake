@@ -102,6 +102,13 @@ shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240 ${dir
 shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(contract_np4 pe_contract 4 ARGS 100 TIMEOUT 240)
+# Non-blocking contract calls (istore, itouch, iincr): every mode and status at completion, per-key issue order
+# with everything in flight, hundreds of stores with flags/ttl/tokens in flight, concurrent add and counters.
+shmemcache_pe_test(istore_np4 pe_istore 4 ARGS 300 TIMEOUT 180)
+shmemcache_pe_test(istore_np5_2servers pe_istore 5 ARGS 300 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(istore_np4_tcp pe_istore 4 TCP ARGS 150 TIMEOUT 240)
+shmemcache_pe_test(istore_np5_2servers_tcp pe_istore 5 TCP ARGS 150 TIMEOUT 240
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 
 # Batches (mget/imget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,
 # values up to max_value_len, expired pairs) on 2 servers, and mset writers against mget readers on 6 hot keys.
