@@ -77,12 +77,12 @@ class FetchBurst final : public InFlight {
   bool finished_ = false;
 };
 
-// One shmemcache_iset; Finish writes its status.
-class SetInFlight final : public InFlight {
+// One shmemcache_istore; Finish writes its status (and, through the request, the token).
+class StoreInFlight final : public InFlight {
  public:
-  SetInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
+  StoreInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
       : cache_(cache), request_(request), status_(status) {}
-  ~SetInFlight() override { Finish(); }
+  ~StoreInFlight() override { Finish(); }
 
   void Finish() override {
     if (request_ == nullptr) return;
@@ -95,6 +95,21 @@ class SetInFlight final : public InFlight {
   shmemcache_request_t* request_;
   Status* status_;
 };
+
+shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
+  shmemcache_store_options_t o{};
+  switch (options.mode) {
+    case StoreMode::kSet: o.mode = SHMEMCACHE_MODE_SET; break;
+    case StoreMode::kAdd: o.mode = SHMEMCACHE_MODE_ADD; break;
+    case StoreMode::kReplace: o.mode = SHMEMCACHE_MODE_REPLACE; break;
+    case StoreMode::kAppend: o.mode = SHMEMCACHE_MODE_APPEND; break;
+    case StoreMode::kPrepend: o.mode = SHMEMCACHE_MODE_PREPEND; break;
+  }
+  o.flags = options.flags;
+  o.ttl_ms = options.ttl_ms;
+  o.cas = options.cas;
+  return o;
+}
 
 }  // namespace
 
@@ -123,20 +138,9 @@ Status ShmemcacheBackend::Delete(std::string_view key) {
   return FromShmemcache(shmemcache_delete(cache_, key.data(), key.size()));
 }
 
-
 Status ShmemcacheBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
                                 uint64_t* cas_out) {
-  shmemcache_store_options_t o{};
-  switch (options.mode) {
-    case StoreMode::kSet: o.mode = SHMEMCACHE_MODE_SET; break;
-    case StoreMode::kAdd: o.mode = SHMEMCACHE_MODE_ADD; break;
-    case StoreMode::kReplace: o.mode = SHMEMCACHE_MODE_REPLACE; break;
-    case StoreMode::kAppend: o.mode = SHMEMCACHE_MODE_APPEND; break;
-    case StoreMode::kPrepend: o.mode = SHMEMCACHE_MODE_PREPEND; break;
-  }
-  o.flags = options.flags;
-  o.ttl_ms = options.ttl_ms;
-  o.cas = options.cas;
+  const shmemcache_store_options_t o = ToShmemcache(options);
   return FromShmemcache(shmemcache_store(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out));
 }
 
@@ -161,20 +165,19 @@ std::unique_ptr<InFlight> ShmemcacheBackend::StartMultiGet(MultiGetItem* items, 
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, std::string_view value,
-                                                        const StoreOptions& options, Status* status) {
-  bool plain = options.mode == StoreMode::kSet && options.flags == 0 && options.ttl_ms == 0 && options.cas == 0;
-  if (!plain) {
-    // shmemcache has no non-blocking shmemcache_store: a store with options is made at once.
-    *status = Store(key, value, options, nullptr);
-    return nullptr;
-  }
+                                                        const StoreOptions& options, Status* status,
+                                                        uint64_t* cas_out) {
+  // A plain set (no flags, expiry or token) is shmemcache_iset's operation (one-sided when it can be); any
+  // option makes it a request to the server, in the same burst.
+  const shmemcache_store_options_t o = ToShmemcache(options);
   shmemcache_request_t* request = nullptr;
-  shmemcache_status_t st = shmemcache_iset(cache_, key.data(), key.size(), value.data(), value.size(), &request);
+  shmemcache_status_t st =
+      shmemcache_istore(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out, &request);
   if (st != SHMEMCACHE_OK) {
     *status = FromShmemcache(st);
     return nullptr;
   }
-  return std::make_unique<SetInFlight>(cache_, request, status);
+  return std::make_unique<StoreInFlight>(cache_, request, status);
 }
 
 Status ShmemcacheBackend::FlushAll() { return FromShmemcache(shmemcache_flush_all(cache_)); }

@@ -7,8 +7,8 @@
 //     SHMEMCACHE_EXISTS, SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags
 //     and CAS token (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it
 //     is one burst of shmemcache_ifetch requests waited for together (FetchBurst in the .cc). The non-blocking
-//     forms (StartMultiGet, StartStore) leave that burst, or a plain set's shmemcache_iset, in flight for the
-//     gateway's answer batch (protocol/answer_batch.h).
+//     forms (StartMultiGet, StartStore) leave that burst, or a store's shmemcache_istore (every mode, flags,
+//     expiry, token), in flight for the gateway's answer batch (protocol/answer_batch.h).
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 
@@ -38,11 +38,10 @@ class ShmemcacheBackend final : public Backend {
   Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
-  // A burst of shmemcache_ifetch. A plain set (no flags, expiry or token) is one shmemcache_iset; any other
-  // store is made at once (shmemcache has no non-blocking shmemcache_store).
+  // A burst of shmemcache_ifetch; one shmemcache_istore.
   std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
   std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
-                                       Status* status) override;
+                                       Status* status, uint64_t* cas_out) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;

@@ -74,8 +74,9 @@ std::unique_ptr<InFlight> BatchedBackend::StartMultiGet(MultiGetItem* items, siz
 }
 
 std::unique_ptr<InFlight> BatchedBackend::StartStore(std::string_view key, std::string_view value,
-                                                     const StoreOptions& options, Status* status) {
-  return inner_->StartStore(key, value, options, status);
+                                                     const StoreOptions& options, Status* status,
+                                                     uint64_t* cas_out) {
+  return inner_->StartStore(key, value, options, status, cas_out);
 }
 
 Status BatchedBackend::FlushAll() {

@@ -1,7 +1,7 @@
 // Cross-connection batching: answers that wait for backend operations still in flight.
 //
 // A command whose backend operation can start without waiting (Backend::StartMultiGet, Backend::StartStore: a
-// get/gets, a plain set) leaves a DeferredAnswer in its session instead of its answer; the answer's bytes are
+// get/gets, a storage command) leaves a DeferredAnswer in its session instead of its answer; the answer's bytes are
 // written later at the place in the session's output where they belong, so pipelined answers stay in request
 // order. The gateway's event loop lets every ready connection start its commands, then completes the batch once
 // (AnswerBatch::Complete): every operation in flight is waited for and every deferred answer written, session by
@@ -108,7 +108,7 @@ class BatchedBackend final : public Backend {
   Status MultiGet(MultiGetItem* items, size_t count) override;
   std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
   std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
-                                       Status* status) override;
+                                       Status* status, uint64_t* cas_out) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return inner_->CanFlushAll(); }
   Status Stats(std::vector<StatRow>* rows) override;

@@ -95,18 +95,18 @@ class Backend {
   // or an error about the call itself.
   virtual Status MultiGet(MultiGetItem* items, size_t count) = 0;
   // Non-blocking forms, so that the gateway can put many connections' requests into one burst (shmemcache_ifetch,
-  // shmemcache_iset). Each starts the operation and returns it in flight, or performs it at once and returns
+  // shmemcache_istore). Each starts the operation and returns it in flight, or performs it at once and returns
   // nullptr (the default, for backends without non-blocking calls); either way the results are in place once
   // the InFlight (if any) has finished. Operations take effect in the order they were started or called.
   //   StartMultiGet: MultiGet; the call's own status goes to *status.
-  //   StartStore: Store without a CAS token out; its status goes to *status.
+  //   StartStore: Store; its status goes to *status, the new token (kOk) to *cas_out if not null.
   virtual std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
     *status = MultiGet(items, count);
     return nullptr;
   }
   virtual std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value,
-                                               const StoreOptions& options, Status* status) {
-    *status = Store(key, value, options, nullptr);
+                                               const StoreOptions& options, Status* status, uint64_t* cas_out) {
+    *status = Store(key, value, options, cas_out);
     return nullptr;
   }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).

@@ -9,6 +9,7 @@
 #include "protocol/meta_flags.h"
 #include "protocol/numbers.h"
 #include "protocol/storage.h"
+#include "protocol/store_answer.h"
 
 namespace shmemcached {
 
@@ -343,13 +344,7 @@ void ProcessMetaCommand(Session& s, Token* tokens, size_t ntokens) {
   }
 }
 
-void CompleteMetaStore(Session& s, PendingStore& p) {
-  if (!p.block_ok()) {
-    s.OutErrString("CLIENT_ERROR bad data chunk");
-    return;
-  }
-  uint64_t cas_out;
-  StoreOutcome outcome = ExecuteStore(s.gateway(), p.request(), &cas_out);
+void AppendMetaStoreAnswer(ByteQueue& out, const PendingStore& p, StoreOutcome outcome, uint64_t cas_out) {
   const char* code;
   switch (outcome) {
     case StoreOutcome::kStored:
@@ -359,9 +354,12 @@ void CompleteMetaStore(Session& s, PendingStore& p) {
     case StoreOutcome::kExists: code = "EX"; break;
     case StoreOutcome::kNotFound: code = "NF"; break;
     case StoreOutcome::kNotStored: code = "NS"; break;
-    default:
-      s.OutErrString(StoreOutcomeLine(outcome));
+    default: {
+      std::string_view line = StoreOutcomeLine(outcome);  // an error: always sent
+      out.Append(line);
+      out.Append("\r\n", 2);
       return;
+    }
   }
   std::string line = code;
   for (const MetaReturnFlag& f : p.returns) {
@@ -376,7 +374,18 @@ void CompleteMetaStore(Session& s, PendingStore& p) {
     }
   }
   line.append("\r\n");
-  s.out().Append(line);
+  out.Append(line);
+}
+
+void CompleteMetaStore(Session& s, std::unique_ptr<PendingStore> p) {
+  if (!p->block_ok()) {
+    s.OutErrString("CLIENT_ERROR bad data chunk");
+    return;
+  }
+  if (DeferStore(s, p)) return;
+  uint64_t cas_out;
+  StoreOutcome outcome = ExecuteStore(s.gateway(), p->request(), &cas_out);
+  AppendMetaStoreAnswer(s.out(), *p, outcome, cas_out);
 }
 
 }  // namespace shmemcached

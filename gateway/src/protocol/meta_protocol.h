@@ -20,15 +20,23 @@
 #ifndef SHMEMCACHED_PROTOCOL_META_PROTOCOL_H_
 #define SHMEMCACHED_PROTOCOL_META_PROTOCOL_H_
 
+#include <cstdint>
+#include <memory>
+
 #include "protocol/session.h"
+#include "protocol/storage.h"
 #include "protocol/tokenizer.h"
 
 namespace shmemcached {
 
 // tokens[0] is a two-byte command starting with 'm'.
 void ProcessMetaCommand(Session& s, Token* tokens, size_t ntokens);
-// An ms whose data block has arrived.
-void CompleteMetaStore(Session& s, PendingStore& p);
+// An ms whose data block has arrived. A store the backend starts without waiting defers its answer
+// (store_answer.h), keeping p (its key and value) until then.
+void CompleteMetaStore(Session& s, std::unique_ptr<PendingStore> p);
+// ms's answer to p with this outcome (HD unless quiet, EX, NF, NS with the return flags; an error line always),
+// appended to out.
+void AppendMetaStoreAnswer(ByteQueue& out, const PendingStore& p, StoreOutcome outcome, uint64_t cas_out);
 
 }  // namespace shmemcached
 

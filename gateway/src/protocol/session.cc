@@ -129,7 +129,7 @@ void Session::CompleteStore() {
   std::unique_ptr<PendingStore> p = std::move(pending_);
   state_ = State::kCommand;
   if (p->meta) {
-    CompleteMetaStore(*this, *p);
+    CompleteMetaStore(*this, std::move(p));
   } else {
     CompleteTextStore(*this, std::move(p));
   }

@@ -71,7 +71,7 @@ bool StartedStore::Startable(const StoreRequest& r) {
 void StartedStore::Start(GatewayContext& gateway, const StoreRequest& r) {
   gateway_ = &gateway;
   verb_ = r.verb;
-  in_flight_ = gateway.backend().StartStore(r.key, r.value, OptionsFor(r), &status_);
+  in_flight_ = gateway.backend().StartStore(r.key, r.value, OptionsFor(r), &status_, &cas_);
 }
 
 StoreOutcome StartedStore::Finish() {

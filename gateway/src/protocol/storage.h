@@ -34,8 +34,8 @@ struct StoreRequest {
 StoreOutcome ExecuteStore(GatewayContext& gateway, const StoreRequest& request, uint64_t* cas_out);
 
 // ExecuteStore in two steps, for an answer that waits in the answer batch (answer_batch.h): Start begins the
-// store with Backend::StartStore, Finish returns (and counts) the outcome ExecuteStore would have returned. The
-// request's key and value must stay untouched until Finish.
+// store with Backend::StartStore, Finish returns (and counts) the outcome ExecuteStore would have returned and
+// cas() then the token it would have written. The request's key and value must stay untouched until Finish.
 class StartedStore {
  public:
   // Whether ExecuteStore makes exactly one backend call for the request, the only kind that can be started:
@@ -43,11 +43,14 @@ class StartedStore {
   static bool Startable(const StoreRequest& request);
   void Start(GatewayContext& gateway, const StoreRequest& request);
   StoreOutcome Finish();
+  // After Finish: the pair's new token when stored, else 0.
+  uint64_t cas() const { return status_ == Status::kOk ? cas_ : 0; }
 
  private:
   GatewayContext* gateway_ = nullptr;
   StoreVerb verb_ = StoreVerb::kSet;
   Status status_ = Status::kError;
+  uint64_t cas_ = 0;
   std::unique_ptr<InFlight> in_flight_;
 };
 

@@ -11,6 +11,7 @@
 #include "protocol/retrieval.h"
 #include "protocol/stats_report.h"
 #include "protocol/storage.h"
+#include "protocol/store_answer.h"
 
 namespace shmemcached {
 
@@ -277,27 +278,6 @@ void DispatchByFirstLetter(Session& s, Token* tokens, size_t ntokens, bool* hand
   }
 }
 
-// A text store's answer waiting for its store; it owns the command (key and value) until then.
-class StoreAnswer final : public DeferredAnswer {
- public:
-  StoreAnswer(GatewayContext& gateway, std::unique_ptr<PendingStore> p, bool noreply)
-      : gateway_(gateway), p_(std::move(p)), noreply_(noreply) {}
-
-  void Start() override { store_.Start(gateway_, p_->request()); }
-  void Write(ByteQueue& out) override {
-    std::string_view line = StoreOutcomeLine(store_.Finish());
-    if (noreply_) return;
-    out.Append(line);
-    out.Append("\r\n", 2);
-  }
-
- private:
-  GatewayContext& gateway_;
-  std::unique_ptr<PendingStore> p_;
-  bool noreply_;
-  StartedStore store_;  // declared last: finished before the value it sends is freed
-};
-
 }  // namespace
 
 bool SetNoreplyMaybe(Session& s, const Token* tokens, size_t ntokens) {
@@ -380,15 +360,9 @@ void CompleteTextStore(Session& s, std::unique_ptr<PendingStore> p) {
     s.OutString("CLIENT_ERROR bad data chunk");
     return;
   }
-  if (!StartedStore::Startable(p->request())) {
-    uint64_t cas_out;
-    s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), p->request(), &cas_out)));
-    return;
-  }
-  // A value too large for a deferred get's buffer is read again when that get is answered: it must not see
-  // this store (Session::reads_deferred).
-  if (s.reads_deferred()) s.gateway().batch().Complete();
-  s.Defer(std::make_unique<StoreAnswer>(s.gateway(), std::move(p), s.noreply()), DeferredAnswer::kWrite);
+  if (DeferStore(s, p)) return;
+  uint64_t cas_out;
+  s.OutString(StoreOutcomeLine(ExecuteStore(s.gateway(), p->request(), &cas_out)));
 }
 
 }  // namespace shmemcached

@@ -157,8 +157,9 @@ namespace {
 // Results computed at start, handed over at Finish.
 class DelayedResults final : public InFlight {
  public:
-  DelayedResults(MultiGetItem* items, std::vector<MultiGetItem> results, Status* status, Status result)
-      : items_(items), results_(std::move(results)), status_(status), result_(result) {}
+  DelayedResults(MultiGetItem* items, std::vector<MultiGetItem> results, Status* status, Status result,
+                 uint64_t* cas_out = nullptr, uint64_t cas = 0)
+      : items_(items), results_(std::move(results)), status_(status), result_(result), cas_out_(cas_out), cas_(cas) {}
   ~DelayedResults() override { Finish(); }
   void Finish() override {
     if (done_) return;
@@ -171,6 +172,7 @@ class DelayedResults final : public InFlight {
       items_[i].status = results_[i].status;
     }
     *status_ = result_;
+    if (cas_out_ != nullptr && result_ == Status::kOk) *cas_out_ = cas_;
   }
 
  private:
@@ -178,6 +180,8 @@ class DelayedResults final : public InFlight {
   std::vector<MultiGetItem> results_;
   Status* status_;
   Status result_;
+  uint64_t* cas_out_;
+  uint64_t cas_;
   bool done_ = false;
 };
 
@@ -192,11 +196,13 @@ std::unique_ptr<InFlight> ReferenceBackend::StartMultiGet(MultiGetItem* items, s
 }
 
 std::unique_ptr<InFlight> ReferenceBackend::StartStore(std::string_view key, std::string_view value,
-                                                       const StoreOptions& options, Status* status) {
-  if (!in_flight_starts_) return Backend::StartStore(key, value, options, status);
-  Status result = Store(key, value, options, nullptr);
+                                                       const StoreOptions& options, Status* status,
+                                                       uint64_t* cas_out) {
+  if (!in_flight_starts_) return Backend::StartStore(key, value, options, status, cas_out);
+  uint64_t cas = 0;
+  Status result = Store(key, value, options, &cas);
   *status = Status::kError;
-  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result);
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, cas_out, cas);
 }
 
 Status ReferenceBackend::FlushAll() {

@@ -45,7 +45,7 @@ class ReferenceBackend final : public Backend {
   // are Backend's synchronous defaults.
   std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
   std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
-                                       Status* status) override;
+                                       Status* status, uint64_t* cas_out) override;
   void set_in_flight_starts(bool on) { in_flight_starts_ = on; }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;

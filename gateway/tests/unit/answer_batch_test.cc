@@ -167,6 +167,80 @@ TEST_F(AnswerBatchTest, SessionClosedWithAnswersDeferred) {
   EXPECT_EQ(Output(*b), "VALUE k 0 1\r\nv\r\nEND\r\n");
 }
 
+// Every storage command with flags, exptime, a mode or a token (text and ms) joins the batch: nothing completes
+// it before the event loop does, and the answers are the unbatched engine's, byte for byte.
+TEST_F(AnswerBatchTest, StoresWithOptionsJoinTheBatch) {
+  const std::string setup = "set c 0 0 1\r\nc\r\nset r 3 0 1\r\nr\r\n";
+  const std::vector<std::string> scripts = {
+      "set a 5 100 2\r\naa\r\n",
+      "add c 1 0 1\r\nx\r\nadd fresh 2 3600 1\r\nf\r\n",
+      "replace r 9 0 2\r\nrr\r\nreplace none 1 0 1\r\nn\r\n",
+      "append c 7 0 2\r\n++\r\nprepend c 7 0 2\r\n--\r\nappend none 0 0 1\r\nx\r\n",
+      "cas c 4 0 1 1\r\ny\r\ncas none 0 0 1 5\r\nn\r\n",
+      "ms m 2 F8 T60 c k O42\r\nmm\r\nms m 2 ME\r\nxx\r\nms m 1 MA q\r\n!\r\nmn\r\n",
+      "set q 1 0 1 noreply\r\nq\r\nadd q 1 0 1 noreply\r\nq\r\n",
+  };
+  auto setup_conn = e_.Connect();
+  Start(*setup_conn, setup);
+  e_.gateway().batch().Complete();
+  Output(*setup_conn);
+  const uint64_t batches = e_.gateway().batch().batches();
+  std::vector<std::unique_ptr<Engine::Conn>> conns;
+  for (const std::string& script : scripts) {
+    conns.push_back(e_.Connect());
+    EXPECT_EQ(Start(*conns.back(), script), "") << script;
+    EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
+  }
+  EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no store completed it
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
+  // The unbatched engine runs the scripts one after the other, as the batch started them (in session order).
+  Engine plain;
+  plain.Run(setup);
+  for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain.Run(scripts[i])) << scripts[i];
+  auto check = e_.Connect();
+  Start(*check, "gets a c r fresh m q\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*check), plain.Run("gets a c r fresh m q\r\n"));
+}
+
+// A session's reads after its own stores in one batch see them (flags, modes and tokens included); another
+// session's read of the same batch, processed later, may see the value before (both unanswered).
+TEST_F(AnswerBatchTest, ReadsAfterOwnStoresWithOptionsSeeThem) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set k 1 0 3\r\nold\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  Start(*a, "set k 9 100 3\r\nnew\r\nappend k 0 0 1\r\n!\r\nget k\r\nms k 2 F4 MP\r\n>>\r\ngets k\r\n");
+  Start(*b, "get k\r\n");
+  EXPECT_TRUE(a->session->answers_deferred());
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  const std::string head = "STORED\r\nSTORED\r\nVALUE k 9 4\r\nnew!\r\nEND\r\nHD\r\nVALUE k 9 6 ";
+  const std::string tail = "\r\n>>new!\r\nEND\r\n";
+  ASSERT_GT(out.size(), head.size() + tail.size()) << out;
+  EXPECT_EQ(out.substr(0, head.size()), head) << out;
+  EXPECT_EQ(out.substr(out.size() - tail.size()), tail) << out;
+  const std::string seen = Output(*b);
+  EXPECT_TRUE(seen == "VALUE k 1 3\r\nold\r\nEND\r\n" || seen == "VALUE k 9 6\r\n>>new!\r\nEND\r\n") << seen;
+}
+
+// ms with a token and the c return flag: the token written at completion is the one gets then shows.
+TEST_F(AnswerBatchTest, MetaStoreReturnsTheNewToken) {
+  auto a = e_.Connect();
+  Start(*a, "ms t 1 c\r\n1\r\ngets t\r\n");
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  ASSERT_EQ(out.rfind("HD c", 0), 0u) << out;
+  const std::string token = out.substr(4, out.find("\r\n") - 4);
+  EXPECT_NE(token, "0");
+  EXPECT_NE(out.find("VALUE t 0 1 " + token + "\r\n1\r\nEND\r\n"), std::string::npos) << out;
+  // A stale token: EX, nothing changed; the current one: HD.
+  Start(*a, "ms t 1 C999999 c\r\n2\r\nms t 1 C" + token + "\r\n3\r\nget t\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*a), "EX c0\r\nHD\r\nVALUE t 0 1\r\n3\r\nEND\r\n");
+}
+
 class SmallBurst : public AnswerBatchTest {
  protected:
   static Limits Burst4() {
