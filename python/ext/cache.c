@@ -349,6 +349,10 @@ static PyMethodDef cache_methods[] = {
      "new CAS token. mode: MODE_SET, MODE_ADD (Exists if present), MODE_REPLACE / MODE_APPEND / MODE_PREPEND "
      "(NotStored if absent); flags: opaque 32 bits; ttl_ms: 0 = never expires; cas: 0 = unconditional, else "
      "Exists if the pair changed since that token, NotFound if absent. Nothing changes on error."},
+    {"istore", (PyCFunction)(void (*)(void))scpy_cache_istore, METH_VARARGS | METH_KEYWORDS,
+     "istore(key, value, *, mode=MODE_SET, flags=0, ttl_ms=0, cas=0) -> Request\n\nNon-blocking store "
+     "(shmemcache_istore): key and value are kept until completion; wait() returns the new CAS token or raises what "
+     "store() would raise (Exists, NotStored, NotFound, ValueTooLarge, ...). Bad arguments raise at issue."},
     {"fetch", FASTCALL(scpy_cache_fetch),
      "fetch(key) -> tuple[bytes, int, int] | None\n\n(value, flags, cas token), or None if there is no pair."},
     {"touch", FASTCALL(scpy_cache_touch),

@@ -11,27 +11,35 @@ static int contract_ready(scpy_cache *self) {
   return 0;
 }
 
-PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+/* store() and istore()'s arguments: key and value objects, and the options. 0 with an exception set. */
+static int parse_store(scpy_cache *self, PyObject *args, PyObject *kwargs, const char *format, PyObject **key_obj,
+                       PyObject **value_obj, shmemcache_store_options_t *options) {
   static char *names[] = {"key", "value", "mode", "flags", "ttl_ms", "cas", NULL};
-  PyObject *key_obj, *value_obj;
   int mode = SHMEMCACHE_MODE_SET;
   unsigned long flags = 0;
   unsigned long long ttl_ms = 0, cas = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|$ikKK:store", names, &key_obj, &value_obj, &mode, &flags,
-                                   &ttl_ms, &cas))
-    return NULL;
-  if (!contract_ready(self)) return NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, key_obj, value_obj, &mode, &flags, &ttl_ms, &cas))
+    return 0;
+  if (!contract_ready(self)) return 0;
   if (flags > UINT32_MAX) {
     PyErr_SetString(PyExc_OverflowError, "flags must fit 32 bits");
-    return NULL;
+    return 0;
   }
+  shmemcache_store_options_t o = {(shmemcache_mode_t)mode, (uint32_t)flags, ttl_ms, cas};
+  *options = o;
+  return 1;
+}
+
+PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  PyObject *key_obj, *value_obj;
+  shmemcache_store_options_t options;
+  if (!parse_store(self, args, kwargs, "OO|$ikKK:store", &key_obj, &value_obj, &options)) return NULL;
   scpy_bytes key, value;
   if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return NULL;
   if (scpy_bytes_get(value_obj, "value", 0, &value) < 0) {
     scpy_bytes_release(&key);
     return NULL;
   }
-  shmemcache_store_options_t options = {(shmemcache_mode_t)mode, (uint32_t)flags, ttl_ms, cas};
   uint64_t token = 0;
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_store(self->handle, key.data, (size_t)key.len, value.data, (size_t)value.len,
@@ -40,6 +48,13 @@ PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   scpy_bytes_release(&value);
   if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL);
   return PyLong_FromUnsignedLongLong(token);
+}
+
+PyObject *scpy_cache_istore(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  PyObject *key_obj, *value_obj;
+  shmemcache_store_options_t options;
+  if (!parse_store(self, args, kwargs, "OO|$ikKK:istore", &key_obj, &value_obj, &options)) return NULL;
+  return scpy_request_issue_store(self, key_obj, value_obj, &options);
 }
 
 PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {

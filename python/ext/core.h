@@ -115,6 +115,7 @@ extern PyTypeObject scpy_request_type;
 PyObject *scpy_get_value(scpy_cache *self, PyObject *key_obj, int raise_on_miss, uint32_t *flags, uint64_t *cas);
 /* memcached's contract (contract.c): Cache.store (keywords), fetch, touch, incr, flush_all, server_stats. */
 PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs);
+PyObject *scpy_cache_istore(scpy_cache *self, PyObject *args, PyObject *kwargs);
 PyObject *scpy_cache_fetch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *scpy_cache_touch(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
 PyObject *scpy_cache_incr(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs);
@@ -124,6 +125,9 @@ PyObject *scpy_cache_server_stats(scpy_cache *self, PyObject *const *args, Py_ss
 /* Non-blocking issue, shared by Cache.iset/bset/iget/bget. */
 PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *value, int buffered);
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered);
+/* Cache.istore: shmemcache_istore with *options (read at issue); wait() returns the new token. */
+PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
+                                   const shmemcache_store_options_t *options);
 /* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
 void scpy_request_wait_all(scpy_cache *cache);
 

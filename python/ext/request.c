@@ -1,4 +1,4 @@
-/* shmemcache._core.Request: one non-blocking call (shmemcache_iset/bset/iget/bget).
+/* shmemcache._core.Request: one non-blocking call (shmemcache_iset/bset/iget/bget/istore).
  *
  * A request holds, until the C request completes: its Cache, the key and value of an i-call (a reference, or the
  * buffer export that keeps a bytearray from being resized), and the output buffer of a get. Completion — test()
@@ -13,6 +13,8 @@ struct scpy_request {
   shmemcache_request_t *request; /* NULL once released by shmemcache_wait (or never issued) */
   scpy_request *prev, *next;     /* in cache->pending while request != NULL */
   int is_get;
+  int is_store;                  /* istore: wait() returns the new token */
+  uint64_t token;                /* istore: written by completion with OK */
   scpy_bytes key, value;         /* held until completion for i-calls */
   Py_buffer out;                 /* get: the output buffer, held until completion (out.obj != NULL) */
   PyObject *owned;               /* get with a capacity: the bytearray the request allocated */
@@ -50,6 +52,8 @@ static scpy_request *request_new(scpy_cache *cache, int is_get) {
   r->request = NULL;
   r->prev = r->next = NULL;
   r->is_get = is_get;
+  r->is_store = 0;
+  r->token = 0;
   r->key.ref = r->value.ref = NULL;
   r->key.view.obj = r->value.view.obj = NULL;
   r->out.obj = NULL;
@@ -70,6 +74,8 @@ static void complete(scpy_request *r, shmemcache_status_t status) {
   release_buffers(r);
   if (status == SHMEMCACHE_OK && r->is_get && r->owned != NULL) {
     r->result = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(r->owned), (Py_ssize_t)r->value_len);
+  } else if (status == SHMEMCACHE_OK && r->is_store) {
+    r->result = PyLong_FromUnsignedLongLong(r->token);
   } else if (status == SHMEMCACHE_OK && r->is_get) {
     r->result = PyLong_FromSize_t(r->value_len);
   } else if (status == SHMEMCACHE_OK || (status == SHMEMCACHE_NOT_FOUND && r->is_get)) {
@@ -126,6 +132,23 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
     scpy_bytes_release(&r->key);
     scpy_bytes_release(&r->value);
   }
+  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
+  link_pending(r);
+  return (PyObject *)r;
+}
+
+PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
+                                   const shmemcache_store_options_t *options) {
+  scpy_request *r = request_new(cache, 0);
+  if (r == NULL) return NULL;
+  r->is_store = 1;
+  if (scpy_bytes_get(key, "key", 1, &r->key) < 0 || scpy_bytes_get(value, "value", 1, &r->value) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_istore(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
+                                       (size_t)r->value.len, options, &r->token, &r->request));
   if (status != SHMEMCACHE_OK) return issue_failed(r, status);
   link_pending(r);
   return (PyObject *)r;
@@ -202,7 +225,7 @@ static void request_dealloc(scpy_request *r) {
 }
 
 static PyObject *request_repr(scpy_request *r) {
-  return PyUnicode_FromFormat("<shmemcache.Request %s %s>", r->is_get ? "get" : "set",
+  return PyUnicode_FromFormat("<shmemcache.Request %s %s>", r->is_get ? "get" : r->is_store ? "store" : "set",
                               r->request == NULL ? "done" : "pending");
 }
 
@@ -211,7 +234,8 @@ static PyMethodDef request_methods[] = {
      "test() -> bool\n\nNever blocks (lets the runtime progress once): False while the operation is in flight, "
      "True once it completed (then wait() returns at once)."},
     {"wait", (PyCFunction)request_wait, METH_NOARGS,
-     "wait() -> None | int | bytes\n\nBlocks until completion. A set returns None; a get returns the value's length "
+     "wait() -> None | int | bytes\n\nBlocks until completion. A set returns None; a store its new CAS token; a get "
+     "returns the value's length "
      "(bytes when iget/bget was given a capacity), or None on a miss. Raises the operation's error. May be called "
      "again: returns (or raises) the same outcome."},
     {NULL, NULL, 0, NULL}};
@@ -224,7 +248,7 @@ PyTypeObject scpy_request_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmemcache.Request",
     .tp_basicsize = sizeof(scpy_request),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A non-blocking operation from Cache.iset/bset/iget/bget; complete it with test() or wait(). "
+    .tp_doc = "A non-blocking operation from Cache.iset/bset/iget/bget/istore; complete it with test() or wait(). "
               "Dropping an unfinished request waits for it.",
     .tp_dealloc = (destructor)request_dealloc,
     .tp_repr = (reprfunc)request_repr,

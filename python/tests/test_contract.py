@@ -75,3 +75,26 @@ def test_server_stats(cache, key):
         cache.server_stats(num_servers)
     with pytest.raises(shmemcache.InvalidArgument):
         cache.server_stats(-1)
+
+
+def test_istore_completes_like_store(cache, key):
+    k = key()
+    r = cache.istore(k, b"mid", mode=shmemcache.MODE_ADD, flags=7, ttl_ms=600000)
+    t1 = r.wait()
+    assert t1 > 0 and r.wait() == t1  # the outcome is kept
+    again = cache.istore(k, b"other", mode=shmemcache.MODE_ADD)
+    with pytest.raises(shmemcache.Exists):
+        again.wait()
+    # Several in flight on one key take effect in issue order.
+    reqs = [cache.istore(k, b"-end", mode=shmemcache.MODE_APPEND), cache.istore(k, b"start-", mode=shmemcache.MODE_PREPEND)]
+    t2, t3 = reqs[1].wait(), reqs[0].wait()
+    assert t1 < t3 < t2
+    assert cache.fetch(k) == (b"start-mid-end", 7, t2)
+    with pytest.raises(shmemcache.Exists):
+        cache.istore(k, b"stale", cas=t1).wait()
+    with pytest.raises(shmemcache.NotStored):
+        cache.istore(key("absent"), b"v", mode=shmemcache.MODE_REPLACE).wait()
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.istore(k, b"v", mode=9)  # refused at issue
+    t4 = cache.istore(k, bytearray(b"plain")).wait()
+    assert cache.fetch(k) == (b"plain", 0, t4)
