@@ -25,17 +25,7 @@ keys="system,transport,conns,value_size,op"
 gw_bin="$BUILD_DIR/gateway/shmemcached"
 run_csv="$ROOT/bench/gateway/memcaslap_csv.py"
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_port() {  # wait_port PORT PID: true once PORT accepts, false if PID died or 30 s passed
-  for _ in $(seq 300); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    kill -0 "$2" 2>/dev/null || return 1
-    sleep 0.1
-  done
-  return 1
-}
+source "$ROOT/bench/gateway/ports.sh"
 srv_pid=""
 stop_server() {
   if [ -n "$srv_pid" ]; then

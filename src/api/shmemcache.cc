@@ -21,6 +21,16 @@ Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
   return s != SHMEMCACHE_OK ? s : CheckKey(c, key, key_len);
 }
 
+// The non-blocking calls' common part: request NULL is INVALID_ARGUMENT, *request stays NULL unless body issues
+// the operation, and body runs inside the handle's gate (Locked).
+template <typename Body>
+Status IssueCall(shmemcache_t* c, const char* call, shmemcache_request_t** request, Body body) {
+  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  *request = nullptr;
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, call, body);
+}
+
 }  // namespace
 
 SHMEMCACHE_EXPORT int shmemcache_is_server(const shmemcache_t* c) { return c != nullptr && c->node->is_server(); }
@@ -78,10 +88,7 @@ namespace {
 
 Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
                 shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_iset", [&] {
+  return IssueCall(c, "shmemcache_iset", request, [&] {
     Status s = CheckDataCall(c, key, key_len);
     if (s != SHMEMCACHE_OK) return s;
     if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
@@ -92,10 +99,7 @@ Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* va
 
 Status IssueGet(shmemcache_t* c, const void* key, size_t key_len, void* buffer, size_t buffer_len,
                 size_t* value_len, shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_iget", [&] {
+  return IssueCall(c, "shmemcache_iget", request, [&] {
     Status s = CheckDataCall(c, key, key_len);
     if (s != SHMEMCACHE_OK) return s;
     if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
@@ -195,10 +199,7 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_istore(shmemcache_t* c, const v
                                                         const void* value, size_t value_len,
                                                         const shmemcache_store_options_t* options, uint64_t* cas_out,
                                                         shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_istore", [&]() -> Status {
+  return IssueCall(c, "shmemcache_istore", request, [&]() -> Status {
     StoreRequest store;
     bool plain;
     Status s = CheckStore(c, key, key_len, value, value_len, options, &store, &plain);
@@ -232,10 +233,7 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_ifetch(shmemcache_t* c, const v
                                                         void* buffer, size_t buffer_len, size_t* value_len,
                                                         uint32_t* flags, uint64_t* cas,
                                                         shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_ifetch", [&]() -> Status {
+  return IssueCall(c, "shmemcache_ifetch", request, [&]() -> Status {
     Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
     if (s != SHMEMCACHE_OK) return s;
     return c->node->client()->IssueFetch(key, key_len, buffer, buffer_len, value_len, flags, cas, request);
@@ -264,10 +262,7 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_incr(shmemcache_t* c, const voi
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_itouch(shmemcache_t* c, const void* key, size_t key_len,
                                                         uint64_t ttl_ms, shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_itouch", [&]() -> Status {
+  return IssueCall(c, "shmemcache_itouch", request, [&]() -> Status {
     Status s = CheckDataCall(c, key, key_len);
     if (s != SHMEMCACHE_OK) return s;
     return c->node->client()->IssueTouch(key, key_len, ttl_ms, request);
@@ -277,10 +272,7 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_itouch(shmemcache_t* c, const v
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iincr(shmemcache_t* c, const void* key, size_t key_len,
                                                        int64_t delta, uint64_t* new_value,
                                                        shmemcache_request_t** request) {
-  if (request == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  *request = nullptr;
-  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
-  return Locked(c, "shmemcache_iincr", [&]() -> Status {
+  return IssueCall(c, "shmemcache_iincr", request, [&]() -> Status {
     Status s = CheckDataCall(c, key, key_len);
     if (s != SHMEMCACHE_OK) return s;
     return c->node->client()->IssueIncr(key, key_len, delta, new_value, request);
