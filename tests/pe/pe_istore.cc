@@ -13,7 +13,8 @@
 //   - concurrency across clients: add through istore (exactly one OK per round), counters through iincr with
 //     many in flight (exact total), touch keeps the token;
 //   - bad input at issue: *request NULL, nothing issued, outputs untouched, nothing changed; wrong role on a
-//     server; SHUT_DOWN after finalize.
+//     server; SHUT_DOWN after finalize;
+//   - the C++ wrapper's istore, itouch, iincr.
 // Paths: client rank 3k+1 runs with direct_policy never (every operation Active), the others with the job's
 // settings, so plain istores and iincrs go Direct at issue where they can.
 // Args: [keys] (default 300)
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "shmemcache/shmemcache.hpp"
 
 namespace {
 
@@ -309,6 +311,33 @@ void BadInput(shmemcache_t* c, int rank, size_t max_value_len) {
   PE_CHECK(f.status == SHMEMCACHE_OK && f.value == half && f.flags == 2 && f.token == t);
 }
 
+// The C++ wrapper's istore / itouch / iincr: the C calls' contracts.
+void CppWrapper(shmemcache_t* c, int rank) {
+  shmc::Cache cache(c);  // borrowed: released below, never finalized here
+  const std::string k = Key(rank, "cpp");
+  shmc::StoreOptions o{SHMEMCACHE_MODE_ADD, 21, 0, 0};
+  uint64_t token = 0, n = 0;
+  shmemcache_request_t* r = nullptr;
+  PE_CHECK_STATUS(cache.istore(k, "41", &o, &token, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.istore(k, "x", &o, nullptr, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(cache.iincr(k, 1, &n, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK(n == 42);
+  PE_CHECK_STATUS(cache.itouch(k, 600000, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  std::string v;
+  uint32_t flags = 0;
+  uint64_t now = 0;
+  PE_CHECK_STATUS(cache.fetch(k, &v, &flags, &now), SHMEMCACHE_OK);
+  PE_CHECK(v == "42" && flags == 21 && now > token);
+  r = reinterpret_cast<shmemcache_request_t*>(0x1);
+  PE_CHECK_STATUS(cache.istore("", "x", nullptr, nullptr, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(r == nullptr);
+  cache.release();
+}
+
 // Every client adds the same key at once through istore: exactly one wins, and it is the value every client
 // then reads.
 void ConcurrentAdd(shmemcache_t* c, int rank) {
@@ -389,6 +418,7 @@ int main(int argc, char** argv) {
     Expiry(c, rank, config.recency_range_ms);
     TouchAndIncr(c, rank);
     BadInput(c, rank, config.max_value_len);
+    CppWrapper(c, rank);
     ConcurrentAdd(c, rank);
     ConcurrentCounter(c, rank, keys);
   }
