@@ -8,7 +8,7 @@ PointerDirectory::PointerDirectory(size_t sets, unsigned ways, const std::vector
 DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
   DirectoryEntry* e = set_begin(loc);
   for (unsigned w = 0; w < ways_; ++w)
-    if (e[w].valid && e[w].hash == loc.hash && e[w].server == loc.server) return &e[w];
+    if (Names(e[w], loc)) return &e[w];
   return nullptr;
 }
 
@@ -23,38 +23,31 @@ DirectoryEntry* PointerDirectory::Lookup(const KeyLocation& loc) {
   return e;
 }
 
-void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                              uint64_t recency, uint64_t server_recency) {
+DirectoryEntry* PointerDirectory::FindOrInstall(const KeyLocation& loc) {
   DirectoryEntry* e = Find(loc);
-  if (e == nullptr) {
-    DirectoryEntry* set = set_begin(loc);
-    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
-      if (!set[w].valid) e = &set[w];
-    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
-      if (Expired(set[w])) {
-        e = &set[w];
-        ++stats_.expired_dropped;
-      }
-    if (e == nullptr) {  // full: least recency first, then least access count
-      e = &set[0];
-      for (unsigned w = 1; w < ways_; ++w) {
-        const DirectoryEntry& c = set[w];
-        if (c.recency < e->recency || (c.recency == e->recency && c.access_count < e->access_count)) e = &set[w];
-      }
-      ++stats_.evictions;
+  if (e != nullptr) return e;
+  DirectoryEntry* set = set_begin(loc);
+  for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+    if (!set[w].valid) e = &set[w];
+  for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+    if (Expired(set[w])) {
+      e = &set[w];
+      ++stats_.expired_dropped;
     }
-    *e = DirectoryEntry{};
-    e->valid = true;
-    e->server = loc.server;
-    e->tag = loc.tag;
-    e->hash = loc.hash;
+  if (e == nullptr) {  // full: least recency first, then least access count
+    e = &set[0];
+    for (unsigned w = 1; w < ways_; ++w) {
+      const DirectoryEntry& c = set[w];
+      if (c.recency < e->recency || (c.recency == e->recency && c.access_count < e->access_count)) e = &set[w];
+    }
+    ++stats_.evictions;
   }
-  e->offset = offset;
-  e->block_bytes = block_bytes;
-  e->version = version;
-  e->access_count += 1;
-  e->recency = recency;
-  if (server_recency > e->server_recency) e->server_recency = server_recency;
+  *e = DirectoryEntry{};
+  e->valid = true;
+  e->server = loc.server;
+  e->tag = loc.tag;
+  e->hash = loc.hash;
+  return e;
 }
 
 void PointerDirectory::Remove(const KeyLocation& loc) {

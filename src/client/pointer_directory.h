@@ -74,9 +74,19 @@ class PointerDirectory {
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
   // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
-  // sub-entry, else an expired one, else the least recent, least counted).
+  // sub-entry, else an expired one, else the least recent, least counted). found: what Lookup returned for loc
+  // (or nullptr), a hint that spares a second search of the set when it still names loc's sub-entry; a hint
+  // that no longer does (the sub-entry was dropped or reused since) is ignored.
   void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,
-              uint64_t server_recency);
+              uint64_t server_recency, DirectoryEntry* found = nullptr) {
+    DirectoryEntry* e = found != nullptr && Names(*found, loc) ? found : FindOrInstall(loc);
+    e->offset = offset;
+    e->block_bytes = block_bytes;
+    e->version = version;
+    e->access_count += 1;
+    e->recency = recency;
+    if (server_recency > e->server_recency) e->server_recency = server_recency;
+  }
   // Drops the sub-entry for this key, if any.
   void Remove(const KeyLocation& loc);
 
@@ -93,6 +103,12 @@ class PointerDirectory {
 
  private:
   DirectoryEntry* Find(const KeyLocation& loc);
+  static bool Names(const DirectoryEntry& e, const KeyLocation& loc) {
+    return e.valid && e.hash == loc.hash && e.server == loc.server;
+  }
+  // loc's sub-entry; else an empty, else an expired, else the least recent and least counted sub-entry of loc's
+  // set, made loc's.
+  DirectoryEntry* FindOrInstall(const KeyLocation& loc);
   bool Expired(const DirectoryEntry& e) const { return e.server_recency < (*bars_)[e.server]; }
   DirectoryEntry* set_begin(const KeyLocation& loc) { return &entries_[SetOf(loc.hash, sets_) * ways_]; }
 
