@@ -88,5 +88,44 @@ TEST(PointerDirectory, ExpiredEntriesAreNotUsedAndAreReplacedFirst) {
   EXPECT_NE(d.Lookup(next), nullptr);
 }
 
+// Update(found): the sub-entry Lookup returned spares a second search while it still names the key; a hint that
+// was dropped or handed to another key since must be ignored (the update goes to the key's own sub-entry).
+TEST(PointerDirectory, UpdateThroughTheSubEntryLookupFound) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 2, &bars);
+  KeyLocation a = Loc(1), b = Loc(2), c = Loc(3);
+  d.Update(a, 64, 64, 1, 1, 1);
+  DirectoryEntry* found = d.Lookup(a);
+  ASSERT_NE(found, nullptr);
+  d.Update(a, 128, 256, 2, 3, 4, found);
+  EXPECT_EQ(found->offset, 128u);
+  EXPECT_EQ(found->block_bytes, 256u);
+  EXPECT_EQ(found->version, 2u);
+  EXPECT_EQ(found->access_count, 2u);
+  EXPECT_EQ(found->recency, 3u);
+  EXPECT_EQ(found->server_recency, 4u);
+  EXPECT_EQ(d.size(), 1u);
+
+  // The hint was removed, then its slot reused by b: updating a must not overwrite b's pointer.
+  d.Remove(a);
+  d.Update(b, 640, 64, 9, 5, 5);
+  d.Update(c, 704, 64, 9, 6, 6);  // the set is full now (b, c)
+  d.Update(a, 192, 64, 3, 7, 7, found);  // found names b or c now: ignored, a installed properly
+  ASSERT_NE(d.Lookup(a), nullptr);
+  EXPECT_EQ(d.Lookup(a)->offset, 192u);
+  const DirectoryEntry* other = d.Peek(b) != nullptr ? d.Peek(b) : d.Peek(c);
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(other->offset == 640u || other->offset == 704u) << "the stale hint's new owner was overwritten";
+  EXPECT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.stats().evictions, 1u);
+
+  // A hint of another key (same set) is ignored too.
+  DirectoryEntry* of_a = d.Lookup(a);
+  const KeyLocation survivor = d.Peek(b) != nullptr ? b : c;
+  d.Update(survivor, 768, 64, 10, 8, 8, of_a);
+  EXPECT_EQ(d.Lookup(a)->offset, 192u);
+  EXPECT_EQ(d.Lookup(survivor)->offset, 768u);
+}
+
 }  // namespace
 }  // namespace smc
