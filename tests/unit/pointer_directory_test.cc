@@ -127,5 +127,33 @@ TEST(PointerDirectory, UpdateThroughTheSubEntryLookupFound) {
   EXPECT_EQ(d.Lookup(survivor)->offset, 768u);
 }
 
+// The sub-entry keeps the client's range modulo 2^32: a full set still evicts the least recent when the ranges
+// of its sub-entries straddle the wrap.
+TEST(PointerDirectory, LeastRecentAcrossTheWrapOfTheKeptRange) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 2, &bars);
+  const uint64_t wrap = uint64_t{1} << 32;
+  KeyLocation older = Loc(1), newer = Loc(2), next = Loc(3);
+  d.Update(older, 64, 64, 1, /*recency=*/wrap - 2, 1);  // kept as 0xfffffffe
+  d.Update(newer, 128, 64, 1, /*recency=*/wrap + 1, 1);  // kept as 1: later, although smaller
+  d.Update(next, 192, 64, 1, wrap + 2, 1);
+  EXPECT_EQ(d.Lookup(older), nullptr);
+  EXPECT_NE(d.Lookup(newer), nullptr);
+  EXPECT_NE(d.Lookup(next), nullptr);
+}
+
+// A pointer to a block of 0 bytes names nothing: it is not recorded (a sub-entry with block_bytes 0 is empty).
+TEST(PointerDirectory, APointerToNoBlockIsIgnored) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(4, 2, &bars);
+  d.Update(Loc(5), 64, 0, 1, 1, 1);
+  EXPECT_EQ(d.Lookup(Loc(5)), nullptr);
+  EXPECT_EQ(d.size(), 0u);
+  size_t bytes = 0;
+  ASSERT_TRUE(PointerDirectory::BytesFor(8192, 8, &bytes));
+  EXPECT_EQ(bytes, size_t{8192} * 8 * 48) << "the README's 3 MiB default";
+  EXPECT_FALSE(PointerDirectory::BytesFor(~size_t{0} / 4, 8, &bytes));
+}
+
 }  // namespace
 }  // namespace smc
