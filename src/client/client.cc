@@ -151,7 +151,7 @@ Status Client::Execute(const Operation& op) {
   Status s = CompleteServer(op.loc.server);
   bool direct = false;
   shmemcache_request* r = nullptr;
-  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r);
+  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
   if (direct) return s;
   if (s != SHMEMCACHE_OK) {
     if (op.op == Op::kGet) *op.out_len = 0;
@@ -162,10 +162,15 @@ Status Client::Execute(const Operation& op) {
 
 // ---- the decision process -------------------------------------------------------------------------------------
 
-Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request) {
+Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
+                     bool settled) {
   const int server = op.loc.server;
-  while (in_flight() >= config_.max_outstanding) CompleteOldestAnywhere();
-  if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
+  while (in_flight() >= config_.max_outstanding) {
+    CompleteOldestAnywhere();  // may find the server failed
+    settled = false;
+  }
+  if (!settled && conduit_.failed(static_cast<size_t>(server)))
+    return conduit_.FailedStatus(static_cast<size_t>(server));
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.sets; break;
     case Op::kGet: ++counters_.gets; break;
@@ -175,7 +180,8 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   Status status;
   const bool allowed =
       op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
-  if (allowed && MineInFlight(server) == 0 && TryDirect(op, may_probe_set, &status)) {
+  // Only this thread adds to MineInFlight: once settled, it stays 0.
+  if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }

@@ -180,8 +180,11 @@ class Client {
   // Issues op. Direct: done at once, *direct = true, and the operation's own status is returned (no request
   // record: the caller makes one if it needs it). Active: *request is posted and OK returned. Otherwise an
   // error found at issue (TIMEOUT: the server had failed), nothing done. may_probe_set: a GET without a pointer
-  // may fetch the key's hash-table set first (blocking calls only).
-  Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request);
+  // may fetch the key's hash-table set first (blocking calls only). settled: the caller has just found op's
+  // server not failed and none of this thread's requests in flight to it (CompleteServer returned OK); Start
+  // then checks neither again unless it had to wait for room meanwhile.
+  Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
+               bool settled = false);
   // Issue's body: Start without probing; a Direct result becomes a completed request.
   Status IssueOperation(const Operation& op, shmemcache_request** request);
   // A blocking call: completes what is in flight to the key's server, then Start + Wait.
@@ -287,7 +290,11 @@ class Client {
   void PollReplies(int server);  // [active]
   // Completes this thread's requests in flight to server (and the replies ahead of them). OK when it can take
   // a new operation; TIMEOUT when it failed (now or earlier).
-  Status CompleteServer(int server);
+  Status CompleteServer(int server) {
+    if (!conduit_.failed(static_cast<size_t>(server)) && MineInFlight(server) == 0) return SHMEMCACHE_OK;
+    return CompleteServerSlow(server);
+  }
+  Status CompleteServerSlow(int server);  // CompleteServer past its common case
   // The calls below marked [active] run with pe_->active held (they take it; it is recursive).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
