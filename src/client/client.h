@@ -457,8 +457,9 @@ class Client {
   uint64_t range_nanos_;
   RangeDivider current_range_;  // CurrentRange: clock readings -> ranges
   // EstimatedEpoch's last answer per server: at clock reading `now`, from epochs_[server] at (even) `sequence`.
+  // To begin with nothing is remembered: no clock reading is 0 (EpochClock) and no Load returns an odd sequence.
   struct EpochEstimate {
-    uint64_t sequence = 1;  // odd: nothing remembered
+    uint64_t sequence = 1;
     uint64_t now = 0;
     uint64_t epoch = 0;
   };
