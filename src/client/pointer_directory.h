@@ -2,13 +2,13 @@
 // pairs are read and updated with one-sided operations and no server CPU.
 //
 // `sets` entries of `ways` sub-entries; a key's set comes from its main hash (the same bits the server's hash
-// table uses), and a sub-entry matches on (server, tag). Each sub-entry holds the tag, the pointer (server,
-// block offset, block size, last version seen), an access count and a recency (the client's current time
-// range). A sub-entry matches on the server and the key's full 64-bit hash, not only its 24-bit tag: a Direct
-// SET trusts the entry to name this key's block (it skips re-reading the key when the version is the one it
-// knows), so two keys sharing a set and a tag must never share a sub-entry. Every successful Direct operation and every Active reply updates it: an existing sub-entry gets
-// count + 1 and the current recency; otherwise an empty sub-entry is used; a full set evicts the sub-entry
-// with the least recency, then the least count.
+// table uses). Each sub-entry holds the key's full hash, the pointer (server, block offset, block size, last
+// version seen), an access count and a recency (the client's current time range). A sub-entry matches on the
+// server and the key's full 64-bit hash, not only its 24-bit tag: a Direct SET trusts the entry to name this
+// key's block (it skips re-reading the key when the version is the one it knows), so two keys sharing a set and
+// a tag must never share a sub-entry. Every successful Direct operation and every Active reply updates it: an
+// existing sub-entry gets count + 1 and the current recency; otherwise an empty sub-entry is used; a full set
+// evicts the sub-entry with the least recency, then the least count.
 //
 // Lazy invalidation (paper §III-D2): each sub-entry also remembers the pair's recency epoch on its server.
 // A sub-entry below its server's expiration bar is never used (Lookup treats it as a miss) and is dropped only
