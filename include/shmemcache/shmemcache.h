@@ -101,7 +101,7 @@ typedef struct {
                                    ways, so almost nothing overflows to where Direct operations cannot reach);
                                    the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
-  size_t directory_entries;     /* client pointer-directory sets; default 8192 (x 8 ways: 65536 pointers, 4.5 MiB);
+  size_t directory_entries;     /* client pointer-directory sets; default 8192 (x 8 ways: 65536 pointers, 3 MiB);
                                    each client thread that calls the library has its own directory of this size */
   unsigned directory_ways;      /* sub-entries per directory set; default 8 */
   unsigned recency_range_ms;    /* length of one recency time range; default 100 */

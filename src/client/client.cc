@@ -53,6 +53,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mine_in_flight_(new std::atomic<unsigned>[config.num_servers]()),
       clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
+      current_range_(range_nanos_),
+      epoch_estimates_(config.num_servers),
       arena_(base + layout.arena_offset),
       arena_bytes_(layout.arena_bytes),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
@@ -149,7 +151,7 @@ Status Client::Execute(const Operation& op) {
   Status s = CompleteServer(op.loc.server);
   bool direct = false;
   shmemcache_request* r = nullptr;
-  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r);
+  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
   if (direct) return s;
   if (s != SHMEMCACHE_OK) {
     if (op.op == Op::kGet) *op.out_len = 0;
@@ -160,10 +162,15 @@ Status Client::Execute(const Operation& op) {
 
 // ---- the decision process -------------------------------------------------------------------------------------
 
-Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request) {
+Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
+                     bool settled) {
   const int server = op.loc.server;
-  while (in_flight() >= config_.max_outstanding) CompleteOldestAnywhere();
-  if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
+  while (in_flight() >= config_.max_outstanding) {
+    CompleteOldestAnywhere();  // may find the server failed
+    settled = false;
+  }
+  if (!settled && conduit_.failed(static_cast<size_t>(server)))
+    return conduit_.FailedStatus(static_cast<size_t>(server));
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.sets; break;
     case Op::kGet: ++counters_.gets; break;
@@ -173,7 +180,8 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   Status status;
   const bool allowed =
       op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
-  if (allowed && MineInFlight(server) == 0 && TryDirect(op, may_probe_set, &status)) {
+  // Only this thread adds to MineInFlight: once settled, it stays 0.
+  if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
@@ -193,7 +201,7 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
     return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
            TryDirectWrite(op, offset, block_bytes, /*known_version=*/0, /*known_recency=*/0, status);
   }
-  if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status);
+  if (e != nullptr) return TryDirectGet(op, e->offset, e->block_bytes, status, e);
   uint64_t offset;
   uint32_t block_bytes;
   return may_probe_set && FindInRemoteSet(op.loc, &offset, &block_bytes) &&
@@ -239,7 +247,8 @@ void Client::DirectSetFailed(const Operation& op, DirectOps::Result r) {
   else directory_.Remove(op.loc);  // the block holds another pair now: only the server can say where ours is
 }
 
-bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status) {
+bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status,
+                          DirectoryEntry* found) {
   BlockView view;
   // One copy: the value lands in the caller's buffer when it fits (view.value then points there).
   DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer,
@@ -249,11 +258,11 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
     else ++counters_.direct_fallbacks;
     return false;
   }
-  return AcceptDirectGet(op, offset, block_bytes, view, status);
+  return AcceptDirectGet(op, offset, block_bytes, view, status, found);
 }
 
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                             Status* status) {
+                             Status* status, DirectoryEntry* found) {
   const KeyLocation& loc = op.loc;
   const uint64_t now = RecencyNanos();  // this GET's one clock reading: expiry, recency and range
   const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms, &now);
@@ -278,7 +287,7 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
     *status = SHMEMCACHE_OK;
   }
   uint64_t recency = UpdateRecency(loc.server, offset, view.recency, now);
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency, found);
   return true;
 }
 
@@ -340,25 +349,31 @@ void Client::ObserveServer(int server, const ReplyHeader& reply) {
   }
 }
 
-uint64_t Client::EstimatedEpoch(int server, uint64_t now) {
-  const EpochHeard heard = epochs_[server].Load();
-  if (heard.epoch == 0) return 0;  // never heard: let the server decide
-  // Heard after this reading (the frozen one, or another thread's exact reading ahead of this thread's coarse
-  // clock): no range has passed.
-  if (now < heard.heard_at) return heard.epoch;
-  return heard.epoch + (now - heard.heard_at) / range_nanos_;
+uint64_t Client::EstimateEpoch(int server, uint64_t now) {
+  uint64_t sequence;
+  const EpochHeard heard = epochs_[server].Load(&sequence);
+  uint64_t epoch;
+  if (heard.epoch == 0) {
+    epoch = 0;  // never heard: let the server decide
+  } else if (now < heard.heard_at) {
+    // Heard after this reading (the frozen one, or another thread's exact reading ahead of this thread's coarse
+    // clock): no range has passed.
+    epoch = heard.epoch;
+  } else {
+    epoch = heard.epoch + (now - heard.heard_at) / range_nanos_;
+  }
+  epoch_estimates_[server] = EpochEstimate{sequence, now, epoch};
+  return epoch;
 }
 
-uint64_t Client::UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now) {
-  uint64_t epoch = EstimatedEpoch(server, now);
-  if (epoch <= known) return known;
+uint64_t Client::AdvanceRecency(int server, uint64_t offset, uint64_t known, uint64_t epoch) {
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
   uint64_t seen = ctx_->CompareSwap(word, known, epoch, server);
   ++counters_.recency_updates;
   return seen == known ? epoch : seen;  // someone else moved it (or the block changed): keep what is there
 }
 
-uint64_t Client::CurrentRange(uint64_t now) { return clock_frozen_ ? frozen_range_ : now / range_nanos_; }
+uint64_t Client::CurrentRange(uint64_t now) { return clock_frozen_ ? frozen_range_ : current_range_.Ranges(now); }
 
 void Client::DrainNotices(int server) {
   uint64_t bar = mailboxes_[server];

@@ -187,8 +187,11 @@ class Client {
   // Issues op. Direct: done at once, *direct = true, and the operation's own status is returned (no request
   // record: the caller makes one if it needs it). Active: *request is posted and OK returned. Otherwise an
   // error found at issue (TIMEOUT: the server had failed), nothing done. may_probe_set: a GET without a pointer
-  // may fetch the key's hash-table set first (blocking calls only).
-  Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request);
+  // may fetch the key's hash-table set first (blocking calls only). settled: the caller has just found op's
+  // server not failed and none of this thread's requests in flight to it (CompleteServer returned OK); Start
+  // then checks neither again unless it had to wait for room meanwhile.
+  Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
+               bool settled = false);
   // Issue's body: Start without probing; a Direct result becomes a completed request.
   Status IssueOperation(const Operation& op, shmemcache_request** request);
   // A blocking call: completes what is in flight to the key's server, then Start + Wait.
@@ -212,13 +215,16 @@ class Client {
   // After a Direct SET that did not happen (r): counts a give-up, or drops a pointer that names another pair.
   void DirectSetFailed(const Operation& op, DirectOps::Result r);
   // Direct GET through a pointer; true (and the outputs filled) when it produced the answer.
-  bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status);
+  // found: the directory's sub-entry for op's key (Lookup), or nullptr; spares the directory a second search.
+  bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status,
+                    DirectoryEntry* found = nullptr);
   // A validated copy of op's block (view): judges its expiry (core/server_time.h); when that needs the server,
   // returns false and nothing is counted (the caller asks Active). Otherwise counts the hit or the expired miss,
   // fills op's outputs (value, flags, token), advances the block's recency and the directory entry, and returns
   // true with *status OK, BUFFER_TOO_SMALL or NOT_FOUND (expired).
+  // found as for TryDirectGet.
   bool AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                       Status* status);
+                       Status* status, DirectoryEntry* found = nullptr);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
   // The symmetric address of the key's hash-table set (hash_ways ways) on its server.
@@ -243,7 +249,11 @@ class Client {
   // of clock_.Nanos() the caller made anyway (a GET's, shared with recency): the bounds then use it, the upper
   // one pushed by clock_.max_lag_ns() so it stays an upper bound; nullptr (or no lag bound known, or a frozen
   // clock) reads the clock exactly.
-  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now = nullptr);
+  ExpiryVerdict JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now = nullptr) {
+    return JudgeExpiryLazily(expiry_ms, [&] { return BoundServerTimeNow(server, coarse_now); });
+  }
+  // JudgeDirectExpiry's bounds of server's time now (coarse_now as there).
+  ServerTimeBounds BoundServerTimeNow(int server, const uint64_t* coarse_now);
   // Direct incr (store/contract.h "FOR THE CLIENT"): locks the block, and if it holds op's pair, provably live,
   // a counter whose result fits the block, publishes the result (flags and expiry kept, a new token); a value
   // that is not a counter is answered NOT_NUMERIC. Anything else releases the lock unchanged and returns false
@@ -294,7 +304,11 @@ class Client {
   void PollReplies(int server);  // [active]
   // Completes this thread's requests in flight to server (and the replies ahead of them). OK when it can take
   // a new operation; TIMEOUT when it failed (now or earlier).
-  Status CompleteServer(int server);
+  Status CompleteServer(int server) {
+    if (!conduit_.failed(static_cast<size_t>(server)) && MineInFlight(server) == 0) return SHMEMCACHE_OK;
+    return CompleteServerSlow(server);
+  }
+  Status CompleteServerSlow(int server);  // CompleteServer past its common case
   // The calls below marked [active] run with pe_->active held (they take it; it is recursive).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
@@ -380,11 +394,23 @@ class Client {
   uint64_t CurrentRange() { return CurrentRange(RecencyNanos()); }
   // This client's estimate of a server's current epoch: the last epoch it heard plus the ranges that passed on
   // this client's own clock since (no cross-PE clock comparison).
-  uint64_t EstimatedEpoch(int server, uint64_t now);
+  // Remembered per server for one clock reading and one heard epoch (the coarse clock repeats a reading for
+  // ~0.1 ms): a repeated question costs two compares, not a sequence-locked read and a divide.
+  uint64_t EstimatedEpoch(int server, uint64_t now) {
+    const EpochEstimate& last = epoch_estimates_[server];
+    if (last.now == now && last.sequence == epochs_[server].Sequence()) return last.epoch;
+    return EstimateEpoch(server, now);
+  }
+  uint64_t EstimateEpoch(int server, uint64_t now);  // EstimatedEpoch without the memory
   uint64_t EstimatedEpoch(int server) { return EstimatedEpoch(server, RecencyNanos()); }
   // Non-intrusive recency update: CAS the block's recency word from what this client last knew to the
   // current epoch, only when the range changed. Returns the recency the block now has, as far as known.
-  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now);
+  uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known, uint64_t now) {
+    const uint64_t epoch = EstimatedEpoch(server, now);
+    return epoch <= known ? known : AdvanceRecency(server, offset, known, epoch);
+  }
+  // UpdateRecency's CAS, to epoch > known.
+  uint64_t AdvanceRecency(int server, uint64_t offset, uint64_t known, uint64_t epoch);
   uint64_t UpdateRecency(int server, uint64_t offset, uint64_t known) {
     return UpdateRecency(server, offset, known, RecencyNanos());
   }
@@ -443,6 +469,15 @@ class Client {
   std::unique_ptr<std::atomic<unsigned>[]> mine_in_flight_;
   CoarseClock clock_;
   uint64_t range_nanos_;
+  RangeDivider current_range_;  // CurrentRange: clock readings -> ranges
+  // EstimatedEpoch's last answer per server: at clock reading `now`, from epochs_[server] at (even) `sequence`.
+  // To begin with nothing is remembered: no clock reading is 0 (EpochClock) and no Load returns an odd sequence.
+  struct EpochEstimate {
+    uint64_t sequence = 1;
+    uint64_t now = 0;
+    uint64_t epoch = 0;
+  };
+  std::vector<EpochEstimate> epoch_estimates_;
   uint8_t* arena_;
   size_t arena_bytes_;  // server_memory_bytes: every block a way names lies in [0, arena_bytes_)
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

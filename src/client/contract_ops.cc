@@ -185,19 +185,17 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
   return true;
 }
 
-ExpiryVerdict Client::JudgeDirectExpiry(int server, uint64_t expiry_ms, const uint64_t* coarse_now) {
-  return JudgeExpiryLazily(expiry_ms, [&] {
-    const ServerTimeSample sample = server_time_[server].Load();
-    if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
-    const uint64_t lag = clock_.max_lag_ns();
-    // A frozen reading (batch window) may be older than the lag bound says: exact then.
-    if (coarse_now == nullptr || lag == 0 || clock_frozen_) return BoundServerTime(sample, clock_.Refresh());
-    // The coarse reading is at most lag behind the true time: the lower bound from it as is (lower still), the
-    // upper one from it plus lag (an upper bound still). So the rule keeps its guarantees, and a pair within
-    // about lag of its expiry is asked of the server rather than judged here.
-    return ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
-                            BoundServerTime(sample, *coarse_now + lag).upper_ms};
-  });
+ServerTimeBounds Client::BoundServerTimeNow(int server, const uint64_t* coarse_now) {
+  const ServerTimeSample sample = server_time_[server].Load();
+  if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
+  const uint64_t lag = clock_.max_lag_ns();
+  // A frozen reading (batch window) may be older than the lag bound says: exact then.
+  if (coarse_now == nullptr || lag == 0 || clock_frozen_) return BoundServerTime(sample, clock_.Refresh());
+  // The coarse reading is at most lag behind the true time: the lower bound from it as is (lower still), the
+  // upper one from it plus lag (an upper bound still). So the rule keeps its guarantees, and a pair within
+  // about lag of its expiry is asked of the server rather than judged here.
+  return ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
+                          BoundServerTime(sample, *coarse_now + lag).upper_ms};
 }
 
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {

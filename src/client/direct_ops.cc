@@ -11,9 +11,21 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   BlockView seen;
   if (view == nullptr) view = &seen;
   const uint8_t* local = local_arena(server);
+  unsigned attempt = 0;
+  if (local != nullptr) {  // the common case's first attempt, before any retry state
+    const BlockCheck check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
+    if (check == BlockCheck::kValid) {
+      ++counters_.local_gets;
+      return Result::kDone;
+    }
+    if (check == BlockCheck::kNotThisKey) return Result::kNotThisKey;
+    ++counters_.read_retries;
+    attempt = 1;
+  }
   if (buffer_.size() < block_bytes && local == nullptr) buffer_.resize(block_bytes);
   Backoff backoff;
-  for (unsigned attempt = 0; attempt < kMaxReadAttempts; ++attempt) {
+  if (attempt > 0) backoff.Pause();
+  for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);

@@ -3,12 +3,16 @@
 namespace smc {
 
 PointerDirectory::PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars)
-    : sets_(sets), ways_(ways), entries_(sets * ways), bars_(bars) {}
+    : sets_(sets), ways_(ways), set_index_(sets), entries_(sets * ways), hashes_(sets * ways), bars_(bars) {}
 
 DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
-  DirectoryEntry* e = set_begin(loc);
-  for (unsigned w = 0; w < ways_; ++w)
-    if (e[w].valid && e[w].hash == loc.hash && e[w].server == loc.server) return &e[w];
+  const size_t first = first_of_set(loc);
+  const uint64_t* hashes = &hashes_[first];
+  for (unsigned w = 0; w < ways_; ++w) {
+    if (hashes[w] != loc.hash) continue;
+    DirectoryEntry* e = &entries_[first + w];
+    if (e->valid() && e->server == loc.server) return e;
+  }
   return nullptr;
 }
 
@@ -23,51 +27,44 @@ DirectoryEntry* PointerDirectory::Lookup(const KeyLocation& loc) {
   return e;
 }
 
-void PointerDirectory::Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                              uint64_t recency, uint64_t server_recency) {
+DirectoryEntry* PointerDirectory::FindOrInstall(const KeyLocation& loc) {
   DirectoryEntry* e = Find(loc);
-  if (e == nullptr) {
-    DirectoryEntry* set = set_begin(loc);
-    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
-      if (!set[w].valid) e = &set[w];
-    for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
-      if (Expired(set[w])) {
-        e = &set[w];
-        ++stats_.expired_dropped;
-      }
-    if (e == nullptr) {  // full: least recency first, then least access count
-      e = &set[0];
-      for (unsigned w = 1; w < ways_; ++w) {
-        const DirectoryEntry& c = set[w];
-        if (c.recency < e->recency || (c.recency == e->recency && c.access_count < e->access_count)) e = &set[w];
-      }
-      ++stats_.evictions;
+  if (e != nullptr) return e;
+  const size_t first = first_of_set(loc);
+  DirectoryEntry* set = &entries_[first];
+  for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+    if (!set[w].valid()) e = &set[w];
+  for (unsigned w = 0; w < ways_ && e == nullptr; ++w)
+    if (Expired(set[w])) {
+      e = &set[w];
+      ++stats_.expired_dropped;
     }
-    *e = DirectoryEntry{};
-    e->valid = true;
-    e->server = loc.server;
-    e->tag = loc.tag;
-    e->hash = loc.hash;
+  if (e == nullptr) {  // full: least recency first, then least access count
+    e = &set[0];
+    for (unsigned w = 1; w < ways_; ++w) {
+      const DirectoryEntry& c = set[w];
+      if (RecencyBefore(c.recency, e->recency) || (c.recency == e->recency && c.access_count < e->access_count))
+        e = &set[w];
+    }
+    ++stats_.evictions;
   }
-  e->offset = offset;
-  e->block_bytes = block_bytes;
-  e->version = version;
-  e->access_count += 1;
-  e->recency = recency;
-  if (server_recency > e->server_recency) e->server_recency = server_recency;
+  *e = DirectoryEntry{};
+  e->server = loc.server;
+  hashes_[e - entries_.data()] = loc.hash;
+  return e;  // valid once the caller gives it a block
 }
 
 void PointerDirectory::Remove(const KeyLocation& loc) {
   DirectoryEntry* e = Find(loc);
   if (e != nullptr) {
-    e->valid = false;
+    e->block_bytes = 0;
     ++stats_.invalidations;
   }
 }
 
 size_t PointerDirectory::size() const {
   size_t n = 0;
-  for (const DirectoryEntry& e : entries_) n += e.valid;
+  for (const DirectoryEntry& e : entries_) n += e.valid();
   return n;
 }
 

@@ -2,17 +2,20 @@
 // pairs are read and updated with one-sided operations and no server CPU.
 //
 // `sets` entries of `ways` sub-entries; a key's set comes from its main hash (the same bits the server's hash
-// table uses), and a sub-entry matches on (server, tag). Each sub-entry holds the tag, the pointer (server,
-// block offset, block size, last version seen), an access count and a recency (the client's current time
-// range). A sub-entry matches on the server and the key's full 64-bit hash, not only its 24-bit tag: a Direct
-// SET trusts the entry to name this key's block (it skips re-reading the key when the version is the one it
-// knows), so two keys sharing a set and a tag must never share a sub-entry. Every successful Direct operation and every Active reply updates it: an existing sub-entry gets
-// count + 1 and the current recency; otherwise an empty sub-entry is used; a full set evicts the sub-entry
-// with the least recency, then the least count.
+// table uses). Each sub-entry holds the key's full hash, the pointer (server, block offset, block size, last
+// version seen), an access count and a recency (the client's current time range). A sub-entry matches on the
+// server and the key's full 64-bit hash, not only its 24-bit tag: a Direct SET trusts the entry to name this
+// key's block (it skips re-reading the key when the version is the one it knows), so two keys sharing a set and
+// a tag must never share a sub-entry. Every successful Direct operation and every Active reply updates it: an
+// existing sub-entry gets count + 1 and the current recency; otherwise an empty sub-entry is used; a full set
+// evicts the sub-entry with the least recency, then the least count.
 //
 // Lazy invalidation (paper §III-D2): each sub-entry also remembers the pair's recency epoch on its server.
 // A sub-entry below its server's expiration bar is never used (Lookup treats it as a miss) and is dropped only
 // when its set needs room (Update prefers it as the victim).
+//
+// Layout: a sub-entry is 40 bytes (DirectoryEntry); the keys' full hashes sit apart, one array of `ways` words per
+// set (one cache line at 8 ways), so a lookup reads the set's hashes and then only the sub-entry that matches.
 //
 // A pointer here is only a hint: whoever uses it validates the block it reaches (tag, full key, versions,
 // checksum), so a stale pointer costs a fallback, never a wrong answer. Not thread-safe: each thread of a client PE
@@ -31,18 +34,23 @@
 
 namespace smc {
 
+// A sub-entry (its key's hash is kept apart, in the directory's per-set hash array).
 struct DirectoryEntry {
-  bool valid = false;
+  uint64_t offset = 0;          // block offset in the server's arena
+  uint64_t version = 0;         // last version this client saw (or wrote)
+  uint64_t server_recency = 0;  // the pair's recency epoch on its server, as last known
   int32_t server = 0;
-  uint32_t tag = 0;
-  uint64_t hash = 0;         // the key's full hash: what identifies the key here
-  uint64_t offset = 0;       // block offset in the server's arena
-  uint32_t block_bytes = 0;
-  uint64_t version = 0;      // last version this client saw (or wrote)
-  uint64_t access_count = 0;
-  uint64_t recency = 0;      // the client's time range of the last access
-  uint64_t server_recency = 0; // the pair's recency epoch on its server, as last known
+  uint32_t block_bytes = 0;     // 0: the sub-entry is empty (a block holds at least its header)
+  // The client's time range of the last access, modulo 2^32: compared as a serial number (RecencyBefore), so
+  // the wrap is harmless between sub-entries less than 2^31 ranges apart (24 days at recency_range_ms = 1).
+  uint32_t recency = 0;
+  uint32_t access_count = 0;    // saturates
+  bool valid() const { return block_bytes != 0; }
 };
+static_assert(sizeof(DirectoryEntry) == 40, "a directory sub-entry is 40 bytes");
+
+// Whether recency a comes before b (serial-number order on the 32-bit ranges of DirectoryEntry::recency).
+inline bool RecencyBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
 
 struct DirectoryStats {
   Tally hits;
@@ -61,9 +69,11 @@ class PointerDirectory {
   // bars: the expiration bar of each server, as this client knows them (outlives the directory).
   PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars);
 
+  // Host memory per sub-entry: the sub-entry and its key's hash.
+  static constexpr size_t kBytesPerEntry = sizeof(DirectoryEntry) + sizeof(uint64_t);
   // The host memory a directory of sets x ways takes; false when that does not fit in size_t.
   static bool BytesFor(size_t sets, unsigned ways, size_t* bytes) {
-    return CheckedMul(sets, ways, bytes) && CheckedMul(*bytes, sizeof(DirectoryEntry), bytes);
+    return CheckedMul(sets, ways, bytes) && CheckedMul(*bytes, kBytesPerEntry, bytes);
   }
 
   // The usable sub-entry for this key, or nullptr (absent, or expired). Counts a hit or a miss.
@@ -74,9 +84,21 @@ class PointerDirectory {
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
   // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
-  // sub-entry, else an expired one, else the least recent, least counted).
+  // sub-entry, else an expired one, else the least recent, least counted). found: what Lookup returned for loc
+  // (or nullptr), a hint that spares a second search of the set when it still names loc's sub-entry; a hint
+  // that no longer does (the sub-entry was dropped or reused since) is ignored. A pointer to a block of 0 bytes
+  // names no block: ignored. recency: the client's time range (kept modulo 2^32).
   void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,
-              uint64_t server_recency);
+              uint64_t server_recency, DirectoryEntry* found = nullptr) {
+    if (block_bytes == 0) return;
+    DirectoryEntry* e = found != nullptr && Names(found, loc) ? found : FindOrInstall(loc);
+    e->offset = offset;
+    e->block_bytes = block_bytes;
+    e->version = version;
+    if (e->access_count != UINT32_MAX) e->access_count += 1;
+    e->recency = static_cast<uint32_t>(recency);
+    if (server_recency > e->server_recency) e->server_recency = server_recency;
+  }
   // Drops the sub-entry for this key, if any.
   void Remove(const KeyLocation& loc);
 
@@ -93,12 +115,20 @@ class PointerDirectory {
 
  private:
   DirectoryEntry* Find(const KeyLocation& loc);
+  bool Names(const DirectoryEntry* e, const KeyLocation& loc) const {
+    return hashes_[e - entries_.data()] == loc.hash && e->valid() && e->server == loc.server;
+  }
+  // loc's sub-entry; else an empty, else an expired, else the least recent and least counted sub-entry of loc's
+  // set, made loc's.
+  DirectoryEntry* FindOrInstall(const KeyLocation& loc);
   bool Expired(const DirectoryEntry& e) const { return e.server_recency < (*bars_)[e.server]; }
-  DirectoryEntry* set_begin(const KeyLocation& loc) { return &entries_[SetOf(loc.hash, sets_) * ways_]; }
+  size_t first_of_set(const KeyLocation& loc) const { return set_index_(loc.hash) * ways_; }
 
   size_t sets_;
   unsigned ways_;
+  SetIndex set_index_;
   std::vector<DirectoryEntry> entries_;
+  std::vector<uint64_t> hashes_;  // hashes_[i]: the full hash of entries_[i]'s key (meaningful while it is valid)
   const std::vector<uint64_t>* bars_;
   DirectoryStats stats_;
 };

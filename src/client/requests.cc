@@ -263,7 +263,7 @@ Status Client::CompleteNext(int server) {
   return SHMEMCACHE_OK;
 }
 
-Status Client::CompleteServer(int server) {
+Status Client::CompleteServerSlow(int server) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   if (MineInFlight(server) == 0) return SHMEMCACHE_OK;
   std::lock_guard<std::recursive_mutex> hold(pe_->active);

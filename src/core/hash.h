@@ -31,6 +31,22 @@ inline uint32_t TagOf(uint64_t hash) {
   return tag == kFreeTag ? 1u : tag;
 }
 inline size_t SetOf(uint64_t hash, size_t sets) { return static_cast<size_t>((hash & 0xffffffffu) % sets); }
+// SetOf for a fixed number of sets, without a divide (a hot path's lookup): the remainder by Lemire's
+// multiply-shift (exact for a 32-bit dividend and a divisor below 2^32), else the plain remainder.
+class SetIndex {
+ public:
+  explicit SetIndex(size_t sets)
+      : sets_(sets), magic_(sets <= 0xffffffffu ? ~uint64_t{0} / sets + 1 : 0) {}  // sets > 0
+  size_t operator()(uint64_t hash) const {
+    const uint64_t low = hash & 0xffffffffu;
+    if (sets_ > 0xffffffffu) return static_cast<size_t>(low % sets_);
+    return static_cast<size_t>((static_cast<unsigned __int128>(magic_ * low) * sets_) >> 64);
+  }
+
+ private:
+  size_t sets_;
+  uint64_t magic_;
+};
 
 inline uint64_t Remix(uint64_t h) {  // splitmix64 finaliser
   h ^= h >> 30; h *= 0xbf58476d1ce4e5b9ull;

@@ -28,19 +28,31 @@ class SeqLocked {
   SeqLocked& operator=(const SeqLocked&) = delete;
 
   T Load() const {
+    uint64_t sequence;
+    return Load(&sequence);
+  }
+  // The same, with *sequence = the (even) sequence the value was read at. Every Store moves the sequence on by
+  // 2, so a later Sequence() that returns the same number means the value is still this one: a reader may keep
+  // what it derived from a value until then.
+  T Load(uint64_t* sequence) const {
     uint64_t words[kWords];
     for (;;) {
       const uint64_t before = sequence_.load(std::memory_order_acquire);
       // Acquire: the second read of the sequence stays after the words (a word from a write in progress
       // brings the odd sequence that write published before it).
       for (size_t i = 0; i < kWords; ++i) words[i] = words_[i].load(std::memory_order_acquire);
-      if ((before & 1) == 0 && sequence_.load(std::memory_order_relaxed) == before) break;
+      if ((before & 1) == 0 && sequence_.load(std::memory_order_relaxed) == before) {
+        *sequence = before;
+        break;
+      }
       CpuRelax();
     }
     T value;
     std::memcpy(&value, words, sizeof(T));
     return value;
   }
+  // The current sequence: odd while a Store is in progress.
+  uint64_t Sequence() const { return sequence_.load(std::memory_order_acquire); }
   // One writer at a time (the caller's lock).
   void Store(const T& value) {
     uint64_t words[kWords];

@@ -56,7 +56,7 @@ Status CheckDirectory(const shmemcache_config_t& cfg) {
   return Fail(SHMEMCACHE_CONFIG_ERROR,
               "the pointer directory (directory_entries " + std::to_string(cfg.directory_entries) +
                   " x directory_ways " + std::to_string(cfg.directory_ways) + " x " +
-                  std::to_string(sizeof(DirectoryEntry)) + " B per client) is larger than this node's memory (" +
+                  std::to_string(PointerDirectory::kBytesPerEntry) + " B per client) is larger than this node's memory (" +
                   std::to_string(memory) +
                   " bytes): lower SHMEMCACHE_DIRECTORY_ENTRIES or SHMEMCACHE_DIRECTORY_WAYS");
 }

@@ -17,6 +17,24 @@ uint64_t KeyHash(uint64_t i) {
   return HashKey(k.data(), k.size());
 }
 
+// SetIndex is SetOf without a divide: the same set for every hash, at set counts that are powers of two or not,
+// 1, and the largest a 32-bit multiply-shift handles (and one beyond, the plain remainder).
+TEST(SetIndex, EqualsSetOf) {
+  const size_t counts[] = {1, 2, 3, 7, 8, 16, 1000, 8192, 65537, 1000003, size_t{1} << 31, 0xfffffffful,
+                           size_t{0xffffffffu} + 1, size_t{1} << 40};
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (size_t sets : counts) {
+    const SetIndex index(sets);
+    for (uint64_t edge : {uint64_t{0}, uint64_t{1}, uint64_t{sets - 1}, uint64_t{sets}, uint64_t{0xffffffffu},
+                          uint64_t{0xfffffffeu}, ~uint64_t{0}, uint64_t{0xffffffff00000000ull}})
+      ASSERT_EQ(index(edge), SetOf(edge, sets)) << "hash " << edge << " sets " << sets;
+    for (int i = 0; i < 100000; ++i) {
+      h = Remix(h + 1);
+      ASSERT_EQ(index(h), SetOf(h, sets)) << "hash " << h << " sets " << sets;
+    }
+  }
+}
+
 TEST(HashKey, DeterministicAndLengthSensitive) {
   EXPECT_EQ(HashKey("abc", 3), HashKey("abc", 3));
   EXPECT_NE(HashKey("abc", 3), HashKey("abd", 3));

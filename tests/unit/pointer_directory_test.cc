@@ -88,5 +88,72 @@ TEST(PointerDirectory, ExpiredEntriesAreNotUsedAndAreReplacedFirst) {
   EXPECT_NE(d.Lookup(next), nullptr);
 }
 
+// Update(found): the sub-entry Lookup returned spares a second search while it still names the key; a hint that
+// was dropped or handed to another key since must be ignored (the update goes to the key's own sub-entry).
+TEST(PointerDirectory, UpdateThroughTheSubEntryLookupFound) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 2, &bars);
+  KeyLocation a = Loc(1), b = Loc(2), c = Loc(3);
+  d.Update(a, 64, 64, 1, 1, 1);
+  DirectoryEntry* found = d.Lookup(a);
+  ASSERT_NE(found, nullptr);
+  d.Update(a, 128, 256, 2, 3, 4, found);
+  EXPECT_EQ(found->offset, 128u);
+  EXPECT_EQ(found->block_bytes, 256u);
+  EXPECT_EQ(found->version, 2u);
+  EXPECT_EQ(found->access_count, 2u);
+  EXPECT_EQ(found->recency, 3u);
+  EXPECT_EQ(found->server_recency, 4u);
+  EXPECT_EQ(d.size(), 1u);
+
+  // The hint was removed, then its slot reused by b: updating a must not overwrite b's pointer.
+  d.Remove(a);
+  d.Update(b, 640, 64, 9, 5, 5);
+  d.Update(c, 704, 64, 9, 6, 6);  // the set is full now (b, c)
+  d.Update(a, 192, 64, 3, 7, 7, found);  // found names b or c now: ignored, a installed properly
+  ASSERT_NE(d.Lookup(a), nullptr);
+  EXPECT_EQ(d.Lookup(a)->offset, 192u);
+  const DirectoryEntry* other = d.Peek(b) != nullptr ? d.Peek(b) : d.Peek(c);
+  ASSERT_NE(other, nullptr);
+  EXPECT_TRUE(other->offset == 640u || other->offset == 704u) << "the stale hint's new owner was overwritten";
+  EXPECT_EQ(d.size(), 2u);
+  EXPECT_EQ(d.stats().evictions, 1u);
+
+  // A hint of another key (same set) is ignored too.
+  DirectoryEntry* of_a = d.Lookup(a);
+  const KeyLocation survivor = d.Peek(b) != nullptr ? b : c;
+  d.Update(survivor, 768, 64, 10, 8, 8, of_a);
+  EXPECT_EQ(d.Lookup(a)->offset, 192u);
+  EXPECT_EQ(d.Lookup(survivor)->offset, 768u);
+}
+
+// The sub-entry keeps the client's range modulo 2^32: a full set still evicts the least recent when the ranges
+// of its sub-entries straddle the wrap.
+TEST(PointerDirectory, LeastRecentAcrossTheWrapOfTheKeptRange) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(1, 2, &bars);
+  const uint64_t wrap = uint64_t{1} << 32;
+  KeyLocation older = Loc(1), newer = Loc(2), next = Loc(3);
+  d.Update(older, 64, 64, 1, /*recency=*/wrap - 2, 1);  // kept as 0xfffffffe
+  d.Update(newer, 128, 64, 1, /*recency=*/wrap + 1, 1);  // kept as 1: later, although smaller
+  d.Update(next, 192, 64, 1, wrap + 2, 1);
+  EXPECT_EQ(d.Lookup(older), nullptr);
+  EXPECT_NE(d.Lookup(newer), nullptr);
+  EXPECT_NE(d.Lookup(next), nullptr);
+}
+
+// A pointer to a block of 0 bytes names nothing: it is not recorded (a sub-entry with block_bytes 0 is empty).
+TEST(PointerDirectory, APointerToNoBlockIsIgnored) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(4, 2, &bars);
+  d.Update(Loc(5), 64, 0, 1, 1, 1);
+  EXPECT_EQ(d.Lookup(Loc(5)), nullptr);
+  EXPECT_EQ(d.size(), 0u);
+  size_t bytes = 0;
+  ASSERT_TRUE(PointerDirectory::BytesFor(8192, 8, &bytes));
+  EXPECT_EQ(bytes, size_t{8192} * 8 * 48) << "the README's 3 MiB default";
+  EXPECT_FALSE(PointerDirectory::BytesFor(~size_t{0} / 4, 8, &bytes));
+}
+
 }  // namespace
 }  // namespace smc

@@ -23,6 +23,30 @@ struct FourWords {
   uint64_t a, b, c, d;
 };
 
+// A reader may keep what it derived from a value while Sequence() still returns the sequence Load gave it
+// (client.h's EpochEstimate): every Store must change it, and an unchanged sequence must mean the same value.
+TEST(SeqLocked, TheSequenceOfALoadChangesWithEveryStore) {
+  SeqLocked<FourWords> value;
+  uint64_t sequence = 1;
+  FourWords v = value.Load(&sequence);
+  EXPECT_EQ(sequence % 2, 0u);
+  EXPECT_EQ(value.Sequence(), sequence);
+  EXPECT_EQ(v.a, 0u);
+  uint64_t last = sequence;
+  for (uint64_t i = 1; i <= 100; ++i) {
+    value.Store(FourWords{i, i, i, i});
+    ASSERT_NE(value.Sequence(), last) << "store " << i << " left the sequence as it was";
+    v = value.Load(&sequence);
+    ASSERT_EQ(sequence, value.Sequence());
+    ASSERT_EQ(sequence % 2, 0u);
+    ASSERT_EQ(v.a, i);
+    last = sequence;
+  }
+  value.Store(FourWords{7, 7, 7, 7});  // the same value again is still a new sequence
+  value.Store(FourWords{100, 100, 100, 100});
+  EXPECT_NE(value.Sequence(), last);
+}
+
 TEST(SeqLocked, ReadersNeverSeeATornOrBackwardValue) {
   SeqLocked<FourWords> value;
   std::atomic<bool> stop{false};
