@@ -26,12 +26,13 @@
 //      and answer kNotThisKey.
 //   3. Put the head version v+1 with the rest of the header and the key (one put from a small buffer), then
 //      the value straight from the caller's buffer (a non-blocking put: no staging copy), leaving the recency
-//      word alone (local: plain stores and no checksum, then a release fence); fence; atomically set the target word to (v+1,
-//      tag, unlocked); quiet. The contract: when Set returns the SET is complete, so every GET that starts
-//      afterwards, on any PE and either path, sees this value or a later one; the quiet is what completes the
-//      non-fetching atomic. (A fetching swap instead of set + quiet would complete it too, and over UCX tcp a
-//      quiet is a round trip to every peer; but measured on UCX shared memory, publishing with a swap starved
-//      one-sided readers of the 12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
+//      word alone; fence (local: plain stores, no checksum, then a release fence instead of the runtime's
+//      fence, which orders only its own puts); atomically set the target word to (v+1, tag, unlocked); quiet.
+//      The contract: when Set returns the SET is complete, so every GET that starts afterwards, on any PE and
+//      either path, sees this value or a later one; the quiet is what completes the non-fetching atomic. (A
+//      fetching swap instead of set + quiet would complete it too, and over UCX tcp a quiet is a round trip to
+//      every peer; but measured on UCX shared memory, publishing with a swap starved one-sided readers of the
+//      12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
 // Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
 //   1-2), ReadHeld (the pair as it is: one get of the block, or loads through the mapping; nobody else writes
 //   while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
