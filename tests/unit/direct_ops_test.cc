@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -133,6 +134,20 @@ TEST_F(DirectOpsTest, ACopyTornByAWriteBetweenItsHalvesFailsTheVersionCheckAndIs
   EXPECT_EQ(ops_->counters().read_retries, 1u);
 }
 
+// A get that copies the value's bytes first (old), then lets `write` run, then the header and the target word
+// (new): the versions in the copy agree, only the checksum or a re-read of the target word can tell (DESIGN.md:
+// copies are not in address order).
+void CopyValueFirst(void* dst, const void* src, size_t bytes, size_t value_at, size_t value_len,
+                    const std::function<void()>& write) {
+  const size_t value_end = value_at + value_len;
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* s = static_cast<const uint8_t*>(src);
+  std::memcpy(d + value_at, s + value_at, value_len);
+  write();
+  std::memcpy(d, s, value_at);
+  std::memcpy(d + value_end, s + value_end, bytes - value_end);
+}
+
 TEST_F(DirectOpsTest, ACopyWhoseVersionsAgreeButWhosePayloadIsOldFailsTheChecksum) {
   const std::string key = "key";
   BlockPointer p = StoreSet(key, std::string(500, 'o'));
@@ -142,15 +157,7 @@ TEST_F(DirectOpsTest, ACopyWhoseVersionsAgreeButWhosePayloadIsOldFailsTheChecksu
       std::memcpy(dst, src, bytes);
       return;
     }
-    // The value's bytes first (old), then the write, then the header and the target word (new): the versions
-    // agree, only the checksum can tell (DESIGN.md: copies are not in address order).
-    const size_t value_at = kBlockHeaderBytes + key.size(), value_end = value_at + 500;
-    auto* d = static_cast<uint8_t*>(dst);
-    auto* s = static_cast<const uint8_t*>(src);
-    std::memcpy(d + value_at, s + value_at, value_end - value_at);
-    StoreSet(key, std::string(500, 'n'));
-    std::memcpy(d, s, value_at);
-    std::memcpy(d + value_end, s + value_end, bytes - value_end);
+    CopyValueFirst(dst, src, bytes, kBlockHeaderBytes + key.size(), 500, [&] { StoreSet(key, std::string(500, 'n')); });
   };
   std::string v;
   ASSERT_EQ(Get(p, key, &v), DirectOps::Result::kDone);
@@ -294,18 +301,13 @@ TEST_F(DirectOpsTest, AnUncheckedCopyTornByAWriteThroughTheMappingIsNeverAccepte
       std::memcpy(dst, src, bytes);
       return;
     }
-    // The value first (old), then a whole write through the mapping, then header and target word (new): the
-    // versions agree and no checksum can tell; only the target word read after the copy does.
-    const size_t value_at = kBlockHeaderBytes + key.size(), value_end = value_at + 500;
-    auto* d = static_cast<uint8_t*>(dst);
-    auto* s = static_cast<const uint8_t*>(src);
-    std::memcpy(d + value_at, s + value_at, value_end - value_at);
-    uint64_t v2 = 0;
-    ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, version, key.data(), key.size(),
-                              std::string(500, 'n').data(), 500, Loc(key).tag, &v2),
-              DirectOps::Result::kDone);
-    std::memcpy(d, s, value_at);
-    std::memcpy(d + value_end, s + value_end, bytes - value_end);
+    // A whole write through the mapping in the middle: no checksum to tell, only the target word read after.
+    CopyValueFirst(dst, src, bytes, kBlockHeaderBytes + key.size(), 500, [&] {
+      uint64_t v2 = 0;
+      ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, version, key.data(), key.size(),
+                                std::string(500, 'n').data(), 500, Loc(key).tag, &v2),
+                DirectOps::Result::kDone);
+    });
   };
   std::string v;
   ASSERT_EQ(Get(p, key, &v), DirectOps::Result::kDone);
