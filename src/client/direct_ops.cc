@@ -175,7 +175,8 @@ void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, si
   __atomic_thread_fence(__ATOMIC_RELEASE);
   // No checksum (kUncheckedSum): one-sided readers confirm such a block by re-reading its target word (Confirm).
   EncodeBlockBody(block, version, key, key_len, value, value_len, meta, BlockSum::kSkip);
-  // W3: the body before the publishing atomic (Publish's Fence orders the runtime's side).
+  // W3: the body before the publishing atomic. Nothing went through the runtime, so its fence is not needed
+  // (Commit); Abandon's Publish still fences, for the remote path.
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 

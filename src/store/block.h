@@ -92,11 +92,12 @@
 //   G2. t2 = the target word, read by a get issued after G1 completed (an acquire fence between them).
 // Accept iff t0 == t2, unlocked, our tag, and G1's head version is the one t0 names. Why: versions only grow and
 // every writer that changes a byte locks first and publishes a higher version; so t2 == t0 means no writer held
-// the lock at G2 and none took it since G0 and published, and one holding it since before G0 would have shown
-// t0 locked. Every byte G1 read was read between G0 and G2 (get completion orders them), so all of it belongs
-// to the write that published t0. (A torn checksum word that reads kUncheckedSum only sends a reader down this
-// path, which is exact; one that reads a real value fails the checksum.) The G2 of a failed attempt is the G0
-// of the next, so a remote read of such a block costs four gets (G1, G2, G1, G2) instead of one.
+// the lock at G2 and none took it since G0 and published (one that changes nothing releases the word unchanged
+// and wrote no byte), and one holding it since before G0 would have shown t0 locked. Every byte G1 read was
+// read between G0 and G2 (get completion orders them), so all of it belongs to the write that published t0.
+// (A torn checksum word that reads kUncheckedSum only sends a reader down this path, which is exact; one that
+// reads a real value fails the checksum.) The G2 of a failed attempt is the G0 of the next, so a remote read of
+// such a block costs four gets (G1, G2, G1, G2) instead of one.
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
