@@ -394,6 +394,9 @@ typedef struct {
   uint64_t mget_messages;       /* multi-get messages sent: one per server per mget, more when its reply ring
                                    is too small for every value */
   uint64_t mget_message_items;  /* mget items answered through them (also counted in active_gets) */
+  /* client side, on-node writes seen from off the mapping */
+  uint64_t unchecked_copies;    /* remote Direct GETs of a block last written through a mapping (no checksum),
+                                   confirmed by re-reading its target word after the copy */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -14,7 +14,8 @@
 //      most kBatchScratchBytes; a server on this node is copied through its mapping, Transport::LocalPointer, as
 //      DESIGN.md allows), one quiet per round, then each copy is validated (ValidateBlock): valid ->
 //      answered; another key -> the pointer is dropped and the item goes Active; torn or locked -> the single
-//      Direct GET's retry loop (back-off), and Active if that gives up.
+//      Direct GET's retry loop (back-off), and Active if that gives up; written through a mapping, without a
+//      checksum -> the single Direct GET, whose seqlock (mapped or over gets, store/block.h) proves it.
 //   mset (a window never holds a key twice: a repeated key starts the next window, so items with one key take
 //   effect in array order and the last one that succeeds wins):
 //   2. DirectSets: items with a pointer whose block the value fits run the Direct SET protocol, batched: every
@@ -290,6 +291,10 @@ void Client::FetchBlocks() {
           break;
         case BlockCheck::kRetry:  // caught mid-write: the single Direct GET retries with back-off
           ++counters_.batch_read_retries;
+          s.path = TryDirectGet(s.op, s.offset, s.block_bytes, &s.status) ? BatchSlot::Path::kDone
+                                                                            : BatchSlot::Path::kActive;
+          break;
+        case BlockCheck::kUnchecked:  // written through a mapping: the single Direct GET proves it (its seqlock)
           s.path = TryDirectGet(s.op, s.offset, s.block_bytes, &s.status) ? BatchSlot::Path::kDone
                                                                             : BatchSlot::Path::kActive;
           break;

@@ -25,15 +25,19 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   if (buffer_.size() < block_bytes && local == nullptr) buffer_.resize(block_bytes);
   Backoff backoff;
   if (attempt > 0) backoff.Pause();
+  uint64_t before = kNoTargetRead;  // G0 of the seqlock over gets (store/block.h): the last G2
   for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
+    const bool had_before = before != kNoTargetRead;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
     } else if (OneCopy(block_bytes, key_len, out_capacity)) {
       check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), view);
+      check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
       check = ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view);
+      check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
       if (check == BlockCheck::kValid) {
         if (view->value_len <= out_capacity) {
           if (view->value_len > 0) std::memcpy(out, view->value, view->value_len);
@@ -49,7 +53,9 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
         return Result::kDone;
       case BlockCheck::kNotThisKey: return Result::kNotThisKey;
       case BlockCheck::kRetry: break;
+      case BlockCheck::kUnchecked: break;  // Confirm answered it
     }
+    if (!had_before && before != kNoTargetRead && !TargetLocked(before)) continue;  // G0 taken: copy again now
     ++counters_.read_retries;
     backoff.Pause();
   }
@@ -76,6 +82,21 @@ BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes
   ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
   ctx_->Quiet();
   return ValidateSplitBlock(head, LoadU64(target), out, value_room, block_bytes, key, key_len, tag, view);
+}
+
+BlockCheck DirectOps::Confirm(BlockCheck check, int server, uint64_t offset, uint32_t block_bytes, uint32_t tag,
+                              uint64_t version, uint64_t* before) {
+  if (check != BlockCheck::kUnchecked) return check;
+  // G2 of store/block.h, issued after G1 completed; the fence keeps a shared-memory get's loads (the CPU's
+  // memcpy) before this one's.
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  uint64_t after;
+  ctx_->Get(&after, target_word(offset, block_bytes), kTargetWordBytes, server);
+  const bool same = after == *before && !TargetLocked(after) && TargetTag(after) == tag && SameVersion(version, after);
+  *before = after;
+  if (!same) return BlockCheck::kRetry;
+  ++counters_.unchecked_copies;
+  return BlockCheck::kValid;
 }
 
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
@@ -164,8 +185,10 @@ void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, si
                            size_t value_len, const PairMeta& meta) {
   // W1's other half (store/block.h): every store below stays after the lock in every reader's view.
   __atomic_thread_fence(__ATOMIC_RELEASE);
-  EncodeBlockBody(block, version, key, key_len, value, value_len, meta);
-  // W3: the body before the publishing atomic (Publish's Fence orders the runtime's side).
+  // No checksum (kUncheckedSum): one-sided readers confirm such a block by re-reading its target word (Confirm).
+  EncodeBlockBody(block, version, key, key_len, value, value_len, meta, BlockSum::kSkip);
+  // W3: the body before the publishing atomic. Nothing went through the runtime, so its fence is not needed
+  // (Commit); Abandon's Publish still fences, for the remote path.
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -232,7 +255,9 @@ bool DirectOps::ReadHeld(int server, uint64_t offset, uint32_t block_bytes, cons
 void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
                        const void* key, size_t key_len, const void* value, size_t value_len, const PairMeta& meta) {
   Write(server, offset, version, key, key_len, value, value_len, meta);
-  ctx_->Fence();
+  // shmem_fence orders this context's puts before the unlock; the local path put nothing (its stores are
+  // ordered by WriteLocal's release fence, W3), and the fence was a fifth of an on-node SET's instructions.
+  if (local_arena(server) == nullptr) ctx_->Fence();
   Release(server, offset, block_bytes, version, tag);
   ctx_->Quiet();
 }
@@ -253,6 +278,7 @@ void DirectOps::FillStats(Stats* stats) const {
   stats->cas_version_mismatch += counters_.cas_version_mismatch;
   stats->local_gets += counters_.local_gets;
   stats->local_sets += counters_.local_sets;
+  stats->unchecked_copies += counters_.unchecked_copies;
 }
 
 }  // namespace smc

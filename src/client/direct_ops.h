@@ -12,7 +12,11 @@
 // Direct GET (remote): one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail
 //   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer. A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
-//   block that holds another key (or was freed) gives kNotThisKey at once.
+//   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
+//   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
+//   (the target word re-read after the copy must equal the one read before it; the first such copy only takes
+//   that first reading), four gets instead of one. Chosen over asking the server (an Active GET): it stays
+//   one-sided, needs no server CPU where the transport has RMA, and costs 3 more small gets.
 // Direct SET (read-friendly exclusive write; only an existing pair whose new value fits its block):
 //   1. CAS the target word from (v, tag, unlocked) to (v, tag, locked), v = the version last seen. On failure
 //      the returned word decides: tag differs -> kTagMismatch (Active SET at once); lock bit set -> back off
@@ -22,12 +26,13 @@
 //      and answer kNotThisKey.
 //   3. Put the head version v+1 with the rest of the header and the key (one put from a small buffer), then
 //      the value straight from the caller's buffer (a non-blocking put: no staging copy), leaving the recency
-//      word alone (local: plain stores, then a release fence); fence; atomically set the target word to (v+1,
-//      tag, unlocked); quiet. The contract: when Set returns the SET is complete, so every GET that starts
-//      afterwards, on any PE and either path, sees this value or a later one; the quiet is what completes the
-//      non-fetching atomic. (A fetching swap instead of set + quiet would complete it too, and over UCX tcp a
-//      quiet is a round trip to every peer; but measured on UCX shared memory, publishing with a swap starved
-//      one-sided readers of the 12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
+//      word alone; fence (local: plain stores, no checksum, then a release fence instead of the runtime's
+//      fence, which orders only its own puts); atomically set the target word to (v+1, tag, unlocked); quiet.
+//      The contract: when Set returns the SET is complete, so every GET that starts afterwards, on any PE and
+//      either path, sees this value or a later one; the quiet is what completes the non-fetching atomic. (A
+//      fetching swap instead of set + quiet would complete it too, and over UCX tcp a quiet is a round trip to
+//      every peer; but measured on UCX shared memory, publishing with a swap starved one-sided readers of the
+//      12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
 // Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
 //   1-2), ReadHeld (the pair as it is: one get of the block, or loads through the mapping; nobody else writes
 //   while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
@@ -73,6 +78,7 @@ class DirectOps {
     Tally cas_version_mismatch;      // CAS failures: version differs -> retry with the returned version
     Tally local_gets;                // Direct GETs done through a mapping
     Tally local_sets;                // Direct SETs done through a mapping
+    Tally unchecked_copies;          // remote Direct GETs of blocks without a checksum, confirmed by the target word
   };
 
   // arena: the symmetric address of the arena (the same on every PE). local_arenas[server]: this PE's mapping
@@ -149,6 +155,11 @@ class DirectOps {
   // The one-copy remote GET: header + key and the target word into buffer_, the value's room into out.
   BlockCheck GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                       uint32_t tag, uint8_t* out, BlockView* view);
+  // Passes check through, except kUnchecked: G2 of store/block.h (one get of the target word), kValid iff it
+  // equals *before (G0) and names `version` with our tag, else kRetry; *before becomes G2 either way.
+  BlockCheck Confirm(BlockCheck check, int server, uint64_t offset, uint32_t block_bytes, uint32_t tag,
+                     uint64_t version, uint64_t* before);
+  static constexpr uint64_t kNoTargetRead = kLockBit;  // no G0 yet (a locked word is never accepted)
   // Step 3 for each path; version: the full version to publish.
   void WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                    const void* value, size_t value_len, const PairMeta& meta);

@@ -5,7 +5,7 @@ namespace smc {
 uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* value, size_t value_len,
                             uint64_t version) {
   uint64_t head = Xxh3(block + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
-  return Xxh3(value, value_len, head);
+  return StoredChecksum(Xxh3(value, value_len, head));
 }
 
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {
@@ -15,7 +15,7 @@ uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {
 }
 
 void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t key_len, const void* value,
-                     size_t value_len, const PairMeta& meta) {
+                     size_t value_len, const PairMeta& meta, BlockSum sum) {
   StoreU64(head + kHeadVersionOffset, version);
   StoreU32(head + kKeyLenOffset, static_cast<uint32_t>(key_len));
   StoreU32(head + kValueLenOffset, static_cast<uint32_t>(value_len));
@@ -23,15 +23,17 @@ void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t ke
   StoreU32(head + kFlagsOffset, meta.flags);
   uint8_t* key_at = head + kBlockHeaderBytes;
   if (key != key_at) std::memcpy(key_at, key, key_len);
-  StoreU64(head + kChecksumOffset, BlockChecksumSplit(head, key_len, value_len > 0 ? value : key_at, value_len,
-                                                      version));
+  StoreU64(head + kChecksumOffset, sum == BlockSum::kSkip
+                                       ? kUncheckedSum
+                                       : BlockChecksumSplit(head, key_len, value_len > 0 ? value : key_at,
+                                                            value_len, version));
 }
 
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
-                     size_t value_len, const PairMeta& meta) {
+                     size_t value_len, const PairMeta& meta, BlockSum sum) {
   // The checksum from the caller's value, not from the block: the block may be live memory that readers load
-  // (the on-node path writes in place), and the source is in this core's cache anyway.
-  EncodeBlockHead(block, version, key, key_len, value, value_len, meta);
+  // (the server writes in place), and the source is in this core's cache anyway.
+  EncodeBlockHead(block, version, key, key_len, value, value_len, meta, sum);
   uint8_t* value_at = block + kBlockHeaderBytes + key_len;
   if (value_len > 0 && value != value_at) std::memcpy(value_at, value, value_len);
 }
@@ -94,10 +96,11 @@ BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* ke
   BlockCheck check = CheckHeader(copy, LoadU64(copy + TargetOffset(block_bytes)), block_bytes, key, key_len, tag,
                                  &value_len);
   if (check != BlockCheck::kValid) return check;
-  if (BlockChecksum(copy, LoadU64(copy + kHeadVersionOffset)) != LoadU64(copy + kChecksumOffset))
-    return BlockCheck::kRetry;
+  const uint64_t stored = LoadU64(copy + kChecksumOffset);
+  const bool unchecked = stored == kUncheckedSum;
+  if (!unchecked && BlockChecksum(copy, LoadU64(copy + kHeadVersionOffset)) != stored) return BlockCheck::kRetry;
   FillView(copy, copy + kBlockHeaderBytes + key_len, value_len, view);
-  return BlockCheck::kValid;
+  return unchecked ? BlockCheck::kUnchecked : BlockCheck::kValid;
 }
 
 BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
@@ -106,11 +109,12 @@ BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_
   BlockCheck check = CheckHeader(head, target, block_bytes, key, key_len, tag, &value_len);
   if (check != BlockCheck::kValid) return check;
   if (value_len > value_room) return BlockCheck::kRetry;  // cannot be for a block that fits: torn
-  uint64_t version = LoadU64(head + kHeadVersionOffset);
-  if (BlockChecksumSplit(head, key_len, value, value_len, version) != LoadU64(head + kChecksumOffset))
+  const uint64_t stored = LoadU64(head + kChecksumOffset);
+  const bool unchecked = stored == kUncheckedSum;
+  if (!unchecked && BlockChecksumSplit(head, key_len, value, value_len, LoadU64(head + kHeadVersionOffset)) != stored)
     return BlockCheck::kRetry;
   FillView(head, value, value_len, view);
-  return BlockCheck::kValid;
+  return unchecked ? BlockCheck::kUnchecked : BlockCheck::kValid;
 }
 
 namespace {

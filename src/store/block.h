@@ -5,7 +5,8 @@
 //                                   block is consistent
 //   offset 16  checksum       u64   XXH3-64 of the value seeded with XXH3-64 of bytes [24, 44+key_len) (lengths,
 //                                   expiry, flags, key) seeded with the head version: chained, so a reader that
-//                                   lands the value in its caller's buffer and the header elsewhere checks both
+//                                   lands the value in its caller's buffer and the header elsewhere checks both;
+//                                   or kUncheckedSum: written through a mapping without one (below)
 //   offset 24  key_len        u32
 //   offset 28  value_len      u32
 //   offset 32  expiry word    u64   expiry_ms (bits 0..47; 0 = never) | token lag (bits 48..63), see below
@@ -78,6 +79,25 @@
 // operation, with no fence the reader can put between the body and the re-read of the target word. Head ==
 // tail then proves nothing about the bytes in between: a writer may have run W1-W4 entirely while the get
 // copied the middle. The checksum, seeded with the head version, is what catches that.
+//
+// Blocks without a checksum. A writer that stores through a mapping (an on-node client's Direct SET) leaves
+// kUncheckedSum in the checksum word instead of hashing the value: on-node readers and the server never read
+// the checksum (the seqlock above), and hashing was most of an on-node SET from 4 KiB up. BlockChecksum never
+// returns kUncheckedSum (a real hash equal to it is mapped to kUncheckedSum - 1), so the word says which kind
+// of write a block holds, and every server write (and every remote client's) stores a real checksum again.
+// A one-sided copy of such a block validates to kUnchecked (header, versions and identity check out, nothing
+// proves the bytes between them), and its reader must prove it with the seqlock over one-sided operations:
+//   G0. t0 = the target word, read by a get that completed before G1 was issued.
+//   G1. The copy (any order inside the get; complete on return or after the quiet).
+//   G2. t2 = the target word, read by a get issued after G1 completed (an acquire fence between them).
+// Accept iff t0 == t2, unlocked, our tag, and G1's head version is the one t0 names. Why: versions only grow and
+// every writer that changes a byte locks first and publishes a higher version; so t2 == t0 means no writer held
+// the lock at G2 and none took it since G0 and published (one that changes nothing releases the word unchanged
+// and wrote no byte), and one holding it since before G0 would have shown t0 locked. Every byte G1 read was
+// read between G0 and G2 (get completion orders them), so all of it belongs to the write that published t0.
+// (A torn checksum word that reads kUncheckedSum only sends a reader down this path, which is exact; one that
+// reads a real value fails the checksum.) The G2 of a failed attempt is the G0 of the next, so a remote read of
+// such a block costs four gets (G1, G2, G1, G2) instead of one.
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -101,6 +121,9 @@ constexpr size_t kFlagsOffset = 40;
 constexpr size_t kBlockHeaderBytes = 44;
 constexpr size_t kTargetWordBytes = 8;
 constexpr size_t kBlockAlign = 8;
+
+// The checksum word of a block written without a checksum (above); never the value of a real checksum.
+constexpr uint64_t kUncheckedSum = ~uint64_t{0};
 
 constexpr uint64_t kLockBit = 1;
 constexpr unsigned kVersionShift = 1 + kTagBits;
@@ -151,23 +174,31 @@ struct PairMeta {
   uint64_t token_lag = 0;  // head version - CAS token, at most kMaxTokenLag
 };
 
+// A hash as a checksum word stores it: one equal to kUncheckedSum moves to its neighbour (a 2^-64 event that
+// merely makes two hashes agree), so the word never claims "no checksum" for a checksummed block.
+constexpr uint64_t StoredChecksum(uint64_t hash) { return hash == kUncheckedSum ? kUncheckedSum - 1 : hash; }
+
 // Checksum of a block body already laid out at `block` (lengths, expiry word, flags, key and value), for the
-// head version `version`.
+// head version `version`. Never kUncheckedSum.
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version);
 // The same checksum with the value elsewhere: `block` holds bytes [0, kBlockHeaderBytes + key_len).
 uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* value, size_t value_len,
                             uint64_t version);
 
+// Whether a writer hashes the value (every writer whose block a one-sided get may copy; the default) or leaves
+// kUncheckedSum (a writer through a mapping: above).
+enum class BlockSum { kCompute, kSkip };
+
 // Writes head_version, lengths, expiry word, flags, key, value and checksum into `block`: bytes [8, BodyBytes);
 // leaves the recency and target words untouched. The caller guarantees the pair fits (BlockBytesFor <=
 // block_bytes). key or value may already sit where they belong (a rewrite of the header only).
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
-                     size_t value_len, const PairMeta& meta = PairMeta{});
+                     size_t value_len, const PairMeta& meta = PairMeta{}, BlockSum sum = BlockSum::kCompute);
 // EncodeBlockBody without the value: bytes [8, kBlockHeaderBytes + key_len) of `head`, the checksum computed
 // from the value where it lies. A remote writer puts these bytes and then the value straight from its caller's
 // buffer (two puts, no staging copy); both land before the fence that precedes the unlock.
 void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t key_len, const void* value,
-                     size_t value_len, const PairMeta& meta = PairMeta{});
+                     size_t value_len, const PairMeta& meta = PairMeta{}, BlockSum sum = BlockSum::kCompute);
 
 // Bytes [0, BodyBytes) of a block hold the recency word, the header, key and value; a writer puts
 // [kHeadVersionOffset, BodyBytes).
@@ -176,7 +207,9 @@ inline size_t BodyBytes(size_t key_len, size_t value_len) { return kBlockHeaderB
 enum class BlockCheck {
   kValid,     // consistent copy of this key's pair
   kRetry,     // locked, or torn (versions or checksum disagree): read again after a back-off
-  kNotThisKey // unlocked and consistent-looking but another key (or a freed block): fall back
+  kNotThisKey,// unlocked and consistent-looking but another key (or a freed block): fall back
+  kUnchecked  // a one-sided copy that looks like this key's pair but carries kUncheckedSum: valid only if the
+              // seqlock over one-sided gets (G0-G2 above) confirms it
 };
 
 struct BlockView {
@@ -189,13 +222,14 @@ struct BlockView {
   size_t value_len = 0;
 };
 
-// Validates a local copy of a whole block (block_bytes long) as described above.
+// Validates a local copy of a whole block (block_bytes long) as described above. kUnchecked fills *view as
+// kValid does (its version is the one G0's target word must name).
 BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
                          BlockView* view);
 
 // Validates a copy whose header and key ([0, kBlockHeaderBytes + key_len)) and target word were fetched into
 // `head` and `target`, and whose value was fetched to `value` (room for `value_room` bytes, the most this block
-// can hold after this key): like ValidateBlock, checksum included. On kValid, view->value == value.
+// can hold after this key): like ValidateBlock, checksum included. On kValid and kUnchecked, view->value == value.
 BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                               size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view);
 

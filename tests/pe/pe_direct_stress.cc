@@ -6,8 +6,12 @@
 // reader, one key and one writer the sequence never goes backwards. Prints retry and CAS-failure counts.
 // Both Direct paths at once: odd client ranks run with local_access=0 (one-sided get/put only), even ranks with
 // the default (through the mapping where shmem_ptr maps the server, i.e. on shared memory; over tcp nobody
-// maps, and every client is remote). On shared memory the job checks that both paths really ran.
-// Args: [seconds] [writers] (defaults 5, 2)
+// maps, and every client is remote). On shared memory the job checks that both paths really ran, and that remote
+// readers met blocks written through the mapping (no checksum: store/block.h) and confirmed them by the target
+// word (unchecked_copies).
+// evict = 1: the server gets 2 MiB and writers also store cold 6 KiB pairs, so batch eviction (and the stale
+// pointers it leaves) runs all along; the server checks that it evicted.
+// Args: [seconds] [writers] [evict] (defaults 5, 2, 0)
 #include <shmem.h>
 
 #include <cstdlib>
@@ -27,6 +31,7 @@ constexpr int kKeys = 12;
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
   int writers = argc > 2 ? std::atoi(argv[2]) : 2;
+  const bool evict = argc > 3 && std::atoi(argv[3]) != 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
   // Whether this PE maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object.
@@ -37,17 +42,24 @@ int main(int argc, char** argv) {
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
   const int client_rank = shmem_my_pe() - cfg.num_servers;  // as shmemcache_client_rank will say
   if (client_rank >= 0 && client_rank % 2 == 1) cfg.local_access = 0;
+  if (evict) cfg.server_memory_bytes = 2u << 20;
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c == nullptr) return 1;
   shmemcache_stats_t st{};
   if (shmemcache_is_server(c)) {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    shmemcache_stats_t server_st{};  // st stays zero: the totals below are the clients'
+    shmemcache_get_stats(c, &server_st);
+    std::printf("server: items=%llu evictions=%llu\n", (unsigned long long)server_st.items,
+                (unsigned long long)server_st.evictions);
+    if (evict) PE_CHECK(server_st.evictions > 0);
   } else {
     int rank = shmemcache_client_rank(c);
     bool writer = rank < writers;
     pe_test::Rng rng(rank * 13 + 5);
     std::vector<uint8_t> value(16384), got(16384);
+    uint64_t cold = 0;
     std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
     uint64_t seq = 0, reads = 0, found = 0, writes = 0, deletes = 0, bad = 0, regressions = 0;
     uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
@@ -56,6 +68,12 @@ int main(int argc, char** argv) {
       std::string key = "hot-" + std::to_string(k);
       if (writer) {
         uint64_t r = rng.Uniform(100);
+        if (evict && r >= 90) {  // a cold pair: fills the server, so eviction keeps running
+          std::string cold_key = "cold-" + std::to_string(rank) + "-" + std::to_string(++cold);
+          shmemcache_status_t s = shmemcache_set(c, cold_key.data(), cold_key.size(), value.data(), 6144);
+          PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NO_SPACE);
+          continue;
+        }
         if (r < 2) {
           shmemcache_status_t s = shmemcache_delete(c, key.data(), key.size());
           PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NOT_FOUND);
@@ -88,7 +106,7 @@ int main(int argc, char** argv) {
         "client %d (%s): reads=%llu found=%llu writes=%llu deletes=%llu bad=%llu regressions=%llu | "
         "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
         "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu "
-        "local_gets=%llu local_sets=%llu\n",
+        "local_gets=%llu local_sets=%llu unchecked_copies=%llu\n",
         rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
         (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
         (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
@@ -96,13 +114,15 @@ int main(int argc, char** argv) {
         (unsigned long long)st.read_retries, (unsigned long long)st.lock_retries,
         (unsigned long long)st.cas_lock_busy, (unsigned long long)st.cas_tag_mismatch,
         (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks,
-        (unsigned long long)st.local_gets, (unsigned long long)st.local_sets);
+        (unsigned long long)st.local_gets, (unsigned long long)st.local_sets,
+        (unsigned long long)st.unchecked_copies);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     PE_CHECK(regressions == 0);
     if (writer) PE_CHECK(writes > 0 && st.direct_sets > 0 && st.active_sets > 0);
     else PE_CHECK(found > 0 && st.direct_gets > 0);
     const bool local = mapped && cfg.local_access != 0;  // the path this client's Direct operations take
+    if (local) PE_CHECK(st.unchecked_copies == 0);  // its reads go through the mapping: the seqlock there
     if (!local) PE_CHECK(st.local_gets == 0 && st.local_sets == 0);
     else if (writer) PE_CHECK(st.local_sets == st.direct_sets);
     else PE_CHECK(st.local_gets == st.direct_gets + st.large_gets_pulled);  // pulls of large values read it too
@@ -112,21 +132,24 @@ int main(int argc, char** argv) {
   // Totals over all PEs, so the log shows how hard the protocol was exercised.
   static long psync[SHMEM_REDUCE_SYNC_SIZE];
   static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
-  static long src[5], dst[5];
+  static long src[6], dst[6];
   for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
   src[0] = static_cast<long>(st.read_retries);
   src[1] = static_cast<long>(st.lock_retries);
   src[2] = static_cast<long>(st.cas_version_mismatch);
   src[3] = static_cast<long>(st.local_gets + st.local_sets);
   src[4] = static_cast<long>(st.direct_gets + st.direct_sets) - src[3];  // Direct operations over one-sided ops
+  src[5] = static_cast<long>(st.unchecked_copies);
   shmem_barrier_all();
-  shmem_long_sum_to_all(dst, src, 5, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_long_sum_to_all(dst, src, 6, 0, 0, shmem_n_pes(), pwrk, psync);
   shmem_barrier_all();
   if (shmem_my_pe() == 0) {
-    std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld local_ops=%ld remote_ops=%ld\n",
-                dst[0], dst[1], dst[2], dst[3], dst[4]);
+    std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld local_ops=%ld remote_ops=%ld "
+                "unchecked_copies=%ld\n",
+                dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]);
     PE_CHECK(dst[4] > 0);                         // the one-sided path ran
     if (mapped) PE_CHECK(dst[3] > 0);             // and, where it exists, the mapping path at the same time
+    if (mapped) PE_CHECK(dst[5] > 0);             // and remote readers confirmed blocks the mapping path wrote
   }
   int rc = pe_test::Finish("pe_direct_stress");
   shmem_finalize();

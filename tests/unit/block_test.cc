@@ -335,6 +335,110 @@ TEST(BlockValidate, RetryWhenPayloadByteFlipped) {
   EXPECT_EQ(Check(b, key, 10), BlockCheck::kRetry);
 }
 
+// Blocks written through a mapping carry kUncheckedSum instead of a checksum (block.h: "Blocks without a
+// checksum"). A one-sided copy of one is never kValid on its own: kUnchecked when everything else checks out.
+std::vector<uint8_t> MakeUncheckedBlock(size_t block_bytes, uint64_t version, const std::string& key,
+                                        const std::string& value, uint32_t tag, bool locked = false) {
+  std::vector<uint8_t> b(block_bytes, 0xcc);
+  EncodeBlockBody(b.data(), version, key.data(), key.size(), value.data(), value.size(), PairMeta{4, 0, 0},
+                  BlockSum::kSkip);
+  StoreU64(b.data() + kRecencyOffset, 0);
+  StoreU64(b.data() + TargetOffset(block_bytes), MakeTarget(version, tag, locked));
+  return b;
+}
+
+TEST(BlockUnchecked, AWriteWithoutChecksumStoresTheSentinelAndEverythingElseAsUsual) {
+  std::string key = "key", value(300, 'u');
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto skip = MakeUncheckedBlock(bytes, 6, key, value, 10);
+  auto sum = MakeBlock(bytes, 6, key, value, 10, false, 0, PairMeta{4, 0, 0});
+  EXPECT_EQ(LoadU64(skip.data() + kChecksumOffset), kUncheckedSum);
+  EXPECT_NE(LoadU64(sum.data() + kChecksumOffset), kUncheckedSum);
+  StoreU64(skip.data() + kChecksumOffset, LoadU64(sum.data() + kChecksumOffset));
+  EXPECT_EQ(skip, sum) << "only the checksum word differs";
+  // EncodeBlockHead (a remote writer's put) the same.
+  std::vector<uint8_t> head(kBlockHeaderBytes + key.size());
+  EncodeBlockHead(head.data(), 6, key.data(), key.size(), value.data(), value.size(), PairMeta{}, BlockSum::kSkip);
+  EXPECT_EQ(LoadU64(head.data() + kChecksumOffset), kUncheckedSum);
+}
+
+TEST(BlockUnchecked, ACopyIsUncheckedWithItsViewOnlyWhenHeaderVersionsAndIdentityHold) {
+  std::string key = "key", value = "0123456789abcdef";
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto b = MakeUncheckedBlock(bytes, 5, key, value, 10);
+  BlockView view;
+  ASSERT_EQ(Check(b, key, 10, &view), BlockCheck::kUnchecked);
+  EXPECT_EQ(view.version, 5u) << "the version G0's target word must name";
+  EXPECT_EQ(view.flags, 4u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), value);
+  // A flipped value byte cannot be seen without a checksum: still only kUnchecked, never kValid.
+  auto flipped = b;
+  flipped[kBlockHeaderBytes + key.size()] ^= 1;
+  EXPECT_EQ(Check(flipped, key, 10), BlockCheck::kUnchecked);
+  // Every header rule still applies first.
+  EXPECT_EQ(Check(MakeUncheckedBlock(bytes, 5, key, value, 10, true), key, 10), BlockCheck::kRetry) << "locked";
+  auto torn = b;
+  StoreU64(torn.data() + kHeadVersionOffset, 6);
+  EXPECT_EQ(Check(torn, key, 10), BlockCheck::kRetry) << "head != tail";
+  auto garbage = b;
+  StoreU32(garbage.data() + kValueLenOffset, 0xffffffffu);
+  EXPECT_EQ(Check(garbage, key, 10), BlockCheck::kRetry) << "lengths";
+  EXPECT_EQ(Check(b, "kez", 10), BlockCheck::kNotThisKey);
+  EXPECT_EQ(Check(b, key, 11), BlockCheck::kNotThisKey);
+  // The split form (the one-copy remote GET).
+  BlockView split_view;
+  EXPECT_EQ(ValidateSplitBlock(b.data(), LoadU64(b.data() + TargetOffset(bytes)),
+                               b.data() + kBlockHeaderBytes + key.size(), value.size(), bytes, key.data(),
+                               key.size(), 10, &split_view),
+            BlockCheck::kUnchecked);
+  EXPECT_EQ(split_view.value, b.data() + kBlockHeaderBytes + key.size());
+  EXPECT_EQ(split_view.version, 5u);
+}
+
+TEST(BlockUnchecked, ATornCopyWhoseChecksumWordReadsTheSentinelIsNeverValid) {
+  // A copy that caught the checksum word of a write through a mapping and the rest of a checksummed write (or
+  // the reverse): kUnchecked (the seqlock decides) or kRetry, never kValid.
+  std::string key = "key", a(200, 'a'), c(200, 'c');
+  size_t bytes = BlockBytesFor(key.size(), a.size());
+  auto with_sum = MakeBlock(bytes, 8, key, a, 10);
+  auto without = MakeUncheckedBlock(bytes, 8, key, c, 10);
+  auto mixed = with_sum;
+  StoreU64(mixed.data() + kChecksumOffset, kUncheckedSum);
+  EXPECT_EQ(Check(mixed, key, 10), BlockCheck::kUnchecked);
+  mixed = without;
+  StoreU64(mixed.data() + kChecksumOffset, LoadU64(with_sum.data() + kChecksumOffset));
+  EXPECT_EQ(Check(mixed, key, 10), BlockCheck::kRetry) << "a real checksum over the other write's value";
+}
+
+TEST(BlockUnchecked, ARealChecksumNeverEqualsTheSentinel) {
+  EXPECT_NE(StoredChecksum(kUncheckedSum), kUncheckedSum);
+  for (uint64_t h : {uint64_t{0}, uint64_t{1}, kUncheckedSum - 1, uint64_t{0x0123456789abcdef}})
+    EXPECT_EQ(StoredChecksum(h), h) << "every other hash is stored as it is";
+  // And what writers store goes through it: many pairs, none gets the sentinel.
+  std::vector<uint8_t> b(128);
+  for (uint64_t v = 1; v < 20000; ++v) {
+    EncodeBlockBody(b.data(), v, "k", 1, &v, sizeof v);
+    ASSERT_NE(LoadU64(b.data() + kChecksumOffset), kUncheckedSum);
+    ASSERT_EQ(LoadU64(b.data() + kChecksumOffset), BlockChecksum(b.data(), v));
+  }
+}
+
+TEST(BlockUnchecked, ARewriteWithAChecksumRestoresIt) {
+  // The server's rewrite (EncodeBlockBody) and a remote client's (EncodeBlockHead + value) over a block
+  // written without one leave a real checksum, and the block validates by it again.
+  std::string key = "key", value(64, 'r');
+  size_t bytes = BlockBytesFor(key.size(), value.size());
+  auto b = MakeUncheckedBlock(bytes, 5, key, value, 10);
+  EncodeBlockBody(b.data(), 6, key.data(), key.size(), value.data(), value.size());
+  StoreU64(b.data() + TargetOffset(bytes), MakeTarget(6, 10, false));
+  EXPECT_EQ(Check(b, key, 10), BlockCheck::kValid);
+  // A touch re-encodes the header around the value in place: that too.
+  auto t = MakeUncheckedBlock(bytes, 5, key, value, 10);
+  EncodeBlockBody(t.data(), 6, key.data(), key.size(), t.data() + kBlockHeaderBytes + key.size(), value.size());
+  StoreU64(t.data() + TargetOffset(bytes), MakeTarget(6, 10, false));
+  EXPECT_EQ(Check(t, key, 10), BlockCheck::kValid);
+}
+
 TEST(BlockValidate, RetryWhenLengthsAreGarbage) {
   std::string key = "key", value = "value";
   size_t bytes = BlockBytesFor(key.size(), value.size());

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -133,6 +134,20 @@ TEST_F(DirectOpsTest, ACopyTornByAWriteBetweenItsHalvesFailsTheVersionCheckAndIs
   EXPECT_EQ(ops_->counters().read_retries, 1u);
 }
 
+// A get that copies the value's bytes first (old), then lets `write` run, then the header and the target word
+// (new): the versions in the copy agree, only the checksum or a re-read of the target word can tell (DESIGN.md:
+// copies are not in address order).
+void CopyValueFirst(void* dst, const void* src, size_t bytes, size_t value_at, size_t value_len,
+                    const std::function<void()>& write) {
+  const size_t value_end = value_at + value_len;
+  auto* d = static_cast<uint8_t*>(dst);
+  auto* s = static_cast<const uint8_t*>(src);
+  std::memcpy(d + value_at, s + value_at, value_len);
+  write();
+  std::memcpy(d, s, value_at);
+  std::memcpy(d + value_end, s + value_end, bytes - value_end);
+}
+
 TEST_F(DirectOpsTest, ACopyWhoseVersionsAgreeButWhosePayloadIsOldFailsTheChecksum) {
   const std::string key = "key";
   BlockPointer p = StoreSet(key, std::string(500, 'o'));
@@ -142,15 +157,7 @@ TEST_F(DirectOpsTest, ACopyWhoseVersionsAgreeButWhosePayloadIsOldFailsTheChecksu
       std::memcpy(dst, src, bytes);
       return;
     }
-    // The value's bytes first (old), then the write, then the header and the target word (new): the versions
-    // agree, only the checksum can tell (DESIGN.md: copies are not in address order).
-    const size_t value_at = kBlockHeaderBytes + key.size(), value_end = value_at + 500;
-    auto* d = static_cast<uint8_t*>(dst);
-    auto* s = static_cast<const uint8_t*>(src);
-    std::memcpy(d + value_at, s + value_at, value_end - value_at);
-    StoreSet(key, std::string(500, 'n'));
-    std::memcpy(d, s, value_at);
-    std::memcpy(d + value_end, s + value_end, bytes - value_end);
+    CopyValueFirst(dst, src, bytes, kBlockHeaderBytes + key.size(), 500, [&] { StoreSet(key, std::string(500, 'n')); });
   };
   std::string v;
   ASSERT_EQ(Get(p, key, &v), DirectOps::Result::kDone);
@@ -235,13 +242,79 @@ TEST_F(DirectOpsTest, ThroughTheMappingGetAndSetUseLoadsAndStoresAndCountIt) {
   EXPECT_EQ(local_ops_->counters().local_gets, 1u);
   EXPECT_EQ(local_ops_->counters().local_sets, 1u);
   EXPECT_EQ(ops_->counters().local_gets, 0u);
-  // Written in place under the protocol, checksum included: the server and a remote reader accept it.
+  // Written in place under the protocol, without a checksum: the server (seqlock) and a remote reader (the
+  // seqlock over gets) accept it.
   EXPECT_EQ(StoreGet("key"), "VALUE");
   job_.faults().on_get = nullptr;
   std::string v;
   ASSERT_EQ(Get(p, "key", &v), DirectOps::Result::kDone);
   EXPECT_EQ(v, "VALUE");
   EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// A block written through the mapping carries kUncheckedSum (store/block.h); a remote reader confirms its copy by
+// the target word read before it (the previous attempt's re-read) and after it.
+TEST_F(DirectOpsTest, ARemoteGetOfABlockWrittenThroughTheMappingIsConfirmedByItsTargetWord) {
+  BlockPointer p = StoreSet("key", "value");
+  uint64_t version = 0;
+  ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, p.version, "key", 3, "LOCAL", 5, Loc("key").tag,
+                            &version),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(LoadU64(server_arena_ + p.offset + kChecksumOffset), kUncheckedSum);
+  int gets = 0;
+  job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+    ++gets;
+    std::memcpy(dst, src, bytes);
+  };
+  std::string v;
+  ASSERT_EQ(Get(p, "key", &v), DirectOps::Result::kDone);
+  EXPECT_EQ(v, "LOCAL");
+  EXPECT_EQ(gets, 4) << "copy, target word (G0), copy, target word (G2)";
+  EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
+  EXPECT_EQ(ops_->counters().read_retries, 0u) << "taking G0 is not a retry";
+  // A remote writer, then the server, put a real checksum back: one get again.
+  ASSERT_EQ(Set(p, version, "key", "REMOTE", &version), DirectOps::Result::kDone);
+  EXPECT_NE(LoadU64(server_arena_ + p.offset + kChecksumOffset), kUncheckedSum);
+  ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, version, "key", 3, "LOCAL", 5, Loc("key").tag,
+                            &version),
+            DirectOps::Result::kDone);
+  StoreSet("key", "SERVER");
+  EXPECT_NE(LoadU64(server_arena_ + p.offset + kChecksumOffset), kUncheckedSum);
+  gets = 0;
+  ASSERT_EQ(Get(p, "key", &v), DirectOps::Result::kDone);
+  EXPECT_EQ(v, "SERVER");
+  EXPECT_EQ(gets, 1);
+  EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(DirectOpsTest, AnUncheckedCopyTornByAWriteThroughTheMappingIsNeverAccepted) {
+  const std::string key = "key";
+  BlockPointer p = StoreSet(key, std::string(500, 'o'));
+  uint64_t version = 0;
+  ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(),
+                            std::string(500, 'o').data(), 500, Loc(key).tag, &version),
+            DirectOps::Result::kDone);
+  int calls = 0;
+  job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+    if (++calls != 3) {  // the copy after G0 is torn; every other get is clean
+      std::memcpy(dst, src, bytes);
+      return;
+    }
+    // A whole write through the mapping in the middle: no checksum to tell, only the target word read after.
+    CopyValueFirst(dst, src, bytes, kBlockHeaderBytes + key.size(), 500, [&] {
+      uint64_t v2 = 0;
+      ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, version, key.data(), key.size(),
+                                std::string(500, 'n').data(), 500, Loc(key).tag, &v2),
+                DirectOps::Result::kDone);
+    });
+  };
+  std::string v;
+  ASSERT_EQ(Get(p, key, &v), DirectOps::Result::kDone);
+  EXPECT_EQ(v, std::string(500, 'n'));
+  EXPECT_EQ(calls, 6) << "G1, G0, torn G1, G2 (moved on), G1, G2";
+  EXPECT_EQ(ops_->counters().read_retries, 1u);
+  EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
 }
 
 // Direct incr's steps (Acquire, ReadHeld, Commit / Abandon) on both paths: the pair read under the lock, a commit
@@ -356,6 +429,30 @@ TEST_F(DirectOpsLargeTest, ALargeValueLandsInTheCallersBufferAndATornPieceIsRead
   EXPECT_EQ(std::string(small.data(), view.value_len), std::string(kLen, 'n'));
 }
 
+TEST_F(DirectOpsLargeTest, ALargeValueWrittenThroughTheMappingIsConfirmedByTheTargetWord) {
+  const std::string key = "big";
+  BlockPointer p = StoreSet(key, std::string(kLen, 'o'));
+  const std::string local(kLen, 'l');
+  uint64_t version = 0;
+  ASSERT_EQ(local_ops_->Set(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), local.data(),
+                            local.size(), Loc(key).tag, &version),
+            DirectOps::Result::kDone);
+  std::vector<char> out(p.block_bytes);
+  int gets = 0;
+  job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+    ++gets;
+    std::memcpy(dst, src, bytes);
+  };
+  BlockView view;
+  ASSERT_EQ(ops_->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), Loc(key).tag, out.data(),
+                      out.size(), &view),
+            DirectOps::Result::kDone);
+  EXPECT_EQ(gets, 8) << "three pieces and G0, three pieces and G2";
+  EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
+  EXPECT_EQ(std::string(out.data(), view.value_len), local);
+  EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
+}
+
 // A value that names its writer and sequence and repeats a byte derived from both: any mix of two writes shows.
 std::string Verifiable(int writer, uint64_t seq, size_t len) {
   std::string v = std::to_string(writer) + ":" + std::to_string(seq) + ":";
@@ -424,6 +521,65 @@ TEST_F(DirectOpsTest, AReaderRacingAServerWriterAndADirectWriterNeverSeesATornVa
   EXPECT_GT(local_done, 0);
   EXPECT_TRUE(IsVerifiable(StoreGet("hot"), kLen));
   EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// Only writers through the mapping: every block a remote reader copies carries no checksum, so every accepted
+// copy is one the seqlock over gets confirmed. Both remote forms (one get of the block; the one-copy pieces).
+void RaceRemoteReaderWithWritersThroughTheMapping(KvStore* store, Transport* client, uint8_t* arena,
+                                                  std::vector<uint8_t*> mapping, DirectOps* reader, size_t len,
+                                                  int reads) {
+  const std::string key = "hot";
+  const KeyLocation loc = Locate(key.data(), key.size(), 1);
+  BlockPointer p;
+  const std::string first = Verifiable(0, 0, len);
+  ASSERT_EQ(store->Store(loc, key.data(), key.size(), first.data(), first.size(), StoreRequest{}, AccessTime{0, 1},
+                         &p),
+            SHMEMCACHE_OK);
+  std::atomic<bool> stop{false};
+  auto writer = [&](int id) {
+    std::unique_ptr<Context> ctx = client->CreateContext(1);
+    DirectOps ops(ctx.get(), arena, mapping);
+    uint64_t known = p.version;
+    for (uint64_t seq = 1; !stop.load(); ++seq) {
+      std::string v = Verifiable(id, seq, len);
+      uint64_t version;
+      if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
+                  &version) == DirectOps::Result::kDone)
+        known = version;
+      std::this_thread::yield();  // room between writes for a copy and its re-read
+    }
+  };
+  std::thread a(writer, 1), b(writer, 2);
+  int done = 0, torn = 0;
+  std::vector<char> out(p.block_bytes);  // can take the block's room: the one-copy form where it applies
+  for (int i = 0; i < reads; ++i) {
+    BlockView view;
+    if (reader->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), p.tag, out.data(), out.size(),
+                    &view) == DirectOps::Result::kDone) {
+      ++done;
+      if (!IsVerifiable(std::string(out.data(), view.value_len), len)) ++torn;
+    }
+  }
+  stop = true;
+  a.join();
+  b.join();
+  std::printf("reads done %d of %d (retries %llu, confirmed by the target word %llu, torn %d)\n", done, reads,
+              static_cast<unsigned long long>(reader->counters().read_retries),
+              static_cast<unsigned long long>(reader->counters().unchecked_copies), torn);
+  EXPECT_EQ(torn, 0);
+  EXPECT_GT(done, 0);
+  EXPECT_GT(reader->counters().unchecked_copies, 0u);
+  EXPECT_TRUE(store->CheckConsistency());
+}
+
+TEST_F(DirectOpsTest, ARemoteReaderRacingWritersThroughTheMappingNeverSeesATornValue) {
+  RaceRemoteReaderWithWritersThroughTheMapping(store_.get(), job_.transport(1), client_arena_, LocalArenas(),
+                                               ops_.get(), 1800, 20000);
+}
+
+TEST_F(DirectOpsLargeTest, ARemoteOneCopyReaderRacingWritersThroughTheMappingNeverSeesATornValue) {
+  RaceRemoteReaderWithWritersThroughTheMapping(store_.get(), job_.transport(1), client_arena_, LocalArenas(),
+                                               ops_.get(), kLen, 2000);
 }
 
 }  // namespace
