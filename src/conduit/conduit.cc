@@ -98,9 +98,8 @@ Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_
   if (p.failed) return FailedStatus(peer);
   const size_t payload_max = layout_.payload_max();
   if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
-  const size_t record = fragment::RecordBytes(len);
-  if (record <= payload_max) {  // packed: into the open packed chunk, or a new one
-    if (!p.pack_open || p.pack_used + record > payload_max) {
+  if (fragment::Packs(len, payload_max)) {  // packed: into the open packed chunk, or a new one
+    if (!p.pack_open || p.pack_used + fragment::RecordBytes(len) > payload_max) {
       Status s = StageChunk(peer);
       if (s != SHMEMCACHE_OK) return s;
       p.pack_open = true;

@@ -98,6 +98,12 @@ class Conduit {
   // full for op_timeout_ms, or the peer had failed already; the message may be partly sent).
   // A message is guaranteed to reach the receiver only once Flush (or FlushAll) has run after its Post.
   Status Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell);
+  // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
+  // the chunk the message ended in.
+  uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
+  // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
+  // in one pass: reply_room.h).
+  bool HoldsRecords(size_t ring) const { return peers_[ring].unpacked_at < peers_[ring].unpacked.size(); }
   // Puts what is staged for peer and rings its doorbell if a message staged since the last Flush asked for it.
   void Flush(size_t peer);
   // Flush for every peer that has something staged.

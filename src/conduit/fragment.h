@@ -40,6 +40,8 @@ constexpr uint32_t kPackedMsgLen = 0xffffffff;
 constexpr size_t kRecordHeaderBytes = 8;
 // Payload bytes a message of len bytes takes as a record of a packed chunk.
 inline size_t RecordBytes(size_t len) { return kRecordHeaderBytes + ((len + 7) & ~size_t{7}); }
+// True when a message of len bytes goes out as a record of a packed chunk (else cut into fragments of its own).
+inline bool Packs(size_t len, size_t payload_max) { return RecordBytes(len) <= payload_max; }
 
 inline size_t CompFlagOffset(size_t frag_len) { return kChunkHeaderBytes + ((frag_len + 7) & ~size_t{7}); }
 

@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include <deque>
+#include <random>
+
+#include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "transport/loopback_transport.h"
 
@@ -149,6 +153,92 @@ TEST(Conduit, PackedAndFragmentedMessagesInterleaveInOrder) {
   p.client.conduit->Flush(0);
   receiver.join();
   EXPECT_EQ(p.server.conduit->stats().messages_received, sizes.size());
+}
+
+// The reply room a client counts (conduit/reply_room.h) against a real sender's packing: the client admits
+// requests while their largest replies fit its count; the server answers whole groups (request chunks) per
+// pass, flushing after each pass, with replies of any length up to the largest, some of them (GETs read back
+// from flash) sent after the pass on their own; the client takes a random number of replies at a time. The
+// server, whose ring waits end in TIMEOUT, must never find the client's ring full of replies it has not read.
+TEST(Conduit, RepliesAdmittedByTheReplyRoomNeverOverrunTheRing) {
+  Pair p(/*timeout_ms=*/2000);
+  Conduit& server = *p.server.conduit;
+  Conduit& client = *p.client.conduit;
+  ReplyRoom room(kChunks, kPayloadMax);
+  struct Request {
+    uint64_t group;
+    size_t most;    // its largest reply
+    unsigned alone; // charged on its own (may be answered after its pass)
+    size_t len = 0; // the reply actually sent
+  };
+  std::mt19937_64 rng(14);
+  auto coin = [&](unsigned in) { return rng() % in == 0; };
+  auto largest = [&]() -> size_t {
+    switch (rng() % 8) {
+      case 0: return kPayloadMax - fragment::kRecordHeaderBytes - rng() % 16;  // records that (nearly) fill a chunk
+      case 1: return kPayloadMax + rng() % (2 * kPayloadMax);                  // fragmented
+      default: return rng() % 120;                                             // small
+    }
+  };
+  std::deque<Request> unsent, unread;
+  uint64_t group = 0;
+  bool group_open = false;  // the client's request chunk still takes requests (not yet flushed)
+  size_t replies = 0;
+  for (int round = 0; round < 3000; ++round) {
+    // The client posts requests while their replies fit; a request chunk is closed now and then.
+    while (!coin(6)) {
+      const size_t most = largest();
+      const unsigned alone = coin(5) ? room.Cost(0, most) : 0;
+      if (!room.Fits(room.Cost(0, most) + alone)) break;
+      if (!group_open || coin(4)) {
+        ++group;
+        group_open = true;
+      }
+      room.Add(group, most);
+      room.Charge(alone);
+      unsent.push_back(Request{group, most, alone});
+    }
+    group_open = false;  // the client flushes before it waits: later requests start a new chunk
+    // The server answers what was sent, whole groups per pass.
+    while (!unsent.empty()) {
+      std::vector<Request> later;
+      for (unsigned groups = 1 + rng() % 3; groups > 0 && !unsent.empty(); --groups) {
+        const uint64_t g = unsent.front().group;
+        while (!unsent.empty() && unsent.front().group == g) {
+          Request r = unsent.front();
+          unsent.pop_front();
+          r.len = coin(3) ? r.most : rng() % (r.most + 1);
+          if (r.alone != 0 && coin(2)) {
+            later.push_back(r);
+            continue;
+          }
+          std::vector<uint8_t> m = Message(r.len, replies);
+          ASSERT_EQ(server.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK) << "round " << round;
+          unread.push_back(r);
+          ++replies;
+        }
+      }
+      server.Flush(0);  // the end of the pass
+      for (Request& r : later) {
+        std::vector<uint8_t> m = Message(r.len, replies);
+        ASSERT_EQ(server.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK) << "round " << round;
+        unread.push_back(r);
+        ++replies;
+      }
+      server.Flush(0);
+    }
+    // The client takes some replies (each retires its request).
+    for (size_t take = coin(3) ? unread.size() : rng() % (unread.size() + 1); take > 0; --take) {
+      std::vector<uint8_t> got;
+      ASSERT_EQ(client.Receive(0, &got), SHMEMCACHE_OK);
+      ASSERT_EQ(got.size(), unread.front().len);
+      room.Retire(unread.front().group);
+      room.Release(unread.front().alone);
+      unread.pop_front();
+    }
+  }
+  EXPECT_GT(server.stats().probes, 0u);  // the ring did run full (acks come only through probes here)
+  EXPECT_GT(replies, 3000u);
 }
 
 TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
