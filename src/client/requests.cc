@@ -94,7 +94,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
   const bool landed = flags & message_flags::kValueLanded;
-  EncodeRequest(&request_, h, op.key, op.key_len, op.value, landed ? 0 : op.value_len);
+  const size_t value_bytes = landed ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
   r->sent_ns = clock_.Refresh();  // exact, before sending: the server's stamp comes after it (server_time.h)
@@ -104,8 +104,11 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     pe_->ctx.Fence();
     ++counters_.large_sets_landed;
   }
-  // Staged: it goes out, with one doorbell for the burst, when this client next waits for or polls the server.
-  if (conduit_.Post(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+  // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
+  // this client next waits for or polls the server.
+  if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_,
+                           [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
+      SHMEMCACHE_OK) {
     if (*request == nullptr) Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }

@@ -173,10 +173,11 @@ void Server::FillStats(Stats* stats) const {
 
 void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
   if (failure_ != SHMEMCACHE_OK) return;
-  reply_.resize(sizeof(header) + value_len);
-  std::memcpy(reply_.data(), &header, sizeof(header));
-  if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
-  Status s = conduit_.Post(client, reply_.data(), reply_.size(), false);  // flushed at the end of the pass
+  // Written straight into the conduit's staging when it packs; flushed at the end of the pass.
+  Status s = conduit_.PostWritten(client, sizeof(header) + value_len, false, &reply_, [&](uint8_t* out) {
+    std::memcpy(out, &header, sizeof(header));
+    if (value_len) std::memcpy(out + sizeof(header), value, value_len);
+  });
   if (s != SHMEMCACHE_OK) {
     failure_ = s;
     failure_text_ = LastError();

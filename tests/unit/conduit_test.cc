@@ -241,6 +241,63 @@ TEST(Conduit, RepliesAdmittedByTheReplyRoomNeverOverrunTheRing) {
   EXPECT_GT(replies, 3000u);
 }
 
+// Encoding in place: a message that packs is written straight into the staging (Reserve, PostWritten) and
+// arrives exactly as a posted one, in order with posted and fragmented messages; one that does not pack is not
+// reserved (PostWritten posts it from the scratch buffer); a full ring is flushed and waited for as by Post.
+TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  const std::vector<size_t> sizes = {0,  1,  40, kPayloadMax - fragment::kRecordHeaderBytes, kPayloadMax - 7, 3,
+                                     2 * kChunks * kPayloadMax, 17, 9, 200, 200, 200, 200, 200, 200, 200, 5};
+  std::thread receiver([&] {
+    std::vector<uint8_t> got;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, Message(sizes[i], i)) << "message " << i << " of " << sizes[i] << " bytes";
+    }
+  });
+  std::vector<uint8_t> scratch;
+  size_t reserved = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::vector<uint8_t> m = Message(sizes[i], i);
+    if (i % 3 == 1) {  // some posted the old way between them
+      ASSERT_EQ(client.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+      continue;
+    }
+    Status s = SHMEMCACHE_INVALID_ARGUMENT;
+    uint8_t* at = client.Reserve(0, m.size(), false, &s);
+    ASSERT_EQ(s, SHMEMCACHE_OK);
+    if (at == nullptr) {  // does not pack: whole through PostWritten's scratch
+      ASSERT_FALSE(fragment::Packs(m.size(), kPayloadMax));
+      ASSERT_EQ(client.PostWritten(0, m.size(), false, &scratch,
+                                   [&](uint8_t* out) { std::memcpy(out, m.data(), m.size()); }),
+                SHMEMCACHE_OK);
+      EXPECT_EQ(scratch.size(), m.size());
+      continue;
+    }
+    ASSERT_TRUE(fragment::Packs(m.size(), kPayloadMax));
+    if (!m.empty()) std::memcpy(at, m.data(), m.size());
+    ++reserved;
+  }
+  client.Flush(0);
+  receiver.join();
+  EXPECT_GE(reserved, 8u);
+  EXPECT_EQ(client.stats().messages_sent, sizes.size());
+}
+
+TEST(Conduit, NothingIsReservedForAFailedPeer) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  client.GiveUp(0, "test");
+  Status s = SHMEMCACHE_OK;
+  EXPECT_EQ(client.Reserve(0, 8, true, &s), nullptr);
+  EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
+  std::vector<uint8_t> scratch;
+  bool written = false;
+  EXPECT_EQ(client.PostWritten(0, 8, true, &scratch, [&](uint8_t*) { written = true; }), SHMEMCACHE_TIMEOUT);
+  EXPECT_FALSE(written);
+}
+
 TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
   Pair p;
   const size_t big = 3 * kChunks * kPayloadMax + 17;
