@@ -200,8 +200,9 @@ int Measure(const Options &o, const bench::Job &job) {
   if (!bench::LoadConfig(job, &cfg)) return 1;
   if (o.mode == "active") cfg.direct_ops = 0;
   cfg.max_outstanding = static_cast<unsigned>(o.window);
-  // A client keeps at most chunks_per_peer replies' worth of requests in flight per server (a server never
-  // waits on a client that is not reading): give the reply ring room for the whole window, unless
+  // A client keeps in flight per server only requests whose largest replies fit its reply ring (a server never
+  // waits on a client that is not reading; small replies share chunks, conduit/reply_room.h): give the ring
+  // room for a whole window of the largest values, unless
   // SHMEMCACHE_CHUNKS_PER_PEER asks for a ring depth (scripts/bench/active.sh compares 8 and 32).
   if (std::getenv("SHMEMCACHE_CHUNKS_PER_PEER") == nullptr)
     cfg.chunks_per_peer = std::max<unsigned>(cfg.chunks_per_peer, static_cast<unsigned>(2 * o.window));

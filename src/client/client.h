@@ -273,11 +273,13 @@ class Client {
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;
-  // Completes requests to server until its reply ring has room for `chunks` more (or nothing is in flight):
-  // a server never waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
-  Status MakeReplyRoom(int server, unsigned chunks);  // [active]
-  // r (request_id and reply_chunks set) was sent to server: it joins the queue and counts in the flow control,
-  // in the PE's in_flight_ and in its issuer's count (this thread's unless r->issuer_in_flight is set).
+  // Completes requests to server until its reply ring has room for one more reply of at most reply_bytes bytes,
+  // plus `alone` chunks charged on their own (conduit/reply_room.h), or nothing is in flight: a server never
+  // waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
+  Status MakeReplyRoom(int server, size_t reply_bytes, unsigned alone);  // [active]
+  // r (request_id, reply_bytes and reply_alone set) was just posted to server: it joins the queue and counts in
+  // the flow control (its group: the request chunk it went out in), in the PE's in_flight_ and in its issuer's
+  // count (this thread's unless r->issuer_in_flight is set).
   void Track(int server, shmemcache_request* r);  // [active]
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
   void Retire(int server, shmemcache_request* r);  // [active]
@@ -315,7 +317,10 @@ class Client {
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
-  unsigned ReplyChunks(Op op, size_t buffer_len) const;
+  // The most bytes the reply to a single operation may take, and the chunks it is charged besides (a GET a
+  // server with an SSD tier may answer after a flash read, outside its group: conduit/reply_room.h).
+  size_t ReplyBytes(Op op, size_t buffer_len) const;
+  unsigned ReplyAlone(Op op, size_t buffer_len) const;
 
   // ---- batches (batch.cc) ----
   // One item of a batch on its way: which item, its operation, and where it stands.
@@ -455,7 +460,7 @@ class Client {
   // Shared with the PE's other threads (client_pe.h), under pe_->active unless said otherwise.
   Conduit& conduit_;                 // failed() may be read without the lock
   std::vector<RequestQueue>& pending_;
-  std::vector<unsigned>& pending_chunks_;
+  std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
   std::vector<unsigned>& pullable_in_flight_;
   uint64_t& next_request_id_;

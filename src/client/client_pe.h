@@ -21,6 +21,7 @@
 
 #include "client/request_queue.h"
 #include "conduit/conduit.h"
+#include "conduit/reply_room.h"
 #include "core/layout.h"
 #include "core/seq_locked.h"
 #include "core/server_time.h"
@@ -43,7 +44,8 @@ struct ClientPe {
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
                 /*first_peer_pe=*/0, config.op_timeout_ms),
         pending(config.num_servers),
-        pending_chunks(config.num_servers, 0),
+        reply_room(config.num_servers, ReplyRoom(config.chunks_per_peer, config.chunk_bytes - kChunkHeaderBytes -
+                                                                              kChunkTrailerBytes)),
         landing_busy(config.num_servers, 0),
         pullable_in_flight(config.num_servers, 0),
         epochs(config.num_servers),
@@ -58,7 +60,7 @@ struct ClientPe {
   // Requests in flight, per server, in issue order (a server answers one client's requests in order, except
   // GETs it reads from flash, which it answers when the read finishes). Every thread's.
   std::vector<RequestQueue> pending;
-  std::vector<unsigned> pending_chunks;      // reply chunks those requests may take
+  std::vector<ReplyRoom> reply_room;         // per server: the reply ring's room those requests may take
   std::vector<uint8_t> landing_busy;         // per server: a landed SET is in flight (our slot there is in use)
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
   uint64_t next_request_id = 1;

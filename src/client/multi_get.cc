@@ -71,10 +71,9 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
       reply_bytes += MultiGetAnswerBytes(std::min<size_t>(it.buffer_len, value_cap));
     }
     reply_bytes = std::min(reply_bytes, ring);
-    const unsigned chunks = static_cast<unsigned>((reply_bytes + payload - 1) / payload);
     while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
     Status status =
-        conduit_.failed(static_cast<size_t>(server)) ? SHMEMCACHE_TIMEOUT : MakeReplyRoom(server, chunks);
+        conduit_.failed(static_cast<size_t>(server)) ? SHMEMCACHE_TIMEOUT : MakeReplyRoom(server, reply_bytes, 0);
     shmemcache_request* part = NewRequest();
     part->op = Op::kMultiGet;
     part->loc.server = server;
@@ -86,7 +85,7 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
       RequestHeader h{};
       h.request_id = next_request_id_++;
       h.recency = EstimatedEpoch(server);
-      h.max_value = uint64_t{chunks} * payload;  // the reply budget: what the ring holds for it
+      h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
       MultiGetRequestWriter writer;
       writer.Begin(&request_, h);
       for (size_t k = from; k < to; ++k) writer.Add(items[indices[k]].key, items[indices[k]].key_len,
@@ -96,7 +95,8 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
         status = FailServer(server);
       } else {
         part->request_id = h.request_id;
-        part->reply_chunks = chunks;
+        part->reply_bytes = reply_bytes;
+        part->reply_alone = 0;  // never read back from flash: such an item is asked again alone
         Track(server, part);
         ++batch->batch_remaining;
         ++counters_.mget_messages;

@@ -32,7 +32,11 @@ struct shmemcache_request {
   size_t* value_len = nullptr;
   smc::ContractOutputs out;  // flags, token, counter value: written at completion (contract_args.h)
   uint64_t sent_ns = 0;      // the client's clock when it was sent (the round trip of its server-time sample)
-  unsigned reply_chunks = 1;  // conduit chunks the reply may take (flow control of the reply ring)
+  // Flow control of the reply ring (conduit/reply_room.h): the most bytes its reply may take, the request chunk it
+  // went out in (its reply's group), and the chunks charged besides for a reply that may come outside its group.
+  size_t reply_bytes = 0;
+  uint64_t reply_group = 0;
+  unsigned reply_alone = 0;
   uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded)
   // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
   std::vector<uint8_t> key;

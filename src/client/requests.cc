@@ -31,11 +31,13 @@ void Client::Release(shmemcache_request* r) {
   free_requests_ = r;
 }
 
-unsigned Client::ReplyChunks(Op op, size_t buffer_len) const {
-  size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
-  size_t bytes = sizeof(ReplyHeader) + (op == Op::kGet ? buffer_len : 0);
-  size_t chunks = (bytes + payload - 1) / payload;
-  return static_cast<unsigned>(std::min<size_t>(std::max<size_t>(chunks, 1), config_.chunks_per_peer));
+size_t Client::ReplyBytes(Op op, size_t buffer_len) const {
+  return sizeof(ReplyHeader) + (op == Op::kGet ? buffer_len : 0);
+}
+
+unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
+  if (op != Op::kGet || config_.spill_dir == nullptr) return 0;
+  return reply_room_[0].Cost(0, ReplyBytes(op, buffer_len));
 }
 
 bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
@@ -51,8 +53,9 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   std::lock_guard<std::recursive_mutex> hold(pe_->active);
   const int s = op.loc.server;
-  const unsigned reply_chunks = ReplyChunks(op.op, op.buffer_len);
-  if (MakeReplyRoom(s, reply_chunks) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
+  const size_t reply_bytes = ReplyBytes(op.op, op.buffer_len);
+  const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
+  if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
   if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
@@ -91,7 +94,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
   const bool landed = flags & message_flags::kValueLanded;
-  EncodeRequest(&request_, h, op.key, op.key_len, op.value, landed ? 0 : op.value_len);
+  const size_t value_bytes = landed ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
   r->sent_ns = clock_.Refresh();  // exact, before sending: the server's stamp comes after it (server_time.h)
@@ -101,8 +104,11 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     pe_->ctx.Fence();
     ++counters_.large_sets_landed;
   }
-  // Staged: it goes out, with one doorbell for the burst, when this client next waits for or polls the server.
-  if (conduit_.Post(static_cast<size_t>(s), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+  // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
+  // this client next waits for or polls the server.
+  if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_,
+                           [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
+      SHMEMCACHE_OK) {
     if (*request == nullptr) Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }
@@ -117,7 +123,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->buffer = op.buffer;
   r->buffer_len = op.buffer_len;
   r->value_len = op.out_len;
-  r->reply_chunks = reply_chunks;
+  r->reply_bytes = reply_bytes;
+  r->reply_alone = reply_alone;
   r->request_id = h.request_id;
   r->out = op.contract.out;
   Track(s, r);  // a Pull keeps the issuer
@@ -125,18 +132,21 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   return SHMEMCACHE_OK;
 }
 
-Status Client::MakeReplyRoom(int server, unsigned chunks) {
+Status Client::MakeReplyRoom(int server, size_t reply_bytes, unsigned alone) {
+  // Admitted as if it started a group of its own: whichever request chunk it joins, it is charged no more.
+  const ReplyRoom& room = reply_room_[server];
+  const unsigned most = room.Cost(0, reply_bytes) + alone;
   Status status = SHMEMCACHE_OK;
-  while (status == SHMEMCACHE_OK && !pending_[server].empty() &&
-         pending_chunks_[server] + chunks > config_.chunks_per_peer)
-    status = CompleteNext(server);
+  while (status == SHMEMCACHE_OK && !pending_[server].empty() && !room.Fits(most)) status = CompleteNext(server);
   return status;
 }
 
 void Client::Track(int server, shmemcache_request* r) {
   if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
   pending_[server].push_back(r);
-  pending_chunks_[server] += r->reply_chunks;
+  r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
+  reply_room_[server].Add(r->reply_group, r->reply_bytes);
+  reply_room_[server].Charge(r->reply_alone);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
   r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
 }
@@ -213,7 +223,8 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
 }
 
 void Client::Retire(int server, shmemcache_request* r) {
-  pending_chunks_[server] -= r->reply_chunks;
+  reply_room_[server].Retire(r->reply_group);
+  reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
   r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
@@ -289,7 +300,7 @@ Status Client::FailServer(int server) {
   }
   in_flight_.fetch_sub(q.size(), std::memory_order_relaxed);
   q.clear();
-  pending_chunks_[server] = 0;
+  reply_room_[server].Clear();
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
   return conduit_.FailedStatus(static_cast<size_t>(server));

@@ -93,25 +93,40 @@ void Conduit::SealPack(Peer& p) {
   p.pack_open = false;
 }
 
-Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
+uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status) {
   Peer& p = peers_[peer];
-  if (p.failed) return FailedStatus(peer);
+  *status = SHMEMCACHE_OK;
+  if (p.failed) {
+    *status = FailedStatus(peer);
+    return nullptr;
+  }
   const size_t payload_max = layout_.payload_max();
+  if (!fragment::Packs(len, payload_max)) return nullptr;
   if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
-  const size_t record = fragment::RecordBytes(len);
-  if (record <= payload_max) {  // packed: into the open packed chunk, or a new one
-    if (!p.pack_open || p.pack_used + record > payload_max) {
-      Status s = StageChunk(peer);
-      if (s != SHMEMCACHE_OK) return s;
-      p.pack_open = true;
-      p.pack_used = 0;
-    }
-    uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
-    p.pack_used = fragment::AppendRecord(out, p.pack_used, message, len);
-    p.doorbell_owed |= ring_doorbell;
-    ++stats_.messages_sent;
+  if (!p.pack_open || p.pack_used + fragment::RecordBytes(len) > payload_max) {  // the open chunk, or a new one
+    *status = StageChunk(peer);
+    if (*status != SHMEMCACHE_OK) return nullptr;
+    p.pack_open = true;
+    p.pack_used = 0;
+  }
+  uint8_t* chunk = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
+  uint8_t* at = fragment::ReserveRecord(chunk, p.pack_used, len);
+  p.pack_used += fragment::RecordBytes(len);
+  p.doorbell_owed |= ring_doorbell;
+  ++stats_.messages_sent;
+  return at;
+}
+
+Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
+  Status s;
+  if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {  // packed
+    if (len > 0) std::memcpy(at, message, len);
     return SHMEMCACHE_OK;
   }
+  if (s != SHMEMCACHE_OK) return s;
+  Peer& p = peers_[peer];
+  const size_t payload_max = layout_.payload_max();
+  if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
   size_t sent = 0;
   while (sent < len) {
     Status s = StageChunk(peer);

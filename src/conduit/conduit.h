@@ -14,7 +14,11 @@
 // one doorbell, so a client with several requests in flight, and a server answering several of a client's
 // requests in one pass, pay the ring operations once per burst rather than once per message. Small messages
 // staged together share chunks (packed records, fragment.h): a burst of 32 small requests is one chunk of a
-// few hundred bytes per 10 messages, not 32 chunks put whole.
+// few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
+// the staging (Reserve, PostWritten): its bytes are copied once, not encoded into a buffer and copied again.
+// Reply rings: a client keeps in flight only requests whose replies certainly fit its ring, counted in bytes as
+// the packing above places them (reply_room.h); a server takes a packed request chunk's records in one pass and
+// flushes their replies together, which that count relies on.
 // A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
 // so it works whatever state the client's ring is in.
 //
@@ -98,6 +102,30 @@ class Conduit {
   // full for op_timeout_ms, or the peer had failed already; the message may be partly sent).
   // A message is guaranteed to reach the receiver only once Flush (or FlushAll) has run after its Post.
   Status Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell);
+  // Encoding in place (issue 14): stages a message of len bytes that packs (fragment::Packs) as Post would and
+  // returns where its len bytes go; the caller writes them before its next call on this conduit. nullptr with
+  // *status OK when the message does not pack (Post it), or with TIMEOUT as Post.
+  uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status);
+  // Post of a len-byte message that write(uint8_t* out) writes: straight into the staging when it packs (one
+  // copy of its bytes, not two), else into *scratch, which is then posted. OK or TIMEOUT as Post.
+  template <class Write>
+  Status PostWritten(size_t peer, size_t len, bool ring_doorbell, std::vector<uint8_t>* scratch, Write&& write) {
+    Status s;
+    if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {
+      write(at);
+      return SHMEMCACHE_OK;
+    }
+    if (s != SHMEMCACHE_OK) return s;
+    scratch->resize(len);
+    write(scratch->data());
+    return Post(peer, scratch->data(), len, ring_doorbell);
+  }
+  // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
+  // the chunk the message ended in.
+  uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
+  // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
+  // in one pass: reply_room.h).
+  bool HoldsRecords(size_t ring) const { return peers_[ring].unpacked_at < peers_[ring].unpacked.size(); }
   // Puts what is staged for peer and rings its doorbell if a message staged since the last Flush asked for it.
   void Flush(size_t peer);
   // Flush for every peer that has something staged.

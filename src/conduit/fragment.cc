@@ -19,14 +19,12 @@ size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, 
   return Seal(out, seq, frag_len, msg_len, ack);
 }
 
-size_t AppendRecord(uint8_t* out, size_t used, const uint8_t* data, size_t len) {
+uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len) {
   uint8_t* record = out + kChunkHeaderBytes + used;
   StoreU32(record, static_cast<uint32_t>(len));
   StoreU32(record + 4, 0);
-  if (len > 0) std::memcpy(record + kRecordHeaderBytes, data, len);
-  const size_t bytes = RecordBytes(len);
-  std::memset(record + kRecordHeaderBytes + len, 0, bytes - kRecordHeaderBytes - len);
-  return used + bytes;
+  std::memset(record + kRecordHeaderBytes + len, 0, RecordBytes(len) - kRecordHeaderBytes - len);
+  return record + kRecordHeaderBytes;
 }
 
 size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack) {

@@ -40,6 +40,8 @@ constexpr uint32_t kPackedMsgLen = 0xffffffff;
 constexpr size_t kRecordHeaderBytes = 8;
 // Payload bytes a message of len bytes takes as a record of a packed chunk.
 inline size_t RecordBytes(size_t len) { return kRecordHeaderBytes + ((len + 7) & ~size_t{7}); }
+// True when a message of len bytes goes out as a record of a packed chunk (else cut into fragments of its own).
+inline bool Packs(size_t len, size_t payload_max) { return RecordBytes(len) <= payload_max; }
 
 inline size_t CompFlagOffset(size_t frag_len) { return kChunkHeaderBytes + ((frag_len + 7) & ~size_t{7}); }
 
@@ -55,9 +57,10 @@ size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, 
 // Writes the header, checksum and comp_flag of fragment seq whose frag_len payload bytes already sit at
 // out + kChunkHeaderBytes. Returns the bytes to put, through the comp_flag.
 size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack);
-// Appends data[0, len) as a record to the payload of a packed chunk at out that holds `used` payload bytes;
-// the caller checks that used + RecordBytes(len) fits. Returns the payload bytes used after it.
-size_t AppendRecord(uint8_t* out, size_t used, const uint8_t* data, size_t len);
+// Appends a record of len bytes to the payload of a packed chunk at out that holds `used` payload bytes (the
+// caller checks that used + RecordBytes(len) fits): writes its header and padding and returns where its len
+// bytes go (the caller writes them; the chunk is sealed after).
+uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len);
 
 // True when chunk holds all of fragment seq: use_flag and comp_flag equal seq, frag_len <= payload_max and the
 // checksum matches. Reads each byte once through plain loads; the caller orders them after its flag read.

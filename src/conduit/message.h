@@ -82,12 +82,18 @@ struct ReplyHeader {
 };
 static_assert(sizeof(ReplyHeader) == 104, "wire layout");
 
+// A request message: its length, and its bytes written at out (RequestBytes of them).
+inline size_t RequestBytes(size_t key_len, size_t value_len) { return sizeof(RequestHeader) + key_len + value_len; }
+inline void WriteRequest(uint8_t* out, const RequestHeader& h, const void* key, size_t key_len, const void* value,
+                         size_t value_len) {
+  std::memcpy(out, &h, sizeof(h));
+  if (key_len) std::memcpy(out + sizeof(h), key, key_len);
+  if (value_len) std::memcpy(out + sizeof(h) + key_len, value, value_len);
+}
 inline void EncodeRequest(std::vector<uint8_t>* out, const RequestHeader& h, const void* key, size_t key_len,
                           const void* value, size_t value_len) {
-  out->resize(sizeof(h) + key_len + value_len);
-  std::memcpy(out->data(), &h, sizeof(h));
-  if (key_len) std::memcpy(out->data() + sizeof(h), key, key_len);
-  if (value_len) std::memcpy(out->data() + sizeof(h) + key_len, value, value_len);
+  out->resize(RequestBytes(key_len, value_len));
+  WriteRequest(out->data(), h, key, key_len, value, value_len);
 }
 
 // A parsed request; pointers are into the message buffer. False if the message is malformed.

@@ -135,7 +135,9 @@ Status Server::ServeUntilDone() {
 
 Status Server::ServeReady() {
   // This pass serves the clients that rang and those the last pass left with messages, in ring order starting
-  // after the client the last pass started with, each at most one ring's worth of messages.
+  // after the client the last pass started with, each about one ring's worth of messages: a packed request chunk
+  // is always finished, and its replies flushed together, in one pass (clients count their reply room on it,
+  // conduit/reply_room.h).
   ready_.insert(ready_.end(), carry_.begin(), carry_.end());
   carry_.clear();
   std::sort(ready_.begin(), ready_.end());
@@ -148,14 +150,14 @@ Status Server::ServeReady() {
   for (size_t client : ready_) {
     Status s = SHMEMCACHE_OK;
     unsigned served = 0;
-    while (served < budget && (s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK &&
-           failure_ == SHMEMCACHE_OK) {
+    while ((served < budget || conduit_.HoldsRecords(client)) &&
+           (s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK) {
       Handle(client, message_);
       ++served;
     }
     conduit_.Flush(client);  // this client's replies of the pass: one put
     if (s == SHMEMCACHE_TIMEOUT) return s;
-    if (served == budget) carry_.push_back(client);  // more may be waiting: its bit was consumed
+    if (served >= budget) carry_.push_back(client);  // more may be waiting: its bit was consumed
   }
   return SHMEMCACHE_OK;
 }
@@ -171,10 +173,11 @@ void Server::FillStats(Stats* stats) const {
 
 void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
   if (failure_ != SHMEMCACHE_OK) return;
-  reply_.resize(sizeof(header) + value_len);
-  std::memcpy(reply_.data(), &header, sizeof(header));
-  if (value_len) std::memcpy(reply_.data() + sizeof(header), value, value_len);
-  Status s = conduit_.Post(client, reply_.data(), reply_.size(), false);  // flushed at the end of the pass
+  // Written straight into the conduit's staging when it packs; flushed at the end of the pass.
+  Status s = conduit_.PostWritten(client, sizeof(header) + value_len, false, &reply_, [&](uint8_t* out) {
+    std::memcpy(out, &header, sizeof(header));
+    if (value_len) std::memcpy(out + sizeof(header), value, value_len);
+  });
   if (s != SHMEMCACHE_OK) {
     failure_ = s;
     failure_text_ = LastError();

@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include <deque>
+#include <random>
+
+#include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "transport/loopback_transport.h"
 
@@ -149,6 +153,149 @@ TEST(Conduit, PackedAndFragmentedMessagesInterleaveInOrder) {
   p.client.conduit->Flush(0);
   receiver.join();
   EXPECT_EQ(p.server.conduit->stats().messages_received, sizes.size());
+}
+
+// The reply room a client counts (conduit/reply_room.h) against a real sender's packing: the client admits
+// requests while their largest replies fit its count; the server answers whole groups (request chunks) per
+// pass, flushing after each pass, with replies of any length up to the largest, some of them (GETs read back
+// from flash) sent after the pass on their own; the client takes a random number of replies at a time. The
+// server, whose ring waits end in TIMEOUT, must never find the client's ring full of replies it has not read.
+TEST(Conduit, RepliesAdmittedByTheReplyRoomNeverOverrunTheRing) {
+  Pair p(/*timeout_ms=*/2000);
+  Conduit& server = *p.server.conduit;
+  Conduit& client = *p.client.conduit;
+  ReplyRoom room(kChunks, kPayloadMax);
+  struct Request {
+    uint64_t group;
+    size_t most;    // its largest reply
+    unsigned alone; // charged on its own (may be answered after its pass)
+    size_t len = 0; // the reply actually sent
+  };
+  std::mt19937_64 rng(14);
+  auto coin = [&](unsigned in) { return rng() % in == 0; };
+  auto largest = [&]() -> size_t {
+    switch (rng() % 8) {
+      case 0: return kPayloadMax - fragment::kRecordHeaderBytes - rng() % 16;  // records that (nearly) fill a chunk
+      case 1: return kPayloadMax + rng() % (2 * kPayloadMax);                  // fragmented
+      default: return rng() % 120;                                             // small
+    }
+  };
+  std::deque<Request> unsent, unread;
+  uint64_t group = 0;
+  bool group_open = false;  // the client's request chunk still takes requests (not yet flushed)
+  size_t replies = 0;
+  for (int round = 0; round < 3000; ++round) {
+    // The client posts requests while their replies fit; a request chunk is closed now and then.
+    while (!coin(6)) {
+      const size_t most = largest();
+      const unsigned alone = coin(5) ? room.Cost(0, most) : 0;
+      if (!room.Fits(room.Cost(0, most) + alone)) break;
+      if (!group_open || coin(4)) {
+        ++group;
+        group_open = true;
+      }
+      room.Add(group, most);
+      room.Charge(alone);
+      unsent.push_back(Request{group, most, alone});
+    }
+    group_open = false;  // the client flushes before it waits: later requests start a new chunk
+    // The server answers what was sent, whole groups per pass.
+    while (!unsent.empty()) {
+      std::vector<Request> later;
+      for (unsigned groups = 1 + rng() % 3; groups > 0 && !unsent.empty(); --groups) {
+        const uint64_t g = unsent.front().group;
+        while (!unsent.empty() && unsent.front().group == g) {
+          Request r = unsent.front();
+          unsent.pop_front();
+          r.len = coin(3) ? r.most : rng() % (r.most + 1);
+          if (r.alone != 0 && coin(2)) {
+            later.push_back(r);
+            continue;
+          }
+          std::vector<uint8_t> m = Message(r.len, replies);
+          ASSERT_EQ(server.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK) << "round " << round;
+          unread.push_back(r);
+          ++replies;
+        }
+      }
+      server.Flush(0);  // the end of the pass
+      for (Request& r : later) {
+        std::vector<uint8_t> m = Message(r.len, replies);
+        ASSERT_EQ(server.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK) << "round " << round;
+        unread.push_back(r);
+        ++replies;
+      }
+      server.Flush(0);
+    }
+    // The client takes some replies (each retires its request).
+    for (size_t take = coin(3) ? unread.size() : rng() % (unread.size() + 1); take > 0; --take) {
+      std::vector<uint8_t> got;
+      ASSERT_EQ(client.Receive(0, &got), SHMEMCACHE_OK);
+      ASSERT_EQ(got.size(), unread.front().len);
+      room.Retire(unread.front().group);
+      room.Release(unread.front().alone);
+      unread.pop_front();
+    }
+  }
+  EXPECT_GT(server.stats().probes, 0u);  // the ring did run full (acks come only through probes here)
+  EXPECT_GT(replies, 3000u);
+}
+
+// Encoding in place: a message that packs is written straight into the staging (Reserve, PostWritten) and
+// arrives exactly as a posted one, in order with posted and fragmented messages; one that does not pack is not
+// reserved (PostWritten posts it from the scratch buffer); a full ring is flushed and waited for as by Post.
+TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  const std::vector<size_t> sizes = {0,  1,  40, kPayloadMax - fragment::kRecordHeaderBytes, kPayloadMax - 7, 3,
+                                     2 * kChunks * kPayloadMax, 17, 9, 200, 200, 200, 200, 200, 200, 200, 5};
+  std::thread receiver([&] {
+    std::vector<uint8_t> got;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      ASSERT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, Message(sizes[i], i)) << "message " << i << " of " << sizes[i] << " bytes";
+    }
+  });
+  std::vector<uint8_t> scratch;
+  size_t reserved = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const std::vector<uint8_t> m = Message(sizes[i], i);
+    if (i % 3 == 1) {  // some posted the old way between them
+      ASSERT_EQ(client.Post(0, m.data(), m.size(), false), SHMEMCACHE_OK);
+      continue;
+    }
+    Status s = SHMEMCACHE_INVALID_ARGUMENT;
+    uint8_t* at = client.Reserve(0, m.size(), false, &s);
+    ASSERT_EQ(s, SHMEMCACHE_OK);
+    if (at == nullptr) {  // does not pack: whole through PostWritten's scratch
+      ASSERT_FALSE(fragment::Packs(m.size(), kPayloadMax));
+      ASSERT_EQ(client.PostWritten(0, m.size(), false, &scratch,
+                                   [&](uint8_t* out) { std::memcpy(out, m.data(), m.size()); }),
+                SHMEMCACHE_OK);
+      EXPECT_EQ(scratch.size(), m.size());
+      continue;
+    }
+    ASSERT_TRUE(fragment::Packs(m.size(), kPayloadMax));
+    if (!m.empty()) std::memcpy(at, m.data(), m.size());
+    ++reserved;
+  }
+  client.Flush(0);
+  receiver.join();
+  EXPECT_GE(reserved, 8u);
+  EXPECT_EQ(client.stats().messages_sent, sizes.size());
+}
+
+TEST(Conduit, NothingIsReservedForAFailedPeer) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  client.GiveUp(0, "test");
+  Status s = SHMEMCACHE_OK;
+  EXPECT_EQ(client.Reserve(0, 8, true, &s), nullptr);
+  EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
+  std::vector<uint8_t> scratch;
+  bool written = false;
+  EXPECT_EQ(client.PostWritten(0, 8, true, &scratch, [&](uint8_t*) { written = true; }), SHMEMCACHE_TIMEOUT);
+  EXPECT_FALSE(written);
 }
 
 TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
