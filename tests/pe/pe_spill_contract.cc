@@ -20,22 +20,12 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "common/spill_config.h"
 
 namespace {
 
-constexpr size_t kServerMemory = 16ull << 20;
+constexpr size_t kServerMemory = pe_test::kSpillServerMemory;
 constexpr uint32_t kFlags = 7;
-
-shmemcache_config_t Config(const char* spill_dir) {
-  shmemcache_config_t cfg;
-  shmemcache_config_defaults(&cfg);
-  cfg.server_memory_bytes = kServerMemory;
-  cfg.max_value_len = 64 * 1024;
-  cfg.recency_range_ms = 3;
-  cfg.spill_dir = spill_dir;
-  cfg.spill_bytes = 256ull << 20;
-  return cfg;
-}
 
 void SleepMs(uint64_t ms) {
   struct timespec t{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000};
@@ -233,19 +223,13 @@ void RunCorrupt(shmemcache_t* c, const std::string& op) {
 // One session: the sequence (with a tier), the control (without), or one corrupt read; the server checks its
 // counters.
 void Session(const char* spill_dir, const char* corrupt_op) {
-  shmemcache_config_t cfg = Config(spill_dir);
+  shmemcache_config_t cfg = pe_test::SpillConfig(spill_dir);
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c == nullptr) return;
   const int rank = shmemcache_client_rank(c), clients = shmemcache_num_clients(c);
   if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-    shmemcache_stats_t st;
-    shmemcache_get_stats(c, &st);
-    std::printf("server (%s): items=%llu evictions=%llu spilled_items=%llu checksum_failures=%llu\n",
-                spill_dir ? "with SSD tier" : "RAM only", (unsigned long long)st.items,
-                (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
-                (unsigned long long)st.spill_checksum_failures);
+    const shmemcache_stats_t st = pe_test::ServeSpillSession(c, spill_dir != nullptr);
     PE_CHECK(st.evictions > 0);
     if (spill_dir) PE_CHECK(st.spilled_items > 0);
     if (spill_dir && corrupt_op == nullptr) PE_CHECK(st.spill_checksum_failures == 0 && st.spill_io_errors == 0);
