@@ -29,7 +29,9 @@
 //       another key (a client that finds another version than it knew checks the key under the lock).
 //   By (a) versions grow inside a block; by (b), (c) and (d) a key's first version in its next block exceeds
 //   every earlier one, also when the key was absent in between (M only grows). A token is the version of a
-//   non-touch write (the lag is 0 then; a touch raises version and lag together), so tokens grow too. Versions
+//   non-touch write (the lag is 0 then; a touch raises version and lag together; Restore and a touch of a flash
+//   copy keep the token the pair had when it was evicted, which no write of the key has used since, or take a
+//   lag of 0, i.e. a new version), so tokens grow too. Versions
 //   are 64 bits (a target word holds 39 of them, compared modulo 2^39: block.h) and do not wrap in a job's life.
 //   Until the client is rewired (step 2), its Direct SET writes head = 39-bit tail version + 1: after 2^39
 //   versions on one server a key's token could then go back.
