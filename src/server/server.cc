@@ -26,6 +26,17 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
   return o;
 }
 
+// Operations whose outcome depends on the key's current pair (store/contract.h): on a key that RAM lacks they
+// must see the SSD tier's copy. A plain set overwrites whatever is there and a GET reads back on its own.
+bool DecidesOnCurrentPair(const RequestHeader& h) {
+  switch (static_cast<Op>(h.op)) {
+    case Op::kStore: return static_cast<StoreMode>(h.mode) != StoreMode::kSet || h.cas != 0;
+    case Op::kTouch:
+    case Op::kIncr: return true;
+    default: return false;
+  }
+}
+
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
@@ -224,6 +235,11 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   size_t value_len = 0;
   Status status;
   const AccessTime at{reply.server_ms, RecencyFor(h.recency, epoch)};
+  // The key's flash copy, for an operation that decides on the current pair (spill_tier.h): read before the
+  // store looks at RAM, used only when RAM holds no live pair.
+  SpilledPair copy;
+  const SpilledPair* spilled =
+      spill_ && DecidesOnCurrentPair(h) && spill_->ReadCopy(req.key, h.key_len, at.now_ms, &copy) ? &copy : nullptr;
   EvictionPause pause(store_, &counters_.max_eviction_pause_us);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
@@ -239,7 +255,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
         }
         value_in = landing_ + client * landing_slot_bytes_;
       }
-      status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr);
+      status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
       reply.token = ptr.token;
@@ -275,11 +291,12 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
       break;
     }
     case Op::kTouch:
-      status = store_.Touch(loc, req.key, h.key_len, h.ttl_ms, at, &ptr);
+      status = store_.Touch(loc, req.key, h.key_len, h.ttl_ms, at, &ptr, spilled);
+      if (status == SHMEMCACHE_OK && spilled) spill_->Forget(req.key, h.key_len);  // the pair lives in RAM now
       reply.token = ptr.token;
       break;
     case Op::kIncr:
-      status = store_.Incr(loc, req.key, h.key_len, h.delta, at, &reply.number, &ptr);
+      status = store_.Incr(loc, req.key, h.key_len, h.delta, at, &reply.number, &ptr, spilled);
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);
       reply.token = ptr.token;

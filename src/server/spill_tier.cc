@@ -33,7 +33,7 @@ Status SpillTier::Open(const shmemcache_config_t& config, const TestHooks& hooks
 SpillTier::~SpillTier() { ram_->set_eviction_listener(KvStore::EvictionListener{nullptr}, nullptr); }
 
 namespace {
-constexpr size_t kMetaBytes = 12;  // flags u32, expiry_ms u64, ahead of the value (spill_tier.h)
+constexpr size_t kMetaBytes = 20;  // flags u32, expiry_ms u64, token u64, ahead of the value (spill_tier.h)
 }  // namespace
 
 void SpillTier::OnEviction(void* self, const EvictedPair& pair) {
@@ -42,23 +42,27 @@ void SpillTier::OnEviction(void* self, const EvictedPair& pair) {
   v.resize(kMetaBytes + pair.value_len);
   std::memcpy(v.data(), &pair.flags, 4);
   std::memcpy(v.data() + 4, &pair.expiry_ms, 8);
+  std::memcpy(v.data() + 12, &pair.token, 8);
   if (pair.value_len) std::memcpy(v.data() + kMetaBytes, pair.value, pair.value_len);
   tier->store_->Put(pair.key, pair.key_len, v.data(), v.size());
 }
 
-bool SpillTier::TakeMeta(std::vector<uint8_t>* value, PairMeta* meta) {
+bool SpillTier::TakeMeta(std::vector<uint8_t>* value, SpilledPair* meta) {
   if (value->size() < kMetaBytes) return false;
-  *meta = PairMeta{};
+  *meta = SpilledPair{};
   std::memcpy(&meta->flags, value->data(), 4);
   std::memcpy(&meta->expiry_ms, value->data() + 4, 8);
+  std::memcpy(&meta->token, value->data() + 12, 8);
   value->erase(value->begin(), value->begin() + kMetaBytes);
+  meta->value = value->data();
+  meta->value_len = value->size();
   return true;
 }
 
-void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-                        const PairMeta& meta, AccessTime at, BlockPointer* ptr) {
+void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair,
+                        AccessTime at, BlockPointer* ptr) {
   EvictionPause pause(*ram_, max_eviction_pause_us_);
-  Status s = ram_->Restore(loc, key, key_len, value.data(), value.size(), meta, at, ptr);
+  Status s = ram_->Restore(loc, key, key_len, pair, at, ptr);
   if (s == SHMEMCACHE_OK) store_->Erase(key, key_len);  // spilled again if evicted again
   else *ptr = BlockPointer{};                           // served from flash without a pointer to cache
   pause.End();
@@ -83,8 +87,18 @@ Status SpillTier::ReadBack(size_t client, const KeyLocation& loc, const RequestV
     return SHMEMCACHE_NOT_FOUND;
   }
   ++served_;
-  Promote(loc, req.key, h.key_len, value_, meta_, at, ptr);
+  Promote(loc, req.key, h.key_len, meta_, at, ptr);
   return SHMEMCACHE_OK;
+}
+
+bool SpillTier::ReadCopy(const void* key, size_t key_len, uint64_t now_ms, SpilledPair* pair) {
+  if (!store_->Contains(key, key_len)) return false;
+  if (store_->Get(key, key_len, &copy_) != SHMEMCACHE_OK) return false;  // absent, or lost (and dropped)
+  if (!TakeMeta(&copy_, pair) || Expired(pair->expiry_ms, now_ms)) {
+    store_->Erase(key, key_len);
+    return false;
+  }
+  return true;
 }
 
 bool SpillTier::Delete(const void* key, size_t key_len) {
@@ -101,7 +115,7 @@ void SpillTier::FinishReads(uint64_t now_ms, const Answer& answer) {
     if (it == parked_.end()) continue;  // cannot happen: every read the tier starts is parked
     ParkedGet& g = it->second;
     BlockPointer ptr;
-    PairMeta meta;
+    SpilledPair meta;
     if (r.status == SHMEMCACHE_OK && (!TakeMeta(&r.value, &meta) || Expired(meta.expiry_ms, now_ms))) {
       if (r.current) store_->Erase(g.key.data(), g.key.size());
       r.status = SHMEMCACHE_NOT_FOUND;
@@ -112,7 +126,7 @@ void SpillTier::FinishReads(uint64_t now_ms, const Answer& answer) {
       g.reply.flags = meta.flags;
       // Promote only the record the index still holds: a SET or DELETE that came after this GET must win. The
       // GET's recency is still the right one: epochs only grow, and it was clamped to the epoch when it came.
-      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), r.value, meta, AccessTime{now_ms, g.recency}, &ptr);
+      if (r.current) Promote(g.loc, g.key.data(), g.key.size(), meta, AccessTime{now_ms, g.recency}, &ptr);
     }
     answer(g, r.status, ptr, r.value);
     parked_.erase(it);

@@ -2,10 +2,18 @@
 // flash read is in flight (memcached's storage.c, to spill/'s extstore).
 //
 //   - What spills: every pair batch eviction removes from RAM (this tier is the store's eviction listener), with
-//     its flags and absolute expiry (a reading of this server's clock): the tier stores [flags u32][expiry_ms
-//     u64][value] as the record's value, so the record's checksum covers them too.
+//     its flags, absolute expiry (a reading of this server's clock) and CAS token: the tier stores [flags u32]
+//     [expiry_ms u64][token u64][value] as the record's value, so the record's checksum covers them too.
 //   - Expiry: a record whose pair has expired by the server's clock when it is read back is answered NOT_FOUND
-//     and dropped; a live one is promoted with KvStore::Restore (its own flags and expiry, a new token).
+//     and dropped; a live one is promoted with KvStore::Restore (its own flags, expiry and, when the block's
+//     token lag can hold it, token).
+//   - The contract (issue 15, store/contract.h THE SSD TIER): a pair on flash only is present. add, replace,
+//     append, prepend, cas, touch and incr that find no live pair in RAM take the key's copy (ReadCopy) and
+//     decide on it as on a RAM pair; a success writes the result to RAM and drops the flash copy (Forget). These
+//     reads are synchronous: the server waits for the one flash read (a page-cache hit costs a copy; a cold
+//     record one disk read, during which the server serves nothing else) instead of parking the request, so
+//     per-key order needs no queue. A copy that cannot be read back (corrupt, I/O error) is absent, as for GET.
+//     DELETE and flush_all drop flash copies (Delete, Clear).
 //   - Read-back: an Active GET that misses RAM reads the tier. It is answered at once when its record is in RAM
 //     or the page cache; otherwise it is parked, the server goes on with other requests (of that client too),
 //     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
@@ -66,8 +74,14 @@ class SpillTier {
   // value(). IN_PROGRESS: parked until its read finishes. NOT_FOUND: not in the tier (or its copy was lost).
   Status ReadBack(size_t client, const KeyLocation& loc, const RequestView& req, AccessTime at, BlockPointer* ptr);
   const std::vector<uint8_t>& value() const { return value_; }  // of the last ReadBack that returned OK
-  const PairMeta& meta() const { return meta_; }                 // its flags and expiry
-  // The key was SET in RAM: its flash copy must never come back.
+  const SpilledPair& meta() const { return meta_; }              // its flags, expiry and token
+  // The key's copy for a contract operation that found no live pair in RAM (see the top of this file): true
+  // with *pair set (its value valid until the next call of this tier) when the tier holds a live copy it could
+  // read; false when it holds none, the copy expired by now_ms (dropped), or it cannot be read back (corrupt
+  // record, I/O error: counted, logged and dropped by the store). Waits for the flash read.
+  bool ReadCopy(const void* key, size_t key_len, uint64_t now_ms, SpilledPair* pair);
+  // The key was written in RAM (SET, or a contract operation that succeeded): its flash copy must never come
+  // back.
   void Forget(const void* key, size_t key_len) { store_->Erase(key, key_len); }
   // DELETE of the key: drops its flash copy; true when there was one.
   bool Delete(const void* key, size_t key_len);
@@ -90,18 +104,19 @@ class SpillTier {
  private:
   SpillTier(KvStore* ram, uint64_t* max_eviction_pause_us, std::unique_ptr<SpillStore> store);
   static void OnEviction(void* self, const EvictedPair& pair);
-  // Splits a spilled value into *meta and the pair's value (in place). False when it is too short (cannot happen
-  // for a record that passed its checksum).
-  static bool TakeMeta(std::vector<uint8_t>* value, PairMeta* meta);
+  // Splits a spilled value into *meta (flags, expiry, token; value pointing into *value) and the pair's value (in
+  // place). False when it is too short (cannot happen for a record that passed its checksum).
+  static bool TakeMeta(std::vector<uint8_t>* value, SpilledPair* meta);
   // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
-  void Promote(const KeyLocation& loc, const void* key, size_t key_len, const std::vector<uint8_t>& value,
-               const PairMeta& meta, AccessTime at, BlockPointer* ptr);
+  void Promote(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair, AccessTime at,
+               BlockPointer* ptr);
 
   KvStore* ram_;
   uint64_t* max_eviction_pause_us_;
   std::unique_ptr<SpillStore> store_;
   std::vector<uint8_t> value_;
-  PairMeta meta_;
+  SpilledPair meta_;
+  std::vector<uint8_t> copy_;  // ReadCopy's value
   std::vector<uint8_t> staging_;  // a spilled value being composed
   std::unordered_map<uint64_t, ParkedGet> parked_;  // by read cookie
   uint64_t next_cookie_ = 1;

@@ -98,13 +98,10 @@ void SpillStore::FinishRead(FileRead* read, std::vector<SpillRead>* reads) {
 }
 
 void SpillStore::Poll(std::vector<SpillRead>* reads) {
-  for (SpillRead& r : ready_reads_) reads->push_back(std::move(r));
-  ready_reads_.clear();
   io_.RunCompletions();
-  file_reads_.clear();
-  read_path_.TakeFinished(&file_reads_);
-  for (FileRead& r : file_reads_) FinishRead(&r, reads);
-  file_reads_.clear();
+  read_path_.TakeFinished(&finished_reads_);
+  for (FileRead& r : finished_reads_) FinishRead(&r, reads);
+  finished_reads_.clear();
 }
 
 Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* value) {
@@ -112,18 +109,21 @@ Status SpillStore::Get(const void* key, size_t key_len, std::vector<uint8_t>* va
   Status s = StartRead(key, key_len, kSyncCookie, value);
   if (s != SHMEMCACHE_IN_PROGRESS) return s;
   io_.WaitIdle();
-  std::vector<SpillRead> reads;
-  Poll(&reads);
-  s = SHMEMCACHE_NOT_FOUND;
-  for (SpillRead& r : reads) {
-    if (r.cookie == kSyncCookie) {
-      s = r.status;
-      if (s == SHMEMCACHE_OK) value->swap(r.value);
-    } else {
-      ready_reads_.push_back(std::move(r));
-    }
+  io_.RunCompletions();
+  read_path_.TakeFinished(&finished_reads_);
+  // Only ours is checked now; the others wait for the next Poll, which judges them current against the index as
+  // it is then (a write of their key after this call must stop their promotion).
+  for (auto it = finished_reads_.begin(); it != finished_reads_.end(); ++it) {
+    auto p = pending_.find(it->id);
+    if (p == pending_.end() || p->second.cookie != kSyncCookie) continue;
+    std::vector<SpillRead> mine;
+    FinishRead(&*it, &mine);
+    finished_reads_.erase(it);
+    if (mine.empty() || mine[0].status != SHMEMCACHE_OK) return SHMEMCACHE_NOT_FOUND;
+    value->swap(mine[0].value);
+    return SHMEMCACHE_OK;
   }
-  return s;
+  return SHMEMCACHE_NOT_FOUND;  // cannot happen: WaitIdle finished every read
 }
 
 void SpillStore::Erase(const void* key, size_t key_len) { index_.Erase(HashKey(key, key_len)); }

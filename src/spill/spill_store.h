@@ -65,10 +65,10 @@ class SpillStore {
   // Takes in the I/O that has finished: write batches (a failed one drops its pairs) and reads, which are
   // appended to *reads (in the order they finished). Never blocks.
   void Poll(std::vector<SpillRead>* reads);
-  bool HasFinishedIo() const { return io_.HasFinished() || read_path_.HasFinished() || !ready_reads_.empty(); }
+  bool HasFinishedIo() const { return io_.HasFinished() || read_path_.HasFinished() || !finished_reads_.empty(); }
   size_t reads_in_flight() const { return pending_.size(); }
-  // The synchronous form: StartRead, then waits for the read if it went to the I/O thread. Results of other
-  // reads that finish meanwhile are kept for the next Poll().
+  // The synchronous form: StartRead, then waits for the read if it went to the I/O thread. Other reads that
+  // finish meanwhile are kept, unchecked, for the next Poll() (which decides then whether they are current).
   Status Get(const void* key, size_t key_len, std::vector<uint8_t>* value);
   // Drops the flash copy of key if any (the key was SET or DELETEd in RAM, or promoted back).
   void Erase(const void* key, size_t key_len);
@@ -108,8 +108,7 @@ class SpillStore {
   ReadPath read_path_;
   std::unordered_map<uint64_t, PendingRead> pending_;
   uint64_t next_read_id_ = 1;
-  std::vector<FileRead> file_reads_;
-  std::vector<SpillRead> ready_reads_;  // finished while Get() waited; handed out by the next Poll()
+  std::vector<FileRead> finished_reads_;  // taken from the read path; non-empty between polls only after Get()
   uint64_t spilled_items_ = 0, spill_reads_ = 0, spill_hits_ = 0, checksum_failures_ = 0;
   IoWorker io_;  // declared after everything its jobs' completions touch; destroyed (joined) first
 };

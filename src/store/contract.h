@@ -29,7 +29,9 @@
 //       another key (a client that finds another version than it knew checks the key under the lock).
 //   By (a) versions grow inside a block; by (b), (c) and (d) a key's first version in its next block exceeds
 //   every earlier one, also when the key was absent in between (M only grows). A token is the version of a
-//   non-touch write (the lag is 0 then; a touch raises version and lag together), so tokens grow too. Versions
+//   non-touch write (the lag is 0 then; a touch raises version and lag together; Restore and a touch of a flash
+//   copy keep the token the pair had when it was evicted, which no write of the key has used since, or take a
+//   lag of 0, i.e. a new version), so tokens grow too. Versions
 //   are 64 bits (a target word holds 39 of them, compared modulo 2^39: block.h) and do not wrap in a job's life.
 //   Until the client is rewired (step 2), its Direct SET writes head = 39-bit tail version + 1: after 2^39
 //   versions on one server a key's token could then go back.
@@ -52,9 +54,19 @@
 //     under load 7; a flush version checked by readers would make it O(1), at the price of a wire field).
 //     Pairs stored after it are kept; Direct readers holding pointers see freed blocks. The server must empty
 //     its SSD tier too.
-//   Restore(meta): the SSD tier's read-back: a plain set with the pair's own flags and absolute expiry; a pair
-//     already expired is not stored (NOT_FOUND). Its token is new (a CAS with a token from before its eviction
-//     gets EXISTS; memcached's extstore keeps it).
+//   Restore(pair): the SSD tier's read-back: a plain set with the pair's own flags and absolute expiry; a pair
+//     already expired is not stored (NOT_FOUND). It keeps its token (as memcached's extstore does) when the
+//     token lag can hold it (version published - token <= kMaxTokenLag, block.h), else it gets a new one (a CAS
+//     with a token from before the eviction then gets EXISTS).
+// THE SSD TIER (issue 15). A pair on flash only is present, whichever tier holds it. Store (cas != 0 or a mode
+// other than kSet), Touch and Incr take the tier's copy of the key (SpilledPair, read by the server before the
+// call) and decide on it when RAM holds no live pair of the key, exactly as on a pair in RAM: add -> EXISTS,
+// replace / append / prepend / incr / touch apply to it, cas compares with the token it had when evicted. The
+// result is written to RAM (the server then drops the flash copy); a refusal changes neither tier. Touch keeps
+// the copy's token as Restore does. A copy that expired by now_ms is absent; one the tier cannot read back
+// (corrupt record, I/O error: counted and logged by the tier) is absent too, as for GET: add stores over it,
+// replace / append / prepend get NOT_STORED, cas / touch / incr NOT_FOUND. Delete and FlushAll remove flash
+// copies too (the server's business, server/spill_tier.h).
 // Every decision that depends on the current pair (cas, add, replace, append, prepend, incr, touch, expired) is
 // taken while the server holds that pair's block lock; a client's Direct SET racing it is therefore ordered
 // before it (and seen) or after it (and overwrites its result). So add is atomic even against Direct writers
@@ -70,6 +82,7 @@
 #ifndef SHMEMCACHE_STORE_CONTRACT_H_
 #define SHMEMCACHE_STORE_CONTRACT_H_
 
+#include <cstddef>
 #include <cstdint>
 
 namespace smc {
@@ -84,6 +97,16 @@ struct StoreRequest {
   uint32_t flags = 0;
   uint64_t ttl_ms = 0;  // 0: never expires
   uint64_t cas = 0;     // 0: unconditional; else store only if the pair's token equals it
+};
+
+// The SSD tier's copy of a pair that RAM does not hold (THE SSD TIER above): its bytes, flags, absolute expiry
+// and the CAS token it had when it was evicted (0: unknown; the pair then gets a new token when it is written).
+struct SpilledPair {
+  const void* value = nullptr;
+  size_t value_len = 0;
+  uint32_t flags = 0;
+  uint64_t expiry_ms = 0;  // the server's clock; 0 = never
+  uint64_t token = 0;
 };
 
 // When an operation happens: the server's clock reading and the client's recency epoch.

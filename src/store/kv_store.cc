@@ -178,8 +178,10 @@ bool KvStore::RemoveBlock(uint64_t offset, Removal why) {
     const uint8_t* key = b + kBlockHeaderBytes;
     size_t value_len = LoadU32(b + kValueLenOffset);
     if (eviction_listener_ != nullptr) {
+      const uint64_t version = FullVersion(LoadU64(b + kHeadVersionOffset), held.locked_from);
       eviction_listener_(eviction_context_, EvictedPair{key, key_len, key + key_len, value_len,
-                                                        LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word)});
+                                                        LoadU32(b + kFlagsOffset), ExpiryOf(expiry_word),
+                                                        version - TokenLagOf(expiry_word)});
     }
   }
   Unlink(held);

@@ -99,6 +99,7 @@ struct EvictedPair {
   size_t value_len = 0;
   uint32_t flags = 0;
   uint64_t expiry_ms = 0;  // the server's clock, 0 = never; in the future (expired pairs are not handed over)
+  uint64_t token = 0;      // its CAS token (contract.h)
 };
 
 class KvStore {
@@ -114,12 +115,15 @@ class KvStore {
   // key, mode out of range), KEY_TOO_LONG, VALUE_TOO_LARGE (also an append over max_value_len); NO_SPACE when
   // the class cannot allocate. Every status but OK leaves the pair as it was (an expired pair met is freed; the
   // allocation behind NO_SPACE may have evicted pairs, this one included).
+  // spilled (may be NULL): the SSD tier's copy of the key, the current pair when RAM holds no live one
+  // (contract.h, THE SSD TIER); the same for Touch and Incr.
   Status Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
-               const StoreRequest& request, AccessTime at, BlockPointer* pointer);
-  // The SSD tier's read-back: stores the pair with its own flags and absolute expiry (a plain set). NOT_FOUND
-  // (nothing stored) if it expired by at.now_ms; otherwise as Store.
-  Status Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
-                 const PairMeta& meta, AccessTime at, BlockPointer* pointer);
+               const StoreRequest& request, AccessTime at, BlockPointer* pointer,
+               const SpilledPair* spilled = nullptr);
+  // The SSD tier's read-back: stores the pair with its own flags, absolute expiry and (when the lag can hold
+  // it) token: a plain set. NOT_FOUND (nothing stored) if it expired by at.now_ms; otherwise as Store.
+  Status Restore(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair, AccessTime at,
+                 BlockPointer* pointer);
   // Reads the pair in place (the seqlock read of block.h: no checksum) into *view (flags, expiry, token,
   // value_len). The value is copied into *scratch (view->value points there) only when value_len <= copy_max;
   // otherwise view->value is nullptr and nothing is copied: a server answering a GET with the block's location
@@ -136,12 +140,12 @@ class KvStore {
   // New expiry for a present pair (ttl_ms 0 = never), token unchanged. OK or NOT_FOUND; INVALID_ARGUMENT /
   // KEY_TOO_LONG for a bad key.
   Status Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,
-               BlockPointer* pointer);
+               BlockPointer* pointer, const SpilledPair* spilled = nullptr);
   // memcached's incr (delta >= 0) / decr (delta < 0), store/counter.h. OK with *new_value (may be NULL) the
   // number stored; NOT_FOUND; NOT_NUMERIC; NO_SPACE (a longer number needs a block that cannot be had);
   // INVALID_ARGUMENT / KEY_TOO_LONG for a bad key. Flags and expiry stay; the token changes.
   Status Incr(const KeyLocation& loc, const void* key, size_t key_len, int64_t delta, AccessTime at,
-              uint64_t* new_value, BlockPointer* pointer);
+              uint64_t* new_value, BlockPointer* pointer, const SpilledPair* spilled = nullptr);
   // OK if the key was present, NOT_FOUND if not (an expired pair is freed, and NOT_FOUND).
   Status Delete(const KeyLocation& loc, const void* key, size_t key_len, uint64_t now_ms);
   // Removes every pair (contract.h: eager, under the write protocol); returns how many it removed.
@@ -199,13 +203,36 @@ class KvStore {
     size_t value_len = 0;
     uint64_t token() const { return version - meta.token_lag; }
   };
+  // The pair a write decides on (contract.h): the key's live pair in RAM, else the SSD tier's live copy, else
+  // none (live false).
+  struct Current {
+    bool live = false;
+    bool spilled = false;  // the SSD tier's copy
+    uint64_t token = 0;
+    PairMeta meta;  // token_lag: the RAM pair's (0 for a copy)
+    const uint8_t* value = nullptr;
+    size_t value_len = 0;
+  };
   // What a write publishes.
   struct NewPair {
     const uint8_t* value = nullptr;
     size_t value_len = 0;
     PairMeta meta;
     bool stays_if_fits = false;  // keep the current block if the pair fits it (touch), else move to its class
+    // Nonzero: the token to keep (Restore, a touch of a copy); the lag is set from the version published when it
+    // fits (LagToKeep), else the pair gets a new token. 0: meta.token_lag as given.
+    uint64_t keep_token = 0;
   };
+  Current CurrentOf(const Held& held, const SpilledPair* spilled) const;
+  // The token lag that keeps `token` at `version`, or 0 (a new token) when kMaxTokenLag cannot hold it.
+  static uint64_t LagToKeep(uint64_t version, uint64_t token) {
+    return token != 0 && token <= version && version - token <= kMaxTokenLag ? version - token : 0;
+  }
+  static PairMeta MetaAt(const NewPair& next, uint64_t version) {
+    PairMeta m = next.meta;
+    if (next.keep_token != 0) m.token_lag = LagToKeep(version, next.keep_token);
+    return m;
+  }
   enum class Removal { kEvict, kExpiredOnly, kFlush };
 
   uint8_t* block(uint64_t offset) const { return arena_ + offset; }
@@ -232,11 +259,11 @@ class KvStore {
   // Ends a write that changes nothing: an expired pair is freed, a live one released unchanged.
   void Drop(const Held& held);
   void Unlink(const Held& held);  // removes the held pair: table, tiers, block freed
-  // The write core (contract.h, kv_store_write.cc): decide(held, &next) says what to publish for the pair
-  // found, or refuses.
+  // The write core (contract.h, kv_store_write.cc): decide(current, &next) says what to publish for the current
+  // pair (CurrentOf the pair found and `spilled`), or refuses.
   template <class Decide>
   Status WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency, Decide&& decide,
-                   BlockPointer* pointer);
+                   BlockPointer* pointer, const SpilledPair* spilled = nullptr);
   void WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len, const NewPair& next,
                     uint64_t recency, BlockPointer* pointer);
   Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,

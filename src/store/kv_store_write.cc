@@ -9,14 +9,25 @@
 
 namespace smc {
 
+KvStore::Current KvStore::CurrentOf(const Held& held, const SpilledPair* spilled) const {
+  Current c;
+  if (held.live) {
+    c = Current{true, false, held.token(), held.meta, held.value, held.value_len};
+  } else if (spilled != nullptr && !Expired(spilled->expiry_ms, clock_ms_)) {
+    c = Current{true, true, spilled->token, PairMeta{spilled->flags, spilled->expiry_ms, 0},
+                static_cast<const uint8_t*>(spilled->value), spilled->value_len};
+  }
+  return c;
+}
+
 template <class Decide>
 Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_len, uint64_t recency,
-                          Decide&& decide, BlockPointer* pointer) {
+                          Decide&& decide, BlockPointer* pointer, const SpilledPair* spilled) {
   if (failed_) return SHMEMCACHE_TIMEOUT;
   if (recency < expiration_bar_) recency = expiration_bar_;  // never insert below the bar
   // The class the decided pair needs, or a refusal.
   auto plan = [&](const Held& held, NewPair* next, int* cls) {
-    Status s = decide(held, next);
+    Status s = decide(CurrentOf(held, spilled), next);
     if (s != SHMEMCACHE_OK) return s;
     if (next->value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     size_t need = BlockBytesFor(key_len, next->value_len);
@@ -66,14 +77,15 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
   uint64_t offset = held.entry.offset;
   size_t bytes = slabs_.class_bytes(held.entry.cls);
   uint64_t version = held.version + 1;
-  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, next.meta);
+  const PairMeta meta = MetaAt(next, version);
+  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, meta);
   atomics_->Set(recency_word(offset), recency);
   Publish(offset, bytes, version, loc.tag);
   if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
   tiers_.Touch(offset, recency, Sizes(bytes, key_len + next.value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{offset, static_cast<uint32_t>(bytes), held.entry.cls, version, loc.tag, recency,
-                            version - next.meta.token_lag};
+                            version - meta.token_lag};
   }
 }
 
@@ -87,7 +99,8 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   uint64_t version = std::max(FullVersion(LoadU64(block(fresh) + kHeadVersionOffset), t), max_version_);
   if (held.found) version = std::max(version, held.version);
   ++version;  // contract.h (b): above every version this key had, here or anywhere
-  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, next.meta);
+  const PairMeta meta = MetaAt(next, version);
+  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, meta);
   atomics_->Set(recency_word(fresh), recency);
   Publish(fresh, bytes, version, loc.tag);
   HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
@@ -102,23 +115,24 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{fresh, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version, loc.tag,
-                            recency, version - next.meta.token_lag};
+                            recency, version - meta.token_lag};
   }
   return SHMEMCACHE_OK;
 }
 
 Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
-                      const StoreRequest& request, AccessTime at, BlockPointer* pointer) {
+                      const StoreRequest& request, AccessTime at, BlockPointer* pointer,
+                      const SpilledPair* spilled) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   if (static_cast<uint32_t>(request.mode) >= kStoreModes) return SHMEMCACHE_INVALID_ARGUMENT;
   uint64_t expiry = StoredExpiry(Now(at.now_ms), request.ttl_ms);
   const uint8_t* bytes = static_cast<const uint8_t*>(value);
-  auto decide = [&](const Held& held, NewPair* next) {
+  auto decide = [&](const Current& held, NewPair* next) {
     if (request.cas != 0) {
       if (!held.live) return SHMEMCACHE_NOT_FOUND;
-      if (held.token() != request.cas) return SHMEMCACHE_EXISTS;
+      if (held.token != request.cas) return SHMEMCACHE_EXISTS;
     }
     *next = NewPair{bytes, value_len, PairMeta{request.flags, expiry, 0}};
     switch (request.mode) {
@@ -143,17 +157,18 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
     }
     return SHMEMCACHE_OK;
   };
-  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+  return WritePair(loc, key, key_len, at.recency, decide, pointer, spilled);
 }
 
-Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const void* value,
-                        size_t value_len, const PairMeta& meta, AccessTime at, BlockPointer* pointer) {
+Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair,
+                        AccessTime at, BlockPointer* pointer) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
-  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-  if (Expired(meta.expiry_ms, Now(at.now_ms))) return SHMEMCACHE_NOT_FOUND;
-  NewPair restored{static_cast<const uint8_t*>(value), value_len, PairMeta{meta.flags, meta.expiry_ms, 0}};
-  auto decide = [&](const Held&, NewPair* next) {
+  if (pair.value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  if (Expired(pair.expiry_ms, Now(at.now_ms))) return SHMEMCACHE_NOT_FOUND;
+  NewPair restored{static_cast<const uint8_t*>(pair.value), pair.value_len, PairMeta{pair.flags, pair.expiry_ms, 0},
+                   false, pair.token};
+  auto decide = [&](const Current&, NewPair* next) {
     *next = restored;
     return SHMEMCACHE_OK;
   };
@@ -161,33 +176,35 @@ Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len,
 }
 
 Status KvStore::Touch(const KeyLocation& loc, const void* key, size_t key_len, uint64_t ttl_ms, AccessTime at,
-                      BlockPointer* pointer) {
+                      BlockPointer* pointer, const SpilledPair* spilled) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   uint64_t expiry = StoredExpiry(Now(at.now_ms), ttl_ms);
-  auto decide = [&](const Held& held, NewPair* next) {
+  auto decide = [&](const Current& held, NewPair* next) {
     if (!held.live) return SHMEMCACHE_NOT_FOUND;
-    // Same value and flags; version and lag grow together, so the token stays (until the lag saturates).
+    // Same value and flags; version and lag grow together, so the token stays (until the lag saturates). A copy
+    // from the SSD tier keeps its token as Restore does.
     uint64_t lag = std::min(held.meta.token_lag + 1, kMaxTokenLag);
-    *next = NewPair{held.value, held.value_len, PairMeta{held.meta.flags, expiry, lag}, /*stays_if_fits=*/true};
+    *next = NewPair{held.value, held.value_len, PairMeta{held.meta.flags, expiry, held.spilled ? 0 : lag},
+                    /*stays_if_fits=*/true, held.spilled ? held.token : 0};
     return SHMEMCACHE_OK;
   };
-  return WritePair(loc, key, key_len, at.recency, decide, pointer);
+  return WritePair(loc, key, key_len, at.recency, decide, pointer, spilled);
 }
 
 Status KvStore::Incr(const KeyLocation& loc, const void* key, size_t key_len, int64_t delta, AccessTime at,
-                     uint64_t* new_value, BlockPointer* pointer) {
+                     uint64_t* new_value, BlockPointer* pointer, const SpilledPair* spilled) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   Now(at.now_ms);
   uint64_t result = 0;
-  auto decide = [&](const Held& held, NewPair* next) {
+  auto decide = [&](const Current& held, NewPair* next) {
     if (!held.live) return SHMEMCACHE_NOT_FOUND;
     if (!IncrementCounter(held.value, held.value_len, delta, &result, &composed_)) return SHMEMCACHE_NOT_NUMERIC;
     *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
     return SHMEMCACHE_OK;
   };
-  s = WritePair(loc, key, key_len, at.recency, decide, pointer);
+  s = WritePair(loc, key, key_len, at.recency, decide, pointer, spilled);
   if (s == SHMEMCACHE_OK && new_value != nullptr) *new_value = result;
   return s;
 }

@@ -21,21 +21,11 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "common/spill_config.h"
 
 namespace {
 
-constexpr size_t kServerMemory = 16ull << 20;
-
-shmemcache_config_t Config(const char* spill_dir) {
-  shmemcache_config_t cfg;
-  shmemcache_config_defaults(&cfg);
-  cfg.server_memory_bytes = kServerMemory;
-  cfg.max_value_len = 64 * 1024;
-  cfg.recency_range_ms = 3;
-  cfg.spill_dir = spill_dir;
-  cfg.spill_bytes = 256ull << 20;
-  return cfg;
-}
+constexpr size_t kServerMemory = pe_test::kSpillServerMemory;
 
 std::string Key(int rank, int i) { return "spill-" + std::to_string(rank) + "-" + std::to_string(i); }
 size_t LenFor(int i) { return 200 + (static_cast<size_t>(i) * 2654435761u) % 6000; }
@@ -102,19 +92,13 @@ double SpillFactorRun(shmemcache_t* c, int rank, int clients, bool check_resurre
 
 // full_disk: see the file comment. Returns the clients' recent-key success rate (-1 on servers).
 double Session(const char* spill_dir, bool check_resurrection, bool full_disk = false) {
-  shmemcache_config_t cfg = Config(spill_dir);
+  shmemcache_config_t cfg = pe_test::SpillConfig(spill_dir);
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c == nullptr) return -1;
   double rate = -1;
   if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-    shmemcache_stats_t st;
-    shmemcache_get_stats(c, &st);
-    std::printf("server (%s): items=%llu evictions=%llu spilled_items=%llu spill_reads=%llu\n",
-                spill_dir ? "with SSD tier" : "RAM only", (unsigned long long)st.items,
-                (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
-                (unsigned long long)st.spill_reads);
+    const shmemcache_stats_t st = pe_test::ServeSpillSession(c, spill_dir != nullptr);
     const char* fault = std::getenv("SHMEMCACHE_TEST_SPILL_FAULT");
     if (full_disk) {
       std::printf("server on a full disk: io_errors=%llu enospc_recoveries=%llu reclaimed_segments=%llu\n",
@@ -154,7 +138,7 @@ int main(int argc, char** argv) {
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
 
   // An unusable directory fails init everywhere, with a message.
-  shmemcache_config_t bad = Config("/nonexistent/shmemcache/spill");
+  shmemcache_config_t bad = pe_test::SpillConfig("/nonexistent/shmemcache/spill");
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&bad, &c), SHMEMCACHE_CONFIG_ERROR);
   PE_CHECK(c == nullptr);

@@ -65,6 +65,15 @@ foreach(fault enospc eio_write eio_read short_read corrupt delete_file)
   shmemcache_pe_test(spill_fault_${fault}_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-${fault}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=${fault})
 endforeach()
+# memcached's contract on pairs that live on flash only (issue 15): the same outcomes as in RAM, both transports;
+# a corrupt record is absent for each operation that decides on the current pair.
+shmemcache_pe_test(spill_contract_np3 pe_spill_contract 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-np3)
+shmemcache_pe_test(spill_contract_np3_tcp pe_spill_contract 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-np3-tcp)
+foreach(op add replace cas touch incr append)
+  shmemcache_pe_test(spill_contract_corrupt_${op}_np2 pe_spill_contract 2
+                     ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-corrupt-${op} corrupt ${op}
+                     ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
+endforeach()
 
 # The automatic private-context choice follows the transport UCX really uses (a wrong "private" hangs finalize).
 shmemcache_pe_test(context_choice_np2 pe_context_choice 2 ARGS private TIMEOUT 60)
@@ -87,6 +96,7 @@ shmemcache_pe_sanitize_test(eviction_np3 pe_eviction 3)
 shmemcache_pe_sanitize_test(small_memory_np4 pe_small_memory 4)
 shmemcache_pe_sanitize_test(spill_async_np3 pe_spill_async 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/spill-async-np3-sanitize.hold)
+shmemcache_pe_sanitize_test(spill_contract_np3 pe_spill_contract 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-np3-sanitize)
 shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-fault-corrupt-sanitize
                             ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
 

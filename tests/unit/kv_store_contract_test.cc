@@ -231,8 +231,8 @@ TEST_F(ContractTest, BadInputChangesNothing) {
   EXPECT_EQ(Incr("", 1), SHMEMCACHE_INVALID_ARGUMENT);
   EXPECT_EQ(Incr(std::string(65, 'k'), 1), SHMEMCACHE_KEY_TOO_LONG);
   EXPECT_EQ(Del(""), SHMEMCACHE_NOT_FOUND);
-  PairMeta meta;
-  EXPECT_EQ(store_->Restore(Loc(""), "", 0, "v", 1, meta, At(), nullptr), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_EQ(store_->Restore(Loc(""), "", 0, SpilledPair{"v", 1, 0, 0, 0}, At(), nullptr),
+            SHMEMCACHE_INVALID_ARGUMENT);
   Fetched f = Fetch("k");
   EXPECT_EQ(f.value, "v");
   EXPECT_EQ(f.token, token);
@@ -355,18 +355,68 @@ TEST_F(ContractTest, FlushAllRemovesEveryPairAndKeepsLaterOnes) {
 }
 
 TEST_F(ContractTest, RestoreKeepsFlagsAndAbsoluteExpiry) {
-  PairMeta meta{1234, now_ms_ + 500, 0};
+  const SpilledPair pair{"spilled", 7, 1234, now_ms_ + 500, 0};
   BlockPointer p;
-  ASSERT_EQ(store_->Restore(Loc("k"), "k", 1, "spilled", 7, meta, At(), &p), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Restore(Loc("k"), "k", 1, pair, At(), &p), SHMEMCACHE_OK);
   Fetched f = Fetch("k");
   EXPECT_EQ(f.value, "spilled");
   EXPECT_EQ(f.flags, 1234u);
   EXPECT_EQ(f.expiry_ms, now_ms_ + 500);
   now_ms_ += 500;
   EXPECT_EQ(Fetch("k").status, SHMEMCACHE_NOT_FOUND);
-  EXPECT_EQ(store_->Restore(Loc("k"), "k", 1, "spilled", 7, meta, At(), &p), SHMEMCACHE_NOT_FOUND)
+  EXPECT_EQ(store_->Restore(Loc("k"), "k", 1, pair, At(), &p), SHMEMCACHE_NOT_FOUND)
       << "an expired pair is not brought back";
   EXPECT_EQ(store_->items(), 0u);
+}
+
+// Issue 15: the SSD tier's copy of a key is its current pair only when RAM holds no live one.
+TEST_F(ContractTest, ASpilledCopyIsTheCurrentPairOnlyWhenRamHasNone) {
+  BlockPointer p;
+  ASSERT_EQ(Put("k", "ram", StoreRequest{}, &p), SHMEMCACHE_OK);
+  const SpilledPair copy{"flash", 5, 3, 0, p.token + 1};
+  auto put = [&](const std::string& key, const std::string& value, const StoreRequest& r, const SpilledPair* c) {
+    return store_->Store(Loc(key), key.data(), key.size(), value.data(), value.size(), r, At(), nullptr, c);
+  };
+  EXPECT_EQ(put("k", "x", Req(StoreMode::kSet, 0, 0, p.token + 1), &copy), SHMEMCACHE_EXISTS) << "RAM's token";
+  ASSERT_EQ(put("k", "+", Req(StoreMode::kAppend), &copy), SHMEMCACHE_OK);
+  EXPECT_EQ(Fetch("k").value, "ram+");
+  // No pair in RAM: the copy decides.
+  EXPECT_EQ(put("n", "x", Req(StoreMode::kAdd), &copy), SHMEMCACHE_EXISTS);
+  EXPECT_EQ(Fetch("n").status, SHMEMCACHE_NOT_FOUND) << "a refusal stores nothing";
+  EXPECT_EQ(put("n", "x", Req(StoreMode::kSet, 0, 0, copy.token + 1), &copy), SHMEMCACHE_EXISTS);
+  ASSERT_EQ(put("n", "+", Req(StoreMode::kAppend, 9), &copy), SHMEMCACHE_OK);
+  Fetched f = Fetch("n");
+  EXPECT_EQ(f.value, "flash+");
+  EXPECT_EQ(f.flags, 3u);
+  EXPECT_GT(f.token, copy.token);
+  uint64_t number = 0;
+  const SpilledPair counter{"9", 1, 0, 0, 1};
+  ASSERT_EQ(store_->Incr(Loc("c"), "c", 1, 1, At(), &number, nullptr, &counter), SHMEMCACHE_OK);
+  EXPECT_EQ(number, 10u);
+  EXPECT_EQ(store_->Touch(Loc("t"), "t", 1, 0, At(), nullptr, nullptr), SHMEMCACHE_NOT_FOUND);
+  // An expired copy is absent.
+  const SpilledPair expired{"old", 3, 0, now_ms_, 1};
+  EXPECT_EQ(put("e", "x", Req(StoreMode::kReplace), &expired), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(store_->Touch(Loc("e"), "e", 1, 0, At(), nullptr, &expired), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(put("e", "new", Req(StoreMode::kAdd), &expired), SHMEMCACHE_OK);
+  EXPECT_EQ(Fetch("e").value, "new");
+}
+
+// Restore keeps the pair's token while the block's token lag can hold it, and gives a new one (never an old one)
+// when it cannot.
+TEST_F(ContractTest, RestoreKeepsTheTokenWhileTheLagCanHoldIt) {
+  BlockPointer p;
+  ASSERT_EQ(Put("a", "v", StoreRequest{}, &p), SHMEMCACHE_OK);
+  const uint64_t early = p.token;
+  ASSERT_EQ(Del("a"), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->Restore(Loc("a"), "a", 1, SpilledPair{"v", 1, 0, 0, early}, At(), &p), SHMEMCACHE_OK);
+  EXPECT_EQ(p.token, early);
+  EXPECT_EQ(Fetch("a").token, early);
+  ASSERT_EQ(Del("a"), SHMEMCACHE_OK);
+  for (uint64_t i = 0; i <= kMaxTokenLag; ++i) ASSERT_EQ(Put("busy", "v"), SHMEMCACHE_OK);  // versions move on
+  ASSERT_EQ(store_->Restore(Loc("a"), "a", 1, SpilledPair{"v", 1, 0, 0, early}, At(), &p), SHMEMCACHE_OK);
+  EXPECT_GT(p.token, early + kMaxTokenLag);
+  EXPECT_EQ(Fetch("a").token, p.token);
 }
 
 // Expired pairs are reaped before live pairs are evicted: a cache full of expired pairs keeps every live one.

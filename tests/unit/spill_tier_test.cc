@@ -56,10 +56,46 @@ class SpillTierTest : public ::testing::Test {
     std::string error;
     ASSERT_EQ(SpillTier::Open(config, hooks, 0, ram_.get(), &max_pause_us_, &tier_, &error), SHMEMCACHE_OK) << error;
   }
-  Status SetInRam(const std::string& key, const std::string& value, const StoreRequest& request = StoreRequest{}) {
+  Status SetInRam(const std::string& key, const std::string& value, const StoreRequest& request = StoreRequest{},
+                  uint64_t* token = nullptr) {
     BlockPointer p;
-    return ram_->Store(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(),
-                       request, AccessTime{1, 1}, &p);
+    Status s = ram_->Store(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(),
+                           request, AccessTime{1, 1}, &p);
+    if (token != nullptr) *token = p.token;
+    return s;
+  }
+  Status GetFromRam(const std::string& key, std::string* value, BlockView* out, uint64_t now_ms = 1) {
+    std::vector<uint8_t> scratch;
+    BlockPointer p;
+    BlockView ignored;
+    if (out == nullptr) out = &ignored;
+    Status s = ram_->Get(Locate(key.data(), key.size(), 1), key.data(), key.size(), AccessTime{now_ms, 1}, &scratch,
+                         out, &p);
+    if (s == SHMEMCACHE_OK) value->assign(reinterpret_cast<const char*>(out->value), out->value_len);
+    return s;
+  }
+  // What the server does for an operation that decides on the current pair (server.cc Handle): the key's flash
+  // copy goes with it, and a success drops the copy.
+  template <class Op>
+  Status WithCopy(const std::string& key, uint64_t now_ms, Op op) {
+    SpilledPair copy;
+    const SpilledPair* spilled = tier_->ReadCopy(key.data(), key.size(), now_ms, &copy) ? &copy : nullptr;
+    Status s = op(Locate(key.data(), key.size(), 1), AccessTime{now_ms, 1}, spilled);
+    if (s == SHMEMCACHE_OK && spilled != nullptr) tier_->Forget(key.data(), key.size());
+    return s;
+  }
+  Status StoreWithCopy(const std::string& key, const std::string& value, const StoreRequest& request,
+                       uint64_t now_ms = 1, uint64_t* token = nullptr) {
+    return WithCopy(key, now_ms, [&](const KeyLocation& loc, AccessTime at, const SpilledPair* spilled) {
+      BlockPointer p;
+      Status s = ram_->Store(loc, key.data(), key.size(), value.data(), value.size(), request, at, &p, spilled);
+      if (token != nullptr) *token = p.token;
+      return s;
+    });
+  }
+  bool HasCopy(const std::string& key) {
+    SpilledPair copy;
+    return tier_->ReadCopy(key.data(), key.size(), 1, &copy);
   }
   Status GetFromRam(const std::string& key, std::string* value) {
     std::vector<uint8_t> scratch;
@@ -265,6 +301,135 @@ TEST_F(SpillTierTest, AHookedFaultReachesTheTiersDisk) {
   EXPECT_EQ(stats_.spill_io_errors, 1u);
   EXPECT_EQ(stats_.spill_reads, 0u);
   EXPECT_EQ(ReadBack(Key(k), 2, &ptr), SHMEMCACHE_NOT_FOUND);  // its copy is gone
+}
+
+// Issue 15: a pair on flash only is present for every operation that decides on the current pair, exactly as in
+// RAM (store/contract.h, THE SSD TIER); the flash copy carries its flags, expiry and token.
+TEST_F(SpillTierTest, ContractOperationsSeeASpilledPairAsPresent) {
+  Open();
+  // Stored first, so evicted first: a counter, and pairs with flags and a far expiry whose tokens are kept.
+  const StoreRequest far{StoreMode::kSet, 77, 1000000, 0};
+  std::vector<uint64_t> token(8);
+  ASSERT_EQ(SetInRam("counter", "41", far, &token[0]), SHMEMCACHE_OK);
+  for (int i = 1; i < 8; ++i) ASSERT_EQ(SetInRam("s" + std::to_string(i), Value(i), far, &token[i]), SHMEMCACHE_OK);
+  FillAndFindEvicted();
+  std::string v;
+  BlockView view;
+  for (int i = 1; i < 8; ++i) ASSERT_EQ(GetFromRam("s" + std::to_string(i), &v), SHMEMCACHE_NOT_FOUND) << i;
+  ASSERT_EQ(GetFromRam("counter", &v), SHMEMCACHE_NOT_FOUND);
+  SpilledPair copy;
+  ASSERT_TRUE(tier_->ReadCopy("s1", 2, 1, &copy));
+  EXPECT_EQ(std::string(static_cast<const char*>(copy.value), copy.value_len), Value(1));
+  EXPECT_EQ(copy.flags, 77u);
+  EXPECT_EQ(copy.expiry_ms, 2u + 1000000u);
+  EXPECT_EQ(copy.token, token[1]) << "the token it had in RAM";
+
+  EXPECT_EQ(StoreWithCopy("s1", "other", StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_EXISTS);
+  EXPECT_TRUE(HasCopy("s1")) << "a refusal changes neither tier";
+  EXPECT_EQ(GetFromRam("s1", &v), SHMEMCACHE_NOT_FOUND);
+
+  ASSERT_EQ(StoreWithCopy("s2", "replaced", StoreRequest{StoreMode::kReplace, 5, 0, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(GetFromRam("s2", &v, &view), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "replaced");
+  EXPECT_EQ(view.flags, 5u);
+  EXPECT_FALSE(HasCopy("s2")) << "written to RAM: the flash copy is gone";
+
+  EXPECT_EQ(StoreWithCopy("s3", "stale", StoreRequest{StoreMode::kSet, 0, 0, token[3] + 1}), SHMEMCACHE_EXISTS);
+  uint64_t new_token = 0;
+  ASSERT_EQ(StoreWithCopy("s3", "cas", StoreRequest{StoreMode::kSet, 0, 0, token[3]}, 1, &new_token),
+            SHMEMCACHE_OK);
+  EXPECT_GT(new_token, token[3]);
+  ASSERT_EQ(GetFromRam("s3", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "cas");
+
+  ASSERT_EQ(StoreWithCopy("s4", "+", StoreRequest{StoreMode::kAppend, 9, 5, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(StoreWithCopy("s4", "-", StoreRequest{StoreMode::kPrepend, 9, 5, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(GetFromRam("s4", &v, &view), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "-" + Value(4) + "+");
+  EXPECT_EQ(view.flags, 77u) << "append keeps the spilled pair's flags";
+  EXPECT_EQ(view.expiry_ms, 2u + 1000000u) << "and its expiry";
+
+  BlockPointer touched;
+  ASSERT_EQ(WithCopy("s5", 1, [&](const KeyLocation& loc, AccessTime at, const SpilledPair* spilled) {
+              return ram_->Touch(loc, "s5", 2, 50, at, &touched, spilled);
+            }), SHMEMCACHE_OK);
+  ASSERT_EQ(GetFromRam("s5", &v, &view), SHMEMCACHE_OK);
+  EXPECT_EQ(v, Value(5));
+  EXPECT_EQ(view.flags, 77u);
+  EXPECT_EQ(view.expiry_ms, 2u + 50u);
+  EXPECT_EQ(view.token, token[5]) << "touch keeps the token";
+
+  uint64_t number = 0;
+  ASSERT_EQ(WithCopy("counter", 1, [&](const KeyLocation& loc, AccessTime at, const SpilledPair* spilled) {
+              return ram_->Incr(loc, "counter", 7, 1, at, &number, nullptr, spilled);
+            }), SHMEMCACHE_OK);
+  EXPECT_EQ(number, 42u);
+  ASSERT_EQ(GetFromRam("counter", &v, &view), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "42");
+  EXPECT_EQ(view.flags, 77u);
+
+  // A GET's promotion keeps the token too.
+  BlockPointer ptr;
+  Status s = ReadBack("s6", 1, &ptr);
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    std::vector<Answered> answered = FinishReads();
+    ASSERT_EQ(answered.size(), 1u);
+    s = answered[0].status;
+    ptr = answered[0].ptr;
+  }
+  ASSERT_EQ(s, SHMEMCACHE_OK);
+  EXPECT_EQ(ptr.token, token[6]);
+  EXPECT_EQ(StoreWithCopy("s6", "cas", StoreRequest{StoreMode::kSet, 0, 0, token[6]}), SHMEMCACHE_OK);
+  EXPECT_TRUE(ram_->CheckConsistency());
+}
+
+// An expired flash copy is absent, and so is one that cannot be read back (as for GET).
+TEST_F(SpillTierTest, ExpiredOrCorruptCopiesAreAbsent) {
+  TestHooks hooks;
+  hooks.spill_fault = TestHooks::SpillFault::kCorrupt;  // the next read from the disk returns a flipped byte
+  Open(hooks);
+  uint64_t token = 0;
+  ASSERT_EQ(SetInRam("short", "v", StoreRequest{StoreMode::kSet, 0, 100, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(SetInRam("bad", "v", StoreRequest{StoreMode::kSet, 0, 1000000, 0}, &token), SHMEMCACHE_OK);
+  FillAndFindEvicted();
+  std::string v;
+  ASSERT_EQ(GetFromRam("bad", &v), SHMEMCACHE_NOT_FOUND);
+  // The corrupt read: cas finds no pair (NOT_FOUND), and the record is dropped.
+  EXPECT_EQ(StoreWithCopy("bad", "x", StoreRequest{StoreMode::kSet, 0, 0, token}), SHMEMCACHE_NOT_FOUND);
+  stats_ = Stats{};
+  tier_->FillStats(&stats_);
+  EXPECT_EQ(stats_.spill_checksum_failures, 1u);
+  EXPECT_FALSE(HasCopy("bad"));
+  EXPECT_EQ(StoreWithCopy("bad", "x", StoreRequest{StoreMode::kReplace, 0, 0, 0}), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(StoreWithCopy("bad", "added", StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(GetFromRam("bad", &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, "added");
+  // Past its expiry (server clock 1000 > 2 + 100): absent for every operation.
+  ASSERT_EQ(GetFromRam("short", &v), SHMEMCACHE_NOT_FOUND);
+  EXPECT_EQ(StoreWithCopy("short", "x", StoreRequest{StoreMode::kReplace, 0, 0, 0}, 1000), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(StoreWithCopy("short", "x", StoreRequest{StoreMode::kAppend, 0, 0, 0}, 1000), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(StoreWithCopy("short", "added", StoreRequest{StoreMode::kAdd, 0, 0, 0}, 1000), SHMEMCACHE_OK);
+  ASSERT_EQ(GetFromRam("short", &v, nullptr, 1000) , SHMEMCACHE_OK);
+}
+
+// A synchronous read for a contract operation may finish a parked GET's read too: that GET must still not
+// promote what it read over the operation's result.
+TEST_F(SpillTierTest, AParkedGetNeverPromotesOverAContractWriteThatWaitedForFlash) {
+  TestHooks hooks;
+  hooks.spill_read_delay_ms = 20;  // slow flash: nothing cached, every read on the I/O thread
+  Open(hooks);
+  int k = FillAndFindEvicted();
+  BlockPointer ptr;
+  ASSERT_EQ(ReadBack(Key(k), 7, &ptr), SHMEMCACHE_IN_PROGRESS);
+  ASSERT_EQ(StoreWithCopy(Key(k), "!", StoreRequest{StoreMode::kAppend, 0, 0, 0}), SHMEMCACHE_OK);
+  std::vector<Answered> answered = FinishReads();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
+  EXPECT_EQ(answered[0].value, Value(k)) << "the GET came first: it answers what it read";
+  EXPECT_EQ(answered[0].ptr.block_bytes, 0u) << "but does not promote it";
+  std::string v;
+  ASSERT_EQ(GetFromRam(Key(k), &v), SHMEMCACHE_OK);
+  EXPECT_EQ(v, Value(k) + "!");
 }
 
 TEST_F(SpillTierTest, ATierThatIsGoneNoLongerListensToEvictions) {
