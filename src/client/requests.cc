@@ -258,7 +258,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
   // reply. Always ends: an inline answer is never pulled.
   ++counters_.large_pull_retries;
   r->status = SHMEMCACHE_IN_PROGRESS;
-  Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len};
+  Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len, {}};
   op.contract.out = r->out;  // a fetch asked again still fills its flags and token
   --counters_.active_gets;  // counted once per operation (a Tally: this thread's may dip below its own count)
   if (PostActive(op, &r, /*may_pull=*/false) == SHMEMCACHE_OK) return true;
