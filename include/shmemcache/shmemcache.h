@@ -137,8 +137,8 @@ typedef struct {
                                    landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). 0 = never; default 8 KiB (bench/README.md) */
   int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
-                                   SHMEMCACHE_DIRECT_AUTO (default: SETs, incrs and GETs go Active where every
-                                   one-sided operation needs the target's CPU, i.e. UCX tcp; Direct elsewhere),
+                                   SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active, GETs Direct, where
+                                   every one-sided operation needs the target's CPU, i.e. UCX tcp; Direct elsewhere),
                                    SHMEMCACHE_DIRECT_ALWAYS, SHMEMCACHE_DIRECT_NEVER; the environment variable
                                    takes auto / always / never. shmemcache_stats_t says what was decided.
                                    This PE's own choice: PEs may set it differently (every path follows the

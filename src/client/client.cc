@@ -84,12 +84,14 @@ void Client::DecidePolicy(Transport* transport) {
     policy_reason_ = kPolicyNever;
   } else if (transport->Describe().context_transport == ContextTransport::kTcp) {
     // Over UCX tcp every one-sided operation is a round trip that waits for the server's CPU: a Direct SET
-    // (CAS, put, put, fence, set, quiet, recency CAS) costs more than one Active SET. A Direct GET is one get,
-    // but the server serves it only from inside a progressing call, between the Active operations of every
-    // other client, while an Active GET is one message it drains with the rest of its pass: measured with 4
-    // clients on 1 server (scripts/bench.sh --parts active, active_policy.csv), both mixes ran faster with
-    // every operation Active (95/5: 10.7 k ops/s Active, 7.5 k with Direct GETs; 50/50: 13.1 k vs 5.0 k).
-    direct_gets_allowed_ = direct_sets_allowed_ = false;
+    // (CAS, put, put, fence, set, quiet, recency CAS) costs more than one Active SET, so SETs (and incrs, which
+    // follow them) go Active. A Direct GET is one get and stays Direct. Measured with 4 clients on 1 server on an
+    // otherwise idle machine (scripts/bench.sh --parts active, bench_throughput --keys 1000), ops/s:
+    //   95/5:  Direct GETs + Active SETs 51.8 k, all Direct 46-50 k, all Active 33 k;
+    //   50/50: Direct GETs + Active SETs 40.5-41 k, all Direct 20 k, all Active 33-40 k.
+    // (On an oversubscribed machine, where the server PE loses its core to others, all Active ran faster: the
+    // server then answers a get only between time slices. `never` chooses that.)
+    direct_sets_allowed_ = false;
     policy_reason_ = kAutoTcp;
   } else {
     policy_reason_ = kAutoNoTargetCpu;
