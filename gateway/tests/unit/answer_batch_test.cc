@@ -309,7 +309,8 @@ TEST_F(AnswerBatchTest, ReadsAfterOwnUpdatesSeeThem) {
   e_.gateway().batch().Complete();
   Output(*a);
   // In one batch: the read starts the session's queued incr first.
-  Start(*a, "incr n 1\r\ntouch n 50\r\nget n\r\n");
+  const std::string first = "incr n 1\r\ntouch n 50\r\nget n\r\n";
+  Start(*a, first);
   EXPECT_TRUE(a->session->answers_deferred());
   e_.gateway().batch().Complete();
   EXPECT_EQ(Output(*a), "11\r\nTOUCHED\r\nVALUE n 3 2\r\n11\r\nEND\r\n");
@@ -322,7 +323,7 @@ TEST_F(AnswerBatchTest, ReadsAfterOwnUpdatesSeeThem) {
   e_.gateway().batch().Complete();
   const std::string out = Output(*a);
   EXPECT_EQ(out.rfind("15\r\nVALUE n 3 2\r\n15\r\nEND\r\n0\r\n", 0), 0u) << out;
-  EXPECT_EQ(out, Unbatched(setup, script));
+  EXPECT_EQ(out, Unbatched(setup + first + "decr n 1\r\n", script));
   EXPECT_EQ(Output(*b), "1\r\n");  // b's incr was processed after a's script
 }
 
