@@ -14,54 +14,51 @@ namespace {
 
 constexpr uint64_t kMaxUp = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 
-// The answer line of one deferred update; owns its key until answered.
+// The answer of one deferred update; owns its key until answered.
 class UpdateAnswer : public DeferredAnswer {
  public:
-  UpdateAnswer(GatewayContext& gateway, std::string_view key, bool noreply)
-      : gateway_(gateway), key_(key), noreply_(noreply) {}
+  UpdateAnswer(GatewayContext& gateway, std::string_view key) : gateway_(gateway), key_(key) {}
 
   void Write(ByteQueue& out) final {
     if (in_flight_ != nullptr) in_flight_->Finish();
-    std::string line = Line(gateway_.counters());
-    if (noreply_) return;
-    out.Append(line.data(), line.size());
-    out.Append("\r\n", 2);
+    out.Append(Answer(gateway_.counters()));
   }
 
  protected:
-  // The answer line once the operation finished (status_ and the operation's results are in place).
-  virtual std::string Line(Counters& c) = 0;
+  // The answer's bytes once the operation finished (status_ and the operation's results are in place).
+  virtual std::string Answer(Counters& c) = 0;
 
   GatewayContext& gateway_;
   std::string key_;
   Status status_ = Status::kError;
   std::unique_ptr<InFlight> in_flight_;  // declared after what it writes: finished before they are freed
-
- private:
-  bool noreply_;
 };
 
 class TouchAnswer final : public UpdateAnswer {
  public:
   TouchAnswer(GatewayContext& gateway, std::string_view key, uint64_t ttl_ms, bool noreply)
-      : UpdateAnswer(gateway, key, noreply), ttl_ms_(ttl_ms) {}
+      : UpdateAnswer(gateway, key), ttl_ms_(ttl_ms), noreply_(noreply) {}
   void Start() override { in_flight_ = gateway_.backend().StartTouch(key_, ttl_ms_, &status_); }
 
  private:
-  std::string Line(Counters& c) override { return std::string(TouchAnswerLine(c, status_)); }
+  std::string Answer(Counters& c) override {
+    std::string_view line = TouchAnswerLine(c, status_);
+    return noreply_ ? std::string() : std::string(line) + "\r\n";
+  }
   uint64_t ttl_ms_;
+  bool noreply_;
 };
 
 class ArithmeticAnswer final : public UpdateAnswer {
  public:
-  ArithmeticAnswer(GatewayContext& gateway, std::string_view key, bool incr, int64_t delta, bool noreply)
-      : UpdateAnswer(gateway, key, noreply), incr_(incr), delta_(delta) {}
+  ArithmeticAnswer(GatewayContext& gateway, std::string_view key, int64_t delta, ArithmeticAnswerFn answer)
+      : UpdateAnswer(gateway, key), delta_(delta), answer_(std::move(answer)) {}
   void Start() override { in_flight_ = gateway_.backend().StartIncr(key_, delta_, &status_, &value_); }
 
  private:
-  std::string Line(Counters& c) override { return ArithmeticAnswerLine(c, incr_, status_, value_); }
-  bool incr_;
+  std::string Answer(Counters& c) override { return answer_(c, status_, value_); }
   int64_t delta_;
+  ArithmeticAnswerFn answer_;
   uint64_t value_ = 0;
 };
 
@@ -100,12 +97,18 @@ bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry) {
   return true;
 }
 
-bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta) {
+bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta, ArithmeticAnswerFn answer) {
   if (delta > (incr ? kMaxUp : kMaxUp + 1)) return false;  // ApplyDelta's steps
   int64_t signed_delta = incr ? static_cast<int64_t>(delta)
                          : delta == kMaxUp + 1 ? std::numeric_limits<int64_t>::min()
                                                : -static_cast<int64_t>(delta);
-  DeferWrite(s, std::make_unique<ArithmeticAnswer>(s.gateway(), key, incr, signed_delta, s.noreply()));
+  if (answer == nullptr) {
+    answer = [incr, noreply = s.noreply()](Counters& c, Status st, uint64_t value) {
+      std::string line = ArithmeticAnswerLine(c, incr, st, value);
+      return noreply ? std::string() : line + "\r\n";
+    };
+  }
+  DeferWrite(s, std::make_unique<ArithmeticAnswer>(s.gateway(), key, signed_delta, std::move(answer)));
   return true;
 }
 

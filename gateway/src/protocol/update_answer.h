@@ -7,6 +7,7 @@
 #define SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -23,9 +24,15 @@ std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t val
 // Defers a touch of key to expiry if it can start without waiting (an expiry already passed deletes instead):
 // true, answered when the batch completes; false, nothing done, and the caller touches and answers at once.
 bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry);
+// The bytes that answer an incr/decr (text or ma) once its status and new value are known, counted; "" for
+// none (noreply).
+using ArithmeticAnswerFn = std::function<std::string(Counters& c, Status st, uint64_t value)>;
+
 // Defers incr/decr of key by delta if it is one Backend::Incr (counter.h: a delta of at most 2^63 - 1 up or
-// 2^63 down): true, answered when the batch completes; false, nothing done (ApplyDelta at once).
-bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta);
+// 2^63 down): true, answered with answer(...) when the batch completes; false, nothing done (ApplyDelta at
+// once). Without answer: the text protocol's line (ArithmeticAnswerLine), unless noreply.
+bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta,
+                     ArithmeticAnswerFn answer = nullptr);
 
 }  // namespace shmemcached
 

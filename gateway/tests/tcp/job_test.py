@@ -189,7 +189,7 @@ def burst_counters(c):
 
 
 def batched_updates(gateways, conns_per_gateway=40, keys=10):
-    """incr/decr and touch from many pipelining connections at once join the gateways' batches
+    """incr/decr, ma and touch from many pipelining connections at once join the gateways' batches
     (shmemcache_iincr, shmemcache_itouch); delete, a touch to a past time and a delta beyond 2^63 - 1 stay
     blocking in between. Every answer is memcached's, in request order; a connection's reads see its own
     updates, and a counter every connection increments ends exact."""
@@ -207,6 +207,8 @@ def batched_updates(gateways, conns_per_gateway=40, keys=10):
             exp += b"STORED\r\n15\r\nVALUE %s 0 2\r\n15\r\nEND\r\n" % k
             req += b"decr %s 20\r\nincr %s 18446744073709551615\r\nincr %s 1\r\nincr %s 7\r\n" % (k, k, k, k)
             exp += b"0\r\n18446744073709551615\r\n0\r\n7\r\n"  # decr stops at 0; incr wraps at 2^64
+            req += b"ma %s v O7\r\nma %s MD D3 q\r\nincr %s 0\r\nma %s_no q\r\n" % (k, k, k, k)
+            exp += b"VA 1 O7\r\n8\r\n5\r\nNF\r\n"
             req += b"touch %s 3600\r\ntouch %s_no 3600\r\nincr %s_no 1\r\ndecr %s_no 1\r\n" % (k, k, k, k)
             exp += b"TOUCHED\r\nNOT_FOUND\r\nNOT_FOUND\r\nNOT_FOUND\r\n"
             req += b"set %s_s 3 0 3\r\nabc\r\nincr %s_s 1\r\ntouch %s_s 0 noreply\r\nget %s_s\r\n" % (k, k, k, k)
@@ -232,7 +234,7 @@ def batched_updates(gateways, conns_per_gateway=40, keys=10):
     check(ops - ops0 > bursts - bursts0, "updates were not batched: %d operations in %d bursts" % (ops - ops0, bursts - bursts0))
     for c in conns:
         c.close()
-    print("%d connections x %d keys of batched incr/decr/touch with blocking deletes between ok (%.1f ops/burst)"
+    print("%d connections x %d keys of batched incr/decr/ma/touch with blocking deletes between ok (%.1f ops/burst)"
           % (len(conns), keys, (ops - ops0) / max(1, bursts - bursts0)))
 
 

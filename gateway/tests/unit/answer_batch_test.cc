@@ -363,6 +363,39 @@ TEST_F(AnswerBatchTest, SessionClosedWithUpdatesDeferred) {
   EXPECT_EQ(Output(*b), "VALUE n 0 1\r\n5\r\nEND\r\n");
 }
 
+// ma with one delta and no creation or touch joins the batch too; its answers (HD, VA, NF, q, O, k, errors)
+// are the unbatched engine's. ma N (creation) and ma T stay blocking.
+TEST_F(AnswerBatchTest, MetaArithmeticJoinsTheBatch) {
+  const std::string setup = "set m 0 0 1\r\n5\r\nset s 0 0 1\r\ns\r\n";
+  const std::string script =
+      "ma m\r\nma m v\r\nma m MD D100 v O9 k\r\nma none\r\nma none q O1\r\nma s\r\nma m q O5\r\n"
+      "ma m MI D9223372036854775807 v\r\nmn\r\n";
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, setup);
+  e_.gateway().batch().Complete();
+  Output(*a);
+  const uint64_t batches = e_.gateway().batch().batches();
+  EXPECT_EQ(Start(*a, script), "");
+  EXPECT_TRUE(a->session->answers_deferred());
+  EXPECT_EQ(e_.gateway().batch().batches(), batches);
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  EXPECT_EQ(out, Unbatched(setup, script));
+  EXPECT_EQ(out,
+            "HD\r\nVA 1\r\n7\r\nVA 1 O9 km\r\n0\r\nNF\r\nNF O1\r\n"
+            "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nVA 19\r\n9223372036854775808\r\nMN\r\n");
+  // Creation and touch are blocking: they complete b's deferred read first.
+  Start(*b, "get m\r\n");
+  Start(*a, "ma fresh N0 J3 v\r\n");
+  EXPECT_FALSE(b->session->answers_deferred());
+  EXPECT_EQ(Output(*a), "VA 1\r\n3\r\n");
+  Start(*b, "get m\r\n");
+  Start(*a, "ma fresh T60 v\r\n");
+  EXPECT_FALSE(b->session->answers_deferred());
+  EXPECT_EQ(Output(*a), "VA 1\r\n4\r\n");
+}
+
+
 class SmallBurst : public AnswerBatchTest {
  protected:
   static Limits Burst4() {
