@@ -34,6 +34,31 @@ class AnswerBatchTest : public ::testing::Test {
     return out;
   }
 
+  // Runs setup, then each script on a connection of its own: every script's answers stay deferred and nothing
+  // completes the batch until the event loop would; one Complete then answers them all, byte for byte as the
+  // unbatched engine running the scripts one after the other (the order the batch started them in). Returns
+  // the unbatched engine, for checks after.
+  std::unique_ptr<Engine> ExpectBatchedAsUnbatched(const std::string& setup, const std::vector<std::string>& scripts) {
+    auto setup_conn = e_.Connect();
+    Start(*setup_conn, setup);
+    e_.gateway().batch().Complete();
+    Output(*setup_conn);
+    const uint64_t batches = e_.gateway().batch().batches();
+    std::vector<std::unique_ptr<Engine::Conn>> conns;
+    for (const std::string& script : scripts) {
+      conns.push_back(e_.Connect());
+      EXPECT_EQ(Start(*conns.back(), script), "") << script;
+      EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
+    }
+    EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no command completed it
+    e_.gateway().batch().Complete();
+    EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
+    auto plain = std::make_unique<Engine>();
+    plain->Run(setup);
+    for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain->Run(scripts[i])) << scripts[i];
+    return plain;
+  }
+
   Engine e_;
 };
 
@@ -181,28 +206,11 @@ TEST_F(AnswerBatchTest, StoresWithOptionsJoinTheBatch) {
       "ms m 2 F8 T60 c k O42\r\nmm\r\nms m 2 ME\r\nxx\r\nms m 1 MA q\r\n!\r\nmn\r\n",
       "set q 1 0 1 noreply\r\nq\r\nadd q 1 0 1 noreply\r\nq\r\n",
   };
-  auto setup_conn = e_.Connect();
-  Start(*setup_conn, setup);
-  e_.gateway().batch().Complete();
-  Output(*setup_conn);
-  const uint64_t batches = e_.gateway().batch().batches();
-  std::vector<std::unique_ptr<Engine::Conn>> conns;
-  for (const std::string& script : scripts) {
-    conns.push_back(e_.Connect());
-    EXPECT_EQ(Start(*conns.back(), script), "") << script;
-    EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
-  }
-  EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no store completed it
-  e_.gateway().batch().Complete();
-  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
-  // The unbatched engine runs the scripts one after the other, as the batch started them (in session order).
-  Engine plain;
-  plain.Run(setup);
-  for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain.Run(scripts[i])) << scripts[i];
+  std::unique_ptr<Engine> plain = ExpectBatchedAsUnbatched(setup, scripts);
   auto check = e_.Connect();
   Start(*check, "gets a c r fresh m q\r\n");
   e_.gateway().batch().Complete();
-  EXPECT_EQ(Output(*check), plain.Run("gets a c r fresh m q\r\n"));
+  EXPECT_EQ(Output(*check), plain->Run("gets a c r fresh m q\r\n"));
 }
 
 // A session's reads after its own stores in one batch see them (flags, modes and tokens included); another
@@ -259,23 +267,7 @@ TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
       "touch t 100\r\ntouch none 100\r\ntouch t 0 noreply\r\n",
       "incr n 1 noreply\r\ndecr none 1 noreply\r\nmn\r\n",
   };
-  auto setup_conn = e_.Connect();
-  Start(*setup_conn, setup);
-  e_.gateway().batch().Complete();
-  Output(*setup_conn);
-  const uint64_t batches = e_.gateway().batch().batches();
-  std::vector<std::unique_ptr<Engine::Conn>> conns;
-  for (const std::string& script : scripts) {
-    conns.push_back(e_.Connect());
-    EXPECT_EQ(Start(*conns.back(), script), "") << script;
-    EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
-  }
-  EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no update completed it
-  e_.gateway().batch().Complete();
-  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
-  Engine plain;
-  plain.Run(setup);
-  for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain.Run(scripts[i])) << scripts[i];
+  std::unique_ptr<Engine> plain = ExpectBatchedAsUnbatched(setup, scripts);
   // The answers themselves, as memcached gives them.
   Engine expect;
   expect.Run(setup);
@@ -297,7 +289,7 @@ TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
   auto check = e_.Connect();
   Start(*check, "get n d w s t big\r\n");
   e_.gateway().batch().Complete();
-  EXPECT_EQ(Output(*check), plain.Run("get n d w s t big\r\n"));
+  EXPECT_EQ(Output(*check), plain->Run("get n d w s t big\r\n"));
 }
 
 // A session's reads after its own incr/decr/touch see them (a write after a deferred read completes the batch
