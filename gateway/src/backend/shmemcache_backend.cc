@@ -77,12 +77,13 @@ class FetchBurst final : public InFlight {
   bool finished_ = false;
 };
 
-// One shmemcache_istore; Finish writes its status (and, through the request, the token).
-class StoreInFlight final : public InFlight {
+// One shmemcache_istore / itouch / iincr; Finish writes its status (and, through the request, the token or the
+// new value).
+class RequestInFlight final : public InFlight {
  public:
-  StoreInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
+  RequestInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
       : cache_(cache), request_(request), status_(status) {}
-  ~StoreInFlight() override { Finish(); }
+  ~RequestInFlight() override { Finish(); }
 
   void Finish() override {
     if (request_ == nullptr) return;
@@ -95,6 +96,16 @@ class StoreInFlight final : public InFlight {
   shmemcache_request_t* request_;
   Status* status_;
 };
+
+// A request issued (st OK) in flight; or the error found at issue in *status and nothing in flight.
+std::unique_ptr<InFlight> InFlightOrRefused(shmemcache_t* cache, shmemcache_status_t st,
+                                            shmemcache_request_t* request, Status* status) {
+  if (st != SHMEMCACHE_OK) {
+    *status = FromShmemcache(st);
+    return nullptr;
+  }
+  return std::make_unique<RequestInFlight>(cache, request, status);
+}
 
 shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
   shmemcache_store_options_t o{};
@@ -173,11 +184,20 @@ std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, st
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st =
       shmemcache_istore(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out, &request);
-  if (st != SHMEMCACHE_OK) {
-    *status = FromShmemcache(st);
-    return nullptr;
-  }
-  return std::make_unique<StoreInFlight>(cache_, request, status);
+  return InFlightOrRefused(cache_, st, request, status);
+}
+
+std::unique_ptr<InFlight> ShmemcacheBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {
+  shmemcache_request_t* request = nullptr;
+  shmemcache_status_t st = shmemcache_itouch(cache_, key.data(), key.size(), ttl_ms, &request);
+  return InFlightOrRefused(cache_, st, request, status);
+}
+
+std::unique_ptr<InFlight> ShmemcacheBackend::StartIncr(std::string_view key, int64_t delta, Status* status,
+                                                       uint64_t* new_value) {
+  shmemcache_request_t* request = nullptr;
+  shmemcache_status_t st = shmemcache_iincr(cache_, key.data(), key.size(), delta, new_value, &request);
+  return InFlightOrRefused(cache_, st, request, status);
 }
 
 Status ShmemcacheBackend::FlushAll() { return FromShmemcache(shmemcache_flush_all(cache_)); }

@@ -79,6 +79,15 @@ std::unique_ptr<InFlight> BatchedBackend::StartStore(std::string_view key, std::
   return inner_->StartStore(key, value, options, status, cas_out);
 }
 
+std::unique_ptr<InFlight> BatchedBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {
+  return inner_->StartTouch(key, ttl_ms, status);
+}
+
+std::unique_ptr<InFlight> BatchedBackend::StartIncr(std::string_view key, int64_t delta, Status* status,
+                                                    uint64_t* new_value) {
+  return inner_->StartIncr(key, delta, status, new_value);
+}
+
 Status BatchedBackend::FlushAll() {
   batch_->Complete();
   return inner_->FlushAll();

@@ -61,7 +61,7 @@ struct MultiGetItem {
 // own shmemcache client counters).
 using StatRow = std::pair<std::string, uint64_t>;
 
-// A backend operation started without waiting (Backend::StartMultiGet, Backend::StartStore). Finish waits for it
+// A backend operation started without waiting (Backend::StartMultiGet, StartStore, StartTouch, StartIncr). Finish waits for it
 // and writes its results where the Start call said; it is called exactly once, and the operation's keys, values
 // and result slots must stay untouched until it returns. Destroying an InFlight that was not finished finishes it.
 class InFlight {
@@ -95,11 +95,13 @@ class Backend {
   // or an error about the call itself.
   virtual Status MultiGet(MultiGetItem* items, size_t count) = 0;
   // Non-blocking forms, so that the gateway can put many connections' requests into one burst (shmemcache_ifetch,
-  // shmemcache_istore). Each starts the operation and returns it in flight, or performs it at once and returns
+  // shmemcache_istore, shmemcache_itouch, shmemcache_iincr; shmemcache has no non-blocking delete). Each starts the operation and returns it in flight, or performs it at once and returns
   // nullptr (the default, for backends without non-blocking calls); either way the results are in place once
   // the InFlight (if any) has finished. Operations take effect in the order they were started or called.
   //   StartMultiGet: MultiGet; the call's own status goes to *status.
   //   StartStore: Store; its status goes to *status, the new token (kOk) to *cas_out if not null.
+  //   StartTouch: Touch; its status goes to *status.
+  //   StartIncr: Incr; its status goes to *status, the new value (kOk) to *new_value.
   virtual std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
     *status = MultiGet(items, count);
     return nullptr;
@@ -107,6 +109,15 @@ class Backend {
   virtual std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value,
                                                const StoreOptions& options, Status* status, uint64_t* cas_out) {
     *status = Store(key, value, options, cas_out);
+    return nullptr;
+  }
+  virtual std::unique_ptr<InFlight> StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {
+    *status = Touch(key, ttl_ms);
+    return nullptr;
+  }
+  virtual std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
+                                              uint64_t* new_value) {
+    *status = Incr(key, delta, new_value);
     return nullptr;
   }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).

@@ -10,6 +10,7 @@
 #include "protocol/numbers.h"
 #include "protocol/storage.h"
 #include "protocol/store_answer.h"
+#include "protocol/update_answer.h"
 
 namespace shmemcached {
 
@@ -227,6 +228,42 @@ void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
   s.out().Append("\r\n", 2);
 }
 
+// ma's answer once its delta was applied (st, value), counted: "VA <len><flags>\r\n<number>" or "HD<flags>", "NF<flags>",
+// an error; "" under q for a nominal answer (not a creation). flags: the O and k return flags.
+std::string MetaArithmeticAnswer(Counters& c, bool incr, Status st, uint64_t value, bool created, bool return_value,
+                                 bool quiet, std::string_view flags) {
+  std::string line;
+  switch (st) {
+    case Status::kOk: {
+      if (!created) ++(incr ? c.incr_hits : c.decr_hits);
+      if (quiet && !created) return line;  // memcached's q hides a nominal answer, not a creation
+      std::string number = Decimal(value);
+      if (return_value) {
+        line.append("VA ");
+        AppendDecimal(&line, number.size());
+      } else {
+        line.append("HD");
+      }
+      line.append(flags);
+      if (return_value) {
+        line.append("\r\n");
+        line.append(number);
+      }
+      break;
+    }
+    case Status::kNotFound:
+      ++(incr ? c.incr_misses : c.decr_misses);
+      line.append("NF");
+      line.append(flags);
+      break;
+    case Status::kNotNumeric: line.append("CLIENT_ERROR cannot increment or decrement non-numeric value"); break;
+    case Status::kNoSpace: line.append("SERVER_ERROR out of memory"); break;
+    default: line.append(BackendFailureLine(st));
+  }
+  line.append("\r\n");
+  return line;
+}
+
 void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   MetaFlags of;
   std::string key;
@@ -239,8 +276,20 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
       s.OutErrString("CLIENT_ERROR invalid mode for ma M token");
       return;
   }
+  std::string flags;
+  const bool flags_fit = AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary);
+  const bool touch = HasMetaFlag(tokens, ntokens, 'T');
+  // One Backend::Incr and nothing after it (no creation, no touch): it joins the answer batch. An opaque too
+  // long is answered after the delta is applied, as memcached does, so it is made at once below.
+  if (flags_fit && !of.vivify && !touch &&
+      DeferArithmetic(s, key, incr, of.delta,
+                      [incr, return_value = of.value, quiet = s.noreply(), flags](Counters& c, Status st,
+                                                                                   uint64_t value) {
+                        return MetaArithmeticAnswer(c, incr, st, value, false, return_value, quiet, flags);
+                      })) {
+    return;
+  }
   Backend& b = s.backend();
-  Counters& c = s.gateway().counters();
   uint64_t value = 0;
   bool created = false;
   Status st = ApplyDelta(b, key, incr, of.delta, &value);
@@ -272,51 +321,14 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
       return;
     }
   }
-  std::string line;
-  switch (st) {
-    case Status::kOk: {
-      if (!created) {
-        ++(incr ? c.incr_hits : c.decr_hits);
-        if (HasMetaFlag(tokens, ntokens, 'T')) TouchPair(b, key, of.exptime);
-      }
-      std::string number = Decimal(value);
-      if (of.value) {
-        line.append("VA ");
-        AppendDecimal(&line, number.size());
-      } else {
-        line.append("HD");
-      }
-      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
-        s.OutErrString(kOpaqueTooLong);
-        return;
-      }
-      if (of.value) {
-        line.append("\r\n");
-        line.append(number);
-      }
-      if (s.noreply() && !created) return;  // memcached's q hides a nominal answer, not a creation
-      break;
-    }
-    case Status::kNotFound:
-      ++(incr ? c.incr_misses : c.decr_misses);
-      line.append("NF");
-      if (!AppendOpaqueAndKey(&line, tokens, ntokens, key, of.key_binary)) {
-        s.OutErrString(kOpaqueTooLong);
-        return;
-      }
-      break;
-    case Status::kNotNumeric:
-      s.OutErrString("CLIENT_ERROR cannot increment or decrement non-numeric value");
-      return;
-    case Status::kNoSpace:
-      s.OutErrString("SERVER_ERROR out of memory");
-      return;
-    default:
-      s.OutErrString(BackendFailureLine(st));
-      return;
+  if (st == Status::kOk && !created && touch) TouchPair(b, key, of.exptime);
+  std::string answer =
+      MetaArithmeticAnswer(s.gateway().counters(), incr, st, value, created, of.value, s.noreply(), flags);
+  if (!flags_fit && (st == Status::kOk || st == Status::kNotFound)) {
+    s.OutErrString(kOpaqueTooLong);
+    return;
   }
-  line.append("\r\n");
-  s.out().Append(line);
+  s.out().Append(answer);
 }
 
 }  // namespace

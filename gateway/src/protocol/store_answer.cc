@@ -39,11 +39,15 @@ class StoreAnswer final : public DeferredAnswer {
 
 bool DeferStore(Session& s, std::unique_ptr<PendingStore>& p) {
   if (!StartedStore::Startable(p->request())) return false;
-  // A value too large for a deferred get's buffer is read again when that get is answered: it must not see
-  // this store (Session::reads_deferred).
-  if (s.reads_deferred()) s.gateway().batch().Complete();
-  s.Defer(std::make_unique<StoreAnswer>(s.gateway(), std::move(p), s.noreply()), DeferredAnswer::kWrite);
+  DeferWrite(s, std::make_unique<StoreAnswer>(s.gateway(), std::move(p), s.noreply()));
   return true;
+}
+
+void DeferWrite(Session& s, std::unique_ptr<DeferredAnswer> answer) {
+  // A value too large for a deferred get's buffer is read again when that get is answered: it must not see
+  // this write (Session::reads_deferred).
+  if (s.reads_deferred()) s.gateway().batch().Complete();
+  s.Defer(std::move(answer), DeferredAnswer::kWrite);
 }
 
 }  // namespace shmemcached

@@ -16,6 +16,10 @@ namespace shmemcached {
 // the store at once (ExecuteStore) and answers it.
 bool DeferStore(Session& s, std::unique_ptr<PendingStore>& p);
 
+// Defers a write's answer (DeferredAnswer::kWrite: a store, touch, incr/decr) in s, after answering the
+// session's deferred reads first if it has any (Session::reads_deferred).
+void DeferWrite(Session& s, std::unique_ptr<DeferredAnswer> answer);
+
 }  // namespace shmemcached
 
 #endif  // SHMEMCACHED_PROTOCOL_STORE_ANSWER_H_

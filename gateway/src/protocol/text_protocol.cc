@@ -12,6 +12,7 @@
 #include "protocol/stats_report.h"
 #include "protocol/storage.h"
 #include "protocol/store_answer.h"
+#include "protocol/update_answer.h"
 
 namespace shmemcached {
 
@@ -107,18 +108,10 @@ void ProcessTouch(Session& s, Token* tokens, size_t ntokens) {
     s.OutString("CLIENT_ERROR invalid exptime argument");
     return;
   }
-  Counters& c = s.gateway().counters();
-  Status st = TouchPair(s.backend(), KeyOf(tokens[1]), s.gateway().ExpiryFrom(exptime));
-  ++c.cmd_touch;
-  if (st == Status::kOk) {
-    ++c.touch_hits;
-    s.OutString("TOUCHED");
-  } else if (st == Status::kNotFound) {
-    ++c.touch_misses;
-    s.OutString("NOT_FOUND");
-  } else {
-    s.OutString(BackendFailureLine(st));
-  }
+  Expiry expiry = s.gateway().ExpiryFrom(exptime);
+  if (DeferTouch(s, KeyOf(tokens[1]), expiry)) return;
+  Status st = TouchPair(s.backend(), KeyOf(tokens[1]), expiry);
+  s.OutString(TouchAnswerLine(s.gateway().counters(), st));
 }
 
 void ProcessArithmetic(Session& s, Token* tokens, size_t ntokens, bool incr) {
@@ -129,27 +122,10 @@ void ProcessArithmetic(Session& s, Token* tokens, size_t ntokens, bool incr) {
     s.OutString("CLIENT_ERROR invalid numeric delta argument");
     return;
   }
-  Counters& c = s.gateway().counters();
+  if (DeferArithmetic(s, KeyOf(tokens[1]), incr, delta)) return;
   uint64_t value = 0;
   Status st = ApplyDelta(s.backend(), KeyOf(tokens[1]), incr, delta, &value);
-  switch (st) {
-    case Status::kOk:
-      ++(incr ? c.incr_hits : c.decr_hits);
-      s.OutString(Decimal(value));
-      break;
-    case Status::kNotNumeric:
-      s.OutString("CLIENT_ERROR cannot increment or decrement non-numeric value");
-      break;
-    case Status::kNoSpace:
-      s.OutString("SERVER_ERROR out of memory");
-      break;
-    case Status::kNotFound:
-      ++(incr ? c.incr_misses : c.decr_misses);
-      s.OutString("NOT_FOUND");
-      break;
-    default:
-      s.OutString(BackendFailureLine(st));
-  }
+  s.OutString(ArithmeticAnswerLine(s.gateway().counters(), incr, st, value));
 }
 
 void ProcessDelete(Session& s, Token* tokens, size_t ntokens) {

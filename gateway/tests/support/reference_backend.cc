@@ -205,6 +205,23 @@ std::unique_ptr<InFlight> ReferenceBackend::StartStore(std::string_view key, std
   return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, cas_out, cas);
 }
 
+std::unique_ptr<InFlight> ReferenceBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {
+  if (!in_flight_starts_) return Backend::StartTouch(key, ttl_ms, status);
+  Status result = Touch(key, ttl_ms);
+  *status = Status::kError;
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result);
+}
+
+std::unique_ptr<InFlight> ReferenceBackend::StartIncr(std::string_view key, int64_t delta, Status* status,
+                                                      uint64_t* new_value) {
+  if (!in_flight_starts_) return Backend::StartIncr(key, delta, status, new_value);
+  uint64_t value = 0;
+  Status result = Incr(key, delta, &value);
+  *status = Status::kError;
+  *new_value = 0xdeadbeef;  // garbage until Finish
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, new_value, value);
+}
+
 Status ReferenceBackend::FlushAll() {
   pairs_.clear();
   bytes_ = 0;

@@ -46,6 +46,9 @@ class ReferenceBackend final : public Backend {
   std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
   std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
                                        Status* status, uint64_t* cas_out) override;
+  std::unique_ptr<InFlight> StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) override;
+  std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
+                                      uint64_t* new_value) override;
   void set_in_flight_starts(bool on) { in_flight_starts_ = on; }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;

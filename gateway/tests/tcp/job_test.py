@@ -1,7 +1,7 @@
 """A running shmemcached job (oshrun) over loopback TCP: many connections on several gateways, pipelining,
 multi-gets spanning servers, large values, keys memcached refuses, and a clean shutdown (every PE finalizes).
 With issue 15's contract (a job built with SHMEMCACHED_HAVE_CONTRACT=ON) also CAS races between connections
-on different gateways, concurrent counters and adds, and expiry.
+on different gateways, concurrent counters and adds, expiry, and batched stores, incr/decr and touch.
 
   job_test.py [--np N] [--servers S] [--tcp]      defaults: 4 PEs, 2 servers (so 2 gateways)
 """
@@ -182,6 +182,62 @@ def batched_stores(gateways, conns_per_gateway=40, keys=15):
           % (len(conns), keys, ops / bursts))
 
 
+def burst_counters(c):
+    st = c.request(b"stats\r\n")
+    return tuple(int(st.split(b"STAT %s " % name)[1].split(b"\r\n")[0])
+                 for name in (b"gateway_bursts", b"gateway_burst_operations"))
+
+
+def batched_updates(gateways, conns_per_gateway=40, keys=10):
+    """incr/decr, ma and touch from many pipelining connections at once join the gateways' batches
+    (shmemcache_iincr, shmemcache_itouch); delete, a touch to a past time and a delta beyond 2^63 - 1 stay
+    blocking in between. Every answer is memcached's, in request order; a connection's reads see its own
+    updates, and a counter every connection increments ends exact."""
+    conns = []
+    for port, _ in gateways:
+        conns += [harness.Conn(port, timeout=90) for _ in range(conns_per_gateway)]
+    conns[0].request(b"set bu_shared 0 0 1\r\n0\r\n")
+    bursts0, ops0 = burst_counters(conns[0])
+    expected = []
+    for i, c in enumerate(conns):
+        req, exp = b"", b""
+        for j in range(keys):
+            k = b"bu%d_%d" % (i, j)
+            req += b"set %s 0 0 2\r\n10\r\nincr %s 5\r\nget %s\r\n" % (k, k, k)
+            exp += b"STORED\r\n15\r\nVALUE %s 0 2\r\n15\r\nEND\r\n" % k
+            req += b"decr %s 20\r\nincr %s 18446744073709551615\r\nincr %s 1\r\nincr %s 7\r\n" % (k, k, k, k)
+            exp += b"0\r\n18446744073709551615\r\n0\r\n7\r\n"  # decr stops at 0; incr wraps at 2^64
+            req += b"ma %s v O7\r\nma %s MD D3 q\r\nincr %s 0\r\nma %s_no q\r\n" % (k, k, k, k)
+            exp += b"VA 1 O7\r\n8\r\n5\r\nNF\r\n"
+            req += b"touch %s 3600\r\ntouch %s_no 3600\r\nincr %s_no 1\r\ndecr %s_no 1\r\n" % (k, k, k, k)
+            exp += b"TOUCHED\r\nNOT_FOUND\r\nNOT_FOUND\r\nNOT_FOUND\r\n"
+            req += b"set %s_s 3 0 3\r\nabc\r\nincr %s_s 1\r\ntouch %s_s 0 noreply\r\nget %s_s\r\n" % (k, k, k, k)
+            exp += (b"STORED\r\nCLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+                    b"VALUE %s_s 3 3\r\nabc\r\nEND\r\n" % k)
+            req += b"incr bu_shared 1 noreply\r\ndelete %s\r\ndelete %s\r\nincr %s 1\r\ntouch %s 10\r\n" % (k, k, k, k)
+            exp += b"DELETED\r\nNOT_FOUND\r\nNOT_FOUND\r\nNOT_FOUND\r\n"
+            req += b"touch %s_s -1\r\nget %s %s_s\r\n" % (k, k, k)
+            exp += b"TOUCHED\r\nEND\r\n"
+        req += b"mn\r\n"
+        exp += b"MN\r\n"
+        c.send(req)
+        expected.append(exp)
+    for c, exp in zip(conns, expected):
+        out, closed = c.read_until(lambda b: b.endswith(b"MN\r\n"), timeout=90)
+        if out != exp:
+            at = next((n for n in range(min(len(out), len(exp))) if out[n] != exp[n]), min(len(out), len(exp)))
+            check(False, "batched updates differ at byte %d: %r, expected %r" % (at, out[at - 40:at + 80], exp[at - 40:at + 80]))
+        check(not closed, "connection closed during batched updates")
+    total = conns[-1].request(b"incr bu_shared 0\r\n")
+    check(total == b"%d\r\n" % (len(conns) * keys), "shared counter %r after %d incrs" % (total, len(conns) * keys))
+    bursts, ops = burst_counters(conns[0])
+    check(ops - ops0 > bursts - bursts0, "updates were not batched: %d operations in %d bursts" % (ops - ops0, bursts - bursts0))
+    for c in conns:
+        c.close()
+    print("%d connections x %d keys of batched incr/decr/ma/touch with blocking deletes between ok (%.1f ops/burst)"
+          % (len(conns), keys, (ops - ops0) / max(1, bursts - bursts0)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--np", type=int, default=4)
@@ -197,6 +253,7 @@ def main():
     if harness.has_contract(gateways[0][0]):
         contract_races(gateways)
         batched_stores(gateways)
+        batched_updates(gateways)
     else:
         print("without issue 15's contract: CAS races, counters, adds and expiry are checked by the reference tests")
     problem = harness.stop_job(job, np=a.np, servers=a.servers)

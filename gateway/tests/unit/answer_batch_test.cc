@@ -1,5 +1,5 @@
 // Cross-connection batching (protocol/answer_batch.h) over the reference backend with in-flight starts: answers
-// of gets and stores wait in the batch; they are written in request order, in place, once it completes; a
+// of gets, stores, touch and incr/decr wait in the batch; they are written in request order, in place, once it completes; a
 // blocking call, a full batch, a later store or read of the same session complete it first; a batch's reads
 // start before its writes, except a session's own; and every answer is byte for byte what the engine answers
 // without batching.
@@ -32,6 +32,31 @@ class AnswerBatchTest : public ::testing::Test {
     std::string out(c.out.view());
     c.out.Clear();
     return out;
+  }
+
+  // Runs setup, then each script on a connection of its own: every script's answers stay deferred and nothing
+  // completes the batch until the event loop would; one Complete then answers them all, byte for byte as the
+  // unbatched engine running the scripts one after the other (the order the batch started them in). Returns
+  // the unbatched engine, for checks after.
+  std::unique_ptr<Engine> ExpectBatchedAsUnbatched(const std::string& setup, const std::vector<std::string>& scripts) {
+    auto setup_conn = e_.Connect();
+    Start(*setup_conn, setup);
+    e_.gateway().batch().Complete();
+    Output(*setup_conn);
+    const uint64_t batches = e_.gateway().batch().batches();
+    std::vector<std::unique_ptr<Engine::Conn>> conns;
+    for (const std::string& script : scripts) {
+      conns.push_back(e_.Connect());
+      EXPECT_EQ(Start(*conns.back(), script), "") << script;
+      EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
+    }
+    EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no command completed it
+    e_.gateway().batch().Complete();
+    EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
+    auto plain = std::make_unique<Engine>();
+    plain->Run(setup);
+    for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain->Run(scripts[i])) << scripts[i];
+    return plain;
   }
 
   Engine e_;
@@ -91,11 +116,12 @@ TEST_F(AnswerBatchTest, BlockingCallCompletesTheBatchFirst) {
   e_.gateway().batch().Complete();
   Output(*a);
   EXPECT_EQ(Start(*a, "get n\r\n"), "");
-  // incr is a blocking call: a's read is answered (with the value before the incr) before it runs.
-  Start(*b, "incr n 1\r\n");
+  // delete is a blocking call (shmemcache has no non-blocking delete): a's read is answered (with the value
+  // before the delete) before it runs.
+  Start(*b, "delete n\r\n");
   EXPECT_FALSE(a->session->answers_deferred());
   EXPECT_EQ(Output(*a), "VALUE n 0 1\r\n5\r\nEND\r\n");
-  EXPECT_EQ(Output(*b), "6\r\n");
+  EXPECT_EQ(Output(*b), "DELETED\r\n");
 }
 
 TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
@@ -180,28 +206,11 @@ TEST_F(AnswerBatchTest, StoresWithOptionsJoinTheBatch) {
       "ms m 2 F8 T60 c k O42\r\nmm\r\nms m 2 ME\r\nxx\r\nms m 1 MA q\r\n!\r\nmn\r\n",
       "set q 1 0 1 noreply\r\nq\r\nadd q 1 0 1 noreply\r\nq\r\n",
   };
-  auto setup_conn = e_.Connect();
-  Start(*setup_conn, setup);
-  e_.gateway().batch().Complete();
-  Output(*setup_conn);
-  const uint64_t batches = e_.gateway().batch().batches();
-  std::vector<std::unique_ptr<Engine::Conn>> conns;
-  for (const std::string& script : scripts) {
-    conns.push_back(e_.Connect());
-    EXPECT_EQ(Start(*conns.back(), script), "") << script;
-    EXPECT_TRUE(conns.back()->session->answers_deferred()) << script;
-  }
-  EXPECT_EQ(e_.gateway().batch().batches(), batches);  // no store completed it
-  e_.gateway().batch().Complete();
-  EXPECT_EQ(e_.gateway().batch().batches() - batches, 1u);
-  // The unbatched engine runs the scripts one after the other, as the batch started them (in session order).
-  Engine plain;
-  plain.Run(setup);
-  for (size_t i = 0; i < scripts.size(); ++i) EXPECT_EQ(Output(*conns[i]), plain.Run(scripts[i])) << scripts[i];
+  std::unique_ptr<Engine> plain = ExpectBatchedAsUnbatched(setup, scripts);
   auto check = e_.Connect();
   Start(*check, "gets a c r fresh m q\r\n");
   e_.gateway().batch().Complete();
-  EXPECT_EQ(Output(*check), plain.Run("gets a c r fresh m q\r\n"));
+  EXPECT_EQ(Output(*check), plain->Run("gets a c r fresh m q\r\n"));
 }
 
 // A session's reads after its own stores in one batch see them (flags, modes and tokens included); another
@@ -240,6 +249,144 @@ TEST_F(AnswerBatchTest, MetaStoreReturnsTheNewToken) {
   e_.gateway().batch().Complete();
   EXPECT_EQ(Output(*a), "EX c0\r\nHD\r\nVALUE t 0 1\r\n3\r\nEND\r\n");
 }
+
+// incr/decr and touch from many sessions join the batch (nothing completes it before the event loop does), and
+// every answer is the unbatched engine's: hits, NOT_FOUND, a non-numeric value, decr stopping at 0, incr
+// wrapping at 2^64, noreply.
+TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
+  const std::string setup =
+      "set n 0 0 2\r\n10\r\nset d 0 0 1\r\n3\r\nset w 0 0 20\r\n18446744073709551615\r\n"
+      "set s 0 0 3\r\nabc\r\nset t 5 0 1\r\nt\r\nset big 0 0 1\r\n1\r\n";
+  const std::vector<std::string> scripts = {
+      "incr n 5\r\nincr n 1\r\n",
+      "incr none 1\r\ndecr none 1\r\n",
+      "incr s 1\r\ndecr s 1\r\n",
+      "decr d 2\r\ndecr d 100\r\ndecr d 1\r\n",
+      "incr w 1\r\nincr w 9223372036854775807\r\n",
+      "decr big 9223372036854775808\r\nincr big 4\r\n",
+      "touch t 100\r\ntouch none 100\r\ntouch t 0 noreply\r\n",
+      "incr n 1 noreply\r\ndecr none 1 noreply\r\nmn\r\n",
+  };
+  std::unique_ptr<Engine> plain = ExpectBatchedAsUnbatched(setup, scripts);
+  // The answers themselves, as memcached gives them.
+  Engine expect;
+  expect.Run(setup);
+  EXPECT_EQ(expect.Run(scripts[0]), "15\r\n16\r\n");
+  EXPECT_EQ(expect.Run(scripts[1]), "NOT_FOUND\r\nNOT_FOUND\r\n");
+  EXPECT_EQ(expect.Run(scripts[2]),
+            "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"
+            "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n");
+  EXPECT_EQ(expect.Run(scripts[3]), "1\r\n0\r\n0\r\n");
+  EXPECT_EQ(expect.Run(scripts[4]), "0\r\n9223372036854775807\r\n");
+  EXPECT_EQ(expect.Run(scripts[5]), "0\r\n4\r\n");
+  EXPECT_EQ(expect.Run(scripts[6]), "TOUCHED\r\nNOT_FOUND\r\n");
+  EXPECT_EQ(expect.Run(scripts[7]), "MN\r\n");
+  const Counters& c = e_.gateway().counters();
+  EXPECT_EQ(c.cmd_touch, 3u);
+  EXPECT_EQ(c.touch_hits, 2u);
+  EXPECT_EQ(c.touch_misses, 1u);
+  EXPECT_EQ(c.decr_misses, 2u);
+  auto check = e_.Connect();
+  Start(*check, "get n d w s t big\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*check), plain->Run("get n d w s t big\r\n"));
+}
+
+// A session's reads after its own incr/decr/touch see them (a write after a deferred read completes the batch
+// first, as a store does: DeferWrite).
+TEST_F(AnswerBatchTest, ReadsAfterOwnUpdatesSeeThem) {
+  auto a = e_.Connect(), b = e_.Connect();
+  const std::string setup = "set n 3 0 2\r\n10\r\n";
+  Start(*a, setup);
+  e_.gateway().batch().Complete();
+  Output(*a);
+  // In one batch: the read starts the session's queued incr first.
+  const std::string first = "incr n 1\r\ntouch n 50\r\nget n\r\n";
+  Start(*a, first);
+  EXPECT_TRUE(a->session->answers_deferred());
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*a), "11\r\nTOUCHED\r\nVALUE n 3 2\r\n11\r\nEND\r\n");
+  Start(*a, "decr n 1\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  const std::string script = "incr n 5\r\nget n\r\ndecr n 100\r\ngets n\r\ntouch n 100\r\nmg n v f\r\n";
+  Start(*a, script);
+  Start(*b, "incr n 1\r\n");
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  EXPECT_EQ(out.rfind("15\r\nVALUE n 3 2\r\n15\r\nEND\r\n0\r\n", 0), 0u) << out;
+  EXPECT_EQ(out, Unbatched(setup + first + "decr n 1\r\n", script));
+  EXPECT_EQ(Output(*b), "1\r\n");  // b's incr was processed after a's script
+}
+
+// Forms that cannot start without waiting stay blocking and complete the batch first, with the same answers:
+// touch with an expiry already passed (a delete), a delta beyond one Backend::Incr, delete.
+TEST_F(AnswerBatchTest, UpdatesThatCannotStartCompleteTheBatch) {
+  const std::string setup = "set n 0 0 1\r\n7\r\nset t 0 0 1\r\nt\r\nset x 0 0 1\r\nx\r\n";
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, setup);
+  e_.gateway().batch().Complete();
+  Output(*a);
+  for (const std::string& script :
+       {std::string("touch t -1\r\n"), std::string("incr n 18446744073709551615\r\n"), std::string("delete x\r\n")}) {
+    Start(*a, "get n\r\n");
+    EXPECT_TRUE(a->session->answers_deferred());
+    Start(*b, script);
+    EXPECT_FALSE(a->session->answers_deferred()) << script;
+    EXPECT_FALSE(b->session->answers_deferred()) << script;
+    Output(*a);
+  }
+  EXPECT_EQ(Output(*b), "TOUCHED\r\n6\r\nDELETED\r\n");  // 7 + 2^64 - 1 wraps to 6
+  Start(*b, "get t x\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*b), "END\r\n");
+}
+
+TEST_F(AnswerBatchTest, SessionClosedWithUpdatesDeferred) {
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, "set n 0 0 1\r\n1\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  Start(*a, "incr n 4\r\ntouch n 10\r\n");
+  EXPECT_TRUE(a->session->answers_deferred());
+  a.reset();  // the client sent them: they take effect, unanswered
+  Start(*b, "get n\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*b), "VALUE n 0 1\r\n5\r\nEND\r\n");
+}
+
+// ma with one delta and no creation or touch joins the batch too; its answers (HD, VA, NF, q, O, k, errors)
+// are the unbatched engine's. ma N (creation) and ma T stay blocking.
+TEST_F(AnswerBatchTest, MetaArithmeticJoinsTheBatch) {
+  const std::string setup = "set m 0 0 1\r\n5\r\nset s 0 0 1\r\ns\r\n";
+  const std::string script =
+      "ma m\r\nma m v\r\nma m MD D100 v O9 k\r\nma none\r\nma none q O1\r\nma s\r\nma m q O5\r\n"
+      "ma m MI D9223372036854775807 v\r\nmn\r\n";
+  auto a = e_.Connect(), b = e_.Connect();
+  Start(*a, setup);
+  e_.gateway().batch().Complete();
+  Output(*a);
+  const uint64_t batches = e_.gateway().batch().batches();
+  EXPECT_EQ(Start(*a, script), "");
+  EXPECT_TRUE(a->session->answers_deferred());
+  EXPECT_EQ(e_.gateway().batch().batches(), batches);
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  EXPECT_EQ(out, Unbatched(setup, script));
+  EXPECT_EQ(out,
+            "HD\r\nVA 1\r\n7\r\nVA 1 O9 km\r\n0\r\nNF\r\nNF O1\r\n"
+            "CLIENT_ERROR cannot increment or decrement non-numeric value\r\nVA 19\r\n9223372036854775808\r\nMN\r\n");
+  // Creation and touch are blocking: they complete b's deferred read first.
+  Start(*b, "get m\r\n");
+  Start(*a, "ma fresh N0 J3 v\r\n");
+  EXPECT_FALSE(b->session->answers_deferred());
+  EXPECT_EQ(Output(*a), "VA 1\r\n3\r\n");
+  Start(*b, "get m\r\n");
+  Start(*a, "ma fresh T60 v\r\n");
+  EXPECT_FALSE(b->session->answers_deferred());
+  EXPECT_EQ(Output(*a), "VA 1\r\n4\r\n");
+}
+
 
 class SmallBurst : public AnswerBatchTest {
  protected:

@@ -1,0 +1,39 @@
+// touch and incr/decr answers that wait in the answer batch (answer_batch.h), as storage commands' do
+// (store_answer.h): the operation starts without waiting (Backend::StartTouch / StartIncr: shmemcache_itouch,
+// shmemcache_iincr) when the batch starts its writes, and the answer line is written in request order when the
+// batch completes. The lines and counters are memcached's, the same whether the command waited or not.
+// delete stays blocking: shmemcache has no non-blocking delete.
+#ifndef SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
+#define SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "protocol/session.h"
+
+namespace shmemcached {
+
+// touch's answer line for the backend's status ("TOUCHED", "NOT_FOUND", ...); counts it (cmd_touch, touch_*).
+std::string_view TouchAnswerLine(Counters& c, Status st);
+// incr/decr's answer line (the new value, "NOT_FOUND", "CLIENT_ERROR cannot increment or decrement non-numeric
+// value", ...); counts it (incr_*/decr_*).
+std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t value);
+
+// Defers a touch of key to expiry if it can start without waiting (an expiry already passed deletes instead):
+// true, answered when the batch completes; false, nothing done, and the caller touches and answers at once.
+bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry);
+// The bytes that answer an incr/decr (text or ma) once its status and new value are known, counted; "" for
+// none (noreply).
+using ArithmeticAnswerFn = std::function<std::string(Counters& c, Status st, uint64_t value)>;
+
+// Defers incr/decr of key by delta if it is one Backend::Incr (counter.h: a delta of at most 2^63 - 1 up or
+// 2^63 down): true, answered with answer(...) when the batch completes; false, nothing done (ApplyDelta at
+// once). Without answer: the text protocol's line (ArithmeticAnswerLine), unless noreply.
+bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta,
+                     ArithmeticAnswerFn answer = nullptr);
+
+}  // namespace shmemcached
+
+#endif  // SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
