@@ -40,21 +40,10 @@ shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::stri
   return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
 }
 
-// Fetches k: status, value, flags, token.
-struct Fetched {
-  shmemcache_status_t status;
-  std::string value;
-  uint32_t flags = 0xdead;
-  uint64_t token = 0;
-};
-Fetched Fetch(shmemcache_t* c, const std::string& k) {
-  Fetched f;
-  char buf[256];
-  size_t len = 0;
-  f.status = shmemcache_fetch(c, k.data(), k.size(), buf, sizeof buf, &len, &f.flags, &f.token);
-  if (f.status == SHMEMCACHE_OK) f.value.assign(buf, len);
-  return f;
-}
+using pe_test::Fetched;
+using pe_test::SleepMs;
+// Every value this test stores fits in 256 bytes.
+Fetched Fetch(shmemcache_t* c, const std::string& k) { return pe_test::Fetch(c, k, 256); }
 
 shmemcache_stats_t MyStats(shmemcache_t* c) {
   shmemcache_stats_t s;
@@ -74,11 +63,6 @@ uint64_t Incr(shmemcache_t* c, const std::string& k, int64_t delta, shmemcache_s
   uint64_t n = 0;
   PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), delta, &n), expected);
   return n;
-}
-
-void SleepMs(uint64_t ms) {
-  uint64_t end = pe_test::NowNanos() + ms * 1000000;
-  while (pe_test::NowNanos() < end) usleep(1000);
 }
 
 void ModesAndFlags(shmemcache_t* c, int rank) {

@@ -61,25 +61,10 @@ shmemcache_status_t StoreAndWait(shmemcache_t* c, const std::string& k, const st
   return s;
 }
 
-struct Fetched {
-  shmemcache_status_t status;
-  std::string value;
-  uint32_t flags = 0xdead;
-  uint64_t token = 0;
-};
-Fetched Fetch(shmemcache_t* c, const std::string& k) {
-  Fetched f;
-  std::vector<char> buf(2u << 20);
-  size_t len = 0;
-  f.status = shmemcache_fetch(c, k.data(), k.size(), buf.data(), buf.size(), &len, &f.flags, &f.token);
-  if (f.status == SHMEMCACHE_OK) f.value.assign(buf.data(), len);
-  return f;
-}
-
-void SleepMs(uint64_t ms) {
-  uint64_t end = pe_test::NowNanos() + ms * 1000000;
-  while (pe_test::NowNanos() < end) usleep(1000);
-}
+using pe_test::Fetched;
+using pe_test::SleepMs;
+// Big enough for any value this test stores.
+Fetched Fetch(shmemcache_t* c, const std::string& k) { return pe_test::Fetch(c, k, 2u << 20); }
 
 void EveryMode(shmemcache_t* c, int rank) {
   const std::string k = Key(rank, "modes");

@@ -2,8 +2,10 @@
 
 #include <shmem.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <vector>
 
 namespace pe_test {
 
@@ -14,6 +16,20 @@ uint64_t NowNanos() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void SleepMs(uint64_t ms) {
+  uint64_t end = NowNanos() + ms * 1000000;
+  while (NowNanos() < end) usleep(1000);
+}
+
+Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity) {
+  Fetched f;
+  std::vector<char> buf(capacity);
+  size_t len = 0;
+  f.status = shmemcache_fetch(c, k.data(), k.size(), buf.data(), buf.size(), &len, &f.flags, &f.token);
+  if (f.status == SHMEMCACHE_OK) f.value.assign(buf.data(), len);
+  return f;
 }
 
 void FillPattern(uint8_t* buf, size_t len, uint64_t seed) {

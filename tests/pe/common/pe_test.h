@@ -72,6 +72,19 @@ void ClientBarrier(int first_client_pe, int clients);
 
 // CLOCK_MONOTONIC in nanoseconds (for bounded loops in tests).
 uint64_t NowNanos();
+// Sleeps at least ms milliseconds of CLOCK_MONOTONIC (1 ms naps, so an interrupted nap cannot cut it short).
+void SleepMs(uint64_t ms);
+
+// What shmemcache_fetch of one key gave: status; value, flags and token only meaningful when status is OK
+// (flags starts as 0xdead so a fetch that wrote no flags shows).
+struct Fetched {
+  shmemcache_status_t status;
+  std::string value;
+  uint32_t flags = 0xdead;
+  uint64_t token = 0;
+};
+// Fetches k into a buffer of `capacity` bytes (a larger value gets the status shmemcache_fetch gives for that).
+Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity);
 
 // Initialises the harness (after shmem or shmemcache init, when shmem_my_pe works).
 void Begin(int pe);
