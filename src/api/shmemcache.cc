@@ -21,6 +21,20 @@ Status CheckDataCall(const shmemcache_t* c, const void* key, size_t key_len) {
   return s != SHMEMCACHE_OK ? s : CheckKey(c, key, key_len);
 }
 
+// A call that stores a value (set, iset, store, istore): the key, then the value (CheckValue).
+Status CheckSet(const shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len) {
+  Status s = CheckDataCall(c, key, key_len);
+  return s != SHMEMCACHE_OK ? s : CheckValue(c, value, value_len);
+}
+
+// A call that reads a value (get, iget, fetch, ifetch): the key, then value_len and the buffer (CheckBuffer).
+Status CheckFetch(const shmemcache_t* c, const void* key, size_t key_len, const void* buffer, size_t buffer_len,
+                  const size_t* value_len) {
+  Status s = CheckDataCall(c, key, key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  return value_len == nullptr ? SHMEMCACHE_INVALID_ARGUMENT : CheckBuffer(buffer, buffer_len);
+}
+
 // The non-blocking calls' common part: request NULL is INVALID_ARGUMENT, *request stays NULL unless body issues
 // the operation, and body runs inside the handle's gate (Locked).
 template <typename Body>
@@ -56,10 +70,8 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_set(shmemcache_t* c, const void
                                                      const void* value, size_t value_len) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   return Locked(c, "shmemcache_set", [&] {
-    Status s = CheckDataCall(c, key, key_len);
+    Status s = CheckSet(c, key, key_len, value, value_len);
     if (s != SHMEMCACHE_OK) return s;
-    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     return c->node->client()->Set(key, key_len, value, value_len);
   });
 }
@@ -68,9 +80,8 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_get(shmemcache_t* c, const void
                                                      void* buffer, size_t buffer_len, size_t* value_len) {
   if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
   return Locked(c, "shmemcache_get", [&] {
-    Status s = CheckDataCall(c, key, key_len);
+    Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
     if (s != SHMEMCACHE_OK) return s;
-    if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
     return c->node->client()->Get(key, key_len, buffer, buffer_len, value_len);
   });
 }
@@ -89,10 +100,8 @@ namespace {
 Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
                 shmemcache_request_t** request) {
   return IssueCall(c, "shmemcache_iset", request, [&] {
-    Status s = CheckDataCall(c, key, key_len);
+    Status s = CheckSet(c, key, key_len, value, value_len);
     if (s != SHMEMCACHE_OK) return s;
-    if (value == nullptr && value_len > 0) return SHMEMCACHE_INVALID_ARGUMENT;
-    if (value_len > c->node->config().max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
     return c->node->client()->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
   });
 }
@@ -100,9 +109,8 @@ Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* va
 Status IssueGet(shmemcache_t* c, const void* key, size_t key_len, void* buffer, size_t buffer_len,
                 size_t* value_len, shmemcache_request_t** request) {
   return IssueCall(c, "shmemcache_iget", request, [&] {
-    Status s = CheckDataCall(c, key, key_len);
+    Status s = CheckFetch(c, key, key_len, buffer, buffer_len, value_len);
     if (s != SHMEMCACHE_OK) return s;
-    if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
     return c->node->client()->Issue(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len, request);
   });
 }
@@ -165,8 +173,7 @@ namespace {
 // INVALID_ARGUMENT). OK with *request set (options NULL: *plain = true, the request untouched).
 Status CheckStore(const shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
                   const shmemcache_store_options_t* options, StoreRequest* request, bool* plain) {
-  Status s = CheckDataCall(c, key, key_len);
-  if (s == SHMEMCACHE_OK) s = CheckValue(c, value, value_len);
+  Status s = CheckSet(c, key, key_len, value, value_len);
   if (s != SHMEMCACHE_OK) return s;
   *plain = options == nullptr;
   if (options != nullptr) {
@@ -207,16 +214,6 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_istore(shmemcache_t* c, const v
     return c->node->client()->IssueStore(key, key_len, value, value_len, plain ? nullptr : &store, cas_out, request);
   });
 }
-
-namespace {
-Status CheckFetch(shmemcache_t* c, const void* key, size_t key_len, const void* buffer, size_t buffer_len,
-                  const size_t* value_len) {
-  Status s = CheckDataCall(c, key, key_len);
-  if (s != SHMEMCACHE_OK) return s;
-  if (value_len == nullptr || (buffer == nullptr && buffer_len > 0)) return SHMEMCACHE_INVALID_ARGUMENT;
-  return SHMEMCACHE_OK;
-}
-}  // namespace
 
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_fetch(shmemcache_t* c, const void* key, size_t key_len,
                                                        void* buffer, size_t buffer_len, size_t* value_len,
