@@ -3,11 +3,21 @@
 //   set    = low 32 bits  mod the number of sets (hash table and pointer directory alike)
 //   tag    = bits 40..63, never 0 (0 marks a free block); 24 bits because the target word holds them
 // The bit fields are disjoint, so set and tag are independent.
+//
+// HashKey runs on every operation, so it is XXH3-64 compiled into the caller (xxhash.h with XXH_INLINE_ALL: its
+// functions become static inline copies named XXH_INLINE_*) for keys up to XXH3_MIDSIZE_MAX (240) bytes; longer
+// keys go to the library. Same values as libxxhash's XXH3_64bits for every key (hash_test.cc pins it): the
+// library's call through the x86 dispatcher cost ~25 instructions of a 32-byte GET's ~750. A file that includes
+// this header and then <xxhash.h> gets the inline copies under the usual names (same values).
 #ifndef SHMEMCACHE_CORE_HASH_H_
 #define SHMEMCACHE_CORE_HASH_H_
 
 #include <cstddef>
 #include <cstdint>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#undef XXH_INLINE_ALL
 
 namespace smc {
 
@@ -15,12 +25,16 @@ constexpr unsigned kTagBits = 24;
 constexpr uint32_t kTagMask = (1u << kTagBits) - 1;
 constexpr uint32_t kFreeTag = 0;
 
-uint64_t HashKey(const void* key, size_t key_len);
-
 // XXH3-64 of [data, data + len) with a seed, at SIMD speed where the library offers it (the x86 dispatcher
 // picks SSE2/AVX2/AVX-512 at run time: 4 KiB in ~80 ns instead of ~5 us with Debian's generic build); the
-// same value whichever code path computes it.
+// same value whichever code path computes it. Defined in xxh3.cc, which must not see the inline copies above.
 uint64_t Xxh3(const void* data, size_t len, uint64_t seed);
+
+// XXH3-64 of the key (unseeded, as XXH3_64bits): inline up to 240 bytes, Xxh3 with seed 0 (the same function,
+// by XXH3's definition) beyond.
+inline uint64_t HashKey(const void* key, size_t key_len) {
+  return key_len <= XXH3_MIDSIZE_MAX ? XXH3_64bits(key, key_len) : Xxh3(key, key_len, 0);
+}
 
 // Lamping & Veach jump consistent hash: a bucket in [0, buckets) that moves for only 1/n of keys when a
 // bucket is added.

@@ -8,6 +8,11 @@
 #include <string>
 #include <vector>
 
+// libxxhash's own XXH3_64bits (the exported symbol), which HashKey's inline copy must equal: core/hash.h renamed
+// XXH3_64bits to that copy (XXH_INLINE_ALL), so the library's symbol is named here directly.
+#undef XXH3_64bits
+extern "C" XXH64_hash_t XXH3_64bits(const void* data, size_t len);
+
 namespace smc {
 namespace {
 
@@ -40,6 +45,28 @@ TEST(HashKey, DeterministicAndLengthSensitive) {
   EXPECT_NE(HashKey("abc", 3), HashKey("abd", 3));
   EXPECT_NE(HashKey("abc", 3), HashKey("abc", 2));
   EXPECT_NE(HashKey("a\0", 2), HashKey("a", 1));  // NUL bytes count
+}
+
+// The inline XXH3 (keys up to 240 bytes) and the library's (longer ones) give libxxhash's XXH3_64bits for every
+// length from 0 to 1024 and a few long keys, at every alignment of the key's first byte (the short paths load
+// unaligned words).
+TEST(HashKey, EqualsLibraryXxh3) {
+  std::vector<unsigned char> bytes(70000 + 8);
+  uint64_t r = 0x243f6a8885a308d3ull;
+  for (unsigned char& b : bytes) {
+    r = Remix(r + 1);
+    b = static_cast<unsigned char>(r);
+  }
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 1024; ++n) lengths.push_back(n);
+  for (size_t n : {4095, 4096, 65536, 70000}) lengths.push_back(n);
+  for (size_t n : lengths) {
+    for (size_t align = 0; align < 8; ++align) {
+      const unsigned char* key = bytes.data() + align;
+      ASSERT_EQ(HashKey(key, n), XXH3_64bits(key, n)) << "length " << n << " alignment " << align;
+    }
+  }
+  EXPECT_EQ(HashKey(nullptr, 0), XXH3_64bits(nullptr, 0));  // the empty key, as the API never passes it
 }
 
 TEST(JumpHash, ResultsInRange) {
