@@ -489,6 +489,16 @@ shmemcache_status_t shmemcache_itouch(shmemcache_t *cache, const void *key, size
                                       shmemcache_request_t **request);
 shmemcache_status_t shmemcache_iincr(shmemcache_t *cache, const void *key, size_t key_len, int64_t delta,
                                      uint64_t *new_value, shmemcache_request_t **request);
+/* Non-blocking shmemcache_delete (the rules of shmemcache_istore): OK with *request, whose completion status is
+ * what shmemcache_delete would have returned: OK if the key was present (a pair in RAM, or a live copy in the
+ * SSD tier, which the delete drops as the blocking call does), NOT_FOUND if not, TIMEOUT (it may or may not have
+ * been removed). It is always a request to the server, as shmemcache_delete is; this client's pointer to the
+ * pair is dropped at issue. Ordering as every request of this client: its earlier operations on the key take
+ * effect first, and a later get, fetch, store or add of the key by this client sees the key removed. Errors at
+ * issue as shmemcache_istore (INVALID_ARGUMENT for a NULL or empty key or request NULL, KEY_TOO_LONG,
+ * WRONG_ROLE, SHUT_DOWN, TIMEOUT when the key's server had failed): *request NULL, nothing issued or removed. */
+shmemcache_status_t shmemcache_idelete(shmemcache_t *cache, const void *key, size_t key_len,
+                                       shmemcache_request_t **request);
 /* Removes every pair from every server (RAM and SSD tier); pairs stored after it returns are kept. Any client
  * may call it. OK, or TIMEOUT if a server did not answer (the others have flushed); WRONG_ROLE, SHUT_DOWN,
  * INVALID_ARGUMENT (NULL handle). */

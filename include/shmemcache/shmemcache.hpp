@@ -214,8 +214,9 @@ class Cache {
     if (request != nullptr) *request = nullptr;
     return handle_ ? shmemcache_imget(handle_, items, count, request) : SHMEMCACHE_INVALID_ARGUMENT;
   }
-  /* shmemcache_istore, shmemcache_itouch, shmemcache_iincr (same contracts): key and value stay untouched, and
-   * cas_out / new_value valid, until the request completes; its status (test/wait) is the blocking call's. */
+  /* shmemcache_istore, shmemcache_itouch, shmemcache_iincr, shmemcache_idelete (same contracts): key and value
+   * stay untouched, and cas_out / new_value valid, until the request completes; its status (test/wait) is the
+   * blocking call's. */
   Status istore(std::string_view key, std::string_view value, const StoreOptions *options,
                 std::uint64_t *cas_out, shmemcache_request_t **request) noexcept {
     if (request != nullptr) *request = nullptr;
@@ -232,6 +233,10 @@ class Cache {
     if (request != nullptr) *request = nullptr;
     return handle_ ? shmemcache_iincr(handle_, key.data(), key.size(), delta, new_value, request)
                    : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status idelete(std::string_view key, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_idelete(handle_, key.data(), key.size(), request) : SHMEMCACHE_INVALID_ARGUMENT;
   }
   /* shmemcache_test / shmemcache_wait on a request this handle issued. */
   Status test(shmemcache_request_t *request) noexcept {

@@ -225,6 +225,10 @@ static PyObject *cache_bget(scpy_cache *self, PyObject *const *args, Py_ssize_t 
   CHECK_NARGS("bget", 2);
   return initialised(self) ? scpy_request_issue_get(self, args[0], args[1], 1) : NULL;
 }
+static PyObject *cache_idelete(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
+  CHECK_NARGS("idelete", 1);
+  return initialised(self) ? scpy_request_issue_delete(self, args[0]) : NULL;
+}
 
 /* ---- batches (batch.c) ------------------------------------------------------------------------------------- */
 
@@ -344,6 +348,9 @@ static PyMethodDef cache_methods[] = {
      "length (or the bytes), None on a miss, and raises BufferTooSmall if the value does not fit."},
     {"bget", FASTCALL(cache_bget),
      "bget(key, buffer) -> Request\n\nAs iget, but the key may be reused at once."},
+    {"idelete", FASTCALL(cache_idelete),
+     "idelete(key) -> Request\n\nNon-blocking delete (shmemcache_idelete): the key is kept until completion; wait() "
+     "returns True if the key was present, False if not, as delete() does. Bad arguments raise at issue."},
     {"store", (PyCFunction)(void (*)(void))scpy_cache_store, METH_VARARGS | METH_KEYWORDS,
      "store(key, value, *, mode=MODE_SET, flags=0, ttl_ms=0, cas=0) -> int\n\nshmemcache_store: returns the pair's "
      "new CAS token. mode: MODE_SET, MODE_ADD (Exists if present), MODE_REPLACE / MODE_APPEND / MODE_PREPEND "

@@ -125,6 +125,7 @@ PyObject *scpy_cache_server_stats(scpy_cache *self, PyObject *const *args, Py_ss
 /* Non-blocking issue, shared by Cache.iset/bset/iget/bget. */
 PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *value, int buffered);
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered);
+PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key);
 /* Cache.istore: shmemcache_istore with *options (read at issue); wait() returns the new token. */
 PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
                                    const shmemcache_store_options_t *options);

@@ -1,4 +1,4 @@
-/* shmemcache._core.Request: one non-blocking call (shmemcache_iset/bset/iget/bget/istore).
+/* shmemcache._core.Request: one non-blocking call (shmemcache_iset/bset/iget/bget/istore/idelete).
  *
  * A request holds, until the C request completes: its Cache, the key and value of an i-call (a reference, or the
  * buffer export that keeps a bytearray from being resized), and the output buffer of a get. Completion — test()
@@ -14,6 +14,7 @@ struct scpy_request {
   scpy_request *prev, *next;     /* in cache->pending while request != NULL */
   int is_get;
   int is_store;                  /* istore: wait() returns the new token */
+  int is_delete;                 /* idelete: wait() returns whether the key was present */
   uint64_t token;                /* istore: written by completion with OK */
   scpy_bytes key, value;         /* held until completion for i-calls */
   Py_buffer out;                 /* get: the output buffer, held until completion (out.obj != NULL) */
@@ -53,6 +54,7 @@ static scpy_request *request_new(scpy_cache *cache, int is_get) {
   r->prev = r->next = NULL;
   r->is_get = is_get;
   r->is_store = 0;
+  r->is_delete = 0;
   r->token = 0;
   r->key.ref = r->value.ref = NULL;
   r->key.view.obj = r->value.view.obj = NULL;
@@ -78,6 +80,8 @@ static void complete(scpy_request *r, shmemcache_status_t status) {
     r->result = PyLong_FromUnsignedLongLong(r->token);
   } else if (status == SHMEMCACHE_OK && r->is_get) {
     r->result = PyLong_FromSize_t(r->value_len);
+  } else if (r->is_delete && (status == SHMEMCACHE_OK || status == SHMEMCACHE_NOT_FOUND)) {
+    r->result = PyBool_FromLong(status == SHMEMCACHE_OK);
   } else if (status == SHMEMCACHE_OK || (status == SHMEMCACHE_NOT_FOUND && r->is_get)) {
     Py_INCREF(Py_None);
     r->result = Py_None;
@@ -154,6 +158,21 @@ PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *v
   return (PyObject *)r;
 }
 
+PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key) {
+  scpy_request *r = request_new(cache, 0);
+  if (r == NULL) return NULL;
+  r->is_delete = 1;
+  if (scpy_bytes_get(key, "key", 1, &r->key) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
+  shmemcache_status_t status;
+  SCPY_CALL(status = shmemcache_idelete(cache->handle, r->key.data, (size_t)r->key.len, &r->request));
+  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
+  link_pending(r);
+  return (PyObject *)r;
+}
+
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered) {
   scpy_request *r = request_new(cache, 1);
   if (r == NULL) return NULL;
@@ -225,7 +244,10 @@ static void request_dealloc(scpy_request *r) {
 }
 
 static PyObject *request_repr(scpy_request *r) {
-  return PyUnicode_FromFormat("<shmemcache.Request %s %s>", r->is_get ? "get" : r->is_store ? "store" : "set",
+  return PyUnicode_FromFormat("<shmemcache.Request %s %s>", r->is_get      ? "get"
+                              : r->is_store  ? "store"
+                              : r->is_delete ? "delete"
+                                             : "set",
                               r->request == NULL ? "done" : "pending");
 }
 
@@ -234,8 +256,8 @@ static PyMethodDef request_methods[] = {
      "test() -> bool\n\nNever blocks (lets the runtime progress once): False while the operation is in flight, "
      "True once it completed (then wait() returns at once)."},
     {"wait", (PyCFunction)request_wait, METH_NOARGS,
-     "wait() -> None | int | bytes\n\nBlocks until completion. A set returns None; a store its new CAS token; a get "
-     "returns the value's length "
+     "wait() -> None | int | bool | bytes\n\nBlocks until completion. A set returns None; a store its new CAS token; "
+     "a delete whether the key was present; a get returns the value's length "
      "(bytes when iget/bget was given a capacity), or None on a miss. Raises the operation's error. May be called "
      "again: returns (or raises) the same outcome."},
     {NULL, NULL, 0, NULL}};
@@ -248,7 +270,7 @@ PyTypeObject scpy_request_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "shmemcache.Request",
     .tp_basicsize = sizeof(scpy_request),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A non-blocking operation from Cache.iset/bset/iget/bget/istore; complete it with test() or wait(). "
+    .tp_doc = "A non-blocking operation from Cache.iset/bset/iget/bget/istore/idelete; complete it with test() or wait(). "
               "Dropping an unfinished request waits for it.",
     .tp_dealloc = (destructor)request_dealloc,
     .tp_repr = (reprfunc)request_repr,

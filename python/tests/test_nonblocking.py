@@ -121,3 +121,28 @@ def test_request_repr(cache, key):
     r = cache.bset(key(), b"v")
     r.wait()
     assert repr(r) == "<shmemcache.Request set done>"
+
+
+def test_idelete_reports_presence(cache, key):
+    cache.set(key("present"), b"v")
+    present, absent = cache.idelete(key("present")), cache.idelete(key("absent"))
+    assert present.wait() is True and absent.wait() is False
+    assert present.wait() is True  # the outcome is kept
+    assert cache.get(key("present")) is None
+    assert repr(present) == "<shmemcache.Request delete done>"
+    with pytest.raises(shmemcache.InvalidArgument):
+        cache.idelete(b"")  # refused at issue
+
+
+def test_idelete_in_issue_order_with_isets(cache, key):
+    # set, delete, set, delete, ... of one key, all in flight: each delete sees the set before it.
+    requests = []
+    for i in range(40):
+        requests.append(cache.iset(key(), b"v%d" % i))
+        requests.append(cache.idelete(key()))
+    last = cache.iset(key(), b"last")
+    assert [r.wait() for r in requests] == [None, True] * 40
+    last.wait()
+    assert cache.idelete(key()).wait() is True
+    assert cache.idelete(key()).wait() is False
+    assert cache.get(key()) is None

@@ -95,6 +95,15 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_delete(shmemcache_t* c, const v
   });
 }
 
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_idelete(shmemcache_t* c, const void* key, size_t key_len,
+                                                         shmemcache_request_t** request) {
+  return IssueCall(c, "shmemcache_idelete", request, [&] {
+    Status s = CheckDataCall(c, key, key_len);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->IssueDelete(key, key_len, request);
+  });
+}
+
 namespace {
 
 Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,

@@ -128,8 +128,14 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
   return Execute(MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len));
 }
 
-Status Client::Delete(const void* key, size_t key_len) {
-  return Execute(MakeOperation(Op::kDelete, key, key_len, nullptr, 0, nullptr, 0, nullptr));
+Client::Operation Client::DeleteOperation(const void* key, size_t key_len) const {
+  return MakeOperation(Op::kDelete, key, key_len, nullptr, 0, nullptr, 0, nullptr);
+}
+
+Status Client::Delete(const void* key, size_t key_len) { return Execute(DeleteOperation(key, key_len)); }
+
+Status Client::IssueDelete(const void* key, size_t key_len, shmemcache_request** request) {
+  return IssueOperation(DeleteOperation(key, key_len), request);
 }
 
 Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,

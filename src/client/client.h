@@ -97,6 +97,9 @@ class Client {
   Status Set(const void* key, size_t key_len, const void* value, size_t value_len);
   Status Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len);
   Status Delete(const void* key, size_t key_len);
+  // Non-blocking Delete (shmemcache_idelete): the same operation (always Active, the directory entry dropped at
+  // issue), issued with the rules of Issue.
+  Status IssueDelete(const void* key, size_t key_len, shmemcache_request** request);
 
   // Non-blocking: issues op (kSet: key, value; kGet: key, buffer, buffer_len, out_len; kDelete: key) and
   // returns the request in *request: OK, or an error found at issue (TIMEOUT: the server had failed) with
@@ -180,6 +183,7 @@ class Client {
     size_t* out_len;     // kGet: where the value's length goes
     ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
   };
+  Operation DeleteOperation(const void* key, size_t key_len) const;  // Delete's and IssueDelete's
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
 

@@ -303,7 +303,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
       break;
     case Op::kDelete:
       status = store_.Delete(loc, req.key, h.key_len, at.now_ms);
-      if (spill_ && spill_->Delete(req.key, h.key_len)) status = SHMEMCACHE_OK;
+      if (spill_ && spill_->Delete(req.key, h.key_len, status != SHMEMCACHE_OK, at.now_ms)) status = SHMEMCACHE_OK;
       break;
     default:
       status = SHMEMCACHE_INVALID_ARGUMENT;

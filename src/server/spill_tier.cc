@@ -101,8 +101,10 @@ bool SpillTier::ReadCopy(const void* key, size_t key_len, uint64_t now_ms, Spill
   return true;
 }
 
-bool SpillTier::Delete(const void* key, size_t key_len) {
+bool SpillTier::Delete(const void* key, size_t key_len, bool judge, uint64_t now_ms) {
   if (!store_->Contains(key, key_len)) return false;
+  SpilledPair live;
+  if (judge && !ReadCopy(key, key_len, now_ms, &live)) return false;  // ReadCopy dropped what it refused
   store_->Erase(key, key_len);
   return true;
 }

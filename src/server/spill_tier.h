@@ -13,7 +13,8 @@
 //     reads are synchronous: the server waits for the one flash read (a page-cache hit costs a copy; a cold
 //     record one disk read, during which the server serves nothing else) instead of parking the request, so
 //     per-key order needs no queue. A copy that cannot be read back (corrupt, I/O error) is absent, as for GET.
-//     DELETE and flush_all drop flash copies (Delete, Clear).
+//     DELETE and flush_all drop flash copies (Delete, Clear); a DELETE that found no live pair in RAM answers
+//     from the copy as the contract operations do (OK only if it is live and readable).
 //   - Read-back: an Active GET that misses RAM reads the tier. It is answered at once when its record is in RAM
 //     or the page cache; otherwise it is parked, the server goes on with other requests (of that client too),
 //     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
@@ -83,8 +84,11 @@ class SpillTier {
   // The key was written in RAM (SET, or a contract operation that succeeded): its flash copy must never come
   // back.
   void Forget(const void* key, size_t key_len) { store_->Erase(key, key_len); }
-  // DELETE of the key: drops its flash copy; true when there was one.
-  bool Delete(const void* key, size_t key_len);
+  // DELETE of the key: drops its flash copy. True when there was one, and, with judge (RAM held no live pair,
+  // so the copy decides the answer), only when it was live by now_ms and could be read back: a copy that expired
+  // or was lost answers NOT_FOUND, as a GET of it would (memcached). Judging costs the copy's flash read
+  // (ReadCopy, synchronous); without judge (the pair was in RAM) the copy is dropped unread.
+  bool Delete(const void* key, size_t key_len, bool judge, uint64_t now_ms);
   // flush_all: drops every flash copy.
   void Clear() { store_->Clear(); }
 

@@ -66,7 +66,8 @@
 // the copy's token as Restore does. A copy that expired by now_ms is absent; one the tier cannot read back
 // (corrupt record, I/O error: counted and logged by the tier) is absent too, as for GET: add stores over it,
 // replace / append / prepend get NOT_STORED, cas / touch / incr NOT_FOUND. Delete and FlushAll remove flash
-// copies too (the server's business, server/spill_tier.h).
+// copies too (the server's business, server/spill_tier.h); a Delete that finds no live pair in RAM answers OK
+// only for a live, readable copy (an expired or lost one: NOT_FOUND, as above).
 // Every decision that depends on the current pair (cas, add, replace, append, prepend, incr, touch, expired) is
 // taken while the server holds that pair's block lock; a client's Direct SET racing it is therefore ordered
 // before it (and seen) or after it (and overwrites its result). So add is atomic even against Direct writers

@@ -1,6 +1,7 @@
 // memcached's contract on pairs that live on flash only (issue 15, store/contract.h THE SSD TIER): 1 server with
 // 16 MiB of RAM and an SSD tier, every client writing its subject pairs, then 3x the server's memory of filler so
-// that they are evicted to flash, then add / replace / cas / touch / incr / append / prepend / delete on them.
+// that they are evicted to flash, then add / replace / cas / touch / incr / append / prepend / delete (blocking
+// and shmemcache_idelete) on them; a delete of a pair whose TTL ran out on flash is NOT_FOUND, as memcached's.
 // Each client runs the same sequence twice, on pairs in RAM (no filler) and on spilled pairs, and the outcomes
 // (statuses, values, flags, counter results) must be the same; a pair whose TTL ran out on flash is absent for
 // every operation. A control session without the tier checks that the filler really evicts the subjects.
@@ -8,7 +9,7 @@
 // so on shared memory their incr tries the Direct path on a block that no longer holds the key and must fall back
 // to the server, which sees the flash copy.
 // With the argument corrupt OP (SHMEMCACHE_TEST_SPILL_FAULT=corrupt, one client): the first flash read returns a
-// flipped byte; OP (add|replace|cas|touch|incr|append) on a spilled pair then finds it absent (as GET would),
+// flipped byte; OP (add|replace|cas|touch|incr|append|delete) on a spilled pair then finds it absent (as GET would),
 // the server stays up and counts the checksum failure.
 // Args: spill_dir [corrupt OP]
 #include <shmem.h>
@@ -138,7 +139,9 @@ std::vector<Outcome> RunSequence(shmemcache_t* c, int rank, int clients, bool sp
   s.Record("p", s.Store("p", "+", SHMEMCACHE_MODE_APPEND, 0, 99));
   s.Record("p", s.Store("p", "-", SHMEMCACHE_MODE_PREPEND, 0, 99));
   k = s.K("x");
-  s.Record("x", shmemcache_delete(c, k.data(), k.size()));
+  shmemcache_request_t* del = nullptr;  // the non-blocking delete drops the flash copy as the blocking one does
+  PE_CHECK_STATUS(shmemcache_idelete(c, k.data(), k.size(), &del), SHMEMCACHE_OK);
+  s.Record("x", del != nullptr ? shmemcache_wait(c, del) : SHMEMCACHE_INVALID_ARGUMENT);
   s.Record("x", shmemcache_delete(c, k.data(), k.size()));
   s.Record("x", s.Store("x", "new", SHMEMCACHE_MODE_REPLACE));
   // t's TTL has run out (on flash, when spill): absent for everything, then add stores it.
@@ -150,6 +153,7 @@ std::vector<Outcome> RunSequence(shmemcache_t* c, int rank, int clients, bool sp
   s.Record("t", s.Store("t", "2", SHMEMCACHE_MODE_SET, token_t));
   s.Record("t", shmemcache_touch(c, k.data(), k.size(), 0));
   s.Record("t", shmemcache_incr(c, k.data(), k.size(), 1, &number));
+  s.Record("t", shmemcache_delete(c, k.data(), k.size()));  // memcached: NOT_FOUND for an expired pair
   s.Record("t", s.Store("t", "added", SHMEMCACHE_MODE_ADD));
   return s.outcomes;
 }
@@ -171,6 +175,7 @@ void CheckExpected(const std::vector<Outcome>& o) {
       {SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_FOUND, "", 0, 0},
       {SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_FOUND, "", 0, 0},
       {SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_FOUND, "", 0, 0},
+      {SHMEMCACHE_NOT_FOUND, SHMEMCACHE_NOT_FOUND, "", 0, 0},
       {SHMEMCACHE_NOT_FOUND, SHMEMCACHE_NOT_FOUND, "", 0, 0},
       {SHMEMCACHE_NOT_FOUND, SHMEMCACHE_NOT_FOUND, "", 0, 0},
       {SHMEMCACHE_NOT_FOUND, SHMEMCACHE_NOT_FOUND, "", 0, 0},
@@ -206,6 +211,8 @@ void RunCorrupt(shmemcache_t* c, const std::string& op) {
     PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, &number), SHMEMCACHE_NOT_FOUND);
   } else if (op == "append") {
     PE_CHECK_STATUS(s.Store("v", "x", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_NOT_STORED);
+  } else if (op == "delete") {
+    PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_NOT_FOUND);
   } else {
     PE_CHECK(!"unknown operation");
   }

@@ -69,7 +69,7 @@ endforeach()
 # a corrupt record is absent for each operation that decides on the current pair.
 shmemcache_pe_test(spill_contract_np3 pe_spill_contract 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-np3)
 shmemcache_pe_test(spill_contract_np3_tcp pe_spill_contract 3 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-np3-tcp)
-foreach(op add replace cas touch incr append)
+foreach(op add replace cas touch incr append delete)
   shmemcache_pe_test(spill_contract_corrupt_${op}_np2 pe_spill_contract 2
                      ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-contract-corrupt-${op} corrupt ${op}
                      ENV SHMEMCACHE_TEST_SPILL_FAULT=corrupt)
@@ -121,6 +121,13 @@ shmemcache_pe_test(istore_np4 pe_istore 4 ARGS 300 TIMEOUT 180)
 shmemcache_pe_test(istore_np5_2servers pe_istore 5 ARGS 300 TIMEOUT 180 ${two_servers})
 shmemcache_pe_test(istore_np4_tcp pe_istore 4 TCP ARGS 150 TIMEOUT 240)
 shmemcache_pe_test(istore_np5_2servers_tcp pe_istore 5 TCP ARGS 150 TIMEOUT 240
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
+# Non-blocking delete (idelete): OK / NOT_FOUND / refused at issue, issue order with isets and igets of the key
+# all in flight, hundreds of iset+idelete pairs in flight at once, every client deleting the same keys (one OK).
+shmemcache_pe_test(idelete_np4 pe_idelete 4 ARGS 300 TIMEOUT 180)
+shmemcache_pe_test(idelete_np5_2servers pe_idelete 5 ARGS 300 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(idelete_np4_tcp pe_idelete 4 TCP ARGS 150 TIMEOUT 240)
+shmemcache_pe_test(idelete_np5_2servers_tcp pe_idelete 5 TCP ARGS 150 TIMEOUT 240
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 
 # Batches (mget/imget/mset): every item's own status (bad input, hits, misses, too-small buffers, repeated keys,

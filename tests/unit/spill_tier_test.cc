@@ -181,7 +181,7 @@ TEST_F(SpillTierTest, EvictedPairsComeBackAndArePromoted) {
   std::string in_ram;
   ASSERT_EQ(GetFromRam(Key(k), &in_ram), SHMEMCACHE_OK);
   EXPECT_EQ(in_ram, Value(k));
-  EXPECT_FALSE(tier_->Delete(Key(k).data(), Key(k).size()));  // its flash copy was dropped
+  EXPECT_FALSE(tier_->Delete(Key(k).data(), Key(k).size(), /*judge=*/true, 1));  // its flash copy was dropped
   stats_ = Stats{};  // FillStats adds the counters
   tier_->FillStats(&stats_);
   EXPECT_EQ(stats_.spill_reads, 1u);
@@ -269,14 +269,13 @@ TEST_F(SpillTierTest, AParkedGetAnswersWhatItReadButNeverPromotesOverANewerSet) 
 
 TEST_F(SpillTierTest, AParkedGetThenADeleteLeavesTheKeyGone) {
   TestHooks hooks;
-  hooks.spill_read_hold_path = dir_.path() + "/hold";
+  hooks.spill_read_delay_ms = 20;  // slow flash: the GET parks; the DELETE's own read of the copy waits
   Open(hooks);
   int k = FillAndFindEvicted();
-  CreateFile(hooks.spill_read_hold_path);
   BlockPointer ptr;
   ASSERT_EQ(ReadBack(Key(k), 1, &ptr), SHMEMCACHE_IN_PROGRESS);
-  EXPECT_TRUE(tier_->Delete(Key(k).data(), Key(k).size()));  // a DELETE of the key arrives meanwhile
-  ASSERT_EQ(unlink(hooks.spill_read_hold_path.c_str()), 0);
+  // A DELETE of the key arrives meanwhile; RAM holds no pair, so the copy decides (live: OK).
+  EXPECT_TRUE(tier_->Delete(Key(k).data(), Key(k).size(), /*judge=*/true, 1));
   std::vector<Answered> answered = FinishReads();
   ASSERT_EQ(answered.size(), 1u);
   EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
@@ -410,6 +409,36 @@ TEST_F(SpillTierTest, ExpiredOrCorruptCopiesAreAbsent) {
   EXPECT_EQ(StoreWithCopy("short", "x", StoreRequest{StoreMode::kAppend, 0, 0, 0}, 1000), SHMEMCACHE_NOT_STORED);
   EXPECT_EQ(StoreWithCopy("short", "added", StoreRequest{StoreMode::kAdd, 0, 0, 0}, 1000), SHMEMCACHE_OK);
   ASSERT_EQ(GetFromRam("short", &v, nullptr, 1000) , SHMEMCACHE_OK);
+}
+
+// Issue 15: a DELETE that found no pair in RAM answers from the flash copy: an expired or unreadable copy is
+// NOT_FOUND (memcached's answer for an expired pair), and is dropped all the same. A DELETE that found the pair in
+// RAM drops any copy unread.
+TEST_F(SpillTierTest, DeleteOfAnExpiredOrLostCopyIsNotFound) {
+  TestHooks hooks;
+  hooks.spill_fault = TestHooks::SpillFault::kCorrupt;  // the next read from the disk returns a flipped byte
+  Open(hooks);
+  ASSERT_EQ(SetInRam("bad", "v", StoreRequest{StoreMode::kSet, 0, 1000000, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(SetInRam("short", "v", StoreRequest{StoreMode::kSet, 0, 100, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(SetInRam("short2", "v", StoreRequest{StoreMode::kSet, 0, 100, 0}), SHMEMCACHE_OK);
+  ASSERT_EQ(SetInRam("live", "v", StoreRequest{StoreMode::kSet, 0, 1000000, 0}), SHMEMCACHE_OK);
+  FillAndFindEvicted();
+  std::string v;
+  for (const char* k : {"bad", "short", "short2", "live"}) ASSERT_EQ(GetFromRam(k, &v), SHMEMCACHE_NOT_FOUND) << k;
+  auto del = [&](const std::string& k, bool judge, uint64_t now_ms) {
+    return tier_->Delete(k.data(), k.size(), judge, now_ms);
+  };
+  EXPECT_FALSE(del("bad", true, 1)) << "a copy that cannot be read back is absent";
+  EXPECT_FALSE(del("bad", true, 1)) << "and was dropped";
+  EXPECT_FALSE(del("short", true, 1000)) << "expired by the server's clock (1000 > 2 + 100)";
+  EXPECT_FALSE(del("short", true, 1)) << "and was dropped";
+  EXPECT_TRUE(del("short2", true, 50)) << "live at 50";
+  EXPECT_FALSE(del("short2", true, 50));
+  EXPECT_TRUE(del("live", false, 1000)) << "the pair was in RAM: the copy is dropped unread";
+  EXPECT_FALSE(del("live", true, 1));
+  stats_ = Stats{};
+  tier_->FillStats(&stats_);
+  EXPECT_EQ(stats_.spill_checksum_failures, 1u);
 }
 
 // A synchronous read for a contract operation may finish a parked GET's read too: that GET must still not

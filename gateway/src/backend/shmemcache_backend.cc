@@ -77,7 +77,7 @@ class FetchBurst final : public InFlight {
   bool finished_ = false;
 };
 
-// One shmemcache_istore / itouch / iincr; Finish writes its status (and, through the request, the token or the
+// One shmemcache_istore / itouch / iincr / idelete; Finish writes its status (and, through the request, the token or the
 // new value).
 class RequestInFlight final : public InFlight {
  public:
@@ -197,6 +197,12 @@ std::unique_ptr<InFlight> ShmemcacheBackend::StartIncr(std::string_view key, int
                                                        uint64_t* new_value) {
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st = shmemcache_iincr(cache_, key.data(), key.size(), delta, new_value, &request);
+  return InFlightOrRefused(cache_, st, request, status);
+}
+
+std::unique_ptr<InFlight> ShmemcacheBackend::StartDelete(std::string_view key, Status* status) {
+  shmemcache_request_t* request = nullptr;
+  shmemcache_status_t st = shmemcache_idelete(cache_, key.data(), key.size(), &request);
   return InFlightOrRefused(cache_, st, request, status);
 }
 

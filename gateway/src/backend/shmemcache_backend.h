@@ -7,8 +7,9 @@
 //     SHMEMCACHE_EXISTS, SHMEMCACHE_NOT_STORED, SHMEMCACHE_NOT_NUMERIC. MultiGet must return each value's flags
 //     and CAS token (memcached's get/gets print them), which issue 15's shmemcache_mget_item_t does not carry: it
 //     is one burst of shmemcache_ifetch requests waited for together (FetchBurst in the .cc). The non-blocking
-//     forms (StartMultiGet, StartStore, StartTouch, StartIncr) leave that burst, or a store's shmemcache_istore
-//     (every mode, flags, expiry, token), a shmemcache_itouch or a shmemcache_iincr, in flight for the gateway's answer batch (protocol/answer_batch.h).
+//     forms (StartMultiGet, StartStore, StartTouch, StartIncr, StartDelete) leave that burst, or a store's
+//     shmemcache_istore (every mode, flags, expiry, token), a shmemcache_itouch, a shmemcache_iincr or a
+//     shmemcache_idelete, in flight for the gateway's answer batch (protocol/answer_batch.h).
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 
@@ -38,13 +39,15 @@ class ShmemcacheBackend final : public Backend {
   Status Incr(std::string_view key, int64_t delta, uint64_t* new_value) override;
   Status Delete(std::string_view key) override;
   Status MultiGet(MultiGetItem* items, size_t count) override;
-  // A burst of shmemcache_ifetch; one shmemcache_istore / shmemcache_itouch / shmemcache_iincr.
+  // A burst of shmemcache_ifetch; one shmemcache_istore / shmemcache_itouch / shmemcache_iincr /
+  // shmemcache_idelete.
   std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) override;
   std::unique_ptr<InFlight> StartStore(std::string_view key, std::string_view value, const StoreOptions& options,
                                        Status* status, uint64_t* cas_out) override;
   std::unique_ptr<InFlight> StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) override;
   std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
                                       uint64_t* new_value) override;
+  std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;

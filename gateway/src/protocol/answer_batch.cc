@@ -88,6 +88,10 @@ std::unique_ptr<InFlight> BatchedBackend::StartIncr(std::string_view key, int64_
   return inner_->StartIncr(key, delta, status, new_value);
 }
 
+std::unique_ptr<InFlight> BatchedBackend::StartDelete(std::string_view key, Status* status) {
+  return inner_->StartDelete(key, status);
+}
+
 Status BatchedBackend::FlushAll() {
   batch_->Complete();
   return inner_->FlushAll();

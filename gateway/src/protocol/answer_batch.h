@@ -1,7 +1,7 @@
 // Cross-connection batching: answers that wait for backend operations still in flight.
 //
 // A command whose backend operation can start without waiting (Backend::StartMultiGet, StartStore, StartTouch,
-// StartIncr: a get/gets, a storage command, touch, incr/decr) leaves a DeferredAnswer in its session instead of its answer; the answer's bytes are
+// StartIncr, StartDelete: a get/gets, a storage command, touch, incr/decr, delete/md) leaves a DeferredAnswer in its session instead of its answer; the answer's bytes are
 // written later at the place in the session's output where they belong, so pipelined answers stay in request
 // order. The gateway's event loop lets every ready connection start its commands, then completes the batch once
 // (AnswerBatch::Complete): every operation in flight is waited for and every deferred answer written, session by
@@ -45,7 +45,7 @@ class DeferredAnswer {
   enum Kind { kRead, kWrite };
 
   virtual ~DeferredAnswer() = default;
-  // Starts the backend operation (Backend::StartMultiGet / StartStore / StartTouch / StartIncr).
+  // Starts the backend operation (Backend::StartMultiGet / StartStore / StartTouch / StartIncr / StartDelete).
   virtual void Start() = 0;
   // Finishes the operation and appends the command's answer to out (nothing, under noreply).
   virtual void Write(ByteQueue& out) = 0;
@@ -112,6 +112,7 @@ class BatchedBackend final : public Backend {
   std::unique_ptr<InFlight> StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) override;
   std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
                                       uint64_t* new_value) override;
+  std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return inner_->CanFlushAll(); }
   Status Stats(std::vector<StatRow>* rows) override;

@@ -61,7 +61,8 @@ struct MultiGetItem {
 // own shmemcache client counters).
 using StatRow = std::pair<std::string, uint64_t>;
 
-// A backend operation started without waiting (Backend::StartMultiGet, StartStore, StartTouch, StartIncr). Finish waits for it
+// A backend operation started without waiting (Backend::StartMultiGet, StartStore, StartTouch, StartIncr,
+// StartDelete). Finish waits for it
 // and writes its results where the Start call said; it is called exactly once, and the operation's keys, values
 // and result slots must stay untouched until it returns. Destroying an InFlight that was not finished finishes it.
 class InFlight {
@@ -95,13 +96,15 @@ class Backend {
   // or an error about the call itself.
   virtual Status MultiGet(MultiGetItem* items, size_t count) = 0;
   // Non-blocking forms, so that the gateway can put many connections' requests into one burst (shmemcache_ifetch,
-  // shmemcache_istore, shmemcache_itouch, shmemcache_iincr; shmemcache has no non-blocking delete). Each starts the operation and returns it in flight, or performs it at once and returns
+  // shmemcache_istore, shmemcache_itouch, shmemcache_iincr, shmemcache_idelete). Each starts the operation and
+  // returns it in flight, or performs it at once and returns
   // nullptr (the default, for backends without non-blocking calls); either way the results are in place once
   // the InFlight (if any) has finished. Operations take effect in the order they were started or called.
   //   StartMultiGet: MultiGet; the call's own status goes to *status.
   //   StartStore: Store; its status goes to *status, the new token (kOk) to *cas_out if not null.
   //   StartTouch: Touch; its status goes to *status.
   //   StartIncr: Incr; its status goes to *status, the new value (kOk) to *new_value.
+  //   StartDelete: Delete; its status goes to *status.
   virtual std::unique_ptr<InFlight> StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
     *status = MultiGet(items, count);
     return nullptr;
@@ -118,6 +121,10 @@ class Backend {
   virtual std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
                                               uint64_t* new_value) {
     *status = Incr(key, delta, new_value);
+    return nullptr;
+  }
+  virtual std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) {
+    *status = Delete(key);
     return nullptr;
   }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).

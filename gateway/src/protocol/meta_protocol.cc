@@ -206,6 +206,18 @@ bool ParseDeleteOrArithmetic(Session& s, Token* tokens, size_t ntokens, const ch
   return true;
 }
 
+// md's answer once the delete ran (st), counted: "HD<flags>" (nothing under q), "NF<flags>", or an error line
+// (always sent). flags: the O and k return flags.
+std::string MetaDeleteAnswer(Counters& c, Status st, bool quiet, std::string_view flags) {
+  std::string_view line = DeleteAnswerLine(c, st);  // counts it, as delete does
+  if (st != Status::kOk && st != Status::kNotFound) return std::string(line) + "\r\n";
+  if (st == Status::kOk && quiet) return std::string();
+  std::string answer = st == Status::kOk ? "HD" : "NF";
+  answer.append(flags);
+  answer.append("\r\n");
+  return answer;
+}
+
 void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
   MetaFlags of;
   std::string key;
@@ -215,17 +227,9 @@ void MetaDelete(Session& s, Token* tokens, size_t ntokens) {
     s.OutErrString(kOpaqueTooLong);
     return;
   }
-  Counters& c = s.gateway().counters();
-  Status st = s.backend().Delete(key);
-  if (st != Status::kOk && st != Status::kNotFound) {
-    s.OutErrString(BackendFailureLine(st));
-    return;
-  }
-  ++(st == Status::kOk ? c.delete_hits : c.delete_misses);
-  if (st == Status::kOk && s.noreply()) return;
-  s.out().Append(st == Status::kOk ? "HD" : "NF");
-  s.out().Append(flags);
-  s.out().Append("\r\n", 2);
+  DeferDelete(s, key, [quiet = s.noreply(), flags](Counters& c, Status st) {
+    return MetaDeleteAnswer(c, st, quiet, flags);
+  });
 }
 
 // ma's answer once its delta was applied (st, value), counted: "VA <len><flags>\r\n<number>" or "HD<flags>", "NF<flags>",

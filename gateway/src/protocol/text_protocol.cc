@@ -140,17 +140,7 @@ void ProcessDelete(Session& s, Token* tokens, size_t ntokens) {
     }
   }
   if (!KeyFits(s, tokens[1])) return;
-  Counters& c = s.gateway().counters();
-  Status st = s.backend().Delete(KeyOf(tokens[1]));
-  if (st == Status::kOk) {
-    ++c.delete_hits;
-    s.OutString("DELETED");
-  } else if (st == Status::kNotFound) {
-    ++c.delete_misses;
-    s.OutString("NOT_FOUND");
-  } else {
-    s.OutString(BackendFailureLine(st));
-  }
+  DeferDelete(s, KeyOf(tokens[1]));
 }
 
 void ProcessVerbosity(Session& s, Token* tokens, size_t ntokens) {

@@ -62,6 +62,17 @@ class ArithmeticAnswer final : public UpdateAnswer {
   uint64_t value_ = 0;
 };
 
+class DeleteAnswer final : public UpdateAnswer {
+ public:
+  DeleteAnswer(GatewayContext& gateway, std::string_view key, DeleteAnswerFn answer)
+      : UpdateAnswer(gateway, key), answer_(std::move(answer)) {}
+  void Start() override { in_flight_ = gateway_.backend().StartDelete(key_, &status_); }
+
+ private:
+  std::string Answer(Counters& c) override { return answer_(c, status_); }
+  DeleteAnswerFn answer_;
+};
+
 }  // namespace
 
 std::string_view TouchAnswerLine(Counters& c, Status st) {
@@ -91,6 +102,18 @@ std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t val
   }
 }
 
+std::string_view DeleteAnswerLine(Counters& c, Status st) {
+  if (st == Status::kOk) {
+    ++c.delete_hits;
+    return "DELETED";
+  }
+  if (st == Status::kNotFound) {
+    ++c.delete_misses;
+    return "NOT_FOUND";
+  }
+  return BackendFailureLine(st);
+}
+
 bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry) {
   if (expiry.expired) return false;  // TouchPair deletes, which cannot start without waiting
   DeferWrite(s, std::make_unique<TouchAnswer>(s.gateway(), key, expiry.ttl_ms, s.noreply()));
@@ -110,6 +133,16 @@ bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta
   }
   DeferWrite(s, std::make_unique<ArithmeticAnswer>(s.gateway(), key, signed_delta, std::move(answer)));
   return true;
+}
+
+void DeferDelete(Session& s, std::string_view key, DeleteAnswerFn answer) {
+  if (answer == nullptr) {
+    answer = [noreply = s.noreply()](Counters& c, Status st) {
+      std::string_view line = DeleteAnswerLine(c, st);
+      return noreply ? std::string() : std::string(line) + "\r\n";
+    };
+  }
+  DeferWrite(s, std::make_unique<DeleteAnswer>(s.gateway(), key, std::move(answer)));
 }
 
 }  // namespace shmemcached

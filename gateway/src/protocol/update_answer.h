@@ -1,8 +1,8 @@
-// touch and incr/decr answers that wait in the answer batch (answer_batch.h), as storage commands' do
-// (store_answer.h): the operation starts without waiting (Backend::StartTouch / StartIncr: shmemcache_itouch,
-// shmemcache_iincr) when the batch starts its writes, and the answer line is written in request order when the
-// batch completes. The lines and counters are memcached's, the same whether the command waited or not.
-// delete stays blocking: shmemcache has no non-blocking delete.
+// touch, incr/decr and delete answers (text and meta: ma, md) that wait in the answer batch (answer_batch.h), as
+// storage commands' do (store_answer.h): the operation starts without waiting (Backend::StartTouch / StartIncr /
+// StartDelete: shmemcache_itouch, shmemcache_iincr, shmemcache_idelete) when the batch starts its writes, and the
+// answer is written in request order when the batch completes. The lines and counters are memcached's, made by
+// the same function whether the command waited or not.
 #ifndef SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
 #define SHMEMCACHED_PROTOCOL_UPDATE_ANSWER_H_
 
@@ -21,6 +21,9 @@ std::string_view TouchAnswerLine(Counters& c, Status st);
 // value", ...); counts it (incr_*/decr_*).
 std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t value);
 
+// delete's answer line for the backend's status ("DELETED", "NOT_FOUND", ...); counts it (delete_*).
+std::string_view DeleteAnswerLine(Counters& c, Status st);
+
 // Defers a touch of key to expiry if it can start without waiting (an expiry already passed deletes instead):
 // true, answered when the batch completes; false, nothing done, and the caller touches and answers at once.
 bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry);
@@ -33,6 +36,12 @@ using ArithmeticAnswerFn = std::function<std::string(Counters& c, Status st, uin
 // once). Without answer: the text protocol's line (ArithmeticAnswerLine), unless noreply.
 bool DeferArithmetic(Session& s, std::string_view key, bool incr, uint64_t delta,
                      ArithmeticAnswerFn answer = nullptr);
+
+// The bytes that answer a delete (text or md) once its status is known, counted; "" for none.
+using DeleteAnswerFn = std::function<std::string(Counters& c, Status st)>;
+// Defers a delete of key (always one Backend::Delete, so it always joins the batch), answered with answer(...)
+// when the batch completes. Without answer: the text protocol's line (DeleteAnswerLine), unless noreply.
+void DeferDelete(Session& s, std::string_view key, DeleteAnswerFn answer = nullptr);
 
 }  // namespace shmemcached
 

@@ -222,6 +222,13 @@ std::unique_ptr<InFlight> ReferenceBackend::StartIncr(std::string_view key, int6
   return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, new_value, value);
 }
 
+std::unique_ptr<InFlight> ReferenceBackend::StartDelete(std::string_view key, Status* status) {
+  if (!in_flight_starts_) return Backend::StartDelete(key, status);
+  Status result = Delete(key);
+  *status = Status::kError;
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result);
+}
+
 Status ReferenceBackend::FlushAll() {
   pairs_.clear();
   bytes_ = 0;

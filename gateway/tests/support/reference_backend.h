@@ -49,6 +49,7 @@ class ReferenceBackend final : public Backend {
   std::unique_ptr<InFlight> StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) override;
   std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
                                       uint64_t* new_value) override;
+  std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   void set_in_flight_starts(bool on) { in_flight_starts_ = on; }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;

@@ -1,7 +1,7 @@
 """A running shmemcached job (oshrun) over loopback TCP: many connections on several gateways, pipelining,
 multi-gets spanning servers, large values, keys memcached refuses, and a clean shutdown (every PE finalizes).
 With issue 15's contract (a job built with SHMEMCACHED_HAVE_CONTRACT=ON) also CAS races between connections
-on different gateways, concurrent counters and adds, expiry, and batched stores, incr/decr and touch.
+on different gateways, concurrent counters and adds, expiry, and batched stores, incr/decr, touch and delete/md.
 
   job_test.py [--np N] [--servers S] [--tcp]      defaults: 4 PEs, 2 servers (so 2 gateways)
 """
@@ -189,14 +189,18 @@ def burst_counters(c):
 
 
 def batched_updates(gateways, conns_per_gateway=40, keys=10):
-    """incr/decr, ma and touch from many pipelining connections at once join the gateways' batches
-    (shmemcache_iincr, shmemcache_itouch); delete, a touch to a past time and a delta beyond 2^63 - 1 stay
-    blocking in between. Every answer is memcached's, in request order; a connection's reads see its own
-    updates, and a counter every connection increments ends exact."""
+    """incr/decr, ma, touch, delete and md from many pipelining connections at once join the gateways' batches
+    (shmemcache_iincr, shmemcache_itouch, shmemcache_idelete); a touch to a past time and a delta beyond
+    2^63 - 1 stay blocking in between. Every answer is memcached's, in request order; a connection's reads see
+    its own updates and deletes, a counter every connection increments ends exact, and of all connections
+    deleting the same keys (delete and md) exactly one is told each was there."""
     conns = []
     for port, _ in gateways:
         conns += [harness.Conn(port, timeout=90) for _ in range(conns_per_gateway)]
     conns[0].request(b"set bu_shared 0 0 1\r\n0\r\n")
+    races = 5
+    for j in range(races):
+        conns[0].request(b"set bu_race%d 0 0 1\r\nr\r\n" % j)
     bursts0, ops0 = burst_counters(conns[0])
     expected = []
     for i, c in enumerate(conns):
@@ -218,12 +222,24 @@ def batched_updates(gateways, conns_per_gateway=40, keys=10):
             exp += b"DELETED\r\nNOT_FOUND\r\nNOT_FOUND\r\nNOT_FOUND\r\n"
             req += b"touch %s_s -1\r\nget %s %s_s\r\n" % (k, k, k)
             exp += b"TOUCHED\r\nEND\r\n"
+            req += b"set %s_m 0 0 1\r\nm\r\nmd %s_m q O1\r\nmd %s_m O2 k\r\nmg %s_m v\r\nadd %s_m 0 0 1\r\na\r\n" % (
+                k, k, k, k, k)
+            exp += b"STORED\r\nNF O2 k%s_m\r\nEN\r\nSTORED\r\n" % k
         req += b"mn\r\n"
         exp += b"MN\r\n"
+        for j in range(races):  # answers checked below: DELETED/HD for exactly one connection per key
+            req += b"delete bu_race%d\r\n" % j if (i + j) % 2 else b"md bu_race%d\r\n" % j
+        req += b"mn\r\n"
         c.send(req)
         expected.append(exp)
+    won = [0] * races
     for c, exp in zip(conns, expected):
-        out, closed = c.read_until(lambda b: b.endswith(b"MN\r\n"), timeout=90)
+        out, closed = c.read_until(lambda b: b.endswith(b"MN\r\n") and b.count(b"MN\r\n") >= 2, timeout=90)
+        lines = out[len(exp):].split(b"\r\n")[:races]
+        check(all(ln in (b"DELETED", b"NOT_FOUND", b"HD", b"NF") for ln in lines), "delete race answered %r" % lines)
+        for j, ln in enumerate(lines):
+            won[j] += ln in (b"DELETED", b"HD")
+        out = out[:len(exp)]
         if out != exp:
             at = next((n for n in range(min(len(out), len(exp))) if out[n] != exp[n]), min(len(out), len(exp)))
             check(False, "batched updates differ at byte %d: %r, expected %r" % (at, out[at - 40:at + 80], exp[at - 40:at + 80]))
@@ -232,9 +248,10 @@ def batched_updates(gateways, conns_per_gateway=40, keys=10):
     check(total == b"%d\r\n" % (len(conns) * keys), "shared counter %r after %d incrs" % (total, len(conns) * keys))
     bursts, ops = burst_counters(conns[0])
     check(ops - ops0 > bursts - bursts0, "updates were not batched: %d operations in %d bursts" % (ops - ops0, bursts - bursts0))
+    check(won == [1] * races, "delete races: %r connections were told the key was there (expected 1 each)" % won)
     for c in conns:
         c.close()
-    print("%d connections x %d keys of batched incr/decr/ma/touch with blocking deletes between ok (%.1f ops/burst)"
+    print("%d connections x %d keys of batched incr/decr/ma/touch/delete/md, delete races ok (%.1f ops/burst)"
           % (len(conns), keys, (ops - ops0) / max(1, bursts - bursts0)))
 
 

@@ -1,5 +1,5 @@
 // Cross-connection batching (protocol/answer_batch.h) over the reference backend with in-flight starts: answers
-// of gets, stores, touch and incr/decr wait in the batch; they are written in request order, in place, once it completes; a
+// of gets, stores, touch, incr/decr and delete/md wait in the batch; they are written in request order, in place, once it completes; a
 // blocking call, a full batch, a later store or read of the same session complete it first; a batch's reads
 // start before its writes, except a session's own; and every answer is byte for byte what the engine answers
 // without batching.
@@ -116,12 +116,12 @@ TEST_F(AnswerBatchTest, BlockingCallCompletesTheBatchFirst) {
   e_.gateway().batch().Complete();
   Output(*a);
   EXPECT_EQ(Start(*a, "get n\r\n"), "");
-  // delete is a blocking call (shmemcache has no non-blocking delete): a's read is answered (with the value
-  // before the delete) before it runs.
-  Start(*b, "delete n\r\n");
+  // A touch with an expiry already passed is a blocking call (a delete after a fetch): a's read is answered
+  // (with the value before the delete) before it runs.
+  Start(*b, "touch n -1\r\n");
   EXPECT_FALSE(a->session->answers_deferred());
   EXPECT_EQ(Output(*a), "VALUE n 0 1\r\n5\r\nEND\r\n");
-  EXPECT_EQ(Output(*b), "DELETED\r\n");
+  EXPECT_EQ(Output(*b), "TOUCHED\r\n");
 }
 
 TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
@@ -320,26 +320,92 @@ TEST_F(AnswerBatchTest, ReadsAfterOwnUpdatesSeeThem) {
 }
 
 // Forms that cannot start without waiting stay blocking and complete the batch first, with the same answers:
-// touch with an expiry already passed (a delete), a delta beyond one Backend::Incr, delete.
+// touch with an expiry already passed (a delete), a delta beyond one Backend::Incr, a set whose value is too
+// large (memcached drops the old pair: a blocking delete).
 TEST_F(AnswerBatchTest, UpdatesThatCannotStartCompleteTheBatch) {
   const std::string setup = "set n 0 0 1\r\n7\r\nset t 0 0 1\r\nt\r\nset x 0 0 1\r\nx\r\n";
   auto a = e_.Connect(), b = e_.Connect();
   Start(*a, setup);
   e_.gateway().batch().Complete();
   Output(*a);
+  const std::string too_large = std::to_string((1 << 20) + 1);
   for (const std::string& script :
-       {std::string("touch t -1\r\n"), std::string("incr n 18446744073709551615\r\n"), std::string("delete x\r\n")}) {
+       {std::string("touch t -1\r\n"), std::string("incr n 18446744073709551615\r\n"),
+        "set x 0 0 " + too_large + "\r\n" + std::string((1 << 20) + 1, 'v') + "\r\n"}) {
     Start(*a, "get n\r\n");
     EXPECT_TRUE(a->session->answers_deferred());
     Start(*b, script);
-    EXPECT_FALSE(a->session->answers_deferred()) << script;
-    EXPECT_FALSE(b->session->answers_deferred()) << script;
+    EXPECT_FALSE(a->session->answers_deferred()) << script.substr(0, 20);
+    EXPECT_FALSE(b->session->answers_deferred()) << script.substr(0, 20);
     Output(*a);
   }
-  EXPECT_EQ(Output(*b), "TOUCHED\r\n6\r\nDELETED\r\n");  // 7 + 2^64 - 1 wraps to 6
+  EXPECT_EQ(Output(*b), "TOUCHED\r\n6\r\nSERVER_ERROR object too large for cache\r\n");  // 7 + 2^64 - 1 wraps to 6
   Start(*b, "get t x\r\n");
   e_.gateway().batch().Complete();
   EXPECT_EQ(Output(*b), "END\r\n");
+}
+
+// delete and md from many sessions join the batch (nothing completes it before the event loop does), and every
+// answer is the unbatched engine's: DELETED, NOT_FOUND, noreply, the old "delete <key> 0", md's HD/NF with q,
+// O (opaque), k and b (base64 key), and the errors answered before any delete (bad usage, key too long, opaque
+// too long, an unsupported flag).
+TEST_F(AnswerBatchTest, DeleteAndMetaDeleteJoinTheBatch) {
+  const std::string setup =
+      "set a 0 0 1\r\na\r\nset b 0 0 1\r\nb\r\nset c 0 0 1\r\nc\r\nset d 0 0 1\r\nd\r\n"
+      "set e 0 0 1\r\ne\r\nset f 0 0 1\r\nf\r\nset bin 0 0 1\r\nz\r\n";
+  const std::vector<std::string> scripts = {
+      "delete a\r\ndelete a\r\n",
+      "delete b noreply\r\ndelete none noreply\r\ndelete c 0\r\ndelete c 0 noreply\r\nmn\r\n",
+      "delete d 5\r\ndelete " + std::string(251, 'k') + "\r\ndelete d\r\n",
+      "md e\r\nmd e\r\nmd none q O7 k\r\n",
+      "md f q O1 k\r\nmd f O2 k\r\nmd Ymlu b k O3\r\nmn\r\n",
+      "md x\r\nmd x O" + std::string(40, 'o') + "\r\nmd x C5\r\nmd x I\r\n",
+  };
+  ExpectBatchedAsUnbatched(setup, scripts);
+  Engine expect;
+  expect.Run(setup);
+  EXPECT_EQ(expect.Run(scripts[0]), "DELETED\r\nNOT_FOUND\r\n");
+  EXPECT_EQ(expect.Run(scripts[1]), "DELETED\r\nMN\r\n");
+  EXPECT_EQ(expect.Run(scripts[3]), "HD\r\nNF\r\nNF O7 knone\r\n");
+  EXPECT_EQ(expect.Run(scripts[4]), "NF O2 kf\r\nHD kYmlu b O3\r\nMN\r\n");
+  const Counters& c = e_.gateway().counters();
+  EXPECT_EQ(c.delete_hits, 7u);  // a, b, c, d, e, f, bin
+  EXPECT_EQ(c.delete_misses, 7u);  // a, none, c, e, none, f, x
+  EXPECT_EQ(expect.Run(scripts[5]), "NF\r\nCLIENT_ERROR opaque token too long\r\n"
+                                    "CLIENT_ERROR invalid or duplicate flag\r\nCLIENT_ERROR invalid or duplicate flag\r\n");
+  auto check = e_.Connect();
+  Start(*check, "get a b c d e f bin\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*check), "END\r\n");
+}
+
+// A session's own store, delete and get in one pipelined burst: the get sees the delete, a store after the delete
+// sees the key absent (add stores), and another session's delete in the same batch is ordered after the reads
+// that came before it.
+TEST_F(AnswerBatchTest, ReadsAfterOwnDeletesSeeThem) {
+  auto a = e_.Connect(), b = e_.Connect();
+  const std::string script =
+      "set k 0 0 3\r\nnew\r\ndelete k\r\nget k\r\nadd k 0 0 1\r\n1\r\nmd k q\r\nmg k v\r\n"
+      "set k 0 0 2\r\nv2\r\nget k\r\ndelete k noreply\r\ndelete k\r\n";
+  EXPECT_EQ(Start(*a, script), "");
+  EXPECT_TRUE(a->session->answers_deferred());
+  e_.gateway().batch().Complete();
+  const std::string out = Output(*a);
+  EXPECT_EQ(out,
+            "STORED\r\nDELETED\r\nEND\r\nSTORED\r\nEN\r\nSTORED\r\nVALUE k 0 2\r\nv2\r\nEND\r\n"
+            "NOT_FOUND\r\n");
+  EXPECT_EQ(out, Unbatched("", script));
+  // A delete after one of the session's deferred reads completes the batch first (DeferWrite): the read
+  // answers the value before the delete.
+  Start(*a, "set k 0 0 1\r\nx\r\n");
+  e_.gateway().batch().Complete();
+  Output(*a);
+  Start(*b, "get k\r\n");
+  Start(*a, "get k\r\ndelete k\r\nget k\r\n");
+  EXPECT_FALSE(b->session->answers_deferred()) << "a's delete after its read completed the batch";
+  EXPECT_EQ(Output(*b), "VALUE k 0 1\r\nx\r\nEND\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*a), "VALUE k 0 1\r\nx\r\nEND\r\nDELETED\r\nEND\r\n");
 }
 
 TEST_F(AnswerBatchTest, SessionClosedWithUpdatesDeferred) {
