@@ -216,7 +216,7 @@ void Client::OpenWindow() {
       s.offset = e->offset;
       s.block_bytes = e->block_bytes;
       s.entry = e;
-      if (mapped_[server]) PrefetchBlock(direct_.local_arena(s.op.loc.server) + s.offset, s.block_bytes);
+      if (const uint8_t* local = direct_.local_arena(s.op.loc.server)) PrefetchBlock(local + s.offset, s.block_bytes);
     } else {
       s.path = BatchSlot::Path::kProbe;
     }
@@ -290,13 +290,14 @@ void Client::ReadMappedBlocks() {
   const uint64_t range = CurrentRange(now);
   uint64_t accepted = 0;
   for (BatchSlot& s : batch_) {
-    if (s.path != BatchSlot::Path::kFetch || !mapped_[s.op.loc.server]) continue;
+    if (s.path != BatchSlot::Path::kFetch || direct_.local_arena(s.op.loc.server) == nullptr) continue;
     const Operation& op = s.op;
     BlockView view;
     const BlockCheck check = direct_.ReadMapped(op.loc.server, s.offset, s.block_bytes, op.key, op.key_len,
                                                 op.loc.tag, op.buffer, op.buffer_len, &view);
     bool done;
     if (check != BlockCheck::kValid) {
+      if (check == BlockCheck::kRetry) ++counters_.batch_read_retries;
       done = TryDirectGet(op, s.offset, s.block_bytes, &s.status, s.entry);  // retries, or finds another key
     } else if (view.expiry_ms != 0 || op.contract.out.flags || op.contract.out.token) {
       done = AcceptDirectGet(op, s.offset, s.block_bytes, view, &s.status, s.entry);

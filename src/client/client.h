@@ -356,7 +356,9 @@ class Client {
   void OpenWindow();
   void ProbeSets();    // kProbe slots: their hash-table sets, fetched together -> kFetch or kActive
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
-  void ReadMappedBlocks();  // FetchBlocks' kFetch slots on mapped servers: read in place -> kDone or kActive
+  // FetchBlocks' kFetch slots whose server Direct operations reach through a mapping (DirectOps::local_arena):
+  // read in place, straight into their buffers -> kDone or kActive.
+  void ReadMappedBlocks();
   void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
   // ---- batches of GETs and the multi-get message (batch.cc, multi_get.cc) ----
