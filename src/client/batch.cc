@@ -10,9 +10,14 @@
 //   mget:
 //   2. ProbeSets: GET items without a pointer fetch their key's hash-table set: non-blocking gets back to back,
 //      one quiet, then each set is searched for the tag (a match names the block; none means Active).
-//   3. FetchBlocks: every block to read, non-blocking gets back to back into one scratch buffer (rounds of at
-//      most kBatchScratchBytes; a server on this node is copied through its mapping, Transport::LocalPointer, as
-//      DESIGN.md allows), one quiet per round, then each copy is validated (ValidateBlock): valid ->
+//   3. FetchBlocks: a block on a server Direct operations map (local_access: DirectOps::local_arena) is read in
+//      place with the seqlock of store/block.h, its value straight into the item's buffer (ReadMappedBlocks:
+//      the single Direct GET's read and acceptance, its common case inline and counted once per window; the
+//      window's directory sets and these blocks' lines were prefetched when their slots were made and looked up,
+//      so the cache misses of many items overlap). Every other block to read: non-blocking gets back to back
+//      into one scratch buffer (rounds of at most kBatchScratchBytes; a mapped server with local_access=0 is
+//      copied through its mapping, Transport::LocalPointer), one quiet per round, then each copy is validated
+//      (ValidateBlock): valid ->
 //      answered; another key -> the pointer is dropped and the item goes Active; torn or locked -> the single
 //      Direct GET's retry loop (back-off), and Active if that gives up; written through a mapping, without a
 //      checksum -> the single Direct GET, whose seqlock (mapped or over gets, store/block.h) proves it.
@@ -78,9 +83,12 @@ void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcac
     OpenWindow();
     ProbeSets();
     FetchBlocks();
-    for (const BatchSlot& s : batch_)
+    bool active = false;  // every slot is kDone or kActive by now
+    for (const BatchSlot& s : batch_) {
       if (s.path == BatchSlot::Path::kDone) items[s.item].status = s.status;
-    PostGetParts(items, batch);  // the others are answered as their replies come
+      else active = true;
+    }
+    if (active) PostGetParts(items, batch);  // the others are answered as their replies come
   }
 }
 
@@ -148,6 +156,7 @@ void Client::AddGetSlot(shmemcache_mget_item_t* items, size_t i) {
   s.entry = nullptr;
   s.locked = false;
   s.request = nullptr;
+  batch_server_[s.op.loc.server] = 1;
   directory_.Prefetch(s.op.loc);  // OpenWindow's lookups then overlap their cache misses
 }
 
@@ -160,6 +169,7 @@ void Client::AddSlot(size_t item, const Operation& op) {
   s.entry = nullptr;
   s.locked = false;
   s.request = nullptr;
+  batch_server_[op.loc.server] = 1;
 }
 
 bool Client::InWindow(const Operation& op) {
@@ -188,27 +198,29 @@ void Client::OpenWindow() {
   // auto over tcp: a one-key batch reads Direct (one get costs less than a message round trip).
   const bool messages_only = mget_path() == MGetPath::kMessagesOnly &&
                              (config_.mget_policy != SHMEMCACHE_MGET_AUTO || batch_.size() > 1);
-  for (const BatchSlot& s : batch_) batch_server_[s.op.loc.server] = 1;
+  bool any_failed = false;
   for (int server = 0; server < config_.num_servers; ++server) {
-    if (!batch_server_[server]) continue;
+    if (!batch_server_[server]) continue;  // marked by AddSlot / AddGetSlot
     batch_server_[server] = 0;
     CompleteServer(server);  // a failure shows in conduit_.failed below
     if (config_.direct_ops) DrainNotices(server);
+    any_failed |= conduit_.failed(static_cast<size_t>(server));
   }
+  uint64_t gets = 0, sets = 0;
   for (BatchSlot& s : batch_) {
     const size_t server = static_cast<size_t>(s.op.loc.server);
-    if (conduit_.failed(server)) {
+    if (any_failed && conduit_.failed(server)) {
       s.path = BatchSlot::Path::kDone;
       s.status = conduit_.FailedStatus(server);
       if (s.op.op == Op::kGet) *s.op.out_len = 0;
       continue;
     }
     if (s.op.op == Op::kSet) {
-      ++counters_.sets;
+      ++sets;
       s.path = direct_sets_allowed_ ? BatchSlot::Path::kDirectSet : BatchSlot::Path::kActive;  // direct_policy
       continue;
     }
-    ++counters_.gets;
+    ++gets;
     // kActive: direct_ops 0, direct_policy never, or mget_policy's messages only
     if (!direct_gets_allowed_ || messages_only) continue;
     if (DirectoryEntry* e = directory_.Lookup(s.op.loc)) {
@@ -221,6 +233,8 @@ void Client::OpenWindow() {
       s.path = BatchSlot::Path::kProbe;
     }
   }
+  counters_.gets += gets;
+  counters_.sets += sets;
 }
 
 void Client::ProbeSets() {
@@ -282,15 +296,20 @@ Client::ClockThaw Client::FreezeClock() {
   return ClockThaw{this};
 }
 
-void Client::ReadMappedBlocks() {
+size_t Client::ReadMappedBlocks() {
   // The single Direct GET's read and acceptance (TryDirectGet, AcceptDirectGet), its common case inline: a first
   // seqlock read that is valid, of a pair without expiry. The counters go in once per window; everything else,
   // a retry, another key, an expiry to judge, takes the single GET's own path from where it stands.
   const uint64_t now = RecencyNanos();  // frozen: FetchBlocks' window
   const uint64_t range = CurrentRange(now);
   uint64_t accepted = 0;
+  size_t others = 0;
   for (BatchSlot& s : batch_) {
-    if (s.path != BatchSlot::Path::kFetch || direct_.local_arena(s.op.loc.server) == nullptr) continue;
+    if (s.path != BatchSlot::Path::kFetch) continue;
+    if (direct_.local_arena(s.op.loc.server) == nullptr) {
+      ++others;
+      continue;
+    }
     const Operation& op = s.op;
     BlockView view;
     const BlockCheck check = direct_.ReadMapped(op.loc.server, s.offset, s.block_bytes, op.key, op.key_len,
@@ -313,11 +332,12 @@ void Client::ReadMappedBlocks() {
   }
   counters_.direct_gets += accepted;
   counters_.get_hits += accepted;
+  return others;
 }
 
 void Client::FetchBlocks() {
   const ClockThaw thaw = FreezeClock();
-  ReadMappedBlocks();
+  if (ReadMappedBlocks() == 0) return;
   size_t next = 0;
   while (next < batch_.size()) {
     // One round: the next blocks that fit the scratch space (at least one), fetched together.

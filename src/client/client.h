@@ -357,8 +357,8 @@ class Client {
   void ProbeSets();    // kProbe slots: their hash-table sets, fetched together -> kFetch or kActive
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
   // FetchBlocks' kFetch slots whose server Direct operations reach through a mapping (DirectOps::local_arena):
-  // read in place, straight into their buffers -> kDone or kActive.
-  void ReadMappedBlocks();
+  // read in place, straight into their buffers -> kDone or kActive. Returns how many kFetch slots it left.
+  size_t ReadMappedBlocks();
   void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
   // ---- batches of GETs and the multi-get message (batch.cc, multi_get.cc) ----
