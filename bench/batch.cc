@@ -4,7 +4,7 @@
 // like with like whatever else the machine does.
 //
 //   scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_batch [--counts 1,8,32,128] [--value-size 32]
-//                     [--iters N] [--csv FILE]
+//                     [--iters N] [--ops get,set,raw,miss] [--csv FILE]
 //
 // PE 0 serves; client rank 0 measures (more clients idle). Keys are stored first by the measuring client, so
 // their pointers are cached in its directory ("cached keys": Direct operations wherever the configuration
@@ -30,16 +30,28 @@
 
 namespace {
 
+const char *const kOpNames[] = {"get", "set", "raw", "miss"};
+int OpIndex(const std::string &name) {
+  for (int op = 0; op < 4; ++op)
+    if (name == kOpNames[op]) return op;
+  return -1;
+}
+
 struct Options {
   std::vector<size_t> counts = {1, 8, 32, 128};
   size_t value_size = 32;
   int iters = 2000;
+  std::vector<std::string> ops = {"get", "set", "raw", "miss"};
   std::string csv_path;
 
   void Declare(bench::Cli *cli) {
     cli->SizeList("--counts", &counts, "keys per batch");
     cli->Size("--value-size", &value_size, "bytes per value", bench::Positive<size_t>());
     cli->Int("--iters", &iters, "samples per (op, count) for loop and for batch", bench::Positive<int>());
+    cli->Words("--ops", &ops, "which rows: get, set, raw, miss (in that order whatever the order given)",
+               [](const std::string &w) {
+                 return OpIndex(w) < 0 ? "'" + w + "' is none of get, set, raw, miss" : std::string();
+               });
     cli->Text("--csv", &csv_path, "FILE", "write CSV rows to FILE");
   }
 };
@@ -185,11 +197,12 @@ int RunClient(const Options &o, shmemcache_t *c, char *raw) {
   std::printf("%-4s %5s | %10s %10s | %10s %10s | %9s %9s\n", "op", "n", "loop_p50", "loop_mean", "batch_p50",
               "batch_mean", "x_p50", "x_mean");
   for (int op = 0; op < 4; ++op) {
+    if (std::find(o.ops.begin(), o.ops.end(), kOpNames[op]) == o.ops.end()) continue;
     for (size_t n : o.counts) {
       bench::Summary loop, batch;
       uint64_t errors = 0;
       bb.Measure(op, n, &loop, &batch, &errors);
-      const char *name = op == 0 ? "get" : op == 1 ? "set" : op == 2 ? "raw" : "miss";
+      const char *name = kOpNames[op];
       const double x_p50 = loop.p50_us / batch.p50_us, x_mean = loop.mean_us / batch.mean_us;
       std::printf("%-4s %5zu | %10.2f %10.2f | %10.2f %10.2f | %8.2fx %8.2fx\n", name, n, loop.p50_us, loop.mean_us,
                   batch.p50_us, batch.mean_us, x_p50, x_mean);

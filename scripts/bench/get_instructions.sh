@@ -6,49 +6,62 @@
 # a timing, so it is the number to compare branches by on a shared machine (a divide counts as one instruction
 # there, though it costs tens of cycles: compare timings too, in one run). Also prints the instructions per GET
 # of each function (self cost, above 1 per GET).
+# --batch N (issue 15): instructions per key of shmemcache_mget of N cached keys and of the N shmemcache_get calls
+# bench_batch times beside it (--ops get), each call counted in a run of its own (--toggle-collect on it); keys
+# read = the difference in iterations x N.
 #
 # Usage: scripts/bench/get_instructions.sh [--build-dir DIR] [--size BYTES] [--mode direct|active] [--tcp]
+#                                          [--batch N]
 #   defaults: build, 32, direct. Needs valgrind (Debian package valgrind). Forwards SHMEMCACHE_* as oshrun.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="$root/build" size=32 mode=direct transport=()
+build="$root/build" size=32 mode=direct transport=() batch=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build="$(cd "$2" && pwd)"; shift 2 ;;
     --size) size="$2"; shift 2 ;;
     --mode) mode="$2"; shift 2 ;;
     --tcp) transport=(--tcp); shift ;;
+    --batch) batch="$2"; shift 2 ;;
     *) echo "get_instructions.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 command -v valgrind >/dev/null || { echo "get_instructions.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-bench="$build/bench/bench_latency"
+if [ "$batch" -gt 0 ]; then
+  bench="$build/bench/bench_batch" calls=(shmemcache_get shmemcache_mget) iter_counts=(100 300)
+  args=(--ops get --counts "$batch" --value-size "$size")
+else
+  bench="$build/bench/bench_latency" calls=(shmemcache_get) iter_counts=(4000 8000)
+  args=(--mode "$mode" --sizes "$size")
+fi
 [ -x "$bench" ] || { echo "get_instructions.sh: $bench not built" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 # PE 1 under callgrind, PE 0 (the server) as it is.
-cat >"$work/pe.sh" <<'EOF'
+cat >"$work/pe.sh" <<'PE'
 #!/usr/bin/env bash
 if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then
-  exec valgrind --tool=callgrind --toggle-collect=shmemcache_get --callgrind-out-file="$CALLGRIND_OUT" "$@"
+  exec valgrind --tool=callgrind --toggle-collect="$CALLGRIND_CALL" --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
 exec "$@"
-EOF
+PE
 chmod +x "$work/pe.sh"
 
-for iters in 4000 8000; do
-  CALLGRIND_OUT="$work/cg.$iters" "$root/scripts/oshrun.sh" "${transport[@]}" --timeout 600 -np 2 "$work/pe.sh" \
-    "$bench" --mode "$mode" --sizes "$size" --iters "$iters" >"$work/out.$iters" 2>&1 ||
-    { cat "$work/out.$iters" >&2; exit 1; }
+for call in "${calls[@]}"; do
+  for iters in "${iter_counts[@]}"; do
+    CALLGRIND_CALL="$call" CALLGRIND_OUT="$work/cg.$call.$iters" \
+      "$root/scripts/oshrun.sh" "${transport[@]}" --timeout 600 -np 2 "$work/pe.sh" \
+      "$bench" "${args[@]}" --iters "$iters" >"$work/out.$call.$iters" 2>&1 ||
+      { cat "$work/out.$call.$iters" >&2; exit 1; }
+  done
 done
 
-python3 - "$work" <<'EOF'
+python3 - "$work" "$batch" "${iter_counts[@]}" "${calls[@]}" <<'PY'
 import re, subprocess, sys
-work = sys.argv[1]
-def profile(iters):
-    gets = int(re.search(r"client stats: .*? gets=(\d+)", open(f"{work}/out.{iters}").read()).group(1))
-    text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{iters}"], capture_output=True,
+work, batch, i1, i2, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+def profile(call, iters):
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{call}.{iters}"], capture_output=True,
                           text=True, check=True).stdout
     total, functions = 0, {}
     for line in text.splitlines():
@@ -61,12 +74,24 @@ def profile(iters):
             continue
         name = re.sub(r"\(.*", "", re.sub(r"^[^:]*:(?=[A-Za-z_])", "", name.split(" [")[0]))
         functions[name] = functions.get(name, 0) + count
-    return gets, total, functions
-g1, t1, f1 = profile(4000)
-g2, t2, f2 = profile(8000)
-gets = g2 - g1
-print(f"instructions per GET: {(t2 - t1) / gets:.1f}  ({gets} GETs between the two runs)")
-for per_get, name in sorted((((f2.get(k, 0) - f1.get(k, 0)) / gets, k) for k in set(f1) | set(f2)), reverse=True):
-    if per_get >= 1:
-        print(f"  {per_get:8.1f}  {name}")
-EOF
+    return total, functions
+def gets(call, iters):  # GETs the measured call made in that run
+    if batch:
+        return int(iters) * batch
+    return int(re.search(r"client stats: .*? gets=(\d+)", open(f"{work}/out.{call}.{iters}").read()).group(1))
+per_key = {}
+for call in calls:
+    t1, f1 = profile(call, i1)
+    t2, f2 = profile(call, i2)
+    n = gets(call, i2) - gets(call, i1)
+    per_key[call] = (t2 - t1) / n
+    if batch:
+        print(f"{call}: {per_key[call]:.1f} instructions per key ({n} keys between the two runs, {batch} per batch)")
+    else:
+        print(f"instructions per GET: {per_key[call]:.1f}  ({n} GETs between the two runs)")
+    for cost, name in sorted((((f2.get(k, 0) - f1.get(k, 0)) / n, k) for k in set(f1) | set(f2)), reverse=True):
+        if cost >= 1:
+            print(f"  {cost:8.1f}  {name}")
+if batch:
+    print(f"get/mget instructions per key: {per_key['shmemcache_get'] / per_key['shmemcache_mget']:.2f}x")
+PY

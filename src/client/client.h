@@ -336,12 +336,15 @@ class Client {
       kActive,     // ask the server
       kDone        // status holds the answer
     };
+    BatchSlot() {}  // fields are set as the path that reads them starts (AddSlot, AddGetSlot: not zeroed first)
     size_t item;                  // index in the caller's array
     Operation op;
     Path path;
     Status status;
     uint64_t offset;              // kFetch, kDirectSet: the block
     uint32_t block_bytes;
+    DirectoryEntry* entry;        // kFetch: the directory's sub-entry that named the block (Lookup), or nullptr;
+                                  // a hint for its update (PointerDirectory::Update checks that it still names it)
     uint64_t version;             // kDirectSet: the version the directory knew, then the one locked
     uint64_t recency;             // kDirectSet: the block's recency as the directory knew it
     bool locked;                  // kDirectSet: this batch holds the block's lock
@@ -349,6 +352,7 @@ class Client {
     shmemcache_request* request;  // kActive, once posted
   };
   void AddSlot(size_t item, const Operation& op);
+  void AddGetSlot(shmemcache_mget_item_t* items, size_t i);  // AddSlot of item i's GET
   bool InWindow(const Operation& op);  // a slot of the window has op's key (batch_keys_)
   void RememberKey(size_t slot);        // adds the slot's key to batch_keys_
   // Completes what is in flight to the window's servers (TIMEOUT for the slots of a failed one), counts the
@@ -356,6 +360,9 @@ class Client {
   void OpenWindow();
   void ProbeSets();    // kProbe slots: their hash-table sets, fetched together -> kFetch or kActive
   void FetchBlocks();  // kFetch slots: their blocks, fetched together and validated -> kDone or kActive
+  // FetchBlocks' kFetch slots whose server Direct operations reach through a mapping (DirectOps::local_arena):
+  // read in place, straight into their buffers -> kDone or kActive. Returns how many kFetch slots it left.
+  size_t ReadMappedBlocks();
   void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
   void RunActive();    // kActive slots: posted together, then waited for -> kDone
   // ---- batches of GETs and the multi-get message (batch.cc, multi_get.cc) ----

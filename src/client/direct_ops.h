@@ -97,6 +97,15 @@ class DirectOps {
   // one-copy form is used only when out can take the block's whole room).
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
              void* out, size_t out_capacity, BlockView* view);
+  // Get's first attempt on a server this PE maps (local_arena(server) not null), for a caller that takes any
+  // other outcome to Get: one seqlock read (ReadBlockInPlace, its contract), counted as a local GET when valid.
+  BlockCheck ReadMapped(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                        uint32_t tag, void* out, size_t out_capacity, BlockView* view) {
+    const BlockCheck check =
+        ReadBlockInPlace(local_arenas_[server] + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
+    if (check == BlockCheck::kValid) ++counters_.local_gets;
+    return check;
+  }
   // The same, with *view pointing into a buffer owned by this object, valid until the next call.
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
              BlockView* view);

@@ -13,7 +13,7 @@ PROGRAMS=(
   "bench/bench_latency|--sizes --iters --target-ms --mode --raw-phase --csv --verbose|--iters 0"
   "bench/bench_throughput|--servers --mode --sizes --ops --seconds --keys --csv|--ops get,put"
   "bench/bench_nonblocking|--window --iters --sizes --mode --csv|--window 0"
-  "bench/bench_batch|--counts --value-size --iters --csv|--iters 0"
+  "bench/bench_batch|--counts --value-size --iters --ops --csv|--iters 0"
   "bench/bench_eviction|--min-size --max-size --write-factor --get-pct --sample-ms --series --directory-entries --keys --value-size --zipf --ops --warmup --csv|memory --zipf 2"
   "bench/bench_hybrid|--spill-dir --server-memory --sizes --patterns --spill-factor --gets --sweep-factors --sweep-sizes --penalty-us --penalty-wait --pread-reads --mode --sigma-frac --budget-s --csv --success-csv|--patterns zipf"
   "bench/bench_spill_io|--dir --file-mb --sizes --reads --cold-reads --write --csv --crossover-csv|--sizes 4X"

@@ -11,7 +11,10 @@
 // word (unchecked_copies).
 // evict = 1: the server gets 2 MiB and writers also store cold 6 KiB pairs, so batch eviction (and the stale
 // pointers it leaves) runs all along; the server checks that it evicted.
-// Args: [seconds] [writers] [evict] (defaults 5, 2, 0)
+// batch = 1: readers read every hot key with one shmemcache_mget (keys in a rotating order), each item checked as
+// a single read is: the batch's Direct reads (on shared memory, seqlock reads in place through the mapping,
+// straight into the items' buffers) under the same writers and eviction.
+// Args: [seconds] [writers] [evict] [batch] (defaults 5, 2, 0, 0)
 #include <shmem.h>
 
 #include <cstdlib>
@@ -32,6 +35,7 @@ int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 5.0;
   int writers = argc > 2 ? std::atoi(argv[2]) : 2;
   const bool evict = argc > 3 && std::atoi(argv[3]) != 0;
+  const bool batch = argc > 4 && std::atoi(argv[4]) != 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
   // Whether this PE maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object.
@@ -62,6 +66,24 @@ int main(int argc, char** argv) {
     uint64_t cold = 0;
     std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
     uint64_t seq = 0, reads = 0, found = 0, writes = 0, deletes = 0, bad = 0, regressions = 0;
+    // One read's answer for key k: counted and checked.
+    auto check_read = [&](int k, shmemcache_status_t s, const uint8_t* data, size_t len) {
+      ++reads;
+      if (s == SHMEMCACHE_NOT_FOUND) return;
+      ++found;
+      pe_test::VerifiableHeader h{};
+      if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(data, len, static_cast<uint32_t>(k), &h)) {
+        ++bad;
+        return;
+      }
+      uint64_t& last = last_seen[{k, h.writer}];
+      if (h.seq < last) ++regressions;
+      if (h.seq > last) last = h.seq;
+    };
+    std::vector<std::string> hot_keys(kKeys);
+    for (int k = 0; k < kKeys; ++k) hot_keys[k] = "hot-" + std::to_string(k);
+    std::vector<std::vector<uint8_t>> batch_bufs(batch ? kKeys : 0, std::vector<uint8_t>(16384));
+    std::vector<shmemcache_mget_item_t> items(kKeys);
     uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
     while (pe_test::NowNanos() < end) {
       int k = static_cast<int>(rng.Uniform(kKeys));
@@ -85,20 +107,19 @@ int main(int argc, char** argv) {
         pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
         PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
         ++writes;
+      } else if (batch) {  // every hot key, starting at k
+        for (int i = 0; i < kKeys; ++i) {
+          const int key_id = (k + i) % kKeys;
+          items[i] = {hot_keys[key_id].data(), hot_keys[key_id].size(), batch_bufs[i].data(), batch_bufs[i].size(),
+                      0, SHMEMCACHE_IO_ERROR};
+        }
+        PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+        for (int i = 0; i < kKeys; ++i) check_read((k + i) % kKeys, items[i].status, batch_bufs[i].data(),
+                                                   items[i].value_len);
       } else {
         size_t len = 0;
         shmemcache_status_t s = shmemcache_get(c, key.data(), key.size(), got.data(), got.size(), &len);
-        ++reads;
-        if (s == SHMEMCACHE_NOT_FOUND) continue;
-        ++found;
-        pe_test::VerifiableHeader h{};
-        if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(got.data(), len, static_cast<uint32_t>(k), &h)) {
-          ++bad;
-          continue;
-        }
-        uint64_t& last = last_seen[{k, h.writer}];
-        if (h.seq < last) ++regressions;
-        if (h.seq > last) last = h.seq;
+        check_read(k, s, got.data(), len);
       }
     }
     shmemcache_get_stats(c, &st);

@@ -28,6 +28,11 @@ shmemcache_pe_test(direct_stress_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 ${direc
 # The same with eviction running all along (2 MiB server, cold pairs): stale pointers, blocks freed and reused.
 shmemcache_pe_test(direct_stress_evict_np6 pe_direct_stress 6 ARGS 6 2 1)
 shmemcache_pe_test(direct_stress_evict_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 1 ${direct_always})
+# The same, readers reading every hot key with one mget (issue 15): a batch's in-place reads on shared memory,
+# its one-sided reads over tcp (mget_policy single: auto would send every key of a batch in a message there).
+shmemcache_pe_test(direct_stress_mget_evict_np6 pe_direct_stress 6 ARGS 6 2 1 1)
+shmemcache_pe_test(direct_stress_mget_evict_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 1 1
+                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single)
 # The on-node fast path (local_access): taken on shared memory where it maps (and its stress: readers and writers
 # on both paths at once, above: odd client ranks run with local_access=0), never with local_access=0 or over tcp.
 shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1)

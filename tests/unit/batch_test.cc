@@ -89,6 +89,48 @@ TEST(Batch, CachedPointersGoDirectAndOthersFindTheirBlocksInTheHashTable) {
   ASSERT_EQ(RunCluster(3, SmallConfig(), hooks), SHMEMCACHE_OK);
 }
 
+// A server this client maps (the loopback maps every PE, as shmem_ptr does on one node): cached pointers are read
+// in place, each value straight into its item's buffer, one local GET per item; a buffer too small gets
+// BUFFER_TOO_SMALL with the needed length and is left untouched, as shmemcache_get leaves it.
+TEST(Batch, MappedBlocksAreReadInPlaceIntoTheItemsBuffers) {
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    MSet(c, 40, 1);
+    std::vector<std::string> keys(40);
+    std::vector<std::vector<char>> bufs(40);
+    std::vector<shmemcache_mget_item_t> items(40);
+    for (int i = 0; i < 40; ++i) {
+      keys[i] = Key(i);
+      bufs[i].assign(i % 2 ? 3 : 64, 'x');  // odd items: too small for any value
+      items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), bufs[i].size(), 99, SHMEMCACHE_IN_PROGRESS};
+    }
+    const shmemcache_stats_t before = StatsOf(node);
+    c->MultiGet(items.data(), items.size());
+    const shmemcache_stats_t after = StatsOf(node);
+    for (int i = 0; i < 40; ++i) {
+      const std::string v = ValueOf(i, 1);
+      EXPECT_EQ(items[i].value_len, v.size()) << i;
+      if (i % 2) {
+        EXPECT_EQ(items[i].status, SHMEMCACHE_BUFFER_TOO_SMALL) << i;
+        EXPECT_EQ(std::string(bufs[i].data(), 3), "xxx") << i;
+      } else {
+        EXPECT_EQ(items[i].status, SHMEMCACHE_OK) << i;
+        EXPECT_EQ(std::string(bufs[i].data(), v.size()), v) << i;
+        EXPECT_EQ(bufs[i][v.size()], 'x') << i;  // nothing written past the value
+      }
+    }
+    EXPECT_EQ(after.local_gets - before.local_gets, 40u);
+    EXPECT_EQ(after.direct_gets - before.direct_gets, 40u);
+    EXPECT_EQ(after.get_hits - before.get_hits, 40u);
+    EXPECT_EQ(after.gets - before.gets, 40u);
+    EXPECT_EQ(after.active_gets, before.active_gets);
+    EXPECT_EQ(after.read_retries, before.read_retries);
+    EXPECT_EQ(after.directory_hits - before.directory_hits, 40u);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
 TEST(Batch, StalePointersAndValuesThatNoLongerFitFallBackToActive) {
   ThreadBarrier clients(2);
   ClusterHooks hooks;
