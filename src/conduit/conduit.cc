@@ -12,7 +12,7 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
       peers_(layout.peers), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
-  for (size_t peer = 0; peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
+  for (size_t peer = 0; layout.sleeping && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
     if (PeerPe(peer) == transport->MyPe()) continue;
     peer_doorbell_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
     peer_sleeping_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.sleeping, PeerPe(peer)));

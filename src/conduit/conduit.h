@@ -59,7 +59,8 @@ struct ConduitLayout {
   uint64_t* doorbell = nullptr;   // 1 word
   uint64_t* departures = nullptr; // 1 word: clients that have finalized (used on servers)
   uint64_t* ready_bits = nullptr; // ReadyWords(peers) words
-  uint64_t* sleeping = nullptr;   // 1 word: nonzero while the server sleeps on its doorbell (doorbell_sleep.h)
+  uint64_t* sleeping = nullptr;   // 1 word: nonzero while the server sleeps on its doorbell (doorbell_sleep.h);
+                                  // nullptr: this PE neither sleeps nor wakes a peer
 
   static size_t ReadyWords(size_t peers) { return (peers + 63) / 64; }
   size_t payload_max() const { return chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes; }
@@ -162,7 +163,7 @@ class Conduit {
   // runtime's wait, or, after SleepWhenIdle, spins spin_ns and then sleeps (conduit/doorbell_sleep.h).
   void WaitDoorbell(std::vector<size_t>* ready);
   // Server side: from now on WaitDoorbell sleeps after spin_ns (> 0) without work, in naps of at most
-  // max_nap_ns (DoorbellSleep).
+  // max_nap_ns (DoorbellSleep). Needs layout.sleeping.
   void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns);
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
