@@ -158,7 +158,21 @@ typedef struct {
                                    SHMEMCACHE_MGET_SINGLE (one Active GET per key not answered Direct: the
                                    behaviour before multi-get messages); the environment variable takes
                                    auto / message / single. Stats mget_messages count the messages */
+  int idle_spin_us;             /* how long an idle server spins, waiting for its next request, before it
+                                   sleeps (on a futex, woken by clients on its node, in naps of at most
+                                   10 ms; 200 us where some client cannot wake it), so an idle server costs no
+                                   CPU: 1..1000000 microseconds; 0 = never sleeps (spins in the runtime's wait,
+                                   as before); -1 = auto (default): SHMEMCACHE_IDLE_SPIN_AUTO_US where every
+                                   client maps the server's memory (same node), never elsewhere (over UCX tcp
+                                   a sleeping server would also delay Direct operations, which need its CPU
+                                   there). Stats idle_sleeps / doorbell_wakes count naps and wakes */
 } shmemcache_config_t;
+
+/* The spin of an idle server before it sleeps, idle_spin_us auto, on a node where its clients can wake it: 1 ms
+ * rides out a client's lost time slice on a loaded node (with 100 us, back-to-back Active operations under load
+ * fell more often into wake-ups onto a shared core: p50 1.8 us -> ms), and an idle server still sleeps within
+ * 1 ms of its last request. */
+#define SHMEMCACHE_IDLE_SPIN_AUTO_US 1000
 
 /* Values of shmemcache_config_t.direct_policy. */
 enum {
@@ -397,6 +411,9 @@ typedef struct {
   /* client side, on-node writes seen from off the mapping */
   uint64_t unchecked_copies;    /* remote Direct GETs of a block last written through a mapping (no checksum),
                                    confirmed by re-reading its target word after the copy */
+  /* idle servers (config idle_spin_us) */
+  uint64_t idle_sleeps;         /* server side: naps an idle server took on its doorbell instead of spinning */
+  uint64_t doorbell_wakes;      /* client side: sleeping servers this client woke after ringing their doorbell */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

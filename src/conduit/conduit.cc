@@ -11,7 +11,13 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
                  int first_peer_pe, uint64_t op_timeout_ms)
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
-      peers_(layout.peers) {}
+      peers_(layout.peers), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
+  for (size_t peer = 0; layout.sleeping && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
+    if (PeerPe(peer) == transport->MyPe()) continue;
+    peer_doorbell_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
+    peer_sleeping_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.sleeping, PeerPe(peer)));
+  }
+}
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
   Peer& p = peers_[peer];
@@ -169,7 +175,7 @@ void Conduit::Flush(size_t peer) {
     uint64_t word = my_slot_ / 64, bit = 1ull << (my_slot_ % 64);
     ctx_->Or(layout_.ready_bits + word, bit, pe);
     ctx_->Fence();
-    ctx_->Add(layout_.doorbell, 1, pe);
+    Ring(peer);
     ++stats_.doorbells;
     p.doorbell_owed = false;
   }
@@ -283,11 +289,23 @@ void Conduit::Depart(size_t peer) {
   const int pe = PeerPe(peer);
   ctx_->Add(layout_.departures, 1, pe);
   ctx_->Fence();  // the count lands before the doorbell that makes the server look at it
-  ctx_->Add(layout_.doorbell, 1, pe);
+  Ring(peer);
+}
+
+void Conduit::Ring(size_t peer) {
+  ctx_->Add(layout_.doorbell, 1, PeerPe(peer));
+  if (peer_sleeping_[peer] != nullptr && peer_doorbell_[peer] != nullptr &&
+      WakeSleeper(ctx_, peer_doorbell_[peer], peer_sleeping_[peer]))
+    ++stats_.wakes;
+}
+
+void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns) {
+  sleep_.emplace(transport_, layout_.doorbell, layout_.sleeping, spin_ns, max_nap_ns);
 }
 
 void Conduit::WaitDoorbell(std::vector<size_t>* ready) {
-  transport_->IdleWaitUntilNotEqual(layout_.doorbell, doorbell_seen_);
+  if (sleep_) sleep_->WaitUntilMoved(doorbell_seen_);
+  else transport_->IdleWaitUntilNotEqual(layout_.doorbell, doorbell_seen_);
   CollectReady(ready);
 }
 

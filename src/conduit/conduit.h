@@ -21,6 +21,8 @@
 // flushes their replies together, which that count relies on.
 // A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
 // so it works whatever state the client's ring is in.
+// Idle servers (issue 17): a server may sleep on its doorbell once idle (SleepWhenIdle); a client on its node
+// wakes it after every doorbell it rings (conduit/doorbell_sleep.h says how, and why no wake-up is lost).
 //
 // Failure (issue 12): every wait for a peer is bounded by op_timeout_ms (PeerWait) and ends in TIMEOUT:
 // a ring that stays full, a reply that does not come, a fragment that is flagged but never completes. The peer
@@ -39,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "conduit/doorbell_sleep.h"
 #include "conduit/fragment.h"
 #include "core/layout.h"
 #include "core/status.h"
@@ -56,6 +59,8 @@ struct ConduitLayout {
   uint64_t* doorbell = nullptr;   // 1 word
   uint64_t* departures = nullptr; // 1 word: clients that have finalized (used on servers)
   uint64_t* ready_bits = nullptr; // ReadyWords(peers) words
+  uint64_t* sleeping = nullptr;   // 1 word: nonzero while the server sleeps on its doorbell (doorbell_sleep.h);
+                                  // nullptr: this PE neither sleeps nor wakes a peer
 
   static size_t ReadyWords(size_t peers) { return (peers + 63) / 64; }
   size_t payload_max() const { return chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes; }
@@ -71,6 +76,7 @@ inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const Symmet
   cl.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
   cl.departures = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDeparturesOffset);
   cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
+  cl.sleeping = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kSleepingOffset);
   return cl;
 }
 
@@ -82,6 +88,7 @@ struct ConduitStats {
   uint64_t torn_waits = 0;    // polls that found a fragment flagged but not yet complete
   uint64_t puts = 0;          // puts of staged fragments (Flush): fewer than messages when bursts are batched
   uint64_t doorbells = 0;     // doorbells rung (Flush)
+  uint64_t wakes = 0;         // sleeping servers woken after a doorbell (doorbell_sleep.h)
 };
 
 class Conduit {
@@ -152,8 +159,12 @@ class Conduit {
   void Depart(size_t peer);
 
   // Server side: waits until the doorbell moves past what was seen (no time limit: an idle server is
-  // legitimate), then returns the ring indices whose ready bit was set (and clears those bits).
+  // legitimate), then returns the ring indices whose ready bit was set (and clears those bits). It spins in the
+  // runtime's wait, or, after SleepWhenIdle, spins spin_ns and then sleeps (conduit/doorbell_sleep.h).
   void WaitDoorbell(std::vector<size_t>* ready);
+  // Server side: from now on WaitDoorbell sleeps after spin_ns (> 0) without work, in naps of at most
+  // max_nap_ns (DoorbellSleep). Needs layout.sleeping.
+  void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns);
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
   // Server side: how many clients have departed.
@@ -164,6 +175,8 @@ class Conduit {
   void FillStats(shmemcache_stats_t* stats) const {
     stats->messages_sent += stats_.messages_sent;
     stats->messages_received += stats_.messages_received;
+    stats->idle_sleeps += sleep_ ? sleep_->naps() : 0;
+    stats->doorbell_wakes += stats_.wakes;
   }
 
  private:
@@ -208,6 +221,7 @@ class Conduit {
   Status WaitForSpace(size_t peer);
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
   void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
+  void Ring(size_t peer);  // adds 1 to peer's doorbell and wakes it if it sleeps (doorbell_sleep.h)
 
   Transport* transport_;
   Context* ctx_;
@@ -218,6 +232,10 @@ class Conduit {
   std::vector<Peer> peers_;
   std::vector<size_t> dirty_;  // peers that may have something staged (FlushAll)
   uint64_t doorbell_seen_ = 0;
+  // Per peer, this PE's pointers to the peer's doorbell and sleeping word where it maps them (same node), else
+  // nullptr: a client wakes a sleeping server through them.
+  std::vector<const uint64_t*> peer_doorbell_, peer_sleeping_;
+  std::optional<DoorbellSleep> sleep_;  // server side, after SleepWhenIdle
   ConduitStats stats_;
 };
 

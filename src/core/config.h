@@ -40,7 +40,7 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 24;
+constexpr size_t kConfigFields = 25;
 // direct_policy and local_access are this PE's own choices (which path its own operations take; every path
 // follows the same block protocol and no other PE reads them): the fields PEs may set differently, left out of
 // the agreement.

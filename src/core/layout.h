@@ -2,7 +2,8 @@
 // layout from the same configuration, so a symmetric address means the same thing on every PE.
 //
 //   [control: doorbell, epoch, expiration bar,  4 KiB
-//    departures, slab class sizes, stats]
+//    departures, sleeping, slab class sizes,
+//    stats]
 //   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
 //                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
@@ -30,6 +31,7 @@ struct SymmetricLayout {
   static constexpr size_t kEpochOffset = 64;         // u64, server's current recency epoch
   static constexpr size_t kExpirationBarOffset = 128;// u64
   static constexpr size_t kDeparturesOffset = 192;   // u64, clients add 1 when they finalize (servers count)
+  static constexpr size_t kSleepingOffset = 200;     // u64, nonzero while a server sleeps on its doorbell
   // The block size of each slab class, as the server computed them: u64 count, then count u64 sizes, smallest
   // first. Written by a server before init's last barrier and never changed; clients read it once (a hash-table
   // way names its block by class number).

@@ -63,6 +63,21 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       stats_region_(base + SymmetricLayout::kStatsOffset) {
   PublishClassSizes(base);
   PublishStats();
+  SleepWhenIdle(base);
+}
+
+void Server::SleepWhenIdle(const uint8_t* base) {
+  // Every client can wake this server when each maps its memory (same node; and there one-sided operations
+  // need no server CPU either). Where some cannot, auto never sleeps: over UCX tcp their Direct operations are
+  // served only while the server progresses, and a nap would delay each one (conduit/doorbell_sleep.h).
+  bool every_client_wakes = true;
+  for (int client = 0; client < num_clients_ && every_client_wakes; ++client)
+    every_client_wakes = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
+  int spin_us = config_.idle_spin_us;
+  if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;
+  if (spin_us == 0) return;  // spins in the runtime's wait
+  conduit_.SleepWhenIdle(uint64_t(spin_us) * 1000, every_client_wakes ? DoorbellSleep::kMaxNapWakeableNs
+                                                                      : DoorbellSleep::kMaxNapUnwakeableNs);
 }
 
 void Server::PublishClassSizes(uint8_t* base) {

@@ -4,6 +4,11 @@
 // transport, and an idle server yields its core on oversubscribed nodes), then drains the rings of the clients
 // whose ready bit is set. While SSD reads are in flight it polls the doorbell and the I/O completions instead.
 //
+// Idle (issue 17): after idle_spin_us without work the server sleeps on its doorbell, and its clients on the same
+// node wake it (conduit/doorbell_sleep.h; config idle_spin_us says when auto sleeps), so an idle server costs
+// no CPU. Its own one-sided traffic needs nothing from it on shared memory; every sleep is bounded (a nap), so
+// departures and requests of clients that cannot wake it are still seen.
+//
 // Fairness (issue 14): no client is starved by the others. Each pass serves the clients that rang in ring
 // order starting one past where the last pass started (round robin, so no ring index is always first), and at
 // most chunks_per_peer messages of each (a client that keeps its ring full cannot hold the server for longer
@@ -62,6 +67,9 @@ class Server {
   // Writes the block size of every slab class into this PE's control region (core/layout.h), where clients
   // read them once: a hash-table way names its block by class number.
   void PublishClassSizes(uint8_t* base);
+  // Resolves config idle_spin_us (auto: sleep only where every client can wake this server) and tells the
+  // conduit. base: this PE's symmetric allocation.
+  void SleepWhenIdle(const uint8_t* base);
   // The serve loop; returns on done() (OK) or at the first failure.
   Status ServeUntilDone();
   // One pass over the clients in ready_ and carry_ (fairness: see the top of this file). OK, or TIMEOUT.

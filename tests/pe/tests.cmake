@@ -166,3 +166,12 @@ shmemcache_pe_test(policy_always_np3_tcp pe_policy 3 TCP ARGS always ENV SHMEMCA
 # Fairness: 1 server, 16 clients of Active operations for 3 s; every client progresses, min/median printed.
 shmemcache_pe_test(fairness_np17 pe_fairness 17 ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(fairness_np17_tcp pe_fairness 17 TCP ARGS 3 ENV SHMEMCACHE_DIRECT_OPS=0)
+
+# Idle servers (issue 17, config idle_spin_us): an idle server sleeps and costs no CPU, clients on its node wake
+# it, requests that find it asleep are served; over tcp (clients cannot wake it) only when asked, never on auto.
+shmemcache_pe_test(idle_server_np3 pe_idle_server 3 ARGS sleeps wakes ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(idle_server_np3_tcp pe_idle_server 3 TCP ARGS sleeps ENV SHMEMCACHE_DIRECT_OPS=0
+                   SHMEMCACHE_IDLE_SPIN_US=100)
+shmemcache_pe_test(idle_server_np3_tcp_auto pe_idle_server 3 TCP ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(idle_server_np3_never pe_idle_server 3 ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0
+                   SHMEMCACHE_IDLE_SPIN_US=0)

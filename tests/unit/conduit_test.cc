@@ -18,6 +18,7 @@
 
 #include "conduit/reply_room.h"
 #include "core/bytes.h"
+#include "core/clock.h"
 #include "transport/loopback_transport.h"
 
 namespace smc {
@@ -46,6 +47,7 @@ struct ConduitPe {
     layout.doorbell = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDoorbellOffset);
     layout.departures = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDeparturesOffset);
     layout.ready_bits = reinterpret_cast<uint64_t*>(base + kReadyOffset);
+    layout.sleeping = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kSleepingOffset);
     ctx = t->CreateContext(1);
     const int first_peer_pe = pe == 0 ? 1 : 0;
     conduit = std::make_unique<Conduit>(t, ctx.get(), layout, /*my_slot=*/0, first_peer_pe, timeout_ms);
@@ -458,6 +460,85 @@ TEST(Conduit, AFragmentStillLandingIsWaitedForNotRejected) {
   EXPECT_EQ(p.server.conduit->Receive(0, &got), SHMEMCACHE_OK);
   late.join();
   EXPECT_EQ(got, m);
+}
+
+
+// ---- Idle servers sleep on their doorbell (conduit/doorbell_sleep.h) ------------------------------------------
+
+// The server sleeps after a 1 us spin and its client wakes it, thousands of times, with the ring landing at every
+// point of the server's way into its sleep (random pauses; every fourth ring finds it asleep): no wake-up is
+// lost. A lost one would leave the server in a nap of kNap (its only other way out), so a round that took that
+// long is one; none may.
+TEST(Conduit, ASleepingServerIsWokenByEveryRingAndNoWakeUpIsLost) {
+  constexpr uint64_t kNap = 20000000000ull;  // 20 s
+  constexpr int kRounds = 3000;
+  Pair p;
+  p.server.conduit->SleepWhenIdle(/*spin_ns=*/1000, kNap);
+  std::atomic<int> served{0};
+  std::atomic<int> slow_rounds{0};
+  std::thread server([&] {
+    std::vector<size_t> ready;
+    std::vector<uint8_t> got;
+    for (int i = 0; i < kRounds; ++i) {
+      const uint64_t start = NowNanos();
+      do {
+        p.server.conduit->WaitDoorbell(&ready);
+      } while (ready.empty());
+      if (NowNanos() - start >= kNap) ++slow_rounds;
+      ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+      ASSERT_EQ(got, Message(8, static_cast<uint64_t>(i)));
+      served.store(i + 1, std::memory_order_release);
+    }
+  });
+  std::mt19937 rng(7);
+  for (int i = 0; i < kRounds; ++i) {
+    if (i % 4 == 0) {  // rings a server certainly asleep (it stays so until woken: its nap is kNap)
+      while (__atomic_load_n(p.server.layout.sleeping, __ATOMIC_ACQUIRE) == 0) std::this_thread::yield();
+    } else {  // 0-40 us: before, during and after the server's spin and its way into the futex
+      const uint64_t pause = rng() % 40000;
+      for (const uint64_t until = NowNanos() + pause; NowNanos() < until;) {
+      }
+    }
+    std::vector<uint8_t> m = Message(8, static_cast<uint64_t>(i));
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+    while (served.load(std::memory_order_acquire) != i + 1) std::this_thread::yield();
+  }
+  server.join();
+  EXPECT_EQ(slow_rounds.load(), 0);
+  shmemcache_stats_t server_stats{}, client_stats{};
+  p.server.conduit->FillStats(&server_stats);
+  p.client.conduit->FillStats(&client_stats);
+  EXPECT_GT(server_stats.idle_sleeps, 0u);
+  EXPECT_GT(client_stats.doorbell_wakes, 0u);
+  EXPECT_EQ(client_stats.idle_sleeps, 0u);  // a client never sleeps on a doorbell
+}
+
+// A client that does not map the server (another node) cannot wake it: the server still sees its ring, and its
+// departure, at the end of a nap.
+TEST(Conduit, AServerNoClientCanWakeSeesTheRingAfterANap) {
+  Pair p;
+  p.client.layout.sleeping = nullptr;  // maps nothing of the server's: never wakes it
+  p.client.conduit = std::make_unique<Conduit>(p.job.transport(1), p.client.ctx.get(), p.client.layout, 0, 0, 60000);
+  p.server.conduit->SleepWhenIdle(/*spin_ns=*/1000, /*max_nap_ns=*/1000000);
+  std::thread client([&] {
+    while (__atomic_load_n(p.server.layout.sleeping, __ATOMIC_ACQUIRE) == 0) std::this_thread::yield();
+    std::vector<uint8_t> m = Message(8, 1);
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+    p.client.conduit->Depart(0);
+  });
+  std::vector<size_t> ready;
+  do {
+    p.server.conduit->WaitDoorbell(&ready);
+  } while (ready.empty());
+  client.join();
+  std::vector<uint8_t> got;
+  EXPECT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+  while (p.server.conduit->departures() == 0) p.server.conduit->WaitDoorbell(&ready);
+  shmemcache_stats_t server_stats{}, client_stats{};
+  p.server.conduit->FillStats(&server_stats);
+  p.client.conduit->FillStats(&client_stats);
+  EXPECT_GT(server_stats.idle_sleeps, 0u);
+  EXPECT_EQ(client_stats.doorbell_wakes, 0u);
 }
 
 }  // namespace

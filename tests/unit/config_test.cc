@@ -30,6 +30,7 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_SLAB_GROWTH_FACTOR", "SHMEMCACHE_SLAB_PAGE_BYTES",   "SHMEMCACHE_PRIVATE_CONTEXT",
     "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",      "SHMEMCACHE_LARGE_VALUE_THRESHOLD",
     "SHMEMCACHE_DIRECT_POLICY",    "SHMEMCACHE_LOCAL_ACCESS",        "SHMEMCACHE_MGET_POLICY",
+    "SHMEMCACHE_IDLE_SPIN_US",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -62,6 +63,7 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.op_timeout_ms, 60000u);
   EXPECT_EQ(c.large_value_threshold, 8u << 10);
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_AUTO);
+  EXPECT_EQ(c.idle_spin_us, -1);
 }
 
 TEST_F(ConfigEnvTest, DefaultsWithEmptyEnvironment) {
@@ -126,6 +128,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_DIRECT_POLICY", "Never", 1);
   setenv("SHMEMCACHE_LOCAL_ACCESS", "0", 1);
   setenv("SHMEMCACHE_MGET_POLICY", "Message", 1);
+  setenv("SHMEMCACHE_IDLE_SPIN_US", "250", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -153,6 +156,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_NEVER);
   EXPECT_EQ(c.local_access, 0);
   EXPECT_EQ(c.mget_policy, SHMEMCACHE_MGET_MESSAGE);
+  EXPECT_EQ(c.idle_spin_us, 250);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -362,6 +366,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"local_access -2", [](shmemcache_config_t* c) { c->local_access = -2; }, 2},
       {"mget_policy 3", [](shmemcache_config_t* c) { c->mget_policy = 3; }, 2},
       {"mget_policy -1", [](shmemcache_config_t* c) { c->mget_policy = -1; }, 2},
+      {"idle_spin_us -2", [](shmemcache_config_t* c) { c->idle_spin_us = -2; }, 2},
+      {"idle_spin_us > 1 s", [](shmemcache_config_t* c) { c->idle_spin_us = 1000001; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -426,6 +432,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"direct_policy", [](shmemcache_config_t* c) { c->direct_policy = SHMEMCACHE_DIRECT_NEVER; }},
       {"local_access", [](shmemcache_config_t* c) { c->local_access = 0; }},
       {"mget_policy", [](shmemcache_config_t* c) { c->mget_policy = SHMEMCACHE_MGET_SINGLE; }},
+      {"idle_spin_us", [](shmemcache_config_t* c) { c->idle_spin_us = 0; }},
   };
 }
 

@@ -34,6 +34,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.direct_policy = SHMEMCACHE_DIRECT_AUTO;
   c.local_access = -1;
   c.mget_policy = SHMEMCACHE_MGET_AUTO;
+  c.idle_spin_us = -1;  // auto
   return c;
 }
 

@@ -1,0 +1,70 @@
+// An idle server sleeps on its doorbell instead of spinning, and the clients on its node wake it (issue 17: an
+// idle server must not take a core from the clients and gateways it shares a node with).
+//
+// Server (DoorbellSleep::WaitUntilMoved): after its last work the server polls its doorbell, progressing, for
+// spin_ns (the next request of a busy client usually comes within microseconds, and a spin answers it without a
+// wake-up); then, until the doorbell moves, it sleeps: it sets its sleeping word, re-reads the doorbell and
+// futex-waits on it (core/futex.h) for one nap, progressing between naps. Naps double from kFirstNapNs up to
+// max_nap_ns, so every sleep is bounded and the server notices whatever its progress brings in (over UCX tcp the
+// doorbell itself lands only while it progresses) within one nap.
+//
+// Client (WakeSleeper): after ringing a server's doorbell, a client that maps the server's control region (same
+// node) completes the ring (Quiet), then reads the server's sleeping word through the mapping and, if it is
+// set, futex-wakes the doorbell through the same mapping.
+//
+// No lost wake-up. The server stores sleeping = 1 then reads the doorbell; the client's doorbell add completes
+// (Quiet) before it reads sleeping; both sides order their store before their load with a seq_cst fence. Of two
+// such store-then-load sequences on two words at least one load sees the other side's store (Dekker): either the
+// server sees the doorbell moved and does not sleep, or the client sees sleeping = 1 and wakes. A wake that
+// comes before the server is inside FUTEX_WAIT is not lost either: the kernel sleeps only while the doorbell's
+// low 32 bits still equal what the server last saw, and the client's add changed them.
+// Clients that cannot map the server (other nodes, or UCX tcp, where shmem_ptr maps nothing) cannot wake it:
+// their requests wait for the end of the nap the server is in, and so do one-sided operations that need the
+// server's CPU (UCX tcp), which is why the auto setting sleeps only where every client maps the server
+// (config idle_spin_us, server/server.cc).
+#ifndef SHMEMCACHE_CONDUIT_DOORBELL_SLEEP_H_
+#define SHMEMCACHE_CONDUIT_DOORBELL_SLEEP_H_
+
+#include <cstdint>
+
+#include "transport/transport.h"
+
+namespace smc {
+
+class DoorbellSleep {
+ public:
+  static constexpr uint64_t kFirstNapNs = 20000;  // 20 us
+  // Longest nap where every client can wake the server (a wake is never lost: the nap only bounds the wait in
+  // case a client could not wake it), and where some cannot (their added latency).
+  static constexpr uint64_t kMaxNapWakeableNs = 10000000;  // 10 ms
+  static constexpr uint64_t kMaxNapUnwakeableNs = 200000;  // 200 us
+
+  // doorbell, sleeping: this PE's words. spin_ns > 0: how long to spin before the first nap.
+  DoorbellSleep(Transport* transport, const uint64_t* doorbell, uint64_t* sleeping, uint64_t spin_ns,
+                uint64_t max_nap_ns)
+      : transport_(transport), doorbell_(doorbell), sleeping_(sleeping), spin_ns_(spin_ns), max_nap_ns_(max_nap_ns) {}
+
+  // Returns once *doorbell != seen (spinning, then sleeping: see the top of this file). No time limit: an idle
+  // server waits for work however long; each nap is bounded.
+  void WaitUntilMoved(uint64_t seen);
+  uint64_t naps() const { return naps_; }  // futex waits entered (an idle server's sleeps)
+
+ private:
+  bool Moved(uint64_t seen) const { return __atomic_load_n(doorbell_, __ATOMIC_ACQUIRE) != seen; }
+
+  Transport* transport_;
+  const uint64_t* doorbell_;
+  uint64_t* sleeping_;
+  uint64_t spin_ns_;
+  uint64_t max_nap_ns_;
+  uint64_t naps_ = 0;
+};
+
+// Client side, after this PE rang the doorbell of a server whose words it maps (doorbell, sleeping: this PE's
+// pointers into the server's memory, LocalPointer): wakes the server if it sleeps. ctx: the context the ring
+// went through. True when it woke (a futex wake was sent).
+bool WakeSleeper(Context* ctx, const uint64_t* doorbell, const uint64_t* sleeping);
+
+}  // namespace smc
+
+#endif  // SHMEMCACHE_CONDUIT_DOORBELL_SLEEP_H_
