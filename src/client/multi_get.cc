@@ -10,10 +10,10 @@
 // a reply never needs more of the ring than its part reserved. A part carries as many keys as its request holds
 // in one ring, whatever its buffers: small values in large buffers still take one round trip.
 //
-// Threads (issue 16): parts are posted and completed with the PE's active lock held, by the issuing thread or by
-// any thread that takes in replies (CompleteMultiGet may ask again from there); a part counts in its issuing
-// thread's mine_in_flight_ (batch_issuer) whoever posts it, so that thread's later Direct operations on the
-// server wait for it as for its single requests.
+// Threads (issue 16): parts are posted and completed with their server's Active lock held (client_pe.h), by the
+// issuing thread or by any thread that takes in replies from that server (CompleteMultiGet may ask again from
+// there, of the same server); a part counts in its issuing thread's mine_in_flight_ (batch_issuer) whoever posts
+// it, so that thread's later Direct operations on the server wait for it as for its single requests.
 #include <algorithm>
 #include <cassert>
 #include <cstring>
