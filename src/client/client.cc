@@ -355,7 +355,7 @@ void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
 
 void Client::ObserveServer(int server, const ReplyHeader& reply) {
   // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
-  // client already estimates, so the estimate never moves backwards. Under pe_->active: the one writer.
+  // client already estimates, so the estimate never moves backwards. Under pe_->active[server]: the one writer.
   if (reply.epoch > EstimatedEpoch(server)) epochs_[server].Store(EpochHeard{reply.epoch, clock_.Refresh()});
   if (reply.expiration_bar > expiration_bar_[server]) {
     expiration_bar_[server] = reply.expiration_bar;
@@ -431,14 +431,18 @@ void Client::FillStats(Stats* stats) const {
 }
 
 void Client::FillPeStats(ClientPe* pe, Stats* stats) {
-  std::lock_guard<std::recursive_mutex> hold(pe->active);
-  pe->conduit.FillStats(stats);
+  for (size_t s = 0; s < pe->pending.size(); ++s) {  // one server's lock at a time (client_pe.h)
+    std::lock_guard<std::recursive_mutex> hold(pe->active[s].mutex);
+    pe->conduit.FillStats(s, stats);
+  }
 }
 
 void Client::SayGoodbye() {
   CompleteAll();
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
-  for (int s = 0; s < config_.num_servers; ++s) conduit_.Depart(static_cast<size_t>(s));
+  for (int s = 0; s < config_.num_servers; ++s) {
+    ServerHold hold(this, s);
+    conduit_.Depart(static_cast<size_t>(s));
+  }
   pe_->ctx.Quiet();  // the conduit's context
   ctx_->Quiet();
 }

@@ -7,9 +7,10 @@
 // context behind a lock, client_pe.h), its Direct operations and their buffers, its pointer directory, its
 // request pool, its batch state and its counters. A Client is used by its thread only, except that FillStats
 // may be called from any thread (the counters are Tallies). What the PE's threads share is a ClientPe
-// (client_pe.h): the conduit and the queues of requests in flight, under ClientPe::active. So Direct operations
-// of different threads share no lock and write no shared memory of this process; Active operations (posting,
-// taking in replies) pass ClientPe::active one at a time. Whoever holds it completes every thread's requests
+// (client_pe.h): the conduit and the queues of requests in flight, under one lock per server (ClientPe::active).
+// So Direct operations of different threads share no lock and write no shared memory of this process; Active
+// operations (posting, taking in replies) to one server pass its lock one at a time, and those to different
+// servers run side by side. Whoever holds a server's lock completes every thread's requests
 // whose replies it reads: a request's outputs are written, then its `done` is set (release), and its issuer
 // reads `done` (acquire). Per-thread rules below ("this client") mean this thread's operations: a thread's
 // operations on one key take effect in its issue order; operations of different threads are concurrent.
@@ -315,12 +316,31 @@ class Client {
     return CompleteServerSlow(server);
   }
   Status CompleteServerSlow(int server);  // CompleteServer past its common case
-  // The calls below marked [active] run with pe_->active held (they take it; it is recursive).
+  // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
+  // through ServerHold; it is recursive).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
+  // Holds server's lock (pe_->active[server]) for its scope, by the rule that rules out deadlock (client_pe.h):
+  // it waits for it when this thread holds no server's lock or holds this one already; holding another server's
+  // lock, or asked only to try, it takes it only if it is free. owns(): whether it got it.
+  class ServerHold {
+   public:
+    ServerHold(Client* client, int server, bool try_only = false);
+    ~ServerHold();
+    ServerHold(const ServerHold&) = delete;
+    ServerHold& operator=(const ServerHold&) = delete;
+    bool owns() const { return owns_; }
+
+   private:
+    Client* client_;
+    int server_;
+    int previous_;  // the server whose lock this thread held before (-1: none)
+    bool owns_;
+  };
+  int held_server_ = -1;  // the server whose lock this thread took last and still holds (-1: none)
   // The most bytes the reply to a single operation may take, and the chunks it is charged besides (a GET a
   // server with an SSD tier may answer after a flash read, outside its group: conduit/reply_room.h).
   size_t ReplyBytes(Op op, size_t buffer_len) const;
@@ -468,15 +488,15 @@ class Client {
   std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables
   std::vector<HashWay> set_buffer_;
-  // Shared with the PE's other threads (client_pe.h), under pe_->active unless said otherwise.
+  // Shared with the PE's other threads (client_pe.h), per server under pe_->active[server] unless said otherwise.
   Conduit& conduit_;                 // failed() may be read without the lock
   std::vector<RequestQueue>& pending_;
   std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
   std::vector<unsigned>& pullable_in_flight_;
-  uint64_t& next_request_id_;
-  std::vector<uint8_t>& request_;
-  std::vector<uint8_t>& reply_;
+  std::atomic<uint64_t>& next_request_id_;
+  std::vector<std::vector<uint8_t>>& request_;  // per server
+  std::vector<std::vector<uint8_t>>& reply_;    // per server
   std::atomic<size_t>& in_flight_;   // read without the lock
   std::vector<SeqLocked<EpochHeard>>& epochs_;               // read without the lock
   std::vector<SeqLocked<ServerTimeSample>>& server_time_;    // read without the lock

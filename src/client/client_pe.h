@@ -2,20 +2,39 @@
 // (client.h: its context, Direct operations, pointer directory, request pool, buffers, counters); they all hold
 // one ClientPe: the conduit to the servers and everything that goes with its rings.
 //
-// Locking:
-//   active   one recursive mutex over the conduit and the queues of requests in flight (every ring, every
-//            server): posting a request, taking in replies (whoever holds it completes every thread's
-//            requests whose replies it reads), failing a server. Held while a blocking call waits for a reply
-//            (bounded by op_timeout_ms). A leaf apart from `ctx` below. Direct operations never take it.
-//   ctx      the PE's main context, used through a SerializedContext (its own mutex per operation): the
-//            conduit's context, and the context of every thread that could not get one of its own.
-// Readers without the lock: in_flight (atomic), conduit.failed() (atomic), epochs and server_time (SeqLocked,
-// written under `active`).
+// Locking: one lock per server, so that Active operations of threads that go to different servers do not
+// serialize.
+//   active[s]  a recursive mutex over everything about server s: the conduit's state for its rings (the conduit
+//              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s],
+//              pullable_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and server_time[s] (their
+//              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
+//              every thread's requests whose replies it reads), failing s. Held while a blocking call waits for a
+//              reply from s (bounded by op_timeout_ms). Direct operations never take it.
+//   ctx        the PE's main context, used through a SerializedContext (its own mutex per operation, a leaf): the
+//              conduit's context (all servers' rings), and the context of every thread that could not get one of
+//              its own. Its Fence orders this thread's puts before its later ones, whatever other threads put
+//              in between (more order, never less).
+// No deadlock: a thread waits for active[s] only while it holds no server's lock, or holds active[s] already
+// (Client::ServerHold). Holding active[s], it only tries another server's lock (CompleteOldestAnywhere when
+// max_outstanding is reached while a reply from s re-posts a GET), and it never needs another server to post or
+// complete on s: a reply from s re-posts only to s (Pull, a multi-get's items not answered). So no thread ever
+// waits while holding a lock another waiter wants: no cycle, in whatever order servers are taken.
+// Progress under max_outstanding: a thread that holds active[h] completes on h first when h has requests in flight
+// (CompleteOldestAnywhere); when h has none, the requests in flight are in queues it can try, and each holder of
+// those locks either completes on its own queue or is in a bounded wait. So two holders never spin on each other.
+// Waits stay bounded: a thread's Wait holds its request's server's lock and completes replies from that server
+// only (each bounded); a batch waits server by server for its issuer's requests (Client::WaitBatch).
+// Batches across servers (mset, mget) take one server's lock at a time: post to s under active[s], wait on s
+// under active[s]; parts of one batch may settle on different threads at once (items are disjoint,
+// batch_remaining atomic).
+// Readers without the lock: in_flight and next_request_id (atomic), conduit.failed() (atomic), epochs and
+// server_time (SeqLocked).
 #ifndef SHMEMCACHE_CLIENT_CLIENT_PE_H_
 #define SHMEMCACHE_CLIENT_CLIENT_PE_H_
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -41,6 +60,7 @@ struct ClientPe {
   ClientPe(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base, Transport* transport,
            Context* main_ctx, int client_rank)
       : ctx(main_ctx),
+        active(new ServerLock[config.num_servers]),
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
                 /*first_peer_pe=*/0, config.op_timeout_ms),
         pending(config.num_servers),
@@ -48,28 +68,35 @@ struct ClientPe {
                                                                               kChunkTrailerBytes)),
         landing_busy(config.num_servers, 0),
         pullable_in_flight(config.num_servers, 0),
+        request(config.num_servers),
+        reply(config.num_servers),
         epochs(config.num_servers),
         server_time(config.num_servers) {}
   ClientPe(const ClientPe&) = delete;
   ClientPe& operator=(const ClientPe&) = delete;
 
+  // A server's lock, on a cache line of its own.
+  struct alignas(64) ServerLock {
+    std::recursive_mutex mutex;
+  };
+
   SerializedContext ctx;
-  std::recursive_mutex active;
-  // ---- under `active` ----
-  Conduit conduit;
+  std::unique_ptr<ServerLock[]> active;  // per server
+  // ---- per server s, under active[s] ----
+  Conduit conduit;                           // its peer s
   // Requests in flight, per server, in issue order (a server answers one client's requests in order, except
   // GETs it reads from flash, which it answers when the read finishes). Every thread's.
   std::vector<RequestQueue> pending;
   std::vector<ReplyRoom> reply_room;         // per server: the reply ring's room those requests may take
   std::vector<uint8_t> landing_busy;         // per server: a landed SET is in flight (our slot there is in use)
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
-  uint64_t next_request_id = 1;
-  std::vector<uint8_t> request;              // the message being encoded
-  std::vector<uint8_t> reply;                // the reply being decoded
-  // ---- written under `active`, read by any thread ----
+  std::vector<std::vector<uint8_t>> request;  // per server: the message being encoded
+  std::vector<std::vector<uint8_t>> reply;    // per server: the reply being decoded
+  // ---- any thread ----
+  std::atomic<uint64_t> next_request_id{1};
   std::atomic<size_t> in_flight{0};          // requests in flight, every thread's (max_outstanding)
-  std::vector<SeqLocked<EpochHeard>> epochs;              // per server
-  std::vector<SeqLocked<ServerTimeSample>> server_time;   // per server; received_ns 0: none yet
+  std::vector<SeqLocked<EpochHeard>> epochs;              // per server; written under active[s]
+  std::vector<SeqLocked<ServerTimeSample>> server_time;   // per server, likewise; received_ns 0: none yet
 };
 
 }  // namespace smc

@@ -201,7 +201,7 @@ ServerTimeBounds Client::BoundServerTimeNow(int server, const uint64_t* coarse_n
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
   const uint64_t now = clock_.Refresh();  // exact (server_time.h): not the coarse reading
   ServerTimeSample fresh{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0};
-  const ServerTimeSample kept = server_time_[server].Load();  // under pe_->active: the one writer
+  const ServerTimeSample kept = server_time_[server].Load();  // under pe_->active[server]: the one writer
   if (kept.received_ns == 0) {
     server_time_[server].Store(fresh);
   } else {  // keep the sample that bounds the server's time more tightly now

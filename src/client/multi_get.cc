@@ -10,11 +10,12 @@
 // a reply never needs more of the ring than its part reserved. A part carries as many keys as its request holds
 // in one ring, whatever its buffers: small values in large buffers still take one round trip.
 //
-// Threads (issue 16): parts are posted and completed with the PE's active lock held, by the issuing thread or by
-// any thread that takes in replies (CompleteMultiGet may ask again from there); a part counts in its issuing
-// thread's mine_in_flight_ (batch_issuer) whoever posts it, so that thread's later Direct operations on the
-// server wait for it as for its single requests.
+// Threads (issue 16): parts are posted and completed with their server's Active lock held (client_pe.h), by the
+// issuing thread or by any thread that takes in replies from that server (CompleteMultiGet may ask again from
+// there, of the same server); a part counts in its issuing thread's mine_in_flight_ (batch_issuer) whoever posts
+// it, so that thread's later Direct operations on the server wait for it as for its single requests.
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <mutex>
 
@@ -53,7 +54,8 @@ shmemcache_request* Client::NewBatch() {
 
 void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcache_mget_item_t* items,
                            shmemcache_request* batch) {
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  ServerHold hold(this, server);  // holding none, or server's (items of a reply from it asked again)
+  assert(hold.owns());
   const size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
   const size_t ring = payload * config_.chunks_per_peer;
   const size_t value_cap = config_.large_value_threshold > 0 ? config_.large_value_threshold - 1 : 0;
@@ -83,15 +85,16 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
     part->issuer_in_flight = batch->batch_issuer + server;
     if (status == SHMEMCACHE_OK) {
       RequestHeader h{};
-      h.request_id = next_request_id_++;
+      h.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
       h.recency = EstimatedEpoch(server);
       h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
       MultiGetRequestWriter writer;
-      writer.Begin(&request_, h);
+      std::vector<uint8_t>& request = request_[server];
+      writer.Begin(&request, h);
       for (size_t k = from; k < to; ++k) writer.Add(items[indices[k]].key, items[indices[k]].key_len,
                                                     items[indices[k]].buffer_len);
       part->sent_ns = clock_.Refresh();  // exact, before sending (server_time.h)
-      if (conduit_.Post(static_cast<size_t>(server), request_.data(), request_.size(), true) != SHMEMCACHE_OK) {
+      if (conduit_.Post(static_cast<size_t>(server), request.data(), request.size(), true) != SHMEMCACHE_OK) {
         status = FailServer(server);
       } else {
         part->request_id = h.request_id;
@@ -116,7 +119,8 @@ void Client::PostSingleGet(shmemcache_mget_item_t* items, size_t i, shmemcache_r
   shmemcache_mget_item_t& it = items[i];
   const Operation op = MakeOperation(Op::kGet, it.key, it.key_len, nullptr, 0, it.buffer, it.buffer_len,
                                      &it.value_len);
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  ServerHold hold(this, op.loc.server);  // holding none, or this server's (its reply asked again)
+  assert(hold.owns());
   while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
   shmemcache_request* part = NewRequest();
   part->issuer_in_flight = batch->batch_issuer + op.loc.server;  // PostActive counts it there
@@ -137,8 +141,9 @@ void Client::CompleteMultiGet(shmemcache_request* r, const ReplyHeader& h) {
   shmemcache_mget_item_t* items = r->mget_items;
   std::vector<size_t>& indices = r->mget_indices;
   const size_t n = indices.size();
-  const size_t body = reply_.size() - sizeof(h);
-  MultiGetReplyReader answers(reply_.data() + sizeof(h), h.value_len == body ? body : 0, h.flags,
+  const std::vector<uint8_t>& reply = reply_[r->loc.server];
+  const size_t body = reply.size() - sizeof(h);
+  MultiGetReplyReader answers(reply.data() + sizeof(h), h.value_len == body ? body : 0, h.flags,
                               static_cast<uint32_t>(n));
   // indices[0, again) collects the items to ask for again: alone first, then in a new message.
   size_t answered = 0, alone = 0;
@@ -202,24 +207,36 @@ void Client::Settle(shmemcache_request* r) {
 
 Status Client::TestBatch(shmemcache_request* batch) {
   if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
-    // Never blocks: while another thread holds the lock it is taking in replies (perhaps this batch's).
-    std::unique_lock<std::recursive_mutex> hold(pe_->active, std::try_to_lock);
-    if (hold.owns_lock()) {
-      for (int s = 0; s < config_.num_servers && batch->batch_remaining.load(std::memory_order_relaxed) > 0; ++s)
-        if (!pending_[s].empty()) PollReplies(s);
-    } else {
-      transport_->Progress();
+    // Never blocks: while another thread holds a server's lock it is taking in replies (perhaps this batch's).
+    bool polled = false;
+    for (int s = 0; s < config_.num_servers && batch->batch_remaining.load(std::memory_order_relaxed) > 0; ++s) {
+      ServerHold hold(this, s, /*try_only=*/true);
+      if (!hold.owns() || pending_[s].empty()) continue;
+      PollReplies(s);
+      polled = true;
     }
+    if (!polled) transport_->Progress();
   }
   return batch->batch_remaining.load(std::memory_order_acquire) > 0 ? SHMEMCACHE_IN_PROGRESS : SHMEMCACHE_OK;
 }
 
 Status Client::WaitBatch(shmemcache_request* batch) {
-  // Every part is in some server's queue until it settles; each wait is bounded (a failed server settles its
-  // parts with TIMEOUT), so this ends.
-  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
-    std::lock_guard<std::recursive_mutex> hold(pe_->active);
-    while (batch->batch_remaining.load(std::memory_order_relaxed) > 0 && in_flight_ > 0) CompleteOldestAnywhere();
+  // Every part is in its server's queue until it settles, counted in this (issuing) thread's MineInFlight
+  // there, and is settled under that server's lock by whoever completes it (a part asked again goes back into
+  // the same server's queue under the same hold). So one pass over the servers, each under its lock until this
+  // thread has nothing in flight there, settles every part: each wait is bounded (a failed server settles its
+  // parts with TIMEOUT), and this thread posts nothing meanwhile. The loop only repeats that pass should a part
+  // have been settled elsewhere while the pass ran; it stops once a pass finds nothing of this thread's.
+  bool mine = true;
+  while (mine && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+    mine = false;
+    for (int s = 0; s < config_.num_servers; ++s) {
+      ServerHold hold(this, s);  // called holding none
+      while (MineInFlight(s) > 0 && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+        mine = true;
+        if (CompleteNext(s) != SHMEMCACHE_OK) break;  // failed: its requests were completed with TIMEOUT
+      }
+    }
   }
   Release(batch);
   return SHMEMCACHE_OK;

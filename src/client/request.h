@@ -1,7 +1,7 @@
 // Non-blocking requests (paper 000 §IV): what an i/b-call leaves behind until test or wait reports it.
 // Requests live in a per-thread pool (client.h) and are recycled, never freed while the client lives, so a
 // second wait on a released request finds a dead magic number instead of freed memory. Threads (issue 16): any
-// thread holding the PE's active lock may complete a request (client_pe.h): it writes the outputs, then sets
+// thread holding its server's Active lock may complete a request (client_pe.h): it writes the outputs, then sets
 // `done` with release; Test and Wait read `done` with acquire before they read the outputs.
 #ifndef SHMEMCACHE_CLIENT_REQUEST_H_
 #define SHMEMCACHE_CLIENT_REQUEST_H_
@@ -44,7 +44,7 @@ struct shmemcache_request {
   // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
   // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:
   // a part writes its items' answers when it completes and goes back to the pool (Client::Settle).
-  // Threads: a part may complete, and settle, on any thread holding the PE's active lock; batch_remaining is
+  // Threads: a part may complete, and settle, on any thread holding its server's Active lock; batch_remaining is
   // decremented (release) after the part's answers are written, and the issuer reads it (acquire) before it
   // reads them.
   bool is_batch = false;

@@ -1,8 +1,9 @@
 // Client: the request machinery every operation goes through (client.h): the request pool, the queues of
 // requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
 // (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
-// them runs with pe_->active held.
+// server s's runs with pe_->active[s] held (ServerHold).
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <mutex>
 
@@ -50,9 +51,30 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   return false;
 }
 
+Client::ServerHold::ServerHold(Client* client, int server, bool try_only)
+    : client_(client), server_(server), previous_(client->held_server_) {
+  std::recursive_mutex& m = client->pe_->active[server].mutex;
+  const bool may_wait = !try_only && (previous_ < 0 || previous_ == server);
+  if (may_wait) {
+    m.lock();
+    owns_ = true;
+  } else {
+    owns_ = m.try_lock();
+  }
+  if (owns_) client->held_server_ = server;
+}
+
+Client::ServerHold::~ServerHold() {
+  if (!owns_) return;
+  client_->held_server_ = previous_;
+  client_->pe_->active[server_].mutex.unlock();
+}
+
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
   const int s = op.loc.server;
+  // A thread posts to s holding no other server's lock (client_pe.h): a reply from s re-posts only to s.
+  ServerHold hold(this, s);
+  assert(hold.owns());
   const size_t reply_bytes = ReplyBytes(op.op, op.buffer_len);
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
@@ -85,7 +107,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.wire_flags = flags;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
-  h.request_id = next_request_id_++;
+  h.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
   h.recency = EstimatedEpoch(s);
   h.max_value = op.buffer_len;
   h.mode = static_cast<uint8_t>(op.contract.store.mode);
@@ -106,7 +128,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
   // this client next waits for or polls the server.
-  if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_,
+  if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_[s],
                            [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
       SHMEMCACHE_OK) {
     if (*request == nullptr) Release(r);
@@ -153,10 +175,11 @@ void Client::Track(int server, shmemcache_request* r) {
 
 shmemcache_request* Client::Complete(int server) {
   RequestQueue& q = pending_[server];
+  const std::vector<uint8_t>& reply = reply_[server];
   ReplyHeader h;
-  bool well_formed = reply_.size() >= sizeof(h);
+  bool well_formed = reply.size() >= sizeof(h);
   if (well_formed) {
-    std::memcpy(&h, reply_.data(), sizeof(h));
+    std::memcpy(&h, reply.data(), sizeof(h));
     ObserveServer(server, h);
   }
   // Replies mostly come in request order, but a GET the server reads from flash is answered when its read
@@ -195,16 +218,17 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
     return false;
   }
   if (r->op == Op::kGet) {
+    const std::vector<uint8_t>& reply = reply_[server];
     if (r->status == SHMEMCACHE_OK) {
       const bool pull = h.wire_flags & message_flags::kPull;
-      if (reply_.size() != sizeof(h) + (pull ? 0 : h.value_len) || h.value_len > r->buffer_len ||
+      if (reply.size() != sizeof(h) + (pull ? 0 : h.value_len) || h.value_len > r->buffer_len ||
           (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
         return false;
       }
       if (pull) return Pull(server, r, h.pointer);
-      if (h.value_len) std::memcpy(r->buffer, reply_.data() + sizeof(h), h.value_len);
+      if (h.value_len) std::memcpy(r->buffer, reply.data() + sizeof(h), h.value_len);
       *r->value_len = h.value_len;
       ++counters_.get_hits;
       Remember(r->loc, h.pointer);
@@ -269,7 +293,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
 
 Status Client::CompleteNext(int server) {
   conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
-  if (conduit_.Receive(static_cast<size_t>(server), &reply_) != SHMEMCACHE_OK) return FailServer(server);
+  if (conduit_.Receive(static_cast<size_t>(server), &reply_[server]) != SHMEMCACHE_OK) return FailServer(server);
   Settle(Complete(server));
   return SHMEMCACHE_OK;
 }
@@ -277,7 +301,8 @@ Status Client::CompleteNext(int server) {
 Status Client::CompleteServerSlow(int server) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   if (MineInFlight(server) == 0) return SHMEMCACHE_OK;
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
+  ServerHold hold(this, server);  // called holding no other server's lock
+  assert(hold.owns());
   // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
   while (MineInFlight(server) > 0) {
     Status s = CompleteNext(server);
@@ -307,13 +332,31 @@ Status Client::FailServer(int server) {
 }
 
 void Client::CompleteOldestAnywhere() {
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
-  int oldest = -1;
-  for (int s = 0; s < config_.num_servers; ++s) {
-    if (pending_[s].empty()) continue;
-    if (oldest < 0 || pending_[s].front()->request_id < pending_[oldest].front()->request_id) oldest = s;
+  // Holding a server's lock with requests in flight there: complete on it (the lock is certainly ours; another
+  // server's may be held by a thread waiting on this one's queue: client_pe.h, progress).
+  const int held = held_server_;
+  if (held >= 0 && !pending_[held].empty()) {
+    CompleteNext(held);
+    return;
   }
-  if (oldest >= 0) CompleteNext(oldest);
+  // Each queue is looked at under its own lock, one at a time; the oldest found is completed if still in flight.
+  int oldest = -1;
+  uint64_t oldest_id = 0;
+  for (int s = 0; s < config_.num_servers; ++s) {
+    ServerHold hold(this, s);
+    if (!hold.owns() || pending_[s].empty()) continue;
+    const uint64_t id = pending_[s].front()->request_id;
+    if (oldest < 0 || id < oldest_id) {
+      oldest = s;
+      oldest_id = id;
+    }
+  }
+  if (oldest < 0) {
+    transport_->Progress();  // every queue empty or busy: its holder is completing
+    return;
+  }
+  ServerHold hold(this, oldest);
+  if (hold.owns() && !pending_[oldest].empty()) CompleteNext(oldest);
 }
 
 void Client::PollReplies(int server) {
@@ -321,7 +364,7 @@ void Client::PollReplies(int server) {
   if (!conduit_.failed(peer)) conduit_.Flush(peer);
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
-  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_)) == SHMEMCACHE_OK) Settle(Complete(server));
+  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_[server])) == SHMEMCACHE_OK) Settle(Complete(server));
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
@@ -342,8 +385,8 @@ void Client::PollReplies(int server) {
 }
 
 void Client::CompleteAll() {
-  std::lock_guard<std::recursive_mutex> hold(pe_->active);
   for (int s = 0; s < config_.num_servers; ++s) {
+    ServerHold hold(this, s);  // called holding none
     while (!pending_[s].empty() && CompleteNext(s) == SHMEMCACHE_OK) {
     }
   }
@@ -354,8 +397,8 @@ Status Client::Test(shmemcache_request* r) {
   if (r->is_batch) return TestBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
     // Never blocks: while another thread holds the lock it is taking in replies (perhaps this one's).
-    std::unique_lock<std::recursive_mutex> hold(pe_->active, std::try_to_lock);
-    if (hold.owns_lock()) PollReplies(r->loc.server);
+    ServerHold hold(this, r->loc.server, /*try_only=*/true);
+    if (hold.owns()) PollReplies(r->loc.server);
     else transport_->Progress();
   }
   if (!r->done.load(std::memory_order_acquire)) return SHMEMCACHE_IN_PROGRESS;
@@ -367,7 +410,8 @@ Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (r->is_batch) return WaitBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
-    std::lock_guard<std::recursive_mutex> hold(pe_->active);
+    ServerHold hold(this, r->loc.server);  // called holding none
+    assert(hold.owns());
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
     // with TIMEOUT.
     while (!r->done.load(std::memory_order_relaxed)) CompleteNext(r->loc.server);

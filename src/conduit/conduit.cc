@@ -40,7 +40,7 @@ bool Conduit::ProbeOnce(size_t peer) {
     uint8_t* remote = layout_.inbox + (my_slot_ * layout_.chunks + (probe - 1) % layout_.chunks) *
                                           layout_.chunk_bytes;
     ctx_->Get(&flag, remote, sizeof(flag), PeerPe(peer));
-    ++stats_.probes;
+    ++p.stats.probes;
     if (flag != probe) {  // zeroed: consumed, and so is everything before it
       p.acked = std::max(p.acked, probe);
       return true;
@@ -82,10 +82,7 @@ Status Conduit::StageChunk(size_t peer) {
     if (s != SHMEMCACHE_OK) return s;
   }
   if (p.staged_count == 0) p.staged_from = p.next_send;
-  if (!p.listed) {
-    p.listed = true;
-    dirty_.push_back(peer);
-  }
+  p.listed = true;
   ++p.staged_count;
   ++p.next_send;
   return SHMEMCACHE_OK;
@@ -119,7 +116,7 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   uint8_t* at = fragment::ReserveRecord(chunk, p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
   p.doorbell_owed |= ring_doorbell;
-  ++stats_.messages_sent;
+  ++p.stats.messages_sent;
   return at;
 }
 
@@ -143,7 +140,7 @@ Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_
     p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
   }
-  ++stats_.messages_sent;
+  ++p.stats.messages_sent;
   return SHMEMCACHE_OK;
 }
 
@@ -162,12 +159,12 @@ void Conduit::Flush(size_t peer) {
     };
     uint8_t* ring = layout_.inbox + my_slot_ * layout_.chunks * layout_.chunk_bytes;
     ctx_->Put(ring + start_index * layout_.chunk_bytes, p.staged.data(), bytes_of(head, head == count), pe);
-    ++stats_.puts;
+    ++p.stats.puts;
     if (count > head) {
       ctx_->Put(ring, p.staged.data() + head * layout_.chunk_bytes, bytes_of(count - head, true), pe);
-      ++stats_.puts;
+      ++p.stats.puts;
     }
-    stats_.fragments_sent += count;
+    p.stats.fragments_sent += count;
     p.staged_count = 0;
   }
   if (p.doorbell_owed) {
@@ -176,17 +173,34 @@ void Conduit::Flush(size_t peer) {
     ctx_->Or(layout_.ready_bits + word, bit, pe);
     ctx_->Fence();
     Ring(peer);
-    ++stats_.doorbells;
+    ++p.stats.doorbells;
     p.doorbell_owed = false;
   }
 }
 
 void Conduit::FlushAll() {
-  for (size_t peer : dirty_) {
-    if (!peers_[peer].failed) Flush(peer);
-    peers_[peer].listed = false;
+  // A scan of every peer rather than a list of those staged to: a list shared by all peers would be the one
+  // state across peers on the sending path (threads, conduit.h). A server has a few dozen peers at most.
+  for (size_t peer = 0; peer < peers_.size(); ++peer) {
+    Peer& p = peers_[peer];
+    if (!p.listed) continue;
+    if (!p.failed) Flush(peer);
+    p.listed = false;
   }
-  dirty_.clear();
+}
+
+ConduitStats Conduit::stats() const {
+  ConduitStats sum;
+  for (const Peer& p : peers_) {
+    sum.messages_sent += p.stats.messages_sent;
+    sum.messages_received += p.stats.messages_received;
+    sum.fragments_sent += p.stats.fragments_sent;
+    sum.probes += p.stats.probes;
+    sum.torn_waits += p.stats.torn_waits;
+    sum.puts += p.stats.puts;
+    sum.doorbells += p.stats.doorbells;
+  }
+  return sum;
 }
 
 void Conduit::Consume(Peer& p, uint8_t* c) {
@@ -223,7 +237,7 @@ Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
   }
   message->assign(record + fragment::kRecordHeaderBytes, record + fragment::kRecordHeaderBytes + len);
   p.unpacked_at += fragment::RecordBytes(len);
-  ++stats_.messages_received;
+  ++p.stats.messages_received;
   return SHMEMCACHE_OK;
 }
 
@@ -241,7 +255,7 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
     for (;;) {
       __atomic_thread_fence(__ATOMIC_ACQUIRE);
       if (fragment::Complete(c, seq, layout_.payload_max())) break;
-      ++stats_.torn_waits;
+      ++p.stats.torn_waits;
       if (!*wait) wait->emplace(transport_, op_timeout_ms_);
       if (!(*wait)->Next()) {
         return GiveUp(ring, "a message from PE " + std::to_string(PeerPe(ring)) + " (ring " +
@@ -257,7 +271,7 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
     if (p.assembling.size() >= p.expected_len) {
       message->swap(p.assembling);
       p.assembling.clear();
-      ++stats_.messages_received;
+      ++p.stats.messages_received;
       return SHMEMCACHE_OK;
     }
   }
@@ -296,7 +310,7 @@ void Conduit::Ring(size_t peer) {
   ctx_->Add(layout_.doorbell, 1, PeerPe(peer));
   if (peer_sleeping_[peer] != nullptr && peer_doorbell_[peer] != nullptr &&
       WakeSleeper(ctx_, peer_doorbell_[peer], peer_sleeping_[peer]))
-    ++stats_.wakes;
+    ++peers_[peer].stats.wakes;
 }
 
 void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns) {

@@ -30,8 +30,13 @@
 // the answer to a newer one), every later call about it returns TIMEOUT at once, and LastError() says what was
 // seen (PEs, ring, sequence, what the chunk held).
 //
-// Not thread-safe: one Conduit per PE, used by one thread at a time (a client's threads take their PE's lock,
-// client/client_pe.h), except failed() and, once failed, FailedStatus.
+// Threads (issue 16): each peer's state (its rings' sequences, staging, reassembly, failure, counters) is its
+// own, and the conduit keeps no state across peers on the sending and receiving paths. So calls about different
+// peers may run on different threads at once (given a context that may be used by several threads, as the
+// client's SerializedContext); calls about one peer run one at a time (a client's threads take that server's
+// lock, client/client_pe.h). failed() and, once failed, FailedStatus may be called from any thread. The
+// server-side calls (WaitDoorbell, PollDoorbell, FlushAll) and stats()/FillStats(stats) need every peer's calls
+// to be over (one thread at a time, as a server runs).
 #ifndef SHMEMCACHE_CONDUIT_CONDUIT_H_
 #define SHMEMCACHE_CONDUIT_CONDUIT_H_
 
@@ -170,13 +175,18 @@ class Conduit {
   // Server side: how many clients have departed.
   uint64_t departures() const { return __atomic_load_n(layout_.departures, __ATOMIC_ACQUIRE); }
 
-  const ConduitStats& stats() const { return stats_; }
-  // Adds messages sent and received into *stats.
+  // Every peer's counters summed.
+  ConduitStats stats() const;
+  // Adds messages sent and received and doorbell wakes into *stats: every peer's (plus this PE's idle sleeps), or
+  // one peer's (under that peer's one-at-a-time).
   void FillStats(shmemcache_stats_t* stats) const {
-    stats->messages_sent += stats_.messages_sent;
-    stats->messages_received += stats_.messages_received;
+    for (size_t peer = 0; peer < peers_.size(); ++peer) FillStats(peer, stats);
     stats->idle_sleeps += sleep_ ? sleep_->naps() : 0;
-    stats->doorbell_wakes += stats_.wakes;
+  }
+  void FillStats(size_t peer, shmemcache_stats_t* stats) const {
+    stats->messages_sent += peers_[peer].stats.messages_sent;
+    stats->messages_received += peers_[peer].stats.messages_received;
+    stats->doorbell_wakes += peers_[peer].stats.wakes;
   }
 
  private:
@@ -195,7 +205,7 @@ class Conduit {
     uint64_t staged_count = 0;
     size_t staged_tail_bytes = 0;
     bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
-    bool listed = false;         // in dirty_
+    bool listed = false;         // may have something staged (FlushAll)
     // The last staged chunk is a packed chunk still taking records (sealed by Flush or the next chunk):
     // pack_used payload bytes so far.
     bool pack_open = false;
@@ -203,6 +213,7 @@ class Conduit {
     // Receiver: the payload of the last packed chunk consumed, handed out a record per Poll from unpacked_at.
     std::vector<uint8_t> unpacked;
     size_t unpacked_at = 0;
+    ConduitStats stats;  // this peer's part of stats()
   };
   uint8_t* chunk(size_t ring, uint64_t seq) const {
     return layout_.inbox + (ring * layout_.chunks + (seq - 1) % layout_.chunks) * layout_.chunk_bytes;
@@ -230,13 +241,11 @@ class Conduit {
   int first_peer_pe_;
   uint64_t op_timeout_ms_;
   std::vector<Peer> peers_;
-  std::vector<size_t> dirty_;  // peers that may have something staged (FlushAll)
   uint64_t doorbell_seen_ = 0;
   // Per peer, this PE's pointers to the peer's doorbell and sleeping word where it maps them (same node), else
   // nullptr: a client wakes a sleeping server through them.
   std::vector<const uint64_t*> peer_doorbell_, peer_sleeping_;
   std::optional<DoorbellSleep> sleep_;  // server side, after SleepWhenIdle
-  ConduitStats stats_;
 };
 
 }  // namespace smc

@@ -9,12 +9,17 @@
 //   - non-blocking requests: a burst of iset/iget issued by the thread and waited for by the same thread, while
 //     other threads make blocking calls;
 //   - batches of GETs of private keys (shmemcache_mget, or shmemcache_imget and wait), checked item by item
-//     (over tcp they go in multi-get messages whose parts any thread may complete);
+//     (over tcp they go in multi-get messages whose parts any thread may complete), now and then after a
+//     shmemcache_mset of those keys (its items' statuses checked, the reference updated);
 //   - shmemcache_get_stats from every thread now and then.
 // Mode "single" instead checks the other side of the contract: the application starts OpenSHMEM below
 // SHMEM_THREAD_MULTIPLE (plain shmem_init), so a call from a second thread returns SHMEMCACHE_WRONG_THREAD and
 // changes nothing, while the thread that called shmemcache_init goes on working.
-// Args: [multi|single] [threads] [ops per thread]
+// Mode "active" is "multi" with 2 servers (run it with 4 PEs) and direct_policy never: every operation is an
+// Active request, private keys, hot keys, bursts and batches spread over both servers, so threads whose
+// requests go to different servers run side by side under their servers' locks (client/client_pe.h) while
+// batches and bursts cross both.
+// Args: [multi|single|active] [threads] [ops per thread]
 #include <shmem.h>
 
 #include <atomic>
@@ -152,6 +157,21 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
         items[b] = shmemcache_mget_item_t{keys[b].data(), keys[b].size(), outs[b].data(), outs[b].size(), 0,
                                           SHMEMCACHE_IN_PROGRESS};
       }
+      if (rng.Uniform(3) == 0) {  // set them first, all in one batch
+        std::vector<std::vector<uint8_t>> values(n);
+        std::vector<shmemcache_mset_item_t> sets(n);
+        for (int b = 0; b < n; ++b) {
+          values[b].resize(1 + rng.Uniform(kMaxValue - 1));
+          pe_test::FillPattern(values[b].data(), values[b].size(), rng.Next());
+          sets[b] = shmemcache_mset_item_t{keys[b].data(), keys[b].size(), values[b].data(), values[b].size(),
+                                           SHMEMCACHE_IN_PROGRESS};
+        }
+        if (shmemcache_mset(c, sets.data(), sets.size()) != SHMEMCACHE_OK) ++out->errors;
+        for (int b = 0; b < n; ++b) {
+          if (sets[b].status == SHMEMCACHE_OK) reference[64 + static_cast<uint64_t>(b)] = values[b];
+          else ++out->errors;
+        }
+      }
       shmemcache_status_t s;
       if (rng.Uniform(2) == 0) {
         s = shmemcache_mget(c, items.data(), items.size());
@@ -249,6 +269,10 @@ int main(int argc, char** argv) {
   shmemcache_config_t cfg;
   shmemcache_config_defaults(&cfg);
   cfg.server_memory_bytes = 64ull << 20;  // room for every private key of every thread: nothing is evicted
+  if (mode == "active") {
+    cfg.num_servers = 2;
+    cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;
+  }
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c != nullptr) {

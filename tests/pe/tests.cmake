@@ -110,6 +110,9 @@ shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURR
 shmemcache_pe_test(threads_np3 pe_threads 3 ARGS multi 8 1500 LABELS threads)
 shmemcache_pe_test(threads_np3_tcp pe_threads 3 TCP ARGS multi 8 600 LABELS threads)
 shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
+# Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
+shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
+shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)
 
 # Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct

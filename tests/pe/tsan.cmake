@@ -36,3 +36,7 @@ set(tsan_env OMPI_MCA_memory=^patcher UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC
 shmemcache_pe_test(tsan.threads_np3 pe_threads_tsan 3 ARGS multi 8 300 ENV ${tsan_env} LABELS sanitize threads)
 shmemcache_pe_test(tsan.threads_np3_tcp pe_threads_tsan 3 TCP ARGS multi 8 200 ENV ${tsan_env}
                    LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_active_np4 pe_threads_tsan 4 ARGS active 8 200 ENV ${tsan_env}
+                   LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_active_np4_tcp pe_threads_tsan 4 TCP ARGS active 8 120 ENV ${tsan_env}
+                   LABELS sanitize threads)
