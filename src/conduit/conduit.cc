@@ -187,36 +187,48 @@ void Conduit::Consume(Peer& p, uint8_t* c) {
   size_t frag_len = LoadU32(c + fragment::kFragLenOffset);
   size_t msg_len = LoadU32(c + fragment::kMsgLenOffset);
   p.acked = std::max(p.acked, LoadU64(c + fragment::kAckOffset));
-  if (msg_len == fragment::kPackedMsgLen) {  // whole messages: handed out by TakeRecord
-    p.unpacked.assign(c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
-    p.unpacked_at = 0;
-  } else if (p.assembling.empty()) {
-    p.expected_len = msg_len;
-    p.assembling.reserve(msg_len);
+  if (msg_len == fragment::kPackedMsgLen && frag_len != 0) {  // whole messages: handed out by TakeRecord
+    p.held = p.next_recv;
+    p.held_len = frag_len;
+    p.held_at = 0;
+    return;
   }
-  if (msg_len != fragment::kPackedMsgLen)
+  if (msg_len != fragment::kPackedMsgLen) {
+    if (p.assembling.empty()) {
+      p.expected_len = msg_len;
+      p.assembling.reserve(msg_len);
+    }
     p.assembling.insert(p.assembling.end(), c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
-  // Free the chunk: zero the flags (the comp_flag too, so a later shorter fragment cannot meet a stale one).
-  StoreU64(c + fragment::CompFlagOffset(frag_len), 0);
+  }
+  Free(p, c);
+}
+
+void Conduit::Free(Peer& p, uint8_t* c) {
+  // The comp_flag is zeroed too, so that a later shorter fragment cannot meet a stale one.
+  StoreU64(c + fragment::CompFlagOffset(LoadU32(c + fragment::kFragLenOffset)), 0);
   __atomic_store_n(reinterpret_cast<uint64_t*>(c + fragment::kUseFlagOffset), 0, __ATOMIC_RELEASE);
   ++p.next_recv;
 }
 
 Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
   Peer& p = peers_[ring];
-  if (p.unpacked_at >= p.unpacked.size()) return SHMEMCACHE_IN_PROGRESS;
-  const size_t left = p.unpacked.size() - p.unpacked_at;
-  const uint8_t* record = p.unpacked.data() + p.unpacked_at;
+  if (p.held == 0) return SHMEMCACHE_IN_PROGRESS;
+  uint8_t* c = chunk(ring, p.held);
+  const size_t left = p.held_len - p.held_at;
+  const uint8_t* record = c + kChunkHeaderBytes + p.held_at;
   const size_t len = left >= fragment::kRecordHeaderBytes ? LoadU32(record) : left;
   if (left < fragment::kRecordHeaderBytes || fragment::RecordBytes(len) > left) {  // checksummed: a sender bug
-    p.unpacked.clear();
-    p.unpacked_at = 0;
+    p.held = 0;
     return GiveUp(ring, "a packed chunk from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
                             ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
                             " left");
   }
   message->assign(record + fragment::kRecordHeaderBytes, record + fragment::kRecordHeaderBytes + len);
-  p.unpacked_at += fragment::RecordBytes(len);
+  p.held_at += fragment::RecordBytes(len);
+  if (p.held_at >= p.held_len) {  // its last record is out: the chunk goes back to the sender
+    p.held = 0;
+    Free(p, c);
+  }
   ++stats_.messages_received;
   return SHMEMCACHE_OK;
 }

@@ -125,7 +125,7 @@ class Conduit {
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
   // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
   // in one pass: reply_room.h).
-  bool HoldsRecords(size_t ring) const { return peers_[ring].unpacked_at < peers_[ring].unpacked.size(); }
+  bool HoldsRecords(size_t ring) const { return peers_[ring].held != 0; }
   // Puts what is staged for peer and rings its doorbell if a message staged since the last Flush asked for it.
   void Flush(size_t peer);
   // Flush for every peer that has something staged.
@@ -187,9 +187,14 @@ class Conduit {
     // pack_used payload bytes so far.
     bool pack_open = false;
     size_t pack_used = 0;
-    // Receiver: the payload of the last packed chunk consumed, handed out a record per Poll from unpacked_at.
-    std::vector<uint8_t> unpacked;
-    size_t unpacked_at = 0;
+    // Receiver: the packed chunk being handed out, a record per Poll, straight from the ring (one copy of a
+    // record's bytes, into the caller's message): sequence `held` (0: none), its payload of held_len bytes read
+    // up to held_at. It stays in the ring, unfreed and unacknowledged, until its last record is handed out:
+    // the sender cannot reuse it meanwhile, and the reply room's count (reply_room.h) still holds, because the
+    // chunk keeps a record whose request has not retired.
+    uint64_t held = 0;
+    size_t held_len = 0;
+    size_t held_at = 0;
   };
   uint8_t* chunk(size_t ring, uint64_t seq) const {
     return layout_.inbox + (ring * layout_.chunks + (seq - 1) % layout_.chunks) * layout_.chunk_bytes;
@@ -198,12 +203,15 @@ class Conduit {
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
   Status Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait);
-  void Consume(Peer& p, uint8_t* c);  // takes one complete fragment and frees its chunk
+  // Takes one complete fragment: a fragment of a message is appended to `assembling` and its chunk freed; a
+  // packed chunk becomes the held one (freed by TakeRecord after its last record).
+  void Consume(Peer& p, uint8_t* c);
+  void Free(Peer& p, uint8_t* c);  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
   // Starts the next staged chunk (flushing and waiting for room when the ring is full). OK or TIMEOUT.
   Status StageChunk(size_t peer);
   void SealPack(Peer& p);  // seals the open packed chunk, if any
-  // Hands out the next record of the packed chunk consumed last: OK, IN_PROGRESS when none is left, TIMEOUT
-  // (the peer failed) for a record that overruns its chunk.
+  // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
+  // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
   Status TakeRecord(size_t ring, std::vector<uint8_t>* message);
   Status WaitForSpace(size_t peer);
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
