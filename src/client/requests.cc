@@ -105,7 +105,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     ++counters_.large_sets_landed;
   }
   // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
-  // this client next waits for or polls the server.
+  // this client next waits for or polls the server, or once burst_flush_ requests are staged (below).
   if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_,
                            [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
       SHMEMCACHE_OK) {
@@ -129,6 +129,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->out = op.contract.out;
   Track(s, r);  // a Pull keeps the issuer
   *request = r;
+  if (burst_flush_ != 0 && conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_)
+    conduit_.Flush(static_cast<size_t>(s));  // the server starts on them while this client stages more
   return SHMEMCACHE_OK;
 }
 

@@ -113,6 +113,7 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   uint8_t* at = fragment::ReserveRecord(chunk, p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
   p.doorbell_owed |= ring_doorbell;
+  ++p.unflushed;
   ++stats_.messages_sent;
   return at;
 }
@@ -137,6 +138,7 @@ Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_
     p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
   }
+  ++p.unflushed;
   ++stats_.messages_sent;
   return SHMEMCACHE_OK;
 }
@@ -146,6 +148,7 @@ void Conduit::Flush(size_t peer) {
   if (p.failed) return;  // never written again
   const int pe = PeerPe(peer);
   SealPack(p);
+  p.unflushed = 0;
   if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
@@ -277,10 +280,11 @@ Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
 
 Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
-  std::optional<PeerWait> wait(std::in_place, transport_, op_timeout_ms_);
+  std::optional<PeerWait> wait;  // started (a clock reading) only when the message has not arrived yet
   for (;;) {
     Status s = Collect(ring, message, &wait);
     if (s != SHMEMCACHE_IN_PROGRESS) return s;
+    if (!wait) wait.emplace(transport_, op_timeout_ms_);
     if (!wait->Next()) {
       const uint64_t seq = peers_[ring].next_recv;
       return GiveUp(ring, "no message from PE " + std::to_string(PeerPe(ring)) + " within op_timeout_ms (" +

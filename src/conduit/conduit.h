@@ -123,6 +123,8 @@ class Conduit {
   // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
   // the chunk the message ended in.
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
+  // Messages staged for peer since its last Flush (Post, Reserve; a Flush on a full ring counts too).
+  unsigned unflushed(size_t peer) const { return peers_[peer].unflushed; }
   // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
   // in one pass: reply_room.h).
   bool HoldsRecords(size_t ring) const { return peers_[ring].held != 0; }
@@ -182,6 +184,7 @@ class Conduit {
     uint64_t staged_count = 0;
     size_t staged_tail_bytes = 0;
     bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
+    unsigned unflushed = 0;      // messages staged since the last Flush
     bool listed = false;         // in dirty_
     // The last staged chunk is a packed chunk still taking records (sealed by Flush or the next chunk):
     // pack_used payload bytes so far.
