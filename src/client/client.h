@@ -288,14 +288,19 @@ class Client {
   bool Pull(int server, shmemcache_request* r, const WirePointer& p);
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
-  // reply_ holds a reply from server: completes the request it answers (the one decode path): its outputs, then
-  // `done` (release). Returns it when it is a batch part (the caller settles it: Settle), else nullptr (also
-  // when it was asked again, Pull, and is in flight once more): once `done` is set the issuer may recycle it.
-  // [active]
-  shmemcache_request* Complete(int server);
-  // Complete's decode of a well-formed reply h to r: writes r's status and outputs (not `done`). True when r
-  // was asked again (Pull) and is in flight once more. [active]
-  bool Decode(int server, shmemcache_request* r, const ReplyHeader& h);
+  // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request
+  // it answers (the one decode path): its outputs, then `done` (release). The reply's bytes leave the ring
+  // before that request retires (conduit/reply_room.h): a GET's value straight into the caller's buffer (its one
+  // copy on this side), a multi-get's reply into reply_; then the conduit releases it. Returns the request when
+  // it is a batch part (the caller settles it: Settle), else nullptr (also when it was asked again, Pull, and is
+  // in flight once more): once `done` is set the issuer may recycle it. [active]
+  shmemcache_request* Complete(int server, const MessageView& reply);
+  // Complete's decode of a well-formed reply h of reply_len bytes to r (a GET's inline value already copied
+  // out): writes r's status and outputs (not `done`). True when r was asked again (Pull) and is in flight once
+  // more. [active]
+  bool Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
+  // True when h (of a reply of reply_len bytes) carries r's GET value inline, whole, and r's buffer takes it.
+  static bool InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
   // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
   Status CompleteNext(int server);  // [active], with a request in flight to server
@@ -465,7 +470,7 @@ class Client {
   std::vector<unsigned>& pullable_in_flight_;
   uint64_t& next_request_id_;
   std::vector<uint8_t>& request_;
-  std::vector<uint8_t>& reply_;
+  std::vector<uint8_t>& reply_;  // a multi-get's reply, copied out of the ring (Complete)
   std::atomic<size_t>& in_flight_;   // read without the lock
   std::vector<SeqLocked<EpochHeard>>& epochs_;               // read without the lock
   std::vector<SeqLocked<ServerTimeSample>>& server_time_;    // read without the lock

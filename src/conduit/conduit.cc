@@ -213,7 +213,7 @@ void Conduit::Free(Peer& p, uint8_t* c) {
   ++p.next_recv;
 }
 
-Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::TakeRecord(size_t ring, MessageView* message) {
   Peer& p = peers_[ring];
   if (p.held == 0) return SHMEMCACHE_IN_PROGRESS;
   uint8_t* c = chunk(ring, p.held);
@@ -226,18 +226,29 @@ Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
                             ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
                             " left");
   }
-  message->assign(record + fragment::kRecordHeaderBytes, record + fragment::kRecordHeaderBytes + len);
+  *message = MessageView{record + fragment::kRecordHeaderBytes, len};
   p.held_at += fragment::RecordBytes(len);
-  if (p.held_at >= p.held_len) {  // its last record is out: the chunk goes back to the sender
-    p.held = 0;
-    Free(p, c);
-  }
+  p.lent_chunk = p.held_at >= p.held_len;  // its last record: the chunk goes back to the sender at Release
   ++stats_.messages_received;
   return SHMEMCACHE_OK;
 }
 
-Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait) {
+void Conduit::Release(size_t ring) {
   Peer& p = peers_[ring];
+  if (p.lent_chunk) {
+    p.lent_chunk = false;
+    if (!p.failed) Free(p, chunk(ring, p.held));  // a failed peer's ring is never written again
+    p.held = 0;
+  }
+  if (p.lent_assembly) {
+    p.lent_assembly = false;
+    p.assembling.clear();
+  }
+}
+
+Status Conduit::Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait) {
+  Peer& p = peers_[ring];
+  Release(ring);  // the message lent last
   for (;;) {
     Status taken = TakeRecord(ring, message);
     if (taken != SHMEMCACHE_IN_PROGRESS) return taken;
@@ -264,21 +275,21 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
     Consume(p, c);
     if (packed) continue;  // its records come out at the top of the loop
     if (p.assembling.size() >= p.expected_len) {
-      message->swap(p.assembling);
-      p.assembling.clear();
+      *message = MessageView{p.assembling.data(), p.assembling.size()};
+      p.lent_assembly = true;
       ++stats_.messages_received;
       return SHMEMCACHE_OK;
     }
   }
 }
 
-Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::PollInPlace(size_t ring, MessageView* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
   std::optional<PeerWait> wait;  // started only if a fragment is caught landing
   return Collect(ring, message, &wait);
 }
 
-Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::ReceiveInPlace(size_t ring, MessageView* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
   std::optional<PeerWait> wait;  // started (a clock reading) only when the message has not arrived yet
   for (;;) {
@@ -293,6 +304,30 @@ Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
                                 fragment::Describe(chunk(ring, seq), seq, layout_.payload_max()));
     }
   }
+}
+
+Status Conduit::CopyOut(size_t ring, Status s, const MessageView& view, std::vector<uint8_t>* message) {
+  if (s != SHMEMCACHE_OK) return s;
+  Peer& p = peers_[ring];
+  if (p.lent_assembly) {  // a message of fragments: its assembly buffer changes hands, no copy
+    message->swap(p.assembling);
+    p.assembling.clear();
+    p.lent_assembly = false;
+  } else {
+    message->assign(view.data, view.data + view.len);
+  }
+  Release(ring);
+  return SHMEMCACHE_OK;
+}
+
+Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
+  MessageView view;
+  return CopyOut(ring, PollInPlace(ring, &view), view, message);
+}
+
+Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
+  MessageView view;
+  return CopyOut(ring, ReceiveInPlace(ring, &view), view, message);
 }
 
 void Conduit::Depart(size_t peer) {
