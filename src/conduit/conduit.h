@@ -16,6 +16,12 @@
 // staged together share chunks (packed records, fragment.h): a burst of 32 small requests is one chunk of a
 // few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
 // the staging (Reserve, PostWritten): its bytes are copied once, not encoded into a buffer and copied again.
+// A client flushes a burst once kBurstFlush requests are staged (client.h), so a server starts on a window while
+// its client still stages the rest (issue 14).
+// Receiving (issue 14): a packed chunk's records are read where they lie in the ring, and the chunk is freed (and
+// acknowledged) only once its last record has been released; PollInPlace/ReceiveInPlace lend a message without
+// copying it (a client copies a GET's value straight from the ring into the caller's buffer), Poll/Receive copy
+// it once into the caller's vector.
 // Reply rings: a client keeps in flight only requests whose replies certainly fit its ring, counted in bytes as
 // the packing above places them (reply_room.h); a server takes a packed request chunk's records in one pass and
 // flushes their replies together, which that count relies on.
