@@ -107,8 +107,11 @@ typedef struct {
   unsigned recency_range_ms;    /* length of one recency time range; default 100 */
   size_t max_key_len;           /* default 250 */
   size_t max_value_len;         /* default 1 MiB */
-  size_t chunk_bytes;           /* size of one message chunk; default 4096 */
-  unsigned chunks_per_peer;     /* chunks in each ring; default 8 */
+  size_t chunk_bytes;           /* size of one message chunk; default 4352 (a 4 KiB value and its headers) */
+  unsigned chunks_per_peer;     /* chunks in each ring (one per peer on every PE: chunks_per_peer x chunk_bytes
+                                   symmetric bytes per client on each server); default 0 = auto: max_outstanding,
+                                   at least 8, at most 32, fewer (not below 8) where a PE's rings would pass
+                                   16 MiB */
   int direct_ops;               /* 1 = Direct operations allowed, 0 = Active only; default 1 */
   const char *spill_dir;        /* SSD tier directory; NULL = no SSD tier */
   size_t spill_bytes;           /* SSD tier capacity per server; default 1 GiB */

@@ -12,8 +12,8 @@
 #   active_policy.csv       bench_throughput over tcp, 1 server, 4 clients, mix95 and mix50: Direct (policy
 #                           always), Active (direct_ops 0) and auto (the default policy), column `policy`
 #   active_servers.csv      bench_throughput --mode active, 8 clients, 1/2/4 servers (tiny/quick: 1/2)
-#   active_pipeline.csv     bench_nonblocking --mode active, window 32 vs blocking, with the default ring
-#                           (chunks_per_peer 8) and one that holds the window (32)
+#   active_pipeline.csv     bench_nonblocking --mode active, window 32 vs blocking, with an 8-chunk ring
+#                           and one that holds the window (32: what auto gives it)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 part_init active "$@"

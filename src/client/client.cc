@@ -71,6 +71,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
     }
   }
   DecidePolicy(transport);
+  if (transport->Describe().context_transport == ContextTransport::kTcp) burst_flush_ = 0;
 }
 
 void Client::DecidePolicy(Transport* transport) {

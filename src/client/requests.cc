@@ -127,7 +127,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     ++counters_.large_sets_landed;
   }
   // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
-  // this client next waits for or polls the server.
+  // this client next waits for or polls the server, or once burst_flush_ requests are staged (below).
   if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_[s],
                            [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
       SHMEMCACHE_OK) {
@@ -151,6 +151,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->out = op.contract.out;
   Track(s, r);  // a Pull keeps the issuer
   *request = r;
+  if (burst_flush_ != 0 && conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_)
+    conduit_.Flush(static_cast<size_t>(s));  // the server starts on them while this client stages more
   return SHMEMCACHE_OK;
 }
 
@@ -173,13 +175,12 @@ void Client::Track(int server, shmemcache_request* r) {
   r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
 }
 
-shmemcache_request* Client::Complete(int server) {
+shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   RequestQueue& q = pending_[server];
-  const std::vector<uint8_t>& reply = reply_[server];
   ReplyHeader h;
-  bool well_formed = reply.size() >= sizeof(h);
+  bool well_formed = reply.len >= sizeof(h);
   if (well_formed) {
-    std::memcpy(&h, reply.data(), sizeof(h));
+    std::memcpy(&h, reply.data, sizeof(h));
     ObserveServer(server, h);
   }
   // Replies mostly come in request order, but a GET the server reads from flash is answered when its read
@@ -196,11 +197,18 @@ shmemcache_request* Client::Complete(int server) {
   }
   shmemcache_request* r = q.at(index);
   q.erase(index);
+  well_formed = well_formed && h.request_id == r->request_id;
+  if (well_formed && r->op == Op::kMultiGet) {
+    reply_[server].assign(reply.data, reply.data + reply.len);
+  } else if (well_formed && InlineValueFits(r, h, reply.len) && h.value_len != 0) {
+    std::memcpy(r->buffer, reply.data + sizeof(h), h.value_len);
+  }
+  conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
   Retire(server, r);
-  if (!well_formed || h.request_id != r->request_id) {
+  if (!well_formed) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
-  } else if (Decode(server, r, h)) {
+  } else if (Decode(server, r, h, reply.len)) {
     return nullptr;  // asked again (Pull): in flight once more
   }
   // A batch part is never seen by a caller: it is settled by whoever called this (Settle). Anything else may be
@@ -210,7 +218,12 @@ shmemcache_request* Client::Complete(int server) {
   return part ? r : nullptr;
 }
 
-bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
+bool Client::InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len) {
+  return r->op == Op::kGet && h.status == SHMEMCACHE_OK && !(h.wire_flags & message_flags::kPull) &&
+         reply_len == sizeof(h) + h.value_len && h.value_len <= r->buffer_len;
+}
+
+bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len) {
   r->status = static_cast<Status>(h.status);
   CompleteContract(server, r, h);
   if (r->op == Op::kMultiGet) {
@@ -218,18 +231,17 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h) {
     return false;
   }
   if (r->op == Op::kGet) {
-    const std::vector<uint8_t>& reply = reply_[server];
-    if (r->status == SHMEMCACHE_OK) {
+      if (r->status == SHMEMCACHE_OK) {
       const bool pull = h.wire_flags & message_flags::kPull;
-      if (reply.size() != sizeof(h) + (pull ? 0 : h.value_len) || h.value_len > r->buffer_len ||
-          (pull && (!(r->flags & message_flags::kMayPull) || !h.pointer.valid))) {
+      if (pull ? reply_len != sizeof(h) || h.value_len > r->buffer_len || !(r->flags & message_flags::kMayPull) ||
+                     !h.pointer.valid
+               : !InlineValueFits(r, h, reply_len)) {
         r->status = SHMEMCACHE_INVALID_ARGUMENT;
         *r->value_len = 0;
         return false;
       }
       if (pull) return Pull(server, r, h.pointer);
-      if (h.value_len) std::memcpy(r->buffer, reply.data() + sizeof(h), h.value_len);
-      *r->value_len = h.value_len;
+      *r->value_len = h.value_len;  // its bytes are in the caller's buffer already (Complete)
       ++counters_.get_hits;
       Remember(r->loc, h.pointer);
     } else if (r->status == SHMEMCACHE_BUFFER_TOO_SMALL) {
@@ -293,8 +305,9 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
 
 Status Client::CompleteNext(int server) {
   conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
-  if (conduit_.Receive(static_cast<size_t>(server), &reply_[server]) != SHMEMCACHE_OK) return FailServer(server);
-  Settle(Complete(server));
+  MessageView reply;
+  if (conduit_.ReceiveInPlace(static_cast<size_t>(server), &reply) != SHMEMCACHE_OK) return FailServer(server);
+  Settle(Complete(server, reply));
   return SHMEMCACHE_OK;
 }
 
@@ -364,7 +377,9 @@ void Client::PollReplies(int server) {
   if (!conduit_.failed(peer)) conduit_.Flush(peer);
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
-  while (!pending_[server].empty() && (s = conduit_.Poll(peer, &reply_[server])) == SHMEMCACHE_OK) Settle(Complete(server));
+  MessageView reply;
+  while (!pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK)
+    Settle(Complete(server, reply));
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {

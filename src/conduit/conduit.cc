@@ -116,6 +116,7 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   uint8_t* at = fragment::ReserveRecord(chunk, p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
   p.doorbell_owed |= ring_doorbell;
+  ++p.unflushed;
   ++p.stats.messages_sent;
   return at;
 }
@@ -140,6 +141,7 @@ Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_
     p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
   }
+  ++p.unflushed;
   ++p.stats.messages_sent;
   return SHMEMCACHE_OK;
 }
@@ -149,6 +151,7 @@ void Conduit::Flush(size_t peer) {
   if (p.failed) return;  // never written again
   const int pe = PeerPe(peer);
   SealPack(p);
+  p.unflushed = 0;
   if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
@@ -207,42 +210,65 @@ void Conduit::Consume(Peer& p, uint8_t* c) {
   size_t frag_len = LoadU32(c + fragment::kFragLenOffset);
   size_t msg_len = LoadU32(c + fragment::kMsgLenOffset);
   p.acked = std::max(p.acked, LoadU64(c + fragment::kAckOffset));
-  if (msg_len == fragment::kPackedMsgLen) {  // whole messages: handed out by TakeRecord
-    p.unpacked.assign(c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
-    p.unpacked_at = 0;
-  } else if (p.assembling.empty()) {
-    p.expected_len = msg_len;
-    p.assembling.reserve(msg_len);
+  if (msg_len == fragment::kPackedMsgLen && frag_len != 0) {  // whole messages: handed out by TakeRecord
+    p.held = p.next_recv;
+    p.held_len = frag_len;
+    p.held_at = 0;
+    return;
   }
-  if (msg_len != fragment::kPackedMsgLen)
+  if (msg_len != fragment::kPackedMsgLen) {
+    if (p.assembling.empty()) {
+      p.expected_len = msg_len;
+      p.assembling.reserve(msg_len);
+    }
     p.assembling.insert(p.assembling.end(), c + kChunkHeaderBytes, c + kChunkHeaderBytes + frag_len);
-  // Free the chunk: zero the flags (the comp_flag too, so a later shorter fragment cannot meet a stale one).
-  StoreU64(c + fragment::CompFlagOffset(frag_len), 0);
+  }
+  Free(p, c);
+}
+
+void Conduit::Free(Peer& p, uint8_t* c) {
+  // The comp_flag is zeroed too, so that a later shorter fragment cannot meet a stale one.
+  StoreU64(c + fragment::CompFlagOffset(LoadU32(c + fragment::kFragLenOffset)), 0);
   __atomic_store_n(reinterpret_cast<uint64_t*>(c + fragment::kUseFlagOffset), 0, __ATOMIC_RELEASE);
   ++p.next_recv;
 }
 
-Status Conduit::TakeRecord(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::TakeRecord(size_t ring, MessageView* message) {
   Peer& p = peers_[ring];
-  if (p.unpacked_at >= p.unpacked.size()) return SHMEMCACHE_IN_PROGRESS;
-  const size_t left = p.unpacked.size() - p.unpacked_at;
-  const uint8_t* record = p.unpacked.data() + p.unpacked_at;
+  if (p.held == 0) return SHMEMCACHE_IN_PROGRESS;
+  uint8_t* c = chunk(ring, p.held);
+  const size_t left = p.held_len - p.held_at;
+  const uint8_t* record = c + kChunkHeaderBytes + p.held_at;
   const size_t len = left >= fragment::kRecordHeaderBytes ? LoadU32(record) : left;
   if (left < fragment::kRecordHeaderBytes || fragment::RecordBytes(len) > left) {  // checksummed: a sender bug
-    p.unpacked.clear();
-    p.unpacked_at = 0;
+    p.held = 0;
     return GiveUp(ring, "a packed chunk from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
                             ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
                             " left");
   }
-  message->assign(record + fragment::kRecordHeaderBytes, record + fragment::kRecordHeaderBytes + len);
-  p.unpacked_at += fragment::RecordBytes(len);
+  *message = MessageView{record + fragment::kRecordHeaderBytes, len};
+  p.held_at += fragment::RecordBytes(len);
+  p.lent_chunk = p.held_at >= p.held_len;  // its last record: the chunk goes back to the sender at Release
   ++p.stats.messages_received;
   return SHMEMCACHE_OK;
 }
 
-Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait) {
+void Conduit::Release(size_t ring) {
   Peer& p = peers_[ring];
+  if (p.lent_chunk) {
+    p.lent_chunk = false;
+    if (!p.failed) Free(p, chunk(ring, p.held));  // a failed peer's ring is never written again
+    p.held = 0;
+  }
+  if (p.lent_assembly) {
+    p.lent_assembly = false;
+    p.assembling.clear();
+  }
+}
+
+Status Conduit::Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait) {
+  Peer& p = peers_[ring];
+  Release(ring);  // the message lent last
   for (;;) {
     Status taken = TakeRecord(ring, message);
     if (taken != SHMEMCACHE_IN_PROGRESS) return taken;
@@ -269,26 +295,27 @@ Status Conduit::Collect(size_t ring, std::vector<uint8_t>* message, std::optiona
     Consume(p, c);
     if (packed) continue;  // its records come out at the top of the loop
     if (p.assembling.size() >= p.expected_len) {
-      message->swap(p.assembling);
-      p.assembling.clear();
+      *message = MessageView{p.assembling.data(), p.assembling.size()};
+      p.lent_assembly = true;
       ++p.stats.messages_received;
       return SHMEMCACHE_OK;
     }
   }
 }
 
-Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::PollInPlace(size_t ring, MessageView* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
   std::optional<PeerWait> wait;  // started only if a fragment is caught landing
   return Collect(ring, message, &wait);
 }
 
-Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
+Status Conduit::ReceiveInPlace(size_t ring, MessageView* message) {
   if (peers_[ring].failed) return FailedStatus(ring);
-  std::optional<PeerWait> wait(std::in_place, transport_, op_timeout_ms_);
+  std::optional<PeerWait> wait;  // started (a clock reading) only when the message has not arrived yet
   for (;;) {
     Status s = Collect(ring, message, &wait);
     if (s != SHMEMCACHE_IN_PROGRESS) return s;
+    if (!wait) wait.emplace(transport_, op_timeout_ms_);
     if (!wait->Next()) {
       const uint64_t seq = peers_[ring].next_recv;
       return GiveUp(ring, "no message from PE " + std::to_string(PeerPe(ring)) + " within op_timeout_ms (" +
@@ -297,6 +324,30 @@ Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
                                 fragment::Describe(chunk(ring, seq), seq, layout_.payload_max()));
     }
   }
+}
+
+Status Conduit::CopyOut(size_t ring, Status s, const MessageView& view, std::vector<uint8_t>* message) {
+  if (s != SHMEMCACHE_OK) return s;
+  Peer& p = peers_[ring];
+  if (p.lent_assembly) {  // a message of fragments: its assembly buffer changes hands, no copy
+    message->swap(p.assembling);
+    p.assembling.clear();
+    p.lent_assembly = false;
+  } else {
+    message->assign(view.data, view.data + view.len);
+  }
+  Release(ring);
+  return SHMEMCACHE_OK;
+}
+
+Status Conduit::Poll(size_t ring, std::vector<uint8_t>* message) {
+  MessageView view;
+  return CopyOut(ring, PollInPlace(ring, &view), view, message);
+}
+
+Status Conduit::Receive(size_t ring, std::vector<uint8_t>* message) {
+  MessageView view;
+  return CopyOut(ring, ReceiveInPlace(ring, &view), view, message);
 }
 
 void Conduit::Depart(size_t peer) {

@@ -16,6 +16,12 @@
 // staged together share chunks (packed records, fragment.h): a burst of 32 small requests is one chunk of a
 // few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
 // the staging (Reserve, PostWritten): its bytes are copied once, not encoded into a buffer and copied again.
+// A client flushes a burst once kBurstFlush requests are staged (client.h), so a server starts on a window while
+// its client still stages the rest (issue 14).
+// Receiving (issue 14): a packed chunk's records are read where they lie in the ring, and the chunk is freed (and
+// acknowledged) only once its last record has been released; PollInPlace/ReceiveInPlace lend a message without
+// copying it (a client copies a GET's value straight from the ring into the caller's buffer), Poll/Receive copy
+// it once into the caller's vector.
 // Reply rings: a client keeps in flight only requests whose replies certainly fit its ring, counted in bytes as
 // the packing above places them (reply_room.h); a server takes a packed request chunk's records in one pass and
 // flushes their replies together, which that count relies on.
@@ -85,6 +91,12 @@ inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const Symmet
   return cl;
 }
 
+// A whole message as the conduit lends it (Conduit::PollInPlace): len bytes at data.
+struct MessageView {
+  const uint8_t* data = nullptr;
+  size_t len = 0;
+};
+
 struct ConduitStats {
   uint64_t messages_sent = 0;
   uint64_t messages_received = 0;
@@ -135,9 +147,11 @@ class Conduit {
   // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
   // the chunk the message ended in.
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
+  // Messages staged for peer since its last Flush (Post, Reserve; a Flush on a full ring counts too).
+  unsigned unflushed(size_t peer) const { return peers_[peer].unflushed; }
   // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
   // in one pass: reply_room.h).
-  bool HoldsRecords(size_t ring) const { return peers_[ring].unpacked_at < peers_[ring].unpacked.size(); }
+  bool HoldsRecords(size_t ring) const { return peers_[ring].held != 0 && peers_[ring].held_at < peers_[ring].held_len; }
   // Puts what is staged for peer and rings its doorbell if a message staged since the last Flush asked for it.
   void Flush(size_t peer);
   // Flush for every peer that has something staged.
@@ -149,6 +163,14 @@ class Conduit {
   // Waits, progressing, for a whole message from peer: OK, or TIMEOUT when none came within op_timeout_ms
   // (or the peer had failed already).
   Status Receive(size_t peer, std::vector<uint8_t>* message);
+  // In place (issue 14): Poll and Receive without copying the message out. *message then names its bytes where
+  // they lie (a packed record in the ring itself, a fragmented message in the conduit's assembly buffer) until
+  // Release(peer) or the next PollInPlace / ReceiveInPlace / Poll / Receive for peer, which releases it first.
+  // Whoever counts the peer's ring in bytes (reply_room.h) releases a reply before its request retires: a ring
+  // chunk is freed, and acknowledged to the sender, only when its last record is released.
+  Status PollInPlace(size_t peer, MessageView* message);
+  Status ReceiveInPlace(size_t peer, MessageView* message);
+  void Release(size_t peer);
 
   // Any thread (issue 16: a client's threads read it without the lock that serializes everything else here):
   // once true, FailedStatus may be called from any thread too (the failure text is written before, never after).
@@ -205,14 +227,22 @@ class Conduit {
     uint64_t staged_count = 0;
     size_t staged_tail_bytes = 0;
     bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
+    unsigned unflushed = 0;      // messages staged since the last Flush
     bool listed = false;         // may have something staged (FlushAll)
     // The last staged chunk is a packed chunk still taking records (sealed by Flush or the next chunk):
     // pack_used payload bytes so far.
     bool pack_open = false;
     size_t pack_used = 0;
-    // Receiver: the payload of the last packed chunk consumed, handed out a record per Poll from unpacked_at.
-    std::vector<uint8_t> unpacked;
-    size_t unpacked_at = 0;
+    // Receiver: the packed chunk being handed out, a record per Poll, straight from the ring (no copy in place;
+    // one, into the caller's message, for Poll): sequence `held` (0: none), its payload of held_len bytes read
+    // up to held_at. It stays in the ring, unfreed and unacknowledged, until its last record is released: the
+    // sender cannot reuse it meanwhile, and the reply room's count (reply_room.h) still holds, because the chunk
+    // keeps a record whose request has not retired.
+    uint64_t held = 0;
+    size_t held_len = 0;
+    size_t held_at = 0;
+    bool lent_chunk = false;     // the held chunk's last record is lent (PollInPlace): Release frees the chunk
+    bool lent_assembly = false;  // `assembling` is lent: Release clears it
     ConduitStats stats;  // this peer's part of stats()
   };
   uint8_t* chunk(size_t ring, uint64_t seq) const {
@@ -221,14 +251,20 @@ class Conduit {
   int PeerPe(size_t peer) const { return first_peer_pe_ + static_cast<int>(peer); }
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
-  Status Collect(size_t ring, std::vector<uint8_t>* message, std::optional<PeerWait>* wait);
-  void Consume(Peer& p, uint8_t* c);  // takes one complete fragment and frees its chunk
+  Status Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait);
+  // Poll and Receive: the message lent with status s (if OK) copied into *message (an assembled one swapped in)
+  // and released. Returns s.
+  Status CopyOut(size_t ring, Status s, const MessageView& view, std::vector<uint8_t>* message);
+  // Takes one complete fragment: a fragment of a message is appended to `assembling` and its chunk freed; a
+  // packed chunk becomes the held one (freed by TakeRecord after its last record).
+  void Consume(Peer& p, uint8_t* c);
+  void Free(Peer& p, uint8_t* c);  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
   // Starts the next staged chunk (flushing and waiting for room when the ring is full). OK or TIMEOUT.
   Status StageChunk(size_t peer);
   void SealPack(Peer& p);  // seals the open packed chunk, if any
-  // Hands out the next record of the packed chunk consumed last: OK, IN_PROGRESS when none is left, TIMEOUT
-  // (the peer failed) for a record that overruns its chunk.
-  Status TakeRecord(size_t ring, std::vector<uint8_t>* message);
+  // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
+  // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
+  Status TakeRecord(size_t ring, MessageView* message);
   Status WaitForSpace(size_t peer);
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
   void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits

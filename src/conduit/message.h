@@ -102,15 +102,18 @@ struct RequestView {
   const uint8_t* key;
   const uint8_t* value;
 };
-inline bool DecodeRequest(const std::vector<uint8_t>& msg, RequestView* view) {
-  if (msg.size() < sizeof(RequestHeader)) return false;
-  std::memcpy(&view->header, msg.data(), sizeof(RequestHeader));
+inline bool DecodeRequest(const uint8_t* msg, size_t len, RequestView* view) {
+  if (len < sizeof(RequestHeader)) return false;
+  std::memcpy(&view->header, msg, sizeof(RequestHeader));
   size_t need = sizeof(RequestHeader) + size_t{view->header.key_len} +
                 (view->header.wire_flags & message_flags::kValueLanded ? 0 : view->header.value_len);
-  if (msg.size() != need) return false;
-  view->key = msg.data() + sizeof(RequestHeader);
+  if (len != need) return false;
+  view->key = msg + sizeof(RequestHeader);
   view->value = view->key + view->header.key_len;
   return true;
+}
+inline bool DecodeRequest(const std::vector<uint8_t>& msg, RequestView* view) {
+  return DecodeRequest(msg.data(), msg.size(), view);
 }
 
 }  // namespace smc

@@ -16,7 +16,8 @@
 // pack several groups of a pass together, may send shorter replies or skip some (rule 3): none of these can make
 // next-fit use more chunks (a bin that starts at a later item ends at a later item or the same one).
 // A group's charge is released when its last request retires: a chunk still in the ring holds a reply to a
-// request not yet retired (the receiver frees a packed chunk when it takes it, before it hands out its records).
+// request not yet retired (the receiver frees a packed chunk as it hands out its last record, before that
+// record's request retires).
 //
 // Pure accounting: no SHMEM, unit-tested in one process (tests/unit/reply_room_test.cc). Not thread-safe: the
 // client's PE lock serializes it with the conduit.

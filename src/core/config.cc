@@ -128,8 +128,8 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->recency_range_ms = 100;
   c->max_key_len = 250;
   c->max_value_len = 1ull << 20;
-  c->chunk_bytes = 4096;
-  c->chunks_per_peer = 8;
+  c->chunk_bytes = 4352;   // a 4 KiB value with its message header and chunk framing: one chunk
+  c->chunks_per_peer = 0;  // auto: ResolveAutoSettings
   c->direct_ops = 1;
   c->spill_dir = nullptr;
   c->spill_bytes = 1ull << 30;
@@ -175,10 +175,16 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   return SHMEMCACHE_OK;
 }
 
-void ResolveAutoSettings(shmemcache_config_t* c) {
+void ResolveAutoSettings(shmemcache_config_t* c, int n_pes) {
   if (c->hash_sets == 0 && c->hash_ways != 0) {
     size_t ways = c->server_memory_bytes / kServerBytesPerWay;
     c->hash_sets = std::max<size_t>(1, (ways + c->hash_ways - 1) / c->hash_ways);
+  }
+  if (c->chunks_per_peer == 0) {
+    const size_t peers = static_cast<size_t>(std::max({n_pes - c->num_servers, c->num_servers, 1}));
+    const size_t affordable = kAutoRingBytes / (peers * std::max<size_t>(c->chunk_bytes, 1));
+    c->chunks_per_peer = static_cast<unsigned>(std::max<size_t>(
+        kAutoRingChunksMin, std::min<size_t>({c->max_outstanding, kAutoRingChunksMax, affordable})));
   }
 }
 
@@ -195,7 +201,8 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.max_value_len > (1ull << 31)) return bad("max_value_len must be at most 2 GiB");
   if (c.chunk_bytes < 256 || c.chunk_bytes % 64 != 0 || c.chunk_bytes > (64u << 20))
     return bad("chunk_bytes must be a multiple of 64 between 256 and 64 MiB");
-  if (c.chunks_per_peer < 2 || c.chunks_per_peer > 4096) return bad("chunks_per_peer must be in 2..4096");
+  if (c.chunks_per_peer != 0 && (c.chunks_per_peer < 2 || c.chunks_per_peer > 4096))
+    return bad("chunks_per_peer must be 0 (auto) or in 2..4096");
   if (!(c.slab_growth_factor >= 1.01 && c.slab_growth_factor <= 4.0))
     return bad("slab_growth_factor must be in 1.01..4.0");
   if (c.max_outstanding == 0 || c.max_outstanding > 65536) return bad("max_outstanding must be in 1..65536");

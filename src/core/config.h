@@ -29,9 +29,18 @@ Status ConfigDefaults(shmemcache_config_t* config);
 // server-local overflow list (Poisson(4) tail), which Direct operations never reach (DESIGN.md). The table
 // costs 16 B per way: a quarter of server_memory_bytes, in the symmetric heap.
 constexpr size_t kServerBytesPerWay = 64;
-// Replaces the automatic settings (hash_sets == 0) by their value for this configuration; the same on every PE
-// that passes the same configuration. Called once by init before anything is sized.
-void ResolveAutoSettings(shmemcache_config_t* config);
+// chunks_per_peer = 0 (the default) sizes each message ring from max_outstanding (issue 14): enough chunks for a
+// window of max_outstanding one-chunk messages (values up to 4 KiB at the default chunk_bytes) in flight to one
+// server, at least kAutoRingChunksMin and at most kAutoRingChunksMax, and no more than keeps a PE's rings (one per
+// peer: clients on a server) within kAutoRingBytes. Every PE carries the same rings (a client touches only those
+// of its servers): 32 chunks of 4352 B is 136 KiB per client on each server, 8 chunks 34 KiB.
+constexpr size_t kAutoRingChunksMin = 8;
+constexpr size_t kAutoRingChunksMax = 32;
+constexpr size_t kAutoRingBytes = 16u << 20;
+// Replaces the automatic settings (hash_sets == 0, chunks_per_peer == 0) by their value for this configuration
+// in a job of n_pes PEs; the same on every PE that passes the same configuration. Called once by init before
+// anything is sized.
+void ResolveAutoSettings(shmemcache_config_t* config, int n_pes);
 
 // Checks a configuration that does not depend on the job (sizes, ways, ...). n_pes < 0 skips the PE checks.
 Status ValidateConfig(const shmemcache_config_t& config, int n_pes);

@@ -36,7 +36,7 @@ Status Node::Start(Transport* transport, const shmemcache_config_t* config, std:
 
   // 1. The configuration. PEs compare what they were given; everything is sized from its resolved form.
   shmemcache_config_t resolved = cfg;
-  ResolveAutoSettings(&resolved);
+  ResolveAutoSettings(&resolved, n_pes);
   SymmetricLayout layout;
   if (local == SHMEMCACHE_OK)
     local = CheckLocally(resolved, n_pes, me < resolved.num_servers, transport->SymmetricHeapBytes(), &layout);

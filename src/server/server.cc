@@ -176,9 +176,11 @@ Status Server::ServeReady() {
   for (size_t client : ready_) {
     Status s = SHMEMCACHE_OK;
     unsigned served = 0;
+    MessageView message;
     while ((served < budget || conduit_.HoldsRecords(client)) &&
-           (s = conduit_.Poll(client, &message_)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK) {
-      Handle(client, message_);
+           (s = conduit_.PollInPlace(client, &message)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK) {
+      Handle(client, message);
+      conduit_.Release(client);
       ++served;
     }
     conduit_.Flush(client);  // this client's replies of the pass: one put
@@ -210,7 +212,7 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
   }
 }
 
-void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
+void Server::Handle(size_t client, const MessageView& message) {
   ++counters_.active_ops_served;
   ReplyHeader reply{};
   // One clock reading per request (taken after it arrived, as core/server_time.h needs of the reply's stamp):
@@ -221,7 +223,7 @@ void Server::Handle(size_t client, const std::vector<uint8_t>& message) {
   reply.epoch = epoch;
   reply.server_ms = now_ns / 1000000;
   RequestView req;
-  if (!DecodeRequest(message, &req)) {
+  if (!DecodeRequest(message.data, message.len, &req)) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;
     Reply(client, reply, nullptr, 0);
     return;

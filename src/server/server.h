@@ -77,7 +77,9 @@ class Server {
   // A store operation returned s: TIMEOUT (a client's block lock never released) ends serving, like a failure
   // to reply. True when s is that failure.
   bool StoreFailed(Status s);
-  void Handle(size_t client, const std::vector<uint8_t>& message);
+  // Answers one request, read where the conduit lends it (Conduit::PollInPlace: in the client's ring, so a SET's
+  // value is copied once, into its block); ServeReady releases it after.
+  void Handle(size_t client, const MessageView& message);
   // A kMultiGet request (server/multi_get.cc): answers its items in one reply. reply: the header Handle began.
   void HandleMultiGet(size_t client, const RequestView& req, ReplyHeader reply);
   static WirePointer WireFor(const BlockPointer& p) {
@@ -139,7 +141,6 @@ class Server {
   uint64_t start_nanos_;
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;
-  std::vector<uint8_t> message_;
   std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> multi_reply_;  // HandleMultiGet's reply

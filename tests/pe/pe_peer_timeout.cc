@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
   shmemcache_config_defaults(&cfg);
   cfg.num_servers = 1;
   cfg.op_timeout_ms = timeout_ms;
+  cfg.chunks_per_peer = 8;  // a ring of known size (not auto): client 3's set is twice as large
   shmemcache_t* c = nullptr;
   shmemcache_status_t s = shmemcache_init(&cfg, &c);
   if (s != SHMEMCACHE_OK) {

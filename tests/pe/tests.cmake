@@ -48,6 +48,14 @@ shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)
 # Non-blocking API: buffer reuse, thousands outstanding over 2 servers, ordering, mixing, errors.
 shmemcache_pe_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
 shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
+# Pipelined windows (issue 14): windows past the ring and max_outstanding, mixed sizes (packed, a chunk,
+# fragmented, large), shuffled completion by test and wait, self-checked values; many clients on one server; a
+# 2-chunk ring of 512 B chunks.
+shmemcache_pe_test(pipeline_np4_2servers pe_pipeline 4 ARGS 40 ENV SHMEMCACHE_NUM_SERVERS=2)
+shmemcache_pe_test(pipeline_np4_2servers_tcp pe_pipeline 4 TCP ARGS 8 ENV SHMEMCACHE_NUM_SERVERS=2)
+shmemcache_pe_test(pipeline_np8_1server pe_pipeline 8 ARGS 15)
+shmemcache_pe_test(pipeline_np3_small_ring pe_pipeline 3 ARGS 20 ENV SHMEMCACHE_CHUNK_BYTES=512
+                   SHMEMCACHE_CHUNKS_PER_PEER=2)
 
 # SSD spill tier: spill factor 1.5 success rate, no resurrection, unusable directory.
 shmemcache_pe_test(spill_np3 pe_spill 3 ARGS ${CMAKE_CURRENT_BINARY_DIR}/spill-np3)

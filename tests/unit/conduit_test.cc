@@ -337,6 +337,46 @@ TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) {
   EXPECT_GT(p.client.conduit->stats().probes, 0u);
 }
 
+TEST(Conduit, ARecordLentInPlaceKeepsItsChunkUntilReleasedAndIsNeverCopied) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  // Two packed chunks of 40-byte records (9 to a chunk), then a fragmented message of two chunks.
+  const size_t per_chunk = kPayloadMax / fragment::RecordBytes(40);
+  for (uint64_t i = 0; i < per_chunk + 1; ++i) {
+    std::vector<uint8_t> m = Message(40, i);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+    EXPECT_EQ(client.unflushed(0), i + 1);
+  }
+  const std::vector<uint8_t> big = Message(kPayloadMax + 10, 99);
+  ASSERT_EQ(client.Post(0, big.data(), big.size(), true), SHMEMCACHE_OK);
+  client.Flush(0);
+  EXPECT_EQ(client.unflushed(0), 0u);
+  auto used = [&](uint64_t seq) { return LoadU64(p.server.chunk(seq) + fragment::kUseFlagOffset); };
+  MessageView view;
+  for (uint64_t i = 0; i < per_chunk; ++i) {
+    ASSERT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_OK) << i;
+    // The bytes lie in the ring itself, in chunk 1, which stays taken while any of its records is lent.
+    EXPECT_GE(view.data, p.server.chunk(1));
+    EXPECT_LT(view.data, p.server.chunk(1) + kChunkBytes);
+    EXPECT_EQ(std::vector<uint8_t>(view.data, view.data + view.len), Message(40, i));
+    EXPECT_EQ(used(1), 1u) << i;
+    EXPECT_EQ(server.HoldsRecords(0), i + 1 < per_chunk);
+  }
+  server.Release(0);  // the last record of chunk 1: the chunk is free, and acknowledged with the next reply
+  EXPECT_EQ(used(1), 0u);
+  EXPECT_EQ(used(2), 2u);
+  ASSERT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_OK);  // chunk 2's one record; releases nothing lent
+  EXPECT_EQ(std::vector<uint8_t>(view.data, view.data + view.len), Message(40, per_chunk));
+  EXPECT_EQ(used(2), 2u);
+  ASSERT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_OK);  // the next poll released chunk 2 first
+  EXPECT_EQ(used(2), 0u);
+  EXPECT_EQ(std::vector<uint8_t>(view.data, view.data + view.len), big);  // assembled: lent from the assembly
+  server.Release(0);
+  EXPECT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_IN_PROGRESS);
+  EXPECT_EQ(server.stats().messages_received, per_chunk + 2);
+}
+
 TEST(Conduit, AcksRideOnRepliesSoARequestReplyExchangeNeedsNoProbes) {
   Pair p;
   const int rounds = 10 * kChunks;

@@ -50,8 +50,8 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.recency_range_ms, 100u);
   EXPECT_EQ(c.max_key_len, 250u);
   EXPECT_EQ(c.max_value_len, 1u << 20);
-  EXPECT_EQ(c.chunk_bytes, 4096u);
-  EXPECT_EQ(c.chunks_per_peer, 8u);
+  EXPECT_EQ(c.chunk_bytes, 4352u);
+  EXPECT_EQ(c.chunks_per_peer, 0u);  // auto
   EXPECT_EQ(c.direct_ops, 1);
   EXPECT_EQ(c.spill_dir, nullptr);
   EXPECT_EQ(c.spill_bytes, 1ull << 30);
@@ -350,7 +350,6 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"chunk_bytes too small", [](shmemcache_config_t* c) { c->chunk_bytes = 128; }, 2},
       {"chunk_bytes too big", [](shmemcache_config_t* c) { c->chunk_bytes = 128u << 20; }, 2},
       {"chunks_per_peer 1", [](shmemcache_config_t* c) { c->chunks_per_peer = 1; }, 2},
-      {"chunks_per_peer 0", [](shmemcache_config_t* c) { c->chunks_per_peer = 0; }, 2},
       {"growth 1.0", [](shmemcache_config_t* c) { c->slab_growth_factor = 1.0; }, 2},
       {"growth 0.5", [](shmemcache_config_t* c) { c->slab_growth_factor = 0.5; }, 2},
       {"growth 8", [](shmemcache_config_t* c) { c->slab_growth_factor = 8.0; }, 2},
@@ -382,17 +381,41 @@ TEST(ResolveAutoSettings, SizesTheTableFromServerMemory) {
   shmemcache_config_t c = Defaults();
   ASSERT_EQ(c.hash_sets, 0u);
   EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
-  ResolveAutoSettings(&c);
+  ResolveAutoSettings(&c, 2);
   EXPECT_EQ(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // 64 MiB / 64 B = 1 Mi ways
   c.hash_sets = 0;
   c.server_memory_bytes = (1u << 20) + 1;
   c.hash_ways = 3;
-  ResolveAutoSettings(&c);
+  ResolveAutoSettings(&c, 2);
   EXPECT_GE(c.hash_sets * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);  // rounded up
   EXPECT_LT((c.hash_sets - 1) * c.hash_ways, c.server_memory_bytes / kServerBytesPerWay);
   c.hash_sets = 123;  // an explicit size stays
-  ResolveAutoSettings(&c);
+  ResolveAutoSettings(&c, 2);
   EXPECT_EQ(c.hash_sets, 123u);
+}
+
+TEST(ResolveAutoSettings, SizesTheRingsFromMaxOutstandingWithinTheirMemoryCap) {
+  shmemcache_config_t c = Defaults();
+  ASSERT_EQ(c.chunks_per_peer, 0u);
+  EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << LastError();
+  ResolveAutoSettings(&c, 2);
+  EXPECT_EQ(c.chunks_per_peer, kAutoRingChunksMax);  // max_outstanding 64: capped at 32
+  auto resolved = [](unsigned max_outstanding, int n_pes, int servers) {
+    shmemcache_config_t d = Defaults();
+    d.max_outstanding = max_outstanding;
+    d.num_servers = servers;
+    ResolveAutoSettings(&d, n_pes);
+    return d.chunks_per_peer;
+  };
+  EXPECT_EQ(resolved(20, 2, 1), 20u);
+  EXPECT_EQ(resolved(1, 2, 1), kAutoRingChunksMin);
+  // 200 clients: 16 MiB / (200 x 4352 B) = 19 chunks each; 1000 clients: the floor, 8.
+  EXPECT_EQ(resolved(64, 201, 1), kAutoRingBytes / (200 * 4352));
+  EXPECT_EQ(resolved(64, 1001, 1), kAutoRingChunksMin);
+  EXPECT_EQ(resolved(64, 30, 20), kAutoRingChunksMax);  // 20 servers, 10 clients: 20 rings per PE
+  c.chunks_per_peer = 9;  // an explicit depth stays
+  ResolveAutoSettings(&c, 2);
+  EXPECT_EQ(c.chunks_per_peer, 9u);
 }
 
 TEST(ValidateConfig, ExplainsServerCount) {

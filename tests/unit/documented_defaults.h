@@ -19,8 +19,8 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.recency_range_ms = 100;
   c.max_key_len = 250;
   c.max_value_len = 1ull << 20;
-  c.chunk_bytes = 4096;
-  c.chunks_per_peer = 8;
+  c.chunk_bytes = 4352;
+  c.chunks_per_peer = 0;  // auto
   c.direct_ops = 1;
   c.spill_dir = nullptr;
   c.spill_bytes = 1ull << 30;

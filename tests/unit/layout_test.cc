@@ -88,8 +88,9 @@ void CheckLayout(const shmemcache_config_t& c, int n_pes) {
 
 TEST(Layout, DefaultsTwoPes) {
   shmemcache_config_t c = Config();
-  ResolveAutoSettings(&c);  // as init does: the table sized from server memory, 64 MiB / 64 B = 1 Mi ways
+  ResolveAutoSettings(&c, 2);  // as init does: the table sized from server memory, 64 MiB / 64 B = 1 Mi ways
   ASSERT_EQ(c.hash_sets, 131072u);
+  ASSERT_EQ(c.chunks_per_peer, 32u);  // the ring sized from max_outstanding (64), at most 32 chunks
   CheckLayout(c, 2);
   SymmetricLayout l = LayoutOf(c, 2);
   EXPECT_EQ(l.mailbox_offset, 4096u);
@@ -98,8 +99,8 @@ TEST(Layout, DefaultsTwoPes) {
   EXPECT_EQ(l.table_offset, 12288u);
   EXPECT_EQ(l.table_bytes, 131072u * 8 * 16);
   EXPECT_EQ(l.inbox_offset, 12288u + 131072u * 8 * 16);
-  EXPECT_EQ(l.inbox_bytes, 1u * 8 * 4096);
-  EXPECT_EQ(l.landing_offset, l.inbox_offset + 8 * 4096);
+  EXPECT_EQ(l.inbox_bytes, 1u * 32 * 4352);
+  EXPECT_EQ(l.landing_offset, l.inbox_offset + 32 * 4352);  // 34 pages
   EXPECT_EQ(l.landing_slot_bytes, 1u << 20);  // one client, max_value_len
   EXPECT_EQ(l.arena_offset, l.landing_offset + (1u << 20));
   EXPECT_EQ(l.arena_bytes, 64u << 20);

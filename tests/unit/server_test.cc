@@ -254,7 +254,7 @@ TEST(ServerFailure, AMessageFlaggedButNeverCompletedEndsServeAndItsClientsTimeOu
     Client* c = node.client();
     if (node.client_rank() == 0) {
       ASSERT_EQ(c->Set("warm", 4, "value", 5), SHMEMCACHE_OK);  // the server works before the fault
-      ring1_offset = node.layout().inbox_offset + 1 * cfg.chunks_per_peer * cfg.chunk_bytes;
+      ring1_offset = node.layout().inbox_offset + 1 * node.config().chunks_per_peer * node.config().chunk_bytes;
     }
     clients.Wait();
     if (node.client_rank() == 1) {
