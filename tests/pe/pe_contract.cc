@@ -17,7 +17,6 @@
 // mapping), the others the job's settings (on shared memory: Direct through the mapping). Every check that
 // expects a Direct operation asks the client's stats whether its policy allows one.
 // Args: [incr per client] (default 300)
-#include <shmem.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -453,25 +452,17 @@ void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
 
 int main(int argc, char** argv) {
   const int per_client = argc > 1 ? std::atoi(argv[1]) : 300;
-  shmem_init();
-  pe_test::Begin(shmem_my_pe());
-  pe_test::ClientBarrierInit();
-  shmemcache_config_t config;
-  PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
-  // Paths (top of file), by client rank (servers are PEs 0 .. num_servers - 1).
-  const int would_be_rank = shmem_my_pe() - config.num_servers;
-  if (would_be_rank >= 0 && would_be_rank % 3 == 1) config.direct_policy = SHMEMCACHE_DIRECT_NEVER;
-  if (would_be_rank >= 0 && would_be_rank % 3 == 2) config.local_access = 0;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  first_client = config.num_servers;
-  clients = shmemcache_num_clients(c);
-  if (shmemcache_is_server(c)) {
-    EveryCallReturns(c, SHMEMCACHE_WRONG_ROLE);
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  pe_test::ContractJob job;
+  job.name = "pe_contract";
+  // Paths (top of file), by client rank (servers are PEs 0 .. num_servers - 1): rank 1 mod 3 Active only (the
+  // runner), rank 2 mod 3 Direct without the on-node mapping.
+  job.adjust = [](int would_be_rank, shmemcache_config_t* config) {
+    if (would_be_rank >= 0 && would_be_rank % 3 == 2) config->local_access = 0;
+  };
+  job.every_call_returns = EveryCallReturns;
+  job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+    first_client = config.num_servers;
+    clients = shmemcache_num_clients(c);
     ModesAndFlags(c, rank);
     Tokens(c, rank);
     Counters(c, rank);
@@ -480,11 +471,6 @@ int main(int argc, char** argv) {
     ConcurrentAdd(c, rank);
     ConcurrentCounters(c, rank, per_client);
     FlushAndServerStats(c, rank, config.num_servers);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  if (!shmemcache_is_server(c)) EveryCallReturns(c, SHMEMCACHE_SHUT_DOWN);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_contract");
-  shmem_finalize();
-  return rc;
+  };
+  return pe_test::RunContractJob(job);
 }

@@ -12,7 +12,6 @@
 // Paths: client rank 3k+1 runs with direct_policy never (every operation Active), the others with the job's
 // settings, so their sets and gets go Direct where they can (a delete is always Active).
 // Args: [keys] (default 300)
-#include <shmem.h>
 
 #include <cstdlib>
 #include <string>
@@ -199,34 +198,18 @@ void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
 
 int main(int argc, char** argv) {
   const int keys = argc > 1 ? std::atoi(argv[1]) : 300;
-  shmem_init();
-  pe_test::Begin(shmem_my_pe());
-  pe_test::ClientBarrierInit();
-  shmemcache_config_t config;
-  PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
-  const int would_be_rank = shmem_my_pe() - config.num_servers;
-  if (would_be_rank >= 0 && would_be_rank % 3 == 1) config.direct_policy = SHMEMCACHE_DIRECT_NEVER;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  first_client = config.num_servers;
-  clients = shmemcache_num_clients(c);
-  if (shmemcache_is_server(c)) {
-    EveryCallReturns(c, SHMEMCACHE_WRONG_ROLE);
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  pe_test::ContractJob job;
+  job.name = "pe_idelete";
+  job.every_call_returns = EveryCallReturns;
+  job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+    first_client = config.num_servers;
+    clients = shmemcache_num_clients(c);
     Statuses(c, rank, config.recency_range_ms);
     IssueOrder(c, rank);
     Overlap(c, rank, keys);
     BadInput(c, rank, config.max_key_len);
     CppWrapper(c, rank);
     ConcurrentDeletes(c, rank, keys);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  if (!shmemcache_is_server(c)) EveryCallReturns(c, SHMEMCACHE_SHUT_DOWN);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_idelete");
-  shmem_finalize();
-  return rc;
+  };
+  return pe_test::RunContractJob(job);
 }

@@ -18,7 +18,6 @@
 // Paths: client rank 3k+1 runs with direct_policy never (every operation Active), the others with the job's
 // settings, so plain istores and iincrs go Direct at issue where they can.
 // Args: [keys] (default 300)
-#include <shmem.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -380,23 +379,12 @@ void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
 
 int main(int argc, char** argv) {
   const int keys = argc > 1 ? std::atoi(argv[1]) : 300;
-  shmem_init();
-  pe_test::Begin(shmem_my_pe());
-  pe_test::ClientBarrierInit();
-  shmemcache_config_t config;
-  PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
-  const int would_be_rank = shmem_my_pe() - config.num_servers;
-  if (would_be_rank >= 0 && would_be_rank % 3 == 1) config.direct_policy = SHMEMCACHE_DIRECT_NEVER;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  first_client = config.num_servers;
-  clients = shmemcache_num_clients(c);
-  if (shmemcache_is_server(c)) {
-    EveryCallReturns(c, SHMEMCACHE_WRONG_ROLE);
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  pe_test::ContractJob job;
+  job.name = "pe_istore";
+  job.every_call_returns = EveryCallReturns;
+  job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+    first_client = config.num_servers;
+    clients = shmemcache_num_clients(c);
     EveryMode(c, rank);
     IssueOrder(c, rank);
     Overlap(c, rank, keys);
@@ -406,11 +394,6 @@ int main(int argc, char** argv) {
     CppWrapper(c, rank);
     ConcurrentAdd(c, rank);
     ConcurrentCounter(c, rank, keys);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  if (!shmemcache_is_server(c)) EveryCallReturns(c, SHMEMCACHE_SHUT_DOWN);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_istore");
-  shmem_finalize();
-  return rc;
+  };
+  return pe_test::RunContractJob(job);
 }

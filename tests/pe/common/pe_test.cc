@@ -113,4 +113,30 @@ int Finish(const char* test_name) {
   return dst == 0 ? 0 : 1;
 }
 
+int RunContractJob(const ContractJob& job) {
+  shmem_init();
+  Begin(shmem_my_pe());
+  ClientBarrierInit();
+  shmemcache_config_t config;
+  PE_CHECK_STATUS(shmemcache_config_defaults(&config), SHMEMCACHE_OK);
+  const int would_be_rank = shmem_my_pe() - config.num_servers;
+  if (would_be_rank >= 0 && would_be_rank % 3 == 1) config.direct_policy = SHMEMCACHE_DIRECT_NEVER;
+  if (job.adjust) job.adjust(would_be_rank, &config);
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  if (shmemcache_is_server(c)) {
+    job.every_call_returns(c, SHMEMCACHE_WRONG_ROLE);
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    job.client(c, shmemcache_client_rank(c), config);
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  if (!shmemcache_is_server(c)) job.every_call_returns(c, SHMEMCACHE_SHUT_DOWN);
+  shmemcache_destroy(c);
+  const int rc = Finish(job.name);
+  shmem_finalize();
+  return rc;
+}
+
 }  // namespace pe_test

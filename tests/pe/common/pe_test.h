@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "shmemcache/shmemcache.h"
@@ -91,6 +92,22 @@ void Begin(int pe);
 // Collective over all PEs: prints a summary on PE 0 and returns the process exit code (0 = every PE passed).
 // Must be called while SHMEM is still initialised.
 int Finish(const char* test_name);
+
+// One contract-style job, the shape the API-call programs share (pe_contract, pe_istore, pe_idelete): every PE
+// starts OpenSHMEM and shmemcache; clients whose rank is 1 mod 3 use Active operations only (direct_policy
+// never), and `adjust` (may be empty) makes any further per-rank choice; servers check that every call of the
+// program answers WRONG_ROLE, then serve; clients run `client`; after finalize every call answers SHUT_DOWN on
+// clients. Returns the process exit code (Finish).
+struct ContractJob {
+  const char* name;
+  // would_be_rank: this PE's client rank if it is a client (PE - num_servers; negative on servers).
+  std::function<void(int would_be_rank, shmemcache_config_t* config)> adjust;
+  // Makes every call the program tests and checks that each returns `expected`.
+  std::function<void(shmemcache_t* c, shmemcache_status_t expected)> every_call_returns;
+  // The client's scenarios. config: the configuration it started with.
+  std::function<void(shmemcache_t* c, int rank, const shmemcache_config_t& config)> client;
+};
+int RunContractJob(const ContractJob& job);
 
 }  // namespace pe_test
 
