@@ -318,14 +318,11 @@ size_t Client::ReadMappedBlocks() {
     if (check != BlockCheck::kValid) {
       if (check == BlockCheck::kRetry) ++counters_.batch_read_retries;
       done = TryDirectGet(op, s.offset, s.block_bytes, &s.status, s.entry);  // retries, or finds another key
-    } else if (view.expiry_ms != 0 || op.contract.out.flags || op.contract.out.token) {
+    } else if (!LiveCopy(op, view)) {
       done = AcceptDirectGet(op, s.offset, s.block_bytes, view, &s.status, s.entry);
-    } else {  // AcceptDirectGet of a live pair, its value already in the caller's buffer when it fits
+    } else {
       ++accepted;
-      *op.out_len = view.value_len;
-      s.status = view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
-      const uint64_t recency = UpdateRecency(op.loc.server, s.offset, view.recency, now);
-      directory_.Update(op.loc, s.offset, s.block_bytes, view.version, range, recency, s.entry);
+      s.status = AcceptLiveCopy(op, s.offset, s.block_bytes, view, now, range, s.entry);
       done = true;
     }
     s.path = done ? BatchSlot::Path::kDone : BatchSlot::Path::kActive;

@@ -126,7 +126,38 @@ Status Client::Set(const void* key, size_t key_len, const void* value, size_t va
 }
 
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
-  return Execute(MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len));
+  const Operation op = MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len);
+  Status status;
+  return GetMapped(op, &status) ? status : Execute(op);
+}
+
+bool Client::GetMapped(const Operation& op, Status* status) {
+  // Execute + Start + TryDirect + TryDirectGet of a GET that would go Direct at once, flattened: nothing to
+  // complete first, a usable pointer, a mapping of its server.
+  const int server = op.loc.server;
+  if (!direct_gets_allowed_ || direct_.local_arena(server) == nullptr || in_flight() >= config_.max_outstanding ||
+      MineInFlight(server) != 0 || conduit_.failed(static_cast<size_t>(server)))
+    return false;
+  DrainNotices(server);
+  DirectoryEntry* e = directory_.Peek(op.loc);  // counted below, once this path answers
+  if (e == nullptr) return false;
+  const uint64_t offset = e->offset;
+  const uint32_t block_bytes = e->block_bytes;
+  BlockView view;
+  if (direct_.ReadMapped(server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer, op.buffer_len,
+                         &view) != BlockCheck::kValid)
+    return false;
+  if (LiveCopy(op, view)) {
+    const uint64_t now = RecencyNanos();
+    *status = AcceptLiveCopy(op, offset, block_bytes, view, now, CurrentRange(now), e);
+    ++counters_.direct_gets;
+    ++counters_.get_hits;
+  } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e)) {
+    return false;  // the server judges the expiry: the general path reads again and asks it
+  }
+  ++counters_.gets;
+  directory_.CountHit();
+  return true;
 }
 
 Client::Operation Client::DeleteOperation(const void* key, size_t key_len) const {
@@ -274,6 +305,14 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
     return false;
   }
   return AcceptDirectGet(op, offset, block_bytes, view, status, found);
+}
+
+Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
+                              uint64_t now, uint64_t range, DirectoryEntry* found) {
+  *op.out_len = view.value_len;
+  const uint64_t recency = UpdateRecency(op.loc.server, offset, view.recency, now);
+  directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found);
+  return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
 }
 
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,

@@ -230,6 +230,23 @@ class Client {
   // found as for TryDirectGet.
   bool AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
                        Status* status, DirectoryEntry* found = nullptr);
+  // AcceptDirectGet's common case: a valid copy (view) of a pair without expiry, read in place by an operation
+  // with no contract outputs (LiveCopy), its value already in op's buffer when it fits. Writes *op.out_len,
+  // advances the block's recency (now) and the directory entry (range, found); returns OK or BUFFER_TOO_SMALL.
+  // Counts nothing: the caller counts the hit (direct_gets, get_hits).
+  static bool LiveCopy(const Operation& op, const BlockView& view) {
+    return view.expiry_ms == 0 && !op.contract.out.flags && !op.contract.out.token;
+  }
+  Status AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
+                        uint64_t now, uint64_t range, DirectoryEntry* found);
+  // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
+  // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
+  // server not failed) through a directory pointer, with one valid seqlock read (DirectOps::ReadMapped). It
+  // then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for expiry) and returns true with
+  // *status. Anything else (no mapping, no pointer, torn or locked copy, another key, an expiry the server must
+  // judge) returns false having counted nothing but a valid read's local_gets, and the caller takes the general
+  // path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as DirectOps::Get may.
+  bool GetMapped(const Operation& op, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
   // The symmetric address of the key's hash-table set (hash_ways ways) on its server.

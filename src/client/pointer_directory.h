@@ -78,11 +78,13 @@ class PointerDirectory {
 
   // The usable sub-entry for this key, or nullptr (absent, or expired). Counts a hit or a miss.
   DirectoryEntry* Lookup(const KeyLocation& loc);
-  // Like Lookup, without counting: whether a usable sub-entry exists.
-  const DirectoryEntry* Peek(const KeyLocation& loc) {
+  // Like Lookup, without counting: the usable sub-entry, or nullptr. A caller that goes on to use it counts the
+  // hit itself (CountHit); one that gives up before that leaves the counting to a later Lookup.
+  DirectoryEntry* Peek(const KeyLocation& loc) {
     DirectoryEntry* e = Find(loc);
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
+  void CountHit() { ++stats_.hits; }
   // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
   // sub-entry, else an expired one, else the least recent, least counted). found: what Lookup returned for loc
   // (or nullptr), a hint that spares a second search of the set when it still names loc's sub-entry; a hint
