@@ -37,6 +37,10 @@ shmemcache_pe_test(direct_stress_mget_evict_np6_tcp pe_direct_stress 6 TCP ARGS 
 # on both paths at once, above: odd client ranks run with local_access=0), never with local_access=0 or over tcp.
 shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1)
 shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_always})
+# The blocking GET's flattened on-node path and its fall-backs (miss, stale pointer, expiry, torn or locked copies,
+# no mapping); over tcp the same checks hold on the general path.
+shmemcache_pe_test(get_mapped_np4 pe_get_mapped 4 ARGS 1)
+shmemcache_pe_test(get_mapped_np4_tcp pe_get_mapped 4 TCP ARGS 0 ${direct_always})
 
 # Cache management: eviction at 3x memory, stale pointers, size shift, skewed clocks; expiration bars.
 shmemcache_pe_test(eviction_np3 pe_eviction 3)
