@@ -38,10 +38,7 @@ int main(int argc, char** argv) {
   const bool batch = argc > 4 && std::atoi(argv[4]) != 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
-  // Whether this PE maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object.
-  void* probe = shmem_malloc(sizeof(long));
-  const bool mapped = shmem_my_pe() != 0 && shmem_ptr(probe, 0) != nullptr;
-  shmem_free(probe);
+  const bool mapped = pe_test::MapsServer();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
   const int client_rank = shmem_my_pe() - cfg.num_servers;  // as shmemcache_client_rank will say

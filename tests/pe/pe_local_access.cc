@@ -23,11 +23,7 @@ int main(int argc, char** argv) {
   const int expect_mapped = argc > 1 ? std::atoi(argv[1]) : 1;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
-  // Whether a client maps the server's (PE 0's) heap: what shmem_ptr says of a symmetric heap object (statics
-  // of the executable are symmetric but never mapped).
-  void* probe = shmem_malloc(sizeof(long));
-  const bool mapped = shmem_my_pe() != 0 && shmem_ptr(probe, 0) != nullptr;
-  shmem_free(probe);
+  const bool mapped = pe_test::MapsServer();
   if (shmem_my_pe() != 0) PE_CHECK(mapped == (expect_mapped != 0));
 
   shmemcache_config_t cfg;

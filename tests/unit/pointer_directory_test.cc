@@ -32,6 +32,27 @@ TEST(PointerDirectory, UpdateThenLookup) {
   EXPECT_EQ(d.Lookup(a), nullptr);
 }
 
+// Peek is Lookup without counting (the flattened on-node GET, Client::GetMapped): the same entry, an expired one
+// withheld; the caller that uses it counts the hit with CountHit.
+TEST(PointerDirectory, PeekFindsWithoutCountingAndCountHitCounts) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(16, 4, &bars);
+  KeyLocation a = Loc(0x1234567890abcdefull);
+  EXPECT_EQ(d.Peek(a), nullptr);
+  d.Update(a, 4096, 128, 7, 1, /*server_recency=*/5);
+  DirectoryEntry* e = d.Peek(a);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e, d.Lookup(a));
+  EXPECT_EQ(d.stats().hits, 1u);  // the Lookup's
+  EXPECT_EQ(d.stats().misses, 0u);
+  d.CountHit();
+  EXPECT_EQ(d.stats().hits, 2u);
+  bars[0] = 6;  // below the bar: withheld, not counted
+  EXPECT_EQ(d.Peek(a), nullptr);
+  EXPECT_EQ(d.stats().expired, 0u);
+  EXPECT_EQ(d.stats().hits + d.stats().misses, 2u);
+}
+
 TEST(PointerDirectory, SameSetAndTagButAnotherKeyIsAMiss) {
   std::vector<uint64_t> bars(1, 0);
   PointerDirectory d(16, 4, &bars);

@@ -77,6 +77,13 @@ long* barrier_release = nullptr;  // on every client: the last round released
 long barrier_round = 0;
 }  // namespace
 
+bool MapsServer() {
+  void* probe = shmem_malloc(sizeof(long));
+  const bool mapped = shmem_my_pe() != 0 && shmem_ptr(probe, 0) != nullptr;
+  shmem_free(probe);
+  return mapped;
+}
+
 void ClientBarrierInit() {
   barrier_counter = static_cast<long*>(shmem_calloc(1, sizeof(long)));
   barrier_release = static_cast<long*>(shmem_calloc(1, sizeof(long)));

@@ -71,6 +71,10 @@ bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableH
 void ClientBarrierInit();
 void ClientBarrier(int first_client_pe, int clients);
 
+// Whether this PE maps PE 0's (the server's) heap: what shmem_ptr says of a symmetric heap object (statics of
+// the executable are symmetric but never mapped). False on PE 0. Collective: call it on every PE.
+bool MapsServer();
+
 // CLOCK_MONOTONIC in nanoseconds (for bounded loops in tests).
 uint64_t NowNanos();
 // Sleeps at least ms milliseconds of CLOCK_MONOTONIC (1 ms naps, so an interrupted nap cannot cut it short).
