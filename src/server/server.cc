@@ -177,11 +177,17 @@ Status Server::ServeReady() {
     Status s = SHMEMCACHE_OK;
     unsigned served = 0;
     MessageView message;
-    while ((served < budget || conduit_.HoldsRecords(client)) &&
-           (s = conduit_.PollInPlace(client, &message)) == SHMEMCACHE_OK && failure_ == SHMEMCACHE_OK) {
-      Handle(client, message);
+    uint64_t now_ns = 0;
+    bool held = conduit_.HoldsRecords(client);
+    while ((served < budget || held) && (s = conduit_.PollInPlace(client, &message)) == SHMEMCACHE_OK &&
+           failure_ == SHMEMCACHE_OK) {
+      // One clock reading per chunk taken, after taking it (server_time.h: a reply's stamp comes after its request
+      // arrived); the records a chunk already held gives out arrived with it, before that reading.
+      if (!held || now_ns == 0) now_ns = clock_.Nanos();
+      Handle(client, message, now_ns);
       conduit_.Release(client);
       ++served;
+      held = conduit_.HoldsRecords(client);
     }
     conduit_.Flush(client);  // this client's replies of the pass: one put
     if (s == SHMEMCACHE_TIMEOUT) return s;
@@ -212,12 +218,11 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
   }
 }
 
-void Server::Handle(size_t client, const MessageView& message) {
+void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) {
   ++counters_.active_ops_served;
   ReplyHeader reply{};
-  // One clock reading per request (taken after it arrived, as core/server_time.h needs of the reply's stamp):
-  // its epoch, the reply's stamp and the store's "now".
-  const uint64_t now_ns = clock_.Nanos();
+  // now_ns (read after the request arrived, as core/server_time.h needs of the reply's stamp): its epoch, the
+  // reply's stamp and the store's "now".
   const uint64_t epoch = EpochAt(now_ns);
   __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
   reply.epoch = epoch;

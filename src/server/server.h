@@ -79,7 +79,8 @@ class Server {
   bool StoreFailed(Status s);
   // Answers one request, read where the conduit lends it (Conduit::PollInPlace: in the client's ring, so a SET's
   // value is copied once, into its block); ServeReady releases it after.
-  void Handle(size_t client, const MessageView& message);
+  // now_ns: a clock reading taken after the message arrived (ServeReady: one per request chunk).
+  void Handle(size_t client, const MessageView& message, uint64_t now_ns);
   // A kMultiGet request (server/multi_get.cc): answers its items in one reply. reply: the header Handle began.
   void HandleMultiGet(size_t client, const RequestView& req, ReplyHeader reply);
   static WirePointer WireFor(const BlockPointer& p) {
