@@ -7,9 +7,10 @@
 #     (main thread only: TSan's lock-order report, not a race, and not ours);
 #   - history_size=7: with 16 busy threads the default history lost the earlier access's stack now and then,
 #     and a report without it cannot be matched against the suppressions below.
-# Two suppressions (tsan_suppressions.txt): Direct SETs written in place through a mapping, whose block protocol
+# Three suppressions (tsan_suppressions.txt): Direct SETs written in place through a mapping, whose block protocol
 # synchronises through the runtime's atomics, which TSan cannot see; and, over tcp, servers' puts copied in by UCX
-# on whichever of our threads progresses (the file says why both are safe).
+# on whichever of our threads progresses; and OpenMPI's own race between a thread creating its context and another
+# thread's progress loop taking the new worker's spinlock (the file says why each is safe or not ours).
 option(SHMEMCACHE_TSAN_TESTS "Also build pe_threads under ThreadSanitizer (labels sanitize, threads)" ON)
 if(NOT SHMEMCACHE_TSAN_TESTS)
   return()
