@@ -179,19 +179,8 @@ int main(int argc, char** argv) {
   cfg.recency_range_ms = kRecencyRangeMs;
   const bool off = shmem_my_pe() == 3;
   if (off) cfg.local_access = 0;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  return pe_test::ServeOrRun("pe_get_mapped", cfg, [&](shmemcache_t* c, int rank) {
     OwnKeys(c, rank, mapped && !off);
     SharedKeys(c, rank, shmemcache_num_clients(c));
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_get_mapped");
-  shmem_finalize();
-  return rc;
+  });
 }

@@ -30,13 +30,7 @@ int main(int argc, char** argv) {
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
   const bool off = shmem_my_pe() == 2;
   if (off) cfg.local_access = 0;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  return pe_test::ServeOrRun("pe_local_access", cfg, [&](shmemcache_t* c, int rank) {
     char buf[64];
     for (int k = 0; k < kKeys; ++k) {
       std::string key = "la-" + std::to_string(rank) + "-" + std::to_string(k);
@@ -69,10 +63,5 @@ int main(int argc, char** argv) {
       PE_CHECK(st.local_gets == st.direct_gets);
       PE_CHECK(st.local_sets == st.direct_sets);
     }
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_local_access");
-  shmem_finalize();
-  return rc;
+  });
 }

@@ -114,17 +114,7 @@ int main(int argc, char** argv) {
   shmemcache_config_defaults(&cfg);  // SHMEMCACHE_NUM_SERVERS, _CHUNKS_PER_PEER, ... from the test's environment
   cfg.direct_ops = 0;
   cfg.max_outstanding = 64;  // windows up to 96: issuing waits for the oldest past 64
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    Rounds(c, shmemcache_client_rank(c), rounds, largest_window);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_pipeline");
-  shmem_finalize();
-  return rc;
+  return pe_test::ServeOrRun("pe_pipeline", cfg, [&](shmemcache_t* c, int rank) {
+    Rounds(c, rank, rounds, largest_window);
+  });
 }

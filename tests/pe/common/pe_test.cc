@@ -146,4 +146,21 @@ int RunContractJob(const ContractJob& job) {
   return rc;
 }
 
+int ServeOrRun(const char* name, const shmemcache_config_t& config,
+               const std::function<void(shmemcache_t* c, int rank)>& client) {
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else {
+    client(c, shmemcache_client_rank(c));
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  const int rc = Finish(name);
+  shmem_finalize();
+  return rc;
+}
+
 }  // namespace pe_test

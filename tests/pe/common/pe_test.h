@@ -113,6 +113,12 @@ struct ContractJob {
 };
 int RunContractJob(const ContractJob& job);
 
+// The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
+// servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
+// and shmem_finalize. Returns the process exit code (1 if shmemcache_init gave no handle).
+int ServeOrRun(const char* name, const shmemcache_config_t& config,
+               const std::function<void(shmemcache_t* c, int rank)>& client);
+
 }  // namespace pe_test
 
 #endif
