@@ -3,10 +3,10 @@
 //
 //   scripts/oshrun.sh -np S+N build/bench/bench_throughput [--servers S] [--mode direct|active|default]
 //                     [--sizes 32,4K] [--ops get,set,mix90] [--seconds 2] [--keys 1000] [--threads T]
-//                     [--csv FILE]
+//                     [--csv FILE] [--raw]
 //
 // PEs 0..S-1 serve; PEs S..npes-1 are clients. For each size the clients insert keys "bench_tp/<size>/<i>",
-// i < K (client r inserts i % N == r, Active inserts), then (direct and default modes) every client reads every
+// i < K (client r inserts i % N == r, in shmemcache_mset batches), then (direct and default modes) every client reads every
 // key once so that its pointer directory holds them ("pointers warmed"). For each op the clients meet in a
 // barrier of the client PEs (shmem_barrier over PEs S..npes-1) and run for --seconds, each picking keys
 // uniformly at random (own seed): `get` 100% GET, `set` 100% SET (same size, so Direct SET applies), `mixNN`
@@ -47,6 +47,7 @@ struct Options {
   double seconds = 2;
   size_t keys = 1000;
   std::string csv_path;
+  bool raw = false;
 
   void Declare(bench::Cli *cli) {
     cli->Int("--servers", &servers, "server PEs (PEs 0..S-1)", bench::Positive<int>());
@@ -59,6 +60,11 @@ struct Options {
     cli->Count("--keys", &keys, "keys per size", bench::Positive<size_t>());
     cli->Int("--threads", &g_threads, "threads per client PE sharing its handle", bench::Between(1, 256));
     cli->Text("--csv", &csv_path, "FILE", "write the CSV to FILE instead of stdout");
+    cli->Flag("--raw", &raw,
+              "also measure, on client 0, the memory a Direct GET of K keys must touch, by hand:\n"
+              "per op one random 128-B line pair of a K-slot table, then a dependent one of a\n"
+              "K-slot block area, in server PE 0's symmetric memory (through shmem_ptr when it\n"
+              "maps, else shmem_getmem); the working set's own cost, with no cache code at all");
     cli->Check([this] {
       return sizes.size() * ops.size() > static_cast<size_t>(kMaxPhases)
                  ? "too many size x op combinations (at most " + std::to_string(kMaxPhases) + ")"
@@ -101,10 +107,41 @@ class KeyName {
   size_t prefix_len_;
 };
 
+// --raw: the physical floor of a Direct GET of K uniformly chosen keys, measured beside it. A Direct GET that
+// misses the directory reads the key's 128-B hash-table set and then its block (128 B for a 32-B pair), each a
+// random line pair among K; with a directory hit it reads a directory entry and the block. Here each op copies
+// slot i of `table` (K x 128 B) and then slot j of `blocks` (K x 128 B), j derived from the bytes read (a true
+// dependency, as the block's offset comes from the set), from server PE 0's symmetric memory. Returns ops/s
+// over `seconds`.
+constexpr size_t kRawSlot = 128;
+double RawOpsPerSecond(const uint8_t *region, size_t keys, double seconds) {
+  const uint8_t *mapped = static_cast<const uint8_t *>(shmem_ptr(region, 0));
+  const uint8_t *table = region, *blocks = region + keys * kRawSlot;
+  alignas(64) uint8_t buf[2 * kRawSlot];
+  uint64_t seed = 0x2545F4914F6CDD1Dull, n = 0, sink = 0;
+  const uint64_t dur = static_cast<uint64_t>(seconds * 1e9), t0 = bench::now_ns();
+  uint64_t t = t0;
+  for (; t - t0 < dur; t = bench::now_ns()) {
+    for (int k = 0; k < 16; ++k, ++n) {
+      // Each op's first address depends on the previous op's last bytes: a chain of dependent misses, as a
+      // closed loop of blocking GETs is (without it the CPU would overlap the next op's miss with this one's).
+      const size_t i = (bench::xorshift(&seed) + buf[2 * kRawSlot - 1]) % keys;
+      if (mapped) std::memcpy(buf, mapped + i * kRawSlot, kRawSlot);
+      else shmem_getmem(buf, table + i * kRawSlot, kRawSlot, 0);
+      const size_t j = (i * 0x9E3779B97F4A7C15ull + buf[kRawSlot - 1]) % keys;
+      if (mapped) std::memcpy(buf + kRawSlot, mapped + keys * kRawSlot + j * kRawSlot, kRawSlot);
+      else shmem_getmem(buf + kRawSlot, blocks + j * kRawSlot, kRawSlot, 0);
+      sink += buf[kRawSlot + 7];
+    }
+  }
+  if (sink == 1) std::printf("#\n");  // keeps the copies
+  return static_cast<double>(n) * 1e9 / static_cast<double>(t - t0);
+}
+
 // One client PE: insert its share of the keys of every size, then run each op for the measured time and add
 // its totals into `sums` on the first client.
 int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int first_client, bool warm,
-              long *sums, bench::ActiveSetBarrier &clients) {
+              long *sums, bench::ActiveSetBarrier &clients, const uint8_t *raw_region) {
   int rc = 0;
   const size_t max_size = *std::max_element(o.sizes.begin(), o.sizes.end());
   std::vector<unsigned char> value(max_size, static_cast<unsigned char>('a' + rank % 26)), buf(max_size);
@@ -113,9 +150,29 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
     KeyName name(size);
     size_t key_len = 0;
     size_t failed = 0;
-    for (size_t i = rank; i < o.keys; i += nclients) {
-      const char *key = name(i, &key_len);
-      if (shmemcache_set(cache, key, key_len, value.data(), size) != SHMEMCACHE_OK) ++failed;
+    {  // preload with mset batches (one message per batch, not one round trip per key: 1 M keys in seconds)
+      constexpr size_t kBatch = 256;
+      std::vector<std::string> keys;
+      std::vector<shmemcache_mset_item_t> items;
+      auto flush = [&] {
+        if (items.empty()) return;
+        if (shmemcache_mset(cache, items.data(), items.size()) != SHMEMCACHE_OK) failed += items.size();
+        else
+          for (const shmemcache_mset_item_t &it : items) failed += it.status != SHMEMCACHE_OK;
+        items.clear();
+        keys.clear();
+      };
+      keys.reserve(kBatch);
+      for (size_t i = rank; i < o.keys; i += nclients) {
+        const char *key = name(i, &key_len);
+        keys.emplace_back(key, key_len);
+        if (keys.size() == kBatch) {
+          for (const std::string &k : keys) items.push_back({k.data(), k.size(), value.data(), size, SHMEMCACHE_OK});
+          flush();
+        }
+      }
+      for (const std::string &k : keys) items.push_back({k.data(), k.size(), value.data(), size, SHMEMCACHE_OK});
+      flush();
     }
     if (failed) {
       std::fprintf(stderr, "bench_throughput: client %d: %zu inserts of %zu bytes failed: %s\n", rank, failed, size,
@@ -191,12 +248,31 @@ int RunClient(const Options &o, shmemcache_t *cache, int rank, int nclients, int
       shmem_long_atomic_add(p + 3, active, first_client);
       shmem_long_atomic_add(p + 4, static_cast<long>(errors), first_client);
       shmem_quiet();
-      if (rank == 0)
+      if (rank == 0) {
         std::printf("# %zu B %s: client 0 ran %llu ops (%ld ops/s), %llu errors; thread 0: %.0f ops per CPU-second\n",
                     size, op.c_str(), static_cast<unsigned long long>(ops), rate,
                     static_cast<unsigned long long>(errors),
                     cpu_ns ? static_cast<double>(thread_ops[0]) * 1e9 / static_cast<double>(cpu_ns) : 0.0);
+        // What explains the rate: where the GETs went (directory, mapping, Active) and how full the server is.
+        auto d = [&](uint64_t shmemcache_stats_t::*f) {
+          return static_cast<unsigned long long>(after.*f - before.*f);
+        };
+        std::printf("#   client 0 counters: directory_hits=%llu directory_misses=%llu local_gets=%llu "
+                    "direct_gets=%llu active_gets=%llu direct_fallbacks=%llu read_retries=%llu\n",
+                    d(&shmemcache_stats_t::directory_hits), d(&shmemcache_stats_t::directory_misses),
+                    d(&shmemcache_stats_t::local_gets), d(&shmemcache_stats_t::direct_gets),
+                    d(&shmemcache_stats_t::active_gets), d(&shmemcache_stats_t::direct_fallbacks),
+                    d(&shmemcache_stats_t::read_retries));
+      }
       ++phase;
+    }
+    if (raw_region != nullptr && rank == 0) {
+      const uint64_t cpu0 = ThreadCpuNanos();
+      const double rate = RawOpsPerSecond(raw_region, o.keys, o.seconds);
+      const double cpu_s = static_cast<double>(ThreadCpuNanos() - cpu0) / 1e9;
+      std::printf("# raw (%s): %zu keys: %.0f ops/s, %.0f ops per CPU-second (a set and a block of %zu B each)\n",
+                  shmem_ptr(raw_region, 0) ? "loads through shmem_ptr" : "shmem_getmem", o.keys, rate,
+                  cpu_s > 0 ? rate * o.seconds / cpu_s : 0.0, kRawSlot);
     }
   }
   return rc;
@@ -236,6 +312,14 @@ int Measure(const Options &o, const bench::Job &job) {
   long *sums = bench::SymAlloc<long>(job, kMaxPhases * kFields);
   if (!sums) return 1;
   bench::ActiveSetBarrier clients(first_client, nclients);
+  uint8_t *raw_region = nullptr;  // --raw: K table slots and K block slots, written by PE 0 so its pages exist
+  if (o.raw) {
+    raw_region = bench::SymAlloc<uint8_t>(job, 2 * o.keys * kRawSlot);
+    if (!raw_region) return 1;
+    if (job.me == 0)
+      for (size_t i = 0; i < 2 * o.keys * kRawSlot; ++i) raw_region[i] = static_cast<uint8_t>(i * 131u >> 7);
+    shmem_barrier_all();
+  }
 
   shmemcache_config_t cfg;
   if (!bench::LoadConfig(job, &cfg)) return 1;
@@ -252,13 +336,14 @@ int Measure(const Options &o, const bench::Job &job) {
   int rc = bench::Session(job, cfg, {[&](shmemcache_t *cache) {
                                        const int rank = job.me - first_client;
                                        int r = RunClient(o, cache, rank, nclients, first_client,
-                                                         cfg.direct_ops != 0, sums, clients);
+                                                         cfg.direct_ops != 0, sums, clients, raw_region);
                                        clients.Wait();
                                        if (rank == 0) r |= WriteCsv(o, nclients, sums);
                                        return r;
                                      },
                                      {}});
   shmem_barrier_all();
+  if (raw_region) shmem_free(raw_region);
   shmem_free(sums);
   return rc;
 }

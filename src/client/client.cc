@@ -140,9 +140,14 @@ bool Client::GetMapped(const Operation& op, Status* status) {
     return false;
   DrainNotices(server);
   DirectoryEntry* e = directory_.Peek(op.loc);  // counted below, once this path answers
-  if (e == nullptr) return false;
-  const uint64_t offset = e->offset;
-  const uint32_t block_bytes = e->block_bytes;
+  uint64_t offset;
+  uint32_t block_bytes;
+  if (e != nullptr) {
+    offset = e->offset;
+    block_bytes = e->block_bytes;
+  } else if (!FindInRemoteSet(op.loc, &offset, &block_bytes)) {  // the set, through the mapping
+    return false;  // absent, or in the server-local overflow list: the general path asks the server
+  }
   BlockView view;
   if (direct_.ReadMapped(server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer, op.buffer_len,
                          &view) != BlockCheck::kValid)
@@ -156,7 +161,8 @@ bool Client::GetMapped(const Operation& op, Status* status) {
     return false;  // the server judges the expiry: the general path reads again and asks it
   }
   ++counters_.gets;
-  directory_.CountHit();
+  if (e != nullptr) directory_.CountHit();
+  else directory_.CountMiss(op.loc);
   return true;
 }
 

@@ -241,11 +241,16 @@ class Client {
                         uint64_t now, uint64_t range, DirectoryEntry* found);
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
   // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
-  // server not failed) through a directory pointer, with one valid seqlock read (DirectOps::ReadMapped). It
-  // then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for expiry) and returns true with
-  // *status. Anything else (no mapping, no pointer, torn or locked copy, another key, an expiry the server must
-  // judge) returns false having counted nothing but a valid read's local_gets, and the caller takes the general
-  // path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as DirectOps::Get may.
+  // server not failed) through a directory pointer or, on a directory miss, through the key's hash-table set
+  // read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's bookkeeping; a
+  // working set larger than the directory misses it on most GETs), with one valid seqlock read
+  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for
+  // expiry; a pointer found in the set is installed in the directory, as Execute's would be), counts the
+  // directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
+  // the set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
+  // server must judge) returns false having counted nothing but a valid read's local_gets, and the caller takes
+  // the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
+  // DirectOps::Get may.
   bool GetMapped(const Operation& op, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);

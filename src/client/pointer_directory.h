@@ -85,6 +85,13 @@ class PointerDirectory {
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
   void CountHit() { ++stats_.hits; }
+  // What Lookup would have counted for a key Peek did not find (a miss, and an expired lookup when loc's
+  // sub-entry is there below its bar), for a caller that then answered without a pointer.
+  void CountMiss(const KeyLocation& loc) {
+    const DirectoryEntry* e = Find(loc);
+    if (e != nullptr && Expired(*e)) ++stats_.expired;
+    ++stats_.misses;
+  }
   // Records an access through a pointer: refreshes an existing sub-entry or installs a new one (an empty
   // sub-entry, else an expired one, else the least recent, least counted). found: what Lookup returned for loc
   // (or nullptr), a hint that spares a second search of the set when it still names loc's sub-entry; a hint

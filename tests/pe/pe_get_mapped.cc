@@ -8,6 +8,9 @@
 //   - expiry: a pair with a long ttl is read back; one with a 1 ms ttl is NOT_FOUND once ttl + recency range have
 //     surely passed (its pointer known: the path that judges expiry);
 // and across clients 1 and 2 (client 1 holds pointers, client 2 changes the pairs under them):
+//   - a pair client 2 stored, read by client 1 that holds no pointer to it: its set is read (through the mapping
+//     when the server is mapped, in GetMapped) and the GET is Direct, a directory miss, never Active; the next
+//     GET is a directory hit;
 //   - a deleted pair: NOT_FOUND, never the old bytes; stored again: the new value;
 //   - a pair moved to a bigger block: the new value;
 //   - a hot pair rewritten without pause (Direct SETs holding the lock, torn copies): every read is a whole value
@@ -107,10 +110,11 @@ void OwnKeys(shmemcache_t* c, int rank, bool local) {
 }
 
 // Client 1 (reader) and client 2 (writer) on shared keys; clients: the number of client PEs, from PE 1.
-void SharedKeys(shmemcache_t* c, int rank, int clients) {
+void SharedKeys(shmemcache_t* c, int rank, int clients, bool local) {
   const bool reader = rank == 0, writer = rank == 1;
-  const std::string deleted = "gm-deleted", moved = "gm-moved", hot = "gm-hot";
+  const std::string deleted = "gm-deleted", moved = "gm-moved", hot = "gm-hot", unknown = "gm-unknown";
   if (writer) {
+    PE_CHECK_STATUS(shmemcache_set(c, unknown.data(), unknown.size(), "stranger", 8), SHMEMCACHE_OK);
     PE_CHECK_STATUS(shmemcache_set(c, deleted.data(), deleted.size(), "old", 3), SHMEMCACHE_OK);
     PE_CHECK_STATUS(shmemcache_set(c, moved.data(), moved.size(), "x", 1), SHMEMCACHE_OK);
     std::vector<uint8_t> v(64);
@@ -119,6 +123,17 @@ void SharedKeys(shmemcache_t* c, int rank, int clients) {
   }
   pe_test::ClientBarrier(1, clients);
   if (reader) {
+    shmemcache_stats_t before = Stats(c);
+    ExpectValue(c, unknown, "stranger");  // no pointer: found through the key's set
+    shmemcache_stats_t after = Stats(c);
+    PE_CHECK(after.directory_misses - before.directory_misses == 1 && after.directory_hits == before.directory_hits);
+    PE_CHECK(after.direct_gets - before.direct_gets == 1 && after.active_gets == before.active_gets);
+    PE_CHECK(after.local_gets - before.local_gets == (local ? 1 : 0));
+    before = after;
+    ExpectValue(c, unknown, "stranger");  // the pointer is known now
+    after = Stats(c);
+    PE_CHECK(after.directory_hits - before.directory_hits == 1 && after.directory_misses == before.directory_misses);
+    PE_CHECK(after.direct_gets - before.direct_gets == 1 && after.active_gets == before.active_gets);
     for (int i = 0; i < 3; ++i) ExpectValue(c, deleted, "old");  // pointers known
     for (int i = 0; i < 3; ++i) ExpectValue(c, moved, "x");
   }
@@ -181,6 +196,6 @@ int main(int argc, char** argv) {
   if (off) cfg.local_access = 0;
   return pe_test::ServeOrRun("pe_get_mapped", cfg, [&](shmemcache_t* c, int rank) {
     OwnKeys(c, rank, mapped && !off);
-    SharedKeys(c, rank, shmemcache_num_clients(c));
+    SharedKeys(c, rank, shmemcache_num_clients(c), mapped && !off);
   });
 }

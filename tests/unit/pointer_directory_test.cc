@@ -53,6 +53,28 @@ TEST(PointerDirectory, PeekFindsWithoutCountingAndCountHitCounts) {
   EXPECT_EQ(d.stats().hits + d.stats().misses, 2u);
 }
 
+TEST(PointerDirectory, CountMissCountsWhatLookupWouldHave) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(16, 4, &bars);
+  KeyLocation a = Loc(0x1234567890abcdefull);
+  EXPECT_EQ(d.Peek(a), nullptr);
+  EXPECT_EQ(d.stats().misses, 0u);  // Peek counts nothing; the caller that answered without a pointer does
+  d.CountMiss(a);
+  EXPECT_EQ(d.stats().misses, 1u);
+  EXPECT_EQ(d.stats().expired, 0u);
+  EXPECT_EQ(d.stats().hits, 0u);
+  EXPECT_EQ(d.size(), 0u);  // counting installs nothing
+  d.Update(a, 4096, 128, 7, 1, /*server_recency=*/5);
+  bars[0] = 6;  // below the bar: Peek withholds it, Lookup would count a miss and an expired lookup
+  EXPECT_EQ(d.Peek(a), nullptr);
+  d.CountMiss(a);
+  EXPECT_EQ(d.stats().misses, 2u);
+  EXPECT_EQ(d.stats().expired, 1u);
+  EXPECT_EQ(d.Lookup(a), nullptr);  // the same counts as Lookup's
+  EXPECT_EQ(d.stats().misses, 3u);
+  EXPECT_EQ(d.stats().expired, 2u);
+}
+
 TEST(PointerDirectory, SameSetAndTagButAnotherKeyIsAMiss) {
   std::vector<uint64_t> bars(1, 0);
   PointerDirectory d(16, 4, &bars);
