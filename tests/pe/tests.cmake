@@ -37,6 +37,11 @@ shmemcache_pe_test(direct_stress_mget_evict_np6_tcp pe_direct_stress 6 TCP ARGS 
 # on both paths at once, above: odd client ranks run with local_access=0), never with local_access=0 or over tcp.
 shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1)
 shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_always})
+# The value-length hint of a remote one-copy Direct GET: grow and shrink within and across slab classes.
+shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
+shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)
+shmemcache_pe_test(direct_stress_large_np6 pe_direct_stress 6 ARGS 5 2 0 0 1)
+shmemcache_pe_test(direct_stress_large_np6_tcp pe_direct_stress 6 TCP ARGS 6 2 0 0 1 ${direct_always})
 # The blocking GET's flattened on-node path and its fall-backs (miss, stale pointer, expiry, torn or locked copies,
 # no mapping); over tcp the same checks hold on the general path.
 shmemcache_pe_test(get_mapped_np4 pe_get_mapped 4 ARGS 1)
