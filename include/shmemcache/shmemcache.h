@@ -150,7 +150,10 @@ typedef struct {
                                    plain loads and stores through the mapping, under the same lock/version
                                    protocol: 1 = on (init fails where a server cannot be mapped), 0 = off
                                    (one-sided get/put only), -1 = auto (default): on for every server that
-                                   maps. This PE's own choice: PEs may set it differently */
+                                   maps. Where every PE maps every server and UCX runs its atomics on the CPU
+                                   (agreed at init), a PE with local_access != 0 also takes block locks and
+                                   publishes versions with CPU atomics (stats cpu_word_atomics), a server on
+                                   its own blocks too. This PE's own choice: PEs may set it differently */
   int mget_policy;              /* how shmemcache_mget / shmemcache_imget ask for the keys Direct operations
                                    do not answer: SHMEMCACHE_MGET_AUTO (default: over UCX tcp every key goes
                                    in multi-get messages, one per server, no Direct read, since each
@@ -418,6 +421,11 @@ typedef struct {
   /* idle servers (config idle_spin_us) */
   uint64_t idle_sleeps;         /* server side: naps an idle server took on its doorbell instead of spinning */
   uint64_t doorbell_wakes;      /* client side: sleeping servers this client woke after ringing their doorbell */
+  /* either side, on-node fast path (local_access) */
+  uint64_t cpu_word_atomics;    /* how this PE updates blocks' lock, version and recency words: 1 = CPU atomics
+                                   through shared memory (every PE of the job maps every server and UCX runs its
+                                   atomics on the CPU there, agreed at init, and this PE's local_access is not
+                                   0), 2 = the runtime's atomics, 0 = not set up */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

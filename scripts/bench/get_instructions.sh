@@ -6,16 +6,19 @@
 # a timing, so it is the number to compare branches by on a shared machine (a divide counts as one instruction
 # there, though it costs tens of cycles: compare timings too, in one run). Also prints the instructions per GET
 # of each function (self cost, above 1 per GET).
+# --op set (issue 16): the same for shmemcache_set (--toggle-collect=shmemcache_set; SETs counted from the "client
+# stats" line: bench_latency's set loop, plus the one SET before its get and mix loops and the mix's 1 in 10).
+# BENCH_SHMEM_THREAD_MULTIPLE=1 in the environment measures at SHMEM_THREAD_MULTIPLE (bench/common/shmem_job.h).
 # --batch N (issue 15): instructions per key of shmemcache_mget of N cached keys and of the N shmemcache_get calls
 # bench_batch times beside it (--ops get), each call counted in a run of its own (--toggle-collect on it); keys
 # read = the difference in iterations x N.
 #
 # Usage: scripts/bench/get_instructions.sh [--build-dir DIR] [--size BYTES] [--mode direct|active] [--tcp]
-#                                          [--batch N]
+#                                          [--batch N] [--op get|set]
 #   defaults: build, 32, direct. Needs valgrind (Debian package valgrind). Forwards SHMEMCACHE_* as oshrun.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="$root/build" size=32 mode=direct transport=() batch=0
+build="$root/build" size=32 mode=direct transport=() batch=0 op=get
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -23,6 +26,7 @@ while [ $# -gt 0 ]; do
     --mode) mode="$2"; shift 2 ;;
     --tcp) transport=(--tcp); shift ;;
     --batch) batch="$2"; shift 2 ;;
+    --op) op="$2"; shift 2 ;;
     *) echo "get_instructions.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -31,7 +35,7 @@ if [ "$batch" -gt 0 ]; then
   bench="$build/bench/bench_batch" calls=(shmemcache_get shmemcache_mget) iter_counts=(100 300)
   args=(--ops get --counts "$batch" --value-size "$size")
 else
-  bench="$build/bench/bench_latency" calls=(shmemcache_get) iter_counts=(4000 8000)
+  bench="$build/bench/bench_latency" calls=("shmemcache_$op") iter_counts=(4000 8000)
   args=(--mode "$mode" --sizes "$size")
 fi
 [ -x "$bench" ] || { echo "get_instructions.sh: $bench not built" >&2; exit 2; }
@@ -57,9 +61,9 @@ for call in "${calls[@]}"; do
   done
 done
 
-python3 - "$work" "$batch" "${iter_counts[@]}" "${calls[@]}" <<'PY'
+python3 - "$work" "$batch" "$op" "${iter_counts[@]}" "${calls[@]}" <<'PY'
 import re, subprocess, sys
-work, batch, i1, i2, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+work, batch, op, i1, i2, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 def profile(call, iters):
     text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{call}.{iters}"], capture_output=True,
                           text=True, check=True).stdout
@@ -78,7 +82,7 @@ def profile(call, iters):
 def gets(call, iters):  # GETs the measured call made in that run
     if batch:
         return int(iters) * batch
-    return int(re.search(r"client stats: .*? gets=(\d+)", open(f"{work}/out.{call}.{iters}").read()).group(1))
+    return int(re.search(rf"client stats: .*?\b{op}s=(\d+)", open(f"{work}/out.{call}.{iters}").read()).group(1))
 per_key = {}
 for call in calls:
     t1, f1 = profile(call, i1)
@@ -88,7 +92,7 @@ for call in calls:
     if batch:
         print(f"{call}: {per_key[call]:.1f} instructions per key ({n} keys between the two runs, {batch} per batch)")
     else:
-        print(f"instructions per GET: {per_key[call]:.1f}  ({n} GETs between the two runs)")
+        print(f"instructions per {op.upper()}: {per_key[call]:.1f}  ({n} {op.upper()}s between the two runs)")
     for cost, name in sorted((((f2.get(k, 0) - f1.get(k, 0)) / n, k) for k in set(f1) | set(f2)), reverse=True):
         if cost >= 1:
             print(f"  {cost:8.1f}  {name}")

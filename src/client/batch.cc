@@ -431,20 +431,21 @@ void Client::DirectSets() {
     s.version = locked;
     s.locked = true;
   }
-  bool any = false;
+  bool any = false, through_runtime = false;
   for (size_t i : batch_order_) {
     const BatchSlot& s = batch_[i];
     if (!s.locked) continue;
     direct_.Write(s.op.loc.server, s.offset, s.version, s.op.key, s.op.key_len, s.op.value, s.op.value_len);
     any = true;
+    through_runtime = through_runtime || !direct_.words_on_cpu(s.op.loc.server);
   }
   if (!any) return;
-  ctx_->Fence();
+  if (through_runtime) ctx_->Fence();  // not needed where every write and unlock is a CPU one (DirectOps::Release)
   for (size_t i : batch_order_) {
     const BatchSlot& s = batch_[i];
     if (s.locked) direct_.Release(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.loc.tag);
   }
-  ctx_->Quiet();  // the window's Direct SETs are complete from here on
+  if (through_runtime) ctx_->Quiet();  // the window's Direct SETs are complete from here on
   for (size_t i : batch_order_) {
     BatchSlot& s = batch_[i];
     if (!s.locked) continue;

@@ -33,7 +33,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       own_ctx_(std::move(own_ctx)),
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
-      direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset)),
+      direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset),
+              pe->cpu_word_atomics),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),
@@ -432,7 +433,7 @@ uint64_t Client::EstimateEpoch(int server, uint64_t now) {
 
 uint64_t Client::AdvanceRecency(int server, uint64_t offset, uint64_t known, uint64_t epoch) {
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
-  uint64_t seen = ctx_->CompareSwap(word, known, epoch, server);
+  uint64_t seen = direct_.words().CompareSwap(word, known, epoch, server);
   ++counters_.recency_updates;
   return seen == known ? epoch : seen;  // someone else moved it (or the block changed): keep what is there
 }
@@ -476,6 +477,7 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_set_path = direct_sets_allowed_ ? 1 : 2;
   stats->policy_get_path = direct_gets_allowed_ ? 1 : 2;
   stats->policy_reason = policy_reason_;
+  stats->cpu_word_atomics = pe_->cpu_word_atomics ? 1 : 2;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
 }

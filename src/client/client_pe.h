@@ -56,10 +56,12 @@ struct EpochHeard {
 };
 
 struct ClientPe {
-  // main_ctx: the PE's context (Node's), outliving this object.
+  // main_ctx: the PE's context (Node's), outliving this object. cpu_word_atomics: the job agreed on CPU atomics
+  // for block words (node/node.h); every thread's Direct operations then use them on mapped servers.
   ClientPe(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base, Transport* transport,
-           Context* main_ctx, int client_rank)
-      : ctx(main_ctx),
+           Context* main_ctx, int client_rank, bool cpu_word_atomics = false)
+      : cpu_word_atomics(cpu_word_atomics),
+        ctx(main_ctx),
         active(new ServerLock[config.num_servers]),
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
                 /*first_peer_pe=*/0, config.op_timeout_ms),
@@ -80,6 +82,7 @@ struct ClientPe {
     std::recursive_mutex mutex;
   };
 
+  const bool cpu_word_atomics;
   SerializedContext ctx;
   std::unique_ptr<ServerLock[]> active;  // per server
   // ---- per server s, under active[s] ----

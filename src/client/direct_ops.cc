@@ -149,7 +149,7 @@ DirectOps::Result DirectOps::Lock(int server, uint64_t offset, uint32_t block_by
   Backoff backoff;
   unsigned lock_attempts = 0, version_retries = 0;
   for (;;) {
-    uint64_t old = ctx_->CompareSwap(word, expected, Locked(expected), server);
+    uint64_t old = words_.CompareSwap(word, expected, Locked(expected), server);
     if (old == expected) {
       *locked_from = expected;
       return Result::kDone;
@@ -189,8 +189,12 @@ bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t 
 }
 
 void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
+  if (words_.on_cpu(server)) {  // ordered after this thread's stores and complete on return
+    words_.Set(word, value, server);
+    return;
+  }
   ctx_->Fence();
-  ctx_->Set(word, value, server);
+  words_.Set(word, value, server);
   ctx_->Quiet();
 }
 
@@ -212,7 +216,8 @@ void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, si
   // No checksum (kUncheckedSum): one-sided readers confirm such a block by re-reading its target word (Confirm).
   EncodeBlockBody(block, version, key, key_len, value, value_len, meta, BlockSum::kSkip);
   // W3: the body before the publishing atomic. Nothing went through the runtime, so its fence is not needed
-  // (Commit); Abandon's Publish still fences, for the remote path.
+  // (Commit). (The cpu way's publish is a sequentially consistent store, which orders them by itself; the fence
+  // is kept for the runtime's atomic, whose ordering with CPU stores the runtime does not state.)
   __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
@@ -283,7 +288,8 @@ void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64
   // ordered by WriteLocal's release fence, W3), and the fence was a fifth of an on-node SET's instructions.
   if (local_arena(server) == nullptr) ctx_->Fence();
   Release(server, offset, block_bytes, version, tag);
-  ctx_->Quiet();
+  // The cpu way's unlock is complete on return; the runtime's set needs the quiet (and nothing else was put).
+  if (!words_.on_cpu(server)) ctx_->Quiet();
 }
 
 void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
@@ -291,7 +297,7 @@ void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint6
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
-  ctx_->Set(target_word(offset, block_bytes), MakeTarget(version + 1, tag, false), server);
+  words_.Set(target_word(offset, block_bytes), MakeTarget(version + 1, tag, false), server);
 }
 
 void DirectOps::FillStats(Stats* stats) const {

@@ -5,9 +5,12 @@
 // the server:
 //   local   the server's arena is mapped into this PE (Transport::LocalPointer: shmem_ptr on one node). GET is
 //           the seqlock read of store/block.h (ReadBlockInPlace: acquire load of the target word, copy straight
-//           into the caller's buffer, acquire fence, re-read; no checksum, one copy). SET takes the lock and
-//           publishes with the transport's atomics (a CPU atomic is not atomic with a NIC's, and other nodes may
-//           be using the NIC on the same word) and writes head and body with plain stores in place.
+//           into the caller's buffer, acquire fence, re-read; no checksum, one copy). SET writes head and body
+//           with plain stores in place; it takes the lock and publishes with the transport's atomics (a CPU
+//           atomic is not atomic with a NIC's, and other nodes may be using the NIC on the same word), or, where
+//           the job agreed that every PE's atomics on block words are CPU atomics (store/block.h, "CPU atomics
+//           on block words"), with CPU atomics through the mapping (PeerWordAtomics): no runtime call at all,
+//           no fence, no quiet.
 //   remote  one-sided get/put through the context.
 // Direct GET (remote): one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail
 //   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer; or, from
@@ -29,7 +32,8 @@
 //   3. Put the head version v+1 with the rest of the header and the key (one put from a small buffer), then
 //      the value straight from the caller's buffer (a non-blocking put: no staging copy), leaving the recency
 //      word alone; fence (local: plain stores, no checksum, then a release fence instead of the runtime's
-//      fence, which orders only its own puts); atomically set the target word to (v+1, tag, unlocked); quiet.
+//      fence, which orders only its own puts); atomically set the target word to (v+1, tag, unlocked); quiet
+//      (none on the cpu way: its sequentially consistent store is complete on return).
 //      The contract: when Set returns the SET is complete, so every GET that starts afterwards, on any PE and
 //      either path, sees this value or a later one; the quiet is what completes the non-fetching atomic. (A
 //      fetching swap instead of set + quiet would complete it too, and over UCX tcp a quiet is a round trip to
@@ -50,6 +54,7 @@
 
 #include "core/stats.h"
 #include "core/tally.h"
+#include "transport/peer_word_atomics.h"
 #include "transport/transport.h"
 #include "store/block.h"
 
@@ -88,9 +93,11 @@ class DirectOps {
   };
 
   // arena: the symmetric address of the arena (the same on every PE). local_arenas[server]: this PE's mapping
-  // of that server's arena, or nullptr (remote path only); empty = no mapping anywhere.
-  DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {})
-      : ctx_(ctx), arena_(arena), local_arenas_(std::move(local_arenas)) {}
+  // of that server's arena, or nullptr (remote path only); empty = no mapping anywhere. cpu_words: the job
+  // agreed on CPU atomics for block words (node/node.h): mapped servers' lock, publish and recency words then go
+  // through the mapping (PeerWordAtomics).
+  DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {}, bool cpu_words = false)
+      : ctx_(ctx), arena_(arena), local_arenas_(std::move(local_arenas)), words_(ctx, arena, local_arenas_, cpu_words) {}
   DirectOps(const DirectOps&) = delete;
   DirectOps& operator=(const DirectOps&) = delete;
 
@@ -131,7 +138,9 @@ class DirectOps {
   //   Write:   step 3's puts of head version + 1 and the body (the pair must fit the block); key may be reused on
   //            return, value only after the caller's Quiet (it is put from where it lies); remote completion
   //            ordered by the caller's next Fence.
-  //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet.
+  //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet. A caller whose
+  //            locks are all on servers with words_on_cpu needs neither: Write stored through the mapping and
+  //            ordered its stores, and the cpu way's unlock is complete on return.
   Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
                  size_t key_len, uint32_t tag, uint64_t* version);
   void Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, const void* value,
@@ -159,6 +168,11 @@ class DirectOps {
   uint8_t* local_arena(int server) const {
     return static_cast<size_t>(server) < local_arenas_.size() ? local_arenas_[server] : nullptr;
   }
+  // Whether server's block words go through CPU atomics on the mapping (PeerWordAtomics::on_cpu); its writes
+  // then go through the mapping too.
+  bool words_on_cpu(int server) const { return words_.on_cpu(server); }
+  // The block-word atomics (recency CASes go through them too).
+  PeerWordAtomics& words() { return words_; }
   // Adds the counters into *stats (core/stats.h).
   void FillStats(Stats* stats) const;
 
@@ -196,6 +210,7 @@ class DirectOps {
   Context* ctx_;
   uint8_t* arena_;
   std::vector<uint8_t*> local_arenas_;
+  PeerWordAtomics words_;
   Counters counters_;
   std::vector<uint8_t> buffer_;        // remote copies of blocks and bodies
   std::vector<uint8_t> value_buffer_;  // the value of the Get overload that keeps it

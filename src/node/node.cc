@@ -108,7 +108,16 @@ Status Node::SetUp() {
       std::memset(symmetric_ + l.table_offset, 0, l.table_bytes);
       std::memset(symmetric_ + l.arena_offset, 0, l.arena_bytes);
     }
-    transport_->Describe();  // collective the first time: every PE here, before the client's policy asks it
+    // Collective the first time: every PE here, before the client's policy asks it.
+    const TransportDescription description = transport_->Describe();
+    // CPU atomics on block words (store/block.h): only if no PE of the job can update them any other way, so
+    // every PE must map every server and have the runtime run its atomics on the CPU. Collective, like the
+    // steps of Start; this PE then uses them unless its local_access is 0.
+    bool maps_every_server = true;
+    for (int s = 0; s < config_.num_servers; ++s)
+      maps_every_server = maps_every_server && transport_->LocalPointer(symmetric_ + l.arena_offset, s) != nullptr;
+    cpu_word_atomics_ = AgreeAll(transport_, description.cpu_atomics && maps_every_server, nullptr).ok() &&
+                        config_.local_access != 0;
     ctx_ = transport_->CreateContext(config_.private_context);
     if (!is_server_) {
       for (int s = 0; config_.local_access == 1 && s < config_.num_servers; ++s)
@@ -117,12 +126,13 @@ Status Node::SetUp() {
                       "local_access is 1 (SHMEMCACHE_LOCAL_ACCESS) but server PE " + std::to_string(s) +
                           " cannot be mapped into this PE (shmem_ptr gave none: another node, or a network "
                           "transport); use -1 (auto: the mapping where it exists) or 0");
-      client_pe_ = std::make_unique<ClientPe>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank());
+      client_pe_ = std::make_unique<ClientPe>(config_, layout_, symmetric_, transport_, ctx_.get(), client_rank(),
+                                              cpu_word_atomics_);
       client();  // the initialising thread's, now: a directory that does not fit fails init, not a later call
       return SHMEMCACHE_OK;
     }
     server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
-                                       EpochClock(hooks_.clock_offset_ms));
+                                       EpochClock(hooks_.clock_offset_ms), cpu_word_atomics_);
     std::string spill_error;
     if (config_.spill_dir != nullptr && server_->AttachSpill(hooks_, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);

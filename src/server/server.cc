@@ -40,14 +40,15 @@ bool DecidesOnCurrentPair(const RequestHeader& h) {
 }  // namespace
 
 Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
-               Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock)
+               Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock,
+               bool cpu_word_atomics)
     : config_(config),
       server_index_(server_index),
       num_servers_(config.num_servers),
       num_clients_(num_clients),
       transport_(transport),
       ctx_(ctx),
-      atomics_(transport, ctx, config.op_timeout_ms),
+      atomics_(transport, ctx, config.op_timeout_ms, cpu_word_atomics),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
              OptionsFor(config, layout), &atomics_),
       conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index),
@@ -200,6 +201,7 @@ void Server::FillStats(Stats* stats) const {
   stats->active_ops_served += counters_.active_ops_served;
   stats->no_space_errors += counters_.no_space_errors;
   stats->max_eviction_pause_us = std::max(stats->max_eviction_pause_us, counters_.max_eviction_pause_us);
+  stats->cpu_word_atomics = atomics_.cpu() ? 1 : 2;
   store_.FillStats(stats);
   conduit_.FillStats(stats);
   if (spill_) spill_->FillStats(stats);

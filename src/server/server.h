@@ -47,7 +47,8 @@ namespace smc {
 class Server {
  public:
   Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,
-         Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock);
+         Transport* transport, Context* ctx, int server_index, int num_clients, EpochClock clock,
+         bool cpu_word_atomics = false);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 

@@ -1,5 +1,6 @@
 #include "shmem/openshmem_transport.h"
 
+#include <dlfcn.h>
 #include <shmem.h>
 
 #include <algorithm>
@@ -79,6 +80,27 @@ class OpenShmemContext final : public Context {
   bool own_;
 };
 
+// Whether OpenMPI's oshmem runs its atomics through its UCX component (mca_atomic_ucx: ucp atomics, which the UCX
+// probe judges). Its other component (basic) emulates atomics with a lock and gets/puts, not atomic with respect to
+// a CPU atomic whatever UCX does. OpenMPI 4.1 keeps the selected module in the global `mca_atomic`
+// (mca_atomic_base_module_t: an opal_object_t, then one function pointer per operation); every operation's
+// function must sit in the ucx component's library. Anything not understood (another OpenSHMEM, another layout)
+// answers false: the library then keeps the runtime's atomics (store/block.h, "CPU atomics on block words").
+bool AtomicsGoThroughUcx() {
+  constexpr size_t kObjectBytes = 16;  // opal_object_t: class pointer, reference count
+  constexpr size_t kOperations = 10;   // add, and, or, xor, fadd, fand, for, fxor, swap, cswap
+  const auto* module = static_cast<void* const*>(dlsym(RTLD_DEFAULT, "mca_atomic"));
+  if (module == nullptr) return false;
+  for (size_t i = 0; i < kOperations; ++i) {
+    void* fn = module[kObjectBytes / sizeof(void*) + i];
+    Dl_info info;
+    if (fn == nullptr || dladdr(fn, &info) == 0 || info.dli_fname == nullptr ||
+        std::strstr(info.dli_fname, "mca_atomic_ucx") == nullptr)
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::unique_ptr<OpenShmemTransport> OpenShmemTransport::Start() {
@@ -155,7 +177,8 @@ TransportDescription OpenShmemTransport::Describe() {
   shmem_free(symmetric_word);
   description_.name = "openshmem";
   description_.every_peer_mapped = !some_peer_off_node;
-  description_.context_transport = ProbeContextTransport(some_peer_off_node);
+  description_.context_transport = ProbeContextTransport(some_peer_off_node, &description_.cpu_atomics);
+  description_.cpu_atomics = description_.cpu_atomics && AtomicsGoThroughUcx();
   described_ = true;
   return description_;
 }

@@ -54,8 +54,9 @@ class OpenShmemTransport final : public Transport {
   size_t SymmetricHeapBytes() const override;
   void Barrier() override;
   bool MaxAll(std::vector<int64_t>* values) override;
-  // every_peer_mapped from shmem_ptr on a short-lived symmetric word; context_transport from the UCX probe
-  // (asked about the network only when some peer is not mapped). Collective the first time.
+  // every_peer_mapped from shmem_ptr on a short-lived symmetric word; context_transport and cpu_atomics from the
+  // UCX probe (asked about the network only when some peer is not mapped); cpu_atomics also needs OpenMPI's
+  // atomics to be its UCX component's (not the lock-based basic one). Collective the first time.
   TransportDescription Describe() override;
   std::unique_ptr<Context> CreateContext(int want_private) override;
   void* LocalPointer(const void* symmetric, int pe) override;

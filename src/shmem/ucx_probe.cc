@@ -113,8 +113,69 @@ ucp_context_h NewContext(const Ucp& ucp, bool network_only) {
   return status == UCS_OK ? context : nullptr;
 }
 
-// The lanes an endpoint between two workers of this process uses: "tcp" in any lane's "tl/device" = kTcp.
-ContextTransport ProbeOnNode(const Ucp& ucp) {
+// The transport of a lane line "lane[i]: <rsc>:<tl>/<device> ...", or "" when the line is not understood.
+std::string LaneTransport(const std::string& line) {
+  size_t at = line.find("]:", line.find("lane["));
+  if (at == std::string::npos) return std::string();
+  at = line.find(':', at + 2);  // after the resource index
+  const size_t slash = at == std::string::npos ? at : line.find('/', at);
+  if (slash == std::string::npos) return std::string();
+  return line.substr(at + 1, slash - at - 1);
+}
+
+// What ep_print_info says of an endpoint's lanes.
+struct Lanes {
+  int lanes = 0;
+  int tcp_lanes = 0;
+  int amo_lanes = 0;      // lanes marked "amo#N": they carry the endpoint's atomics
+  int cpu_amo_lanes = 0;  // of those, shared-memory or self transports: UCX runs the atomic as a CPU atomic on
+                          // the mapped (or own) memory
+};
+
+Lanes ReadLanes(const std::string& text) {
+  Lanes l;
+  ForLinesWith(text, "lane[", [&](const std::string& line) {
+    ++l.lanes;
+    if (line.find(":tcp/") != std::string::npos) ++l.tcp_lanes;
+    if (line.find(" amo#") == std::string::npos) return;
+    ++l.amo_lanes;
+    const std::string tl = LaneTransport(line);
+    if (tl == "sysv" || tl == "posix" || tl == "xpmem" || tl == "self") ++l.cpu_amo_lanes;
+  });
+  return l;
+}
+
+// Connects `origin` to the worker at `address`, reads its lanes and closes it (flush mode; both workers are
+// this process's and progressed here). An endpoint that cannot be made has no lanes. False only when the close
+// did not finish: the caller then leaks the probe rather than free state in use (cannot happen with both ends
+// progressed).
+bool EndpointLanes(const Ucp& ucp, ucp_worker_h origin, ucp_worker_h target, const ucp_address_t* address,
+                   Lanes* lanes) {
+  ucp_ep_params_t ep_params;
+  std::memset(&ep_params, 0, sizeof(ep_params));
+  ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+  ep_params.address = address;
+  ucp_ep_h ep = nullptr;
+  *lanes = Lanes{};
+  if (ucp.ep_create(origin, &ep_params, &ep) != UCS_OK) return true;
+  *lanes = ReadLanes(Capture([&](FILE* f) { ucp.ep_print_info(ep, f); }));
+  // Nothing was sent, so the close completes once connection set-up (if any) settles.
+  void* request = ucp.ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
+  if (!UCS_PTR_IS_PTR(request)) return true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ucp.request_check_status(request) == UCS_INPROGRESS && std::chrono::steady_clock::now() < deadline) {
+    ucp.worker_progress(origin);
+    if (target != origin) ucp.worker_progress(target);
+  }
+  if (ucp.request_check_status(request) == UCS_INPROGRESS) return false;
+  ucp.request_free(request);
+  return true;
+}
+
+// The lanes an endpoint between two workers of this process uses: "tcp" in any lane's "tl/device" = kTcp. With
+// *cpu_atomics: whether that endpoint's atomics, and those of a worker's endpoint to itself, all run on the CPU.
+ContextTransport ProbeOnNode(const Ucp& ucp, bool* cpu_atomics) {
+  *cpu_atomics = false;
   ucp_context_h context = NewContext(ucp, false);
   if (context == nullptr) return ContextTransport::kUnknown;
   ucp_worker_params_t worker_params;
@@ -123,41 +184,23 @@ ContextTransport ProbeOnNode(const Ucp& ucp) {
   worker_params.thread_mode = UCS_THREAD_MODE_SINGLE;
   ucp_worker_h target = nullptr, origin = nullptr;
   ucp_address_t* address = nullptr;
-  size_t address_len = 0;
-  ucp_ep_h ep = nullptr;
+  ucp_address_t* own_address = nullptr;
+  size_t address_len = 0, own_address_len = 0;
   ContextTransport verdict = ContextTransport::kUnknown;
   if (ucp.worker_create(context, &worker_params, &target) == UCS_OK &&
       ucp.worker_create(context, &worker_params, &origin) == UCS_OK &&
-      ucp.worker_get_address(target, &address, &address_len) == UCS_OK) {
-    ucp_ep_params_t ep_params;
-    std::memset(&ep_params, 0, sizeof(ep_params));
-    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-    ep_params.address = address;
-    if (ucp.ep_create(origin, &ep_params, &ep) == UCS_OK) {
-      int lanes = 0, tcp_lanes = 0;
-      // Each lane prints as "lane[i]: <rsc>:<tl>/<device> ...".
-      ForLinesWith(Capture([&](FILE* f) { ucp.ep_print_info(ep, f); }), "lane[", [&](const std::string& line) {
-        ++lanes;
-        if (line.find(":tcp/") != std::string::npos) ++tcp_lanes;
-      });
-      if (lanes > 0) verdict = tcp_lanes > 0 ? ContextTransport::kTcp : ContextTransport::kNoTcp;
-      // Nothing was sent, so the close completes once connection set-up (if any) settles; both ends are ours.
-      void* request = ucp.ep_close_nb(ep, UCP_EP_CLOSE_MODE_FLUSH);
-      if (UCS_PTR_IS_PTR(request)) {
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-        while (ucp.request_check_status(request) == UCS_INPROGRESS &&
-               std::chrono::steady_clock::now() < deadline) {
-          ucp.worker_progress(origin);
-          ucp.worker_progress(target);
-        }
-        if (ucp.request_check_status(request) == UCS_INPROGRESS) {
-          // Cannot happen with both ends progressed; if it does, leak the probe rather than free in-use state.
-          return verdict;
-        }
-        ucp.request_free(request);
-      }
-    }
+      ucp.worker_get_address(target, &address, &address_len) == UCS_OK &&
+      ucp.worker_get_address(origin, &own_address, &own_address_len) == UCS_OK) {
+    Lanes peer, self;
+    if (!EndpointLanes(ucp, origin, target, address, &peer)) return verdict;  // leaked (above)
+    if (peer.lanes > 0) verdict = peer.tcp_lanes > 0 ? ContextTransport::kTcp : ContextTransport::kNoTcp;
+    // A PE's atomics on its own words (a server's) go through its endpoint to itself: the self transport, or
+    // whatever the atomic mode picked (a NIC's loopback under device atomics).
+    if (!EndpointLanes(ucp, origin, origin, own_address, &self)) return verdict;
+    *cpu_atomics = peer.amo_lanes > 0 && peer.cpu_amo_lanes == peer.amo_lanes && self.amo_lanes > 0 &&
+                   self.cpu_amo_lanes == self.amo_lanes;
   }
+  if (own_address != nullptr) ucp.worker_release_address(origin, own_address);
   if (address != nullptr) ucp.worker_release_address(target, address);
   if (origin != nullptr) ucp.worker_destroy(origin);
   if (target != nullptr) ucp.worker_destroy(target);
@@ -183,11 +226,12 @@ ContextTransport ProbeNetwork(const Ucp& ucp) {
 
 }  // namespace
 
-ContextTransport ProbeContextTransport(bool some_peer_off_node) {
+ContextTransport ProbeContextTransport(bool some_peer_off_node, bool* cpu_atomics) {
+  *cpu_atomics = false;
   Ucp ucp;
   bool loaded = false;
   if (!ucp.Load(&loaded)) return loaded ? ContextTransport::kUnknown : ContextTransport::kNotUcx;
-  ContextTransport on_node = ProbeOnNode(ucp);
+  ContextTransport on_node = ProbeOnNode(ucp, cpu_atomics);
   if (on_node != ContextTransport::kNoTcp || !some_peer_off_node) return on_node;
   return ProbeNetwork(ucp);
 }

@@ -27,8 +27,14 @@ namespace smc {
 //    endpoint to this PE's own default worker uses, and to peers on the same host (same reachability);
 //  - when some_peer_off_node, lists the network transports left once shared memory, self and accelerator
 //    devices are removed: if tcp is the only one, traffic to other hosts goes over tcp.
+// *cpu_atomics: true when UCX would run this PE's atomics on the CPU, both to a peer on this node and to itself:
+// each endpoint has lanes for atomics ("amo#" in ucp_ep_print_info) and all of them are shared-memory or self
+// transports (sysv, posix, xpmem, self). False otherwise: device atomics (UCX's default atomic mode picks a NIC
+// whenever one offers them, even between PEs of one node), software atomics (no atomic lane: run by the target's
+// progress engine), or UCX not asked. tests/platform/amo_lanes.c shows the lanes; store/block.h says why it
+// matters (CPU atomics on block words).
 // Takes a few milliseconds; prints nothing unless UCX itself reports an error.
-ContextTransport ProbeContextTransport(bool some_peer_off_node);
+ContextTransport ProbeContextTransport(bool some_peer_off_node, bool* cpu_atomics);
 
 }  // namespace smc
 

@@ -74,6 +74,40 @@
 // writer and its atomics are CPU atomics, so W1-W4 hold as above (x86-TSO orders the stores in any case); a
 // NIC's writes are issued only after the CAS completed, so the lock is visible before any body byte changes.
 //
+// CPU atomics on block words. The lock (W1), the publish (W4), a release unchanged and the recency CASes are
+// atomics on a block's target and recency words, and by default every PE does them with the runtime's atomics:
+// a CPU atomic is atomic only with respect to other CPU atomics on the same cache line. A NIC's atomic (UCX
+// device atomics) is a read-modify-write done by the NIC over PCIe, which a locked CPU instruction does not
+// exclude; UCX's software atomics (no atomic lane, e.g. UCX tcp) are a load and a store done by the target's
+// progress engine. Mixed with CPU atomics on one word, either loses updates: a lock taken twice, a publish
+// overwritten by a CAS that read the word before it.
+// A PE uses CPU atomics on block words (a client through its shmem_ptr mapping of the server, a server on its
+// own memory: core/word_atomics.h CpuWordAtomics, behind transport/peer_word_atomics.h and
+// server/self_word_atomics.h) only when the job agreed at init (node/node.cc: one AgreeAll, every PE) that on
+// EVERY PE of the job
+//   (a) shmem_ptr maps every server's memory: every PE is on the servers' node, so none reaches a block word
+//       through a network transport (a NIC's atomics from another node); and
+//   (b) UCX's probe (shmem/ucx_probe.h; tests/platform/amo_lanes.c) finds that the lanes carrying atomics, to
+//       a peer on the node and to the PE itself, exist and are all shared-memory or self transports (sysv,
+//       posix, xpmem, self), whose atomics are locked CPU instructions on the mapped (or own) memory. Device
+//       atomics (UCX's default atomic mode picks a NIC whenever one offers them, even between PEs of one node:
+//       "every PE maps every server" is not enough) and software atomics both fail (b).
+// When it holds, every atomic any PE can issue on a block word, through a mapping or through the runtime, is a
+// locked CPU instruction on the same physical line, so they are atomic with respect to each other whichever
+// way each PE takes: PEs with local_access 0 (the runtime's way) mix safely with PEs on the CPU way. When any
+// PE fails (a) or (b) nobody uses the CPU way: a PE cannot know which words another PE reaches with a NIC. The
+// agreement is taken once, before any block exists, and no PE joins later, so it cannot turn false while the
+// job runs. Plain loads and stores of bodies through a mapping need no agreement: the protocol orders them.
+// Orderings of the CPU way (CpuWordAtomics): the lock CAS is acq_rel, acquire on failure (acquire: a writer
+// that won the lock sees the last publisher's stores, which KeyMatches and ReadHeldBlock read under the lock;
+// W1's release fence after it stays in the writer); the publish and a release unchanged are sequentially
+// consistent stores after W3's release fence: release, so a reader whose R1 acquire-load reads the new word
+// sees the whole body; sequentially consistent, so the store is visible to every thread before any later load
+// or store of the writer, i.e. complete on return, which is what the runtime's set + quiet gave (a Direct SET is
+// complete when it returns, client/direct_ops.h) and why the CPU way needs neither fence nor quiet. Recency
+// CASes use the same CAS (any recency value is valid; they need atomicity only). A server's lock wait stays
+// bounded (PeerWait, progressing) on either way. On x86-64 these are lock cmpxchg and mov + mfence.
+//
 // Why a remote copy still needs the checksum: a one-sided get (RDMA, UCX tcp, or a shared-memory get done by
 // the runtime's memcpy) reads the target word, the head and the body in an order nobody promises, within one
 // operation, with no fence the reader can put between the body and the re-read of the target word. Head ==

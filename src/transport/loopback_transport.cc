@@ -88,6 +88,7 @@ TransportDescription LoopbackTransport::Describe() {
   d.name = "loopback";
   d.every_peer_mapped = true;
   d.context_transport = ContextTransport::kNotUcx;
+  d.cpu_atomics = true;  // the contexts' atomics are __atomic builtins on the peers' arenas
   return d;
 }
 

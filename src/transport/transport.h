@@ -44,6 +44,10 @@ struct TransportDescription {
   const char* name = "";             // "openshmem", "loopback"
   bool every_peer_mapped = false;    // LocalPointer maps every PE's symmetric memory (all on this node)
   ContextTransport context_transport = ContextTransport::kUnknown;
+  // This PE's runtime atomics on symmetric words of this node's PEs (peers' and its own) are CPU atomics, so
+  // CPU atomics through LocalPointer are atomic with respect to them. A per-PE fact: using it needs every PE's
+  // (store/block.h, "CPU atomics on block words").
+  bool cpu_atomics = false;
 };
 
 // One-sided operations on peers' symmetric memory, ordered and completed per context. Blocking calls return

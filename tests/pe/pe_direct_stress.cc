@@ -8,7 +8,9 @@
 // the default (through the mapping where shmem_ptr maps the server, i.e. on shared memory; over tcp nobody
 // maps, and every client is remote). On shared memory the job checks that both paths really ran, and that remote
 // readers met blocks written through the mapping (no checksum: store/block.h) and confirmed them by the target
-// word (unchecked_copies).
+// word (unchecked_copies). Where the job agreed on CPU atomics for block words (stats cpu_word_atomics 1: shared
+// memory with UCX's atomics on the CPU, store/block.h) the even ranks and the server lock and publish with CPU
+// atomics while the odd ranks use UCX's, on the same words; the totals count the PEs on that way.
 // evict = 1: the server gets 2 MiB and writers also store cold 6 KiB pairs, so batch eviction (and the stale
 // pointers it leaves) runs all along; the server checks that it evicted.
 // batch = 1: readers read every hot key with one shmemcache_mget (keys in a rotating order), each item checked as
@@ -56,8 +58,9 @@ int main(int argc, char** argv) {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
     shmemcache_stats_t server_st{};  // st stays zero: the totals below are the clients'
     shmemcache_get_stats(c, &server_st);
-    std::printf("server: items=%llu evictions=%llu\n", (unsigned long long)server_st.items,
-                (unsigned long long)server_st.evictions);
+    std::printf("server: items=%llu evictions=%llu cpu_word_atomics=%llu\n", (unsigned long long)server_st.items,
+                (unsigned long long)server_st.evictions, (unsigned long long)server_st.cpu_word_atomics);
+    st.cpu_word_atomics = server_st.cpu_word_atomics;  // counted in the totals
     if (evict) PE_CHECK(server_st.evictions > 0);
   } else {
     int rank = shmemcache_client_rank(c);
@@ -129,7 +132,7 @@ int main(int argc, char** argv) {
         "client %d (%s): reads=%llu found=%llu writes=%llu deletes=%llu bad=%llu regressions=%llu | "
         "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
         "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu "
-        "local_gets=%llu local_sets=%llu unchecked_copies=%llu\n",
+        "local_gets=%llu local_sets=%llu unchecked_copies=%llu cpu_word_atomics=%llu\n",
         rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
         (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
         (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
@@ -138,7 +141,7 @@ int main(int argc, char** argv) {
         (unsigned long long)st.cas_lock_busy, (unsigned long long)st.cas_tag_mismatch,
         (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks,
         (unsigned long long)st.local_gets, (unsigned long long)st.local_sets,
-        (unsigned long long)st.unchecked_copies);
+        (unsigned long long)st.unchecked_copies, (unsigned long long)st.cpu_word_atomics);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     PE_CHECK(regressions == 0);
@@ -146,6 +149,7 @@ int main(int argc, char** argv) {
     else PE_CHECK(found > 0 && st.direct_gets > 0);
     const bool local = mapped && cfg.local_access != 0;  // the path this client's Direct operations take
     if (local) PE_CHECK(st.unchecked_copies == 0);  // its reads go through the mapping: the seqlock there
+    PE_CHECK(st.cpu_word_atomics == 2 || (local && st.cpu_word_atomics == 1));  // never without the mapping
     if (!local) PE_CHECK(st.local_gets == 0 && st.local_sets == 0);
     else if (writer) PE_CHECK(st.local_sets == st.direct_sets);
     else PE_CHECK(st.local_gets == st.direct_gets + st.large_gets_pulled);  // pulls of large values read it too
@@ -155,7 +159,7 @@ int main(int argc, char** argv) {
   // Totals over all PEs, so the log shows how hard the protocol was exercised.
   static long psync[SHMEM_REDUCE_SYNC_SIZE];
   static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
-  static long src[6], dst[6];
+  static long src[7], dst[7];
   for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
   src[0] = static_cast<long>(st.read_retries);
   src[1] = static_cast<long>(st.lock_retries);
@@ -163,13 +167,14 @@ int main(int argc, char** argv) {
   src[3] = static_cast<long>(st.local_gets + st.local_sets);
   src[4] = static_cast<long>(st.direct_gets + st.direct_sets) - src[3];  // Direct operations over one-sided ops
   src[5] = static_cast<long>(st.unchecked_copies);
+  src[6] = st.cpu_word_atomics == 1 ? 1 : 0;  // the server's too
   shmem_barrier_all();
-  shmem_long_sum_to_all(dst, src, 6, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_long_sum_to_all(dst, src, 7, 0, 0, shmem_n_pes(), pwrk, psync);
   shmem_barrier_all();
   if (shmem_my_pe() == 0) {
     std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld local_ops=%ld remote_ops=%ld "
-                "unchecked_copies=%ld\n",
-                dst[0], dst[1], dst[2], dst[3], dst[4], dst[5]);
+                "unchecked_copies=%ld cpu_word_atomics_pes=%ld\n",
+                dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6]);
     PE_CHECK(dst[4] > 0);                         // the one-sided path ran
     if (mapped) PE_CHECK(dst[3] > 0);             // and, where it exists, the mapping path at the same time
     if (mapped) PE_CHECK(dst[5] > 0);             // and remote readers confirmed blocks the mapping path wrote

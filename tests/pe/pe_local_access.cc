@@ -4,8 +4,13 @@
 //   - off: local_gets == local_sets == 0, yet the reads were Direct (one-sided gets);
 //   - auto: every Direct GET and SET went through the mapping when shmem_ptr maps the server (shared memory),
 //     none when it does not (tcp).
+// And block words (locks, publishes, recency) go through CPU atomics (stats cpu_word_atomics 1) exactly where the
+// job's agreement holds (store/block.h: every PE maps every server, UCX runs atomics on the CPU) and the PE's
+// local_access is not 0: on the server and client 0 on shared memory; never on client 1, never over tcp, never
+// when UCX's atomics are not CPU ones although the memory maps.
 // Arg: 1 = the job must map the server (shared memory: the test fails if the fast path is not available), 0 = it
-// must not (UCX tcp: Direct operations stay one-sided).
+// must not (UCX tcp: Direct operations stay one-sided), 2 = it must map it but UCX must not run atomics on the
+// CPU (UCX_ATOMIC_MODE=device on a node without a NIC: software atomics), so the agreement fails.
 #include <shmem.h>
 
 #include <cstdlib>
@@ -30,7 +35,18 @@ int main(int argc, char** argv) {
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
   const bool off = shmem_my_pe() == 2;
   if (off) cfg.local_access = 0;
-  return pe_test::ServeOrRun("pe_local_access", cfg, [&](shmemcache_t* c, int rank) {
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  const uint64_t expect_cpu_words = expect_mapped == 1 && !off ? 1 : 2;
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    shmemcache_stats_t st;
+    PE_CHECK_STATUS(shmemcache_get_stats(c, &st), SHMEMCACHE_OK);
+    std::printf("server: cpu_word_atomics=%llu\n", (unsigned long long)st.cpu_word_atomics);
+    PE_CHECK(st.cpu_word_atomics == expect_cpu_words);
+  } else {
+    const int rank = shmemcache_client_rank(c);
     char buf[64];
     for (int k = 0; k < kKeys; ++k) {
       std::string key = "la-" + std::to_string(rank) + "-" + std::to_string(k);
@@ -49,11 +65,12 @@ int main(int argc, char** argv) {
     shmemcache_stats_t st;
     PE_CHECK_STATUS(shmemcache_get_stats(c, &st), SHMEMCACHE_OK);
     std::printf("client %d (local_access %d, mapped %d): direct_gets=%llu local_gets=%llu direct_sets=%llu "
-                "local_sets=%llu active_gets=%llu active_sets=%llu\n",
+                "local_sets=%llu active_gets=%llu active_sets=%llu cpu_word_atomics=%llu\n",
                 rank, cfg.local_access, mapped ? 1 : 0, (unsigned long long)st.direct_gets,
                 (unsigned long long)st.local_gets, (unsigned long long)st.direct_sets,
                 (unsigned long long)st.local_sets, (unsigned long long)st.active_gets,
-                (unsigned long long)st.active_sets);
+                (unsigned long long)st.active_sets, (unsigned long long)st.cpu_word_atomics);
+    PE_CHECK(st.cpu_word_atomics == expect_cpu_words);
     std::fflush(stdout);
     PE_CHECK(st.direct_gets >= kKeys * kRounds * 9 / 10);  // the reads really were Direct
     PE_CHECK(st.direct_sets >= kKeys * (kRounds - 1));
@@ -63,5 +80,10 @@ int main(int argc, char** argv) {
       PE_CHECK(st.local_gets == st.direct_gets);
       PE_CHECK(st.local_sets == st.direct_sets);
     }
-  });
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  int rc = pe_test::Finish("pe_local_access");
+  shmem_finalize();
+  return rc;
 }

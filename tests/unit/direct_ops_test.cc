@@ -362,6 +362,80 @@ TEST_F(DirectOpsTest, ALockedReadThenCommitKeepsFlagsAndExpiryAndAbandonChangesN
   }
 }
 
+// Forwards to another context and counts the calls that go through the runtime (atomics, fence, quiet).
+class CountingContext final : public Context {
+ public:
+  explicit CountingContext(Context* inner) : inner_(inner) {}
+  void Get(void* d, const void* s, size_t n, int pe) override { inner_->Get(d, s, n, pe); }
+  void Put(void* d, const void* s, size_t n, int pe) override { inner_->Put(d, s, n, pe); }
+  void GetNbi(void* d, const void* s, size_t n, int pe) override { inner_->GetNbi(d, s, n, pe); }
+  void PutNbi(void* d, const void* s, size_t n, int pe) override { inner_->PutNbi(d, s, n, pe); }
+  uint64_t CompareSwap(uint64_t* w, uint64_t e, uint64_t d, int pe) override {
+    ++calls;
+    return inner_->CompareSwap(w, e, d, pe);
+  }
+  uint64_t Fetch(uint64_t* w, int pe) override { ++calls; return inner_->Fetch(w, pe); }
+  uint64_t Swap(uint64_t* w, uint64_t v, int pe) override { ++calls; return inner_->Swap(w, v, pe); }
+  uint64_t FetchAdd(uint64_t* w, uint64_t v, int pe) override { ++calls; return inner_->FetchAdd(w, v, pe); }
+  void Set(uint64_t* w, uint64_t v, int pe) override { ++calls; inner_->Set(w, v, pe); }
+  void Add(uint64_t* w, uint64_t v, int pe) override { ++calls; inner_->Add(w, v, pe); }
+  void Or(uint64_t* w, uint64_t v, int pe) override { ++calls; inner_->Or(w, v, pe); }
+  void Fence() override { ++calls; inner_->Fence(); }
+  void Quiet() override { ++calls; inner_->Quiet(); }
+  bool is_private() const override { return inner_->is_private(); }
+  unsigned calls = 0;
+
+ private:
+  Context* inner_;
+};
+
+// Where the job agreed on CPU atomics for block words (store/block.h), a mapped server's lock, publish, release
+// unchanged and recency CAS are CPU atomics through the mapping: not one runtime atomic, fence or quiet. Without
+// the agreement the same operations go through the context.
+TEST_F(DirectOpsTest, OnTheCpuWayLocksPublishesAndRecencyNeverCallTheRuntime) {
+  for (const bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu way" : "runtime way");
+    CountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, LocalArenas(), cpu);
+    EXPECT_EQ(ops.words_on_cpu(kServerPe), cpu);
+    const std::string key = cpu ? "cpu-key" : "rt-key";
+    const uint32_t tag = Loc(key).tag;
+    BlockPointer p = StoreSet(key, "v0");
+    uint64_t version = 0;
+    ASSERT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), "v1", 2, tag, &version),
+              DirectOps::Result::kDone);
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), MakeTarget(version, tag, false));
+    // A busy lock, then its release: the CAS's failure branch on the same way.
+    const uint64_t unlocked = MakeTarget(version, tag, false);
+    __atomic_store_n(Target(p), Locked(unlocked), __ATOMIC_RELEASE);
+    std::thread releaser([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      atomics_.Set(Target(p), unlocked);
+    });
+    uint64_t locked = 0;
+    ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, version, key.data(), key.size(), tag, &locked),
+              DirectOps::Result::kDone);
+    releaser.join();
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), Locked(unlocked));
+    ops.Abandon(kServerPe, p.offset, p.block_bytes, locked, tag);
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), unlocked);
+    // A version this client never saw: the key is checked under the lock, and another key is released unchanged.
+    EXPECT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, 0, "other-key", 9, tag, &locked),
+              DirectOps::Result::kNotThisKey);
+    EXPECT_EQ(__atomic_load_n(Target(p), __ATOMIC_ACQUIRE), unlocked);
+    uint64_t* recency = reinterpret_cast<uint64_t*>(client_arena_ + p.offset + kRecencyOffset);
+    const uint64_t r = __atomic_load_n(reinterpret_cast<uint64_t*>(server_arena_ + p.offset + kRecencyOffset),
+                                       __ATOMIC_ACQUIRE);
+    EXPECT_EQ(ops.words().CompareSwap(recency, r, r + 5, kServerPe), r);
+    EXPECT_EQ(__atomic_load_n(reinterpret_cast<uint64_t*>(server_arena_ + p.offset + kRecencyOffset),
+                              __ATOMIC_ACQUIRE), r + 5);
+    if (cpu) EXPECT_EQ(counting.calls, 0u);
+    else EXPECT_GE(counting.calls, 6u);
+    EXPECT_EQ(StoreGet(key), "v1");
+    EXPECT_TRUE(store_->CheckConsistency());
+  }
+}
+
 TEST_F(DirectOpsTest, ThroughTheMappingABufferTooSmallGetsTheLengthAndNoBytes) {
   BlockPointer p = StoreSet("key", "value");
   char out[4] = {'x', 'x', 'x', 'x'};
