@@ -82,9 +82,9 @@ TEST(Fragment, EveryCoveredByteChangesTheChecksum) {
   }
 }
 
-// The wire format (issue 14 moved the checksum to the inline / dispatched XXH3): the checksum is XXH3-64 of bytes
-// [16, 32 + frag_len) seeded with the sequence, the library's value, at every length (inline up to 240 bytes
-// hashed, dispatched beyond).
+// The wire format (issue 14 moved the checksum from the library to XXH3 compiled in): the checksum is XXH3-64 of
+// bytes [16, 32 + frag_len) seeded with the sequence, the library's value, at every length (short and long
+// inputs take different XXH3 code paths).
 TEST(Fragment, ChecksumIsTheLibrarysXxh3OfTheCoveredBytes) {
   const size_t lengths[] = {0, 1, 7, 100, 224, 225, 500, 1000, 4000, kPayloadMax};
   for (size_t len : lengths) {
