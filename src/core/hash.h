@@ -30,6 +30,13 @@ constexpr uint32_t kFreeTag = 0;
 // same value whichever code path computes it. Defined in xxh3.cc, which must not see the inline copies above.
 uint64_t Xxh3(const void* data, size_t len, uint64_t seed);
 
+// XXH3-64 for checksums on a hot path (issue 14: conduit chunks, block payloads), compiled into the caller at the
+// build's baseline vector width (SSE2 on x86-64): no call, no dispatch. Not Xxh3: where the dispatcher picks
+// AVX-512, a chunk hashed every few microseconds pays the wide units' wake-up and clock transitions each time
+// (measured: window-32 GETs ~20% slower per operation than with this), and the library's plain
+// XXH3_64bits_withSeed is Debian's scalar build. The same value as Xxh3 and the library's for every input.
+inline uint64_t HashBytes(const void* data, size_t len, uint64_t seed) { return XXH3_64bits_withSeed(data, len, seed); }
+
 // XXH3-64 of the key (unseeded, as XXH3_64bits): inline up to 240 bytes, Xxh3 with seed 0 (the same function,
 // by XXH3's definition) beyond.
 inline uint64_t HashKey(const void* key, size_t key_len) {

@@ -226,7 +226,7 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
   // now_ns (read after the request arrived, as core/server_time.h needs of the reply's stamp): its epoch, the
   // reply's stamp and the store's "now".
   const uint64_t epoch = EpochAt(now_ns);
-  __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
+  if (__atomic_load_n(epoch_word_, __ATOMIC_RELAXED) != epoch) __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
   reply.epoch = epoch;
   reply.server_ms = now_ns / 1000000;
   RequestView req;
@@ -264,7 +264,7 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
   SpilledPair copy;
   const SpilledPair* spilled =
       spill_ && DecidesOnCurrentPair(h) && spill_->ReadCopy(req.key, h.key_len, at.now_ms, &copy) ? &copy : nullptr;
-  EvictionPause pause(store_, &counters_.max_eviction_pause_us);
+  EvictionPause pause(store_, &counters_.max_eviction_pause_us, &clock_, now_ns);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
     case Op::kStore: {

@@ -4,8 +4,8 @@ namespace smc {
 
 uint64_t BlockChecksumSplit(const uint8_t* block, size_t key_len, const void* value, size_t value_len,
                             uint64_t version) {
-  uint64_t head = Xxh3(block + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
-  return StoredChecksum(Xxh3(value, value_len, head));
+  uint64_t head = HashBytes(block + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
+  return StoredChecksum(HashBytes(value, value_len, head));
 }
 
 uint64_t BlockChecksum(const uint8_t* block, uint64_t version) {

@@ -5,31 +5,6 @@ namespace smc {
 HashTable::HashTable(HashWay* ways_memory, size_t sets, unsigned ways)
     : ways_memory_(ways_memory), sets_(sets), ways_(ways) {}
 
-bool HashTable::Find(size_t set, uint32_t tag, const std::function<bool(const HashEntry&)>& is_key,
-                     HashEntry* entry, HashSlot* slot) const {
-  for (unsigned w = 0; w < ways_; ++w) {
-    const HashWay* hw = way(set, w);
-    if (!WayValid(hw->meta) || WayTag(hw->meta) != tag) continue;
-    HashEntry e = Decode(*hw);
-    if (is_key(e)) {
-      if (entry) *entry = e;
-      if (slot) *slot = HashSlot{set, static_cast<int>(w), 0};
-      return true;
-    }
-  }
-  auto it = overflow_.find(set);
-  if (it == overflow_.end()) return false;
-  for (size_t i = 0; i < it->second.size(); ++i) {
-    const HashEntry& e = it->second[i];
-    if (e.tag == tag && is_key(e)) {
-      if (entry) *entry = e;
-      if (slot) *slot = HashSlot{set, -1, i};
-      return true;
-    }
-  }
-  return false;
-}
-
 void HashTable::StoreWay(size_t set, unsigned w, const HashEntry* entry) {
   HashWay* hw = way(set, w);
   uint64_t keep = (w == 0) ? (hw->meta & kWayOverflow) : 0;

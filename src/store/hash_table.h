@@ -61,8 +61,10 @@ class HashTable {
   static size_t BytesFor(size_t sets, unsigned ways) { return sets * ways * sizeof(HashWay); }
 
   // Finds the entry in `set` with `tag` for which is_key(entry) is true (the caller compares the full key).
-  bool Find(size_t set, uint32_t tag, const std::function<bool(const HashEntry&)>& is_key, HashEntry* entry,
-            HashSlot* slot) const;
+  // A template rather than a std::function: the server calls it once or twice per Active operation, and a
+  // std::function of a lambda capturing more than two words allocates on the heap each time (issue 14).
+  template <class IsKey>
+  bool Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot) const;
   // Adds an entry (the key must not be present). Returns true if it went to the overflow list.
   bool Insert(size_t set, const HashEntry& entry);
   // Points an existing slot at a new block.
@@ -88,6 +90,34 @@ class HashTable {
   size_t size_ = 0;
   size_t overflow_size_ = 0;
 };
+
+template <class IsKey>
+bool HashTable::Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot) const {
+  for (unsigned w = 0; w < ways_; ++w) {
+    const HashWay* hw = way(set, w);
+    if (!WayValid(hw->meta) || WayTag(hw->meta) != tag) continue;
+    HashEntry e = Decode(*hw);
+    if (is_key(e)) {
+      if (entry) *entry = e;
+      if (slot) *slot = HashSlot{set, static_cast<int>(w), 0};
+      return true;
+    }
+  }
+  // Way 0's overflow bit says whether the set has an overflow list (only the server writes it): a miss in a
+  // set without one costs no map lookup.
+  if ((way(set, 0)->meta & kWayOverflow) == 0) return false;
+  auto it = overflow_.find(set);
+  if (it == overflow_.end()) return false;
+  for (size_t i = 0; i < it->second.size(); ++i) {
+    const HashEntry& e = it->second[i];
+    if (e.tag == tag && is_key(e)) {
+      if (entry) *entry = e;
+      if (slot) *slot = HashSlot{set, -1, i};
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace smc
 

@@ -262,7 +262,7 @@ size_t KvStore::FlushAll() {
   return removed;
 }
 
-void KvStore::Advance(uint64_t offset, uint64_t recency) {
+void KvStore::AdvanceWord(uint64_t offset, uint64_t recency) {
   uint64_t* word = recency_word(offset);
   // Recency words only grow, so a plain load (possibly behind a client's CAS) that is already at or above
   // recency proves the CAS is not needed; below it, the CAS decides.
@@ -271,8 +271,6 @@ void KvStore::Advance(uint64_t offset, uint64_t recency) {
     if (seen == cur) break;
     cur = seen;
   }
-  uint64_t epoch;
-  if (tiers_.EpochOf(offset, &epoch) && epoch < recency) tiers_.Touch(offset, recency);
 }
 
 Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
@@ -303,12 +301,10 @@ Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, Acc
     Drop(held);
     return SHMEMCACHE_NOT_FOUND;
   }
-  Advance(entry.offset, at.recency);  // the piggybacked recency of an Active GET
-  // A client's Direct SET may have changed the value's length in place: record what the server sees now.
-  uint64_t epoch;
-  if (tiers_.EpochOf(entry.offset, &epoch)) {
-    tiers_.Touch(entry.offset, epoch, Sizes(bytes, key_len + view->value_len));
-  }
+  // The piggybacked recency of an Active GET: the recency word and the tier move up, never down. A client's
+  // Direct SET may have changed the value's length in place: the tier records what the server sees now.
+  AdvanceWord(entry.offset, at.recency);
+  tiers_.Raise(entry.offset, at.recency, Sizes(bytes, key_len + view->value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{entry.offset, static_cast<uint32_t>(bytes), entry.cls, view->version, loc.tag,
                             std::max(view->recency, at.recency), view->token};

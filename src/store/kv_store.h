@@ -272,7 +272,14 @@ class KvStore {
   // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
   // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_.
   Status AllocateOrEvict(int cls, uint64_t* offset);
-  void Advance(uint64_t offset, uint64_t recency);  // recency word and tier move up, never down
+  void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
+  // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport
+  // atomic needless (issue 14: a rewrite within one epoch, the common case, pays one atomic less); a client's
+  // CAS landing after the load is ordered after this write either way, as it would be after the atomic.
+  void SetRecencyWord(uint64_t offset, uint64_t recency) {
+    uint64_t* word = recency_word(offset);
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != recency) atomics_->Set(word, recency);
+  }
   size_t EvictBottomTier();         // returns the block bytes it freed
   bool EvictSlabsFor(int cls);      // empties the cheapest run of pages for a slab of cls; false if none
   // Removes the pair in this block (kExpiredOnly: only if it is expired); false if the block holds none, or

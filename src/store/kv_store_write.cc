@@ -35,6 +35,12 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       *cls = held.entry.cls;
       return SHMEMCACHE_OK;
     }
+    // A rewrite that needs the class it has (the common case) skips the search: classes grow with their index.
+    if (held.found && need <= slabs_.class_bytes(held.entry.cls) &&
+        (held.entry.cls == 0 || need > slabs_.class_bytes(held.entry.cls - 1))) {
+      *cls = held.entry.cls;
+      return SHMEMCACHE_OK;
+    }
     *cls = slabs_.ClassFor(need);
     return *cls < 0 ? SHMEMCACHE_VALUE_TOO_LARGE : SHMEMCACHE_OK;
   };
@@ -79,7 +85,7 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
   uint64_t version = held.version + 1;
   const PairMeta meta = MetaAt(next, version);
   EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, meta);
-  atomics_->Set(recency_word(offset), recency);
+  SetRecencyWord(offset, recency);
   Publish(offset, bytes, version, loc.tag);
   if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
   tiers_.Touch(offset, recency, Sizes(bytes, key_len + next.value_len));
@@ -101,7 +107,7 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   ++version;  // contract.h (b): above every version this key had, here or anywhere
   const PairMeta meta = MetaAt(next, version);
   EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, meta);
-  atomics_->Set(recency_word(fresh), recency);
+  SetRecencyWord(fresh, recency);
   Publish(fresh, bytes, version, loc.tag);
   HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
   if (held.found) {

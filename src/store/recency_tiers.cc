@@ -41,24 +41,32 @@ void RecencyTiers::Link(uint64_t offset, Node& node, uint64_t epoch) {
   t.block_bytes += node.sizes.block_bytes;
 }
 
+void RecencyTiers::Resize(Node& node, const PairSizes& sizes) {
+  // The common case (a GET, a same-size SET) changes nothing: no tier lookup then.
+  if (sizes.block_bytes == node.sizes.block_bytes && sizes.payload_bytes == node.sizes.payload_bytes) return;
+  tiers_[node.tier].block_bytes += uint64_t{sizes.block_bytes} - node.sizes.block_bytes;
+  Account(node.sizes, sizes);
+  node.sizes = sizes;
+}
+
+void RecencyTiers::Move(uint64_t offset, Node& node, uint64_t epoch, const PairSizes* sizes) {
+  Unlink(node);
+  if (sizes != nullptr) {
+    Account(node.sizes, *sizes);
+    node.sizes = *sizes;
+  }
+  Link(offset, node, epoch);
+}
+
 void RecencyTiers::TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes) {
   auto found = nodes_.find(offset);
   if (found != nodes_.end()) {
     Node& node = found->second;
-    if (node.tier.first == epoch) {
-      if (sizes != nullptr) {  // stays in its tier; only the recorded sizes change
-        tiers_[node.tier].block_bytes += uint64_t{sizes->block_bytes} - node.sizes.block_bytes;
-        Account(node.sizes, *sizes);
-        node.sizes = *sizes;
-      }
-      return;
+    if (node.tier.first != epoch) {
+      Move(offset, node, epoch, sizes);
+    } else if (sizes != nullptr) {  // stays in its tier; only the recorded sizes change
+      Resize(node, *sizes);
     }
-    Unlink(node);
-    if (sizes != nullptr) {
-      Account(node.sizes, *sizes);
-      node.sizes = *sizes;
-    }
-    Link(offset, node, epoch);
     return;
   }
   Node& node = nodes_[offset];
@@ -67,6 +75,18 @@ void RecencyTiers::TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* s
     node.sizes = *sizes;
   }
   Link(offset, node, epoch);
+}
+
+bool RecencyTiers::Raise(uint64_t offset, uint64_t epoch, PairSizes sizes) {
+  auto found = nodes_.find(offset);
+  if (found == nodes_.end()) return false;
+  Node& node = found->second;
+  if (node.tier.first < epoch) {
+    Move(offset, node, epoch, &sizes);
+  } else {
+    Resize(node, sizes);
+  }
+  return true;
 }
 
 void RecencyTiers::Touch(uint64_t offset, uint64_t epoch) { TouchImpl(offset, epoch, nullptr); }

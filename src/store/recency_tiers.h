@@ -50,6 +50,10 @@ class RecencyTiers {
   void Touch(uint64_t offset, uint64_t epoch);
   // The same, and records the pair's sizes.
   void Touch(uint64_t offset, uint64_t epoch, PairSizes sizes);
+  // A read's touch (issue 14: one node lookup per Active GET): if the block is in a tier, moves it up to the
+  // newest tier of `epoch` when its tier's epoch is below (never down), and records its sizes; a block in no tier
+  // stays in none. Returns false when the block is in no tier.
+  bool Raise(uint64_t offset, uint64_t epoch, PairSizes sizes);
   // Unlinks the block (freed or moved).
   void Remove(uint64_t offset);
   // The epoch of the block's tier; false if the block is in no tier.
@@ -90,6 +94,10 @@ class RecencyTiers {
   void Unlink(Node& node);
   void Link(uint64_t offset, Node& node, uint64_t epoch);
   void TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes);
+  // Moves an indexed node to `epoch` (a different epoch than its tier's), recording sizes if given.
+  void Move(uint64_t offset, Node& node, uint64_t epoch, const PairSizes* sizes);
+  // Records new sizes of a node that stays in its tier.
+  void Resize(Node& node, const PairSizes& sizes);
   void Account(const PairSizes& was, const PairSizes& now) {  // totals follow one node's sizes
     block_bytes_ += uint64_t{now.block_bytes} - was.block_bytes;
     payload_bytes_ += uint64_t{now.payload_bytes} - was.payload_bytes;

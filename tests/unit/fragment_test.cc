@@ -10,6 +10,8 @@
 
 #include "core/bytes.h"
 
+#include <xxhash.h>  // after the project's headers: the library's XXH3, the reference for the wire checksum
+
 namespace smc {
 namespace {
 
@@ -77,6 +79,36 @@ TEST(Fragment, EveryCoveredByteChangesTheChecksum) {
     std::vector<uint8_t> changed = chunk;
     changed[off] ^= 0x01;
     EXPECT_EQ(fragment::Checksum(changed.data(), p.size(), 7), sum) << "byte " << off;
+  }
+}
+
+// The wire format (issue 14 moved the checksum from the library to XXH3 compiled in): the checksum is XXH3-64 of
+// bytes [16, 32 + frag_len) seeded with the sequence, the library's value, at every length (short and long
+// inputs take different XXH3 code paths).
+TEST(Fragment, ChecksumIsTheLibrarysXxh3OfTheCoveredBytes) {
+  const size_t lengths[] = {0, 1, 7, 100, 224, 225, 500, 1000, 4000, kPayloadMax};
+  for (size_t len : lengths) {
+    std::vector<uint8_t> chunk = Encoded(9, Payload(len, 3), 5);
+    const uint64_t expected = XXH3_64bits_withSeed(chunk.data() + fragment::kFragLenOffset,
+                                                   kChunkHeaderBytes - fragment::kFragLenOffset + len, 9);
+    EXPECT_EQ(fragment::Checksum(chunk.data(), len, 9), expected) << len;
+    EXPECT_EQ(LoadU64(chunk.data() + fragment::kChecksumOffset), expected) << len;
+  }
+}
+
+// A record's padding is zeroed whatever the staging held before: a packed chunk's bytes (and so its checksum)
+// depend only on its messages.
+TEST(Fragment, ReserveRecordZeroesThePaddingOfADirtyChunk) {
+  for (size_t len : {0u, 1u, 5u, 8u, 13u, 16u, 31u}) {
+    std::vector<uint8_t> chunk(kChunk, 0xab);
+    uint8_t* at = fragment::ReserveRecord(chunk.data(), 16, len);
+    ASSERT_EQ(at, chunk.data() + kChunkHeaderBytes + 16 + fragment::kRecordHeaderBytes);
+    std::memset(at, 0x11, len);
+    EXPECT_EQ(LoadU32(at - fragment::kRecordHeaderBytes), len);
+    EXPECT_EQ(LoadU32(at - 4), 0u);
+    const size_t end = fragment::RecordBytes(len) - fragment::kRecordHeaderBytes;
+    for (size_t i = len; i < end; ++i) EXPECT_EQ(at[i], 0) << "len " << len << " padding byte " << i;
+    EXPECT_EQ(at[end], 0xab) << "nothing past the record is written";
   }
 }
 

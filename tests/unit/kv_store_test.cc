@@ -29,6 +29,7 @@ class WatchdogAtomics final : public WordAtomics {
   };
   uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
     same_ = 0;
+    ++compare_swaps;
     return local_.CompareSwap(word, expected, desired);
   }
   uint64_t Fetch(uint64_t* word) override {
@@ -44,6 +45,7 @@ class WatchdogAtomics final : public WordAtomics {
   }
   void Set(uint64_t* word, uint64_t value) override {
     same_ = 0;
+    ++sets;
     local_.Set(word, value);
   }
   void Fence() override { local_.Fence(); }
@@ -55,6 +57,8 @@ class WatchdogAtomics final : public WordAtomics {
   }
   bool give_up_on_locks = false;
   int waits = 0;
+  int compare_swaps = 0;  // the atomics a server pays through its transport (issue 14 counts them)
+  int sets = 0;
 
  private:
   LocalWordAtomics local_;
@@ -246,6 +250,46 @@ TEST_F(KvStoreTest, OverwriteSameClassKeepsOffsetAndBumpsVersion) {
   EXPECT_EQ(v, "value-3");
   EXPECT_EQ(store_->items(), 1u);
   EXPECT_EQ(store_->slabs().blocks_in_use(), 1u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// Issue 14: the transport atomics a rewrite and a GET pay. A rewrite in the epoch its pair already has skips the
+// recency word's atomic (lock CAS + publish only); a new epoch sets it. A GET in the pair's epoch pays none; a
+// newer epoch raises the word with one CAS and moves the pair's tier up, never down.
+TEST_F(KvStoreTest, RecencyWordAtomicsOnlyWhereTheEpochMoves) {
+  MakeSmall();
+  BlockPointer p;
+  ASSERT_EQ(Set("epochs", "value-1", &p, /*recency=*/5), SHMEMCACHE_OK);
+  const uint64_t* recency_word = reinterpret_cast<const uint64_t*>(arena() + p.offset + kRecencyOffset);
+  auto epoch_of_tier = [&] {
+    uint64_t e = 0;
+    EXPECT_TRUE(store_->tiers().EpochOf(p.offset, &e));
+    return e;
+  };
+  EXPECT_EQ(*recency_word, 5u);
+  int cas = atomics_.compare_swaps, sets = atomics_.sets;
+  ASSERT_EQ(Set("epochs", "value-2", &p, 5), SHMEMCACHE_OK);
+  EXPECT_EQ(atomics_.compare_swaps - cas, 1) << "the lock";
+  EXPECT_EQ(atomics_.sets - sets, 1) << "the publish only: the recency word already says 5";
+  EXPECT_EQ(*recency_word, 5u);
+  cas = atomics_.compare_swaps, sets = atomics_.sets;
+  ASSERT_EQ(Set("epochs", "value-3", &p, 6), SHMEMCACHE_OK);
+  EXPECT_EQ(atomics_.sets - sets, 2) << "recency word and publish";
+  EXPECT_EQ(*recency_word, 6u);
+  EXPECT_EQ(epoch_of_tier(), 6u);
+  std::string v;
+  cas = atomics_.compare_swaps, sets = atomics_.sets;
+  ASSERT_EQ(Get("epochs", &v, nullptr, nullptr, /*recency=*/6), SHMEMCACHE_OK);
+  ASSERT_EQ(Get("epochs", &v, nullptr, nullptr, /*recency=*/3), SHMEMCACHE_OK);
+  EXPECT_EQ(atomics_.compare_swaps - cas, 0);
+  EXPECT_EQ(atomics_.sets - sets, 0);
+  EXPECT_EQ(*recency_word, 6u) << "never down";
+  EXPECT_EQ(epoch_of_tier(), 6u);
+  ASSERT_EQ(Get("epochs", &v, nullptr, nullptr, /*recency=*/9), SHMEMCACHE_OK);
+  EXPECT_EQ(atomics_.compare_swaps - cas, 1);
+  EXPECT_EQ(*recency_word, 9u);
+  EXPECT_EQ(epoch_of_tier(), 9u);
+  EXPECT_EQ(v, "value-3");
   EXPECT_TRUE(store_->CheckConsistency());
 }
 

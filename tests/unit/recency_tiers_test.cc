@@ -217,6 +217,35 @@ TEST(RecencyTiers, SizesFollowTouchRemoveAndMoves) {
   EXPECT_TRUE(t.CheckConsistency());
 }
 
+// Raise (an Active GET's touch, issue 14): up to a newer epoch with the sizes seen, never down, a block in no
+// tier left in none.
+TEST(RecencyTiers, RaiseMovesUpNeverDownAndRecordsSizes) {
+  RecencyTiers t(/*max_tier_bytes=*/0);
+  t.Touch(8, 3, PairSizes{64, 20});
+  t.Touch(16, 3, PairSizes{64, 30});
+  uint64_t e = 0;
+  EXPECT_TRUE(t.Raise(8, 2, PairSizes{64, 25}));  // older: stays in 3, sizes recorded
+  ASSERT_TRUE(t.EpochOf(8, &e));
+  EXPECT_EQ(e, 3u);
+  EXPECT_EQ(t.payload_bytes(), 55u);
+  EXPECT_TRUE(t.Raise(8, 3, PairSizes{64, 25}));  // same epoch, same sizes: nothing changes
+  EXPECT_EQ(t.tier_count(), 1u);
+  EXPECT_TRUE(t.Raise(8, 7, PairSizes{128, 40}));  // newer: moves up with its new sizes
+  ASSERT_TRUE(t.EpochOf(8, &e));
+  EXPECT_EQ(e, 7u);
+  EXPECT_EQ(t.tier_count(), 2u);
+  EXPECT_EQ(t.top_epoch(), 7u);
+  EXPECT_EQ(t.payload_bytes(), 70u);
+  EXPECT_EQ(t.block_bytes(), 192u);
+  EXPECT_FALSE(t.Raise(24, 9, PairSizes{64, 1}));  // in no tier: stays in none
+  EXPECT_FALSE(t.EpochOf(24, &e));
+  EXPECT_EQ(t.size(), 2u);
+  std::vector<uint64_t> blocks;
+  EXPECT_EQ(t.PopBottom(&blocks), 3u);
+  EXPECT_EQ(blocks, std::vector<uint64_t>{16});
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
 // Random Touch/Remove/PopBottom with a cap: tiers pop in (epoch, creation) order, no tier but an epoch's
 // newest ever receives new pairs beyond the cap, and every count and total stays exact.
 TEST(RecencyTiers, CappedRandomAgainstReference) {
