@@ -610,6 +610,7 @@ void RaceRemoteReaderWithWritersThroughTheMapping(KvStore* store, Transport* cli
                          &p),
             SHMEMCACHE_OK);
   std::atomic<bool> stop{false};
+  std::atomic<uint64_t> writes{0};
   auto writer = [&](int id) {
     std::unique_ptr<Context> ctx = client->CreateContext(1);
     DirectOps ops(ctx.get(), arena, mapping);
@@ -618,15 +619,27 @@ void RaceRemoteReaderWithWritersThroughTheMapping(KvStore* store, Transport* cli
       std::string v = Verifiable(id, seq, len);
       uint64_t version;
       if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
-                  &version) == DirectOps::Result::kDone)
+                  &version) == DirectOps::Result::kDone) {
         known = version;
+        writes.fetch_add(1);
+      }
       std::this_thread::yield();  // room between writes for a copy and its re-read
     }
   };
   std::thread a(writer, 1), b(writer, 2);
+  // The race needs the writers running: on a loaded machine the reads could all end before either thread got a
+  // core (every copy then the server's checksummed first value). So read only after a first write through the
+  // mapping, and go on past `reads` until the writers have written a few hundred times meanwhile.
+  // Both waits are bounded (a writer that never succeeds fails the test, not hangs it): 60 s for the first
+  // write, and at most 1000 x `reads` reads.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (writes.load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  EXPECT_GT(writes.load(), 0u) << "no writer got through in 60 s";
+  constexpr uint64_t kMinWritesDuringReads = 300;
+  const uint64_t writes_before = writes.load();
   int done = 0, torn = 0;
   std::vector<char> out(p.block_bytes);  // can take the block's room: the one-copy form where it applies
-  for (int i = 0; i < reads; ++i) {
+  for (int i = 0; i < reads || (writes.load() - writes_before < kMinWritesDuringReads && i < 1000 * reads); ++i) {
     BlockView view;
     if (reader->Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), p.tag, out.data(), out.size(),
                     &view) == DirectOps::Result::kDone) {
@@ -637,7 +650,7 @@ void RaceRemoteReaderWithWritersThroughTheMapping(KvStore* store, Transport* cli
   stop = true;
   a.join();
   b.join();
-  std::printf("reads done %d of %d (retries %llu, confirmed by the target word %llu, torn %d)\n", done, reads,
+  std::printf("reads done %d of at least %d (retries %llu, confirmed by the target word %llu, torn %d)\n", done, reads,
               static_cast<unsigned long long>(reader->counters().read_retries),
               static_cast<unsigned long long>(reader->counters().unchecked_copies), torn);
   EXPECT_EQ(torn, 0);
