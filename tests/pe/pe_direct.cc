@@ -20,14 +20,10 @@
 
 namespace {
 
-long* flags = nullptr;  // symmetric; flags[i] on a PE = step i reached
 constexpr int kA = 1, kB = 2;  // PEs
 
-void Signal(int pe, int step) {
-  shmem_long_p(&flags[step], 1, pe);
-  shmem_quiet();
-}
-void WaitFor(int step) { shmem_long_wait_until(&flags[step], SHMEM_CMP_EQ, 1); }
+using pe_test::Signal;
+using pe_test::WaitFor;
 
 void SetValue(shmemcache_t* c, const std::string& key, const std::string& value) {
   PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), value.size()), SHMEMCACHE_OK);
@@ -127,25 +123,4 @@ void ClientB(shmemcache_t* c) {
 
 }  // namespace
 
-int main() {
-  shmem_init();
-  pe_test::Begin(shmem_my_pe());
-  flags = static_cast<long*>(shmem_calloc(16, sizeof(long)));
-  shmem_barrier_all();
-  if (shmem_n_pes() != 3) {
-    std::fprintf(stderr, "pe_direct needs exactly 3 PEs\n");
-    return 1;
-  }
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(nullptr, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  if (shmemcache_is_server(c)) PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  else if (shmem_my_pe() == kA) ClientA(c);
-  else ClientB(c);
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_direct");
-  shmem_free(flags);
-  shmem_finalize();
-  return rc;
-}
+int main() { return pe_test::RunTwoClientScript("pe_direct", 16, ClientA, ClientB); }

@@ -146,6 +146,41 @@ int RunContractJob(const ContractJob& job) {
   return rc;
 }
 
+namespace {
+long* script_flags = nullptr;  // symmetric; script_flags[i] on a PE = step i reached
+}  // namespace
+
+void Signal(int pe, int step) {
+  shmem_long_p(&script_flags[step], 1, pe);
+  shmem_quiet();
+}
+
+void WaitFor(int step) { shmem_long_wait_until(&script_flags[step], SHMEM_CMP_EQ, 1); }
+
+int RunTwoClientScript(const char* name, int steps, const std::function<void(shmemcache_t* c)>& a,
+                       const std::function<void(shmemcache_t* c)>& b) {
+  shmem_init();
+  Begin(shmem_my_pe());
+  script_flags = static_cast<long*>(shmem_calloc(static_cast<size_t>(steps), sizeof(long)));
+  shmem_barrier_all();
+  if (shmem_n_pes() != 3) {
+    std::fprintf(stderr, "%s needs exactly 3 PEs\n", name);
+    return 1;
+  }
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(nullptr, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  if (shmemcache_is_server(c)) PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  else if (shmem_my_pe() == 1) a(c);
+  else b(c);
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  const int rc = Finish(name);
+  shmem_free(script_flags);
+  shmem_finalize();
+  return rc;
+}
+
 int ServeOrRun(const char* name, const shmemcache_config_t& config,
                const std::function<void(shmemcache_t* c, int rank)>& client) {
   shmemcache_t* c = nullptr;

@@ -113,6 +113,17 @@ struct ContractJob {
 };
 int RunContractJob(const ContractJob& job);
 
+// A script of two clients that step each other through symmetric flags (pe_direct, pe_length_hint): exactly 3
+// PEs; PE 0 serves with the default configuration (shmemcache_init(nullptr)), PE 1 runs `a` and PE 2 runs `b`,
+// each pausing with WaitFor(step) until the other's Signal(pe, step). steps: the number of flags (0..steps-1).
+// Returns the process exit code (Finish), 1 with a message if the job does not have 3 PEs.
+int RunTwoClientScript(const char* name, int steps, const std::function<void(shmemcache_t* c)>& a,
+                       const std::function<void(shmemcache_t* c)>& b);
+// In a two-client script: sets flag `step` on PE pe (and completes the put); waits until this PE's flag `step`
+// is set.
+void Signal(int pe, int step);
+void WaitFor(int step);
+
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
 // servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
 // and shmem_finalize. Returns the process exit code (1 if shmemcache_init gave no handle).
