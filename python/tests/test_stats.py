@@ -10,7 +10,7 @@ def test_stats_fields(cache):
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
                  "published_epoch_gets"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 59
+    assert len(stats) == 58
 
 
 def test_counters_move(cache, key):
