@@ -35,13 +35,8 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       *cls = held.entry.cls;
       return SHMEMCACHE_OK;
     }
-    // A rewrite that needs the class it has (the common case) skips the search: classes grow with their index.
-    if (held.found && need <= slabs_.class_bytes(held.entry.cls) &&
-        (held.entry.cls == 0 || need > slabs_.class_bytes(held.entry.cls - 1))) {
-      *cls = held.entry.cls;
-      return SHMEMCACHE_OK;
-    }
-    *cls = slabs_.ClassFor(need);
+    // A rewrite that needs the class it has (the common case) skips the search.
+    *cls = held.found && slabs_.IsClassFor(held.entry.cls, need) ? held.entry.cls : slabs_.ClassFor(need);
     return *cls < 0 ? SHMEMCACHE_VALUE_TOO_LARGE : SHMEMCACHE_OK;
   };
   for (;;) {

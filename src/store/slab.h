@@ -62,6 +62,11 @@ class SlabAllocator {
   size_t slab_bytes(int cls) const { return classes_[cls].slab_pages * page_bytes_; }
   // The smallest class whose blocks hold block_bytes, or -1 if none does.
   int ClassFor(size_t block_bytes) const;
+  // Whether cls is ClassFor(block_bytes), in two compares (classes grow with their index): a rewrite that keeps
+  // its class skips the search.
+  bool IsClassFor(int cls, size_t block_bytes) const {
+    return block_bytes <= classes_[cls].block_bytes && (cls == 0 || block_bytes > classes_[cls - 1].block_bytes);
+  }
 
   // Takes a block of class cls from one of its slabs, or from a fresh slab. Returns false when the class has no
   // free block and the pool has no run of free pages for a slab (the caller evicts and tries again, or reports

@@ -68,6 +68,7 @@ TEST(SlabClasses, ClassForPicksSmallestFit) {
     ASSERT_GE(c, 0) << b;
     EXPECT_GE(s.class_bytes(c), b) << b;
     if (c > 0) EXPECT_LT(s.class_bytes(c - 1), b) << b;
+    for (int k = 0; k < s.num_classes(); ++k) EXPECT_EQ(s.IsClassFor(k, b), k == c) << b << " " << k;
   }
 }
 
