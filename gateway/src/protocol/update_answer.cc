@@ -115,7 +115,14 @@ std::string_view DeleteAnswerLine(Counters& c, Status st) {
 }
 
 bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry) {
-  if (expiry.expired) return false;  // TouchPair deletes, which cannot start without waiting
+  if (expiry.expired) {
+    // TouchPair's delete, answered as a touch: TOUCHED if the pair was there (it is gone now), else NOT_FOUND.
+    DeferDelete(s, key, [noreply = s.noreply()](Counters& c, Status st) {
+      std::string_view line = TouchAnswerLine(c, st);
+      return noreply ? std::string() : std::string(line) + "\r\n";
+    });
+    return true;
+  }
   DeferWrite(s, std::make_unique<TouchAnswer>(s.gateway(), key, expiry.ttl_ms, s.noreply()));
   return true;
 }

@@ -24,8 +24,9 @@ std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t val
 // delete's answer line for the backend's status ("DELETED", "NOT_FOUND", ...); counts it (delete_*).
 std::string_view DeleteAnswerLine(Counters& c, Status st);
 
-// Defers a touch of key to expiry if it can start without waiting (an expiry already passed deletes instead):
-// true, answered when the batch completes; false, nothing done, and the caller touches and answers at once.
+// Defers a touch of key to expiry (an expiry already passed deletes instead, answered as the touch: TOUCHED or
+// NOT_FOUND); answered when the batch completes. Always true today (both start without waiting); false would
+// mean nothing done, and the caller touches and answers at once.
 bool DeferTouch(Session& s, std::string_view key, const Expiry& expiry);
 // The bytes that answer an incr/decr (text or ma) once its status and new value are known, counted; "" for
 // none (noreply).

@@ -116,12 +116,15 @@ TEST_F(AnswerBatchTest, BlockingCallCompletesTheBatchFirst) {
   e_.gateway().batch().Complete();
   Output(*a);
   EXPECT_EQ(Start(*a, "get n\r\n"), "");
-  // A touch with an expiry already passed is a blocking call (a delete after a fetch): a's read is answered
+  // A gat with an expiry already passed is a blocking call (a fetch, then a delete): a's read is answered
   // (with the value before the delete) before it runs.
-  Start(*b, "touch n -1\r\n");
+  Start(*b, "gat -1 n\r\n");
   EXPECT_FALSE(a->session->answers_deferred());
   EXPECT_EQ(Output(*a), "VALUE n 0 1\r\n5\r\nEND\r\n");
-  EXPECT_EQ(Output(*b), "TOUCHED\r\n");
+  EXPECT_EQ(Output(*b), "VALUE n 0 1\r\n5\r\nEND\r\n");
+  Start(*a, "get n\r\n");
+  e_.gateway().batch().Complete();
+  EXPECT_EQ(Output(*a), "END\r\n");
 }
 
 TEST_F(AnswerBatchTest, ReadsOfTheBatchStartBeforeItsWrites) {
@@ -256,7 +259,8 @@ TEST_F(AnswerBatchTest, MetaStoreReturnsTheNewToken) {
 TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
   const std::string setup =
       "set n 0 0 2\r\n10\r\nset d 0 0 1\r\n3\r\nset w 0 0 20\r\n18446744073709551615\r\n"
-      "set s 0 0 3\r\nabc\r\nset t 5 0 1\r\nt\r\nset big 0 0 1\r\n1\r\n";
+      "set s 0 0 3\r\nabc\r\nset t 5 0 1\r\nt\r\nset big 0 0 1\r\n1\r\nset p 0 0 1\r\np\r\n"
+      "set q 0 0 1\r\nq\r\n";
   const std::vector<std::string> scripts = {
       "incr n 5\r\nincr n 1\r\n",
       "incr none 1\r\ndecr none 1\r\n",
@@ -265,6 +269,7 @@ TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
       "incr w 1\r\nincr w 9223372036854775807\r\n",
       "decr big 9223372036854775808\r\nincr big 4\r\n",
       "touch t 100\r\ntouch none 100\r\ntouch t 0 noreply\r\n",
+      "touch p -1\r\ntouch p -1\r\ntouch q -1 noreply\r\nmn\r\n",
       "incr n 1 noreply\r\ndecr none 1 noreply\r\nmn\r\n",
   };
   std::unique_ptr<Engine> plain = ExpectBatchedAsUnbatched(setup, scripts);
@@ -280,16 +285,17 @@ TEST_F(AnswerBatchTest, IncrDecrTouchJoinTheBatch) {
   EXPECT_EQ(expect.Run(scripts[4]), "0\r\n9223372036854775807\r\n");
   EXPECT_EQ(expect.Run(scripts[5]), "0\r\n4\r\n");
   EXPECT_EQ(expect.Run(scripts[6]), "TOUCHED\r\nNOT_FOUND\r\n");
-  EXPECT_EQ(expect.Run(scripts[7]), "MN\r\n");
+  EXPECT_EQ(expect.Run(scripts[7]), "TOUCHED\r\nNOT_FOUND\r\nMN\r\n");  // a past time deletes
+  EXPECT_EQ(expect.Run(scripts[8]), "MN\r\n");
   const Counters& c = e_.gateway().counters();
-  EXPECT_EQ(c.cmd_touch, 3u);
-  EXPECT_EQ(c.touch_hits, 2u);
-  EXPECT_EQ(c.touch_misses, 1u);
+  EXPECT_EQ(c.cmd_touch, 6u);
+  EXPECT_EQ(c.touch_hits, 4u);
+  EXPECT_EQ(c.touch_misses, 2u);
   EXPECT_EQ(c.decr_misses, 2u);
   auto check = e_.Connect();
-  Start(*check, "get n d w s t big\r\n");
+  Start(*check, "get n d w s t big p q\r\n");
   e_.gateway().batch().Complete();
-  EXPECT_EQ(Output(*check), plain->Run("get n d w s t big\r\n"));
+  EXPECT_EQ(Output(*check), plain->Run("get n d w s t big p q\r\n"));
 }
 
 // A session's reads after its own incr/decr/touch see them (a write after a deferred read completes the batch
@@ -320,17 +326,17 @@ TEST_F(AnswerBatchTest, ReadsAfterOwnUpdatesSeeThem) {
 }
 
 // Forms that cannot start without waiting stay blocking and complete the batch first, with the same answers:
-// touch with an expiry already passed (a delete), a delta beyond one Backend::Incr, a set whose value is too
-// large (memcached drops the old pair: a blocking delete).
+// a delta beyond one Backend::Incr, a set whose value is too large (memcached drops the old pair: a blocking
+// delete). (A touch with an expiry already passed joins the batch as a delete: IncrDecrTouchJoinTheBatch.)
 TEST_F(AnswerBatchTest, UpdatesThatCannotStartCompleteTheBatch) {
-  const std::string setup = "set n 0 0 1\r\n7\r\nset t 0 0 1\r\nt\r\nset x 0 0 1\r\nx\r\n";
+  const std::string setup = "set n 0 0 1\r\n7\r\nset x 0 0 1\r\nx\r\n";
   auto a = e_.Connect(), b = e_.Connect();
   Start(*a, setup);
   e_.gateway().batch().Complete();
   Output(*a);
   const std::string too_large = std::to_string((1 << 20) + 1);
   for (const std::string& script :
-       {std::string("touch t -1\r\n"), std::string("incr n 18446744073709551615\r\n"),
+       {std::string("incr n 18446744073709551615\r\n"),
         "set x 0 0 " + too_large + "\r\n" + std::string((1 << 20) + 1, 'v') + "\r\n"}) {
     Start(*a, "get n\r\n");
     EXPECT_TRUE(a->session->answers_deferred());
@@ -339,8 +345,8 @@ TEST_F(AnswerBatchTest, UpdatesThatCannotStartCompleteTheBatch) {
     EXPECT_FALSE(b->session->answers_deferred()) << script.substr(0, 20);
     Output(*a);
   }
-  EXPECT_EQ(Output(*b), "TOUCHED\r\n6\r\nSERVER_ERROR object too large for cache\r\n");  // 7 + 2^64 - 1 wraps to 6
-  Start(*b, "get t x\r\n");
+  EXPECT_EQ(Output(*b), "6\r\nSERVER_ERROR object too large for cache\r\n");  // 7 + 2^64 - 1 wraps to 6
+  Start(*b, "get x\r\n");  // a store too large removes the old value, as memcached's does
   e_.gateway().batch().Complete();
   EXPECT_EQ(Output(*b), "END\r\n");
 }
