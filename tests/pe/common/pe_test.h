@@ -113,7 +113,7 @@ struct ContractJob {
 };
 int RunContractJob(const ContractJob& job);
 
-// A script of two clients that step each other through symmetric flags (pe_direct): exactly 3
+// A script of two clients that step each other through symmetric flags (pe_direct, pe_length_hint): exactly 3
 // PEs; PE 0 serves with the default configuration (shmemcache_init(nullptr)), PE 1 runs `a` and PE 2 runs `b`,
 // each pausing with WaitFor(step) until the other's Signal(pe, step). steps: the number of flags (0..steps-1).
 // Returns the process exit code (Finish), 1 with a message if the job does not have 3 PEs.

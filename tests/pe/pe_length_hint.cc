@@ -1,0 +1,126 @@
+// The value-length hint of a remote Direct GET (client/direct_ops.h): a client's pointer remembers the pair's
+// last seen value length and its one-copy GET (values from 64 KiB) reads that many value bytes first; when the
+// header names a longer value it reads the rest, and a shorter one is simply taken. 1 server and 2 clients (A =
+// PE 1 holds the pointer, B = PE 2 changes the value under it with Active SETs, which rewrite the block in place
+// while the value fits it). After each change A reads the key through its cached pointer and checks every byte:
+//   - grow and shrink within the block's slab class (the block stays): the GET must stay Direct, with no read
+//     retry and no fallback (a hint that is not corrected would fail the checksum, retry and fall back);
+//   - grow and shrink across classes (the block moves, the pointer goes stale): exact bytes, then Direct again;
+//   - a value that outgrows a buffer of exactly the hinted length: BUFFER_TOO_SMALL with the size, then exact.
+// Sizes assume the default slab growth factor (1.25): 65600..76000-byte values share one class, 100000 and 120000
+// the next but one. Run over UCX tcp (tests.cmake); on shared memory with local_access off it takes the same path.
+#include <shmem.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/pe_test.h"
+
+namespace {
+
+constexpr int kA = 1, kB = 2;  // PEs
+const std::string kKey = "hint-key";
+
+using pe_test::Signal;
+using pe_test::WaitFor;
+
+std::vector<unsigned char> ValueFor(int step, size_t len) {
+  std::vector<unsigned char> v(len);
+  for (size_t i = 0; i < len; ++i) v[i] = static_cast<unsigned char>(i * 31 + step * 7 + (i >> 8));
+  return v;
+}
+
+shmemcache_stats_t Stats(shmemcache_t* c) {
+  shmemcache_stats_t s;
+  shmemcache_get_stats(c, &s);
+  return s;
+}
+
+// The value lengths B sets, step by step; whether the block stays (same class as the step before).
+struct Change {
+  size_t len;
+  bool same_block;
+};
+const Change kChanges[] = {
+    {66000, false},   // first value (A inserts it)
+    {70000, true},    // grow within the class
+    {65600, true},    // shrink within the class
+    {76000, true},    // grow to near the room
+    {66001, true},    // shrink by nearly the whole difference
+    {120000, false},  // grow across classes: the block moves
+    {100000, true},   // shrink within the new class
+    {119999, true},   // grow within it
+    {66000, false},   // shrink across classes (moves, or stays: either way exact bytes)
+    {70000, false},   // grow again (in place if the block stayed)
+};
+constexpr int kSteps = sizeof(kChanges) / sizeof(kChanges[0]);
+constexpr size_t kGrownLen = 74000;  // last: grows past a buffer of the hinted length
+
+// A reads the key and checks every byte; when the block stayed, the read must be one Direct GET without retries.
+void CheckRead(shmemcache_t* c, int step, std::vector<unsigned char>* buf) {
+  const std::vector<unsigned char> want = ValueFor(step, kChanges[step].len);
+  std::memset(buf->data(), 0xEE, buf->size());
+  shmemcache_stats_t s0 = Stats(c);
+  size_t len = 0;
+  PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf->data(), buf->size(), &len), SHMEMCACHE_OK);
+  shmemcache_stats_t s1 = Stats(c);
+  PE_CHECK(len == want.size());
+  PE_CHECK(len == want.size() && std::memcmp(buf->data(), want.data(), len) == 0);
+  if (kChanges[step].same_block) {
+    PE_CHECK(s1.direct_gets == s0.direct_gets + 1);
+    PE_CHECK(s1.read_retries == s0.read_retries);
+    PE_CHECK(s1.direct_fallbacks == s0.direct_fallbacks);
+  }
+  // Once more: the pointer (re-learned if the block moved) and its hint are now current.
+  std::memset(buf->data(), 0xEE, buf->size());
+  s0 = Stats(c);
+  PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf->data(), buf->size(), &len), SHMEMCACHE_OK);
+  s1 = Stats(c);
+  PE_CHECK(len == want.size() && std::memcmp(buf->data(), want.data(), len) == 0);
+  PE_CHECK(s1.direct_gets == s0.direct_gets + 1);
+}
+
+void ClientA(shmemcache_t* c) {
+  std::vector<unsigned char> buf(1 << 20);  // holds any block's room: the one-copy form
+  const std::vector<unsigned char> first = ValueFor(0, kChanges[0].len);
+  PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), first.data(), first.size()), SHMEMCACHE_OK);
+  CheckRead(c, 0, &buf);
+  for (int step = 1; step < kSteps; ++step) {
+    Signal(kB, step);
+    WaitFor(step);
+    CheckRead(c, step, &buf);
+  }
+  // The value outgrows a buffer that holds the hinted length exactly: BUFFER_TOO_SMALL with the size needed (the
+  // hint's bytes may have landed), then the whole value with room enough.
+  const size_t hinted = kChanges[kSteps - 1].len;
+  Signal(kB, kSteps);
+  WaitFor(kSteps);
+  std::vector<unsigned char> exact(hinted);
+  size_t len = 0;
+  PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), exact.data(), exact.size(), &len),
+                  SHMEMCACHE_BUFFER_TOO_SMALL);
+  PE_CHECK(len == kGrownLen);
+  const std::vector<unsigned char> want = ValueFor(kSteps, kGrownLen);
+  PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
+  PE_CHECK(len == want.size() && std::memcmp(buf.data(), want.data(), len) == 0);
+  Signal(kB, kSteps + 1);
+}
+
+void ClientB(shmemcache_t* c) {
+  for (int step = 1; step < kSteps; ++step) {
+    WaitFor(step);
+    const std::vector<unsigned char> v = ValueFor(step, kChanges[step].len);
+    PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), v.data(), v.size()), SHMEMCACHE_OK);
+    Signal(kA, step);
+  }
+  WaitFor(kSteps);
+  const std::vector<unsigned char> v = ValueFor(kSteps, kGrownLen);
+  PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), v.data(), v.size()), SHMEMCACHE_OK);
+  Signal(kA, kSteps);
+  WaitFor(kSteps + 1);
+}
+
+}  // namespace
+
+int main() { return pe_test::RunTwoClientScript("pe_length_hint", 32, ClientA, ClientB); }
