@@ -21,6 +21,14 @@ std::vector<uint8_t*> LocalArenas(const shmemcache_config_t& config, Transport* 
   return mapped;
 }
 
+// Whether a quiet on this job's contexts may wait for the progress of peers it did not touch (UCX tcp, or UCX not
+// understood): DirectOps then reads with blocking gets only. Shared memory and RDMA complete a flush without the
+// peers' CPUs; another runtime (or the loopback) is taken at its word.
+bool QuietMayWaitForEveryPeer(Transport* transport) {
+  const ContextTransport t = transport->Describe().context_transport;
+  return t != ContextTransport::kNoTcp && t != ContextTransport::kNotUcx;
+}
+
 }  // namespace
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
@@ -34,7 +42,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
       direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset),
-              pe->cpu_word_atomics),
+              pe->cpu_word_atomics, QuietMayWaitForEveryPeer(transport)),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),

@@ -70,11 +70,13 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   return Result::kGiveUp;
 }
 
-bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) {
+bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) const {
   const size_t value_at = kBlockHeaderBytes + key_len;
   if (block_bytes < value_at + kTargetWordBytes) return false;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
-  return value_room >= kOneCopyMinBytes && (out_capacity >= value_room || value_len_hint <= out_capacity);
+  if (value_room < kOneCopyMinBytes || (out_capacity < value_room && value_len_hint > out_capacity)) return false;
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetSplit's
+  return !blocking_reads_ || first >= kBlockingOneCopyMinBytes;
 }
 
 BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
@@ -90,10 +92,16 @@ BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes
   uint8_t* head = buffer_.data();
   uint8_t* target = buffer_.data() + value_at;
   const uint8_t* block = arena_ + offset;
-  ctx_->GetNbi(head, block, value_at, server);
-  if (first > 0) ctx_->GetNbi(out, block + value_at, first, server);
-  ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
-  ctx_->Quiet();
+  if (blocking_reads_) {  // no quiet: it could wait for every peer (the constructor)
+    ctx_->Get(head, block, value_at, server);
+    if (first > 0) ctx_->Get(out, block + value_at, first, server);
+    ctx_->Get(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  } else {
+    ctx_->GetNbi(head, block, value_at, server);
+    if (first > 0) ctx_->GetNbi(out, block + value_at, first, server);
+    ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+    ctx_->Quiet();
+  }
   // The header names a longer value (it grew since the hint, or the header is torn): read the rest. The checksum
   // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry).
   const size_t value_len = LoadU32(head + kValueLenOffset);

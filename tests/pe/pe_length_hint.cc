@@ -8,9 +8,18 @@
 //   - grow and shrink across classes (the block moves, the pointer goes stale): exact bytes, then Direct again;
 //   - a value that outgrows a buffer of exactly the hinted length: BUFFER_TOO_SMALL with the size, then exact.
 // Sizes assume the default slab growth factor (1.25): 65600..76000-byte values share one class, 100000 and 120000
-// the next but one. Run over UCX tcp (tests.cmake); on shared memory with local_access off it takes the same path.
+// the next but one.
+// Last, a reader next to an idle client (issue 13: the gateway's `set big` + `get big` hung): A reads a value of
+// nearly 1 MiB (more than its buffer of 1 MiB can take of the block's room, less than the hint) through its
+// cached pointer, 8 times, while B makes no SHMEM call at all (as a gateway idle in its event loop). B waits for
+// A's "done" file instead, at most kIdleLimitSeconds; a GET whose completion needs B's progress engine (over UCX
+// tcp, a quiet with any get outstanding flushes every endpoint, and the endpoint A -> B, left unflushed by a
+// fetching atomic, then waits for B) finishes only when B gives up waiting, and B reports that.
+// Run over UCX tcp (tests.cmake); on shared memory with local_access off it takes the same paths.
 #include <shmem.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -56,6 +65,15 @@ const Change kChanges[] = {
 };
 constexpr int kSteps = sizeof(kChanges) / sizeof(kChanges[0]);
 constexpr size_t kGrownLen = 74000;  // last: grows past a buffer of the hinted length
+// The reader next to an idle client: the value (the gateway test's), the GETs, the steps it uses, B's limit.
+constexpr size_t kBigLen = 998400;
+constexpr int kBigReads = 8;
+constexpr int kIdleStep = kSteps + 2, kIdleDoneStep = kSteps + 3;
+constexpr int kIdleLimitSeconds = 60;
+
+// A file both clients name alike (the PEs of a job on one node share their parent, oshrun): B's signal that
+// needs no SHMEM progress on B.
+std::string DoneFile() { return "/tmp/pe_length_hint_idle." + std::to_string(getppid()); }
 
 // A reads the key and checks every byte; when the block stayed, the read must be one Direct GET without retries.
 void CheckRead(shmemcache_t* c, int step, std::vector<unsigned char>* buf) {
@@ -105,6 +123,27 @@ void ClientA(shmemcache_t* c) {
   PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
   PE_CHECK(len == want.size() && std::memcmp(buf.data(), want.data(), len) == 0);
   Signal(kB, kSteps + 1);
+
+  // The reader next to an idle client. The SET's reply gives A the pointer and the hint (kBigLen); the room of
+  // its block is more than buf holds, so the GETs take the one-copy form by the hint.
+  const std::vector<unsigned char> big = ValueFor(kIdleStep, kBigLen);
+  PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), big.data(), big.size()), SHMEMCACHE_OK);
+  // A fetching atomic wakes B (in its wait, progressing): it completes without a quiet, so it leaves the endpoint
+  // A -> B as it is (unflushed), as a gateway's endpoints to its peers are after the job's start-up.
+  pe_test::SignalFetching(kB, kIdleStep);
+  const shmemcache_stats_t s0 = Stats(c);
+  for (int i = 0; i < kBigReads; ++i) {
+    std::memset(buf.data(), 0xEE, buf.size());
+    PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
+    PE_CHECK(len == big.size() && std::memcmp(buf.data(), big.data(), len) == 0);
+  }
+  const shmemcache_stats_t s1 = Stats(c);
+  PE_CHECK(s1.direct_gets == s0.direct_gets + kBigReads);
+  std::FILE* done = std::fopen(DoneFile().c_str(), "w");
+  PE_CHECK(done != nullptr);
+  if (done != nullptr) std::fclose(done);
+  WaitFor(kIdleDoneStep);
+  std::remove(DoneFile().c_str());
 }
 
 void ClientB(shmemcache_t* c) {
@@ -119,6 +158,18 @@ void ClientB(shmemcache_t* c) {
   PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), v.data(), v.size()), SHMEMCACHE_OK);
   Signal(kA, kSteps);
   WaitFor(kSteps + 1);
+
+  // Idle, outside SHMEM, until A's GETs are done (or the limit: then they waited for this PE).
+  WaitFor(kIdleStep);
+  const uint64_t start = pe_test::NowNanos();
+  bool a_done = false;
+  while (!a_done && pe_test::NowNanos() - start < uint64_t{kIdleLimitSeconds} * 1000000000) {
+    a_done = access(DoneFile().c_str(), F_OK) == 0;
+    if (!a_done) pe_test::SleepMs(2);
+  }
+  if (!a_done) std::fprintf(stderr, "PE %d: the reader's GETs did not finish while this PE made no SHMEM call\n", kB);
+  PE_CHECK(a_done);
+  Signal(kA, kIdleDoneStep);
 }
 
 }  // namespace

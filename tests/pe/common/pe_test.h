@@ -123,6 +123,9 @@ int RunTwoClientScript(const char* name, int steps, const std::function<void(shm
 // is set.
 void Signal(int pe, int step);
 void WaitFor(int step);
+// Signal with a fetching atomic: complete on return without a quiet, so that it leaves this PE's endpoint to pe
+// unflushed (over UCX tcp an endpoint flush then needs pe's progress: pe_length_hint's idle client).
+void SignalFetching(int pe, int step);
 
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
 // servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
