@@ -78,7 +78,7 @@ class DirectOps {
   // three blocking gets, two round trips more than one get of the whole block and a copy; the one-copy form is
   // then taken from this many value bytes (the hint, or the room) on. Measured over UCX tcp (bench_latency
   // --mode direct, p50 of the runs not stalled by the 2-core VM's load): 64 KiB 50 (whole block) vs 58 us
-  // (blocking pieces), 128 KiB 92 vs 94, 256 KiB 163 vs 161, 512 KiB: see README.
+  // (blocking pieces), 128 KiB 92 vs 94, 256 KiB 163 vs 161, 512 KiB 548 vs 320.
   static constexpr size_t kBlockingOneCopyMinBytes = 262144;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
