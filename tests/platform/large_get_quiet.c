@@ -6,9 +6,17 @@
  * seconds (default 8), then joins the final barrier; PE 2 reads BYTES from PE 0's symmetric block 20 times, into
  * a malloc'ed buffer, and prints the slowest read in ms:
  *   MODE 0: one blocking get;  1: three get_nbi (64 B head, BYTES, 8 B tail) + quiet (shmemcache's GetSplit);
- *   2: one get_nbi of BYTES + quiet;  3: the three pieces with blocking gets.
+ *   2: one get_nbi of BYTES + quiet;  3: the three pieces with blocking gets;  4: one put of BYTES + quiet
+ *   (a Direct SET's completion).
  * A read that waits for PE 1 takes about IDLE_S seconds (it ends only when PE 1 calls SHMEM again).
- * Measured: see client/direct_ops.h (kOneCopyMaxBytes). */
+ * Measured (2-core VM, IDLE_S 3..6, 998400 B unless said): modes 1 and 2 (non-blocking gets + quiet) waited the
+ * whole idle time on their first read in about 1 run in 3 (64 B as well as 998400 B), mode 4 (put + quiet) in 1
+ * of 4; modes 0 and 3 (blocking gets only) never, in 10 runs each (slowest read 5-12 ms). Why (UCX 1.13.1
+ * sources): shmem_quiet is ucp_worker_flush, which with any operation outstanding flushes every endpoint of the
+ * worker (openucx/ucx#3032: software RMA needs it), and uct_tcp_ep_flush of an endpoint that sent an active
+ * message since its last flush (UCT_TCP_EP_FLAG_NEED_FLUSH: start-up collectives, a fetching atomic) sends a
+ * zero-length PUT request and waits for the peer's PUT ACK (openucx/ucx#7140), which only the peer's progress
+ * engine sends. A blocking get completes on its own reply and leaves nothing for a quiet to flush. */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +60,10 @@ int main(int argc, char** argv) {
         shmem_quiet();
       } else if (mode == 2) {
         shmem_getmem_nbi(out, block, bytes, 0);
+        shmem_quiet();
+      } else if (mode == 4) {
+        memset(out, 1, bytes);
+        shmem_putmem(block + 64, out, bytes, 0);
         shmem_quiet();
       } else {
         shmem_getmem(head, block, 64, 0);
