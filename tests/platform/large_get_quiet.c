@@ -10,8 +10,8 @@
  *   (a Direct SET's completion).
  * A read that waits for PE 1 takes about IDLE_S seconds (it ends only when PE 1 calls SHMEM again).
  * Measured (2-core VM, IDLE_S 3..6, 998400 B unless said): modes 1 and 2 (non-blocking gets + quiet) waited the
- * whole idle time on their first read in about 1 run in 3 (64 B as well as 998400 B), mode 4 (put + quiet) in 1
- * of 4; modes 0 and 3 (blocking gets only) never, in 10 runs each (slowest read 5-12 ms). Why (UCX 1.13.1
+ * whole idle time on their first read in 7 of 27 runs (64 B, 64 KiB and 998400 B alike), mode 4 (put + quiet) in 1
+ * of 4; modes 0 and 3 (blocking gets only) never, in 5 runs each (slowest read 5-12 ms). Why (UCX 1.13.1
  * sources): shmem_quiet is ucp_worker_flush, which with any operation outstanding flushes every endpoint of the
  * worker (openucx/ucx#3032: software RMA needs it), and uct_tcp_ep_flush of an endpoint that sent an active
  * message since its last flush (UCT_TCP_EP_FLAG_NEED_FLUSH: start-up collectives, a fetching atomic) sends a
