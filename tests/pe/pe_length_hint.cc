@@ -128,6 +128,7 @@ void ClientA(shmemcache_t* c) {
   // its block is more than buf holds, so the GETs take the one-copy form by the hint.
   const std::vector<unsigned char> big = ValueFor(kIdleStep, kBigLen);
   PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), big.data(), big.size()), SHMEMCACHE_OK);
+  std::remove(DoneFile().c_str());  // a stale one (an earlier job of the same parent id) would pass B at once
   // A fetching atomic wakes B (in its wait, progressing): it completes without a quiet, so it leaves the endpoint
   // A -> B as it is (unflushed), as a gateway's endpoints to its peers are after the job's start-up.
   pe_test::SignalFetching(kB, kIdleStep);
