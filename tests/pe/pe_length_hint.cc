@@ -10,8 +10,9 @@
 // Sizes assume the default slab growth factor (1.25): 65600..76000-byte values share one class, 100000 and 120000
 // the next but one.
 // Last, a reader next to an idle client (issue 13: the gateway's `set big` + `get big` hung): A reads a value of
-// nearly 1 MiB (more than its buffer of 1 MiB can take of the block's room, less than the hint) through its
-// cached pointer, 8 times, while B makes no SHMEM call at all (as a gateway idle in its event loop). B waits for
+// 100000 bytes (its block's room fits A's buffer of 1 MiB) and one of nearly 1 MiB (more than the buffer can take
+// of the room, less than the hint) through its cached pointers, 4 times each, while B makes no SHMEM call at all
+// (as a gateway idle in its event loop). B waits for
 // A's "done" file instead, at most kIdleLimitSeconds; a GET whose completion needs B's progress engine (over UCX
 // tcp, a quiet with any get outstanding flushes every endpoint, and the endpoint A -> B, left unflushed by a
 // fetching atomic, then waits for B) finishes only when B gives up waiting, and B reports that.
@@ -65,9 +66,11 @@ const Change kChanges[] = {
 };
 constexpr int kSteps = sizeof(kChanges) / sizeof(kChanges[0]);
 constexpr size_t kGrownLen = 74000;  // last: grows past a buffer of the hinted length
-// The reader next to an idle client: the value (the gateway test's), the GETs, the steps it uses, B's limit.
-constexpr size_t kBigLen = 998400;
-constexpr int kBigReads = 8;
+// The reader next to an idle client: the values (the second is the gateway test's), the GETs of each, the steps
+// it uses, B's limit.
+const std::string kBigKeys[] = {"idle-100k", "idle-998k"};
+constexpr size_t kBigLens[] = {100000, 998400};
+constexpr int kBigReads = 4;
 constexpr int kIdleStep = kSteps + 2, kIdleDoneStep = kSteps + 3;
 constexpr int kIdleLimitSeconds = 60;
 
@@ -124,22 +127,27 @@ void ClientA(shmemcache_t* c) {
   PE_CHECK(len == want.size() && std::memcmp(buf.data(), want.data(), len) == 0);
   Signal(kB, kSteps + 1);
 
-  // The reader next to an idle client. The SET's reply gives A the pointer and the hint (kBigLen); the room of
-  // its block is more than buf holds, so the GETs take the one-copy form by the hint.
-  const std::vector<unsigned char> big = ValueFor(kIdleStep, kBigLen);
-  PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), big.data(), big.size()), SHMEMCACHE_OK);
+  // The reader next to an idle client. Each SET's reply gives A the pointer and the hint.
+  std::vector<std::vector<unsigned char>> bigs;
+  for (int v = 0; v < 2; ++v) {
+    bigs.push_back(ValueFor(kIdleStep + v, kBigLens[v]));
+    PE_CHECK_STATUS(shmemcache_set(c, kBigKeys[v].data(), kBigKeys[v].size(), bigs[v].data(), bigs[v].size()),
+                    SHMEMCACHE_OK);
+  }
   std::remove(DoneFile().c_str());  // a stale one (an earlier job of the same parent id) would pass B at once
   // A fetching atomic wakes B (in its wait, progressing): it completes without a quiet, so it leaves the endpoint
   // A -> B as it is (unflushed), as a gateway's endpoints to its peers are after the job's start-up.
   pe_test::SignalFetching(kB, kIdleStep);
   const shmemcache_stats_t s0 = Stats(c);
-  for (int i = 0; i < kBigReads; ++i) {
+  for (int i = 0; i < 2 * kBigReads; ++i) {
+    const int v = i % 2;
     std::memset(buf.data(), 0xEE, buf.size());
-    PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
-    PE_CHECK(len == big.size() && std::memcmp(buf.data(), big.data(), len) == 0);
+    PE_CHECK_STATUS(shmemcache_get(c, kBigKeys[v].data(), kBigKeys[v].size(), buf.data(), buf.size(), &len),
+                    SHMEMCACHE_OK);
+    PE_CHECK(len == bigs[v].size() && std::memcmp(buf.data(), bigs[v].data(), len) == 0);
   }
   const shmemcache_stats_t s1 = Stats(c);
-  PE_CHECK(s1.direct_gets == s0.direct_gets + kBigReads);
+  PE_CHECK(s1.direct_gets == s0.direct_gets + 2 * kBigReads);
   std::FILE* done = std::fopen(DoneFile().c_str(), "w");
   PE_CHECK(done != nullptr);
   if (done != nullptr) std::fclose(done);
