@@ -101,7 +101,7 @@ typedef struct {
                                    ways, so almost nothing overflows to where Direct operations cannot reach);
                                    the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
-  size_t directory_entries;     /* client pointer-directory sets; default 8192 (x 8 ways: 65536 pointers, 3 MiB);
+  size_t directory_entries;     /* client pointer-directory sets; default 8192 (x 8 ways: 65536 pointers, 3.5 MiB);
                                    each client thread that calls the library has its own directory of this size */
   unsigned directory_ways;      /* sub-entries per directory set; default 8 */
   unsigned recency_range_ms;    /* length of one recency time range; default 100 */
@@ -242,7 +242,8 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
  * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
  * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
- * buffer[0 .. buffer_len) whatever it returns. buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
+ * buffer[0 .. buffer_len) whatever it returns; so may a GET of a value of 64 KiB or more that grew beyond
+ * buffer_len since this client last read it (a remote Direct GET reads as many bytes as it last saw first). buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
  * TIMEOUT (*value_len 0) when the key's server did not answer. */
 shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                    size_t buffer_len, size_t *value_len);

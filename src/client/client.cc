@@ -21,6 +21,14 @@ std::vector<uint8_t*> LocalArenas(const shmemcache_config_t& config, Transport* 
   return mapped;
 }
 
+// Whether a quiet on this job's contexts may wait for the progress of peers it did not touch (UCX tcp, or UCX not
+// understood): DirectOps then reads with blocking gets only. Shared memory and RDMA complete a flush without the
+// peers' CPUs; another runtime (or the loopback) is taken at its word.
+bool QuietMayWaitForEveryPeer(Transport* transport) {
+  const ContextTransport t = transport->Describe().context_transport;
+  return t != ContextTransport::kNoTcp && t != ContextTransport::kNotUcx;
+}
+
 }  // namespace
 
 Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base,
@@ -34,7 +42,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       ctx_(ctx),
       expiration_bar_(config.num_servers, 0),
       direct_(ctx, base + layout.arena_offset, LocalArenas(config, transport, base + layout.arena_offset),
-              pe->cpu_word_atomics),
+              pe->cpu_word_atomics, QuietMayWaitForEveryPeer(transport)),
       directory_(config.directory_entries, config.directory_ways, &expiration_bar_),
       control_(base),
       class_bytes_(config.num_servers),
@@ -285,14 +293,14 @@ bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_b
 void Client::DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
                            uint64_t known_recency) {
   ++counters_.direct_sets;
-  DirectWriteDone(op, offset, block_bytes, version, known_recency);
+  DirectWriteDone(op, offset, block_bytes, version, known_recency, op.value_len);
 }
 
 void Client::DirectWriteDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                             uint64_t known_recency) {
+                             uint64_t known_recency, size_t value_len) {
   if (op.contract.out.token) *op.contract.out.token = version;  // token lag 0: the token is the version
   uint64_t recency = UpdateRecency(op.loc.server, offset, known_recency);
-  directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency);
+  directory_.Update(op.loc, offset, block_bytes, version, CurrentRange(), recency, nullptr, LengthHint(value_len));
 }
 
 void Client::DirectSetFailed(const Operation& op, DirectOps::Result r) {
@@ -304,8 +312,10 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
                           DirectoryEntry* found) {
   BlockView view;
   // One copy: the value lands in the caller's buffer when it fits (view.value then points there).
+  static_assert(DirectoryEntry::kUnknownValueLen == DirectOps::kNoLengthHint, "no hint means the same on both");
+  const uint32_t hint = found != nullptr ? found->value_len : DirectOps::kNoLengthHint;
   DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer,
-                                    op.buffer_len, &view);
+                                    op.buffer_len, &view, hint);
   if (r != DirectOps::Result::kDone) {
     if (r == DirectOps::Result::kNotThisKey) directory_.Remove(op.loc);
     else ++counters_.direct_fallbacks;
@@ -318,7 +328,7 @@ Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t blo
                               uint64_t now, uint64_t range, DirectoryEntry* found) {
   *op.out_len = view.value_len;
   const uint64_t recency = UpdateRecency(op.loc.server, offset, view.recency, now);
-  directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found);
+  directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found, LengthHint(view.value_len));
   return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
 }
 
@@ -348,7 +358,8 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
     *status = SHMEMCACHE_OK;
   }
   uint64_t recency = UpdateRecency(loc.server, offset, view.recency, now);
-  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency, found);
+  directory_.Update(loc, offset, block_bytes, view.version, CurrentRange(now), recency, found,
+                    LengthHint(view.value_len));
   return true;
 }
 
@@ -393,9 +404,10 @@ bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::v
   return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
 }
 
-void Client::Remember(const KeyLocation& loc, const WirePointer& p) {
+void Client::Remember(const KeyLocation& loc, const WirePointer& p, size_t value_len) {
   if (direct_gets_allowed_ && p.valid)
-    directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency);
+    directory_.Update(loc, p.offset, p.block_bytes, p.version, CurrentRange(), p.recency, nullptr,
+                      LengthHint(value_len));
 }
 
 // ---- recency and expiration bars ------------------------------------------------------------------------------

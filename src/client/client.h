@@ -212,9 +212,15 @@ class Client {
   bool TryDirectWrite(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                       uint64_t known_recency, Status* status);
   // After a Direct write published `version` in op's block: gives the token (token lag 0: the version), advances
-  // the block's recency (known_recency: what the directory knew) and the directory entry. The caller counts it.
+  // the block's recency (known_recency: what the directory knew) and the directory entry (value_len: the length
+  // written, the entry's hint). The caller counts it.
   void DirectWriteDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
-                       uint64_t known_recency);
+                       uint64_t known_recency, size_t value_len);
+  // A value length as a directory hint (DirectoryEntry::value_len).
+  static uint32_t LengthHint(size_t value_len) {
+    return value_len < DirectoryEntry::kUnknownValueLen ? static_cast<uint32_t>(value_len)
+                                                        : DirectoryEntry::kUnknownValueLen;
+  }
   void DirectSetDone(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version,
                      uint64_t known_recency);  // counts a Direct SET, then DirectWriteDone
   // After a Direct SET that did not happen (r): counts a give-up, or drops a pointer that names another pair.
@@ -261,7 +267,8 @@ class Client {
                  uint64_t* offset, uint32_t* block_bytes) const;
   // The block size of each slab class of server, as it published them (learned with one get, once).
   bool ClassSizes(int server, const std::vector<uint64_t>** sizes);
-  void Remember(const KeyLocation& loc, const WirePointer& p);
+  // Caches the pointer a reply carried (p.valid), with the value length it told (or none) as the entry's hint.
+  void Remember(const KeyLocation& loc, const WirePointer& p, size_t value_len = DirectoryEntry::kUnknownValueLen);
 
   // ---- memcached's contract (contract_ops.cc) ----
   // The operations of Store, Fetch, Touch and Incr, shared by their blocking and non-blocking forms.
@@ -312,7 +319,8 @@ class Client {
   void Retire(int server, shmemcache_request* r);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
   // the value in the reply (true: r is in flight again). [active]
-  bool Pull(int server, shmemcache_request* r, const WirePointer& p);
+  // value_len: the length the reply told, the first read's hint.
+  bool Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len);
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request

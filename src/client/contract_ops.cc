@@ -180,7 +180,7 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
                  counter_value_.size(), PairMeta{pair.flags, pair.expiry_ms, 0});
   ++counters_.direct_incrs;
   if (op.contract.out.number) *op.contract.out.number = number;
-  DirectWriteDone(op, offset, block_bytes, version + 1, known_recency);
+  DirectWriteDone(op, offset, block_bytes, version + 1, known_recency, counter_value_.size());
   *status = SHMEMCACHE_OK;
   return true;
 }

@@ -7,7 +7,8 @@
 namespace smc {
 
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
-                                 size_t key_len, uint32_t tag, void* out, size_t out_capacity, BlockView* view) {
+                                 size_t key_len, uint32_t tag, void* out, size_t out_capacity, BlockView* view,
+                                 uint32_t value_len_hint) {
   BlockView seen;
   if (view == nullptr) view = &seen;
   const uint8_t* local = local_arena(server);
@@ -26,13 +27,20 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   Backoff backoff;
   if (attempt > 0) backoff.Pause();
   uint64_t before = kNoTargetRead;  // G0 of the seqlock over gets (store/block.h): the last G2
+  bool one_copy = local == nullptr && OneCopy(block_bytes, key_len, out_capacity, value_len_hint);
   for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
     const bool had_before = before != kNoTargetRead;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
-    } else if (OneCopy(block_bytes, key_len, out_capacity)) {
-      check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), view);
+    } else if (one_copy) {
+      bool outgrew = false;
+      check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), out_capacity,
+                       value_len_hint, view, &outgrew);
+      if (outgrew) {  // the value no longer fits out: read the whole block, at once
+        one_copy = false;
+        continue;
+      }
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
@@ -62,25 +70,48 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   return Result::kGiveUp;
 }
 
-bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity) {
+bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) const {
   const size_t value_at = kBlockHeaderBytes + key_len;
   if (block_bytes < value_at + kTargetWordBytes) return false;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
-  return value_room >= kOneCopyMinBytes && out_capacity >= value_room;
+  if (value_room < kOneCopyMinBytes || (out_capacity < value_room && value_len_hint > out_capacity)) return false;
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetSplit's
+  return !blocking_reads_ || first >= kBlockingOneCopyMinBytes;
 }
 
 BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
-                               uint32_t tag, uint8_t* out, BlockView* view) {
+                               uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
+                               BlockView* view, bool* outgrew) {
   const size_t value_at = kBlockHeaderBytes + key_len;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  // The value bytes to read with the header: the length this client last saw (a hint; the room when it has none
+  // or it no longer fits), not the whole room, which slab classes make up to 1.25x the value. OneCopy: out holds
+  // the room or the hint, so it holds these bytes.
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
   if (buffer_.size() < value_at + kTargetWordBytes) buffer_.resize(value_at + kTargetWordBytes);
   uint8_t* head = buffer_.data();
   uint8_t* target = buffer_.data() + value_at;
   const uint8_t* block = arena_ + offset;
-  ctx_->GetNbi(head, block, value_at, server);
-  ctx_->GetNbi(out, block + value_at, value_room, server);
-  ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
-  ctx_->Quiet();
+  if (blocking_reads_) {  // no quiet: it could wait for every peer (the constructor)
+    ctx_->Get(head, block, value_at, server);
+    if (first > 0) ctx_->Get(out, block + value_at, first, server);
+    ctx_->Get(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  } else {
+    ctx_->GetNbi(head, block, value_at, server);
+    if (first > 0) ctx_->GetNbi(out, block + value_at, first, server);
+    ctx_->GetNbi(target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+    ctx_->Quiet();
+  }
+  // The header names a longer value (it grew since the hint, or the header is torn): read the rest. The checksum
+  // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry).
+  const size_t value_len = LoadU32(head + kValueLenOffset);
+  if (value_len > first && value_len <= value_room) {
+    if (value_len > out_capacity) {
+      *outgrew = true;
+      return BlockCheck::kRetry;
+    }
+    ctx_->Get(out + first, block + value_at + first, value_len - first, server);
+  }
   return ValidateSplitBlock(head, LoadU64(target), out, value_room, block_bytes, key, key_len, tag, view);
 }
 
@@ -102,7 +133,8 @@ BlockCheck DirectOps::Confirm(BlockCheck check, int server, uint64_t offset, uin
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
                                  size_t key_len, uint32_t tag, BlockView* view) {
   if (value_buffer_.size() < block_bytes) value_buffer_.resize(block_bytes);  // a value is shorter than its block
-  return Get(server, offset, block_bytes, key, key_len, tag, value_buffer_.data(), value_buffer_.size(), view);
+  return Get(server, offset, block_bytes, key, key_len, tag, value_buffer_.data(), value_buffer_.size(), view,
+             kNoLengthHint);
 }
 
 void DirectOps::ReadWords(int server, const void* remote, void* local, size_t bytes) {

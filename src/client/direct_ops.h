@@ -13,7 +13,9 @@
 //           no fence, no quiet.
 //   remote  one-sided get/put through the context.
 // Direct GET (remote): one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail
-//   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer. A torn or
+//   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer; or, from
+//   kOneCopyMinBytes on, the one-copy form (GetSplit: the value's hinted length straight into the caller's
+//   buffer, header and target word beside it, ValidateSplitBlock; the same checks). A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
 //   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
 //   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
@@ -65,11 +67,21 @@ class DirectOps {
   static constexpr unsigned kMaxVersionRetries = 64;
   // A remote Direct GET lands the value straight in the caller's buffer (three non-blocking gets: header and
   // key, value, target word; one quiet; checksum over the pieces) when the buffer can hold the most the block
-  // can hold and that is at least this much; below it one get of the whole block and a copy cost less.
+  // can hold and that is at least this much; below it one get of the whole block and a copy cost less. The value
+  // get reads as many bytes as the caller's length hint says (the pair's last seen length), not the block's whole
+  // room; when the header names a longer value, one more get reads the rest.
   // Measured (p50, 2-core VM under load): UCX shared memory with local_access=0, 64 KiB GET 1.98 -> 1.54 us,
   // 16 KiB 0.57 -> 0.48 us; UCX tcp, 16 KiB 16-22 -> 34-48 us (three gets each wait for the server's
   // progress), 64 KiB and 512 KiB within noise or better. So from 64 KiB on.
   static constexpr size_t kOneCopyMinBytes = 65536;
+  // Where a quiet may wait for peers other than the one read (blocking_reads, below), the three pieces are
+  // three blocking gets, two round trips more than one get of the whole block and a copy; the one-copy form is
+  // then taken from this many value bytes (the hint, or the room) on. Measured over UCX tcp (bench_latency
+  // --mode direct, p50 of the runs not stalled by the 2-core VM's load): 64 KiB 50 (whole block) vs 58 us
+  // (blocking pieces), 128 KiB 92 vs 94, 256 KiB 163 vs 161, 512 KiB 548 vs 320.
+  static constexpr size_t kBlockingOneCopyMinBytes = 262144;
+  // Get's value_len_hint when the caller knows no length for the pair.
+  static constexpr uint32_t kNoLengthHint = UINT32_MAX;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
@@ -90,8 +102,20 @@ class DirectOps {
   // of that server's arena, or nullptr (remote path only); empty = no mapping anywhere. cpu_words: the job
   // agreed on CPU atomics for block words (node/node.h): mapped servers' lock, publish and recency words then go
   // through the mapping (PeerWordAtomics).
-  DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {}, bool cpu_words = false)
-      : ctx_(ctx), arena_(arena), local_arenas_(std::move(local_arenas)), words_(ctx, arena, local_arenas_, cpu_words) {}
+  // blocking_reads: remote reads never leave a get outstanding across a quiet (GetSplit's pieces are blocking
+  // gets), for a context whose quiet may wait for peers that were not read: over UCX tcp a quiet with any
+  // operation outstanding flushes every endpoint of the worker, and an endpoint that sent since its last flush
+  // waits for its peer to answer the flush; a peer that makes no SHMEM call (a gateway idle in its event loop,
+  // an application busy elsewhere) holds the quiet up for as long as it stays away, forever in the worst case
+  // (tests/platform/large_get_quiet.c; pe_length_hint's idle client). A blocking get waits for its own answer
+  // only.
+  DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {}, bool cpu_words = false,
+            bool blocking_reads = false)
+      : ctx_(ctx),
+        arena_(arena),
+        local_arenas_(std::move(local_arenas)),
+        words_(ctx, arena, local_arenas_, cpu_words),
+        blocking_reads_(blocking_reads) {}
   DirectOps(const DirectOps&) = delete;
   DirectOps& operator=(const DirectOps&) = delete;
 
@@ -101,9 +125,14 @@ class DirectOps {
   // before it is validated (that is the one copy): an attempt that turns out torn may leave bytes anywhere in
   // out[0 .. out_capacity), whatever the final answer; a quiet block never does (a value that does not fit is
   // not copied, a block of another key is rejected before its value is read on the local path, and the remote
-  // one-copy form is used only when out can take the block's whole room).
+  // one-copy form is used only when out can take the block's whole room or the hinted length; in the latter
+  // case a value that outgrew out since the hint has had that many bytes landed before the header told, and is
+  // then read whole and answered as a value that does not fit). value_len_hint: the value's length as the
+  // caller last saw it (kNoLengthHint: none); only the remote one-copy form uses it, to read that many value
+  // bytes first (and to take that form when out holds it); any hint gives the same answer, a wrong one costs
+  // one more get.
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
-             void* out, size_t out_capacity, BlockView* view);
+             void* out, size_t out_capacity, BlockView* view, uint32_t value_len_hint = kNoLengthHint);
   // Get's first attempt on a server this PE maps (local_arena(server) not null), for a caller that takes any
   // other outcome to Get: one seqlock read (ReadBlockInPlace, its contract), counted as a local GET when valid.
   BlockCheck ReadMapped(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
@@ -173,11 +202,19 @@ class DirectOps {
   Result Lock(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, uint32_t tag,
               uint64_t* locked_from);
   bool KeyMatches(int server, uint64_t offset, const void* key, size_t key_len, const uint8_t** head);
-  // Whether a remote GET of this block for this key can land its value in a buffer of out_capacity (kOneCopy...).
-  static bool OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity);
-  // The one-copy remote GET: header + key and the target word into buffer_, the value's room into out.
+  // Whether a remote GET of this block for this key lands its value in a buffer of out_capacity (kOneCopy...):
+  // the room is at least kOneCopyMinBytes and out holds the room, or the hinted value length; with
+  // blocking_reads_, the value bytes read first (the hint, or the room) are at least kBlockingOneCopyMinBytes.
+  bool OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) const;
+  // The one-copy remote GET: header + key and the target word into buffer_, and min(value_len_hint, room) value
+  // bytes into out, with one quiet (with blocking_reads_: three blocking gets, no quiet); then, if the header
+  // names a longer value that fits the room, the rest of it with one more (blocking) get. The pieces may be read
+  // in any order and at any time apart: validated as a whole (ValidateSplitBlock), every byte the checksum
+  // covers was read.
+  // *outgrew (and kRetry) when that longer value does not fit out_capacity: the caller reads the whole block.
   BlockCheck GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
-                      uint32_t tag, uint8_t* out, BlockView* view);
+                      uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint, BlockView* view,
+                      bool* outgrew);
   // Passes check through, except kUnchecked: G2 of store/block.h (one get of the target word), kValid iff it
   // equals *before (G0) and names `version` with our tag, else kRetry; *before becomes G2 either way.
   BlockCheck Confirm(BlockCheck check, int server, uint64_t offset, uint32_t block_bytes, uint32_t tag,
@@ -195,6 +232,7 @@ class DirectOps {
   uint8_t* arena_;
   std::vector<uint8_t*> local_arenas_;
   PeerWordAtomics words_;
+  bool blocking_reads_;  // see the constructor
   Counters counters_;
   std::vector<uint8_t> buffer_;        // remote copies of blocks and bodies
   std::vector<uint8_t> value_buffer_;  // the value of the Get overload that keeps it

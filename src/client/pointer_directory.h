@@ -14,7 +14,10 @@
 // A sub-entry below its server's expiration bar is never used (Lookup treats it as a miss) and is dropped only
 // when its set needs room (Update prefers it as the victim).
 //
-// Layout: a sub-entry is 40 bytes (DirectoryEntry); the keys' full hashes sit apart, one array of `ways` words per
+// Each sub-entry also remembers the pair's value length as last seen (or written): a remote Direct GET reads that
+// many value bytes instead of the block's whole room (client/direct_ops.h). Only a hint, like the pointer.
+//
+// Layout: a sub-entry is 48 bytes (DirectoryEntry); the keys' full hashes sit apart, one array of `ways` words per
 // set (one cache line at 8 ways), so a lookup reads the set's hashes and then only the sub-entry that matches.
 //
 // A pointer here is only a hint: whoever uses it validates the block it reaches (tag, full key, versions,
@@ -45,9 +48,13 @@ struct DirectoryEntry {
   // the wrap is harmless between sub-entries less than 2^31 ranges apart (24 days at recency_range_ms = 1).
   uint32_t recency = 0;
   uint32_t access_count = 0;    // saturates
+  // The pair's value length as last seen or written, or kUnknownValueLen: how many value bytes a remote Direct
+  // GET reads first (a wrong hint costs one more get, never a wrong answer).
+  static constexpr uint32_t kUnknownValueLen = UINT32_MAX;
+  uint32_t value_len = kUnknownValueLen;
   bool valid() const { return block_bytes != 0; }
 };
-static_assert(sizeof(DirectoryEntry) == 40, "a directory sub-entry is 40 bytes");
+static_assert(sizeof(DirectoryEntry) == 48, "a directory sub-entry is 48 bytes");
 
 // Whether recency a comes before b (serial-number order on the 32-bit ranges of DirectoryEntry::recency).
 inline bool RecencyBefore(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) < 0; }
@@ -96,14 +103,17 @@ class PointerDirectory {
   // sub-entry, else an expired one, else the least recent, least counted). found: what Lookup returned for loc
   // (or nullptr), a hint that spares a second search of the set when it still names loc's sub-entry; a hint
   // that no longer does (the sub-entry was dropped or reused since) is ignored. A pointer to a block of 0 bytes
-  // names no block: ignored. recency: the client's time range (kept modulo 2^32).
+  // names no block: ignored. recency: the client's time range (kept modulo 2^32). value_len: the pair's value
+  // length at that access, or DirectoryEntry::kUnknownValueLen (replaces the sub-entry's hint either way).
   void Update(const KeyLocation& loc, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,
-              uint64_t server_recency, DirectoryEntry* found = nullptr) {
+              uint64_t server_recency, DirectoryEntry* found = nullptr,
+              uint32_t value_len = DirectoryEntry::kUnknownValueLen) {
     if (block_bytes == 0) return;
     DirectoryEntry* e = found != nullptr && Names(found, loc) ? found : FindOrInstall(loc);
     e->offset = offset;
     e->block_bytes = block_bytes;
     e->version = version;
+    e->value_len = value_len;
     if (e->access_count != UINT32_MAX) e->access_count += 1;
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;

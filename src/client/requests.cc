@@ -240,14 +240,14 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h, siz
         *r->value_len = 0;
         return false;
       }
-      if (pull) return Pull(server, r, h.pointer);
+      if (pull) return Pull(server, r, h.pointer, h.value_len);
       *r->value_len = h.value_len;  // its bytes are in the caller's buffer already (Complete)
       ++counters_.get_hits;
-      Remember(r->loc, h.pointer);
+      Remember(r->loc, h.pointer, h.value_len);
     } else if (r->status == SHMEMCACHE_BUFFER_TOO_SMALL) {
       *r->value_len = h.value_len;
       ++counters_.get_hits;
-      Remember(r->loc, h.pointer);
+      Remember(r->loc, h.pointer, h.value_len);
     } else {
       *r->value_len = 0;
       if (r->status == SHMEMCACHE_NOT_FOUND) ++counters_.get_misses;
@@ -267,12 +267,12 @@ void Client::Retire(int server, shmemcache_request* r) {
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
 }
 
-bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
+bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len) {
   BlockView view;
   // One copy: the value lands in the caller's buffer (a torn attempt may leave bytes there; the GET then asks
   // again and its answer overwrites them).
   DirectOps::Result result = direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag,
-                                         r->buffer, r->buffer_len, &view);
+                                         r->buffer, r->buffer_len, &view, LengthHint(value_len));
   if (result == DirectOps::Result::kDone) {
     // A valid copy of this key's pair at some moment since the server answered (a newer value included: this
     // client's own later writes of the key wait for this GET, PostActive). Its length may have changed since.
@@ -287,7 +287,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p) {
       if (r->out.flags) *r->out.flags = view.flags;
       if (r->out.token) *r->out.token = view.token;
     }
-    Remember(r->loc, p);
+    Remember(r->loc, p, view.value_len);
     return false;
   }
   // The block changed hands (evicted, deleted, moved) or stayed locked or torn: ask again with the value in the

@@ -123,7 +123,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->server_memory_bytes = 64ull << 20;
   c->hash_sets = 0;  // auto: ResolveAutoSettings
   c->hash_ways = 8;
-  c->directory_entries = 8192;  // x 8 ways x 48 B: 3 MiB of client memory (README)
+  c->directory_entries = 8192;  // x 8 ways x 56 B: 3.5 MiB of client memory (README)
   c->directory_ways = 8;
   c->recency_range_ms = 100;
   c->max_key_len = 250;

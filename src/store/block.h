@@ -112,7 +112,10 @@
 // the runtime's memcpy) reads the target word, the head and the body in an order nobody promises, within one
 // operation, with no fence the reader can put between the body and the re-read of the target word. Head ==
 // tail then proves nothing about the bytes in between: a writer may have run W1-W4 entirely while the get
-// copied the middle. The checksum, seeded with the head version, is what catches that.
+// copied the middle. The checksum, seeded with the head version, is what catches that. For the same reason a
+// reader may fetch the value in pieces at different moments (the first bytes with the header, the rest after
+// the header told it the length): the checksum covers the value as a whole, so pieces of different writes fail
+// it, whatever their timing.
 //
 // Blocks without a checksum. A writer that stores through a mapping (an on-node client's Direct SET) leaves
 // kUncheckedSum in the checksum word instead of hashing the value: on-node readers and the server never read
@@ -122,7 +125,9 @@
 // A one-sided copy of such a block validates to kUnchecked (header, versions and identity check out, nothing
 // proves the bytes between them), and its reader must prove it with the seqlock over one-sided operations:
 //   G0. t0 = the target word, read by a get that completed before G1 was issued.
-//   G1. The copy (any order inside the get; complete on return or after the quiet).
+//   G1. The copy (any order inside the get; complete on return or after the quiet). It may take several gets,
+//       one after another (a remote reader that read the value's first bytes and then, the header naming a
+//       longer value, the rest: client/direct_ops.h): all of them lie between G0 and G2.
 //   G2. t2 = the target word, read by a get issued after G1 completed (an acquire fence between them).
 // Accept iff t0 == t2, unlocked, our tag, and G1's head version is the one t0 names. Why: versions only grow and
 // every writer that changes a byte locks first and publishes a higher version; so t2 == t0 means no writer held

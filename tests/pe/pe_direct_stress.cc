@@ -16,7 +16,11 @@
 // batch = 1: readers read every hot key with one shmemcache_mget (keys in a rotating order), each item checked as
 // a single read is: the batch's Direct reads (on shared memory, seqlock reads in place through the mapping,
 // straight into the items' buffers) under the same writers and eviction.
-// Args: [seconds] [writers] [evict] [batch] (defaults 5, 2, 0, 0)
+// large = 1: values of 64 KiB and more (mostly 66000..75000 bytes, one slab class, rewritten in place; else
+// 100000..120000 or 270000..300000, moves), so remote readers take the one-copy GET with its value-length hint
+// (client/direct_ops.h) while the length changes under them; over UCX tcp, where that form reads with blocking
+// gets, from 256 KiB of value on only (kBlockingOneCopyMinBytes), the 270000..300000-byte values take it.
+// Args: [seconds] [writers] [evict] [batch] [large] (defaults 5, 2, 0, 0, 0)
 #include <shmem.h>
 
 #include <cstdlib>
@@ -38,6 +42,7 @@ int main(int argc, char** argv) {
   int writers = argc > 2 ? std::atoi(argv[2]) : 2;
   const bool evict = argc > 3 && std::atoi(argv[3]) != 0;
   const bool batch = argc > 4 && std::atoi(argv[4]) != 0;
+  const bool large = argc > 5 && std::atoi(argv[5]) != 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
   const bool mapped = pe_test::MapsServer();
@@ -62,7 +67,7 @@ int main(int argc, char** argv) {
     int rank = shmemcache_client_rank(c);
     bool writer = rank < writers;
     pe_test::Rng rng(rank * 13 + 5);
-    std::vector<uint8_t> value(16384), got(16384);
+    std::vector<uint8_t> value(large ? 524288 : 16384), got(large ? 524288 : 16384);
     uint64_t cold = 0;
     std::map<std::pair<int, uint32_t>, uint64_t> last_seen;
     uint64_t seq = 0, reads = 0, found = 0, writes = 0, deletes = 0, bad = 0, regressions = 0;
@@ -104,6 +109,8 @@ int main(int argc, char** argv) {
         }
         // 80%: a length that stays in the 128-byte class range (Direct SET fits); 18%: another size (Active).
         size_t len = r < 82 ? 48 + rng.Uniform(40) : 200 + rng.Uniform(12000);
+        if (large)
+          len = r < 82 ? 66000 + rng.Uniform(9000) : r < 91 ? 100000 + rng.Uniform(20000) : 270000 + rng.Uniform(30000);
         pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
         PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
         ++writes;

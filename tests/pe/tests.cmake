@@ -39,6 +39,11 @@ shmemcache_pe_test(direct_stress_mget_evict_np6_tcp pe_direct_stress 6 TCP ARGS 
 # for block words then rightly fails; the test pins the shared-memory case on any machine.)
 shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1 ENV UCX_ATOMIC_MODE=cpu)
 shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_always})
+# The value-length hint of a remote one-copy Direct GET: grow and shrink within and across slab classes.
+shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
+shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)
+shmemcache_pe_test(direct_stress_large_np6 pe_direct_stress 6 ARGS 5 2 0 0 1)
+shmemcache_pe_test(direct_stress_large_np6_tcp pe_direct_stress 6 TCP ARGS 6 2 0 0 1 ${direct_always})
 # Mapped, but UCX's atomics are not CPU atomics (device mode, no NIC here: software atomics): no CPU word atomics.
 shmemcache_pe_test(local_access_np3_device_atomics pe_local_access 3 ARGS 2
                    ENV UCX_ATOMIC_MODE=device SHMEMCACHE_IDLE_SPIN_US=0)

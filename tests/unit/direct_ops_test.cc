@@ -527,6 +527,94 @@ TEST_F(DirectOpsLargeTest, ALargeValueWrittenThroughTheMappingIsConfirmedByTheTa
   EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
 }
 
+// Forwards to another context and counts its gets, non-blocking gets and quiets.
+class ReadCountingContext final : public Context {
+ public:
+  explicit ReadCountingContext(Context* inner) : inner_(inner) {}
+  void Get(void* d, const void* s, size_t n, int pe) override { ++gets; inner_->Get(d, s, n, pe); }
+  void Put(void* d, const void* s, size_t n, int pe) override { inner_->Put(d, s, n, pe); }
+  void GetNbi(void* d, const void* s, size_t n, int pe) override { ++nbi_gets; inner_->GetNbi(d, s, n, pe); }
+  void PutNbi(void* d, const void* s, size_t n, int pe) override { inner_->PutNbi(d, s, n, pe); }
+  uint64_t CompareSwap(uint64_t* w, uint64_t e, uint64_t d, int pe) override { return inner_->CompareSwap(w, e, d, pe); }
+  uint64_t Fetch(uint64_t* w, int pe) override { return inner_->Fetch(w, pe); }
+  uint64_t Swap(uint64_t* w, uint64_t v, int pe) override { return inner_->Swap(w, v, pe); }
+  uint64_t FetchAdd(uint64_t* w, uint64_t v, int pe) override { return inner_->FetchAdd(w, v, pe); }
+  void Set(uint64_t* w, uint64_t v, int pe) override { inner_->Set(w, v, pe); }
+  void Add(uint64_t* w, uint64_t v, int pe) override { inner_->Add(w, v, pe); }
+  void Or(uint64_t* w, uint64_t v, int pe) override { inner_->Or(w, v, pe); }
+  void Fence() override { inner_->Fence(); }
+  void Quiet() override { ++quiets; inner_->Quiet(); }
+  bool is_private() const override { return inner_->is_private(); }
+  unsigned gets = 0, nbi_gets = 0, quiets = 0;
+
+ private:
+  Context* inner_;
+};
+
+// With blocking_reads (a context whose quiet may wait for every peer: UCX tcp), a remote GET never leaves a get
+// outstanding across a quiet: from kBlockingOneCopyMinBytes value bytes on the one-copy form reads its three
+// pieces with blocking gets (a torn piece still fails the checksum and is read again); below, one get of the
+// whole block and a copy. Without it, the pieces are non-blocking gets and one quiet.
+class DirectOpsBlockingReadsTest : public DirectOpsTest {
+ protected:
+  static constexpr size_t kBigLen = DirectOps::kBlockingOneCopyMinBytes + 1000;
+  static constexpr size_t kMidLen = 3 * DirectOps::kOneCopyMinBytes / 2;  // one-copy without blocking_reads only
+  DirectOpsBlockingReadsTest() : DirectOpsTest(8 << 20, 1 << 20, 2 * kBigLen) {}
+};
+
+TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
+  const std::string big_key = "big", mid_key = "mid";
+  BlockPointer big = StoreSet(big_key, std::string(kBigLen, 'o'));
+  BlockPointer mid = StoreSet(mid_key, std::string(kMidLen, 'm'));
+  std::vector<char> out(2 * kBigLen);  // holds either block's room: the one-copy form wherever it is allowed
+  BlockView view;
+  {
+    SCOPED_TRACE("blocking reads, one copy");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    int gets = 0;
+    job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+      ++gets;
+      std::memcpy(dst, src, bytes);
+      if (gets == 2) StoreSet(big_key, std::string(kBigLen, 'n'));  // after the value piece, before the target
+    };
+    ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
+                      out.data(), out.size(), &view),
+              DirectOps::Result::kDone);
+    job_.faults().on_get = nullptr;
+    EXPECT_EQ(counting.gets, 6u) << "two attempts of three blocking gets each";
+    EXPECT_EQ(counting.nbi_gets, 0u);
+    EXPECT_EQ(counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'n'));
+  }
+  {
+    SCOPED_TRACE("blocking reads, below kBlockingOneCopyMinBytes");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(ops.Get(kServerPe, mid.offset, mid.block_bytes, mid_key.data(), mid_key.size(), Loc(mid_key).tag,
+                      out.data(), out.size(), &view),
+              DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u) << "the whole block";
+    EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kMidLen, 'm'));
+  }
+  {
+    SCOPED_TRACE("non-blocking reads");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_);
+    ASSERT_EQ(ops.Get(kServerPe, mid.offset, mid.block_bytes, mid_key.data(), mid_key.size(), Loc(mid_key).tag,
+                      out.data(), out.size(), &view),
+              DirectOps::Result::kDone);
+    EXPECT_EQ(counting.nbi_gets, 3u);
+    EXPECT_EQ(counting.quiets, 1u);
+    EXPECT_EQ(counting.gets, 0u);
+    EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kMidLen, 'm'));
+  }
+}
+
 // A value that names its writer and sequence and repeats a byte derived from both: any mix of two writes shows.
 std::string Verifiable(int writer, uint64_t seq, size_t len) {
   std::string v = std::to_string(writer) + ":" + std::to_string(seq) + ":";

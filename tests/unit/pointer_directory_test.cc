@@ -34,6 +34,28 @@ TEST(PointerDirectory, UpdateThenLookup) {
 
 // Peek is Lookup without counting (the flattened on-node GET, Client::GetMapped): the same entry, an expired one
 // withheld; the caller that uses it counts the hit with CountHit.
+// The value-length hint: each Update replaces it (unknown when the caller knows none), a new sub-entry starts
+// without one, and Remove forgets it.
+TEST(PointerDirectory, UpdateKeepsTheValueLengthHintItWasGiven) {
+  std::vector<uint64_t> bars(1, 0);
+  PointerDirectory d(4, 2, &bars);
+  const KeyLocation a = Loc(0x1111222233334444ull);
+  d.Update(a, 64, 4096, 1, 1, 1);
+  ASSERT_NE(d.Lookup(a), nullptr);
+  EXPECT_EQ(d.Lookup(a)->value_len, DirectoryEntry::kUnknownValueLen);
+  d.Update(a, 64, 4096, 2, 1, 1, d.Lookup(a), 70000);
+  EXPECT_EQ(d.Lookup(a)->value_len, 70000u);
+  d.Update(a, 64, 4096, 3, 1, 1, nullptr, 65600);  // shrink, found by search
+  EXPECT_EQ(d.Lookup(a)->value_len, 65600u);
+  d.Update(a, 128, 8192, 4, 1, 1);  // moved, length unknown (an Active reply without one)
+  EXPECT_EQ(d.Lookup(a)->value_len, DirectoryEntry::kUnknownValueLen);
+  d.Update(a, 128, 8192, 5, 1, 1, nullptr, 0);  // an empty value is a length like any other
+  EXPECT_EQ(d.Lookup(a)->value_len, 0u);
+  d.Remove(a);
+  d.Update(a, 64, 4096, 6, 1, 1);
+  EXPECT_EQ(d.Lookup(a)->value_len, DirectoryEntry::kUnknownValueLen);
+}
+
 TEST(PointerDirectory, PeekFindsWithoutCountingAndCountHitCounts) {
   std::vector<uint64_t> bars(1, 0);
   PointerDirectory d(16, 4, &bars);
@@ -194,7 +216,7 @@ TEST(PointerDirectory, APointerToNoBlockIsIgnored) {
   EXPECT_EQ(d.size(), 0u);
   size_t bytes = 0;
   ASSERT_TRUE(PointerDirectory::BytesFor(8192, 8, &bytes));
-  EXPECT_EQ(bytes, size_t{8192} * 8 * 48) << "the README's 3 MiB default";
+  EXPECT_EQ(bytes, size_t{8192} * 8 * 56) << "the README's 3.5 MiB default";
   EXPECT_FALSE(PointerDirectory::BytesFor(~size_t{0} / 4, 8, &bytes));
 }
 

@@ -113,7 +113,7 @@ struct ContractJob {
 };
 int RunContractJob(const ContractJob& job);
 
-// A script of two clients that step each other through symmetric flags (pe_direct): exactly 3
+// A script of two clients that step each other through symmetric flags (pe_direct, pe_length_hint): exactly 3
 // PEs; PE 0 serves with the default configuration (shmemcache_init(nullptr)), PE 1 runs `a` and PE 2 runs `b`,
 // each pausing with WaitFor(step) until the other's Signal(pe, step). steps: the number of flags (0..steps-1).
 // Returns the process exit code (Finish), 1 with a message if the job does not have 3 PEs.
@@ -123,6 +123,9 @@ int RunTwoClientScript(const char* name, int steps, const std::function<void(shm
 // is set.
 void Signal(int pe, int step);
 void WaitFor(int step);
+// Signal with a fetching atomic: complete on return without a quiet, so that it leaves this PE's endpoint to pe
+// unflushed (over UCX tcp an endpoint flush then needs pe's progress: pe_length_hint's idle client).
+void SignalFetching(int pe, int step);
 
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
 // servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
