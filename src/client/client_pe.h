@@ -64,7 +64,7 @@ struct ClientPe {
         ctx(main_ctx),
         active(new ServerLock[config.num_servers]),
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
-                /*first_peer_pe=*/0, config.op_timeout_ms),
+                /*first_peer_pe=*/0, config.op_timeout_ms, /*map_rings=*/config.local_access != 0, cpu_word_atomics),
         pending(config.num_servers),
         reply_room(config.num_servers, ReplyRoom(config.chunks_per_peer, config.chunk_bytes - kChunkHeaderBytes -
                                                                               kChunkTrailerBytes)),
