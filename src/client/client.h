@@ -330,7 +330,10 @@ class Client {
   static bool InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
   // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
-  Status CompleteNext(int server);  // [active], with a request in flight to server
+  Status CompleteNext(int server);
+  // Before Complete: sets the server's reply reading (ClientPe::reply_read_ns) for the reply just taken; held:
+  // the conduit held records of a packed chunk before the call that took it (Conduit::HoldsRecords). [active]
+  void ReadReplyClock(int server, bool held);  // [active], with a request in flight to server
   void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
                                        // (none in flight: returns); [active]
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
