@@ -338,7 +338,10 @@ class Client {
   static bool InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET
   // read from flash may be answered after later requests). OK, or TIMEOUT (FailServer has run).
-  Status CompleteNext(int server);  // [active], with a request in flight to server
+  Status CompleteNext(int server);
+  // Before Complete: sets the server's reply reading (ClientPe::reply_read_ns) for the reply just taken; held:
+  // the conduit held records of a packed chunk before the call that took it (Conduit::HoldsRecords). [active]
+  void ReadReplyClock(int server, bool held);  // [active], with a request in flight to server
   void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
                                        // (none in flight: returns); [active]
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
@@ -565,7 +568,9 @@ class Client {
   // where each of those operations is a round trip that waits for the server's CPU. Measured (bench_nonblocking,
   // window 32 of 32 B, 8-chunk ring, p50 per operation, 2-core VM under load 3.5-4.5): shm SET 0.45 us (only at
   // waits) / 0.31 (every 4) / 0.29 (every 8) / 0.34 (every 16), GET 0.37 / 0.33 / 0.28 / 0.27; tcp every 8
-  // SET and GET 3.8 us against 1.5 us only at waits.
+  // SET and GET 3.8 us against 1.5 us only at waits. Rechecked with the conduit in place (conduit.h: a Flush is
+  // a few stores and one fetch-OR there), window 32, 32 B p50, 3 runs, load 14: SET 0.30-0.33 us (every 4) /
+  // 0.27 (8) / 0.29-0.31 (16) / 0.37-0.42 (32, i.e. at waits); GET 0.33-0.34 / 0.25-0.28 / 0.23-0.24 / 0.32-0.38.
   static constexpr unsigned kBurstFlush = 8;
   unsigned burst_flush_ = kBurstFlush;
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_

@@ -64,7 +64,7 @@ struct ClientPe {
         ctx(main_ctx),
         active(new ServerLock[config.num_servers]),
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
-                /*first_peer_pe=*/0, config.op_timeout_ms),
+                /*first_peer_pe=*/0, config.op_timeout_ms, /*map_rings=*/config.local_access != 0, cpu_word_atomics),
         pending(config.num_servers),
         reply_room(config.num_servers, ReplyRoom(config.chunks_per_peer, config.chunk_bytes - kChunkHeaderBytes -
                                                                               kChunkTrailerBytes)),
@@ -72,6 +72,8 @@ struct ClientPe {
         pullable_in_flight(config.num_servers, 0),
         request(config.num_servers),
         reply(config.num_servers),
+        burst_read_ns(config.num_servers, 0),
+        reply_read_ns(config.num_servers, 0),
         epochs(config.num_servers),
         server_time(config.num_servers) {}
   ClientPe(const ClientPe&) = delete;
@@ -95,6 +97,9 @@ struct ClientPe {
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
   std::vector<std::vector<uint8_t>> request;  // per server: the message being encoded
   std::vector<std::vector<uint8_t>> reply;    // per server: the reply being decoded
+  // Clock readings shared by several requests (issue 14; core/server_time.h allows both, client/requests.cc):
+  std::vector<uint64_t> burst_read_ns;  // per server: taken before the first request of the burst being staged
+  std::vector<uint64_t> reply_read_ns;  // per server: taken after the reply chunk being read was taken
   // ---- any thread ----
   std::atomic<uint64_t> next_request_id{1};
   std::atomic<size_t> in_flight{0};          // requests in flight, every thread's (max_outstanding)

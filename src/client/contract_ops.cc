@@ -199,10 +199,14 @@ ServerTimeBounds Client::BoundServerTimeNow(int server, const uint64_t* coarse_n
 }
 
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
-  const uint64_t now = clock_.Refresh();  // exact (server_time.h): not the coarse reading
+  // Exact, after the reply arrived (server_time.h): taken by ReadReplyClock for the chunk the reply came in.
+  const uint64_t now = pe_->reply_read_ns[server];
   ServerTimeSample fresh{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0};
   const ServerTimeSample kept = server_time_[server].Load();  // under pe_->active[server]: the one writer
-  if (kept.received_ns == 0) {
+  // Either sample is valid (server_time.h); keeping the tighter one only narrows later bounds. A fresh sample
+  // whose round trip is no longer than the kept one's is taken without computing bounds (issue 14: most replies
+  // of a window): its width now is 1 + ceil(rt_fresh * (1 + drift)) ms, the kept one's at least that.
+  if (kept.received_ns == 0 || fresh.round_trip_ns <= kept.round_trip_ns) {
     server_time_[server].Store(fresh);
   } else {  // keep the sample that bounds the server's time more tightly now
     ServerTimeBounds a = BoundServerTime(kept, now), b = BoundServerTime(fresh, now);

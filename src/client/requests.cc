@@ -119,7 +119,13 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const size_t value_bytes = landed ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
-  r->sent_ns = clock_.Refresh();  // exact, before sending: the server's stamp comes after it (server_time.h)
+  // An exact reading before sending: the server's stamp comes after it (server_time.h). One per burst (issue 14):
+  // server_time.h needs sent_ns at or before the moment the request left, and a reading taken before the burst's
+  // first request is staged is before any of its requests leaves (at the Flush after them); it lengthens the
+  // sample's round trip only by the staging time of the requests before this one in the burst.
+  uint64_t& burst_read = pe_->burst_read_ns[s];
+  if (conduit_.unflushed(static_cast<size_t>(s)) == 0 || burst_read == 0) burst_read = clock_.Refresh();
+  r->sent_ns = burst_read;
   if (landed) {
     // On the conduit's context: its Fence orders the value before the request that names it.
     pe_->ctx.Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
@@ -303,10 +309,23 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_
   return false;
 }
 
+void Client::ReadReplyClock(int server, bool held) {
+  // One exact reading per reply chunk taken (issue 14), as the server stamps its replies (server/server.cc):
+  // server_time.h needs received_ns at or after the moment the reply arrived, and every record of a packed
+  // chunk arrived with it, before the reading taken once the chunk was taken (the first record it gave out,
+  // when no records were held before the call that took it). A record of a chunk held from before the call
+  // reuses that reading; every other reply takes a new one. Every reply this client takes from the conduit
+  // comes through here (CompleteNext, PollReplies), so the kept reading is always that of the held chunk.
+  uint64_t& read = pe_->reply_read_ns[server];
+  if (!held || read == 0) read = clock_.Refresh();
+}
+
 Status Client::CompleteNext(int server) {
   conduit_.Flush(static_cast<size_t>(server));  // what this client staged for it goes out before it waits
   MessageView reply;
+  const bool held = conduit_.HoldsRecords(static_cast<size_t>(server));
   if (conduit_.ReceiveInPlace(static_cast<size_t>(server), &reply) != SHMEMCACHE_OK) return FailServer(server);
+  ReadReplyClock(server, held);
   Settle(Complete(server, reply));
   return SHMEMCACHE_OK;
 }
@@ -378,8 +397,12 @@ void Client::PollReplies(int server) {
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
   Status s = SHMEMCACHE_OK;
   MessageView reply;
-  while (!pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK)
+  for (bool held = conduit_.HoldsRecords(peer);
+       !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
+       held = conduit_.HoldsRecords(peer)) {
+    ReadReplyClock(server, held);
     Settle(Complete(server, reply));
+  }
   if (s == SHMEMCACHE_TIMEOUT) {
     FailServer(server);
   } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {

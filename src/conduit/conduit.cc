@@ -8,10 +8,20 @@
 namespace smc {
 
 Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout, size_t my_slot,
-                 int first_peer_pe, uint64_t op_timeout_ms)
+                 int first_peer_pe, uint64_t op_timeout_ms, bool map_rings, bool cpu_atomics)
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
-      peers_(layout.peers), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
+      peers_(layout.peers), cpu_atomics_(cpu_atomics), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
+  for (size_t peer = 0; map_rings && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
+    if (PeerPe(peer) == transport->MyPe()) continue;
+    Peer& p = peers_[peer];
+    uint8_t* ring = layout.inbox + my_slot * layout.chunks * layout.chunk_bytes;
+    p.mapped_ring = static_cast<uint8_t*>(transport->LocalPointer(ring, PeerPe(peer)));
+    if (!p.mapped_ring || !cpu_atomics) continue;
+    p.mapped_doorbell = static_cast<uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
+    p.mapped_ready = static_cast<uint64_t*>(transport->LocalPointer(layout.ready_bits + my_slot / 64, PeerPe(peer)));
+    if (!p.mapped_doorbell || !p.mapped_ready) p.mapped_doorbell = p.mapped_ready = nullptr;
+  }
   for (size_t peer = 0; layout.sleeping && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
     if (PeerPe(peer) == transport->MyPe()) continue;
     peer_doorbell_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
@@ -37,9 +47,14 @@ bool Conduit::ProbeOnce(size_t peer) {
   uint64_t outstanding = p.next_send - 1 - p.acked;
   for (uint64_t probe : {p.acked + std::min(far, outstanding), p.acked + 1}) {
     uint64_t flag;
-    uint8_t* remote = layout_.inbox + (my_slot_ * layout_.chunks + (probe - 1) % layout_.chunks) *
-                                          layout_.chunk_bytes;
-    ctx_->Get(&flag, remote, sizeof(flag), PeerPe(peer));
+    const size_t index = (probe - 1) % layout_.chunks;
+    if (p.mapped_ring) {  // in place: through the mapping (a zero read here orders this PE's next writes there)
+      flag = __atomic_load_n(reinterpret_cast<const uint64_t*>(p.mapped_ring + index * layout_.chunk_bytes),
+                             __ATOMIC_ACQUIRE);
+    } else {
+      ctx_->Get(&flag, layout_.inbox + (my_slot_ * layout_.chunks + index) * layout_.chunk_bytes, sizeof(flag),
+                PeerPe(peer));
+    }
     ++p.stats.probes;
     if (flag != probe) {  // zeroed: consumed, and so is everything before it
       p.acked = std::max(p.acked, probe);
@@ -90,9 +105,11 @@ Status Conduit::StageChunk(size_t peer) {
 
 void Conduit::SealPack(Peer& p) {
   if (!p.pack_open) return;
-  uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
-  p.staged_tail_bytes = fragment::Seal(out, p.staged_from + p.staged_count - 1, p.pack_used,
-                                       fragment::kPackedMsgLen, p.next_recv - 1);
+  uint8_t* out = StagedChunk(p, p.staged_count - 1);
+  const uint64_t seq = p.staged_from + p.staged_count - 1;
+  p.staged_tail_bytes = p.mapped_ring ? fragment::SealInPlace(out, seq, p.pack_used, fragment::kPackedMsgLen,
+                                                              p.next_recv - 1)
+                                      : fragment::Seal(out, seq, p.pack_used, fragment::kPackedMsgLen, p.next_recv - 1);
   p.pack_open = false;
 }
 
@@ -105,15 +122,14 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   }
   const size_t payload_max = layout_.payload_max();
   if (!fragment::Packs(len, payload_max)) return nullptr;
-  if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
+  if (p.staged.empty() && !p.mapped_ring) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
   if (!p.pack_open || p.pack_used + fragment::RecordBytes(len) > payload_max) {  // the open chunk, or a new one
     *status = StageChunk(peer);
     if (*status != SHMEMCACHE_OK) return nullptr;
     p.pack_open = true;
     p.pack_used = 0;
   }
-  uint8_t* chunk = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
-  uint8_t* at = fragment::ReserveRecord(chunk, p.pack_used, len);
+  uint8_t* at = fragment::ReserveRecord(StagedChunk(p, p.staged_count - 1), p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
   p.doorbell_owed |= ring_doorbell;
   ++p.unflushed;
@@ -130,14 +146,19 @@ Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_
   if (s != SHMEMCACHE_OK) return s;
   Peer& p = peers_[peer];
   const size_t payload_max = layout_.payload_max();
-  if (p.staged.empty()) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
+  if (p.staged.empty() && !p.mapped_ring) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
   size_t sent = 0;
   while (sent < len) {
     Status s = StageChunk(peer);
     if (s != SHMEMCACHE_OK) return s;
     size_t frag = std::min(payload_max, len - sent);
-    uint8_t* out = p.staged.data() + (p.staged_count - 1) * layout_.chunk_bytes;
-    p.staged_tail_bytes = fragment::Encode(out, p.next_send - 1, message + sent, frag, len, p.next_recv - 1);
+    uint8_t* out = StagedChunk(p, p.staged_count - 1);
+    if (p.mapped_ring) {
+      std::memcpy(out + kChunkHeaderBytes, message + sent, frag);
+      p.staged_tail_bytes = fragment::SealInPlace(out, p.next_send - 1, frag, len, p.next_recv - 1);
+    } else {
+      p.staged_tail_bytes = fragment::Encode(out, p.next_send - 1, message + sent, frag, len, p.next_recv - 1);
+    }
     p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
   }
@@ -152,7 +173,13 @@ void Conduit::Flush(size_t peer) {
   const int pe = PeerPe(peer);
   SealPack(p);
   p.unflushed = 0;
-  if (p.staged_count != 0) {
+  if (p.staged_count != 0 && p.mapped_ring) {
+    // In place: every byte is in the peer's ring already; the use_flags, in sequence order, publish them.
+    for (uint64_t i = 0; i < p.staged_count; ++i) fragment::Publish(StagedChunk(p, i), p.staged_from + i);
+    p.stats.fragments_sent += p.staged_count;
+    p.stats.in_place += p.staged_count;
+    p.staged_count = 0;
+  } else if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
     const size_t start_index = (p.staged_from - 1) % layout_.chunks;
@@ -170,15 +197,33 @@ void Conduit::Flush(size_t peer) {
     p.stats.fragments_sent += count;
     p.staged_count = 0;
   }
-  if (p.doorbell_owed) {
-    ctx_->Fence();  // the fragments land before the doorbell
-    uint64_t word = my_slot_ / 64, bit = 1ull << (my_slot_ % 64);
-    ctx_->Or(layout_.ready_bits + word, bit, pe);
-    ctx_->Fence();
-    Ring(peer);
+  if (p.doorbell_owed) RingDoorbell(peer);
+}
+
+void Conduit::RingDoorbell(size_t peer) {
+  Peer& p = peers_[peer];
+  p.doorbell_owed = false;
+  const uint64_t bit = 1ull << (my_slot_ % 64);
+  if (p.mapped_ready) {
+    // CPU atomics (see the top): the fetch-OR is a release after the use_flags' stores, the add follows it.
+    if (__atomic_fetch_or(p.mapped_ready, bit, __ATOMIC_SEQ_CST) & bit) {
+      ++p.stats.rings_skipped;  // not yet swapped out: the pass that swaps it reads this burst
+      return;
+    }
+    __atomic_fetch_add(p.mapped_doorbell, 1, __ATOMIC_SEQ_CST);
     ++p.stats.doorbells;
-    p.doorbell_owed = false;
+    // No lost wake-up (doorbell_sleep.h): the add is complete (a locked instruction) before the sleeping word
+    // is read.
+    if (peer_sleeping_[peer] != nullptr && WakeSleeperAfterCpuAdd(p.mapped_doorbell, peer_sleeping_[peer]))
+      ++p.stats.wakes;
+    return;
   }
+  const int pe = PeerPe(peer);
+  ctx_->Fence();  // the fragments land before the doorbell
+  ctx_->Or(layout_.ready_bits + my_slot_ / 64, bit, pe);
+  ctx_->Fence();
+  Ring(peer);
+  ++p.stats.doorbells;
 }
 
 void Conduit::FlushAll() {
@@ -202,6 +247,9 @@ ConduitStats Conduit::stats() const {
     sum.torn_waits += p.stats.torn_waits;
     sum.puts += p.stats.puts;
     sum.doorbells += p.stats.doorbells;
+    sum.wakes += p.stats.wakes;
+    sum.rings_skipped += p.stats.rings_skipped;
+    sum.in_place += p.stats.in_place;
   }
   return sum;
 }
@@ -391,7 +439,9 @@ void Conduit::CollectReady(std::vector<size_t>* ready) {
   size_t words = ConduitLayout::ReadyWords(layout_.peers);
   for (size_t w = 0; w < words; ++w) {
     if (__atomic_load_n(&layout_.ready_bits[w], __ATOMIC_ACQUIRE) == 0) continue;
-    uint64_t bits = ctx_->Swap(&layout_.ready_bits[w], 0, me);
+    // CPU atomics where the job agreed (see the top): every client's OR on this word is a locked instruction too.
+    uint64_t bits = cpu_atomics_ ? __atomic_exchange_n(&layout_.ready_bits[w], 0, __ATOMIC_SEQ_CST)
+                                 : ctx_->Swap(&layout_.ready_bits[w], 0, me);
     while (bits != 0) {
       unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
       bits &= bits - 1;

@@ -25,6 +25,18 @@
 // Reply rings: a client keeps in flight only requests whose replies certainly fit its ring, counted in bytes as
 // the packing above places them (reply_room.h); a server takes a packed request chunk's records in one pass and
 // flushes their replies together, which that count relies on.
+// In place (issue 14): to a peer whose memory this PE maps (shmem_ptr: same node; map_rings), fragments are
+// written straight into the peer's ring with CPU stores instead of a staging buffer and a put, and published by
+// a release store of each use_flag at Flush (fragment.h: no checksum is computed or checked for them). Where the
+// job agreed on CPU atomics (cpu_atomics: the agreement of store/block.h, "CPU atomics on block words", whose
+// condition covers the doorbell words too: every PE maps every server, every runtime atomic is a CPU one), the
+// doorbell is rung through the mapping too: one fetch-OR of the ready bit and, only if the bit was clear, one add
+// to the doorbell (below), ordered by the atomics themselves (no fence, no quiet before the wake check).
+// Ringing once per pending ready bit: a client whose ready bit is still set when it rings again skips the add.
+// The bit was set by an earlier ring whose add followed it; the server collects bits with a swap taken after
+// reading the doorbell, and waits only while the doorbell equals what it read: so a bit once set is certainly
+// swapped out by some later pass, and as the fetch-OR found it still set, that swap comes after the fetch-OR in
+// the word's order (only this client sets it), hence after this burst was published: that pass reads it.
 // A client that finalizes adds 1 to the server's departure count and rings the doorbell (Depart): no message,
 // so it works whatever state the client's ring is in.
 // Idle servers (issue 17): a server may sleep on its doorbell once idle (SleepWhenIdle); a client on its node
@@ -106,14 +118,17 @@ struct ConduitStats {
   uint64_t puts = 0;          // puts of staged fragments (Flush): fewer than messages when bursts are batched
   uint64_t doorbells = 0;     // doorbells rung (Flush)
   uint64_t wakes = 0;         // sleeping servers woken after a doorbell (doorbell_sleep.h)
+  uint64_t rings_skipped = 0; // Flushes that owed a doorbell but found their ready bit still set (cpu_atomics)
+  uint64_t in_place = 0;      // fragments written in place (map_rings)
 };
 
 class Conduit {
  public:
   // my_slot: this PE's ring index on the receivers it sends to (its rank in its role). Peer (ring index) i is
   // PE first_peer_pe + i. op_timeout_ms (> 0): how long any wait for a peer may last.
+  // map_rings: write in place to peers this PE maps; cpu_atomics: the job's agreement (both: see the top).
   Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
-          uint64_t op_timeout_ms);
+          uint64_t op_timeout_ms, bool map_rings = false, bool cpu_atomics = false);
   Conduit(const Conduit&) = delete;
   Conduit& operator=(const Conduit&) = delete;
 
@@ -223,6 +238,11 @@ class Conduit {
     // Post's staging: fragments staged_from .. staged_from + staged_count - 1, one chunk each, the last one
     // staged_tail_bytes long (through its comp_flag). Sized on first use.
     std::vector<uint8_t> staged;
+    // In place (map_rings): this PE's ring on the peer, through the mapping (staged chunks sit there, unpublished);
+    // with cpu_atomics, the peer's doorbell and the ready word with this PE's bit too. nullptr: not mapped.
+    uint8_t* mapped_ring = nullptr;
+    uint64_t* mapped_doorbell = nullptr;
+    uint64_t* mapped_ready = nullptr;
     uint64_t staged_from = 0;
     uint64_t staged_count = 0;
     size_t staged_tail_bytes = 0;
@@ -249,6 +269,12 @@ class Conduit {
     return layout_.inbox + (ring * layout_.chunks + (seq - 1) % layout_.chunks) * layout_.chunk_bytes;
   }
   int PeerPe(size_t peer) const { return first_peer_pe_ + static_cast<int>(peer); }
+  // Where staged chunk i (sequence staged_from + i) is written: in the peer's ring (in place) or the staging.
+  uint8_t* StagedChunk(Peer& p, uint64_t i) {
+    if (p.mapped_ring) return p.mapped_ring + ((p.staged_from - 1 + i) % layout_.chunks) * layout_.chunk_bytes;
+    return p.staged.data() + i * layout_.chunk_bytes;
+  }
+  void RingDoorbell(size_t peer);  // Flush's doorbell (see the top)
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
   Status Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait);
@@ -278,6 +304,7 @@ class Conduit {
   uint64_t op_timeout_ms_;
   std::vector<Peer> peers_;
   uint64_t doorbell_seen_ = 0;
+  bool cpu_atomics_;
   // Per peer, this PE's pointers to the peer's doorbell and sleeping word where it maps them (same node), else
   // nullptr: a client wakes a sleeping server through them.
   std::vector<const uint64_t*> peer_doorbell_, peer_sleeping_;

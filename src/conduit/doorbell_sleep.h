@@ -64,6 +64,9 @@ class DoorbellSleep {
 // pointers into the server's memory, LocalPointer): wakes the server if it sleeps. ctx: the context the ring
 // went through. True when it woke (a futex wake was sent).
 bool WakeSleeper(Context* ctx, const uint64_t* doorbell, const uint64_t* sleeping);
+// The same after a doorbell add this PE made with a CPU atomic through the mapping (conduit.h, cpu_atomics): the
+// locked add is complete when it returns, so no quiet; the seq_cst fence orders it before the sleeping word's read.
+bool WakeSleeperAfterCpuAdd(const uint64_t* doorbell, const uint64_t* sleeping);
 
 }  // namespace smc
 

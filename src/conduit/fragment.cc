@@ -12,7 +12,8 @@ namespace fragment {
 uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq) {
   // HashBytes: XXH3 compiled in at the baseline vector width (issue 14: the library's scalar build cost ~300
   // instructions a chunk on the server); the library's value.
-  return HashBytes(chunk + kFragLenOffset, kChunkHeaderBytes - kFragLenOffset + frag_len, seq);
+  const uint64_t h = HashBytes(chunk + kFragLenOffset, kChunkHeaderBytes - kFragLenOffset + frag_len, seq);
+  return h == kInPlaceMark ? h ^ 1 : h;  // the mark is never a checksum (fragment.h)
 }
 
 size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, size_t msg_len, uint64_t ack) {
@@ -41,11 +42,22 @@ size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_
   return comp + kChunkTrailerBytes;
 }
 
+size_t SealInPlace(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack) {
+  StoreU32(out + kFragLenOffset, static_cast<uint32_t>(frag_len));
+  StoreU32(out + kMsgLenOffset, static_cast<uint32_t>(msg_len));
+  StoreU64(out + kAckOffset, ack);
+  StoreU64(out + kChecksumOffset, kInPlaceMark);
+  const size_t comp = CompFlagOffset(frag_len);
+  StoreU64(out + comp, seq);  // the use_flag is the one word left: Publish
+  return comp + kChunkTrailerBytes;
+}
+
 bool Complete(const uint8_t* chunk, uint64_t seq, size_t payload_max) {
   if (LoadU64(chunk + kUseFlagOffset) != seq) return false;
   size_t frag_len = LoadU32(chunk + kFragLenOffset);
-  return frag_len <= payload_max && LoadU64(chunk + CompFlagOffset(frag_len)) == seq &&
-         Checksum(chunk, frag_len, seq) == LoadU64(chunk + kChecksumOffset);
+  if (frag_len > payload_max || LoadU64(chunk + CompFlagOffset(frag_len)) != seq) return false;
+  const uint64_t sum = LoadU64(chunk + kChecksumOffset);
+  return sum == kInPlaceMark || Checksum(chunk, frag_len, seq) == sum;
 }
 
 std::string Describe(const uint8_t* chunk, uint64_t seq, size_t payload_max) {

@@ -16,6 +16,13 @@
 // length, u32 zero, its bytes, zero padding to 8 bytes.
 // A get or put does not deliver bytes in address order (DESIGN.md), so a fragment is accepted only when
 // use_flag, comp_flag and the checksum all agree (FragmentComplete); it is never read half-written.
+// Written in place (issue 14): a sender that maps the receiver's ring (shmem_ptr: same node) writes the fragment
+// there with its own CPU stores, every byte but the use_flag first, then the use_flag with a release store
+// (SealInPlace, Publish). A receiver that reads use_flag == seq with an acquire load then sees every byte
+// (C++'s release/acquire; on x86-TSO and AArch64 alike), so the checksum proves nothing there and is replaced by
+// kInPlaceMark, which Checksum never returns: a chunk carries the mark only if a sender wrote it in place, and a
+// sender writes one ring always one way (conduit.h), so a chunk landing through an unordered put never holds a
+// stale mark either.
 #ifndef SHMEMCACHE_CONDUIT_FRAGMENT_H_
 #define SHMEMCACHE_CONDUIT_FRAGMENT_H_
 
@@ -48,7 +55,9 @@ inline size_t CompFlagOffset(size_t frag_len) { return kChunkHeaderBytes + ((fra
 // XXH3 of the contiguous bytes [16, 32 + frag_len) of chunk (lengths, ack, payload), seeded with seq. A pure
 // function of those bytes: no state survives between calls (issue 12's hang came from a streaming state that
 // was never initialised).
+// Never kInPlaceMark.
 uint64_t Checksum(const uint8_t* chunk, size_t frag_len, uint64_t seq);
+constexpr uint64_t kInPlaceMark = 0x696e2d706c616365ull;  // "in-place": the checksum word of a fragment SealInPlace wrote
 
 // Writes fragment seq carrying data[0, frag_len) of a msg_len-byte message into out, which has room for
 // kChunkHeaderBytes + align8(frag_len) + kChunkTrailerBytes. Returns the bytes to put, through the comp_flag.
@@ -57,13 +66,19 @@ size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, 
 // Writes the header, checksum and comp_flag of fragment seq whose frag_len payload bytes already sit at
 // out + kChunkHeaderBytes. Returns the bytes to put, through the comp_flag.
 size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack);
+// In place (see the top): SealInPlace writes what Seal writes, the mark for the checksum, everything but the
+// use_flag; Publish then stores the use_flag (release), after which the receiver may read the fragment.
+size_t SealInPlace(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack);
+inline void Publish(uint8_t* out, uint64_t seq) {
+  __atomic_store_n(reinterpret_cast<uint64_t*>(out + kUseFlagOffset), seq, __ATOMIC_RELEASE);
+}
 // Appends a record of len bytes to the payload of a packed chunk at out that holds `used` payload bytes (the
 // caller checks that used + RecordBytes(len) fits): writes its header and padding and returns where its len
 // bytes go (the caller writes them; the chunk is sealed after).
 uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len);
 
 // True when chunk holds all of fragment seq: use_flag and comp_flag equal seq, frag_len <= payload_max and the
-// checksum matches. Reads each byte once through plain loads; the caller orders them after its flag read.
+// checksum matches (or is kInPlaceMark: the caller read use_flag with an acquire load). Reads each byte once through plain loads; the caller orders them after its flag read.
 bool Complete(const uint8_t* chunk, uint64_t seq, size_t payload_max);
 
 // What chunk holds, for error messages: "use=.. frag_len=.. msg_len=.. ack=.. comp=.. checksum=.. computed=..".

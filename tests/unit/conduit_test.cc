@@ -37,7 +37,7 @@ struct ConduitPe {
   std::unique_ptr<Conduit> conduit;
 
   // PE 0 is the "server" (ring 0 holds PE 1's messages); PE 1 the "client" (ring 0 holds PE 0's replies).
-  ConduitPe(LoopbackJob* job, int pe, uint64_t timeout_ms) {
+  ConduitPe(LoopbackJob* job, int pe, uint64_t timeout_ms, bool in_place = false) {
     Transport* t = job->transport(pe);
     layout.chunk_bytes = kChunkBytes;
     layout.chunks = kChunks;
@@ -50,13 +50,16 @@ struct ConduitPe {
     layout.sleeping = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kSleepingOffset);
     ctx = t->CreateContext(1);
     const int first_peer_pe = pe == 0 ? 1 : 0;
-    conduit = std::make_unique<Conduit>(t, ctx.get(), layout, /*my_slot=*/0, first_peer_pe, timeout_ms);
+    // in_place: map_rings and cpu_atomics (the loopback transport's atomics are CPU atomics).
+    conduit = std::make_unique<Conduit>(t, ctx.get(), layout, /*my_slot=*/0, first_peer_pe, timeout_ms, in_place,
+                                        in_place);
   }
   uint8_t* chunk(uint64_t seq) const { return layout.inbox + ((seq - 1) % kChunks) * kChunkBytes; }
 };
 
 struct Pair {
-  explicit Pair(uint64_t timeout_ms = 60000) : job(2), server(&job, 0, timeout_ms), client(&job, 1, timeout_ms) {}
+  explicit Pair(uint64_t timeout_ms = 60000, bool in_place = false)
+      : job(2), server(&job, 0, timeout_ms, in_place), client(&job, 1, timeout_ms, in_place) {}
   LoopbackJob job;
   ConduitPe server, client;
 };
@@ -109,6 +112,73 @@ TEST(Conduit, ABurstOfPostedMessagesGoesOutWithOnePutAndOneDoorbell) {
   }
   client.Flush(0);  // nothing staged: no put, no doorbell
   EXPECT_EQ(client.stats().doorbells, 2u);
+}
+
+// Issue 14, in place: to a peer it maps, a sender writes fragments straight into the peer's ring (no put) and
+// they stay invisible (use_flag 0) until Flush publishes them, marked instead of checksummed.
+TEST(Conduit, FragmentsWrittenInPlaceStayUnpublishedUntilFlush) {
+  Pair p(60000, /*in_place=*/true);
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  std::vector<uint8_t> small = Message(40, 7), big = Message(kPayloadMax + 5, 8);
+  ASSERT_EQ(client.Post(0, small.data(), small.size(), true), SHMEMCACHE_OK);
+  ASSERT_EQ(client.Post(0, big.data(), big.size(), true), SHMEMCACHE_OK);
+  // The packed chunk's record and the first fragment of the big one are in the server's ring, unpublished.
+  EXPECT_EQ(std::memcmp(p.server.chunk(1) + kChunkHeaderBytes + fragment::kRecordHeaderBytes, small.data(),
+                        small.size()),
+            0);
+  EXPECT_EQ(std::memcmp(p.server.chunk(2) + kChunkHeaderBytes, big.data(), kPayloadMax), 0);
+  for (uint64_t seq = 1; seq <= 3; ++seq) EXPECT_EQ(LoadU64(p.server.chunk(seq) + fragment::kUseFlagOffset), 0u);
+  std::vector<uint8_t> got;
+  EXPECT_EQ(server.Poll(0, &got), SHMEMCACHE_IN_PROGRESS);
+  client.Flush(0);
+  EXPECT_EQ(client.stats().puts, 0u);
+  EXPECT_EQ(client.stats().in_place, 3u);
+  EXPECT_EQ(client.stats().doorbells, 1u);
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    EXPECT_EQ(LoadU64(p.server.chunk(seq) + fragment::kUseFlagOffset), seq);
+    EXPECT_EQ(LoadU64(p.server.chunk(seq) + fragment::kChecksumOffset), fragment::kInPlaceMark);
+  }
+  ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, small);
+  ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, big);
+}
+
+// Issue 14, cpu_atomics: a Flush whose ready bit the server has not yet swapped out skips the doorbell add (the
+// pass that swaps the bit reads this burst too); once the server swapped it, the next Flush rings again. Fails if
+// a Flush skipped the add with its bit clear (the server would never see the second ring) or never skipped.
+TEST(Conduit, AFlushWhoseReadyBitIsStillSetSkipsTheDoorbellAdd) {
+  Pair p(60000, /*in_place=*/true);
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  auto post = [&](uint64_t seed) {
+    std::vector<uint8_t> m = Message(24, seed);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+    client.Flush(0);
+  };
+  post(1);
+  post(2);  // bit still set: no add
+  EXPECT_EQ(*p.server.layout.doorbell, 1u);
+  EXPECT_EQ(client.stats().doorbells, 1u);
+  EXPECT_EQ(client.stats().rings_skipped, 1u);
+  std::vector<size_t> ready;
+  ASSERT_TRUE(server.PollDoorbell(&ready));
+  EXPECT_EQ(ready, std::vector<size_t>{0});
+  EXPECT_EQ(*p.server.layout.ready_bits, 0u);
+  std::vector<uint8_t> got;
+  for (uint64_t seed = 1; seed <= 2; ++seed) {  // both bursts, behind the one ring
+    ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, Message(24, seed));
+  }
+  EXPECT_FALSE(server.PollDoorbell(&ready));
+  post(3);  // swapped out since: rings
+  EXPECT_EQ(*p.server.layout.doorbell, 2u);
+  EXPECT_EQ(client.stats().doorbells, 2u);
+  ASSERT_TRUE(server.PollDoorbell(&ready));
+  EXPECT_EQ(ready, std::vector<size_t>{0});
+  ASSERT_EQ(server.Poll(0, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, Message(24, 3));
 }
 
 TEST(Conduit, SmallMessagesOfABurstSharePackedChunks) {
@@ -315,8 +385,8 @@ TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {
   EXPECT_GE(p.client.conduit->stats().doorbells, 4u);  // a ring's worth at a time, each with its doorbell
 }
 
-TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) {
-  Pair p;
+void EverySizeArrivesWholeAndInOrder(bool in_place) {
+  Pair p(60000, in_place);
   const std::vector<size_t> sizes = {0, 1, kPayloadMax - 1, kPayloadMax, kPayloadMax + 1, 2 * kPayloadMax,
                                      kChunks * kPayloadMax, 3 * kChunks * kPayloadMax + 17};
   std::thread receiver([&] {
@@ -335,7 +405,12 @@ TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) {
   EXPECT_EQ(p.server.conduit->stats().messages_received, sizes.size());
   // A message larger than the ring went through only because the receiver freed chunks meanwhile.
   EXPECT_GT(p.client.conduit->stats().probes, 0u);
+  EXPECT_EQ(p.client.conduit->stats().in_place, in_place ? p.client.conduit->stats().fragments_sent : 0u);
 }
+
+TEST(Conduit, MessagesOfEverySizeArriveWholeAndInOrder) { EverySizeArrivesWholeAndInOrder(false); }
+// The same written in place (issue 14): probes read the ring through the mapping, wraps need no second put.
+TEST(Conduit, MessagesOfEverySizeWrittenInPlaceArriveWholeAndInOrder) { EverySizeArrivesWholeAndInOrder(true); }
 
 TEST(Conduit, ARecordLentInPlaceKeepsItsChunkUntilReleasedAndIsNeverCopied) {
   Pair p;

@@ -135,6 +135,35 @@ TEST(Fragment, CompleteOnlyWhenEverythingLanded) {
   EXPECT_FALSE(fragment::Complete(huge.data(), 3, kPayloadMax));
 }
 
+// Issue 14, in place: a fragment sealed in place carries the mark instead of a checksum and is complete only once
+// Publish stored its use_flag; the mark is accepted only with both flags, and never produced as a checksum.
+TEST(Fragment, AFragmentSealedInPlaceIsCompleteOnlyOncePublished) {
+  std::vector<uint8_t> p = Payload(279, 11);
+  std::vector<uint8_t> chunk(kChunk, 0);
+  std::memcpy(chunk.data() + kChunkHeaderBytes, p.data(), p.size());
+  EXPECT_EQ(fragment::SealInPlace(chunk.data(), 3, p.size(), p.size(), 2),
+            fragment::CompFlagOffset(p.size()) + kChunkTrailerBytes);
+  EXPECT_EQ(LoadU64(chunk.data() + fragment::kChecksumOffset), fragment::kInPlaceMark);
+  EXPECT_EQ(LoadU64(chunk.data() + fragment::CompFlagOffset(p.size())), 3u);
+  EXPECT_FALSE(fragment::Complete(chunk.data(), 3, kPayloadMax));  // unpublished: the use_flag is still 0
+  fragment::Publish(chunk.data(), 3);
+  EXPECT_TRUE(fragment::Complete(chunk.data(), 3, kPayloadMax));
+  // A payload byte changed: the mark takes the receiver's word for it (the sender's stores are ordered)...
+  std::vector<uint8_t> changed = chunk;
+  changed[kChunkHeaderBytes + 100] ^= 0x40;
+  EXPECT_TRUE(fragment::Complete(changed.data(), 3, kPayloadMax));
+  // ... but never without the completion flag or with another sequence.
+  std::vector<uint8_t> no_comp = chunk;
+  StoreU64(no_comp.data() + fragment::CompFlagOffset(p.size()), 0);
+  EXPECT_FALSE(fragment::Complete(no_comp.data(), 3, kPayloadMax));
+  EXPECT_FALSE(fragment::Complete(chunk.data(), 4, kPayloadMax));
+  // A fragment Seal wrote never carries the mark: its checksum is checked.
+  std::vector<uint8_t> sealed = Encoded(3, p, 2);
+  EXPECT_NE(LoadU64(sealed.data() + fragment::kChecksumOffset), fragment::kInPlaceMark);
+  sealed[kChunkHeaderBytes + 100] ^= 0x40;
+  EXPECT_FALSE(fragment::Complete(sealed.data(), 3, kPayloadMax));
+}
+
 TEST(Fragment, EncodedLayout) {
   std::vector<uint8_t> p = Payload(13, 1);
   std::vector<uint8_t> chunk = Encoded(42, p, 41);
