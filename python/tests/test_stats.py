@@ -9,7 +9,7 @@ def test_stats_fields(cache):
                  "policy_get_path", "policy_reason", "local_gets", "local_sets", "direct_incrs", "mget_messages",
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 58
+    assert len(stats) == 59
 
 
 def test_counters_move(cache, key):
