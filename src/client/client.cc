@@ -66,9 +66,11 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mapped_(config.num_servers, 0) {
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
+    published_epoch_.push_back(nullptr);
     if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
       mapped_[s] = 1;
       mapped_offset_[s] = p - base;
+      published_epoch_[s] = reinterpret_cast<const uint64_t*>(p + SymmetricLayout::kEpochOffset);
     }
   }
   DecidePolicy(transport);
@@ -154,8 +156,15 @@ bool Client::GetMapped(const Operation& op, Status* status) {
                          &view) != BlockCheck::kValid)
     return false;
   if (LiveCopy(op, view)) {
-    const uint64_t now = RecencyNanos();
-    *status = AcceptLiveCopy(op, offset, block_bytes, view, now, CurrentRange(now), e);
+    if (const uint64_t epoch = PublishedEpoch(server)) {
+      // No clock reading: the server's epoch from its word, and the directory's range (which only orders its
+      // sub-entries for replacement) from the last reading, refreshed by every operation that reads the clock.
+      ++counters_.published_epoch_gets;
+      *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, CurrentRange(clock_.Last()), e);
+    } else {
+      const uint64_t now = RecencyNanos();
+      *status = AcceptLiveCopy(op, offset, block_bytes, view, EstimatedEpoch(server, now), CurrentRange(now), e);
+    }
     ++counters_.direct_gets;
     ++counters_.get_hits;
   } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e)) {
@@ -315,9 +324,9 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 }
 
 Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                              uint64_t now, uint64_t range, DirectoryEntry* found) {
+                              uint64_t epoch, uint64_t range, DirectoryEntry* found) {
   *op.out_len = view.value_len;
-  const uint64_t recency = UpdateRecency(op.loc.server, offset, view.recency, now);
+  const uint64_t recency = epoch <= view.recency ? view.recency : AdvanceRecency(op.loc.server, offset, view.recency, epoch);
   directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found);
   return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
 }
@@ -474,6 +483,7 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_get_path = direct_gets_allowed_ ? 1 : 2;
   stats->policy_reason = policy_reason_;
   stats->cpu_word_atomics = pe_->cpu_word_atomics ? 1 : 2;
+  stats->published_epoch_gets += c.published_epoch_gets;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
 }

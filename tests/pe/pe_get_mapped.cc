@@ -2,7 +2,9 @@
 // 1 server (PE 0), 3 clients: PE 1 and PE 2 with local_access auto, PE 3 with local_access 0 (never mapped).
 // Each client checks, on keys of its own:
 //   - hit: 100 GETs through a known pointer are 100 Direct hits, each a directory hit, each through the mapping
-//     exactly when the server is mapped (local_gets), none Active;
+//     exactly when the server is mapped (local_gets; and then with the server's published epoch, no clock
+//     reading: published_epoch_gets), none Active; a GET after some idle recency ranges advances the pair's
+//     recency (the published epoch moved while the server slept);
 //   - a buffer too small: BUFFER_TOO_SMALL with the value's length, counted as a Direct hit;
 //   - miss: NOT_FOUND, length 0, a directory miss and a GET miss, not Direct;
 //   - expiry: a pair with a long ttl is read back; one with a 1 ms ttl is NOT_FOUND once ttl + recency range have
@@ -75,6 +77,17 @@ void OwnKeys(shmemcache_t* c, int rank, bool local) {
   PE_CHECK(after.directory_misses == before.directory_misses);
   PE_CHECK(after.active_gets == before.active_gets);
   PE_CHECK(after.local_gets - before.local_gets == (local ? kHits : 0));
+  // Through the mapping, the server's epoch comes from the word it publishes (it sleeps when idle here: every
+  // client maps it), not from this PE's clock; never otherwise.
+  PE_CHECK(after.published_epoch_gets - before.published_epoch_gets == (local ? kHits : 0));
+  // And that epoch moves while the server has nothing to do: after a few recency ranges without a request, the
+  // next GET through the known pointer advances the pair's recency.
+  before = Stats(c);
+  pe_test::SleepMs(4 * kRecencyRangeMs + 10);
+  ExpectValue(c, hit, "value-1");
+  after = Stats(c);
+  PE_CHECK(after.recency_updates - before.recency_updates == 1);
+  PE_CHECK(after.direct_gets - before.direct_gets == 1);
 
   char small[3];
   size_t len = 0;
