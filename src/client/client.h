@@ -243,15 +243,44 @@ class Client {
                         uint64_t epoch, uint64_t range, DirectoryEntry* found);
   // The epoch a server on this node publishes (core/layout.h kEpochOffset), read through the mapping: one load
   // of a line that changes once per recency range, where a clock reading costs a cycle-counter read (~7 ns
-  // here, a seventh of an on-node GET). Only while the server ticks the word when idle too (kEpochLagOffset
-  // nonzero: it lags the server's clock by at most that, a fraction of a range); else 0, and the caller reads
-  // its own clock (EstimatedEpoch). Recency is coarse by design (ranges of recency_range_ms); the word is the
-  // server's own epoch, so it needs no estimate either.
-  uint64_t PublishedEpoch(int server) const {
-    const uint64_t* word = published_epoch_[server];
-    if (word == nullptr || __atomic_load_n(word + kEpochLagWord, __ATOMIC_ACQUIRE) == 0) return 0;
-    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+  // here, a seventh of an on-node GET). Recency is coarse by design (ranges of recency_range_ms), and the word
+  // is the server's own epoch, so it needs no estimate either. Any value the word holds is an epoch the server
+  // has reached (it only moves forward), so it never stamps a block ahead of the server: at worst it is stale.
+  //
+  // What bounds the staleness (issue 13). A server that sleeps when idle ticks the word in its waits and says so
+  // in kEpochLagOffset (nonzero: the word lags its clock by at most that many ns) -- but only while it gets a CPU:
+  // on an oversubscribed node a runnable server can wait in the run queue for hundreds of milliseconds (measured:
+  // 2 cores, 6 busy loops beside a 4-PE job: gaps between ticks of 10-250 ms, each all run-queue delay in
+  // /proc/<tid>/schedstat, nearly all starting at the tick that opens a wait: the server was preempted within
+  // the first polls of its idle spin, before any yield or nap). So the client never trusts the word on the
+  // server's promise alone:
+  //   - every kEpochCheckEvery-th GetMapped per server reads this PE's clock (CheckedEpoch): it stamps with
+  //     max(word, EstimatedEpoch) and trusts the word for the next kEpochCheckEvery - 1 GETs only if the word
+  //     is as current as the lag bound says (EstimatedEpoch never runs ahead of the server's epoch, so an
+  //     estimate more than the bound's whole ranges ahead of the word proves the word stale); otherwise it checks
+  //     again on the next GET, i.e. reads the clock on every GET (as without the word) until the word is current;
+  //   - a block stamped ahead of the word (by another PE's clock) shows the word behind: that GET reads the
+  //     clock too (CheckedEpoch).
+  // So of any kEpochCheckEvery consecutive GetMapped calls on one server at least one stamps with this PE's own
+  // clock: a stale word costs at most kEpochCheckEvery - 1 recency updates in a row, never a stalled recency.
+  // Returns the word when it may be used without a clock reading (then counts published_epoch_gets), else 0.
+  uint64_t PublishedEpoch(int server, uint64_t block_recency) {
+    PublishedWord& p = published_epoch_[server];
+    if (p.word == nullptr || --p.until_check == 0) return 0;
+    const uint64_t epoch = __atomic_load_n(p.word, __ATOMIC_ACQUIRE);
+    if (epoch < block_recency) return 0;
+    ++counters_.published_epoch_gets;
+    return epoch;
   }
+  // The epoch from this PE's clock reading now (EstimatedEpoch), and the server's word where it has one: their
+  // maximum, both being epochs the server has reached. Decides how many GETs may use the word unchecked next.
+  // Out of line: taken once per kEpochCheckEvery GETs on the hot path.
+  [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
+  static constexpr uint32_t kEpochCheckEvery = 32;
+  struct PublishedWord {
+    const uint64_t* word = nullptr;  // the server's epoch word through the mapping; nullptr: not mapped
+    uint32_t until_check = 1;        // GetMapped calls until the next CheckedEpoch (1: the next one checks)
+  };
   static constexpr size_t kEpochLagWord = (SymmetricLayout::kEpochLagOffset - SymmetricLayout::kEpochOffset) / 8;
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
   // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
@@ -526,7 +555,7 @@ class Client {
   std::vector<uint64_t> expiration_bar_;  // per server, as this thread knows them; outlives directory_
   DirectOps direct_;
   PointerDirectory directory_;       // this thread's (issue 16: no shared writes on the Direct path)
-  std::vector<const uint64_t*> published_epoch_;  // per server: its epoch word through the mapping, or nullptr
+  std::vector<PublishedWord> published_epoch_;  // per server (PublishedEpoch)
   uint8_t* control_;                 // symmetric address of the servers' control regions
   std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables

@@ -112,8 +112,10 @@ class Server {
   uint64_t EpochAt(uint64_t nanos) const;  // the epoch of a clock_ reading
   // Stores the epoch of clock reading now_ns in the epoch word (core/layout.h kEpochOffset) if it changed: per
   // request (Handle) and, where the server sleeps when idle, on every tick of its wait (SleepWhenIdle), so the
-  // word then lags the server's clock by at most one nap plus one pass of work; the lag bound is published in
-  // kEpochLagOffset, and a client on the node uses the word instead of reading its own clock (client.h).
+  // word then lags the server's clock by at most one nap plus one pass of work -- while the server gets a CPU
+  // when it is runnable, which an oversubscribed node does not promise; the lag bound is published in
+  // kEpochLagOffset, and a client on the node uses the word instead of reading its own clock, checking it
+  // against its clock every few GETs (client.h PublishedEpoch).
   // Returns that epoch.
   uint64_t PublishEpoch(uint64_t now_ns);
   // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch now.
