@@ -426,6 +426,9 @@ typedef struct {
                                    through shared memory (every PE of the job maps every server and UCX runs its
                                    atomics on the CPU there, agreed at init, and this PE's local_access is not
                                    0), 2 = the runtime's atomics, 0 = not set up */
+  uint64_t published_epoch_gets;/* client side: on-node Direct GETs that took the server's recency epoch from
+                                   the word the server publishes (while it serves and sleeps when idle: config
+                                   idle_spin_us) instead of reading this PE's clock */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -7,9 +7,10 @@ def test_stats_fields(cache):
     for name in ("gets", "sets", "deletes", "get_hits", "get_misses", "direct_gets", "active_gets", "items",
                  "bytes_used", "evictions", "spill_mmap_reads", "spill_enospc_recoveries", "large_gets_pulled",
                  "policy_get_path", "policy_reason", "local_gets", "local_sets", "direct_incrs", "mget_messages",
-                 "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics"):
+                 "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
+                 "published_epoch_gets"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 58
+    assert len(stats) == 59
 
 
 def test_counters_move(cache, key):

@@ -322,7 +322,8 @@ size_t Client::ReadMappedBlocks() {
       done = AcceptDirectGet(op, s.offset, s.block_bytes, view, &s.status, s.entry);
     } else {
       ++accepted;
-      s.status = AcceptLiveCopy(op, s.offset, s.block_bytes, view, now, range, s.entry);
+      s.status = AcceptLiveCopy(op, s.offset, s.block_bytes, view, EstimatedEpoch(op.loc.server, now), range,
+                                s.entry);
       done = true;
     }
     s.path = done ? BatchSlot::Path::kDone : BatchSlot::Path::kActive;

@@ -74,9 +74,11 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mapped_(config.num_servers, 0) {
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
+    published_epoch_.emplace_back();
     if (uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s))) {
       mapped_[s] = 1;
       mapped_offset_[s] = p - base;
+      published_epoch_[s].word = reinterpret_cast<const uint64_t*>(p + SymmetricLayout::kEpochOffset);
     }
   }
   DecidePolicy(transport);
@@ -162,8 +164,14 @@ bool Client::GetMapped(const Operation& op, Status* status) {
                          &view) != BlockCheck::kValid)
     return false;
   if (LiveCopy(op, view)) {
-    const uint64_t now = RecencyNanos();
-    *status = AcceptLiveCopy(op, offset, block_bytes, view, now, CurrentRange(now), e);
+    if (const uint64_t epoch = PublishedEpoch(server, view.recency)) {
+      // No clock reading: the server's epoch from its word, and the directory's range (which only orders its
+      // sub-entries for replacement) from the last reading, refreshed by every operation that reads the clock.
+      *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, CurrentRange(clock_.Last()), e);
+    } else {
+      const uint64_t now = RecencyNanos();
+      *status = AcceptLiveCopy(op, offset, block_bytes, view, CheckedEpoch(server, now), CurrentRange(now), e);
+    }
     ++counters_.direct_gets;
     ++counters_.get_hits;
   } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e)) {
@@ -325,9 +333,10 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 }
 
 Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                              uint64_t now, uint64_t range, DirectoryEntry* found) {
+                              uint64_t epoch, uint64_t range, DirectoryEntry* found) {
   *op.out_len = view.value_len;
-  const uint64_t recency = UpdateRecency(op.loc.server, offset, view.recency, now);
+  const uint64_t recency =
+      epoch <= view.recency ? view.recency : AdvanceRecency(op.loc.server, offset, view.recency, epoch);
   directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found, LengthHint(view.value_len));
   return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
 }
@@ -439,6 +448,21 @@ uint64_t Client::EstimateEpoch(int server, uint64_t now) {
   return epoch;
 }
 
+uint64_t Client::CheckedEpoch(int server, uint64_t now) {
+  const uint64_t estimate = EstimatedEpoch(server, now);
+  PublishedWord& p = published_epoch_[server];
+  if (p.word == nullptr) return estimate;
+  const uint64_t lag_ns = __atomic_load_n(p.word + kEpochLagWord, __ATOMIC_ACQUIRE);
+  const uint64_t published = __atomic_load_n(p.word, __ATOMIC_ACQUIRE);
+  // The server promises (lag_ns != 0) that the word holds the epoch of a reading of its clock at most lag_ns
+  // old, so it trails the server's epoch by at most ceil(lag_ns / range) whole ranges; the estimate never runs
+  // ahead of the server's epoch. An estimate of 0 (nothing heard from this server yet) proves nothing.
+  const uint64_t allowed = (lag_ns + range_nanos_ - 1) / range_nanos_;
+  const bool current = lag_ns != 0 && estimate <= published + allowed;
+  p.until_check = current ? kEpochCheckEvery : 1;
+  return std::max(estimate, published);
+}
+
 uint64_t Client::AdvanceRecency(int server, uint64_t offset, uint64_t known, uint64_t epoch) {
   uint64_t* word = reinterpret_cast<uint64_t*>(arena_ + offset + kRecencyOffset);
   uint64_t seen = direct_.words().CompareSwap(word, known, epoch, server);
@@ -486,6 +510,7 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_get_path = direct_gets_allowed_ ? 1 : 2;
   stats->policy_reason = policy_reason_;
   stats->cpu_word_atomics = pe_->cpu_word_atomics ? 1 : 2;
+  stats->published_epoch_gets += c.published_epoch_gets;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
 }

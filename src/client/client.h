@@ -243,8 +243,51 @@ class Client {
   static bool LiveCopy(const Operation& op, const BlockView& view) {
     return view.expiry_ms == 0 && !op.contract.out.flags && !op.contract.out.token;
   }
+  // epoch: the server's current epoch as this client knows it (EstimatedEpoch, or PublishedEpoch); range: the
+  // directory's time range for the access.
   Status AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                        uint64_t now, uint64_t range, DirectoryEntry* found);
+                        uint64_t epoch, uint64_t range, DirectoryEntry* found);
+  // The epoch a server on this node publishes (core/layout.h kEpochOffset), read through the mapping: one load
+  // of a line that changes once per recency range, where a clock reading costs a cycle-counter read (~7 ns
+  // here, a seventh of an on-node GET). Recency is coarse by design (ranges of recency_range_ms), and the word
+  // is the server's own epoch, so it needs no estimate either. Any value the word holds is an epoch the server
+  // has reached (it only moves forward), so it never stamps a block ahead of the server: at worst it is stale.
+  //
+  // What bounds the staleness (issue 13). A server that sleeps when idle ticks the word in its waits and says so
+  // in kEpochLagOffset (nonzero: the word lags its clock by at most that many ns) -- but only while it gets a CPU:
+  // on an oversubscribed node a runnable server can wait in the run queue for hundreds of milliseconds (measured:
+  // 2 cores, 6 busy loops beside a 4-PE job: gaps between ticks of 10-250 ms, each all run-queue delay in
+  // /proc/<tid>/schedstat, nearly all starting at the tick that opens a wait: the server was preempted within
+  // the first polls of its idle spin, before any yield or nap). So the client never trusts the word on the
+  // server's promise alone:
+  //   - every kEpochCheckEvery-th GetMapped per server reads this PE's clock (CheckedEpoch): it stamps with
+  //     max(word, EstimatedEpoch) and trusts the word for the next kEpochCheckEvery - 1 GETs only if the word
+  //     is as current as the lag bound says (EstimatedEpoch never runs ahead of the server's epoch, so an
+  //     estimate more than the bound's whole ranges ahead of the word proves the word stale); otherwise it checks
+  //     again on the next GET, i.e. reads the clock on every GET (as without the word) until the word is current;
+  //   - a block stamped ahead of the word (by another PE's clock) shows the word behind: that GET reads the
+  //     clock too (CheckedEpoch).
+  // So of any kEpochCheckEvery consecutive GetMapped calls on one server at least one stamps with this PE's own
+  // clock: a stale word costs at most kEpochCheckEvery - 1 recency updates in a row, never a stalled recency.
+  // Returns the word when it may be used without a clock reading (then counts published_epoch_gets), else 0.
+  uint64_t PublishedEpoch(int server, uint64_t block_recency) {
+    PublishedWord& p = published_epoch_[server];
+    if (p.word == nullptr || --p.until_check == 0) return 0;
+    const uint64_t epoch = __atomic_load_n(p.word, __ATOMIC_ACQUIRE);
+    if (epoch < block_recency) return 0;
+    ++counters_.published_epoch_gets;
+    return epoch;
+  }
+  // The epoch from this PE's clock reading now (EstimatedEpoch), and the server's word where it has one: their
+  // maximum, both being epochs the server has reached. Decides how many GETs may use the word unchecked next.
+  // Out of line: taken once per kEpochCheckEvery GETs on the hot path.
+  [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
+  static constexpr uint32_t kEpochCheckEvery = 32;
+  struct PublishedWord {
+    const uint64_t* word = nullptr;  // the server's epoch word through the mapping; nullptr: not mapped
+    uint32_t until_check = 1;        // GetMapped calls until the next CheckedEpoch (1: the next one checks)
+  };
+  static constexpr size_t kEpochLagWord = (SymmetricLayout::kEpochLagOffset - SymmetricLayout::kEpochOffset) / 8;
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
   // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
   // server not failed) through a directory pointer or, on a directory miss, through the key's hash-table set
@@ -496,6 +539,7 @@ class Client {
     Tally gets, sets, deletes;
     Tally get_hits, get_misses;
     Tally direct_gets, active_gets;
+    Tally published_epoch_gets;  // GetMapped answers that used PublishedEpoch (no clock reading)
     Tally direct_sets, active_sets;
     Tally direct_incrs;
     Tally direct_fallbacks;
@@ -522,6 +566,7 @@ class Client {
   std::vector<uint64_t> expiration_bar_;  // per server, as this thread knows them; outlives directory_
   DirectOps direct_;
   PointerDirectory directory_;       // this thread's (issue 16: no shared writes on the Direct path)
+  std::vector<PublishedWord> published_epoch_;  // per server (PublishedEpoch)
   uint8_t* control_;                 // symmetric address of the servers' control regions
   std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables

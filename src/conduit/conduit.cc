@@ -412,8 +412,8 @@ void Conduit::Ring(size_t peer) {
     ++peers_[peer].stats.wakes;
 }
 
-void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns) {
-  sleep_.emplace(transport_, layout_.doorbell, layout_.sleeping, spin_ns, max_nap_ns);
+void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick) {
+  sleep_.emplace(transport_, layout_.doorbell, layout_.sleeping, spin_ns, max_nap_ns, std::move(tick));
 }
 
 void Conduit::WaitDoorbell(std::vector<size_t>* ready) {

@@ -60,6 +60,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -205,8 +206,9 @@ class Conduit {
   // runtime's wait, or, after SleepWhenIdle, spins spin_ns and then sleeps (conduit/doorbell_sleep.h).
   void WaitDoorbell(std::vector<size_t>* ready);
   // Server side: from now on WaitDoorbell sleeps after spin_ns (> 0) without work, in naps of at most
-  // max_nap_ns (DoorbellSleep). Needs layout.sleeping.
-  void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns);
+  // max_nap_ns (DoorbellSleep), calling tick (may be empty) at least once per max_nap_ns while it waits.
+  // Needs layout.sleeping.
+  void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick = {});
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
   // Server side: how many clients have departed.

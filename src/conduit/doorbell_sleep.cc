@@ -12,9 +12,11 @@ namespace smc {
 
 void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
   const uint64_t start = NowNanos();
+  if (tick_) tick_();
   for (uint32_t polls = 1; !Moved(seen); ++polls) {
     transport_->Progress();
     if (polls % Deadline::kPollsPerClockRead != 0) continue;
+    if (tick_) tick_();
     if (NowNanos() - start >= spin_ns_) break;
     // A few microseconds apart, the core goes to whoever else is runnable on it. Without this, a server that
     // sleeps and spins in turn gets woken onto its client's core (the scheduler places a waking task there) and
@@ -31,6 +33,7 @@ void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
       FutexWait(doorbell_, seen, nap);
     }
     __atomic_store_n(sleeping_, 0, __ATOMIC_RELAXED);
+    if (tick_) tick_();
     transport_->Progress();  // what arrived during the nap (over UCX tcp, the doorbell itself)
   }
 }

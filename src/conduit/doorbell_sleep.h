@@ -26,6 +26,8 @@
 #define SHMEMCACHE_CONDUIT_DOORBELL_SLEEP_H_
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "transport/transport.h"
 
@@ -39,10 +41,17 @@ class DoorbellSleep {
   static constexpr uint64_t kMaxNapWakeableNs = 10000000;  // 10 ms
   static constexpr uint64_t kMaxNapUnwakeableNs = 200000;  // 200 us
 
-  // doorbell, sleeping: this PE's words. spin_ns > 0: how long to spin before the first nap.
+  // doorbell, sleeping: this PE's words. spin_ns > 0: how long to spin before the first nap. tick (may be
+  // empty): called when a wait starts, every few microseconds of its spin and after every nap, so at least once
+  // per max_nap_ns while the server waits (a server keeps its published epoch current with it, server/server.h).
   DoorbellSleep(Transport* transport, const uint64_t* doorbell, uint64_t* sleeping, uint64_t spin_ns,
-                uint64_t max_nap_ns)
-      : transport_(transport), doorbell_(doorbell), sleeping_(sleeping), spin_ns_(spin_ns), max_nap_ns_(max_nap_ns) {}
+                uint64_t max_nap_ns, std::function<void()> tick = {})
+      : transport_(transport),
+        doorbell_(doorbell),
+        sleeping_(sleeping),
+        spin_ns_(spin_ns),
+        max_nap_ns_(max_nap_ns),
+        tick_(std::move(tick)) {}
 
   // Returns once *doorbell != seen (spinning, then sleeping: see the top of this file). No time limit: an idle
   // server waits for work however long; each nap is bounded.
@@ -57,6 +66,7 @@ class DoorbellSleep {
   uint64_t* sleeping_;
   uint64_t spin_ns_;
   uint64_t max_nap_ns_;
+  std::function<void()> tick_;
   uint64_t naps_ = 0;
 };
 

@@ -91,6 +91,9 @@ class CoarseClock {
     return cached_;
   }
   uint64_t max_lag_ns() const { return max_lag_ns_; }
+  // The last reading Nanos() or Refresh() returned, without reading anything: for a caller that can use a
+  // reading of unbounded age (a replacement order).
+  uint64_t Last() const { return cached_; }
 
  private:
   // A real read at (cycles, now): measures the counter's rate against the first read of the current measurement.

@@ -29,6 +29,11 @@ struct SymmetricLayout {
   static constexpr size_t kControlBytes = 4096;
   static constexpr size_t kDoorbellOffset = 0;       // u64, clients add 1 after posting
   static constexpr size_t kEpochOffset = 64;         // u64, server's current recency epoch
+  // u64, 0, or how far (ns) the epoch word may lag the server's clock while the server gets a CPU: nonzero once
+  // the server keeps the word current while it waits for work too, not only per request (server/server.h
+  // PublishEpoch). Same cache line as the epoch word. Clients on the node check the word against their own
+  // clock every few GETs anyway (client/client.h PublishedEpoch).
+  static constexpr size_t kEpochLagOffset = 72;
   static constexpr size_t kExpirationBarOffset = 128;// u64
   static constexpr size_t kDeparturesOffset = 192;   // u64, clients add 1 when they finalize (servers count)
   static constexpr size_t kSleepingOffset = 200;     // u64, nonzero while a server sleeps on its doorbell

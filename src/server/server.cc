@@ -55,6 +55,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
                /*first_peer_pe=*/config.num_servers, config.op_timeout_ms,
                /*map_rings=*/config.local_access != 0, cpu_word_atomics),
       epoch_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochOffset)),
+      epoch_lag_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kEpochLagOffset)),
       expiration_bar_word_(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kExpirationBarOffset)),
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       landing_(base + layout.landing_offset),
@@ -77,9 +78,13 @@ void Server::SleepWhenIdle(const uint8_t* base) {
     every_client_wakes = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
   int spin_us = config_.idle_spin_us;
   if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;
-  if (spin_us == 0) return;  // spins in the runtime's wait
-  conduit_.SleepWhenIdle(uint64_t(spin_us) * 1000, every_client_wakes ? DoorbellSleep::kMaxNapWakeableNs
-                                                                      : DoorbellSleep::kMaxNapUnwakeableNs);
+  PublishEpoch(clock_.Nanos());
+  if (spin_us == 0) return;  // spins in the runtime's wait (the epoch word moves per request only)
+  // Naps of at most an eighth of a recency range, so the epoch word the waits tick lags by less than that.
+  uint64_t max_nap = every_client_wakes ? DoorbellSleep::kMaxNapWakeableNs : DoorbellSleep::kMaxNapUnwakeableNs;
+  max_nap = std::max(std::min(max_nap, range_nanos_ / 8), DoorbellSleep::kFirstNapNs);
+  conduit_.SleepWhenIdle(uint64_t(spin_us) * 1000, max_nap, [this] { PublishEpoch(clock_.Nanos()); });
+  epoch_lag_ns_ = max_nap + kEpochLagSlackNs;  // published while Serve runs
 }
 
 void Server::PublishClassSizes(uint8_t* base) {
@@ -91,6 +96,12 @@ void Server::PublishClassSizes(uint8_t* base) {
 }
 
 uint64_t Server::CurrentEpoch() const { return EpochAt(clock_.Nanos()); }
+
+uint64_t Server::PublishEpoch(uint64_t now_ns) {
+  const uint64_t epoch = EpochAt(now_ns);
+  if (__atomic_load_n(epoch_word_, __ATOMIC_RELAXED) != epoch) __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
+  return epoch;
+}
 
 uint64_t Server::EpochAt(uint64_t nanos) const { return (nanos - start_nanos_) / range_nanos_ + 1; }
 
@@ -129,7 +140,11 @@ bool Server::StoreFailed(Status s) {
 }
 
 Status Server::Serve() {
+  // The epoch word is ticked only inside the serving loop's waits: say so only while it runs.
+  PublishEpoch(clock_.Nanos());
+  __atomic_store_n(epoch_lag_word_, epoch_lag_ns_, __ATOMIC_RELEASE);
   Status s = ServeUntilDone();
+  __atomic_store_n(epoch_lag_word_, 0, __ATOMIC_RELEASE);
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "shmemcache: server stops serving: %s; shmemcache_serve returns SHMEMCACHE_TIMEOUT\n",
                  LastError());
@@ -145,6 +160,7 @@ Status Server::ServeUntilDone() {
       if (!conduit_.PollDoorbell(&ready_) && carry_.empty()) {
         if (spill_->HasFinishedIo()) FinishSpillReads();
         else std::this_thread::yield();
+        PublishEpoch(clock_.Nanos());  // no WaitDoorbell ticks here
         continue;
       }
     } else {
@@ -226,8 +242,7 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
   ReplyHeader reply{};
   // now_ns (read after the request arrived, as core/server_time.h needs of the reply's stamp): its epoch, the
   // reply's stamp and the store's "now".
-  const uint64_t epoch = EpochAt(now_ns);
-  if (__atomic_load_n(epoch_word_, __ATOMIC_RELAXED) != epoch) __atomic_store_n(epoch_word_, epoch, __ATOMIC_RELEASE);
+  const uint64_t epoch = PublishEpoch(now_ns);
   reply.epoch = epoch;
   reply.server_ms = now_ns / 1000000;
   RequestView req;

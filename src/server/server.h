@@ -110,6 +110,14 @@ class Server {
   // its start, beginning at 1 (0 means "unknown" on the wire).
   uint64_t CurrentEpoch() const;
   uint64_t EpochAt(uint64_t nanos) const;  // the epoch of a clock_ reading
+  // Stores the epoch of clock reading now_ns in the epoch word (core/layout.h kEpochOffset) if it changed: per
+  // request (Handle) and, where the server sleeps when idle, on every tick of its wait (SleepWhenIdle), so the
+  // word then lags the server's clock by at most one nap plus one pass of work -- while the server gets a CPU
+  // when it is runnable, which an oversubscribed node does not promise; the lag bound is published in
+  // kEpochLagOffset, and a client on the node uses the word instead of reading its own clock, checking it
+  // against its clock every few GETs (client.h PublishedEpoch).
+  // Returns that epoch.
+  uint64_t PublishEpoch(uint64_t now_ns);
   // The recency to apply for a client's request: what the client sent, never ahead of the server's epoch now.
   uint64_t RecencyFor(uint64_t sent, uint64_t now) const;
   // Tells every client the new expiration bar: a one-sided atomic set of this server's mailbox word in each
@@ -135,6 +143,10 @@ class Server {
   KvStore store_;
   Conduit conduit_;
   uint64_t* epoch_word_;
+  uint64_t* epoch_lag_word_;  // 0 until SleepWhenIdle ticks the epoch word (core/layout.h kEpochLagOffset)
+  // Beyond the longest nap, what the published lag allows for a pass of work between two ticks.
+  static constexpr uint64_t kEpochLagSlackNs = 1000000;
+  uint64_t epoch_lag_ns_ = 0;  // what Serve publishes there: 0 where the server does not sleep when idle
   uint64_t* expiration_bar_word_;
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
   const uint8_t* landing_;     // the landing slots (core/layout.h): client c's large SET values at c * slot

@@ -2,7 +2,10 @@
 // 1 server (PE 0), 3 clients: PE 1 and PE 2 with local_access auto, PE 3 with local_access 0 (never mapped).
 // Each client checks, on keys of its own:
 //   - hit: 100 GETs through a known pointer are 100 Direct hits, each a directory hit, each through the mapping
-//     exactly when the server is mapped (local_gets), none Active;
+//     exactly when the server is mapped (local_gets; and then, but for at least every kEpochCheckEvery-th that
+//     checks it against this PE's clock, with the server's published epoch: published_epoch_gets), none Active; after some idle recency ranges, recency advances within
+//     kEpochCheckEvery GETs (the published epoch moved while the server slept, or the client's check caught it
+//     stale);
 //   - a buffer too small: BUFFER_TOO_SMALL with the value's length, counted as a Direct hit;
 //   - miss: NOT_FOUND, length 0, a directory miss and a GET miss, not Direct;
 //   - expiry: a pair with a long ttl is read back; one with a 1 ms ttl is NOT_FOUND once ttl + recency range have
@@ -18,6 +21,7 @@
 // Arg: 1 = the job must map the server (shared memory), 0 = it must not (UCX tcp).
 #include <shmem.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -28,6 +32,7 @@ namespace {
 
 constexpr int kHits = 100, kHotWrites = 4000, kHotReads = 4000;
 constexpr uint64_t kRecencyRangeMs = 5;
+constexpr int kEpochCheckEvery = 32;  // client/client.h Client::kEpochCheckEvery
 
 shmemcache_stats_t Stats(shmemcache_t* c) {
   shmemcache_stats_t st;
@@ -75,6 +80,26 @@ void OwnKeys(shmemcache_t* c, int rank, bool local) {
   PE_CHECK(after.directory_misses == before.directory_misses);
   PE_CHECK(after.active_gets == before.active_gets);
   PE_CHECK(after.local_gets - before.local_gets == (local ? kHits : 0));
+  // Through the mapping, the server's epoch comes from the word it publishes (it sleeps when idle here: every
+  // client maps it) -- but at least every kEpochCheckEvery-th GET reads this PE's clock to check the word (how
+  // many more depends on whether the server ran lately: not asserted); never otherwise.
+  const uint64_t published = after.published_epoch_gets - before.published_epoch_gets;
+  if (local) PE_CHECK(published <= kHits - kHits / kEpochCheckEvery);
+  else PE_CHECK(published == 0);
+  // And recency moves on after the pair sat idle for a few recency ranges: within kEpochCheckEvery GETs through
+  // the known pointer. The first of them advances it when the server kept its epoch word current while it slept
+  // (it ticks it after every nap); on an oversubscribed node the server may not have run since, and then the GET
+  // that checks the word against this PE's clock advances it (client/client.h PublishedEpoch).
+  before = Stats(c);
+  pe_test::SleepMs(4 * kRecencyRangeMs + 10);
+  int reads = 0;
+  do {
+    ExpectValue(c, hit, "value-1");
+    after = Stats(c);
+  } while (++reads < kEpochCheckEvery && after.recency_updates == before.recency_updates);
+  PE_CHECK(after.recency_updates > before.recency_updates);
+  PE_CHECK(after.direct_gets - before.direct_gets == static_cast<uint64_t>(reads));
+  std::printf("PE %d: recency moved on at GET %d after the idle pause\n", rank + 1, reads);
 
   char small[3];
   size_t len = 0;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -654,6 +655,33 @@ TEST(Conduit, AServerNoClientCanWakeSeesTheRingAfterANap) {
   p.client.conduit->FillStats(&client_stats);
   EXPECT_GT(server_stats.idle_sleeps, 0u);
   EXPECT_EQ(client_stats.doorbell_wakes, 0u);
+}
+
+// The tick a sleeping server is given (SleepWhenIdle; the server keeps its published epoch current with it) runs
+// when a wait starts and after every nap, so at least once per max_nap_ns while no work comes: a client that
+// never rings sees ticks go on while the server sleeps.
+TEST(Conduit, ASleepingServerTicksAfterEveryNap) {
+  Pair p;
+  std::atomic<uint64_t> ticks{0};
+  p.server.conduit->SleepWhenIdle(/*spin_ns=*/1000, /*max_nap_ns=*/200000, [&] { ticks.fetch_add(1); });
+  uint64_t seen_while_asleep = 0;
+  std::thread client([&] {
+    while (__atomic_load_n(p.server.layout.sleeping, __ATOMIC_ACQUIRE) == 0) std::this_thread::yield();
+    const uint64_t first = ticks.load();
+    // Bounded: a server that stopped ticking in its sleep fails below instead of hanging the test.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (ticks.load() < first + 5 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    seen_while_asleep = ticks.load() - first;
+    p.client.conduit->Depart(0);
+  });
+  std::vector<size_t> ready;
+  while (p.server.conduit->departures() == 0) p.server.conduit->WaitDoorbell(&ready);
+  client.join();
+  shmemcache_stats_t server_stats{};
+  p.server.conduit->FillStats(&server_stats);
+  EXPECT_GE(seen_while_asleep, 5u);
+  EXPECT_GT(server_stats.idle_sleeps, 0u);
+  EXPECT_GE(ticks.load(), server_stats.idle_sleeps + 1);  // one per wait, one per nap
 }
 
 }  // namespace
