@@ -416,6 +416,9 @@ class Client {
   // Which way a batch's GETs go (config mget_policy, decided on first use).
   enum class MGetPath : uint8_t { kUndecided, kDirectThenSingles, kDirectThenMessages, kMessagesOnly };
   MGetPath mget_path();
+  // Whether an mget of one key may be the blocking GET (Get): not under mget_policy message, which sends every
+  // item in a multi-get message.
+  bool SingleItemBatch() { return config_.mget_policy != SHMEMCACHE_MGET_MESSAGE; }
   shmemcache_request* NewBatch();
   // Runs a MultiGet's windows: Direct parts answered, Active parts in flight as parts of batch.
   void StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request* batch);
