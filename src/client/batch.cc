@@ -69,19 +69,19 @@ void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
     if (it.status == SHMEMCACHE_IN_PROGRESS) it.status = Get(it.key, it.key_len, it.buffer, it.buffer_len, &it.value_len);
     return;
   }
-  shmemcache_request* batch = NewBatch();
-  StartMultiGet(items, count, batch);
-  WaitBatch(batch);
+  shmemcache_request* batch = nullptr;  // made when a part is posted: none when Direct reads answer every item
+  StartMultiGet(items, count, &batch);
+  if (batch != nullptr) WaitBatch(batch);
 }
 
 Status Client::IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request) {
   shmemcache_request* batch = NewBatch();
-  StartMultiGet(items, count, batch);
+  StartMultiGet(items, count, &batch);
   *request = batch;
   return SHMEMCACHE_OK;
 }
 
-void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request* batch) {
+void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** batch) {
   size_t i = 0;
   while (i < count) {
     batch_.clear();
@@ -97,7 +97,9 @@ void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcac
       if (s.path == BatchSlot::Path::kDone) items[s.item].status = s.status;
       else active = true;
     }
-    if (active) PostGetParts(items, batch);  // the others are answered as their replies come
+    if (!active) continue;
+    if (*batch == nullptr) *batch = NewBatch();
+    PostGetParts(items, *batch);  // the others are answered as their replies come
   }
 }
 

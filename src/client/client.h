@@ -435,7 +435,9 @@ class Client {
   bool SingleItemBatch() { return config_.mget_policy != SHMEMCACHE_MGET_MESSAGE; }
   shmemcache_request* NewBatch();
   // Runs a MultiGet's windows: Direct parts answered, Active parts in flight as parts of batch.
-  void StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request* batch);
+  // *batch: the batch record, or nullptr: then one is made (NewBatch) when the first part is posted (a MultiGet
+  // whose items Direct reads all answer needs none).
+  void StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** batch);
   // The window's kActive GET slots: in multi-get messages, one or a few per server, or as single GETs.
   void PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch);
   // Items indices[0, n) of items, all for server: in as few kMultiGet messages as the rings allow.
