@@ -66,7 +66,8 @@ void PrefetchBlock(const uint8_t* block, uint32_t block_bytes) {
 void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
   if (count == 1 && SingleItemBatch()) {  // the blocking GET: its answer is the one the batch would give
     shmemcache_mget_item_t& it = items[0];
-    if (it.status == SHMEMCACHE_IN_PROGRESS) it.status = Get(it.key, it.key_len, it.buffer, it.buffer_len, &it.value_len);
+    if (it.status == SHMEMCACHE_IN_PROGRESS)
+      it.status = Get(it.key, it.key_len, it.buffer, it.buffer_len, &it.value_len);
     return;
   }
   shmemcache_request* batch = nullptr;  // made when a part is posted: none when Direct reads answer every item

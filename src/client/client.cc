@@ -232,19 +232,17 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   }
   Status status;
   // A store whose outcome only the server can decide (add, append, prepend) is Active by the protocol, not by
-  // the policy: it is not counted in policy_active_ops.
-  const bool store = op.op == Op::kStore;
-  const bool direct_store = store && StoreMayGoDirect(op.contract.store);
-  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_
-                                         : (op.op == Op::kSet || op.op == Op::kIncr || direct_store) &&
-                                               direct_sets_allowed_;
+  // the policy: it is not counted in policy_active_ops where the policy allows Direct writes.
+  const bool server_store = op.op == Op::kStore && !StoreMayGoDirect(op.contract.store);
+  const bool writes = op.op == Op::kSet || op.op == Op::kIncr || (op.op == Op::kStore && !server_store);
+  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : writes && direct_sets_allowed_;
   // Only this thread adds to MineInFlight: once settled, it stays 0.
   if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
-  if (!allowed && op.op != Op::kDelete && config_.direct_ops && !(store && !direct_store && direct_sets_allowed_))
-    ++counters_.policy_active_ops;
+  const bool by_protocol = op.op == Op::kDelete || (server_store && direct_sets_allowed_);
+  if (!allowed && !by_protocol && config_.direct_ops) ++counters_.policy_active_ops;
   return PostActive(op, request);
 }
 

@@ -192,7 +192,8 @@ void CasRace(shmemcache_t* c, int rank) {
   uint64_t direct = 0;
   for (int round = 0; round < 20; ++round) {
     const std::string k = "race-" + std::to_string(round);
-    if (rank == 0) PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), initial.data(), initial.size()), SHMEMCACHE_OK);
+    if (rank == 0)
+      PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), initial.data(), initial.size()), SHMEMCACHE_OK);
     pe_test::ClientBarrier(first_client, clients);
     pe_test::Fetched f = Fetch(c, k);  // every client: the same token, the pointer cached
     PE_CHECK(f.status == SHMEMCACHE_OK && f.value == initial);
