@@ -2,11 +2,12 @@
 //   1. The expiry check of the Direct GET: blocking GETs of pairs stored without TTL (one compare), with a far
 //      TTL (a clock read and the server-time bound), and shmemcache_fetch (flags and token too), all Direct;
 //      ratios against the no-TTL GET of the same run.
-//   2. shmemcache_incr next to a Direct GET and an Active store of the same small value (a store with flags goes
-//      Active), same run. incr is Direct (the block's lock, client/contract_ops.cc) where SETs are, Active
-//      otherwise: direct_share says which it was. Direct vs Active incr: run once with the policy that gives
-//      Direct incrs (shm: auto; tcp: SHMEMCACHE_DIRECT_POLICY=always) and once with SHMEMCACHE_DIRECT_POLICY=never,
-//      and compare the ratios against store_flags_active, the Active operation both runs measure:
+//   2. shmemcache_incr and stores with options (flags; cas with the pair's current token) next to a Direct GET and
+//      an Active store of the same small value (an append of 0 bytes: append is always Active), same run. incr and
+//      the stores with options are Direct (the block's lock, client/contract_ops.cc) where SETs are, Active
+//      otherwise: direct_share says which it was. Direct vs Active: run once with the policy that gives Direct
+//      writes (shm: auto; tcp: SHMEMCACHE_DIRECT_POLICY=always) and once with SHMEMCACHE_DIRECT_POLICY=never,
+//      and compare the ratios against append_active, the Active operation both runs measure:
 //        scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract                          (Direct incr on shm)
 //        SHMEMCACHE_DIRECT_POLICY=never scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract  (Active)
 // The variants run interleaved in rounds (round r measures every variant once), so a load spike on the shared
@@ -18,8 +19,9 @@
 // PE 0 serves; client rank 0 measures (more clients idle). Prints a table and CSV rows (--csv FILE):
 //   transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors,mean_ratio_active,
 //   p50_ratio_active,direct_policy
-// mean_ratio / p50_ratio: against get_no_ttl of the same run; *_ratio_active: against store_flags_active of the
-// same run. direct_share: Direct GETs / GETs of that variant (incr: Direct incrs / incrs).
+// mean_ratio / p50_ratio: against get_no_ttl of the same run; *_ratio_active: against append_active of the
+// same run. direct_share: Direct GETs / GETs of that variant (incr: Direct incrs / incrs; stores: Direct SETs /
+// SETs).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -49,15 +51,17 @@ struct Options {
 const char kAbout[] =
     "usage: bench_contract [options]   (run under scripts/oshrun.sh -np 2; PE 0 serves, PE 1 measures)\n"
     "Cost of expiry checking on the Direct GET path, and incr latency (Direct or Active, as the policy says)\n"
-    "next to a Direct GET and an Active store.\n";
+    "and stores with options (Direct or Active, as the policy says) next to a Direct GET and an Active store.\n";
 
-enum Variant { kGetNoTtl, kGetFarTtl, kFetchNoTtl, kIncr, kStoreFlags, kVariants };
-const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr", "store_flags_active"};
+enum Variant { kGetNoTtl, kGetFarTtl, kFetchNoTtl, kIncr, kStoreFlags, kStoreCas, kAppendActive, kVariants };
+const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr",
+                                       "store_flags", "store_cas", "append_active"};
 
 struct Samples {
   std::vector<uint64_t> ns;
   uint64_t gets = 0, direct_gets = 0, errors = 0;
   uint64_t incrs = 0, direct_incrs = 0;
+  uint64_t sets = 0, direct_sets = 0;
 };
 
 const char *PolicyName(uint64_t set_path) { return set_path == 1 ? "direct_sets" : "active_sets"; }
@@ -67,14 +71,18 @@ std::string Key(int variant, int i) { return "cb-" + std::to_string(variant) + "
 int RunClient(const Options &o, shmemcache_t *c) {
   int rc = 0;
   std::vector<char> value(o.size, 'v'), buf(o.size + 64);
+  std::vector<uint64_t> tokens(o.keys, 0);  // store_cas: each key's current token
   // The pairs: no TTL, a TTL of a day, counters.
   for (int i = 0; i < o.keys; ++i) {
     shmemcache_store_options_t far{SHMEMCACHE_MODE_SET, 0, 24ull * 3600 * 1000, 0};
     std::string k0 = Key(kGetNoTtl, i), k1 = Key(kGetFarTtl, i), k3 = Key(kIncr, i), k4 = Key(kStoreFlags, i);
+    std::string k5 = Key(kStoreCas, i), k6 = Key(kAppendActive, i);
     if (shmemcache_set(c, k0.data(), k0.size(), value.data(), value.size()) != SHMEMCACHE_OK ||
         shmemcache_store(c, k1.data(), k1.size(), value.data(), value.size(), &far, nullptr) != SHMEMCACHE_OK ||
         shmemcache_set(c, k3.data(), k3.size(), "0", 1) != SHMEMCACHE_OK ||
-        shmemcache_set(c, k4.data(), k4.size(), value.data(), value.size()) != SHMEMCACHE_OK) {
+        shmemcache_set(c, k4.data(), k4.size(), value.data(), value.size()) != SHMEMCACHE_OK ||
+        shmemcache_store(c, k5.data(), k5.size(), value.data(), value.size(), nullptr, &tokens[i]) != SHMEMCACHE_OK ||
+        shmemcache_set(c, k6.data(), k6.size(), value.data(), value.size()) != SHMEMCACHE_OK) {
       std::printf("!! setup failed: %s\n", shmemcache_last_error());
       return 1;
     }
@@ -97,9 +105,20 @@ int RunClient(const Options &o, shmemcache_t *c) {
             st = shmemcache_fetch(c, k.data(), k.size(), buf.data(), buf.size(), &len, &flags, &token);
             break;
           case kIncr: st = shmemcache_incr(c, k.data(), k.size(), 1, &n); break;
-          default: {
+          case kStoreFlags: {
             shmemcache_store_options_t opt{SHMEMCACHE_MODE_SET, 7, 0, 0};
             st = shmemcache_store(c, k.data(), k.size(), value.data(), value.size(), &opt, nullptr);
+            break;
+          }
+          case kStoreCas: {
+            uint64_t &t = tokens[i % o.keys];
+            shmemcache_store_options_t opt{SHMEMCACHE_MODE_SET, 7, 0, t};
+            st = shmemcache_store(c, k.data(), k.size(), value.data(), value.size(), &opt, &t);
+            break;
+          }
+          default: {
+            shmemcache_store_options_t opt{SHMEMCACHE_MODE_APPEND, 0, 0, 0};
+            st = shmemcache_store(c, k.data(), k.size(), "", 0, &opt, nullptr);
           }
         }
         const uint64_t t = bench::now_ns() - a;
@@ -112,6 +131,8 @@ int RunClient(const Options &o, shmemcache_t *c) {
         s[v].direct_gets += after.direct_gets - before.direct_gets;
         if (v == kIncr) s[v].incrs += static_cast<uint64_t>(o.ops);
         s[v].direct_incrs += after.direct_incrs - before.direct_incrs;
+        s[v].sets += after.sets - before.sets;
+        s[v].direct_sets += after.direct_sets - before.direct_sets;
       }
     }
   }
@@ -128,13 +149,14 @@ int RunClient(const Options &o, shmemcache_t *c) {
   std::printf("%-20s %9s %10s %10s %10s %10s %10s %11s %11s %8s\n", "variant", "ops", "mean_us", "p50_us", "p99_us",
               "mean/get", "p50/get", "mean/active", "p50/active", "direct");
   const bench::Summary base = bench::summarize_ns(s[kGetNoTtl].ns);
-  const bench::Summary active = bench::summarize_ns(s[kStoreFlags].ns);
+  const bench::Summary active = bench::summarize_ns(s[kAppendActive].ns);
   for (int v = 0; v < kVariants; ++v) {
     const uint64_t errors = s[v].errors;
     const size_t ops = s[v].ns.size();
     bench::Summary x = bench::summarize_ns(s[v].ns);
     const double direct = v == kIncr ? (s[v].incrs ? static_cast<double>(s[v].direct_incrs) / s[v].incrs : 0.0)
-                                     : (s[v].gets ? static_cast<double>(s[v].direct_gets) / s[v].gets : 0.0);
+                          : v >= kStoreFlags ? (s[v].sets ? static_cast<double>(s[v].direct_sets) / s[v].sets : 0.0)
+                                             : (s[v].gets ? static_cast<double>(s[v].direct_gets) / s[v].gets : 0.0);
     std::printf("%-20s %9zu %10.3f %10.3f %10.3f %9.2fx %9.2fx %10.2fx %10.2fx %7.0f%%\n", kNames[v], ops, x.mean_us,
                 x.p50_us, x.p99_us, x.mean_us / base.mean_us, x.p50_us / base.p50_us, x.mean_us / active.mean_us,
                 x.p50_us / active.p50_us, 100 * direct);

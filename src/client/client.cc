@@ -247,21 +247,25 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
     default: break;
   }
   Status status;
-  const bool allowed =
-      op.op == Op::kGet ? direct_gets_allowed_ : (op.op == Op::kSet || op.op == Op::kIncr) && direct_sets_allowed_;
+  // A store whose outcome only the server can decide (add, append, prepend) is Active by the protocol, not by
+  // the policy: it is not counted in policy_active_ops where the policy allows Direct writes.
+  const bool server_store = op.op == Op::kStore && !StoreMayGoDirect(op.contract.store);
+  const bool writes = op.op == Op::kSet || op.op == Op::kIncr || (op.op == Op::kStore && !server_store);
+  const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : writes && direct_sets_allowed_;
   // Only this thread adds to MineInFlight: once settled, it stays 0.
   if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
-  if (!allowed && op.op != Op::kDelete && config_.direct_ops) ++counters_.policy_active_ops;
+  const bool by_protocol = op.op == Op::kDelete || (server_store && direct_sets_allowed_);
+  if (!allowed && !by_protocol && config_.direct_ops) ++counters_.policy_active_ops;
   return PostActive(op, request);
 }
 
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
   DrainNotices(op.loc.server);
   DirectoryEntry* e = directory_.Lookup(op.loc);  // counts a hit or a miss
-  if (op.op == Op::kSet || op.op == Op::kIncr) {
+  if (op.op != Op::kGet) {  // kSet, kIncr, kStore (Start lets no other kind try)
     if (e != nullptr) return TryDirectWrite(op, e->offset, e->block_bytes, e->version, e->server_recency, status);
     // Like GET: the key's hash-table set with one get. The version is unknown (0): the lock's CAS returns the
     // real one and the write then checks the key under the lock.
@@ -279,8 +283,11 @@ bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) 
 
 bool Client::TryDirectWrite(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                             uint64_t known_recency, Status* status) {
-  return op.op == Op::kIncr ? TryDirectIncr(op, offset, block_bytes, known_version, known_recency, status)
-                            : TryDirectSet(op, offset, block_bytes, known_version, known_recency, status);
+  switch (op.op) {
+    case Op::kIncr: return TryDirectIncr(op, offset, block_bytes, known_version, known_recency, status);
+    case Op::kStore: return TryDirectStore(op, offset, block_bytes, known_version, known_recency, status);
+    default: return TryDirectSet(op, offset, block_bytes, known_version, known_recency, status);
+  }
 }
 
 bool Client::TryDirectSet(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,

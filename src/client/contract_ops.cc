@@ -1,8 +1,21 @@
 // Client: memcached's contract (issue 15, store/contract.h) on top of the decision process (client.cc) and the
 // request machinery (requests.cc).
 //   store    a plain set (no options, or zeroed ones) is an ordinary SET (Direct when it can be: flags 0, no
-//            expiry, a new token because the version grows); any option (mode, flags, ttl, cas) goes Active: the
-//            server decides under the block's lock (contract.h), so add is atomic and a stale token gets EXISTS.
+//            expiry, a new token because the version grows). With options, mode set or replace goes Direct where
+//            a SET would (same policy, pointer or probe, the value fits the block): TryDirectStore takes the
+//            block's lock and decides under it, as the server's Store does (contract.h), so Direct and Active
+//            writers of every kind serialise on the lock:
+//              cas != 0 or replace: the pair is read under the lock; it must be this key's and provably live
+//                (the expiry rule below), else the lock is released unchanged and the server decides (absent ->
+//                NOT_FOUND / NOT_STORED, expired, another key, the SSD tier). cas: a token that differs is
+//                EXISTS, nothing written (the token is compared under the lock, so of racing cas stores with one
+//                token exactly one wins: the winner publishes a new version, i.e. a new token).
+//              flags: written with the pair. ttl: the expiry is stamped in the server's clock by DirectExpiry
+//                (core/server_time.h) from the bounds on the server's time taken under the lock; bounds wider
+//                than recency_range_ms (no recent reply from that server) release and go Active.
+//            It publishes version + 1 with token lag 0: a new token, larger than every earlier one (contract.h
+//            (a)). add (only the server knows "absent"), append and prepend (the result may need a larger block;
+//            kept with the server) are Active: the server decides under the same lock, so add stays atomic.
 //   fetch    a GET that also returns flags and token; Direct when a GET would be, with the expiry rule below.
 //   touch    Active.
 //   incr     Direct where a SET would be (same policy, pointer or probe: direct_policy auto sends both Active over
@@ -181,6 +194,50 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
   ++counters_.direct_incrs;
   if (op.contract.out.number) *op.contract.out.number = number;
   DirectWriteDone(op, offset, block_bytes, version + 1, known_recency, counter_value_.size());
+  *status = SHMEMCACHE_OK;
+  return true;
+}
+
+bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                            uint64_t known_recency, Status* status) {
+  if (BlockBytesFor(op.key_len, op.value_len) > block_bytes) return false;  // the server moves it to a larger block
+  const int server = op.loc.server;
+  const uint32_t tag = op.loc.tag;
+  const StoreRequest& request = op.contract.store;
+  uint64_t version;
+  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
+  if (r != DirectOps::Result::kDone) {
+    DirectSetFailed(op, r);
+    return false;
+  }
+  // The lock is held from here: decide, then Commit or Abandon (no other wait in between).
+  if (request.cas != 0 || request.mode == StoreMode::kReplace) {  // the outcome depends on the pair
+    BlockView pair;
+    if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
+        JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {  // absent here, or maybe expired
+      direct_.Abandon(server, offset, block_bytes, version, tag);
+      ++counters_.direct_fallbacks;
+      return false;
+    }
+    if (request.cas != 0 && pair.token != request.cas) {  // changed since the token: nothing written
+      direct_.Abandon(server, offset, block_bytes, version, tag);
+      ++counters_.direct_sets;
+      *status = SHMEMCACHE_EXISTS;
+      return true;
+    }
+  }
+  // The expiry in the server's clock, from bounds taken now (exact clock, under the lock): at least ttl_ms after
+  // the write, at most ttl_ms + recency_range_ms (server_time.h). Bounds too wide (no recent reply): Active.
+  uint64_t expiry_ms = 0;
+  if (request.ttl_ms != 0 &&
+      !DirectExpiry(request.ttl_ms, BoundServerTimeNow(server, nullptr), config_.recency_range_ms, &expiry_ms)) {
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_fallbacks;
+    return false;
+  }
+  direct_.Commit(server, offset, block_bytes, version, tag, op.key, op.key_len, op.value, op.value_len,
+                 PairMeta{request.flags, expiry_ms, 0});
+  DirectSetDone(op, offset, block_bytes, version + 1, known_recency);  // the token: version + 1 (lag 0)
   *status = SHMEMCACHE_OK;
   return true;
 }

@@ -59,7 +59,8 @@ void CallErrors(shmemcache_t* c) {
   PE_CHECK(g.status == SHMEMCACHE_IO_ERROR);
 }
 
-void SmallBatches(shmemcache_t* c, int rank) {
+// messages: mget_policy message, where every GET of a batch, one key too, goes in a multi-get message.
+void SmallBatches(shmemcache_t* c, int rank, bool messages) {
   std::string k = Key(rank, 9999), v = "one";
   shmemcache_mset_item_t s{k.data(), k.size(), v.data(), v.size(), SHMEMCACHE_IO_ERROR};
   PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_OK);
@@ -69,6 +70,57 @@ void SmallBatches(shmemcache_t* c, int rank) {
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
   PE_CHECK_STATUS(g.status, SHMEMCACHE_OK);
   PE_CHECK(g.value_len == 3 && std::memcmp(buf, "one", 3) == 0);
+  // A batch of one is answered as the single call would be (it is that call, but under mget_policy message):
+  // every status, and the same counters as shmemcache_get (a cached key: a Direct GET where the policy allows
+  // one, no multi-get message).
+  shmemcache_stats_t a, b, d;
+  size_t len = 0;
+  shmemcache_get_stats(c, &a);
+  PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), buf, sizeof buf, &len), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &b);
+  g = shmemcache_mget_item_t{k.data(), k.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &d);
+  PE_CHECK(g.status == SHMEMCACHE_OK && g.value_len == 3);
+  if (messages) {
+    PE_CHECK(d.mget_messages == b.mget_messages + 1);
+  } else {
+    PE_CHECK(d.gets - b.gets == b.gets - a.gets && d.direct_gets - b.direct_gets == b.direct_gets - a.direct_gets &&
+             d.active_gets - b.active_gets == b.active_gets - a.active_gets &&
+             d.get_hits - b.get_hits == b.get_hits - a.get_hits && d.mget_messages == b.mget_messages);
+  }
+  g = shmemcache_mget_item_t{k.data(), k.size(), buf, 2, 77, SHMEMCACHE_IO_ERROR};  // too small
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK(g.status == SHMEMCACHE_BUFFER_TOO_SMALL && g.value_len == 3);
+  g = shmemcache_mget_item_t{k.data(), k.size(), nullptr, 0, 77, SHMEMCACHE_IO_ERROR};  // a size query
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK(g.status == SHMEMCACHE_BUFFER_TOO_SMALL && g.value_len == 3);
+  const std::string missing = Key(rank, 9998);
+  g = shmemcache_mget_item_t{missing.data(), missing.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK(g.status == SHMEMCACHE_NOT_FOUND && g.value_len == 0);
+  g = shmemcache_mget_item_t{k.data(), 0, buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR};  // bad input: not run
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK(g.status == SHMEMCACHE_INVALID_ARGUMENT && g.value_len == 0);
+  g = shmemcache_mget_item_t{k.data(), k.size(), nullptr, 4, 77, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+  PE_CHECK(g.status == SHMEMCACHE_INVALID_ARGUMENT);
+  // mset of one: OK (Direct where SETs are, the pointer cached), bad input changes nothing.
+  shmemcache_get_stats(c, &a);
+  const std::string v2 = "two";
+  s = shmemcache_mset_item_t{k.data(), k.size(), v2.data(), v2.size(), SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &b);
+  PE_CHECK(s.status == SHMEMCACHE_OK && b.sets == a.sets + 1 &&
+           b.direct_sets + b.active_sets == a.direct_sets + a.active_sets + 1);
+  s = shmemcache_mset_item_t{k.data(), k.size(), nullptr, 5, SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_OK);
+  PE_CHECK(s.status == SHMEMCACHE_INVALID_ARGUMENT);
+  s = shmemcache_mset_item_t{k.data(), 0, v.data(), v.size(), SHMEMCACHE_IO_ERROR};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), SHMEMCACHE_OK);
+  PE_CHECK(s.status == SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), buf, sizeof buf, &len), SHMEMCACHE_OK);
+  PE_CHECK(len == 3 && std::memcmp(buf, "two", 3) == 0);
 }
 
 // Items with bad input get their status, change nothing, and leave the others alone.
@@ -459,7 +511,7 @@ int main(int argc, char** argv) {
   } else {
     int rank = shmemcache_client_rank(c), clients = shmemcache_num_clients(c);
     CallErrors(c);
-    SmallBatches(c, rank);
+    SmallBatches(c, rank, cfg.mget_policy == SHMEMCACHE_MGET_MESSAGE);
     BadItems(c, rank, cfg.max_key_len, cfg.max_value_len);
     Mixed(c, rank, cfg.max_value_len);
     // Another client's keys (stored by now): no pointers here, found through the servers' hash tables.

@@ -145,6 +145,12 @@ shmemcache_pe_test(contract_np4_tcp pe_contract 4 TCP ARGS 200 TIMEOUT 240 ${dir
 shmemcache_pe_test(contract_np5_2servers_tcp pe_contract 5 TCP ARGS 200 TIMEOUT 240
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(contract_np4 pe_contract 4 ARGS 100 TIMEOUT 240)
+# Direct stores with options (flags, ttl, cas; modes set and replace): paths proven by stats, tokens across
+# Direct and Active writers, cas races with exactly one winner, expiry stamped Direct (over tcp the default
+# policy sends SETs Active: the tcp job asks for Direct).
+shmemcache_pe_test(direct_store_np4 pe_direct_store 4 ARGS 100 TIMEOUT 180)
+shmemcache_pe_test(direct_store_np5_2servers pe_direct_store 5 ARGS 100 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(direct_store_np4_tcp pe_direct_store 4 TCP ARGS 60 TIMEOUT 240 ${direct_always})
 # Non-blocking contract calls (istore, itouch, iincr): every mode and status at completion, per-key issue order
 # with everything in flight, hundreds of stores with flags/ttl/tokens in flight, concurrent add and counters.
 shmemcache_pe_test(istore_np4 pe_istore 4 ARGS 300 TIMEOUT 180)
