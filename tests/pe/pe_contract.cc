@@ -456,9 +456,7 @@ int main(int argc, char** argv) {
   job.name = "pe_contract";
   // Paths (top of file), by client rank (servers are PEs 0 .. num_servers - 1): rank 1 mod 3 Active only (the
   // runner), rank 2 mod 3 Direct without the on-node mapping.
-  job.adjust = [](int would_be_rank, shmemcache_config_t* config) {
-    if (would_be_rank >= 0 && would_be_rank % 3 == 2) config->local_access = 0;
-  };
+  job.adjust = pe_test::RemoteDirectEveryThirdClient;
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
     first_client = config.num_servers;

@@ -257,9 +257,7 @@ int main(int argc, char** argv) {
   const int per_client = argc > 1 ? std::atoi(argv[1]) : 100;
   pe_test::ContractJob job;
   job.name = "pe_direct_store";
-  job.adjust = [](int would_be_rank, shmemcache_config_t* config) {
-    if (would_be_rank >= 0 && would_be_rank % 3 == 2) config->local_access = 0;
-  };
+  job.adjust = pe_test::RemoteDirectEveryThirdClient;
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
     first_client = config.num_servers;

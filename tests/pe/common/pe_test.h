@@ -112,6 +112,9 @@ struct ContractJob {
   std::function<void(shmemcache_t* c, int rank, const shmemcache_config_t& config)> client;
 };
 int RunContractJob(const ContractJob& job);
+// A ContractJob::adjust giving the third path: clients whose rank is 2 mod 3 go Direct without the on-node
+// mapping (local_access 0). With RunContractJob's rank 1 mod 3 Active clients, rank 0 mod 3 maps the servers.
+void RemoteDirectEveryThirdClient(int would_be_rank, shmemcache_config_t* config);
 
 // A script of two clients that step each other through symmetric flags (pe_direct, pe_length_hint): exactly 3
 // PEs; PE 0 serves with the default configuration (shmemcache_init(nullptr)), PE 1 runs `a` and PE 2 runs `b`,
