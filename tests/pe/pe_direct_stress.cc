@@ -20,13 +20,29 @@
 // 100000..120000 or 270000..300000, moves), so remote readers take the one-copy GET with its value-length hint
 // (client/direct_ops.h) while the length changes under them; over UCX tcp, where that form reads with blocking
 // gets, from 256 KiB of value on only (kBlockingOneCopyMinBytes), the 270000..300000-byte values take it.
-// Args: [seconds] [writers] [evict] [batch] [large] (defaults 5, 2, 0, 0, 0)
+// options = 1 (issue 15, Direct stores with options): writers mix, on the same hot keys, plain SETs with
+// shmemcache_store in mode SET with flags (and now and then a ttl far beyond the run), cas stores (token read by
+// shmemcache_fetch, mode SET or REPLACE) and REPLACEs; values of other sizes make any of them Active. A value's
+// sequence number says how it was written (its low 2 bits: OptionsKind) and its flags derive from key, writer and
+// sequence (ExpectedFlags; 0 for a plain SET), so a reader, with shmemcache_fetch, checks that value and flags
+// belong to one store, that tokens of a key never go back and that one token never names two values. A store
+// that failed (cas: EXISTS or NOT_FOUND; replace: NOT_STORED) burns its sequence: no PE may ever read it (the
+// writer checks its own fetches at once; at the end every reader checks what it saw against every writer's
+// burned list, read from symmetric memory). No cas token may win twice for a key (every writer lists its winning
+// tokens, up to kMaxWins). Each writer also increments a counter key by cas (flags 7, a touch now and then in
+// between, which keeps the token): the value's count must equal the wins of its generation (eviction takes the
+// counter often on shared memory; a writer then starts a new generation with an add). On shared memory every
+// writer must have done at least 1000 stores with options on the Direct path (stats direct_sets around each
+// store: exactly one of direct_sets / active_sets grows; an EXISTS decided under the lock counts as a Direct SET
+// that wrote nothing, so local_sets + those == direct_sets for a writer through the mapping).
+// Args: [seconds] [writers] [evict] [batch] [large] [options] (defaults 5, 2, 0, 0, 0, 0)
 #include <shmem.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/pe_test.h"
@@ -34,6 +50,24 @@
 namespace {
 
 constexpr int kKeys = 12;
+
+// options = 1: how a value was written, in the low 2 bits of its sequence number.
+enum OptionsKind : uint64_t { kPlainSet = 0, kFlagsSet = 1, kCasStore = 2, kReplace = 3 };
+// The flags a store of (key, writer, seq) carries: 0 for a plain SET (which resets them), else a mix of all three.
+uint32_t ExpectedFlags(int key_id, uint32_t writer, uint64_t seq) {
+  if ((seq & 3) == kPlainSet) return 0;
+  const uint64_t m = (seq * 0x9e3779b97f4a7c15ull) ^ (static_cast<uint64_t>(key_id) << 40) ^
+                     (static_cast<uint64_t>(writer) << 56);
+  return static_cast<uint32_t>(m >> 29) | 1u;
+}
+// Burned sequence numbers (failed stores) per writer PE, symmetric: [0] the count, then the numbers.
+constexpr size_t kMaxBurned = 1 << 17;
+constexpr int kMaxWriters = 8;
+uint64_t* burned_sym = nullptr;
+// Winning cas stores per writer PE, symmetric: [0] the count, then token * 16 + key id (kKeys: the counter). No
+// two may be equal over all writers: one token, one winner.
+constexpr size_t kMaxWins = 1 << 17;
+uint64_t* wins_sym = nullptr;
 
 }  // namespace
 
@@ -43,8 +77,15 @@ int main(int argc, char** argv) {
   const bool evict = argc > 3 && std::atoi(argv[3]) != 0;
   const bool batch = argc > 4 && std::atoi(argv[4]) != 0;
   const bool large = argc > 5 && std::atoi(argv[5]) != 0;
+  const bool options = argc > 6 && std::atoi(argv[6]) != 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
+  if (options) {  // collective, before shmemcache_init: every PE has the same arguments
+    pe_test::ClientBarrierInit();
+    burned_sym = static_cast<uint64_t*>(shmem_calloc(kMaxBurned + 1, sizeof(uint64_t)));
+    wins_sym = static_cast<uint64_t*>(shmem_calloc(kMaxWins + 1, sizeof(uint64_t)));
+    PE_CHECK(writers <= kMaxWriters);
+  }
   const bool mapped = pe_test::MapsServer();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
@@ -85,6 +126,54 @@ int main(int argc, char** argv) {
       if (h.seq < last) ++regressions;
       if (h.seq > last) last = h.seq;
     };
+    // options = 1: what one PE saw and did (the reader's checks run on the writers' fetches too).
+    struct LastToken {
+      uint64_t token = 0;
+      uint32_t writer = 0;
+      uint64_t seq = 0;
+    };
+    std::vector<LastToken> last_token(kKeys);
+    std::unordered_set<uint64_t> seen_fallible;  // seq * kMaxWriters + writer, of values whose store could fail
+    std::unordered_set<uint64_t> my_burned;
+    uint64_t double_wins = 0, flag_mismatches = 0, token_regressions = 0, token_aliases = 0, burned_seen = 0;
+    uint64_t opt_direct = 0, opt_active = 0, opt_ok = 0, cas_wins = 0, cas_exists = 0, cas_not_found = 0,
+             cas_no_pair = 0, replace_not_stored = 0, ctr_wins = 0, ctr_conflicts = 0, ctr_lost = 0, fetches = 0,
+             direct_exists = 0;  // EXISTS on the Direct path: counted in direct_sets, nothing written
+    auto burn = [&](uint64_t s) {
+      my_burned.insert(s);
+      if (burned_sym[0] + 2 < kMaxBurned) burned_sym[1 + burned_sym[0]++] = s;  // the last 2: the counter's
+    };
+    auto record_win = [&](int key_id, uint64_t cas) {
+      if (wins_sym[0] < kMaxWins) wins_sym[1 + wins_sym[0]++] = cas * 16 + static_cast<uint64_t>(key_id);
+    };
+    auto check_fetch = [&](int k, shmemcache_status_t s, const uint8_t* data, size_t len, uint32_t flags,
+                           uint64_t token) {
+      ++fetches;
+      check_read(k, s, data, len);
+      pe_test::VerifiableHeader h{};
+      if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(data, len, static_cast<uint32_t>(k), &h)) return;
+      if (flags != ExpectedFlags(k, h.writer, h.seq)) ++flag_mismatches;
+      LastToken& lt = last_token[k];
+      if (token == 0 || token < lt.token) ++token_regressions;
+      else if (token == lt.token && (lt.writer != h.writer || lt.seq != h.seq)) ++token_aliases;  // one token, 2 values
+      else lt = {token, h.writer, h.seq};
+      if ((h.seq & 3) >= kCasStore) {
+        if (h.writer == static_cast<uint32_t>(rank) && my_burned.count(h.seq) != 0) ++burned_seen;
+        seen_fallible.insert(h.seq * kMaxWriters + h.writer);
+      }
+    };
+    // The cas counter's value is "generation:count". A generation starts at 0 with an add (one writer's wins),
+    // named by its writer (rank << 32 | its own count): when eviction takes the counter, a new one starts. Each
+    // writer counts its wins in the last generation it read; the final value's count must be their sum.
+    const std::string ctr_key = "opt-ctr";
+    uint64_t gens_started = 0, ctr_gen = 0, ctr_gen_wins = 0;
+    auto start_counter = [&]() {
+      const std::string v = std::to_string((static_cast<uint64_t>(rank) << 32) | ++gens_started) + ":0";
+      shmemcache_store_options_t o{SHMEMCACHE_MODE_ADD, 7, 0, 0};
+      shmemcache_status_t s = shmemcache_store(c, ctr_key.data(), ctr_key.size(), v.data(), v.size(), &o, nullptr);
+      PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NO_SPACE);
+    };
+    if (options && writer) start_counter();
     std::vector<std::string> hot_keys(kKeys);
     for (int k = 0; k < kKeys; ++k) hot_keys[k] = "hot-" + std::to_string(k);
     std::vector<std::vector<uint8_t>> batch_bufs(batch ? kKeys : 0, std::vector<uint8_t>(16384));
@@ -107,13 +196,115 @@ int main(int argc, char** argv) {
           ++deletes;
           continue;
         }
+        if (options && r < 6) {  // one cas increment of the counter
+          char buf[32];
+          size_t len = 0;
+          uint32_t flags = 0;
+          uint64_t token = 0;
+          shmemcache_status_t s = shmemcache_fetch(c, ctr_key.data(), ctr_key.size(), buf, sizeof buf - 1, &len,
+                                                   &flags, &token);
+          if (s == SHMEMCACHE_NOT_FOUND) {  // evicted: a new generation
+            ++ctr_lost;
+            start_counter();
+            continue;
+          }
+          PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+          if (s != SHMEMCACHE_OK) continue;
+          buf[len] = 0;
+          PE_CHECK(flags == 7 && token != 0);
+          char* colon = nullptr;
+          const uint64_t gen = std::strtoull(buf, &colon, 10);
+          PE_CHECK(*colon == ':');
+          if (*colon != ':') continue;
+          if (gen != ctr_gen) ctr_gen = gen, ctr_gen_wins = 0;
+          const uint64_t count = std::strtoull(colon + 1, nullptr, 10);
+          const std::string next = std::to_string(gen) + ":" + std::to_string(count + 1);
+          if (rng.Uniform(2) == 0) {  // a touch (Active) in between keeps the token, and the pair's recency fresh
+            s = shmemcache_touch(c, ctr_key.data(), ctr_key.size(), 0);
+            PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NOT_FOUND);
+          }
+          shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, 7, 0, token};
+          shmemcache_stats_t a{}, b{};
+          shmemcache_get_stats(c, &a);
+          s = shmemcache_store(c, ctr_key.data(), ctr_key.size(), next.data(), next.size(), &o, nullptr);
+          shmemcache_get_stats(c, &b);
+          PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NOT_FOUND);
+          if (s == SHMEMCACHE_OK) ++ctr_wins, ++ctr_gen_wins, record_win(kKeys, token);
+          else if (s == SHMEMCACHE_EXISTS) ++ctr_conflicts;
+          else ++ctr_lost;
+          if (s == SHMEMCACHE_EXISTS && b.direct_sets != a.direct_sets) ++direct_exists;
+          continue;
+        }
         // 80%: a length that stays in the 128-byte class range (Direct SET fits); 18%: another size (Active).
         size_t len = r < 82 ? 48 + rng.Uniform(40) : 200 + rng.Uniform(12000);
         if (large)
           len = r < 82 ? 66000 + rng.Uniform(9000) : r < 91 ? 100000 + rng.Uniform(20000) : 270000 + rng.Uniform(30000);
-        pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
-        PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
-        ++writes;
+        if (!options) {
+          pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), ++seq);
+          PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
+          ++writes;
+          continue;
+        }
+        const uint64_t kind = rng.Uniform(4);
+        const uint64_t my_seq = (++seq << 2) | kind;
+        pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), static_cast<uint32_t>(rank), my_seq);
+        if (kind == kPlainSet) {
+          PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), value.data(), len), SHMEMCACHE_OK);
+          ++writes;
+          continue;
+        }
+        shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, ExpectedFlags(k, rank, my_seq), 0, 0};
+        if (kind == kFlagsSet && rng.Uniform(4) == 0) o.ttl_ms = 3600 * 1000;  // stamped, never reached
+        if (kind == kReplace) o.mode = SHMEMCACHE_MODE_REPLACE;
+        if (kind == kCasStore) {
+          size_t glen = 0;
+          uint32_t gflags = 0;
+          uint64_t token = 0;
+          shmemcache_status_t s = shmemcache_fetch(c, key.data(), key.size(), got.data(), got.size(), &glen,
+                                                   &gflags, &token);
+          check_fetch(k, s, got.data(), glen, gflags, token);
+          if (s != SHMEMCACHE_OK) {
+            ++cas_no_pair;
+            continue;
+          }
+          o.cas = token;
+          if (rng.Uniform(2) == 0) o.mode = SHMEMCACHE_MODE_REPLACE;
+        }
+        shmemcache_stats_t a{}, b{};
+        shmemcache_get_stats(c, &a);
+        uint64_t new_token = 0;
+        const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), value.data(), len, &o, &new_token);
+        shmemcache_get_stats(c, &b);
+        // One store, on exactly one path.
+        PE_CHECK(b.sets == a.sets + 1);
+        PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
+        if (b.direct_sets != a.direct_sets) ++opt_direct;
+        else ++opt_active;
+        if (s == SHMEMCACHE_OK) {
+          ++writes;
+          ++opt_ok;
+          PE_CHECK(new_token != 0 && new_token > o.cas);
+          if (o.cas != 0) ++cas_wins, record_win(k, o.cas);
+          continue;
+        }
+        burn(my_seq);
+        if (o.cas != 0) {  // cas is checked first, in every mode
+          PE_CHECK(s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NOT_FOUND);
+          if (s == SHMEMCACHE_EXISTS && b.direct_sets != a.direct_sets) ++direct_exists;  // decided under the lock
+          if (s == SHMEMCACHE_EXISTS) ++cas_exists;
+          else ++cas_not_found;
+        } else {
+          PE_CHECK_STATUS(s, SHMEMCACHE_NOT_STORED);
+          PE_CHECK(kind == kReplace);
+          ++replace_not_stored;
+        }
+        // Nothing changed: this value never shows (checked here at once, and by everyone at the end).
+        size_t glen = 0;
+        uint32_t gflags = 0;
+        uint64_t token = 0;
+        const shmemcache_status_t gs = shmemcache_fetch(c, key.data(), key.size(), got.data(), got.size(), &glen,
+                                                        &gflags, &token);
+        check_fetch(k, gs, got.data(), glen, gflags, token);
       } else if (batch) {  // every hot key, starting at k
         for (int i = 0; i < kKeys; ++i) {
           const int key_id = (k + i) % kKeys;
@@ -123,10 +314,82 @@ int main(int argc, char** argv) {
         PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
         for (int i = 0; i < kKeys; ++i) check_read((k + i) % kKeys, items[i].status, batch_bufs[i].data(),
                                                    items[i].value_len);
+      } else if (options) {
+        size_t len = 0;
+        uint32_t flags = 0;
+        uint64_t token = 0;
+        shmemcache_status_t s =
+            shmemcache_fetch(c, key.data(), key.size(), got.data(), got.size(), &len, &flags, &token);
+        check_fetch(k, s, got.data(), len, flags, token);
       } else {
         size_t len = 0;
         shmemcache_status_t s = shmemcache_get(c, key.data(), key.size(), got.data(), got.size(), &len);
         check_read(k, s, got.data(), len);
+      }
+    }
+    if (options) {
+      // Every writer's burned list is final once all clients are here: no value this PE read may be on one.
+      const int first_client = cfg.num_servers;
+      const int clients = shmemcache_num_clients(c);
+      burned_sym[kMaxBurned] = ctr_gen;  // (burn leaves the last 2 slots alone)
+      burned_sym[kMaxBurned - 1] = ctr_gen_wins;
+      pe_test::ClientBarrier(first_client, clients);
+      uint64_t burned_total = 0;
+      std::map<uint64_t, uint64_t> gen_wins;  // writers' wins in the last generation each read
+      std::vector<uint64_t> list(kMaxBurned + 1);
+      for (int w = 0; w < writers; ++w) {
+        shmem_getmem(list.data(), burned_sym, list.size() * sizeof(uint64_t), first_client + w);
+        burned_total += list[0];
+        gen_wins[list[kMaxBurned]] += list[kMaxBurned - 1];
+        for (uint64_t i = 0; i < list[0]; ++i)
+          if (seen_fallible.count(list[1 + i] * kMaxWriters + static_cast<uint64_t>(w)) != 0) ++burned_seen;
+      }
+      if (rank == 0) {  // one winner per token; the counter: the sum of the wins, unless eviction took it
+        std::unordered_set<uint64_t> won;
+        uint64_t wins_listed = 0;
+        std::vector<uint64_t> listed(kMaxWins + 1);
+        for (int w = 0; w < writers; ++w) {
+          shmem_getmem(listed.data(), wins_sym, listed.size() * sizeof(uint64_t), first_client + w);
+          for (uint64_t i = 0; i < listed[0]; ++i) {
+            ++wins_listed;
+            if (!won.insert(listed[1 + i]).second) ++double_wins;
+          }
+        }
+        std::printf("options: %llu cas wins listed, %llu tokens won twice\n", (unsigned long long)wins_listed,
+                    (unsigned long long)double_wins);
+        pe_test::Fetched f = pe_test::Fetch(c, ctr_key, 32);
+        uint64_t gen = 0, count = 0, wins = 0;
+        if (f.status == SHMEMCACHE_OK) {
+          PE_CHECK(f.flags == 7);
+          char* colon = nullptr;
+          gen = std::strtoull(f.value.c_str(), &colon, 10);
+          count = std::strtoull(colon + 1, nullptr, 10);
+          wins = gen_wins[gen];
+          PE_CHECK(*colon == ':' && count == wins);
+        }
+        std::printf("options: counter %s (generation's cas wins over writers %llu), burned over writers %llu\n",
+                    f.status == SHMEMCACHE_OK ? f.value.c_str() : "evicted (not checked)", (unsigned long long)wins,
+                    (unsigned long long)burned_total);
+      }
+      pe_test::ClientBarrier(first_client, clients);
+      std::printf("client %d options: fetches=%llu stores_with_options direct=%llu active=%llu ok=%llu "
+                  "cas wins=%llu exists=%llu (Direct EXISTS, counter too: %llu) not_found=%llu no_pair=%llu "
+                  "replace_not_stored=%llu "
+                  "counter wins=%llu conflicts=%llu lost=%llu | flag_mismatches=%llu token_regressions=%llu "
+                  "token_aliases=%llu burned_seen=%llu\n",
+                  rank, (unsigned long long)fetches, (unsigned long long)opt_direct, (unsigned long long)opt_active,
+                  (unsigned long long)opt_ok, (unsigned long long)cas_wins, (unsigned long long)cas_exists,
+                  (unsigned long long)direct_exists, (unsigned long long)cas_not_found, (unsigned long long)cas_no_pair,
+                  (unsigned long long)replace_not_stored, (unsigned long long)ctr_wins,
+                  (unsigned long long)ctr_conflicts, (unsigned long long)ctr_lost,
+                  (unsigned long long)flag_mismatches, (unsigned long long)token_regressions,
+                  (unsigned long long)token_aliases, (unsigned long long)burned_seen);
+      PE_CHECK(double_wins == 0 && flag_mismatches == 0 && token_regressions == 0 && token_aliases == 0);
+      PE_CHECK(burned_seen == 0);
+      PE_CHECK(fetches > 0);
+      if (writer) {
+        PE_CHECK(opt_ok > 0 && cas_wins > 0);
+        PE_CHECK(mapped ? opt_direct >= 1000 : opt_direct > 0);  // the Direct path, proven by the stats
       }
     }
     shmemcache_get_stats(c, &st);
@@ -153,7 +416,7 @@ int main(int argc, char** argv) {
     if (local) PE_CHECK(st.unchecked_copies == 0);  // its reads go through the mapping: the seqlock there
     PE_CHECK(st.cpu_word_atomics == 2 || (local && st.cpu_word_atomics == 1));  // never without the mapping
     if (!local) PE_CHECK(st.local_gets == 0 && st.local_sets == 0);
-    else if (writer) PE_CHECK(st.local_sets == st.direct_sets);
+    else if (writer) PE_CHECK(st.local_sets + direct_exists == st.direct_sets);
     else PE_CHECK(st.local_gets == st.direct_gets + st.large_gets_pulled);  // pulls of large values read it too
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);

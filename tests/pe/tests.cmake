@@ -44,6 +44,10 @@ shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
 shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)
 shmemcache_pe_test(direct_stress_large_np6 pe_direct_stress 6 ARGS 5 2 0 0 1)
 shmemcache_pe_test(direct_stress_large_np6_tcp pe_direct_stress 6 TCP ARGS 6 2 0 0 1 ${direct_always})
+# Direct stores with options (issue 15) among the writers, with eviction: flags and value of one store, tokens that
+# never go back, failed cas / replace that change nothing, a cas counter; thousands of them Direct on shared memory.
+shmemcache_pe_test(direct_stress_options_np6 pe_direct_stress 6 ARGS 6 2 1 0 0 1)
+shmemcache_pe_test(direct_stress_options_np6_tcp pe_direct_stress 6 TCP ARGS 8 2 1 0 0 1 ${direct_always})
 # Mapped, but UCX's atomics are not CPU atomics (device mode, no NIC here: software atomics): no CPU word atomics.
 shmemcache_pe_test(local_access_np3_device_atomics pe_local_access 3 ARGS 2
                    ENV UCX_ATOMIC_MODE=device SHMEMCACHE_IDLE_SPIN_US=0)
@@ -118,6 +122,7 @@ shmemcache_pe_sanitize_test(roundtrip_np4 pe_roundtrip 4 ARGS 10000)
 shmemcache_pe_sanitize_test(roundtrip_np4_2servers_tcp pe_roundtrip 4 TCP ARGS 5000 ${two_servers})
 shmemcache_pe_sanitize_test(bad_input_np3 pe_bad_input 3)
 shmemcache_pe_sanitize_test(direct_stress_np6 pe_direct_stress 6 ARGS 6 2)
+shmemcache_pe_sanitize_test(direct_stress_options_np6 pe_direct_stress 6 ARGS 6 2 1 0 0 1)
 shmemcache_pe_sanitize_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
 shmemcache_pe_sanitize_test(eviction_np3 pe_eviction 3)
 shmemcache_pe_sanitize_test(small_memory_np4 pe_small_memory 4)
