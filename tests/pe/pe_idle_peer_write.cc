@@ -8,8 +8,9 @@
 // Each phase: A wakes B; B leaves SHMEM (it makes no SHMEM call at all) and says so with an "idle" file; A then
 // puts a word into B's memory without a quiet (an application's own put to a peer that then computes: over tcp
 // the put's acknowledgement is sent by B's progress engine, so the endpoint A -> B stays unflushed) and does
-// kWrites Direct writes to the server (phase 1: SETs; phase 2: incrs), checks each was Direct and that the pair
-// holds the last value, and writes a "done" file. B waits for it at most kIdleLimitSeconds: a write whose
+// kWrites Direct writes to the server (phase 1: SETs; phase 2: incrs; phase 3: an mset of kBatchKeys pairs, then
+// an mget of them, whose reads are one-sided under mget_policy=single), checks each was Direct and that the
+// pairs hold the last values, and writes a "done" file. B waits for it at most kIdleLimitSeconds: a write whose
 // completion needs B's progress finishes only when B gives up waiting and calls SHMEM again, and B reports that.
 #include <shmem.h>
 #include <unistd.h>
@@ -26,10 +27,13 @@ constexpr int kA = 1, kB = 2;  // PEs
 constexpr int kWrites = 16;
 constexpr int kIdleLimitSeconds = 20;
 const std::string kKey = "idle-write-key", kCounter = "idle-write-counter";
-constexpr int kPhases = 2;
+constexpr int kPhases = 3;
+constexpr int kBatchKeys = 4;
 // Steps: per phase p, 3p + 1 wakes B, 3p + 2 is A's unflushed put into B (nobody waits for it), 3p + 3 tells A
 // that B is back in SHMEM.
 constexpr int kSteps = 3 * kPhases + 2;
+
+const char* const kPhaseWrites[kPhases] = {"SETs", "incrs", "mset + mget"};
 
 using pe_test::Signal;
 using pe_test::WaitFor;
@@ -58,6 +62,8 @@ shmemcache_stats_t Stats(shmemcache_t* c) {
   return s;
 }
 
+std::string BatchKey(int k) { return "idle-write-batch-" + std::to_string(k); }
+
 std::string ValueFor(int i) { return "value-" + std::to_string(i) + std::string(200, static_cast<char>('a' + i % 26)); }
 
 void Touch(const std::string& name) {
@@ -77,6 +83,10 @@ void ClientA(shmemcache_t* c) {
   uint64_t counter = 0;
   PE_CHECK_STATUS(shmemcache_incr(c, kCounter.data(), kCounter.size(), 1, &counter), SHMEMCACHE_OK);
   PE_CHECK(counter == 1001);
+  for (int k = 0; k < kBatchKeys; ++k) {
+    const std::string key = BatchKey(k), v = ValueFor(k);
+    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), v.data(), v.size()), SHMEMCACHE_OK);
+  }
   const shmemcache_stats_t warm = Stats(c);
   PE_CHECK(warm.direct_sets >= 1);
   PE_CHECK(warm.direct_incrs == 1);
@@ -96,6 +106,27 @@ void ClientA(shmemcache_t* c) {
       if (phase == 0) {
         const std::string v = ValueFor(100 + i);
         PE_CHECK_STATUS(shmemcache_set(c, kKey.data(), kKey.size(), v.data(), v.size()), SHMEMCACHE_OK);
+      } else if (phase == 2) {
+        if (i > 0) break;  // one mset and one mget of kBatchKeys each
+        std::string keys[kBatchKeys], values[kBatchKeys], got[kBatchKeys];
+        shmemcache_mset_item_t sets[kBatchKeys];
+        shmemcache_mget_item_t gets[kBatchKeys];
+        for (int k = 0; k < kBatchKeys; ++k) {
+          keys[k] = BatchKey(k);
+          values[k] = ValueFor(200 + k);
+          got[k].assign(values[k].size() + 16, '\0');
+          sets[k] = shmemcache_mset_item_t{keys[k].data(), keys[k].size(), values[k].data(), values[k].size(),
+                                           SHMEMCACHE_OK};
+          gets[k] = shmemcache_mget_item_t{keys[k].data(), keys[k].size(), &got[k][0], got[k].size(), 0,
+                                           SHMEMCACHE_OK};
+        }
+        PE_CHECK_STATUS(shmemcache_mset(c, sets, kBatchKeys), SHMEMCACHE_OK);
+        PE_CHECK_STATUS(shmemcache_mget(c, gets, kBatchKeys), SHMEMCACHE_OK);
+        for (int k = 0; k < kBatchKeys; ++k) {
+          PE_CHECK_STATUS(sets[k].status, SHMEMCACHE_OK);
+          PE_CHECK_STATUS(gets[k].status, SHMEMCACHE_OK);
+          PE_CHECK(gets[k].value_len == values[k].size() && got[k].compare(0, values[k].size(), values[k]) == 0);
+        }
       } else {
         PE_CHECK_STATUS(shmemcache_incr(c, kCounter.data(), kCounter.size(), 1, &counter), SHMEMCACHE_OK);
         PE_CHECK(counter == 1002 + static_cast<uint64_t>(i));
@@ -109,11 +140,14 @@ void ClientA(shmemcache_t* c) {
       size_t len = 0;
       PE_CHECK_STATUS(shmemcache_get(c, kKey.data(), kKey.size(), &got[0], got.size(), &len), SHMEMCACHE_OK);
       PE_CHECK(len == want.size() && got.compare(0, len, want) == 0);
-    } else {
+    } else if (phase == 1) {
       PE_CHECK(s1.direct_incrs == s0.direct_incrs + kWrites);
+    } else {
+      PE_CHECK(s1.direct_sets == s0.direct_sets + kBatchKeys);
+      PE_CHECK(s1.direct_gets == s0.direct_gets + kBatchKeys);
     }
-    std::printf("PE %d: phase %d: %d Direct %s next to an idle client in %.1f ms\n", kA, phase, kWrites,
-                phase == 0 ? "SETs" : "incrs", ms);
+    std::printf("PE %d: phase %d: Direct %s next to an idle client in %.1f ms\n", kA, phase, kPhaseWrites[phase],
+                ms);
     std::printf("PE %d: phase %d: %.1f ms from the put into B to the end of the checks\n", kA, phase,
                 (pe_test::NowNanos() - phase_start) / 1e6);
     std::fflush(stdout);
@@ -132,7 +166,7 @@ void ClientB(shmemcache_t*) {
     const bool a_done = WaitForFile(DoneFile(phase));
     if (!a_done)
       std::fprintf(stderr, "PE %d: phase %d: the writer's Direct %s did not finish while this PE made no SHMEM call\n",
-                   kB, phase, phase == 0 ? "SETs" : "incrs");
+                   kB, phase, kPhaseWrites[phase]);
     PE_CHECK(a_done);
     Signal(kA, 3 * phase + 3);
   }

@@ -43,9 +43,10 @@ shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_al
 shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
 shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)
 # Direct SETs and incrs next to a client that stays out of SHMEM (their completion must not wait for it over tcp).
-shmemcache_pe_test(idle_peer_write_np3_tcp pe_idle_peer_write 3 TCP TIMEOUT 120 ${direct_always})
+shmemcache_pe_test(idle_peer_write_np3_tcp pe_idle_peer_write 3 TCP TIMEOUT 120
+                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single)
 shmemcache_pe_test(idle_peer_write_np3_remote pe_idle_peer_write 3 TIMEOUT 120
-                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_LOCAL_ACCESS=0)
+                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single SHMEMCACHE_LOCAL_ACCESS=0)
 shmemcache_pe_test(direct_stress_large_np6 pe_direct_stress 6 ARGS 5 2 0 0 1)
 shmemcache_pe_test(direct_stress_large_np6_tcp pe_direct_stress 6 TCP ARGS 6 2 0 0 1 ${direct_always})
 # Mapped, but UCX's atomics are not CPU atomics (device mode, no NIC here: software atomics): no CPU word atomics.
