@@ -113,7 +113,8 @@ class DirectOps {
   // waits for its peer to answer the flush; a peer that makes no SHMEM call (a gateway idle in its event loop,
   // an application busy elsewhere) holds the quiet up for as long as it stays away, forever in the worst case
   // (tests/platform/large_get_quiet.c; pe_length_hint's idle client). A blocking get waits for its own answer
-  // only.
+  // only. Writes likewise leave nothing for a quiet: blocking puts, and a fetching swap as the unlock (Direct
+  // SET, step 3; pe_idle_peer_write).
   DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {}, bool cpu_words = false,
             bool blocking_reads = false)
       : ctx_(ctx),
