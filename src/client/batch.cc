@@ -292,7 +292,9 @@ bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server
     std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
     return false;
   }
-  if (alone) {  // one blocking get: over tcp a non-blocking get and a quiet cost two round trips
+  // One blocking get when it is the only one (over tcp a non-blocking get and a quiet cost two round trips), and
+  // always where a quiet may wait for every peer (DirectOps::blocking_reads).
+  if (alone || direct_.blocking_reads()) {
     ctx_->Get(local, remote, bytes, server);
     return false;
   }
@@ -463,7 +465,8 @@ void Client::DirectSets() {
     const BatchSlot& s = batch_[i];
     if (s.locked) direct_.Release(s.op.loc.server, s.offset, s.block_bytes, s.version, s.op.loc.tag);
   }
-  if (through_runtime) ctx_->Quiet();  // the window's Direct SETs are complete from here on
+  // The window's Direct SETs are complete from here on (with blocking_reads, each unlock already was: a swap).
+  if (through_runtime && !direct_.blocking_reads()) ctx_->Quiet();
   for (size_t i : batch_order_) {
     BatchSlot& s = batch_[i];
     if (!s.locked) continue;

@@ -96,7 +96,7 @@ void Client::DecidePolicy(Transport* transport) {
     policy_reason_ = kPolicyNever;
   } else if (transport->Describe().context_transport == ContextTransport::kTcp) {
     // Over UCX tcp every one-sided operation is a round trip that waits for the server's CPU: a Direct SET
-    // (CAS, put, put, fence, set, quiet, recency CAS) costs more than one Active SET, so SETs (and incrs, which
+    // (CAS, put, put, fence, swap, recency CAS: DirectOps) costs more than one Active SET, so SETs (and incrs, which
     // follow them) go Active. A Direct GET is one get and stays Direct. Measured with 4 clients on 1 server on an
     // otherwise idle machine (scripts/bench.sh --parts active, bench_throughput --keys 1000), ops/s:
     //   95/5:  Direct GETs + Active SETs 51.8 k, all Direct 46-50 k, all Active 33 k;

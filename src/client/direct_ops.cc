@@ -202,6 +202,16 @@ void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
     return;
   }
   ctx_->Fence();
+  SetAndComplete(server, word, value);
+}
+
+void DirectOps::SetAndComplete(int server, uint64_t* word, uint64_t value) {
+  if (blocking_reads_) {
+    // A fetching atomic returns once it executed at the server, and the caller's fence delivered this context's
+    // earlier puts to that server before it: complete without a quiet, which could wait for every peer.
+    ctx_->Swap(word, value, server);
+    return;
+  }
   words_.Set(word, value, server);
   ctx_->Quiet();
 }
@@ -214,7 +224,11 @@ void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const
   EncodeBlockHead(buffer_.data(), version, key, key_len, value, value_len, meta);
   uint8_t* block = arena_ + offset;
   ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, head - kHeadVersionOffset, server);
-  if (value_len > 0) ctx_->PutNbi(block + head, value, value_len, server);
+  if (value_len == 0) return;
+  // Where the unlock is completed by a fetching atomic instead of a quiet (blocking_reads_), the value is put
+  // with a blocking put: the caller's buffer is free on return whatever the transport does with its lanes.
+  if (blocking_reads_) ctx_->Put(block + head, value, value_len, server);
+  else ctx_->PutNbi(block + head, value, value_len, server);
 }
 
 void DirectOps::WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
@@ -295,9 +309,10 @@ void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64
   // shmem_fence orders this context's puts before the unlock; the local path put nothing (its stores are
   // ordered by WriteLocal's release fence, W3), and the fence was a fifth of an on-node SET's instructions.
   if (local_arena(server) == nullptr) ctx_->Fence();
-  Release(server, offset, block_bytes, version, tag);
-  // The cpu way's unlock is complete on return; the runtime's set needs the quiet (and nothing else was put).
-  if (!words_.on_cpu(server)) ctx_->Quiet();
+  // The cpu way's unlock is complete on return; the runtime's needs the quiet (nothing else was put) or, where a
+  // quiet may wait for every peer, is a fetching swap (SetAndComplete).
+  if (words_.on_cpu(server)) Release(server, offset, block_bytes, version, tag);
+  else SetAndComplete(server, target_word(offset, block_bytes), MakeTarget(version + 1, tag, false));
 }
 
 void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
@@ -305,7 +320,13 @@ void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint6
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
-  words_.Set(target_word(offset, block_bytes), MakeTarget(version + 1, tag, false), server);
+  uint64_t* word = target_word(offset, block_bytes);
+  const uint64_t value = MakeTarget(version + 1, tag, false);
+  if (blocking_reads_ && !words_.on_cpu(server)) {  // complete on return: the caller needs no quiet
+    ctx_->Swap(word, value, server);
+  } else {
+    words_.Set(word, value, server);
+  }
 }
 
 void DirectOps::FillStats(Stats* stats) const {

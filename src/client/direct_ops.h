@@ -38,7 +38,12 @@
 //      either path, sees this value or a later one; the quiet is what completes the non-fetching atomic. (A
 //      fetching swap instead of set + quiet would complete it too, and over UCX tcp a quiet is a round trip to
 //      every peer; but measured on UCX shared memory, publishing with a swap starved one-sided readers of the
-//      12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept.)
+//      12 hot keys of pe_direct_stress: ~10x fewer successful Direct GETs. Kept there.) Where a quiet may wait
+//      for every peer (blocking_reads, the constructor), the value is put with a blocking put and the unlock is
+//      that fetching swap, after the fence, with no quiet: OpenSHMEM's fence delivers this context's puts to the
+//      server before the swap, which returns once it executed there, so the SET is complete on return without
+//      waiting for peers it never touched (tests/pe/pe_idle_peer_write.cc: a quiet there waited as long as an
+//      unrelated client stayed out of SHMEM). Releases unchanged and batches' unlocks likewise.
 // Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
 //   1-2), ReadHeld (the pair as it is: one get of the block, or loads through the mapping; nobody else writes
 //   while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
@@ -108,7 +113,8 @@ class DirectOps {
   // waits for its peer to answer the flush; a peer that makes no SHMEM call (a gateway idle in its event loop,
   // an application busy elsewhere) holds the quiet up for as long as it stays away, forever in the worst case
   // (tests/platform/large_get_quiet.c; pe_length_hint's idle client). A blocking get waits for its own answer
-  // only.
+  // only. Writes likewise leave nothing for a quiet: blocking puts, and a fetching swap as the unlock (Direct
+  // SET, step 3; pe_idle_peer_write).
   DirectOps(Context* ctx, uint8_t* arena, std::vector<uint8_t*> local_arenas = {}, bool cpu_words = false,
             bool blocking_reads = false)
       : ctx_(ctx),
@@ -158,7 +164,9 @@ class DirectOps {
   //            ordered by the caller's next Fence.
   //   Release: the unlock at version + 1, after the caller's Fence; complete after its Quiet. A caller whose
   //            locks are all on servers with words_on_cpu needs neither: Write stored through the mapping and
-  //            ordered its stores, and the cpu way's unlock is complete on return.
+  //            ordered its stores, and the cpu way's unlock is complete on return. With blocking_reads() the
+  //            unlock is a fetching swap, complete on return (and Write's puts with it, after the Fence; its
+  //            value put is blocking): no Quiet.
   Result Acquire(int server, uint64_t offset, uint32_t block_bytes, uint64_t known_version, const void* key,
                  size_t key_len, uint32_t tag, uint64_t* version);
   void Write(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, const void* value,
@@ -182,6 +190,9 @@ class DirectOps {
   void ReadWords(int server, const void* remote, void* local, size_t bytes);
 
   const Counters& counters() const { return counters_; }
+  // The constructor's blocking_reads: this object never leaves an operation for a quiet to complete, and its
+  // callers should not either (their quiet could wait for every peer).
+  bool blocking_reads() const { return blocking_reads_; }
   // This PE's mapping of server's arena, or nullptr.
   uint8_t* local_arena(int server) const {
     return static_cast<size_t>(server) < local_arenas_.size() ? local_arenas_[server] : nullptr;
@@ -227,6 +238,9 @@ class DirectOps {
                   size_t value_len, const PairMeta& meta);
   // Sets the target word after a fence, complete on return.
   void Publish(int server, uint64_t* word, uint64_t value);
+  // Sets a target word on the runtime's way after the caller's fence, complete on return: a quiet after a
+  // non-fetching set, or (blocking_reads_) a fetching swap instead.
+  void SetAndComplete(int server, uint64_t* word, uint64_t value);
 
   Context* ctx_;
   uint8_t* arena_;

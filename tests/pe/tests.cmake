@@ -42,6 +42,11 @@ shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_al
 # The value-length hint of a remote one-copy Direct GET: grow and shrink within and across slab classes.
 shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
 shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)
+# Direct SETs and incrs next to a client that stays out of SHMEM (their completion must not wait for it over tcp).
+shmemcache_pe_test(idle_peer_write_np3_tcp pe_idle_peer_write 3 TCP TIMEOUT 120
+                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single)
+shmemcache_pe_test(idle_peer_write_np3_remote pe_idle_peer_write 3 TIMEOUT 120
+                   ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single SHMEMCACHE_LOCAL_ACCESS=0)
 shmemcache_pe_test(direct_stress_large_np6 pe_direct_stress 6 ARGS 5 2 0 0 1)
 shmemcache_pe_test(direct_stress_large_np6_tcp pe_direct_stress 6 TCP ARGS 6 2 0 0 1 ${direct_always})
 # Direct stores with options (issue 15) among the writers, with eviction: flags and value of one store, tokens that

@@ -527,29 +527,65 @@ TEST_F(DirectOpsLargeTest, ALargeValueWrittenThroughTheMappingIsConfirmedByTheTa
   EXPECT_EQ(ops_->counters().unchecked_copies, 1u);
 }
 
-// Forwards to another context and counts its gets, non-blocking gets and quiets.
+// Forwards to another context and counts its gets, non-blocking gets and puts, quiets, sets and swaps.
 class ReadCountingContext final : public Context {
  public:
   explicit ReadCountingContext(Context* inner) : inner_(inner) {}
   void Get(void* d, const void* s, size_t n, int pe) override { ++gets; inner_->Get(d, s, n, pe); }
   void Put(void* d, const void* s, size_t n, int pe) override { inner_->Put(d, s, n, pe); }
   void GetNbi(void* d, const void* s, size_t n, int pe) override { ++nbi_gets; inner_->GetNbi(d, s, n, pe); }
-  void PutNbi(void* d, const void* s, size_t n, int pe) override { inner_->PutNbi(d, s, n, pe); }
+  void PutNbi(void* d, const void* s, size_t n, int pe) override { ++nbi_puts; inner_->PutNbi(d, s, n, pe); }
   uint64_t CompareSwap(uint64_t* w, uint64_t e, uint64_t d, int pe) override { return inner_->CompareSwap(w, e, d, pe); }
   uint64_t Fetch(uint64_t* w, int pe) override { return inner_->Fetch(w, pe); }
-  uint64_t Swap(uint64_t* w, uint64_t v, int pe) override { return inner_->Swap(w, v, pe); }
+  uint64_t Swap(uint64_t* w, uint64_t v, int pe) override { ++swaps; return inner_->Swap(w, v, pe); }
   uint64_t FetchAdd(uint64_t* w, uint64_t v, int pe) override { return inner_->FetchAdd(w, v, pe); }
-  void Set(uint64_t* w, uint64_t v, int pe) override { inner_->Set(w, v, pe); }
+  void Set(uint64_t* w, uint64_t v, int pe) override { ++sets; inner_->Set(w, v, pe); }
   void Add(uint64_t* w, uint64_t v, int pe) override { inner_->Add(w, v, pe); }
   void Or(uint64_t* w, uint64_t v, int pe) override { inner_->Or(w, v, pe); }
   void Fence() override { inner_->Fence(); }
   void Quiet() override { ++quiets; inner_->Quiet(); }
   bool is_private() const override { return inner_->is_private(); }
-  unsigned gets = 0, nbi_gets = 0, quiets = 0;
+  unsigned gets = 0, nbi_gets = 0, nbi_puts = 0, quiets = 0, sets = 0, swaps = 0;
 
  private:
   Context* inner_;
 };
+
+// With blocking_reads a Direct SET leaves nothing for a quiet either (over UCX tcp a quiet could wait for every
+// peer, tests/pe/pe_idle_peer_write.cc): the value goes with a blocking put and the unlock is a fetching swap
+// after the fence, complete on return; a release unchanged (the block holds another key) likewise. Without it:
+// a non-blocking value put, a set and a quiet.
+TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
+  BlockPointer p = StoreSet("key", "value-0");
+  for (const bool blocking : {true, false}) {
+    SCOPED_TRACE(blocking ? "blocking reads" : "non-blocking reads");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, blocking);
+    const std::string value = blocking ? "VALUE-1" : "VALUE-2";
+    uint64_t version = 0;
+    ASSERT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, p.version, "key", 3, value.data(), value.size(),
+                      Loc("key").tag, &version),
+              DirectOps::Result::kDone);
+    p.version = version;
+    EXPECT_EQ(counting.quiets, blocking ? 0u : 1u);
+    EXPECT_EQ(counting.nbi_puts, blocking ? 0u : 1u);
+    EXPECT_EQ(counting.swaps, blocking ? 1u : 0u);
+    EXPECT_EQ(counting.sets, blocking ? 0u : 1u);
+    EXPECT_EQ(*Target(p), MakeTarget(version, Loc("key").tag, false)) << "unlocked at the new version";
+    EXPECT_EQ(StoreGet("key"), value);
+  }
+  // A pointer to a block that now holds another key with the same tag: the lock is released unchanged.
+  ReadCountingContext counting(ctx_.get());
+  DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+  const uint64_t before = *Target(p);
+  uint64_t version = 0;
+  EXPECT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, /*known_version=*/0, "kez", 3, "x", 1, Loc("key").tag,
+                    &version),
+            DirectOps::Result::kNotThisKey);
+  EXPECT_EQ(*Target(p), before);
+  EXPECT_EQ(counting.quiets, 0u);
+  EXPECT_EQ(counting.swaps, 1u);
+}
 
 // With blocking_reads (a context whose quiet may wait for every peer: UCX tcp), a remote GET never leaves a get
 // outstanding across a quiet: from kBlockingOneCopyMinBytes value bytes on the one-copy form reads its three

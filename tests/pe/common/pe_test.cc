@@ -161,6 +161,8 @@ void Signal(int pe, int step) {
 
 void SignalFetching(int pe, int step) { shmem_long_atomic_swap(&script_flags[step], 1, pe); }
 
+void PutUnflushed(int pe, int step) { shmem_long_p(&script_flags[step], 1, pe); }
+
 void WaitFor(int step) { shmem_long_wait_until(&script_flags[step], SHMEM_CMP_EQ, 1); }
 
 int RunTwoClientScript(const char* name, int steps, const std::function<void(shmemcache_t* c)>& a,

@@ -129,6 +129,9 @@ void WaitFor(int step);
 // Signal with a fetching atomic: complete on return without a quiet, so that it leaves this PE's endpoint to pe
 // unflushed (over UCX tcp an endpoint flush then needs pe's progress: pe_length_hint's idle client).
 void SignalFetching(int pe, int step);
+// Sets flag `step` on PE pe with a put and no quiet (an application's put to a peer that then leaves SHMEM: over
+// UCX tcp that endpoint's next flush needs pe's progress). Nobody may wait for that flag.
+void PutUnflushed(int pe, int step);
 
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
 // servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
