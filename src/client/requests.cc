@@ -453,6 +453,11 @@ Status Client::Wait(shmemcache_request* r) {
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
     // with TIMEOUT.
     while (!r->done.load(std::memory_order_relaxed)) CompleteNext(r->loc.server);
+    // The rest of the chunk r's reply came in (records the conduit holds, taken from the ring already): completed
+    // under this one lock, rather than each under its own Wait's (issue 14: a window's Waits then mostly find
+    // their request done and take no lock). No wait: CompleteNext returns each at once.
+    const size_t peer = static_cast<size_t>(r->loc.server);
+    while (conduit_.HoldsRecords(peer) && !pending_[r->loc.server].empty()) CompleteNext(r->loc.server);
   }
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
