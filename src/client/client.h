@@ -353,6 +353,9 @@ class Client {
                       uint64_t known_recency, Status* status);
   // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
   void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
+  // Keeps fresh (received_ns: the reading it was judged at) or the kept sample, whichever bounds the server's
+  // time more tightly at fresh.received_ns. [active]
+  void KeepTighterSample(int server, const ServerTimeSample& fresh);
 
   // ---- requests and Active operations (requests.cc) ----
   shmemcache_request* NewRequest();

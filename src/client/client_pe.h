@@ -74,6 +74,7 @@ struct ClientPe {
         reply(config.num_servers),
         burst_read_ns(config.num_servers, 0),
         reply_read_ns(config.num_servers, 0),
+        sample_judged(config.num_servers),
         epochs(config.num_servers),
         server_time(config.num_servers) {}
   ClientPe(const ClientPe&) = delete;
@@ -100,6 +101,13 @@ struct ClientPe {
   // Clock readings shared by several requests (issue 14; core/server_time.h allows both, client/requests.cc):
   std::vector<uint64_t> burst_read_ns;  // per server: taken before the first request of the burst being staged
   std::vector<uint64_t> reply_read_ns;  // per server: taken after the reply chunk being read was taken
+  // Per server: the readings (received_ns, sent_ns) of the last reply whose server-time sample was judged
+  // against the kept one (Client::CompleteContract); {0, 0}: none yet (a reading is never 0).
+  struct JudgedSample {
+    uint64_t received_ns = 0;
+    uint64_t sent_ns = 0;
+  };
+  std::vector<JudgedSample> sample_judged;
   // ---- any thread ----
   std::atomic<uint64_t> next_request_id{1};
   std::atomic<size_t> in_flight{0};          // requests in flight, every thread's (max_outstanding)

@@ -453,6 +453,21 @@ Status Client::Wait(shmemcache_request* r) {
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
     // with TIMEOUT.
     while (!r->done.load(std::memory_order_relaxed)) CompleteNext(r->loc.server);
+    // The replies that have arrived besides (the rest of the chunk r's reply came in, and any chunk after it):
+    // completed under this one lock, rather than each under its own Wait's (issue 14: a window's Waits then
+    // mostly find their request done and take no lock). No wait: only what is there is taken, at most the
+    // requests in flight.
+    const int server = r->loc.server;
+    const size_t peer = static_cast<size_t>(server);
+    Status s = SHMEMCACHE_OK;
+    MessageView reply;
+    for (bool held = conduit_.HoldsRecords(peer);
+         !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
+         held = conduit_.HoldsRecords(peer)) {
+      ReadReplyClock(server, held);
+      Settle(Complete(server, reply));
+    }
+    if (s == SHMEMCACHE_TIMEOUT) FailServer(server);  // a reply flagged but torn for op_timeout_ms (conduit.h)
   }
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError

@@ -29,7 +29,8 @@ unsigned ReplyRoom::Cost(uint64_t group, size_t len) const {
 }
 
 void ReplyRoom::Add(uint64_t group, size_t len) {
-  Group* g = Find(group);
+  // Requests are mostly added to the newest group (the chunk being staged): look there first.
+  Group* g = !groups_.empty() && groups_.back().seq == group ? &groups_.back() : Find(group);
   if (g == nullptr) {
     groups_.push_back(Group{group, 0, 0, kClosed});
     g = &groups_.back();
