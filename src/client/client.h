@@ -407,6 +407,9 @@ class Client {
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
   // waited longer than op_timeout_ms.
   void PollReplies(int server);  // [active]
+  // Completes the replies from server that have arrived, without waiting (at most the requests in flight to it).
+  // A reply flagged but torn for op_timeout_ms fails the server (conduit.h): false then. [active]
+  bool CompleteArrived(int server);
   // Completes this thread's requests in flight to server (and the replies ahead of them). OK when it can take
   // a new operation; TIMEOUT when it failed (now or earlier).
   Status CompleteServer(int server) {

@@ -395,17 +395,7 @@ void Client::PollReplies(int server) {
   const size_t peer = static_cast<size_t>(server);
   if (!conduit_.failed(peer)) conduit_.Flush(peer);
   transport_->Progress();  // replies over transports without hardware RMA land only while this PE progresses
-  Status s = SHMEMCACHE_OK;
-  MessageView reply;
-  for (bool held = conduit_.HoldsRecords(peer);
-       !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
-       held = conduit_.HoldsRecords(peer)) {
-    ReadReplyClock(server, held);
-    Settle(Complete(server, reply));
-  }
-  if (s == SHMEMCACHE_TIMEOUT) {
-    FailServer(server);
-  } else if (!pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
+  if (CompleteArrived(server) && !pending_[server].empty() && ++empty_polls_ % Deadline::kPollsPerClockRead == 0) {
     // Nothing more has arrived: the oldest request in flight to this server may wait op_timeout_ms, as it would
     // in Wait, counted from the first such look at it (Test is called in tight loops: the clock is read every
     // kPollsPerClockRead empty polls; issuing reads no clock).
@@ -420,6 +410,21 @@ void Client::PollReplies(int server) {
       FailServer(server);
     }
   }
+}
+
+bool Client::CompleteArrived(int server) {
+  const size_t peer = static_cast<size_t>(server);
+  Status s = SHMEMCACHE_OK;
+  MessageView reply;
+  for (bool held = conduit_.HoldsRecords(peer);
+       !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
+       held = conduit_.HoldsRecords(peer)) {
+    ReadReplyClock(server, held);
+    Settle(Complete(server, reply));
+  }
+  if (s != SHMEMCACHE_TIMEOUT) return true;
+  FailServer(server);
+  return false;
 }
 
 void Client::CompleteAll() {
@@ -457,17 +462,7 @@ Status Client::Wait(shmemcache_request* r) {
     // completed under this one lock, rather than each under its own Wait's (issue 14: a window's Waits then
     // mostly find their request done and take no lock). No wait: only what is there is taken, at most the
     // requests in flight.
-    const int server = r->loc.server;
-    const size_t peer = static_cast<size_t>(server);
-    Status s = SHMEMCACHE_OK;
-    MessageView reply;
-    for (bool held = conduit_.HoldsRecords(peer);
-         !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
-         held = conduit_.HoldsRecords(peer)) {
-      ReadReplyClock(server, held);
-      Settle(Complete(server, reply));
-    }
-    if (s == SHMEMCACHE_TIMEOUT) FailServer(server);  // a reply flagged but torn for op_timeout_ms (conduit.h)
+    CompleteArrived(r->loc.server);
   }
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
