@@ -261,8 +261,9 @@ void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHead
   // A reply read at the same reading as the last one judged, of a request sent at the same reading (issue 14: the
   // replies of one chunk to the requests of one burst), gives a sample of the same round trip, received at the
   // same moment: its bounds are as wide now as that one's were, and the kept sample is already at least as
-  // tight as that one was at this very reading (it is that one, or won against it). Keeping it is the same
-  // decision, so it is taken without reading or judging anything (server_time.h: either sample is valid).
+  // tight as that one was at this very reading (it is that one, or won against it). So the kept sample is kept
+  // without reading or judging anything: no wider than the new one, and valid (server_time.h: either sample
+  // is). (KeepTighterSample would take the new one on a tie; the two differ only if their server stamps do.)
   ClientPe::JudgedSample& judged = pe_->sample_judged[server];
   if (judged.received_ns != now || judged.sent_ns != r->sent_ns) {
     judged = ClientPe::JudgedSample{now, r->sent_ns};

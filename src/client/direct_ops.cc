@@ -197,23 +197,19 @@ bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t 
 }
 
 void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
-  if (words_.on_cpu(server)) {  // ordered after this thread's stores and complete on return
-    words_.Set(word, value, server);
-    return;
-  }
-  ctx_->Fence();
-  SetAndComplete(server, word, value);
+  if (!words_.on_cpu(server)) ctx_->Fence();  // the cpu way's store is ordered after this thread's stores
+  if (SetTarget(server, word, value)) ctx_->Quiet();
 }
 
-void DirectOps::SetAndComplete(int server, uint64_t* word, uint64_t value) {
-  if (blocking_reads_) {
+bool DirectOps::SetTarget(int server, uint64_t* word, uint64_t value) {
+  if (blocking_reads_ && !words_.on_cpu(server)) {
     // A fetching atomic returns once it executed at the server, and the caller's fence delivered this context's
     // earlier puts to that server before it: complete without a quiet, which could wait for every peer.
     ctx_->Swap(word, value, server);
-    return;
+    return false;
   }
   words_.Set(word, value, server);
-  ctx_->Quiet();
+  return !words_.on_cpu(server);  // the runtime's non-fetching set: complete after a quiet
 }
 
 void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
@@ -310,9 +306,8 @@ void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64
   // ordered by WriteLocal's release fence, W3), and the fence was a fifth of an on-node SET's instructions.
   if (local_arena(server) == nullptr) ctx_->Fence();
   // The cpu way's unlock is complete on return; the runtime's needs the quiet (nothing else was put) or, where a
-  // quiet may wait for every peer, is a fetching swap (SetAndComplete).
-  if (words_.on_cpu(server)) Release(server, offset, block_bytes, version, tag);
-  else SetAndComplete(server, target_word(offset, block_bytes), MakeTarget(version + 1, tag, false));
+  // quiet may wait for every peer, is a fetching swap (SetTarget).
+  if (SetTarget(server, target_word(offset, block_bytes), MakeTarget(version + 1, tag, false))) ctx_->Quiet();
 }
 
 void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
@@ -320,13 +315,7 @@ void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint6
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
-  uint64_t* word = target_word(offset, block_bytes);
-  const uint64_t value = MakeTarget(version + 1, tag, false);
-  if (blocking_reads_ && !words_.on_cpu(server)) {  // complete on return: the caller needs no quiet
-    ctx_->Swap(word, value, server);
-  } else {
-    words_.Set(word, value, server);
-  }
+  SetTarget(server, target_word(offset, block_bytes), MakeTarget(version + 1, tag, false));  // Write's contract
 }
 
 void DirectOps::FillStats(Stats* stats) const {

@@ -238,9 +238,10 @@ class DirectOps {
                   size_t value_len, const PairMeta& meta);
   // Sets the target word after a fence, complete on return.
   void Publish(int server, uint64_t* word, uint64_t value);
-  // Sets a target word on the runtime's way after the caller's fence, complete on return: a quiet after a
-  // non-fetching set, or (blocking_reads_) a fetching swap instead.
-  void SetAndComplete(int server, uint64_t* word, uint64_t value);
+  // Sets a target word (after the caller's fence, on the runtime's way): a CPU store through the mapping on the
+  // cpu way, a fetching swap on the runtime's way where blocking_reads_ (both complete on return), else the
+  // runtime's set. Returns whether the set still needs a quiet to complete: only that last one.
+  bool SetTarget(int server, uint64_t* word, uint64_t value);
 
   Context* ctx_;
   uint8_t* arena_;
