@@ -2,26 +2,29 @@
 //   1. The expiry check of the Direct GET: blocking GETs of pairs stored without TTL (one compare), with a far
 //      TTL (a clock read and the server-time bound), and shmemcache_fetch (flags and token too), all Direct;
 //      ratios against the no-TTL GET of the same run.
-//   2. shmemcache_incr and stores with options (flags; cas with the pair's current token) next to a Direct GET and
-//      an Active store of the same small value (an append of 0 bytes: append is always Active), same run. incr and
+//   2. shmemcache_incr and stores with options (flags; cas with the pair's current token; append and prepend of
+//      --extra bytes onto a value of --size bytes, the value set back to --size bytes after each, untimed) next to
+//      a Direct GET and an Active operation on a pair of the same size (touch: always Active), same run. incr and
 //      the stores with options are Direct (the block's lock, client/contract_ops.cc) where SETs are, Active
-//      otherwise: direct_share says which it was. Direct vs Active: run once with the policy that gives Direct
-//      writes (shm: auto; tcp: SHMEMCACHE_DIRECT_POLICY=always) and once with SHMEMCACHE_DIRECT_POLICY=never,
-//      and compare the ratios against append_active, the Active operation both runs measure:
+//      otherwise: direct_share says which it was (append / prepend: of the timed operations only; their blocks
+//      were allocated for --size + --extra bytes, so the result fits). Direct vs Active: run once with the policy
+//      that gives Direct writes (shm: auto; tcp: SHMEMCACHE_DIRECT_POLICY=always) and once with
+//      SHMEMCACHE_DIRECT_POLICY=never, and compare the ratios against touch_active, the Active operation both runs
+//      measure:
 //        scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract                          (Direct incr on shm)
 //        SHMEMCACHE_DIRECT_POLICY=never scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract  (Active)
 // The variants run interleaved in rounds (round r measures every variant once), so a load spike on the shared
 // machine spreads over all of them instead of skewing one.
 //
 //   scripts/oshrun.sh [--tcp] -np 2 build/bench/bench_contract [--keys 64] [--rounds 20] [--ops 2000]
-//                     [--size 32] [--csv FILE]
+//                     [--size 32] [--extra 32] [--csv FILE]
 //
 // PE 0 serves; client rank 0 measures (more clients idle). Prints a table and CSV rows (--csv FILE):
 //   transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors,mean_ratio_active,
 //   p50_ratio_active,direct_policy
-// mean_ratio / p50_ratio: against get_no_ttl of the same run; *_ratio_active: against append_active of the
-// same run. direct_share: Direct GETs / GETs of that variant (incr: Direct incrs / incrs; stores: Direct SETs /
-// SETs).
+// mean_ratio / p50_ratio: against get_no_ttl of the same run; *_ratio_active: against touch_active of the
+// same run (touch_active; before issue 15's Direct append it was append_active, a 0-byte append). direct_share:
+// Direct GETs / GETs of that variant (incr: Direct incrs / incrs; stores: Direct SETs / SETs).
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -37,6 +40,7 @@ struct Options {
   int rounds = 20;
   int ops = 2000;
   size_t size = 32;
+  size_t extra = 32;
   std::string csv_path;
 
   void Declare(bench::Cli *cli) {
@@ -44,6 +48,7 @@ struct Options {
     cli->Int("--rounds", &rounds, "rounds (each measures every variant once)", bench::Positive<int>());
     cli->Int("--ops", &ops, "operations per variant per round", bench::Positive<int>());
     cli->Size("--size", &size, "value size (bytes)");
+    cli->Size("--extra", &extra, "bytes an append / prepend adds");
     cli->Text("--csv", &csv_path, "FILE", "write CSV rows to FILE");
   }
 };
@@ -53,9 +58,11 @@ const char kAbout[] =
     "Cost of expiry checking on the Direct GET path, and incr latency (Direct or Active, as the policy says)\n"
     "and stores with options (Direct or Active, as the policy says) next to a Direct GET and an Active store.\n";
 
-enum Variant { kGetNoTtl, kGetFarTtl, kFetchNoTtl, kIncr, kStoreFlags, kStoreCas, kAppendActive, kVariants };
-const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr",
-                                       "store_flags", "store_cas", "append_active"};
+enum Variant {
+  kGetNoTtl, kGetFarTtl, kFetchNoTtl, kIncr, kStoreFlags, kStoreCas, kAppend, kPrepend, kTouchActive, kVariants
+};
+const char *const kNames[kVariants] = {"get_no_ttl", "get_far_ttl", "fetch_no_ttl", "incr", "store_flags",
+                                       "store_cas", "append", "prepend", "touch_active"};
 
 struct Samples {
   std::vector<uint64_t> ns;
@@ -70,13 +77,14 @@ std::string Key(int variant, int i) { return "cb-" + std::to_string(variant) + "
 
 int RunClient(const Options &o, shmemcache_t *c) {
   int rc = 0;
-  std::vector<char> value(o.size, 'v'), buf(o.size + 64);
+  std::vector<char> value(o.size, 'v'), longer(o.size + o.extra, 'l'), extra(o.extra, 'x'),
+      buf(o.size + o.extra + 64);
   std::vector<uint64_t> tokens(o.keys, 0);  // store_cas: each key's current token
   // The pairs: no TTL, a TTL of a day, counters.
   for (int i = 0; i < o.keys; ++i) {
     shmemcache_store_options_t far{SHMEMCACHE_MODE_SET, 0, 24ull * 3600 * 1000, 0};
     std::string k0 = Key(kGetNoTtl, i), k1 = Key(kGetFarTtl, i), k3 = Key(kIncr, i), k4 = Key(kStoreFlags, i);
-    std::string k5 = Key(kStoreCas, i), k6 = Key(kAppendActive, i);
+    std::string k5 = Key(kStoreCas, i), k6 = Key(kTouchActive, i);
     if (shmemcache_set(c, k0.data(), k0.size(), value.data(), value.size()) != SHMEMCACHE_OK ||
         shmemcache_store(c, k1.data(), k1.size(), value.data(), value.size(), &far, nullptr) != SHMEMCACHE_OK ||
         shmemcache_set(c, k3.data(), k3.size(), "0", 1) != SHMEMCACHE_OK ||
@@ -86,6 +94,14 @@ int RunClient(const Options &o, shmemcache_t *c) {
       std::printf("!! setup failed: %s\n", shmemcache_last_error());
       return 1;
     }
+    for (int v : {kAppend, kPrepend}) {  // a block allocated for the result, holding --size bytes
+      const std::string k = Key(v, i);
+      if (shmemcache_set(c, k.data(), k.size(), longer.data(), longer.size()) != SHMEMCACHE_OK ||
+          shmemcache_set(c, k.data(), k.size(), value.data(), value.size()) != SHMEMCACHE_OK) {
+        std::printf("!! setup failed: %s\n", shmemcache_last_error());
+        return 1;
+      }
+    }
   }
   std::vector<Samples> s(kVariants);
   size_t len = 0;
@@ -94,7 +110,10 @@ int RunClient(const Options &o, shmemcache_t *c) {
   for (int r = 0; r < o.rounds + 1; ++r) {  // round 0 warms the directory and is not kept
     for (int v = 0; v < kVariants; ++v) {
       const shmemcache_stats_t before = bench::Stats(c);
+      uint64_t timed_sets = 0, timed_direct_sets = 0;  // append / prepend: the timed operations only
       for (int i = 0; i < o.ops; ++i) {
+        const bool combine = v == kAppend || v == kPrepend;
+        const shmemcache_stats_t op_before = combine ? bench::Stats(c) : shmemcache_stats_t{};
         const std::string k = Key(v == kFetchNoTtl ? kGetNoTtl : v, i % o.keys);
         const uint64_t a = bench::now_ns();
         shmemcache_status_t st;
@@ -116,14 +135,23 @@ int RunClient(const Options &o, shmemcache_t *c) {
             st = shmemcache_store(c, k.data(), k.size(), value.data(), value.size(), &opt, &t);
             break;
           }
-          default: {
-            shmemcache_store_options_t opt{SHMEMCACHE_MODE_APPEND, 0, 0, 0};
-            st = shmemcache_store(c, k.data(), k.size(), "", 0, &opt, nullptr);
+          case kAppend:
+          case kPrepend: {
+            shmemcache_store_options_t opt{v == kAppend ? SHMEMCACHE_MODE_APPEND : SHMEMCACHE_MODE_PREPEND, 0, 0, 0};
+            st = shmemcache_store(c, k.data(), k.size(), extra.data(), extra.size(), &opt, nullptr);
+            break;
           }
+          default: st = shmemcache_touch(c, k.data(), k.size(), 0);
         }
         const uint64_t t = bench::now_ns() - a;
         if (r > 0) s[v].ns.push_back(t);
         if (st != SHMEMCACHE_OK) ++s[v].errors;
+        if (combine) {  // untimed: which path, then the value back to --size bytes
+          const shmemcache_stats_t op_after = bench::Stats(c);
+          timed_sets += op_after.sets - op_before.sets;
+          timed_direct_sets += op_after.direct_sets - op_before.direct_sets;
+          if (shmemcache_set(c, k.data(), k.size(), value.data(), value.size()) != SHMEMCACHE_OK) ++s[v].errors;
+        }
       }
       const shmemcache_stats_t after = bench::Stats(c);
       if (r > 0) {
@@ -131,8 +159,9 @@ int RunClient(const Options &o, shmemcache_t *c) {
         s[v].direct_gets += after.direct_gets - before.direct_gets;
         if (v == kIncr) s[v].incrs += static_cast<uint64_t>(o.ops);
         s[v].direct_incrs += after.direct_incrs - before.direct_incrs;
-        s[v].sets += after.sets - before.sets;
-        s[v].direct_sets += after.direct_sets - before.direct_sets;
+        const bool combine = v == kAppend || v == kPrepend;
+        s[v].sets += combine ? timed_sets : after.sets - before.sets;
+        s[v].direct_sets += combine ? timed_direct_sets : after.direct_sets - before.direct_sets;
       }
     }
   }
@@ -142,14 +171,14 @@ int RunClient(const Options &o, shmemcache_t *c) {
   if (csv)
     std::fputs("transport,variant,ops,mean_us,p50_us,p99_us,mean_ratio,p50_ratio,direct_share,errors,"
                "mean_ratio_active,p50_ratio_active,direct_policy\n", csv);
-  std::printf("# bench_contract commit=%s transport=%s policy=%s keys=%d rounds=%d ops=%d size=%zu loadavg=%s "
-              "timer_overhead_ns=%.0f\n",
-              bench::git_commit().c_str(), transport.c_str(), policy, o.keys, o.rounds, o.ops, o.size,
+  std::printf("# bench_contract commit=%s transport=%s policy=%s keys=%d rounds=%d ops=%d size=%zu extra=%zu "
+              "loadavg=%s timer_overhead_ns=%.0f\n",
+              bench::git_commit().c_str(), transport.c_str(), policy, o.keys, o.rounds, o.ops, o.size, o.extra,
               bench::load_average().c_str(), bench::timer_overhead_ns());
   std::printf("%-20s %9s %10s %10s %10s %10s %10s %11s %11s %8s\n", "variant", "ops", "mean_us", "p50_us", "p99_us",
               "mean/get", "p50/get", "mean/active", "p50/active", "direct");
   const bench::Summary base = bench::summarize_ns(s[kGetNoTtl].ns);
-  const bench::Summary active = bench::summarize_ns(s[kAppendActive].ns);
+  const bench::Summary active = bench::summarize_ns(s[kTouchActive].ns);
   for (int v = 0; v < kVariants; ++v) {
     const uint64_t errors = s[v].errors;
     const size_t ops = s[v].ns.size();

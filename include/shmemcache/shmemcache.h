@@ -471,9 +471,9 @@ typedef struct {
  * EXISTS if its token differs (checked first, in every mode); EXISTS (add of a present key); NOT_STORED
  * (replace, append or prepend of an absent key); VALUE_TOO_LARGE (also an append/prepend whose result exceeds
  * max_value_len); INVALID_ARGUMENT (mode out of range, or the argument errors above); NO_SPACE. On any status
- * but OK nothing changed. A plain set, and a store in mode SET or REPLACE with any flags, ttl_ms and cas, may be
- * done one-sided (under the pair's lock, with the server's answers) when the client holds the pair's location and the
- * value fits its block; ADD, APPEND and PREPEND are requests to the server. */
+ * but OK nothing changed. A plain set, and a store in mode SET, REPLACE, APPEND or PREPEND with any flags, ttl_ms
+ * and cas, may be done one-sided (under the pair's lock, with the server's answers) when the client holds the pair's
+ * location and the value (append/prepend: the combined value) fits its block; ADD is a request to the server. */
 shmemcache_status_t shmemcache_store(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
                                      size_t value_len, const shmemcache_store_options_t *options,
                                      uint64_t *cas_out);
@@ -494,8 +494,8 @@ shmemcache_status_t shmemcache_ifetch(shmemcache_t *cache, const void *key, size
  * TIMEOUT; on any status but OK the store changed nothing (TIMEOUT: it may or may not have). *cas_out (may be
  * NULL; else it must stay valid until completion) receives the pair's new token by completion with OK and is
  * left unchanged otherwise. options NULL or zeroed: a plain set, which may be done one-sided at issue (the
- * request is then complete at once) exactly as shmemcache_iset; so may a store in mode SET or REPLACE with any
- * flags, ttl_ms and cas, as shmemcache_store; ADD, APPEND and PREPEND are requests to the server.
+ * request is then complete at once) exactly as shmemcache_iset; so may a store in mode SET, REPLACE, APPEND or
+ * PREPEND with any flags, ttl_ms and cas, as shmemcache_store; ADD is a request to the server.
  * Errors found at issue set *request to NULL, issue nothing and leave *cas_out unchanged: those of
  * shmemcache_store (INVALID_ARGUMENT also for a mode out of range or request NULL; KEY_TOO_LONG;
  * VALUE_TOO_LARGE for value_len > max_value_len; WRONG_ROLE; SHUT_DOWN), and TIMEOUT when the key's server had

@@ -247,7 +247,7 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
     default: break;
   }
   Status status;
-  // A store whose outcome only the server can decide (add, append, prepend) is Active by the protocol, not by
+  // A store whose outcome only the server can decide (add) is Active by the protocol, not by
   // the policy: it is not counted in policy_active_ops where the policy allows Direct writes.
   const bool server_store = op.op == Op::kStore && !StoreMayGoDirect(op.contract.store);
   const bool writes = op.op == Op::kSet || op.op == Op::kIncr || (op.op == Op::kStore && !server_store);

@@ -32,9 +32,10 @@
 //   DELETE always Active (the directory entry is dropped first).
 //   A Direct GET of a pair with an expiry returns it only if the server's clock provably has not reached it,
 //   NOT_FOUND only if it provably has (core/server_time.h, bounds from the replies' clock stamps), else Active.
-//   memcached's contract (contract_ops.cc): a store with options goes Direct where a SET may when its mode is set
-//   or replace (flags, ttl and cas decided under the block's lock); add, append, prepend, TOUCH and FLUSH_ALL are
-//   always Active; INCR goes Direct (under the block's lock) where SETs may.
+//   memcached's contract (contract_ops.cc): a store with options goes Direct where a SET may when its mode is set,
+//   replace, append or prepend (flags, ttl and cas decided under the block's lock; append / prepend when the
+//   combined value fits the block); add, TOUCH and FLUSH_ALL are always Active; INCR goes Direct (under the block's
+//   lock) where SETs may.
 // The Direct/Active policy (config direct_policy, decided once at construction) may forbid every Direct
 // operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
 // Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
@@ -110,8 +111,8 @@ class Client {
                size_t buffer_len, size_t* out_len, shmemcache_request** request);
 
   // ---- memcached's contract (issue 15, contract_ops.cc; statuses as in shmemcache.h) ----
-  // request NULL: a plain set. A plain set, or mode set / replace with any flags, ttl and cas, may go Direct
-  // (TryDirectStore); add, append and prepend are Active.
+  // request NULL: a plain set. A plain set, or mode set / replace / append / prepend with any flags, ttl and cas,
+  // may go Direct (TryDirectStore); add is Active.
   Status Store(const void* key, size_t key_len, const void* value, size_t value_len, const StoreRequest* request,
                uint64_t* token);
   Status Fetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
@@ -339,18 +340,24 @@ class Client {
   // (Active). Arguments as TryDirectSet.
   bool TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                      uint64_t known_recency, Status* status);
-  // Whether a store with these options may go Direct (contract_ops.cc): mode set or replace, any flags, ttl and
-  // cas. add, append and prepend are Active.
-  static bool StoreMayGoDirect(const StoreRequest& r) {
-    return r.mode == StoreMode::kSet || r.mode == StoreMode::kReplace;
-  }
-  // Direct store with options (contract_ops.cc): locks the block; with cas or replace, reads the pair under the
+  // Whether a store with these options may go Direct (contract_ops.cc): any mode but add (only the server knows
+  // "absent"), any flags, ttl and cas.
+  static bool StoreMayGoDirect(const StoreRequest& r) { return r.mode != StoreMode::kAdd; }
+  // Direct store with options (contract_ops.cc; append and prepend: TryDirectCombine): locks the block; with cas
+  // or replace, reads the pair under the
   // lock and goes on only if it is op's, provably live and (cas) carries the token (a different token: EXISTS,
   // nothing written); a ttl is stamped with DirectExpiry (core/server_time.h) from the server-time bounds taken
   // under the lock. Publishes version + 1 with the request's flags and expiry, token lag 0. Anything it cannot
   // decide releases the lock unchanged and returns false (Active). Arguments as TryDirectSet.
   bool TryDirectStore(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                       uint64_t known_recency, Status* status);
+  // TryDirectStore's append and prepend (contract_ops.cc): locks the block, reads the pair and goes on only if it
+  // is op's and provably live (as replace); a cas that differs is EXISTS, a combined value over max_value_len
+  // VALUE_TOO_LARGE (nothing written, as the server answers); a combined value that fits the block is written in
+  // place (DirectOps::CommitCombined) at version + 1, token lag 0, keeping the pair's flags and expiry. A larger
+  // one, or anything it cannot decide, releases the lock unchanged and returns false (Active).
+  bool TryDirectCombine(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                        uint64_t known_recency, Status* status);
   // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
   void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
   // Keeps fresh (received_ns: the reading it was judged at) or the kept sample, whichever bounds the server's

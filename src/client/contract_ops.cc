@@ -1,7 +1,8 @@
 // Client: memcached's contract (issue 15, store/contract.h) on top of the decision process (client.cc) and the
 // request machinery (requests.cc).
 //   store    a plain set (no options, or zeroed ones) is an ordinary SET (Direct when it can be: flags 0, no
-//            expiry, a new token because the version grows). With options, mode set or replace goes Direct where
+//            expiry, a new token because the version grows). With options, mode set, replace, append or prepend
+//            goes Direct where
 //            a SET would (same policy, pointer or probe, the value fits the block): TryDirectStore takes the
 //            block's lock and decides under it, as the server's Store does (contract.h), so Direct and Active
 //            writers of every kind serialise on the lock:
@@ -13,9 +14,17 @@
 //              flags: written with the pair. ttl: the expiry is stamped in the server's clock by DirectExpiry
 //                (core/server_time.h) from the bounds on the server's time taken under the lock; bounds wider
 //                than recency_range_ms (no recent reply from that server) release and go Active.
+//              append, prepend (TryDirectCombine): the pair is read under the lock as for replace (this key's,
+//                provably live, else Active); cas as above; old + new over max_value_len is VALUE_TOO_LARGE,
+//                nothing written (the server's answer: max_value_len is the same on every PE); a combined value
+//                that fits the block is written in place (DirectOps::CommitCombined: through the mapping the old
+//                bytes move under the lock like any body write; remotely the whole value is put with its
+//                checksum), keeping the pair's flags and expiry (memcached ignores the request's, as the
+//                server's Store does); one that does not fit releases unchanged and goes Active (the server moves
+//                the pair to a larger block).
 //            It publishes version + 1 with token lag 0: a new token, larger than every earlier one (contract.h
-//            (a)). add (only the server knows "absent"), append and prepend (the result may need a larger block;
-//            kept with the server) are Active: the server decides under the same lock, so add stays atomic.
+//            (a)). add (only the server knows "absent") is Active: the server decides under the same lock, so add
+//            stays atomic.
 //   fetch    a GET that also returns flags and token; Direct when a GET would be, with the expiry rule below.
 //   touch    Active.
 //   incr     Direct where a SET would be (same policy, pointer or probe: direct_policy auto sends both Active over
@@ -200,10 +209,15 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
 
 bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                             uint64_t known_recency, Status* status) {
-  if (BlockBytesFor(op.key_len, op.value_len) > block_bytes) return false;  // the server moves it to a larger block
+  const StoreRequest& request = op.contract.store;
+  const bool combine = request.mode == StoreMode::kAppend || request.mode == StoreMode::kPrepend;
+  // The value (an append's bytes alone, before the old ones are known) does not fit: the server moves the pair to
+  // a larger block.
+  if (op.value_len > ValueRoom(block_bytes, op.key_len)) return false;
+  if (combine) return TryDirectCombine(op, offset, block_bytes, known_version, known_recency, status);
+  if (BlockBytesFor(op.key_len, op.value_len) > block_bytes) return false;  // (the same test, for a set)
   const int server = op.loc.server;
   const uint32_t tag = op.loc.tag;
-  const StoreRequest& request = op.contract.store;
   uint64_t version;
   DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
   if (r != DirectOps::Result::kDone) {
@@ -238,6 +252,54 @@ bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block
   direct_.Commit(server, offset, block_bytes, version, tag, op.key, op.key_len, op.value, op.value_len,
                  PairMeta{request.flags, expiry_ms, 0});
   DirectSetDone(op, offset, block_bytes, version + 1, known_recency);  // the token: version + 1 (lag 0)
+  *status = SHMEMCACHE_OK;
+  return true;
+}
+
+bool Client::TryDirectCombine(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                              uint64_t known_recency, Status* status) {
+  const int server = op.loc.server;
+  const uint32_t tag = op.loc.tag;
+  const StoreRequest& request = op.contract.store;
+  uint64_t version;
+  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
+  if (r != DirectOps::Result::kDone) {
+    DirectSetFailed(op, r);
+    return false;
+  }
+  // The lock is held from here: decide, then commit or abandon (no other wait in between). The server's Store
+  // decides in this order too (kv_store_write.cc): cas, then absent (Active here: NOT_FOUND / NOT_STORED are the
+  // server's to say), then the combined length.
+  BlockView pair;
+  if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
+      JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {  // absent here, or maybe expired
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_fallbacks;
+    return false;
+  }
+  Status refused = SHMEMCACHE_OK;
+  size_t combined = 0;
+  if (request.cas != 0 && pair.token != request.cas) {
+    refused = SHMEMCACHE_EXISTS;  // changed since the token
+  } else if (!CombinedValueLen(pair.value_len, op.value_len, config_.max_value_len, &combined)) {
+    refused = SHMEMCACHE_VALUE_TOO_LARGE;  // max_value_len is the same on every PE (node/agreement.h)
+  } else if (combined > ValueRoom(block_bytes, op.key_len)) {  // the server moves it to a larger block
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_fallbacks;
+    return false;
+  }
+  if (refused != SHMEMCACHE_OK) {  // decided under the lock: nothing written
+    direct_.Abandon(server, offset, block_bytes, version, tag);
+    ++counters_.direct_sets;
+    *status = refused;
+    return true;
+  }
+  // memcached: the pair keeps its flags and expiry (the request's are ignored, as the server's Store does); a new
+  // token (lag 0).
+  direct_.CommitCombined(server, offset, block_bytes, version, tag, op.key, op.key_len, pair, op.value, op.value_len,
+                         request.mode == StoreMode::kAppend, PairMeta{pair.flags, pair.expiry_ms, 0});
+  ++counters_.direct_sets;
+  DirectWriteDone(op, offset, block_bytes, version + 1, known_recency, combined);  // the token: version + 1
   *status = SHMEMCACHE_OK;
   return true;
 }

@@ -302,6 +302,32 @@ bool DirectOps::ReadHeld(int server, uint64_t offset, uint32_t block_bytes, cons
 void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
                        const void* key, size_t key_len, const void* value, size_t value_len, const PairMeta& meta) {
   Write(server, offset, version, key, key_len, value, value_len, meta);
+  Unlock(server, offset, block_bytes, version, tag);
+}
+
+void DirectOps::CommitCombined(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
+                               const void* key, size_t key_len, const BlockView& held, const void* extra,
+                               size_t extra_len, bool append, const PairMeta& meta) {
+  const size_t value_len = held.value_len + extra_len;  // fits the block: the caller checked (ValueRoom)
+  uint8_t* local = local_arena(server);
+  if (local == nullptr) {  // held.value lies in buffer_ (ReadHeld's copy), which WriteRemote reuses: compose first
+    combined_.resize(value_len);
+    CombineValue(combined_.data(), held.value, held.value_len, extra, extra_len, append);
+    Commit(server, offset, block_bytes, version, tag, key, key_len, combined_.data(), value_len, meta);
+    return;
+  }
+  uint8_t* block = local + offset;
+  uint8_t* value_at = block + kBlockHeaderBytes + key_len;  // == held.value: ReadHeld read it in place
+  // W1's other half (store/block.h): the moves below stay after the lock in every reader's view (WriteLocal
+  // repeats the fence, and W3's after its own stores).
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  CombineValue(value_at, value_at, held.value_len, extra, extra_len, append);
+  WriteLocal(block, version + 1, key, key_len, value_at, value_len, meta);  // the header; the value is in place
+  ++counters_.local_sets;
+  Unlock(server, offset, block_bytes, version, tag);
+}
+
+void DirectOps::Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
   // shmem_fence orders this context's puts before the unlock; the local path put nothing (its stores are
   // ordered by WriteLocal's release fence, W3), and the fence was a fifth of an on-node SET's instructions.
   if (local_arena(server) == nullptr) ctx_->Fence();

@@ -182,6 +182,16 @@ class DirectOps {
   void Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag, const void* key,
               size_t key_len, const void* value, size_t value_len, const PairMeta& meta = PairMeta{});
   void Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
+  // Commit of an append (extra after the held value) or a prepend (extra before it): held is what ReadHeld gave
+  // for this lock (this key's pair), and the caller checked that the combined value fits the block (ValueRoom).
+  // Through the mapping the value is rewritten in place under the lock (CombineValue: a prepend moves the old
+  // bytes up first), stores between W1's and W3's release fences like any Direct SET's body (store/block.h: a
+  // seqlock reader that loads any of them sees the lock or a later version; no checksum, kUncheckedSum, as
+  // every write through the mapping); remotely the combined value is composed from ReadHeld's copy and put
+  // whole with its checksum (Commit). Publishes version + 1, complete on return.
+  void CommitCombined(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
+                      const void* key, size_t key_len, const BlockView& held, const void* extra, size_t extra_len,
+                      bool append, const PairMeta& meta);
 
   // Copies `bytes` (a multiple of 8, 8-aligned at both ends) of server's symmetric memory at `remote` to `local`:
   // through the mapping when there is one (each 8-byte word loaded atomically, so a word is never torn; words
@@ -236,6 +246,8 @@ class DirectOps {
                    const void* value, size_t value_len, const PairMeta& meta);
   void WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
                   size_t value_len, const PairMeta& meta);
+  // Commit's unlock at version + 1 after Write (or WriteLocal's stores), complete on return.
+  void Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
   // Sets the target word after a fence, complete on return.
   void Publish(int server, uint64_t* word, uint64_t value);
   // Sets a target word (after the caller's fence, on the runtime's way): a CPU store through the mapping on the
@@ -251,6 +263,7 @@ class DirectOps {
   Counters counters_;
   std::vector<uint8_t> buffer_;        // remote copies of blocks and bodies
   std::vector<uint8_t> value_buffer_;  // the value of the Get overload that keeps it
+  std::vector<uint8_t> combined_;      // a remote CommitCombined's value (put from here: kept until complete)
 };
 
 }  // namespace smc

@@ -38,6 +38,17 @@ void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t k
   if (value_len > 0 && value != value_at) std::memcpy(value_at, value, value_len);
 }
 
+void CombineValue(uint8_t* dst, const uint8_t* old, size_t old_len, const void* extra, size_t extra_len,
+                  bool append) {
+  if (append) {
+    if (old_len > 0 && old != dst) std::memmove(dst, old, old_len);
+    if (extra_len > 0) std::memcpy(dst + old_len, extra, extra_len);
+  } else {
+    if (old_len > 0 && (old != dst || extra_len > 0)) std::memmove(dst + extra_len, old, old_len);
+    if (extra_len > 0) std::memcpy(dst, extra, extra_len);
+  }
+}
+
 namespace {
 
 // The header checks shared by every form of validation: unlocked, head == tail, identity. kValid means "go on

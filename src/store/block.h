@@ -61,7 +61,8 @@
 //       t1 names; otherwise retry.
 // Writers (every one, whatever its transport): W1 CAS lock (the acquire side of the CAS, plus a release fence
 // right after it on the local path, keeps every later store after the lock in every other thread's view); W2
-// stores of head and body; W3 release fence; W4 publish the target word (its version grows, so it never returns
+// stores of head and body (an append or prepend through a mapping rewrites the value in place, a prepend moving
+// the old bytes up: W2 stores like any other, so the argument below covers them); W3 release fence; W4 publish the target word (its version grows, so it never returns
 // to t1). Why it is enough: if any load of R2 read a byte a writer stored in W2, then W1 (sequenced before the
 // release fence that precedes that store) happens-before R3's acquire fence (fence-to-fence synchronisation
 // through the byte that was read), so t2 reads W1's locked word or a later one: t2 != t1, and the copy is thrown
@@ -204,6 +205,26 @@ inline size_t BlockBytesFor(size_t key_len, size_t value_len) {
   return (raw + kBlockAlign - 1) & ~(kBlockAlign - 1);
 }
 inline size_t TargetOffset(size_t block_bytes) { return block_bytes - kTargetWordBytes; }
+// The most value bytes a block of block_bytes holds after a key of key_len: the largest value_len with
+// BlockBytesFor(key_len, value_len) <= block_bytes; 0 when not even an empty value fits.
+inline size_t ValueRoom(size_t block_bytes, size_t key_len) {
+  const size_t usable = block_bytes & ~(kBlockAlign - 1);  // BlockBytesFor rounds up to this alignment
+  const size_t fixed = kBlockHeaderBytes + kTargetWordBytes;
+  return usable >= fixed && usable - fixed >= key_len ? usable - fixed - key_len : 0;
+}
+
+// Append and prepend (store/contract.h): the value old_len + extra_len bytes long, if that is at most limit.
+// Overflow-safe for any sizes: false (nothing stored in *combined_len) when the sum exceeds limit or size_t.
+inline bool CombinedValueLen(size_t old_len, size_t extra_len, size_t limit, size_t* combined_len) {
+  if (old_len > limit || extra_len > limit - old_len) return false;
+  *combined_len = old_len + extra_len;
+  return true;
+}
+// Lays out the combined value at dst: the old_len bytes at `old` followed by extra (append) or preceded by it
+// (prepend). `old` may be dst itself (a block's value rewritten in place: a prepend moves the old bytes up by
+// extra_len first); extra must not overlap dst. dst holds old_len + extra_len bytes.
+void CombineValue(uint8_t* dst, const uint8_t* old, size_t old_len, const void* extra, size_t extra_len,
+                  bool append);
 
 // What a pair carries besides key and value. A zeroed PairMeta is a plain set: flags 0, no expiry, token =
 // version.

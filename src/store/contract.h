@@ -79,9 +79,11 @@
 // (0 without TTL: no clock read). Direct writes that depend on the current pair (cas, replace, append, prepend,
 // incr) must, under the lock, judge its expiry like a reader and go Active unless it is kLive; add is always
 // Active (only the server knows "absent"). A Direct incr uses counter.h and goes Active when the result does not
-// fit the block. A Direct store (client/contract_ops.cc TryDirectStore: modes set and replace, any flags, ttl and
+// fit the block. A Direct store (client/contract_ops.cc TryDirectStore: any mode but add, any flags, ttl and
 // cas) compares the cas token with the pair's under the lock (EXISTS, released unchanged, on a mismatch) and
-// publishes V+1 with token lag 0, the request's flags and DirectExpiry's expiry; append and prepend stay Active.
+// publishes V+1 with token lag 0, the request's flags and DirectExpiry's expiry; append and prepend keep the
+// pair's flags and expiry, answer VALUE_TOO_LARGE for old + new over max_value_len (CombinedValueLen, block.h,
+// as the server) and go Active when the combined value does not fit the block.
 #ifndef SHMEMCACHE_STORE_CONTRACT_H_
 #define SHMEMCACHE_STORE_CONTRACT_H_
 

@@ -147,11 +147,12 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
       case StoreMode::kAppend:
       case StoreMode::kPrepend: {
         if (!held.live) return SHMEMCACHE_NOT_STORED;
-        if (held.value_len + value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
-        composed_.resize(held.value_len + value_len);
-        bool append = request.mode == StoreMode::kAppend;
-        std::memcpy(composed_.data() + (append ? 0 : value_len), held.value, held.value_len);
-        if (value_len > 0) std::memcpy(composed_.data() + (append ? held.value_len : 0), bytes, value_len);
+        size_t combined = 0;  // the client's Direct append (contract_ops.cc) decides with the same helpers
+        if (!CombinedValueLen(held.value_len, value_len, options_.max_value_len, &combined))
+          return SHMEMCACHE_VALUE_TOO_LARGE;
+        composed_.resize(combined);
+        CombineValue(composed_.data(), held.value, held.value_len, bytes, value_len,
+                     request.mode == StoreMode::kAppend);
         *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
         break;
       }

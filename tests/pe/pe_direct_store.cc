@@ -2,7 +2,7 @@
 // Direct (under the block's lock) where a SET would, and answers exactly as the server would.
 //   - flags written Direct are returned by fetch; the stats prove the path (direct_sets +1, active_sets and
 //     policy_active_ops unchanged) for a client whose policy allows Direct SETs, Active for one whose does not;
-//   - tokens across Direct and Active writers (Direct store, Active append, Direct plain SET, incr): every write a
+//   - tokens across Direct and Active writers (Direct store, Direct append, Direct plain SET, incr): every write a
 //     new, larger token; a stale token gets EXISTS on the Direct path and changes nothing; replace with a stale
 //     token too; a value that outgrows its block goes Active;
 //   - cas races: every client stores with the same token at once: exactly one wins (its value and flags are the
@@ -11,7 +11,13 @@
 //   - expiry stamped by a Direct store, seen by a client holding the pointer: never reported expired before
 //     ttl_ms (on this client's clock from before the store, less the drift allowance), never returned by a fetch
 //     that starts later than ttl_ms + recency_range_ms after the store returned (plus the drift allowance), and
-//     NOT_FOUND on the Direct path once that has surely passed.
+//     NOT_FOUND on the Direct path once that has surely passed;
+//   - append and prepend (Direct when the combined value fits the pair's block): the value is old + new / new +
+//     old, the pair keeps its flags and expiry whatever the request says (memcached), a new token each time; a
+//     stale cas gets EXISTS on the Direct path, nothing written; appends that outgrow the block go Active (the
+//     server moves the pair) and later ones Direct again, in the larger block, every value exact; a combined value
+//     over max_value_len and a length that cannot be represented get VALUE_TOO_LARGE, nothing changed; an absent
+//     or expired key NOT_STORED (the server's answer).
 // Paths (pe_test RunContractJob): client rank 3k+1 direct_policy never (Active), rank 3k+2 local_access 0
 // (Direct one-sided), the others the job's settings (shared memory: Direct through the mapping).
 // Args: [cas increments per client] (default 100)
@@ -89,9 +95,8 @@ void FlagsAndTokens(shmemcache_t* c, int rank) {
   PE_CHECK_STATUS(StoreOnPath(c, true, k, "x", SHMEMCACHE_MODE_REPLACE, 0, 0, t[2]), SHMEMCACHE_EXISTS);
   f = Fetch(c, k);
   PE_CHECK(f.value == "v3" && f.flags == 14 && f.token == t[3]);
-  // An Active writer (append) between Direct ones: its token is larger, the earlier one is stale on the Direct
-  // path.
-  PE_CHECK_STATUS(StoreOnPath(c, false, k, "+", SHMEMCACHE_MODE_APPEND, 0, 0, 0, &t[4]), SHMEMCACHE_OK);
+  // An append (Direct: it fits the block) between Direct stores: its token is larger, the earlier one is stale.
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "+", SHMEMCACHE_MODE_APPEND, 0, 0, 0, &t[4]), SHMEMCACHE_OK);
   PE_CHECK(t[4] > t[3]);
   f = Fetch(c, k);
   PE_CHECK(f.value == "v3+" && f.flags == 14 && f.token == t[4]);
@@ -121,14 +126,118 @@ void FlagsAndTokens(shmemcache_t* c, int rank) {
   PE_CHECK(t[10] > t[9]);
   f = Fetch(c, k);
   PE_CHECK(f.value == big && f.flags == 18 && f.token == t[10]);
-  // add and prepend stay Active (only the server knows "absent"; a result may need another block).
+  // add stays Active (only the server knows "absent"); so does a prepend whose bytes alone outgrow the block.
   PE_CHECK_STATUS(StoreOnPath(c, false, k, "a", SHMEMCACHE_MODE_ADD, 0, 0, 0), SHMEMCACHE_EXISTS);
-  PE_CHECK_STATUS(StoreOnPath(c, false, k, "p", SHMEMCACHE_MODE_PREPEND, 0, 0, 0, &t[11]), SHMEMCACHE_OK);
+  const std::string front(700, 'p');
+  PE_CHECK_STATUS(StoreOnPath(c, false, k, front, SHMEMCACHE_MODE_PREPEND, 0, 0, 0, &t[11]), SHMEMCACHE_OK);
+  f = pe_test::Fetch(c, k, 2048);
+  PE_CHECK(f.value == front + big && f.flags == 18 && f.token == t[11]);
   PE_CHECK(t[11] > t[10]);
   // cas on an absent key: NOT_FOUND (the server says so: no block to lock).
   PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
   PE_CHECK_STATUS(StoreOnPath(c, false, k, "gone", SHMEMCACHE_MODE_SET, 0, 0, t[11]), SHMEMCACHE_NOT_FOUND);
   PE_CHECK_STATUS(StoreOnPath(c, false, k, "gone", SHMEMCACHE_MODE_REPLACE, 0, 0, 0), SHMEMCACHE_NOT_STORED);
+  PE_CHECK(Fetch(c, k).status == SHMEMCACHE_NOT_FOUND);
+}
+
+// Which path one store took: exactly one of direct_sets / active_sets grew (sets by one).
+shmemcache_status_t StoreOnAnyPath(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
+                                   uint32_t flags, uint64_t ttl_ms, uint64_t cas, bool* direct,
+                                   uint64_t* cas_out = nullptr) {
+  const shmemcache_stats_t a = MyStats(c);
+  const shmemcache_status_t s = Store(c, k, v, mode, flags, ttl_ms, cas, cas_out);
+  const shmemcache_stats_t b = MyStats(c);
+  PE_CHECK(b.sets == a.sets + 1);
+  PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
+  *direct = b.direct_sets != a.direct_sets;
+  PE_CHECK(!*direct || DirectWrites(c));
+  return s;
+}
+
+// Append and prepend, Direct where the combined value fits the pair's block (issue 15).
+void AppendPrepend(shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+  const std::string k = Key(rank, "cat");
+  const uint64_t kFarTtlMs = 3600 * 1000;
+  // A block with room: a long value first (the server allocates for it), then a short one written in place.
+  PE_CHECK_STATUS(Store(c, k, std::string(200, 'r'), SHMEMCACHE_MODE_SET, 0, 0, 0), SHMEMCACHE_OK);
+  uint64_t t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "mid", SHMEMCACHE_MODE_SET, 21, kFarTtlMs, 0, &t0), SHMEMCACHE_OK);
+  // The request's flags and ttl are ignored (a 1 ms ttl would make the pair vanish): the pair keeps its own.
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "-tail", SHMEMCACHE_MODE_APPEND, 99, 1, 0, &t1), SHMEMCACHE_OK);
+  PE_CHECK(t1 > t0);
+  pe_test::Fetched f = Fetch(c, k);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "mid-tail" && f.flags == 21 && f.token == t1);
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "head-", SHMEMCACHE_MODE_PREPEND, 98, 1, 0, &t2), SHMEMCACHE_OK);
+  PE_CHECK(t2 > t1);
+  pe_test::SleepMs(20);
+  f = Fetch(c, k);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "head-mid-tail" && f.flags == 21 && f.token == t2);
+  // cas: a stale token is EXISTS, decided under the lock, nothing written; the current one wins.
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "x", SHMEMCACHE_MODE_APPEND, 0, 0, t1), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "y", SHMEMCACHE_MODE_PREPEND, 0, 0, t1), SHMEMCACHE_EXISTS);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "head-mid-tail" && f.token == t2);
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "+c", SHMEMCACHE_MODE_APPEND, 0, 0, t2, &t3), SHMEMCACHE_OK);
+  PE_CHECK(t3 > t2);
+  // Nothing to add: the same value, a new token.
+  PE_CHECK_STATUS(StoreOnPath(c, true, k, "", SHMEMCACHE_MODE_PREPEND, 0, 0, 0, &t4), SHMEMCACHE_OK);
+  PE_CHECK(t4 > t3);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "head-mid-tail+c" && f.flags == 21 && f.token == t4);
+  // Grow by appends and prepends of 10 bytes: Direct while the result fits the block; the one that does not goes
+  // Active (the server moves the pair to a larger block), and the next ones are Direct again there.
+  std::string want = f.value;
+  uint64_t last = t4, direct_ops = 0, active_ops = 0, direct_after_active = 0;
+  for (int i = 0; i < 60; ++i) {
+    char chunk[16];
+    std::snprintf(chunk, sizeof chunk, "<%02d-%05d>", i, rank % 100000);
+    const std::string piece(chunk, 10);
+    const bool append = i % 3 != 2;
+    bool direct = false;
+    uint64_t t = 0;
+    PE_CHECK_STATUS(StoreOnAnyPath(c, k, piece, append ? SHMEMCACHE_MODE_APPEND : SHMEMCACHE_MODE_PREPEND, 7, 0, 0,
+                                   &direct, &t),
+                    SHMEMCACHE_OK);
+    want = append ? want + piece : piece + want;
+    PE_CHECK(t > last);
+    last = t;
+    if (direct) {
+      ++direct_ops;
+      if (active_ops > 0) ++direct_after_active;
+    } else {
+      ++active_ops;
+    }
+    f = pe_test::Fetch(c, k, 2048);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == want && f.flags == 21 && f.token == t);
+  }
+  if (DirectWrites(c)) PE_CHECK(direct_ops > 0 && active_ops > 0 && direct_after_active > 0);
+  else PE_CHECK(direct_ops == 0);
+  // Results over max_value_len: VALUE_TOO_LARGE, nothing changed, on whichever path; a length the sum cannot
+  // hold is refused before anything is sent.
+  const std::string max_value(config.max_value_len, 'm');
+  bool direct = false;
+  PE_CHECK_STATUS(StoreOnAnyPath(c, k, max_value, SHMEMCACHE_MODE_APPEND, 0, 0, 0, &direct),
+                  SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK_STATUS(StoreOnAnyPath(c, k, max_value, SHMEMCACHE_MODE_PREPEND, 0, 0, last, &direct),
+                  SHMEMCACHE_VALUE_TOO_LARGE);
+  shmemcache_store_options_t o{SHMEMCACHE_MODE_APPEND, 0, 0, 0};
+  const shmemcache_stats_t a = MyStats(c);
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), max_value.data(), SIZE_MAX, &o, nullptr),
+                  SHMEMCACHE_VALUE_TOO_LARGE);
+  o.mode = SHMEMCACHE_MODE_PREPEND;
+  PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), max_value.data(), SIZE_MAX - want.size() + 1, &o, nullptr),
+                  SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK(MyStats(c).direct_sets == a.direct_sets);
+  f = pe_test::Fetch(c, k, 2048);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == want && f.flags == 21 && f.token == last);
+  // An absent key: NOT_STORED (the server's answer; nothing to lock), and an expired one likewise.
+  PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(StoreOnPath(c, false, k, "z", SHMEMCACHE_MODE_APPEND, 0, 0, 0), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(StoreOnPath(c, false, k, "z", SHMEMCACHE_MODE_PREPEND, 0, 0, 0), SHMEMCACHE_NOT_STORED);
+  PE_CHECK(Fetch(c, k).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, k, std::string(100, 'e'), SHMEMCACHE_MODE_SET, 3, 50, 0), SHMEMCACHE_OK);
+  pe_test::SleepMs((50 + config.recency_range_ms) * 101 / 100 + 50);
+  PE_CHECK_STATUS(StoreOnPath(c, false, k, "z", SHMEMCACHE_MODE_APPEND, 0, 0, 0), SHMEMCACHE_NOT_STORED);
   PE_CHECK(Fetch(c, k).status == SHMEMCACHE_NOT_FOUND);
 }
 
@@ -263,6 +372,7 @@ int main(int argc, char** argv) {
     first_client = config.num_servers;
     clients = shmemcache_num_clients(c);
     FlagsAndTokens(c, rank);
+    AppendPrepend(c, rank, config);
     Expiry(c, rank, config.recency_range_ms);
     CasRace(c, rank);
     CasCounter(c, rank, per_client);

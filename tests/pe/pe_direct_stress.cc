@@ -35,9 +35,21 @@
 // writer must have done at least 1000 stores with options on the Direct path (stats direct_sets around each
 // store: exactly one of direct_sets / active_sets grows; an EXISTS decided under the lock counts as a Direct SET
 // that wrote nothing, so local_sets + those == direct_sets for a writer through the mapping).
+// options = 1 also runs appends and prepends (Direct when the combined value fits the block, client/contract_ops.cc
+// TryDirectCombine) on kCatKeys more hot keys whose values are made of 16-byte self-verifying chunks (CatChunk):
+// one base chunk (a generation: writer and number, set with flags that derive from them) with prepended chunks
+// before it and appended ones after it. Writers append or prepend 1-3 chunks with flags and a 1 ms ttl that must
+// be ignored (the pair keeps its own), and start a new generation when the key is absent (NOT_STORED) or long.
+// Every fetch of such a key (readers and writers) checks that each chunk is whole and this key's, that the base
+// is unique with only prepends before and appends after it, the flags the base's, each writer's chunks in its
+// order with consecutive numbers (a lost or doubled write leaves a gap or a repeat), that the value this PE read
+// before in the same generation is a contiguous part of this one (history: only appends and prepends happened in
+// between), and that tokens never go back and one token never names two values. The stats prove the path of every
+// append / prepend (exactly one of direct_sets / active_sets grows); writers must have done some Direct.
 // Args: [seconds] [writers] [evict] [batch] [large] [options] (defaults 5, 2, 0, 0, 0, 0)
 #include <shmem.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -68,6 +80,96 @@ uint64_t* burned_sym = nullptr;
 // two may be equal over all writers: one token, one winner.
 constexpr size_t kMaxWins = 1 << 17;
 uint64_t* wins_sym = nullptr;
+
+// options = 1: the append / prepend keys (above).
+constexpr int kCatKeys = 4;
+constexpr size_t kCatChunk = 16;
+constexpr size_t kCatMaxBytes = 48 * kCatChunk;  // a writer starts a new generation past this length
+enum CatKind : uint8_t { kCatBase = 'B', kCatAppend = 'A', kCatPrepend = 'P' };
+uint64_t CatCheck(const uint8_t* c) {
+  uint64_t x;
+  std::memcpy(&x, c, 8);
+  x ^= 0x243f6a8885a308d3ull;
+  x *= 0x9e3779b97f4a7c15ull;
+  return x ^ (x >> 29);
+}
+// kind, key id, writer, 0, u32 number (generation for a base, else the writer's count for this key), u64 check.
+void CatChunk(uint8_t* out, CatKind kind, int key_id, uint32_t writer, uint32_t number) {
+  out[0] = kind;
+  out[1] = static_cast<uint8_t>(key_id);
+  out[2] = static_cast<uint8_t>(writer);
+  out[3] = 0;
+  std::memcpy(out + 4, &number, 4);
+  const uint64_t check = CatCheck(out);
+  std::memcpy(out + 8, &check, 8);
+}
+uint32_t CatFlags(int key_id, uint32_t writer, uint32_t generation) {
+  return (generation * 2654435761u) ^ (writer << 24) ^ (static_cast<uint32_t>(key_id) << 16) ^ 0x5a5a;
+}
+// What a reader keeps of the last value it read of a cat key.
+struct CatSeen {
+  uint64_t generation = 0;  // writer << 32 | number of the base; 0 = none
+  std::string value;
+  uint64_t token = 0;
+};
+// Checks a fetched cat value (status OK) as the header says; false when anything is wrong. *seen: this PE's last
+// read of the key, updated.
+bool CheckCatValue(int key_id, const uint8_t* data, size_t len, uint32_t flags, uint64_t token, CatSeen* seen,
+                   const char** why) {
+  if (len == 0 || len % kCatChunk != 0) return *why = "length", false;
+  size_t base = len;
+  std::map<uint32_t, std::vector<uint32_t>> appended, prepended;  // per writer, left to right
+  for (size_t at = 0; at < len; at += kCatChunk) {
+    const uint8_t* c = data + at;
+    uint64_t check;
+    std::memcpy(&check, c + 8, 8);
+    if (check != CatCheck(c) || c[1] != key_id || c[3] != 0) return *why = "torn or foreign chunk", false;
+    uint32_t number;
+    std::memcpy(&number, c + 4, 4);
+    if (c[0] == kCatBase) {
+      if (base != len) return *why = "two bases", false;
+      base = at;
+    } else if (c[0] == kCatAppend) {
+      if (base == len) return *why = "append before the base", false;
+      appended[c[2]].push_back(number);
+    } else if (c[0] == kCatPrepend) {
+      if (base != len) return *why = "prepend after the base", false;
+      prepended[c[2]].push_back(number);
+    } else {
+      return *why = "chunk kind", false;
+    }
+  }
+  if (base == len) return *why = "no base", false;
+  uint32_t gen_number;
+  std::memcpy(&gen_number, data + base + 4, 4);
+  const uint32_t gen_writer = data[base + 2];
+  if (flags != CatFlags(key_id, gen_writer, gen_number)) return *why = "flags not the base's", false;
+  // Each writer's chunks: appends increasing left to right, prepends decreasing, together one run of numbers.
+  std::map<uint32_t, std::vector<uint32_t>> all;
+  for (auto& [w, v] : appended) {
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i] <= v[i - 1]) return *why = "appends out of order", false;
+    all[w].insert(all[w].end(), v.begin(), v.end());
+  }
+  for (auto& [w, v] : prepended) {
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i] >= v[i - 1]) return *why = "prepends out of order", false;
+    all[w].insert(all[w].end(), v.begin(), v.end());
+  }
+  for (auto& [w, v] : all) {
+    std::sort(v.begin(), v.end());
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i] != v[i - 1] + 1) return *why = "a writer's chunks not consecutive (lost or doubled write)", false;
+  }
+  const std::string value(reinterpret_cast<const char*>(data), len);
+  const uint64_t generation = (static_cast<uint64_t>(gen_writer) << 32) | gen_number;
+  if (token == 0 || token < seen->token) return *why = "token went back", false;
+  if (token == seen->token && value != seen->value) return *why = "one token, two values", false;
+  if (generation == seen->generation && value.find(seen->value) == std::string::npos)
+    return *why = "the earlier value of this generation is not part of this one", false;
+  *seen = CatSeen{generation, value, token};
+  return true;
+}
 
 }  // namespace
 
@@ -174,6 +276,71 @@ int main(int argc, char** argv) {
       PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NO_SPACE);
     };
     if (options && writer) start_counter();
+    // options = 1: the append / prepend keys.
+    std::vector<CatSeen> cat_seen(kCatKeys);
+    std::vector<uint32_t> cat_numbers(kCatKeys, 0);  // this writer's chunks per key so far
+    uint32_t cat_generations = 0;
+    uint64_t cat_fetches = 0, cat_bad = 0, cat_direct = 0, cat_active = 0, cat_ok = 0, cat_not_stored = 0,
+             cat_new_gens = 0, cat_max_len = 0;
+    std::vector<uint8_t> cat_buf(kCatMaxBytes * 4);
+    auto cat_key = [](int j) { return "cat-" + std::to_string(j); };
+    auto cat_fetch = [&](int j) -> size_t {  // fetches and checks one cat key; its length (0: absent)
+      const std::string key = cat_key(j);
+      size_t len = 0;
+      uint32_t flags = 0;
+      uint64_t token = 0;
+      const shmemcache_status_t s =
+          shmemcache_fetch(c, key.data(), key.size(), cat_buf.data(), cat_buf.size(), &len, &flags, &token);
+      ++cat_fetches;
+      if (s == SHMEMCACHE_NOT_FOUND) return 0;
+      const char* why = "status";
+      if (s != SHMEMCACHE_OK || !CheckCatValue(j, cat_buf.data(), len, flags, token, &cat_seen[j], &why)) {
+        if (++cat_bad <= 5) std::fprintf(stderr, "PE %d: cat-%d (%zu bytes): %s\n", shmem_my_pe(), j, len, why);
+        return 0;
+      }
+      cat_max_len = std::max<uint64_t>(cat_max_len, len);
+      return len;
+    };
+    auto cat_new_generation = [&](int j) {  // a plain store in mode SET with the base's flags
+      uint8_t chunk[kCatChunk];
+      const uint32_t gen = ++cat_generations;
+      CatChunk(chunk, kCatBase, j, static_cast<uint32_t>(rank), gen);
+      shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, CatFlags(j, static_cast<uint32_t>(rank), gen), 0, 0};
+      const std::string key = cat_key(j);
+      const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), chunk, kCatChunk, &o, nullptr);
+      PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NO_SPACE);
+      ++cat_new_gens;
+    };
+    auto cat_write = [&](int j) {  // one append or prepend of 1-3 chunks (or a new generation)
+      const bool append = rng.Uniform(3) != 0;
+      const uint32_t n = 1 + static_cast<uint32_t>(rng.Uniform(3));
+      uint8_t chunks[3 * kCatChunk];
+      // Appended chunks left to right in the writer's order; prepended ones so that the last lands in front.
+      for (uint32_t i = 0; i < n; ++i)
+        CatChunk(chunks + (append ? i : n - 1 - i) * kCatChunk, append ? kCatAppend : kCatPrepend, j,
+                 static_cast<uint32_t>(rank), cat_numbers[j] + 1 + i);
+      // Flags and a 1 ms ttl the pair must ignore (memcached): a reader would see other flags, or no pair.
+      shmemcache_store_options_t o{append ? SHMEMCACHE_MODE_APPEND : SHMEMCACHE_MODE_PREPEND,
+                                   static_cast<uint32_t>(rng.Next()), rng.Uniform(2), 0};
+      const std::string key = cat_key(j);
+      shmemcache_stats_t a{}, b{};
+      shmemcache_get_stats(c, &a);
+      const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), chunks, n * kCatChunk, &o, nullptr);
+      shmemcache_get_stats(c, &b);
+      PE_CHECK(b.sets == a.sets + 1);
+      PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
+      if (b.direct_sets != a.direct_sets) ++cat_direct;
+      else ++cat_active;
+      if (s == SHMEMCACHE_OK) {
+        cat_numbers[j] += n;
+        ++cat_ok;
+        if (cat_fetch(j) > kCatMaxBytes) cat_new_generation(j);
+        return;
+      }
+      PE_CHECK(s == SHMEMCACHE_NOT_STORED || s == SHMEMCACHE_NO_SPACE);  // absent (deleted, evicted, never set)
+      if (s == SHMEMCACHE_NOT_STORED) ++cat_not_stored;
+      cat_new_generation(j);
+    };
     std::vector<std::string> hot_keys(kKeys);
     for (int k = 0; k < kKeys; ++k) hot_keys[k] = "hot-" + std::to_string(k);
     std::vector<std::vector<uint8_t>> batch_bufs(batch ? kKeys : 0, std::vector<uint8_t>(16384));
@@ -233,6 +400,10 @@ int main(int argc, char** argv) {
           else if (s == SHMEMCACHE_EXISTS) ++ctr_conflicts;
           else ++ctr_lost;
           if (s == SHMEMCACHE_EXISTS && b.direct_sets != a.direct_sets) ++direct_exists;
+          continue;
+        }
+        if (options && r < 22) {  // an append or prepend on a cat key
+          cat_write(static_cast<int>(rng.Uniform(kCatKeys)));
           continue;
         }
         // 80%: a length that stays in the 128-byte class range (Direct SET fits); 18%: another size (Active).
@@ -314,6 +485,8 @@ int main(int argc, char** argv) {
         PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
         for (int i = 0; i < kKeys; ++i) check_read((k + i) % kKeys, items[i].status, batch_bufs[i].data(),
                                                    items[i].value_len);
+      } else if (options && rng.Uniform(4) == 0) {
+        cat_fetch(static_cast<int>(rng.Uniform(kCatKeys)));
       } else if (options) {
         size_t len = 0;
         uint32_t flags = 0;
@@ -384,6 +557,14 @@ int main(int argc, char** argv) {
                   (unsigned long long)ctr_conflicts, (unsigned long long)ctr_lost,
                   (unsigned long long)flag_mismatches, (unsigned long long)token_regressions,
                   (unsigned long long)token_aliases, (unsigned long long)burned_seen);
+      std::printf("client %d cat: fetches=%llu bad=%llu appends/prepends direct=%llu active=%llu ok=%llu "
+                  "not_stored=%llu new_generations=%llu longest=%llu\n",
+                  rank, (unsigned long long)cat_fetches, (unsigned long long)cat_bad, (unsigned long long)cat_direct,
+                  (unsigned long long)cat_active, (unsigned long long)cat_ok, (unsigned long long)cat_not_stored,
+                  (unsigned long long)cat_new_gens, (unsigned long long)cat_max_len);
+      PE_CHECK(cat_bad == 0);
+      if (writer) PE_CHECK(cat_ok > 0 && cat_direct > 0);  // the Direct path ran, proven by the stats
+      else PE_CHECK(cat_fetches > 0);
       PE_CHECK(double_wins == 0 && flag_mismatches == 0 && token_regressions == 0 && token_aliases == 0);
       PE_CHECK(burned_seen == 0);
       PE_CHECK(fetches > 0);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -200,6 +201,82 @@ TEST(BlockHeld, ReadsThePairOfALockedBlockWithoutAChecksum) {
   EXPECT_FALSE(ReadHeldBlock(bad.data(), bytes, key.data(), key.size(), &untouched)) << "lengths over the block";
   std::vector<uint8_t> freed(bytes, 0);
   EXPECT_FALSE(ReadHeldBlock(freed.data(), bytes, key.data(), key.size(), &untouched)) << "a freed block";
+}
+
+TEST(BlockSize, ValueRoomIsTheLargestValueThatFits) {
+  for (size_t key = 0; key < 30; ++key) {
+    for (size_t bytes = 0; bytes < 200; ++bytes) {
+      const size_t room = ValueRoom(bytes, key);
+      if (BlockBytesFor(key, 0) > bytes) {
+        EXPECT_EQ(room, 0u) << "no pair of this key fits: key " << key << ", block " << bytes;
+        continue;
+      }
+      EXPECT_LE(BlockBytesFor(key, room), bytes) << "key " << key << ", block " << bytes;
+      EXPECT_GT(BlockBytesFor(key, room + 1), bytes) << "key " << key << ", block " << bytes;
+    }
+  }
+  EXPECT_EQ(ValueRoom(128, 10), 128u - 44 - 10 - 8);
+  EXPECT_EQ(ValueRoom(SIZE_MAX, 0), (SIZE_MAX & ~size_t{7}) - 52) << "no overflow at the top";
+  EXPECT_EQ(ValueRoom(64, SIZE_MAX), 0u) << "nor with a huge key";
+}
+
+TEST(BlockCombine, CombinedLengthIsOverflowSafe) {
+  size_t n = 7;
+  EXPECT_TRUE(CombinedValueLen(10, 20, 30, &n));
+  EXPECT_EQ(n, 30u);
+  n = 7;
+  EXPECT_FALSE(CombinedValueLen(10, 21, 30, &n));
+  EXPECT_EQ(n, 7u) << "unchanged when refused";
+  EXPECT_FALSE(CombinedValueLen(31, 0, 30, &n)) << "old alone over the limit";
+  EXPECT_FALSE(CombinedValueLen(SIZE_MAX, 1, SIZE_MAX, &n)) << "the sum would wrap";
+  EXPECT_FALSE(CombinedValueLen(1, SIZE_MAX, SIZE_MAX, &n)) << "the sum would wrap";
+  EXPECT_FALSE(CombinedValueLen(SIZE_MAX / 2 + 1, SIZE_MAX / 2 + 1, SIZE_MAX, &n)) << "the sum would wrap to 0";
+  EXPECT_EQ(n, 7u);
+  EXPECT_TRUE(CombinedValueLen(SIZE_MAX - 5, 5, SIZE_MAX, &n));
+  EXPECT_EQ(n, SIZE_MAX);
+  EXPECT_TRUE(CombinedValueLen(0, 0, 0, &n));
+  EXPECT_EQ(n, 0u);
+}
+
+TEST(BlockCombine, AppendAndPrependIntoAnotherBuffer) {
+  const std::string old = "0123456789", extra = "abc";
+  std::vector<uint8_t> out(old.size() + extra.size(), 0xee);
+  const auto* o = reinterpret_cast<const uint8_t*>(old.data());
+  CombineValue(out.data(), o, old.size(), extra.data(), extra.size(), /*append=*/true);
+  EXPECT_EQ(std::string(out.begin(), out.end()), "0123456789abc");
+  CombineValue(out.data(), o, old.size(), extra.data(), extra.size(), /*append=*/false);
+  EXPECT_EQ(std::string(out.begin(), out.end()), "abc0123456789");
+  CombineValue(out.data(), o, 0, extra.data(), extra.size(), false);
+  EXPECT_EQ(std::string(out.begin(), out.begin() + 3), "abc") << "empty old value";
+  CombineValue(out.data(), o, old.size(), nullptr, 0, false);
+  EXPECT_EQ(std::string(out.begin(), out.begin() + 10), old) << "nothing to add";
+}
+
+TEST(BlockCombine, InPlaceInABlockGivesAValidBlockOfTheCombinedValue) {
+  // The Direct append / prepend through a mapping (client/direct_ops.cc CommitCombined): the value is rewritten
+  // where it lies (a prepend moves the old bytes up, overlapping), then the header re-encoded around it.
+  const std::string key = "acc", extra = "XYZ12";
+  for (bool append : {true, false}) {
+    for (size_t old_len : {size_t{0}, size_t{1}, size_t{4}, size_t{5}, size_t{6}, size_t{40}}) {
+      std::string old;
+      for (size_t i = 0; i < old_len; ++i) old.push_back(static_cast<char>('a' + i % 26));
+      const size_t bytes = BlockBytesFor(key.size(), old_len + extra.size());
+      auto b = MakeBlock(bytes, 20, key, old, 0x55, /*locked=*/true, 3, PairMeta{6, 777, 2});
+      ASSERT_LE(old_len + extra.size(), ValueRoom(bytes, key.size()));
+      uint8_t* value_at = b.data() + kBlockHeaderBytes + key.size();
+      CombineValue(value_at, value_at, old_len, extra.data(), extra.size(), append);
+      EncodeBlockBody(b.data(), 21, key.data(), key.size(), value_at, old_len + extra.size(), PairMeta{6, 777, 0});
+      StoreU64(b.data() + TargetOffset(bytes), MakeTarget(21, 0x55, false));
+      BlockView view;
+      ASSERT_EQ(Check(b, key, 0x55, &view), BlockCheck::kValid) << "the checksum is the combined value's";
+      const std::string want = append ? old + extra : extra + old;
+      EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), want);
+      EXPECT_EQ(view.flags, 6u);
+      EXPECT_EQ(view.expiry_ms, 777u);
+      EXPECT_EQ(view.token, 21u) << "a new token";
+      EXPECT_EQ(view.recency, 3u) << "the recency word is left alone";
+    }
+  }
 }
 
 TEST(BlockValidate, RetryWhenFlagsOrExpiryTorn) {
