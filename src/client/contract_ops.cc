@@ -2,9 +2,8 @@
 // request machinery (requests.cc).
 //   store    a plain set (no options, or zeroed ones) is an ordinary SET (Direct when it can be: flags 0, no
 //            expiry, a new token because the version grows). With options, mode set, replace, append or prepend
-//            goes Direct where
-//            a SET would (same policy, pointer or probe, the value fits the block): TryDirectStore takes the
-//            block's lock and decides under it, as the server's Store does (contract.h), so Direct and Active
+//            goes Direct where a SET would (same policy, pointer or probe, the value fits the block): TryDirectStore
+//            takes the block's lock and decides under it, as the server's Store does (contract.h), so Direct and Active
 //            writers of every kind serialise on the lock:
 //              cas != 0 or replace: the pair is read under the lock; it must be this key's and provably live
 //                (the expiry rule below), else the lock is released unchanged and the server decides (absent ->

@@ -59,14 +59,14 @@
 //   R2. Load the header (relaxed), compare the key in place and copy the value straight to the caller's buffer.
 //   R3. Acquire fence; t2 = load(target word). Accept iff t2 == t1 and the head version read in R2 is the one
 //       t1 names; otherwise retry.
-// Writers (every one, whatever its transport): W1 CAS lock (the acquire side of the CAS, plus a release fence
-// right after it on the local path, keeps every later store after the lock in every other thread's view); W2
-// stores of head and body (an append or prepend through a mapping rewrites the value in place, a prepend moving
-// the old bytes up: W2 stores like any other, so the argument below covers them); W3 release fence; W4 publish the target word (its version grows, so it never returns
-// to t1). Why it is enough: if any load of R2 read a byte a writer stored in W2, then W1 (sequenced before the
-// release fence that precedes that store) happens-before R3's acquire fence (fence-to-fence synchronisation
-// through the byte that was read), so t2 reads W1's locked word or a later one: t2 != t1, and the copy is thrown
-// away. If t2 == t1, no W2 store was seen, so every byte copied belongs to the write that published t1 (R1's
+// Writers (every one, whatever its transport): W1 CAS lock (the acquire side of the CAS, plus a release fence right
+// after it on the local path, keeps every later store after the lock in every other thread's view); W2 stores of head
+// and body (an append or prepend through a mapping rewrites the value in place, a prepend moving the old bytes up: W2
+// stores like any other, so the argument below covers them); W3 release fence; W4 publish the target word (its version
+// grows, so it never returns to t1). Why it is enough: if any load of R2 read a byte a writer stored in W2, then W1
+// (sequenced before the release fence that precedes that store) happens-before R3's acquire fence (fence-to-fence
+// synchronisation through the byte that was read), so t2 reads W1's locked word or a later one: t2 != t1, and the copy
+// is thrown away. If t2 == t1, no W2 store was seen, so every byte copied belongs to the write that published t1 (R1's
 // acquire load synchronises with W4, so all of that write's stores are visible). The recency word is excluded
 // (clients CAS it without the lock; any value of it is a valid recency). The copies of R2 race with W2 in the
 // C++ model's sense (plain memcpy on live memory, as every seqlock in practice, e.g. Linux's); GCC/Clang on
