@@ -524,6 +524,10 @@ void Client::SayGoodbye() {
     ServerHold hold(this, s);
     conduit_.Depart(static_cast<size_t>(s));
   }
+  // Over UCX tcp these quiets (and Node::Finalize's) may wait for any peer that stays out of SHMEM
+  // (tests/pe/pe_idle_peer_write.cc); left so: the barrier that follows them waits for every PE anyway, so they
+  // delay finalize by no more than it would be delayed. (The departure's doorbell wakes a sleeping server without
+  // one: Conduit::Ring.)
   pe_->ctx.Quiet();  // the conduit's context
   ctx_->Quiet();
 }
