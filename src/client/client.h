@@ -70,6 +70,7 @@
 #include "client/contract_args.h"
 #include "client/direct_ops.h"
 #include "client/pointer_directory.h"
+#include "client/published_epoch.h"
 #include "client/request.h"
 #include "client/request_queue.h"
 #include "conduit/conduit.h"
@@ -263,34 +264,27 @@ class Client {
   // /proc/<tid>/schedstat, nearly all starting at the tick that opens a wait: the server was preempted within
   // the first polls of its idle spin, before any yield or nap). So the client never trusts the word on the
   // server's promise alone:
-  //   - every kEpochCheckEvery-th GetMapped per server reads this PE's clock (CheckedEpoch): it stamps with
-  //     max(word, EstimatedEpoch) and trusts the word for the next kEpochCheckEvery - 1 GETs only if the word
-  //     is as current as the lag bound says (EstimatedEpoch never runs ahead of the server's epoch, so an
-  //     estimate more than the bound's whole ranges ahead of the word proves the word stale); otherwise it checks
-  //     again on the next GET, i.e. reads the clock on every GET (as without the word) until the word is current;
+  //   - every kCheckEvery-th GetMapped per server (PublishedEpochGate) reads this PE's clock (CheckedEpoch):
+  //     it stamps with max(word, EstimatedEpoch) and trusts the word for the next kCheckEvery - 1 GETs only if
+  //     the word is as current as the lag bound says (EstimatedEpoch never runs ahead of the server's epoch, so
+  //     an estimate more than the bound's whole ranges ahead of the word proves the word stale); otherwise it
+  //     checks again on the next GET, i.e. reads the clock on every GET (as without the word) until the word
+  //     is current;
   //   - a block stamped ahead of the word (by another PE's clock) shows the word behind: that GET reads the
   //     clock too (CheckedEpoch).
-  // So of any kEpochCheckEvery consecutive GetMapped calls on one server at least one stamps with this PE's own
-  // clock: a stale word costs at most kEpochCheckEvery - 1 recency updates in a row, never a stalled recency.
+  // So of any kCheckEvery consecutive GetMapped calls on one server at least one stamps with this PE's own
+  // clock: a stale word costs at most kCheckEvery - 1 recency updates in a row, never a stalled recency.
   // Returns the word when it may be used without a clock reading (then counts published_epoch_gets), else 0.
+  // The decision itself: client/published_epoch.h.
   uint64_t PublishedEpoch(int server, uint64_t block_recency) {
-    PublishedWord& p = published_epoch_[server];
-    if (p.word == nullptr || --p.until_check == 0) return 0;
-    const uint64_t epoch = __atomic_load_n(p.word, __ATOMIC_ACQUIRE);
-    if (epoch < block_recency) return 0;
-    ++counters_.published_epoch_gets;
+    const uint64_t epoch = published_epoch_[server].Unchecked(block_recency);
+    if (epoch != 0) ++counters_.published_epoch_gets;
     return epoch;
   }
   // The epoch from this PE's clock reading now (EstimatedEpoch), and the server's word where it has one: their
   // maximum, both being epochs the server has reached. Decides how many GETs may use the word unchecked next.
-  // Out of line: taken once per kEpochCheckEvery GETs on the hot path.
+  // Out of line: taken once per PublishedEpochGate::kCheckEvery GETs on the hot path.
   [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
-  static constexpr uint32_t kEpochCheckEvery = 32;
-  struct PublishedWord {
-    const uint64_t* word = nullptr;  // the server's epoch word through the mapping; nullptr: not mapped
-    uint32_t until_check = 1;        // GetMapped calls until the next CheckedEpoch (1: the next one checks)
-  };
-  static constexpr size_t kEpochLagWord = (SymmetricLayout::kEpochLagOffset - SymmetricLayout::kEpochOffset) / 8;
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
   // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
   // server not failed) through a directory pointer or, on a directory miss, through the key's hash-table set
@@ -598,7 +592,7 @@ class Client {
   std::vector<uint64_t> expiration_bar_;  // per server, as this thread knows them; outlives directory_
   DirectOps direct_;
   PointerDirectory directory_;       // this thread's (issue 16: no shared writes on the Direct path)
-  std::vector<PublishedWord> published_epoch_;  // per server (PublishedEpoch)
+  std::vector<PublishedEpochGate> published_epoch_;  // per server (PublishedEpoch)
   uint8_t* control_;                 // symmetric address of the servers' control regions
   std::vector<std::vector<uint64_t>> class_bytes_;  // per server, learned: block size of each slab class
   uint8_t* table_;                   // symmetric address of the servers' hash tables

@@ -214,7 +214,7 @@ void Conduit::RingDoorbell(size_t peer) {
     ++p.stats.doorbells;
     // No lost wake-up (doorbell_sleep.h): the add is complete (a locked instruction) before the sleeping word
     // is read.
-    if (peer_sleeping_[peer] != nullptr && WakeSleeperAfterCpuAdd(p.mapped_doorbell, peer_sleeping_[peer]))
+    if (peer_sleeping_[peer] != nullptr && WakeSleeperAfterAdd(p.mapped_doorbell, peer_sleeping_[peer]))
       ++p.stats.wakes;
     return;
   }
@@ -406,10 +406,14 @@ void Conduit::Depart(size_t peer) {
 }
 
 void Conduit::Ring(size_t peer) {
-  ctx_->Add(layout_.doorbell, 1, PeerPe(peer));
-  if (peer_sleeping_[peer] != nullptr && peer_doorbell_[peer] != nullptr &&
-      WakeSleeper(ctx_, peer_doorbell_[peer], peer_sleeping_[peer]))
-    ++peers_[peer].stats.wakes;
+  if (peer_sleeping_[peer] == nullptr || peer_doorbell_[peer] == nullptr) {
+    ctx_->Add(layout_.doorbell, 1, PeerPe(peer));  // nothing to wake: completes whenever
+    return;
+  }
+  // A fetching add: complete on return, so no quiet before the sleeping word's read (one could wait for every
+  // peer's progress: doorbell_sleep.h).
+  ctx_->FetchAdd(layout_.doorbell, 1, PeerPe(peer));
+  if (WakeSleeperAfterAdd(peer_doorbell_[peer], peer_sleeping_[peer])) ++peers_[peer].stats.wakes;
 }
 
 void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick) {

@@ -38,13 +38,8 @@ void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
   }
 }
 
-bool WakeSleeper(Context* ctx, const uint64_t* doorbell, const uint64_t* sleeping) {
-  ctx->Quiet();  // the doorbell add is complete ...
-  return WakeSleeperAfterCpuAdd(doorbell, sleeping);
-}
-
-bool WakeSleeperAfterCpuAdd(const uint64_t* doorbell, const uint64_t* sleeping) {
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);  // ... before the sleeping word is read (no lost wake-up: see .h)
+bool WakeSleeperAfterAdd(const uint64_t* doorbell, const uint64_t* sleeping) {
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);  // the add before the sleeping word's read (no lost wake-up: see .h)
   if (__atomic_load_n(sleeping, __ATOMIC_RELAXED) == 0) return false;
   FutexWake(doorbell);
   return true;

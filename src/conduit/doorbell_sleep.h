@@ -8,12 +8,16 @@
 // max_nap_ns, so every sleep is bounded and the server notices whatever its progress brings in (over UCX tcp the
 // doorbell itself lands only while it progresses) within one nap.
 //
-// Client (WakeSleeper): after ringing a server's doorbell, a client that maps the server's control region (same
-// node) completes the ring (Quiet), then reads the server's sleeping word through the mapping and, if it is
-// set, futex-wakes the doorbell through the same mapping.
+// Client (WakeSleeperAfterAdd): a client that maps the server's control region (same node) rings its doorbell
+// with an add that is complete when it returns (a CPU atomic through the mapping, or the runtime's fetching add,
+// which returns once it ran at the server), then reads the server's sleeping word through the mapping and, if it
+// is set, futex-wakes the doorbell through the same mapping. Not a non-fetching add completed by a quiet: over UCX
+// tcp (a multi-host job whose worker also has tcp endpoints) a quiet flushes every endpoint, and one that sent
+// since its last flush waits for its peer's progress, so a wake could wait for as long as an unrelated PE stays
+// out of SHMEM (tests/pe/pe_idle_peer_write.cc, run across emulated hosts by tests/multihost).
 //
-// No lost wake-up. The server stores sleeping = 1 then reads the doorbell; the client's doorbell add completes
-// (Quiet) before it reads sleeping; both sides order their store before their load with a seq_cst fence. Of two
+// No lost wake-up. The server stores sleeping = 1 then reads the doorbell; the client's doorbell add is complete
+// before it reads sleeping; both sides order their store before their load with a seq_cst fence. Of two
 // such store-then-load sequences on two words at least one load sees the other side's store (Dekker): either the
 // server sees the doorbell moved and does not sleep, or the client sees sleeping = 1 and wakes. A wake that
 // comes before the server is inside FUTEX_WAIT is not lost either: the kernel sleeps only while the doorbell's
@@ -71,12 +75,10 @@ class DoorbellSleep {
 };
 
 // Client side, after this PE rang the doorbell of a server whose words it maps (doorbell, sleeping: this PE's
-// pointers into the server's memory, LocalPointer): wakes the server if it sleeps. ctx: the context the ring
-// went through. True when it woke (a futex wake was sent).
-bool WakeSleeper(Context* ctx, const uint64_t* doorbell, const uint64_t* sleeping);
-// The same after a doorbell add this PE made with a CPU atomic through the mapping (conduit.h, cpu_atomics): the
-// locked add is complete when it returns, so no quiet; the seq_cst fence orders it before the sleeping word's read.
-bool WakeSleeperAfterCpuAdd(const uint64_t* doorbell, const uint64_t* sleeping);
+// pointers into the server's memory, LocalPointer) with an add complete on return (see the top: a CPU atomic
+// through the mapping, conduit.h cpu_atomics, or the runtime's fetching add): wakes the server if it sleeps; the
+// seq_cst fence orders the add before the sleeping word's read. True when it woke (a futex wake was sent).
+bool WakeSleeperAfterAdd(const uint64_t* doorbell, const uint64_t* sleeping);
 
 }  // namespace smc
 

@@ -8,19 +8,28 @@
 #   auto_context    UCX_TLS unset (UCX picks shared memory on a host and tcp between hosts): the automatic
 #                   private_context choice must be "default" and the job must not hang (pe_context_choice)
 #   auto_1server    the mixed workload with UCX_TLS unset
+#   idle_peer_write pe_idle_peer_write (its top says what) with the server and client A on host 0 and client B on
+#                   host 1, UCX_TLS unset (A reaches the server through shared memory, B through tcp), the server
+#                   sleeping when idle: A's writes, and its Active requests that wake the server, must not wait
+#                   for B while B stays out of SHMEM
 # Every job runs under a time limit (a hang fails); the hosts are removed however the test ends.
 # Exit: 0 pass, 1 fail, 77 skip (printed reason: not root, no iproute2/util-linux, namespaces not permitted).
 #
 #   tests/multihost/multihost_test.sh BUILD_DIR
+#   tests/multihost/multihost_test.sh BUILD_DIR --only CASE   only CASE (one of the above; placement always runs)
 #   tests/multihost/multihost_test.sh BUILD_DIR --measure RUNS   the 2-host mixed workload (server on host 0, 3
 #                   clients on host 1, UCX_TLS=self,tcp) with and without yield, RUNS times each: one line per run
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
-build=$(cd "${1:?usage: multihost_test.sh BUILD_DIR [--measure RUNS]}" && pwd)
+build=$(cd "${1:?usage: multihost_test.sh BUILD_DIR [--only CASE | --measure RUNS]}" && pwd)
 shift
 workload="$build/examples/shmemcache_mixed_workload"
 context_choice="$build/tests/pe/pe_context_choice"
+idle_peer_write="$build/tests/pe/pe_idle_peer_write"
+only=""
+if [ "${1:-}" = "--only" ]; then only=${2:?--only needs a case name}; shift 2; fi
+wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 oshrun="$source_dir/scripts/oshrun.sh"
 job_timeout=${SHMEMCACHE_MULTIHOST_JOB_TIMEOUT:-60}
 
@@ -29,7 +38,7 @@ if ! why=$(mh_check); then
   echo "SKIP: $why"
   exit "$MH_SKIP"
 fi
-for binary in "$workload" "$context_choice"; do
+for binary in "$workload" "$context_choice" "$idle_peer_write"; do
   [ -x "$binary" ] || { echo "multihost: $binary is not built"; exit 1; }
 done
 trap 'mh_down' EXIT
@@ -86,6 +95,7 @@ ops_per_s() { grep -o '"type":"summary".*' "$out" | grep -o '"ops_per_s":[0-9]*'
 run_workload() {  # name slots env... (ends the job's env list)
   local name=$1 slots=$2
   shift 2
+  wanted "$name" || return 0
   local start=$SECONDS
   if job "$slots" "$@" -- "$workload" --seconds 2 --keys 2000; then
     pass "$name" "$(ops_per_s) ops/s, $((SECONDS - start)) s"
@@ -130,12 +140,26 @@ run_workload tcp_1server "1 2 1" UCX_TLS=self,tcp
 run_workload tcp_2servers "2 2 1" UCX_TLS=self,tcp SHMEMCACHE_NUM_SERVERS=2
 
 start=$SECONDS
-if job "1 2 1" -UCX_TLS -SHMEMCACHE_PRIVATE_CONTEXT -- "$context_choice" default; then
+if ! wanted auto_context; then
+  :
+elif job "1 2 1" -UCX_TLS -SHMEMCACHE_PRIVATE_CONTEXT -- "$context_choice" default; then
   pass auto_context "$(grep -o 'default context.*' "$out" | head -1), $((SECONDS - start)) s"
 else
   fail auto_context "exit status $? after $((SECONDS - start)) s (124 = timed out)"
 fi
 run_workload auto_1server "1 2 1" -UCX_TLS -SHMEMCACHE_PRIVATE_CONTEXT
+
+# The server sleeps after 20 us idle (auto would never sleep here: client B cannot wake it), so that client A's
+# Active requests wake it. B idles at most 20 s in each of 4 phases; the job's limit covers all running into it.
+start=$SECONDS
+if ! wanted idle_peer_write; then
+  :
+elif job_timeout=120 job "2 1" -UCX_TLS -SHMEMCACHE_PRIVATE_CONTEXT SHMEMCACHE_IDLE_SPIN_US=20 SHMEMCACHE_DIRECT_POLICY=always \
+    SHMEMCACHE_MGET_POLICY=single -- "$idle_peer_write"; then
+  pass idle_peer_write "$(grep -o 'phase 3: [0-9]* SETs, [0-9]* woke.*' "$out" | head -1), $((SECONDS - start)) s"
+else
+  fail idle_peer_write "exit status $? after $((SECONDS - start)) s (124 = timed out)"
+fi
 
 if [ "$failures" -gt 0 ]; then
   echo "multihost: $failures case(s) failed"

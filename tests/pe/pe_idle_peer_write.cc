@@ -1,20 +1,20 @@
-// Direct writes next to an idle client (the write-side twin of pe_length_hint's idle reader): over UCX tcp a
-// quiet with any operation outstanding flushes every endpoint of the worker, and an endpoint that sent since its
-// last flush then waits for its peer's answer, which only the peer's progress engine sends
-// (tests/platform/large_get_quiet.c). A Direct SET used to complete its unlock with such a quiet, so it waited
-// for as long as an unrelated client stayed out of SHMEM (an application computing, a gateway in its event loop).
+// Writes next to an idle client (the write-side twin of pe_length_hint's idle reader): over UCX tcp a quiet with
+// any operation outstanding flushes every endpoint of the worker, and an endpoint that sent since its last flush
+// then waits for its peer's answer, which only the peer's progress engine sends (tests/platform/large_get_quiet.c).
+// A Direct SET used to complete its unlock with such a quiet, so it waited for as long as an unrelated client
+// stayed out of SHMEM (an application computing, a gateway in its event loop); so did an Active request that
+// woke a sleeping server on its node (the doorbell add's quiet, conduit/doorbell_sleep.h) wherever the worker
+// also has tcp endpoints (a multi-host job with UCX's default transports: tests/multihost).
 // 1 server and 2 clients: A = PE 1 writes, B = PE 2 idles. Run with direct_policy=always (tests.cmake), over
-// tcp (the case above) and over shared memory with local_access off (the same paths, no wait to find).
-// Each phase: A wakes B; B leaves SHMEM (it makes no SHMEM call at all) and says so with an "idle" file; A then
-// puts a word into B's memory without a quiet (an application's own put to a peer that then computes: over tcp
-// the put's acknowledgement is sent by B's progress engine, so the endpoint A -> B stays unflushed) and does
-// kWrites Direct writes to the server (phase 1: SETs; phase 2: incrs; phase 3: an mset of kBatchKeys pairs, then
-// an mget of them, whose reads are one-sided under mget_policy=single), checks each was Direct and that the
-// pairs hold the last values, and writes a "done" file. B waits for it at most kIdleLimitSeconds: a write whose
-// completion needs B's progress finishes only when B gives up waiting and calls SHMEM again, and B reports that.
-#include <shmem.h>
-#include <unistd.h>
-
+// tcp (the case above), over shared memory with local_access off (the same paths, no wait to find), and across
+// emulated hosts with the server and A on one host and B on another, UCX_TLS unset (tests/multihost).
+// Each phase is an idle phase (pe_test::LeaveIdle / StayIdle: B leaves SHMEM, A leaves the endpoint A -> B
+// unflushed) in which A does kWrites writes to the server (phase 0: Direct SETs; 1: Direct incrs; 2: an mset of
+// kBatchKeys pairs, then an mget of them, whose reads are one-sided under mget_policy=single; 3: Active SETs of
+// new keys, kActivePauseMs apart so that the server falls asleep between them, and at least one wake where A
+// maps the server), checks each was Direct (Active) and that the pairs hold the last values. B waits for the end
+// at most kIdleLimitSeconds: a write whose completion needs B's progress finishes only when B gives up waiting
+// and calls SHMEM again, and B reports that.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,34 +27,18 @@ constexpr int kA = 1, kB = 2;  // PEs
 constexpr int kWrites = 16;
 constexpr int kIdleLimitSeconds = 20;
 const std::string kKey = "idle-write-key", kCounter = "idle-write-counter";
-constexpr int kPhases = 3;
+constexpr int kPhases = 4;
 constexpr int kBatchKeys = 4;
-// Steps: per phase p, 3p + 1 wakes B, 3p + 2 is A's unflushed put into B (nobody waits for it), 3p + 3 tells A
-// that B is back in SHMEM.
+// Phase 3: the pause between Active SETs, longer than an idle server's auto spin (SHMEMCACHE_IDLE_SPIN_AUTO_US),
+// and how many SETs at most while none woke the server.
+constexpr uint64_t kActivePauseMs = 3;
+constexpr int kMaxActiveSets = 200;
+// Steps: per phase p, 3p + 1 to 3p + 3 (pe_test::LeaveIdle's).
 constexpr int kSteps = 3 * kPhases + 2;
+int WakeStep(int phase) { return 3 * phase + 1; }
 
-const char* const kPhaseWrites[kPhases] = {"SETs", "incrs", "mset + mget"};
-
-using pe_test::Signal;
-using pe_test::WaitFor;
-
-// Files both clients name alike (the PEs of a job on one node share their parent, oshrun): signals that need no
-// SHMEM progress.
-std::string DoneFile(int phase) {
-  return "/tmp/pe_idle_peer_write." + std::to_string(getppid()) + ".done" + std::to_string(phase);
-}
-std::string IdleFile(int phase) {
-  return "/tmp/pe_idle_peer_write." + std::to_string(getppid()) + ".idle" + std::to_string(phase);
-}
-
-bool WaitForFile(const std::string& name) {
-  const uint64_t start = pe_test::NowNanos();
-  while (pe_test::NowNanos() - start < uint64_t{kIdleLimitSeconds} * 1000000000) {
-    if (access(name.c_str(), F_OK) == 0) return true;
-    pe_test::SleepMs(2);
-  }
-  return false;
-}
+const char* const kPhaseWrites[kPhases] = {"Direct SETs", "Direct incrs", "Direct mset + mget",
+                                           "Active SETs (waking the server)"};
 
 shmemcache_stats_t Stats(shmemcache_t* c) {
   shmemcache_stats_t s;
@@ -63,14 +47,9 @@ shmemcache_stats_t Stats(shmemcache_t* c) {
 }
 
 std::string BatchKey(int k) { return "idle-write-batch-" + std::to_string(k); }
+std::string ActiveKey(int n) { return "idle-write-active-" + std::to_string(n); }
 
 std::string ValueFor(int i) { return "value-" + std::to_string(i) + std::string(200, static_cast<char>('a' + i % 26)); }
-
-void Touch(const std::string& name) {
-  std::FILE* done = std::fopen(name.c_str(), "w");
-  PE_CHECK(done != nullptr);
-  if (done != nullptr) std::fclose(done);
-}
 
 void ClientA(shmemcache_t* c) {
   // The pairs exist and A holds pointers to them (the replies of its Active inserts; one Direct write each, to
@@ -91,14 +70,10 @@ void ClientA(shmemcache_t* c) {
   PE_CHECK(warm.direct_sets >= 1);
   PE_CHECK(warm.direct_incrs == 1);
 
+  const bool maps_server = pe_test::ScriptMaps(0);  // then it wakes the server when it sleeps
   for (int phase = 0; phase < kPhases; ++phase) {
-    // Stale ones (an earlier job of the same parent id) would pass the waits at once.
-    std::remove(DoneFile(phase).c_str());
-    std::remove(IdleFile(phase).c_str());
-    // A fetching atomic: complete on its own reply (a put's quiet could itself wait for B once B left SHMEM).
-    pe_test::SignalFetching(kB, 3 * phase + 1);
-    PE_CHECK(WaitForFile(IdleFile(phase)));
-    pe_test::PutUnflushed(kB, 3 * phase + 2);
+    int active_sets = 0;
+    pe_test::LeaveIdle(kB, WakeStep(phase), kIdleLimitSeconds);
     const uint64_t phase_start = pe_test::NowNanos();
     const shmemcache_stats_t s0 = Stats(c);
     const uint64_t start = pe_test::NowNanos();
@@ -127,6 +102,16 @@ void ClientA(shmemcache_t* c) {
           PE_CHECK_STATUS(gets[k].status, SHMEMCACHE_OK);
           PE_CHECK(gets[k].value_len == values[k].size() && got[k].compare(0, values[k].size(), values[k]) == 0);
         }
+      } else if (phase == 3) {
+        if (i > 0) break;  // its own loop: kWrites SETs, and more while none woke the server where A maps it
+        for (int n = 0; n < kMaxActiveSets &&
+                        (n < kWrites || (maps_server && Stats(c).doorbell_wakes == s0.doorbell_wakes));
+             ++n) {
+          pe_test::SleepMs(kActivePauseMs);  // the server spins out and sleeps
+          const std::string key = ActiveKey(n), v = ValueFor(300 + n);
+          PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), v.data(), v.size()), SHMEMCACHE_OK);
+          active_sets = n + 1;
+        }
       } else {
         PE_CHECK_STATUS(shmemcache_incr(c, kCounter.data(), kCounter.size(), 1, &counter), SHMEMCACHE_OK);
         PE_CHECK(counter == 1002 + static_cast<uint64_t>(i));
@@ -142,33 +127,34 @@ void ClientA(shmemcache_t* c) {
       PE_CHECK(len == want.size() && got.compare(0, len, want) == 0);
     } else if (phase == 1) {
       PE_CHECK(s1.direct_incrs == s0.direct_incrs + kWrites);
-    } else {
+    } else if (phase == 2) {
       PE_CHECK(s1.direct_sets == s0.direct_sets + kBatchKeys);
       PE_CHECK(s1.direct_gets == s0.direct_gets + kBatchKeys);
+    } else {
+      PE_CHECK(active_sets >= kWrites);
+      PE_CHECK(s1.active_sets == s0.active_sets + static_cast<uint64_t>(active_sets));
+      if (maps_server) PE_CHECK(s1.doorbell_wakes > s0.doorbell_wakes);
+      const std::string key = ActiveKey(active_sets - 1), want = ValueFor(300 + active_sets - 1);
+      std::string got(want.size() + 16, '\0');
+      size_t len = 0;
+      PE_CHECK_STATUS(shmemcache_get(c, key.data(), key.size(), &got[0], got.size(), &len), SHMEMCACHE_OK);
+      PE_CHECK(len == want.size() && got.compare(0, len, want) == 0);
+      std::printf("PE %d: phase %d: %d SETs, %llu woke the server (A %s it)\n", kA, phase, active_sets,
+                  static_cast<unsigned long long>(s1.doorbell_wakes - s0.doorbell_wakes),
+                  maps_server ? "maps" : "does not map");
     }
-    std::printf("PE %d: phase %d: Direct %s next to an idle client in %.1f ms\n", kA, phase, kPhaseWrites[phase],
-                ms);
+    std::printf("PE %d: phase %d: %s next to an idle client in %.1f ms\n", kA, phase, kPhaseWrites[phase], ms);
     std::printf("PE %d: phase %d: %.1f ms from the put into B to the end of the checks\n", kA, phase,
                 (pe_test::NowNanos() - phase_start) / 1e6);
     std::fflush(stdout);
-    Touch(DoneFile(phase));
-    WaitFor(3 * phase + 3);
-    std::remove(DoneFile(phase).c_str());
-    std::remove(IdleFile(phase).c_str());
+    pe_test::ReturnIdle(WakeStep(phase));
   }
 }
 
 void ClientB(shmemcache_t*) {
   for (int phase = 0; phase < kPhases; ++phase) {
-    WaitFor(3 * phase + 1);
-    // Idle, outside SHMEM, until A's writes are done (or the limit: then they waited for this PE).
-    Touch(IdleFile(phase));
-    const bool a_done = WaitForFile(DoneFile(phase));
-    if (!a_done)
-      std::fprintf(stderr, "PE %d: phase %d: the writer's Direct %s did not finish while this PE made no SHMEM call\n",
-                   kB, phase, kPhaseWrites[phase]);
-    PE_CHECK(a_done);
-    Signal(kA, 3 * phase + 3);
+    const std::string what = std::string("the writer's ") + kPhaseWrites[phase];
+    pe_test::StayIdle(kA, WakeStep(phase), kIdleLimitSeconds, what.c_str());
   }
 }
 

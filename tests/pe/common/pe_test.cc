@@ -151,7 +151,31 @@ int RunContractJob(const ContractJob& job) {
 }
 
 namespace {
-long* script_flags = nullptr;  // symmetric; script_flags[i] on a PE = step i reached
+long* script_flags = nullptr;  // symmetric; script_flags[i] on a PE = step i reached, [steps]: the job's key
+int script_steps = 0;
+const char* script_name = "";
+
+// A file of the idle phase that starts at step `wake` ("idle": the idle client left SHMEM; "done": the working
+// client is done). The key (PE 1's pid) is the same on every PE of the job, whatever host it runs on.
+std::string IdleFile(const char* what, int wake) {
+  return "/tmp/" + std::string(script_name) + "." + std::to_string(script_flags[script_steps]) + "." + what +
+         std::to_string(wake);
+}
+
+bool AwaitFile(const std::string& name, int limit_s) {
+  const uint64_t start = NowNanos();
+  while (NowNanos() - start < uint64_t(limit_s) * 1000000000) {
+    if (access(name.c_str(), F_OK) == 0) return true;
+    SleepMs(2);
+  }
+  return false;
+}
+
+void Touch(const std::string& name) {
+  std::FILE* f = std::fopen(name.c_str(), "w");
+  PE_CHECK(f != nullptr);
+  if (f != nullptr) std::fclose(f);
+}
 }  // namespace
 
 void Signal(int pe, int step) {
@@ -165,12 +189,47 @@ void PutUnflushed(int pe, int step) { shmem_long_p(&script_flags[step], 1, pe); 
 
 void WaitFor(int step) { shmem_long_wait_until(&script_flags[step], SHMEM_CMP_EQ, 1); }
 
+bool ScriptMaps(int pe) { return pe != shmem_my_pe() && shmem_ptr(script_flags, pe) != nullptr; }
+
+bool LeaveIdle(int idle, int wake, int limit_s) {
+  // Stale ones (an earlier job whose PE 1 had the same pid) would pass the waits at once.
+  std::remove(IdleFile("done", wake).c_str());
+  std::remove(IdleFile("idle", wake).c_str());
+  SignalFetching(idle, wake);
+  const bool left = AwaitFile(IdleFile("idle", wake), limit_s);
+  PE_CHECK(left);
+  PutUnflushed(idle, wake + 1);
+  return left;
+}
+
+void ReturnIdle(int wake) {
+  Touch(IdleFile("done", wake));
+  WaitFor(wake + 2);
+  std::remove(IdleFile("done", wake).c_str());
+  std::remove(IdleFile("idle", wake).c_str());
+}
+
+bool StayIdle(int working, int wake, int limit_s, const char* what) {
+  WaitFor(wake);
+  Touch(IdleFile("idle", wake));
+  const bool done = AwaitFile(IdleFile("done", wake), limit_s);
+  if (!done) std::fprintf(stderr, "PE %d: %s did not finish while this PE made no SHMEM call\n", my_pe, what);
+  PE_CHECK(done);
+  Signal(working, wake + 2);
+  return done;
+}
+
 int RunTwoClientScript(const char* name, int steps, const std::function<void(shmemcache_t* c)>& a,
                        const std::function<void(shmemcache_t* c)>& b) {
   shmem_init();
   Begin(shmem_my_pe());
-  script_flags = static_cast<long*>(shmem_calloc(static_cast<size_t>(steps), sizeof(long)));
-  shmem_barrier_all();
+  script_name = name;
+  script_steps = steps;
+  script_flags = static_cast<long*>(shmem_calloc(static_cast<size_t>(steps) + 1, sizeof(long)));
+  shmem_barrier_all();  // every PE's zeroing is done (OpenMPI's calloc zeroes after the allocation's barrier)
+  if (shmem_my_pe() == 1)
+    for (int pe = 0; pe < shmem_n_pes(); ++pe) shmem_long_p(&script_flags[steps], static_cast<long>(getpid()), pe);
+  shmem_barrier_all();  // completes the key's puts
   if (shmem_n_pes() != 3) {
     std::fprintf(stderr, "%s needs exactly 3 PEs\n", name);
     return 1;

@@ -133,6 +133,27 @@ void SignalFetching(int pe, int step);
 // UCX tcp that endpoint's next flush needs pe's progress). Nobody may wait for that flag.
 void PutUnflushed(int pe, int step);
 
+// A peer that stays out of SHMEM (pe_idle_peer_write): over UCX tcp a quiet with any operation outstanding
+// flushes every endpoint of the worker, and an endpoint that sent since its last flush waits for its peer's answer,
+// which only the peer's progress engine sends (tests/platform/large_get_quiet.c). One phase of a two-client
+// script, steps wake, wake + 1, wake + 2 (its own): the working client calls LeaveIdle, does what must not wait
+// for the idle one, then ReturnIdle; the idle client calls StayIdle. Signals that need no SHMEM progress go
+// through files both clients name alike (in /tmp, under a key PE 1 gave the whole job, so also across the
+// emulated hosts of tests/multihost, which share /tmp).
+// Working client: wakes `idle` (a fetching atomic: complete on its own reply, as a put's quiet could itself
+// wait once idle left SHMEM), waits (at most limit_s) until it says it left SHMEM, then puts a flag into it
+// without a quiet (an application's own put to a peer that then computes: over tcp the endpoint to it stays
+// unflushed). False (checked) if idle never said so.
+bool LeaveIdle(int idle, int wake, int limit_s);
+// Working client, once done: tells the idle client (a file) and waits until it is back in SHMEM.
+void ReturnIdle(int wake);
+// Idle client: waits for LeaveIdle's wake, then makes no SHMEM call until ReturnIdle's file or limit_s seconds
+// (then whatever the working client did waited for this PE, and this PE reports `what` with a failed check),
+// then tells `working` it is back. True when the working client was done in time.
+bool StayIdle(int working, int wake, int limit_s, const char* what);
+// In a two-client script: whether this PE maps pe's symmetric heap (shmem_ptr of the script's flags). Not collective.
+bool ScriptMaps(int pe);
+
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
 // servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
 // and shmem_finalize. Returns the process exit code (1 if shmemcache_init gave no handle).
