@@ -353,7 +353,10 @@ bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t bloc
   const KeyLocation& loc = op.loc;
   const uint64_t now = RecencyNanos();  // this GET's one clock reading: expiry, recency and range
   const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms, &now);
-  if (expiry == ExpiryVerdict::kAskServer) return false;  // the server judges it exactly
+  if (expiry == ExpiryVerdict::kAskServer) {  // the server judges it exactly
+    ++counters_.direct_expiry_asks;
+    return false;
+  }
   ++counters_.direct_gets;
   if (expiry == ExpiryVerdict::kExpired) {
     ++counters_.get_misses;
@@ -507,6 +510,7 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_reason = policy_reason_;
   stats->cpu_word_atomics = pe_->cpu_word_atomics ? 1 : 2;
   stats->published_epoch_gets += c.published_epoch_gets;
+  stats->direct_expiry_asks += c.direct_expiry_asks;
   direct_.FillStats(stats);
   directory_.FillStats(stats);
 }

@@ -566,6 +566,7 @@ class Client {
     Tally get_hits, get_misses;
     Tally direct_gets, active_gets;
     Tally published_epoch_gets;  // GetMapped answers that used PublishedEpoch (no clock reading)
+    Tally direct_expiry_asks;    // valid Direct copies whose expiry went to the server (AcceptDirectGet)
     Tally direct_sets, active_sets;
     Tally direct_incrs;
     Tally direct_fallbacks;
