@@ -149,22 +149,8 @@ void Conduit::Trim(size_t peer, size_t len) {
 }
 
 Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
-  return PostParts(peer, {Part{message, len}}, ring_doorbell);
-}
-
-Status Conduit::PostParts(size_t peer, std::initializer_list<Part> parts, bool ring_doorbell) {
-  size_t len = 0;
-  for (const Part& part : parts) len += part.len;
-  Status s;
-  if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {  // packed
-    for (const Part& part : parts) {
-      CopyBytes(at, part.data, part.len);
-      at += part.len;
-    }
-    return SHMEMCACHE_OK;
-  }
-  if (s != SHMEMCACHE_OK) return s;
-  return PostFragments(peer, parts.begin(), len, ring_doorbell);
+  const Part parts[] = {{message, len}};
+  return PostParts(peer, parts, ring_doorbell);
 }
 
 Status Conduit::PostFragments(size_t peer, const Part* parts, size_t len, bool ring_doorbell) {

@@ -62,13 +62,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "conduit/doorbell_sleep.h"
 #include "conduit/fragment.h"
+#include "core/bytes.h"
 #include "core/layout.h"
 #include "core/status.h"
 #include "transport/peer_wait.h"
@@ -160,7 +160,23 @@ class Conduit {
     const void* data;
     size_t len;
   };
-  Status PostParts(size_t peer, std::initializer_list<Part> parts, bool ring_doorbell);
+  // Inline, so that the copies of a packed message see its parts' sizes where the caller knows them (a header's
+  // copy is a few moves, not a call).
+  template <size_t N>
+  Status PostParts(size_t peer, const Part (&parts)[N], bool ring_doorbell) {
+    size_t len = 0;
+    for (const Part& part : parts) len += part.len;
+    Status s;
+    if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {  // packed
+      for (const Part& part : parts) {
+        CopyBytes(at, part.data, part.len);
+        at += part.len;
+      }
+      return SHMEMCACHE_OK;
+    }
+    if (s != SHMEMCACHE_OK) return s;
+    return PostFragments(peer, parts, len, ring_doorbell);
+  }
   // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
   // the chunk the message ended in.
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }

@@ -366,7 +366,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
 uint8_t* Server::ReserveReply(size_t client, const RequestHeader& h) {
   if (spill_ || (h.wire_flags & message_flags::kMayPull) || failure_ != SHMEMCACHE_OK) return nullptr;
   const size_t most = CopyMax(h);
-  if (most > config_.chunk_bytes) return nullptr;  // cannot pack (and sizeof + most cannot wrap)
+  // Below kReplyInPlaceMinBytes the copy saved costs less than reserving and trimming (32 B GETs: ~40
+  // instructions more in place, callgrind); above chunk_bytes it cannot pack (and sizeof + most cannot wrap).
+  if (most < kReplyInPlaceMinBytes || most > config_.chunk_bytes) return nullptr;
   Status s;
   uint8_t* at = conduit_.Reserve(client, sizeof(ReplyHeader) + most, false, &s);
   if (s != SHMEMCACHE_OK) {

@@ -99,6 +99,7 @@ class Server {
   // reply may not be sent in this pass (a spill tier may park the GET) or may carry a pulled value's location,
   // where it does not pack, or when the reservation failed (failure_ says why).
   uint8_t* ReserveReply(size_t client, const RequestHeader& h);
+  static constexpr size_t kReplyInPlaceMinBytes = 256;  // ReserveReply: smaller buffers' values go through scratch_
   // The longest value a GET must copy out of its block (KvStore::Get's copy_max).
   size_t CopyMax(const RequestHeader& h) const;
   // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
