@@ -1,6 +1,7 @@
 #include "conduit/conduit.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "core/bytes.h"
@@ -131,34 +132,50 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   }
   uint8_t* at = fragment::ReserveRecord(StagedChunk(p, p.staged_count - 1), p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
+  p.reserved = at;
+  p.reserved_len = len;
   p.doorbell_owed |= ring_doorbell;
   ++p.unflushed;
   ++p.stats.messages_sent;
   return at;
 }
 
+void Conduit::Trim(size_t peer, size_t len) {
+  Peer& p = peers_[peer];
+  assert(p.pack_open && p.reserved != nullptr && len <= p.reserved_len);
+  p.pack_used -= fragment::RecordBytes(p.reserved_len) - fragment::RecordBytes(len);
+  fragment::TrimRecord(p.reserved, len);
+  p.reserved_len = len;
+}
+
 Status Conduit::Post(size_t peer, const uint8_t* message, size_t len, bool ring_doorbell) {
-  Status s;
-  if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {  // packed
-    if (len > 0) std::memcpy(at, message, len);
-    return SHMEMCACHE_OK;
-  }
-  if (s != SHMEMCACHE_OK) return s;
+  const Part parts[] = {{message, len}};
+  return PostParts(peer, parts, ring_doorbell);
+}
+
+Status Conduit::PostFragments(size_t peer, const Part* parts, size_t len, bool ring_doorbell) {
   Peer& p = peers_[peer];
   const size_t payload_max = layout_.payload_max();
   if (p.staged.empty() && !p.mapped_ring) p.staged.resize(layout_.chunk_bytes * layout_.chunks);
+  size_t part = 0, part_at = 0;  // the next byte to send: parts[part], part_at bytes in
   size_t sent = 0;
   while (sent < len) {
     Status s = StageChunk(peer);
     if (s != SHMEMCACHE_OK) return s;
-    size_t frag = std::min(payload_max, len - sent);
+    const size_t frag = std::min(payload_max, len - sent);
     uint8_t* out = StagedChunk(p, p.staged_count - 1);
-    if (p.mapped_ring) {
-      std::memcpy(out + kChunkHeaderBytes, message + sent, frag);
-      p.staged_tail_bytes = fragment::SealInPlace(out, p.next_send - 1, frag, len, p.next_recv - 1);
-    } else {
-      p.staged_tail_bytes = fragment::Encode(out, p.next_send - 1, message + sent, frag, len, p.next_recv - 1);
+    for (size_t filled = 0; filled < frag;) {  // the fragment's payload, from as many parts as it spans
+      while (parts[part].len == part_at) {
+        ++part;
+        part_at = 0;
+      }
+      const size_t n = std::min(frag - filled, parts[part].len - part_at);
+      std::memcpy(out + kChunkHeaderBytes + filled, static_cast<const uint8_t*>(parts[part].data) + part_at, n);
+      filled += n;
+      part_at += n;
     }
+    p.staged_tail_bytes = p.mapped_ring ? fragment::SealInPlace(out, p.next_send - 1, frag, len, p.next_recv - 1)
+                                        : fragment::Seal(out, p.next_send - 1, frag, len, p.next_recv - 1);
     p.doorbell_owed |= ring_doorbell;  // (a Flush on a full ring in StageChunk cleared it for what went before)
     sent += frag;
   }

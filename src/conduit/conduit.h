@@ -15,7 +15,8 @@
 // requests in one pass, pay the ring operations once per burst rather than once per message. Small messages
 // staged together share chunks (packed records, fragment.h): a burst of 32 small requests is one chunk of a
 // few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
-// the staging (Reserve, PostWritten): its bytes are copied once, not encoded into a buffer and copied again.
+// the staging (Reserve, PostParts): its bytes are copied once, not encoded into a buffer and copied again; one
+// that does not pack is copied from its parts straight into its fragments (PostParts) for the same reason.
 // A client flushes a burst once kBurstFlush requests are staged (client.h), so a server starts on a window while
 // its client still stages the rest (issue 14).
 // Receiving (issue 14): a packed chunk's records are read where they lie in the ring, and the chunk is freed (and
@@ -67,6 +68,7 @@
 
 #include "conduit/doorbell_sleep.h"
 #include "conduit/fragment.h"
+#include "core/bytes.h"
 #include "core/layout.h"
 #include "core/status.h"
 #include "transport/peer_wait.h"
@@ -146,19 +148,34 @@ class Conduit {
   // returns where its len bytes go; the caller writes them before its next call on this conduit. nullptr with
   // *status OK when the message does not pack (Post it), or with TIMEOUT as Post.
   uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status);
-  // Post of a len-byte message that write(uint8_t* out) writes: straight into the staging when it packs (one
-  // copy of its bytes, not two), else into *scratch, which is then posted. OK or TIMEOUT as Post.
-  template <class Write>
-  Status PostWritten(size_t peer, size_t len, bool ring_doorbell, std::vector<uint8_t>* scratch, Write&& write) {
+  // Shortens the message the last Reserve for peer returned (no call on this conduit for peer since but this
+  // one) to len bytes, at most what was reserved: a server reserves a GET's reply for the largest value it may
+  // send and writes the value straight into it (issue 14). The record keeps the chunk Reserve placed it in, so
+  // a reply trimmed there takes no more chunks than one of the reserved length (reply_room.h).
+  void Trim(size_t peer, size_t len);
+  // A message given as the concatenation of parts (a header, a key, a value where they lie), posted as Post would
+  // post their concatenation, without assembling it anywhere first: one that packs is copied part by part
+  // straight into the staging (Reserve), one that does not straight into its fragments. OK or TIMEOUT as Post.
+  struct Part {
+    const void* data;
+    size_t len;
+  };
+  // Inline, so that the copies of a packed message see its parts' sizes where the caller knows them (a header's
+  // copy is a few moves, not a call).
+  template <size_t N>
+  Status PostParts(size_t peer, const Part (&parts)[N], bool ring_doorbell) {
+    size_t len = 0;
+    for (const Part& part : parts) len += part.len;
     Status s;
-    if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {
-      write(at);
+    if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {  // packed
+      for (const Part& part : parts) {
+        CopyBytes(at, part.data, part.len);
+        at += part.len;
+      }
       return SHMEMCACHE_OK;
     }
     if (s != SHMEMCACHE_OK) return s;
-    scratch->resize(len);
-    write(scratch->data());
-    return Post(peer, scratch->data(), len, ring_doorbell);
+    return PostFragments(peer, parts, len, ring_doorbell);
   }
   // Reply-ring flow control (conduit/reply_room.h): the sequence of the last chunk staged for peer; after Post,
   // the chunk the message ended in.
@@ -255,6 +272,8 @@ class Conduit {
     // pack_used payload bytes so far.
     bool pack_open = false;
     size_t pack_used = 0;
+    uint8_t* reserved = nullptr;  // the last record Reserve returned (Trim), of reserved_len bytes
+    size_t reserved_len = 0;
     // Receiver: the packed chunk being handed out, a record per Poll, straight from the ring (no copy in place;
     // one, into the caller's message, for Poll): sequence `held` (0: none), its payload of held_len bytes read
     // up to held_at. It stays in the ring, unfreed and unacknowledged, until its last record is released: the
@@ -287,6 +306,9 @@ class Conduit {
   // packed chunk becomes the held one (freed by TakeRecord after its last record).
   void Consume(Peer& p, uint8_t* c);
   void Free(Peer& p, uint8_t* c);  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
+  // Post of a message that does not pack: its len bytes, the concatenation of the parts from parts on, cut into
+  // fragments of its own. OK or TIMEOUT as Post.
+  Status PostFragments(size_t peer, const Part* parts, size_t len, bool ring_doorbell);
   // Starts the next staged chunk (flushing and waiting for room when the ring is full). OK or TIMEOUT.
   Status StageChunk(size_t peer);
   void SealPack(Peer& p);  // seals the open packed chunk, if any

@@ -31,6 +31,12 @@ uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len) {
   return record + kRecordHeaderBytes;
 }
 
+void TrimRecord(uint8_t* bytes, size_t len) {
+  StoreU32(bytes - kRecordHeaderBytes, static_cast<uint32_t>(len));
+  const size_t padding = ((len + 7) & ~size_t{7}) - len;
+  if (padding != 0) std::memset(bytes + len, 0, padding);
+}
+
 size_t Seal(uint8_t* out, uint64_t seq, size_t frag_len, size_t msg_len, uint64_t ack) {
   StoreU64(out + kUseFlagOffset, seq);
   StoreU32(out + kFragLenOffset, static_cast<uint32_t>(frag_len));

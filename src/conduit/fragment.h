@@ -76,6 +76,9 @@ inline void Publish(uint8_t* out, uint64_t seq) {
 // caller checks that used + RecordBytes(len) fits): writes its header and padding and returns where its len
 // bytes go (the caller writes them; the chunk is sealed after).
 uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len);
+// Shortens the record whose bytes ReserveRecord placed at bytes to len (no more than it had), once they are
+// written: its header says len and its padding is zero again.
+void TrimRecord(uint8_t* bytes, size_t len);
 
 // True when chunk holds all of fragment seq: use_flag and comp_flag equal seq, frag_len <= payload_max and the
 // checksum matches (or is kInPlaceMark: the caller read use_flag with an acquire load). Reads each byte once through plain loads; the caller orders them after its flag read.

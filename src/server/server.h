@@ -89,8 +89,17 @@ class Server {
   }
   // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
+  // reserved: the reply's record, from ReserveReply, whose value bytes (if any) lie in it already; nullptr: the
+  // reply is posted (Reply).
   void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
-              size_t value_len, uint64_t max_value);
+              size_t value_len, uint64_t max_value, uint8_t* reserved = nullptr);
+  // A GET's reply written in place (issue 14): reserves its record in the client's reply staging at the largest
+  // length the client counted for it (ReplyHeader + its buffer: reply_room.h), so that the store copies the value
+  // straight into it (one copy, not two); Answer trims it. nullptr (the value goes through scratch_) where the
+  // reply may not be sent in this pass (a spill tier may park the GET) or may carry a pulled value's location,
+  // where it does not pack, or when the reservation failed (failure_ says why).
+  uint8_t* ReserveReply(size_t client, const RequestHeader& h);
+  static constexpr size_t kReplyInPlaceMinBytes = 256;  // ReserveReply: smaller buffers' values go through scratch_
   // The longest value a GET must copy out of its block (KvStore::Get's copy_max).
   size_t CopyMax(const RequestHeader& h) const;
   // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
@@ -155,7 +164,6 @@ class Server {
   uint64_t start_nanos_;
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;
-  std::vector<uint8_t> reply_;
   std::vector<uint8_t> scratch_;
   std::vector<uint8_t> multi_reply_;  // HandleMultiGet's reply
   uint8_t* stats_region_;           // this PE's published stats (core/published_stats.h)

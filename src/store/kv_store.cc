@@ -273,19 +273,22 @@ void KvStore::AdvanceWord(uint64_t offset, uint64_t recency) {
   }
 }
 
-Status KvStore::Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
-                    std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
+Status KvStore::GetInto(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
+                        std::vector<uint8_t>* scratch, uint8_t* out, BlockView* view, BlockPointer* pointer) {
   if (failed_) return SHMEMCACHE_TIMEOUT;
   uint64_t now = Now(at.now_ms);
   HashEntry entry;
   if (!FindKey(loc, key, key_len, &entry, nullptr)) return SHMEMCACHE_NOT_FOUND;
   size_t bytes = slabs_.class_bytes(entry.cls);
   const size_t room = std::min(copy_max, bytes);
-  if (scratch->size() < room) scratch->resize(room);
+  if (out == nullptr) {
+    if (scratch->size() < room) scratch->resize(room);
+    out = scratch->data();
+  }
   for (;;) {
     // The server loads its own arena: the seqlock read of block.h (no checksum), the value copied only when
     // it is at most copy_max long.
-    BlockCheck check = ReadBlockInPlace(block(entry.offset), bytes, key, key_len, loc.tag, scratch->data(), room, view);
+    BlockCheck check = ReadBlockInPlace(block(entry.offset), bytes, key, key_len, loc.tag, out, room, view);
     if (check == BlockCheck::kValid) break;
     if (check == BlockCheck::kNotThisKey) return SHMEMCACHE_NOT_FOUND;  // cannot happen: indexed blocks are live
     uint64_t* word = target_word(entry.offset, bytes);

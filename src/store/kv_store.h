@@ -131,7 +131,16 @@ class KvStore {
   // would send. OK or NOT_FOUND (absent or expired; an expired pair is freed). The pair's recency word and tier
   // move up to at.recency.
   Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
-             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer);
+             std::vector<uint8_t>* scratch, BlockView* view, BlockPointer* pointer) {
+    return GetInto(loc, key, key_len, at, copy_max, scratch, nullptr, view, pointer);
+  }
+  // The same with the value copied into out (out_capacity bytes there; copy_max = out_capacity) rather than into
+  // a scratch vector: a server writes a GET's value straight into its reply (issue 14). Bytes of out past the
+  // value's length may have been written (a copy that was retried).
+  Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, uint8_t* out,
+             size_t out_capacity, BlockView* view, BlockPointer* pointer) {
+    return GetInto(loc, key, key_len, at, out_capacity, nullptr, out, view, pointer);
+  }
   // The same with the value always copied.
   Status Get(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, std::vector<uint8_t>* scratch,
              BlockView* view, BlockPointer* pointer) {
@@ -190,6 +199,9 @@ class KvStore {
   bool failed() const { return failed_; }
 
  private:
+  // Get: the value copied into out, or (out nullptr) into *scratch, grown to what the block may hold.
+  Status GetInto(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
+                 std::vector<uint8_t>* scratch, uint8_t* out, BlockView* view, BlockPointer* pointer);
   // The key's pair as a write finds it, its block locked (found == false: the key is not indexed).
   struct Held {
     bool found = false;

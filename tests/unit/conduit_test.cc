@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -314,9 +315,10 @@ TEST(Conduit, RepliesAdmittedByTheReplyRoomNeverOverrunTheRing) {
   EXPECT_GT(replies, 3000u);
 }
 
-// Encoding in place: a message that packs is written straight into the staging (Reserve, PostWritten) and
+// Encoding in place: a message that packs is written straight into the staging (Reserve, PostParts) and
 // arrives exactly as a posted one, in order with posted and fragmented messages; one that does not pack is not
-// reserved (PostWritten posts it from the scratch buffer); a full ring is flushed and waited for as by Post.
+// reserved (PostParts copies its parts straight into its fragments, a part spanning fragments and a fragment
+// spanning parts); a full ring is flushed and waited for as by Post.
 TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
   Pair p;
   Conduit& client = *p.client.conduit;
@@ -329,7 +331,6 @@ TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
       EXPECT_EQ(got, Message(sizes[i], i)) << "message " << i << " of " << sizes[i] << " bytes";
     }
   });
-  std::vector<uint8_t> scratch;
   size_t reserved = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     const std::vector<uint8_t> m = Message(sizes[i], i);
@@ -340,12 +341,11 @@ TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
     Status s = SHMEMCACHE_INVALID_ARGUMENT;
     uint8_t* at = client.Reserve(0, m.size(), false, &s);
     ASSERT_EQ(s, SHMEMCACHE_OK);
-    if (at == nullptr) {  // does not pack: whole through PostWritten's scratch
+    if (at == nullptr) {  // does not pack: in three parts (an empty one between), the last spanning fragments
       ASSERT_FALSE(fragment::Packs(m.size(), kPayloadMax));
-      ASSERT_EQ(client.PostWritten(0, m.size(), false, &scratch,
-                                   [&](uint8_t* out) { std::memcpy(out, m.data(), m.size()); }),
+      const size_t cut = kPayloadMax / 2 + 3;
+      ASSERT_EQ(client.PostParts(0, {{m.data(), cut}, {nullptr, 0}, {m.data() + cut, m.size() - cut}}, false),
                 SHMEMCACHE_OK);
-      EXPECT_EQ(scratch.size(), m.size());
       continue;
     }
     ASSERT_TRUE(fragment::Packs(m.size(), kPayloadMax));
@@ -358,6 +358,45 @@ TEST(Conduit, MessagesWrittenInPlaceArriveLikePostedOnes) {
   EXPECT_EQ(client.stats().messages_sent, sizes.size());
 }
 
+// A reply reserved at its largest length and trimmed once written (Trim, the server's GET replies): it arrives
+// at the trimmed length, its padding zero, and the records after it follow it in the same chunk; the trimmed
+// record keeps the chunk it was reserved in (a reservation that did not fit the open chunk started a new one),
+// in place and through puts alike.
+TEST(Conduit, AReservedMessageTrimmedArrivesAtItsTrimmedLength) {
+  for (bool in_place : {false, true}) {
+    Pair p(60000, in_place);
+    Conduit& client = *p.client.conduit;
+    const std::vector<std::pair<size_t, size_t>> reserved_written = {
+        {100, 37}, {kPayloadMax - fragment::kRecordHeaderBytes, 5}, {20, 20}, {200, 0}, {64, 9}};
+    for (size_t i = 0; i < reserved_written.size(); ++i) {
+      Status s = SHMEMCACHE_INVALID_ARGUMENT;
+      uint8_t* at = client.Reserve(0, reserved_written[i].first, false, &s);
+      ASSERT_EQ(s, SHMEMCACHE_OK);
+      ASSERT_NE(at, nullptr);
+      std::memset(at, 0xee, reserved_written[i].first);  // bytes past the trimmed length: never delivered
+      const std::vector<uint8_t> m = Message(reserved_written[i].second, i);
+      if (!m.empty()) std::memcpy(at, m.data(), m.size());
+      client.Trim(0, m.size());
+    }
+    const uint64_t chunks_staged = client.last_staged(0);
+    client.Flush(0);
+    // The second reservation did not fit beside the first record and started chunk 2; trimmed, it leaves room
+    // there for the three after it.
+    EXPECT_EQ(chunks_staged, 2u) << "in_place " << in_place;
+    for (size_t i = 0; i < reserved_written.size(); ++i) {
+      MessageView got;
+      ASSERT_EQ(p.server.conduit->PollInPlace(0, &got), SHMEMCACHE_OK) << "message " << i;
+      const std::vector<uint8_t> m = Message(reserved_written[i].second, i);
+      ASSERT_EQ(got.len, m.size()) << "message " << i << " in_place " << in_place;
+      EXPECT_TRUE(std::equal(m.begin(), m.end(), got.data)) << "message " << i;
+      for (size_t b = m.size(); b < ((m.size() + 7) & ~size_t{7}); ++b) EXPECT_EQ(got.data[b], 0) << "padding " << b;
+    }
+    p.server.conduit->Release(0);
+    MessageView none;
+    EXPECT_EQ(p.server.conduit->PollInPlace(0, &none), SHMEMCACHE_IN_PROGRESS);
+  }
+}
+
 TEST(Conduit, NothingIsReservedForAFailedPeer) {
   Pair p;
   Conduit& client = *p.client.conduit;
@@ -365,10 +404,9 @@ TEST(Conduit, NothingIsReservedForAFailedPeer) {
   Status s = SHMEMCACHE_OK;
   EXPECT_EQ(client.Reserve(0, 8, true, &s), nullptr);
   EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
-  std::vector<uint8_t> scratch;
-  bool written = false;
-  EXPECT_EQ(client.PostWritten(0, 8, true, &scratch, [&](uint8_t*) { written = true; }), SHMEMCACHE_TIMEOUT);
-  EXPECT_FALSE(written);
+  const uint8_t byte = 1;
+  EXPECT_EQ(client.PostParts(0, {{&byte, 1}}, true), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(client.stats().messages_sent, 0u);
 }
 
 TEST(Conduit, PostingMoreThanTheRingHoldsFlushesAndWaitsAndRingsForEveryPart) {

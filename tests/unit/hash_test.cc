@@ -69,6 +69,34 @@ TEST(HashKey, EqualsLibraryXxh3) {
   EXPECT_EQ(HashKey(nullptr, 0), XXH3_64bits(nullptr, 0));  // the empty key, as the API never passes it
 }
 
+// HashBytes (checksums: inline at SSE2 width up to 240 bytes, AVX2 beyond where the CPU has it) gives XXH3's one
+// value: the same as the inline copy at the baseline width and as Xxh3 (the library), for every length around
+// XXH3's size classes and stripes, several seeds and alignments; a checksum written by one PE is checked by another.
+TEST(HashBytes, EqualsXxh3WithSeedAtEveryWidth) {
+  std::vector<unsigned char> bytes(20000 + 8);
+  uint64_t r = 0x13198a2e03707344ull;
+  for (unsigned char& b : bytes) {
+    r = Remix(r + 1);
+    b = static_cast<unsigned char>(r);
+  }
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 1100; ++n) lengths.push_back(n);
+  for (size_t n : {4095, 4096, 4097, 4352, 8191, 16384, 20000}) lengths.push_back(n);
+  for (uint64_t seed : {0ull, 1ull, 0x9e3779b97f4a7c15ull}) {
+    for (size_t n : lengths) {
+      for (size_t align : {0, 3, 8}) {
+        const unsigned char* data = bytes.data() + align;
+        const uint64_t want = XXH3_64bits_withSeed(data, n, seed);
+        ASSERT_EQ(HashBytes(data, n, seed), want) << "length " << n << " seed " << seed << " alignment " << align;
+        ASSERT_EQ(Xxh3(data, n, seed), want) << "length " << n << " seed " << seed << " alignment " << align;
+#if defined(SHMEMCACHE_HASH_AVX2)
+        if (kHashBytesAvx2) ASSERT_EQ(HashBytesAvx2(data, n, seed), want) << "length " << n << " seed " << seed;
+#endif
+      }
+    }
+  }
+}
+
 TEST(JumpHash, ResultsInRange) {
   for (int32_t buckets : {1, 2, 3, 7, 8, 100, 1000, 65536}) {
     for (uint64_t i = 0; i < 20000; ++i) {
