@@ -44,16 +44,10 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
-      check = ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view);
+      // The value goes to out in the checksum's pass (Get's contract: out may hold a torn attempt's bytes).
+      check = ValidateBlockCopy(buffer_.data(), block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
+                                out_capacity, view);
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
-      if (check == BlockCheck::kValid) {
-        if (view->value_len <= out_capacity) {
-          if (view->value_len > 0) std::memcpy(out, view->value, view->value_len);
-          view->value = static_cast<const uint8_t*>(out);
-        } else {
-          view->value = nullptr;
-        }
-      }
     }
     switch (check) {
       case BlockCheck::kValid:

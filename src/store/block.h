@@ -266,6 +266,14 @@ struct BlockView {
 BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
                          BlockView* view);
 
+// ValidateBlock, and the value copied to `out` in the same pass as its checksum (HashBytesCopy) when it fits
+// (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not copied (view->value ==
+// nullptr; the checksum is still checked). The same answer as ValidateBlock for every copy; out is written only
+// after the header checks passed (this key, consistent versions), and may then hold the bytes of a copy that
+// fails its checksum (kRetry).
+BlockCheck ValidateBlockCopy(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                             uint8_t* out, size_t out_capacity, BlockView* view);
+
 // Validates a copy whose header and key ([0, kBlockHeaderBytes + key_len)) and target word were fetched into
 // `head` and `target`, and whose value was fetched to `value` (room for `value_room` bytes, the most this block
 // can hold after this key): like ValidateBlock, checksum included. On kValid and kUnchecked, view->value == value.
