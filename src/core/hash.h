@@ -54,8 +54,8 @@ inline uint64_t HashBytes(const void* data, size_t len, uint64_t seed) {
   return len >= kWideHashMinBytes ? HashBytesLong(data, len, seed) : XXH3_64bits_withSeed(data, len, seed);
 }
 
-// HashBytes(src, len, seed), and src copied to dst ([dst, dst + len) must not overlap [src, src + len)), in one
-// pass from kWideHashMinBytes on: each kHashCopyPieceBytes piece is hashed (XXH3's streaming form, the same
+// HashBytes(src, len, seed), and src copied to dst (dst <= src, or the two do not overlap: a value read with its
+// header in front of it may slide down over the header), in one pass from kWideHashMinBytes on: each kHashCopyPieceBytes piece is hashed (XXH3's streaming form, the same
 // value) and then copied while it sits in L1, instead of hashing all of src and then copying it from L2.
 // Measured here (AVX2, a 64 KiB value just written): 3.24 -> 2.80 us; 512 KiB 30.0 -> 25.3 us.
 constexpr size_t kHashCopyPieceBytes = 8192;
@@ -63,7 +63,7 @@ uint64_t HashBytesCopyLong(void* dst, const void* src, size_t len, uint64_t seed
 inline uint64_t HashBytesCopy(void* dst, const void* src, size_t len, uint64_t seed) {
   if (len >= kWideHashMinBytes) return HashBytesCopyLong(dst, src, len, seed);
   const uint64_t h = XXH3_64bits_withSeed(src, len, seed);
-  if (len > 0) std::memcpy(dst, src, len);
+  if (len > 0) std::memmove(dst, src, len);
   return h;
 }
 
