@@ -84,8 +84,10 @@ class DirectOps {
   // either the whole block in one get (its slack, the room the slab class leaves beyond the value, comes along)
   // or, when that slack is at least this many bytes, header + key + the hinted value bytes in one get and the
   // target word in a second (GetHeadAndValue): one round trip instead of the slack's transfer. Measured over
-  // UCX tcp (bench_latency --mode direct, p50, issue 13): 1 KiB of transfer ~0.4 us, a small get ~7 us; 256 KiB
-  // (31 KiB of slack) three pieces XX us, two gets XX us; 512 KiB XX vs XX.
+  // UCX tcp (bench_latency --mode direct, p50, issue 13, 2-core VM at load 7-9): 1 KiB of transfer ~0.4 us, a
+  // small get ~7 us; with the AVX2 checksum of core/hash.h alongside, 256 KiB (31 KiB of slack) 160-165 us
+  // (three pieces) -> 144-152 us (two gets), 512 KiB 294-303 -> 283-293 us (staged: the bench's buffer holds
+  // the value only). 64 KiB values (11 KiB of slack) stay one get.
   static constexpr size_t kBlockingSlackMinBytes = 16384;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
