@@ -15,7 +15,9 @@
 // Direct GET (remote): one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail
 //   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer; or, from
 //   kOneCopyMinBytes on, the one-copy form (GetSplit: the value's hinted length straight into the caller's
-//   buffer, header and target word beside it, ValidateSplitBlock; the same checks). A torn or
+//   buffer, header and target word beside it, ValidateSplitBlock; the same checks); with blocking_reads (UCX
+//   tcp), instead, header and value in one blocking get and the target word in another when the block's slack
+//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks). A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
 //   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
 //   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
