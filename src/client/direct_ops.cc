@@ -28,11 +28,22 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   if (attempt > 0) backoff.Pause();
   uint64_t before = kNoTargetRead;  // G0 of the seqlock over gets (store/block.h): the last G2
   bool one_copy = local == nullptr && OneCopy(block_bytes, key_len, out_capacity, value_len_hint);
+  bool head_and_value = local == nullptr && HeadAndValue(block_bytes, key_len, value_len_hint);
+  bool land_in_out = true;  // GetHeadAndValue's first choice
   for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
     const bool had_before = before != kNoTargetRead;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
+    } else if (head_and_value) {
+      bool outgrew = false;
+      check = GetHeadAndValue(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
+                              out_capacity, value_len_hint, land_in_out, view, &outgrew);
+      if (outgrew) {  // the value no longer fits out behind its header: stage the next read
+        land_in_out = false;
+        continue;
+      }
+      check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else if (one_copy) {
       bool outgrew = false;
       check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), out_capacity,
@@ -44,16 +55,10 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
-      check = ValidateBlock(buffer_.data(), block_bytes, key, key_len, tag, view);
+      // The value goes to out in the checksum's pass (Get's contract: out may hold a torn attempt's bytes).
+      check = ValidateBlockCopy(buffer_.data(), block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
+                                out_capacity, view);
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
-      if (check == BlockCheck::kValid) {
-        if (view->value_len <= out_capacity) {
-          if (view->value_len > 0) std::memcpy(out, view->value, view->value_len);
-          view->value = static_cast<const uint8_t*>(out);
-        } else {
-          view->value = nullptr;
-        }
-      }
     }
     switch (check) {
       case BlockCheck::kValid:
@@ -71,12 +76,54 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
 }
 
 bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) const {
+  if (blocking_reads_) return false;  // HeadAndValue instead
   const size_t value_at = kBlockHeaderBytes + key_len;
   if (block_bytes < value_at + kTargetWordBytes) return false;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
-  if (value_room < kOneCopyMinBytes || (out_capacity < value_room && value_len_hint > out_capacity)) return false;
-  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetSplit's
-  return !blocking_reads_ || first >= kBlockingOneCopyMinBytes;
+  return value_room >= kOneCopyMinBytes && (out_capacity >= value_room || value_len_hint <= out_capacity);
+}
+
+bool DirectOps::HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const {
+  if (!blocking_reads_) return false;
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  if (block_bytes < value_at + kTargetWordBytes) return false;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetHeadAndValue's
+  return value_room - first >= kBlockingSlackMinBytes;
+}
+
+BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key,
+                                      size_t key_len, uint32_t tag, uint8_t* out, size_t out_capacity,
+                                      uint32_t value_len_hint, bool land_in_out, BlockView* view, bool* outgrew) {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
+  // Header, key and the first value bytes in one get: into the caller's buffer when it holds them (the value then
+  // slides down over the header in the checksum's pass), else into buffer_ (block_bytes long: Get) and copied
+  // out in that pass. Then the target word: both gets are blocking (no quiet: the constructor), in either order
+  // (validation reads no order into them; an unchecked block's G2 is Confirm's, after both).
+  uint8_t* land = land_in_out && out_capacity >= value_at + first ? out : buffer_.data();
+  const uint8_t* block = arena_ + offset;
+  ctx_->Get(land, block, value_at + first, server);
+  uint64_t target;
+  ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  // The header names a longer value (it grew since the hint, or the header is torn): read the rest. The checksum
+  // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry).
+  const size_t value_len = LoadU32(land + kValueLenOffset);
+  if (value_len > first && value_len <= value_room) {
+    if (land == out && value_at + value_len > out_capacity) {
+      *outgrew = true;
+      return BlockCheck::kRetry;
+    }
+    ctx_->Get(land + value_at + first, block + value_at + first, value_len - first, server);
+  }
+  const uint8_t* head = land;
+  if (land == out) {  // the header, before the value slides over it
+    std::memcpy(buffer_.data(), out, value_at);
+    head = buffer_.data();
+  }
+  return ValidateSplitBlockInto(head, target, land + value_at, value_room, block_bytes, key, key_len, tag, out,
+                                out_capacity, view);
 }
 
 BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,

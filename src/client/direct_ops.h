@@ -15,7 +15,9 @@
 // Direct GET (remote): one get of the whole block, accepted only after ValidateBlock (unlocked, head == tail
 //   version, tag and full key, lengths, checksum), then the value is copied to the caller's buffer; or, from
 //   kOneCopyMinBytes on, the one-copy form (GetSplit: the value's hinted length straight into the caller's
-//   buffer, header and target word beside it, ValidateSplitBlock; the same checks). A torn or
+//   buffer, header and target word beside it, ValidateSplitBlock; the same checks); with blocking_reads (UCX
+//   tcp), instead, header and value in one blocking get and the target word in another when the block's slack
+//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks). A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
 //   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
 //   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
@@ -79,12 +81,16 @@ class DirectOps {
   // 16 KiB 0.57 -> 0.48 us; UCX tcp, 16 KiB 16-22 -> 34-48 us (three gets each wait for the server's
   // progress), 64 KiB and 512 KiB within noise or better. So from 64 KiB on.
   static constexpr size_t kOneCopyMinBytes = 65536;
-  // Where a quiet may wait for peers other than the one read (blocking_reads, below), the three pieces are
-  // three blocking gets, two round trips more than one get of the whole block and a copy; the one-copy form is
-  // then taken from this many value bytes (the hint, or the room) on. Measured over UCX tcp (bench_latency
-  // --mode direct, p50 of the runs not stalled by the 2-core VM's load): 64 KiB 50 (whole block) vs 58 us
-  // (blocking pieces), 128 KiB 92 vs 94, 256 KiB 163 vs 161, 512 KiB 548 vs 320.
-  static constexpr size_t kBlockingOneCopyMinBytes = 262144;
+  // Where a quiet may wait for peers other than the one read (blocking_reads, below), every get is blocking,
+  // each one a round trip (~7 us over UCX tcp here), so the three pieces are not used. A remote GET then reads
+  // either the whole block in one get (its slack, the room the slab class leaves beyond the value, comes along)
+  // or, when that slack is at least this many bytes, header + key + the hinted value bytes in one get and the
+  // target word in a second (GetHeadAndValue): one round trip instead of the slack's transfer. Measured over
+  // UCX tcp (bench_latency --mode direct, p50, issue 13, 2-core VM at load 7-9): 1 KiB of transfer ~0.4 us, a
+  // small get ~7 us; with the AVX2 checksum of core/hash.h alongside, 256 KiB (31 KiB of slack) 160-165 us
+  // (three pieces) -> 144-152 us (two gets), 512 KiB 294-303 -> 283-293 us (staged: the bench's buffer holds
+  // the value only). 64 KiB values (11 KiB of slack) stay one get.
+  static constexpr size_t kBlockingSlackMinBytes = 16384;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
 
@@ -224,11 +230,23 @@ class DirectOps {
               uint64_t* locked_from);
   bool KeyMatches(int server, uint64_t offset, const void* key, size_t key_len, const uint8_t** head);
   // Whether a remote GET of this block for this key lands its value in a buffer of out_capacity (kOneCopy...):
-  // the room is at least kOneCopyMinBytes and out holds the room, or the hinted value length; with
-  // blocking_reads_, the value bytes read first (the hint, or the room) are at least kBlockingOneCopyMinBytes.
+  // the room is at least kOneCopyMinBytes and out holds the room, or the hinted value length; never with
+  // blocking_reads_ (HeadAndValue).
   bool OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacity, uint32_t value_len_hint) const;
+  // Whether a remote GET reads header and value in one get and the target word in another (GetHeadAndValue):
+  // with blocking_reads_ only, when the block's room beyond the value bytes read first (the hint, or the room)
+  // is at least kBlockingSlackMinBytes.
+  bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
+  // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
+  // land_in_out and out holds them, else into buffer_; and the target word. Then, if the header names a longer
+  // value that fits the room, the rest of it with one more get (same place). ValidateSplitBlockInto moves or
+  // copies the value to out[0] in the checksum's pass. *outgrew (and kRetry) when the value read into out no
+  // longer fits there behind its header: the caller reads again with land_in_out false.
+  BlockCheck GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
+                             uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
+                             bool land_in_out, BlockView* view, bool* outgrew);
   // The one-copy remote GET: header + key and the target word into buffer_, and min(value_len_hint, room) value
-  // bytes into out, with one quiet (with blocking_reads_: three blocking gets, no quiet); then, if the header
+  // bytes into out, with one quiet (never with blocking_reads_: OneCopy); then, if the header
   // names a longer value that fits the room, the rest of it with one more (blocking) get. The pieces may be read
   // in any order and at any time apart: validated as a whole (ValidateSplitBlock), every byte the checksum
   // covers was read.

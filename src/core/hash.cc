@@ -2,6 +2,31 @@
 
 namespace smc {
 
+namespace {
+// A hash in another file's static initialiser may run before this one: it reads false and hashes with SSE2, the
+// same value.
+const bool kWide = Xxh3WideAvailable();
+}  // namespace
+
+uint64_t HashBytesLong(const void* data, size_t len, uint64_t seed) {
+  return kWide ? Xxh3Wide(data, len, seed) : XXH3_64bits_withSeed(data, len, seed);
+}
+
+uint64_t HashBytesCopyLong(void* dst, const void* src, size_t len, uint64_t seed) {
+  if (kWide) return Xxh3WideCopy(dst, src, len, seed, kHashCopyPieceBytes);
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);  // reset_withSeed reads the seed it finds there (xxhash 0.8.1)
+  XXH3_64bits_reset_withSeed(&state, seed);
+  const char* from = static_cast<const char*>(src);
+  char* to = static_cast<char*>(dst);
+  for (size_t at = 0; at < len; at += kHashCopyPieceBytes) {
+    const size_t n = len - at < kHashCopyPieceBytes ? len - at : kHashCopyPieceBytes;
+    XXH3_64bits_update(&state, from + at, n);
+    std::memmove(to + at, from + at, n);  // to <= from: each piece's source is still unread
+  }
+  return XXH3_64bits_digest(&state);
+}
+
 int32_t JumpConsistentHash(uint64_t key, int32_t buckets) {
   int64_t b = -1, j = 0;
   while (j < buckets) {

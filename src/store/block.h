@@ -287,11 +287,29 @@ struct BlockView {
 BlockCheck ValidateBlock(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
                          BlockView* view);
 
+// ValidateBlock, and the value copied to `out` in the same pass as its checksum (HashBytesCopy) when it fits
+// (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not copied (view->value ==
+// nullptr; the checksum is still checked). The same answer as ValidateBlock for every copy; out is written only
+// after the header checks passed (this key, consistent versions), and may then hold the bytes of a copy that
+// fails its checksum (kRetry).
+BlockCheck ValidateBlockCopy(const uint8_t* copy, size_t block_bytes, const void* key, size_t key_len, uint32_t tag,
+                             uint8_t* out, size_t out_capacity, BlockView* view);
+
 // Validates a copy whose header and key ([0, kBlockHeaderBytes + key_len)) and target word were fetched into
 // `head` and `target`, and whose value was fetched to `value` (room for `value_room` bytes, the most this block
 // can hold after this key): like ValidateBlock, checksum included. On kValid and kUnchecked, view->value == value.
 BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                               size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view);
+
+// ValidateSplitBlock, and the value moved from `value` to `out` in the checksum's pass (HashBytesCopy) when it
+// fits (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not moved (view->value ==
+// nullptr; the checksum is still checked). out may lie below value in the same buffer (out <= value: the value
+// read with its header into the caller's buffer slides down over the header), or elsewhere; `head` must not lie
+// in [out, out + value_len). The same answer as ValidateSplitBlock; out is written only after the header checks
+// passed, and then holds the bytes of a copy that may still fail its checksum (kRetry).
+BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
+                                  size_t block_bytes, const void* key, size_t key_len, uint32_t tag, uint8_t* out,
+                                  size_t out_capacity, BlockView* view);
 
 // Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
 // `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was

@@ -18,8 +18,9 @@
 // straight into the items' buffers) under the same writers and eviction.
 // large = 1: values of 64 KiB and more (mostly 66000..75000 bytes, one slab class, rewritten in place; else
 // 100000..120000 or 270000..300000, moves), so remote readers take the one-copy GET with its value-length hint
-// (client/direct_ops.h) while the length changes under them; over UCX tcp, where that form reads with blocking
-// gets, from 256 KiB of value on only (kBlockingOneCopyMinBytes), the 270000..300000-byte values take it.
+// (client/direct_ops.h) while the length changes under them; over UCX tcp, where reads are blocking gets, the
+// values whose block has at least kBlockingSlackMinBytes of room beyond them (most of 100000..120000 and
+// 270000..300000) are read as header + value in one get and the target word in another, with the same hint.
 // options = 1 (issue 15, Direct stores with options): writers mix, on the same hot keys, plain SETs with
 // shmemcache_store in mode SET with flags (and now and then a ttl far beyond the run), cas stores (token read by
 // shmemcache_fetch, mode SET or REPLACE) and REPLACEs; values of other sizes make any of them Active. A value's

@@ -75,8 +75,61 @@ std::vector<uint8_t> MakeBlock(size_t block_bytes, uint64_t version, const std::
   return b;
 }
 
+// ValidateBlock's answer; every call also checks that ValidateBlockCopy gives the same answer and view, with the
+// value copied to a buffer that holds it (at a large and a small length: the fused pass and the plain one) and
+// not copied to one that does not.
 BlockCheck Check(const std::vector<uint8_t>& b, const std::string& key, uint32_t tag, BlockView* view = nullptr) {
-  return ValidateBlock(b.data(), b.size(), key.data(), key.size(), tag, view);
+  BlockView plain;
+  const BlockCheck want = ValidateBlock(b.data(), b.size(), key.data(), key.size(), tag, &plain);
+  const bool accepted = want == BlockCheck::kValid || want == BlockCheck::kUnchecked;
+  const size_t value_len = accepted ? plain.value_len : 0;
+  for (size_t room : {value_len, value_len + 100000}) {
+    std::vector<uint8_t> out(room + 1, 0xEE);
+    BlockView copied;
+    EXPECT_EQ(ValidateBlockCopy(b.data(), b.size(), key.data(), key.size(), tag, out.data(), room, &copied), want);
+    if (accepted) {
+      EXPECT_EQ(copied.value, out.data());
+      EXPECT_EQ(copied.value_len, plain.value_len);
+      EXPECT_EQ(copied.version, plain.version);
+      EXPECT_EQ(copied.token, plain.token);
+      EXPECT_EQ(copied.flags, plain.flags);
+      EXPECT_EQ(copied.expiry_ms, plain.expiry_ms);
+      EXPECT_EQ(copied.recency, plain.recency);
+      EXPECT_EQ(std::memcmp(out.data(), plain.value, plain.value_len), 0);
+      EXPECT_EQ(out[plain.value_len], 0xEE) << "written past the value";
+    }
+  }
+  if (accepted && value_len > 0) {
+    std::vector<uint8_t> small(value_len, 0xEE);
+    BlockView copied;
+    EXPECT_EQ(ValidateBlockCopy(b.data(), b.size(), key.data(), key.size(), tag, small.data(), value_len - 1,
+                                &copied),
+              want);
+    EXPECT_EQ(copied.value, nullptr);
+    EXPECT_EQ(copied.value_len, value_len);
+    EXPECT_EQ(small, std::vector<uint8_t>(value_len, 0xEE)) << "a value that does not fit is not copied";
+  }
+  if (view != nullptr) *view = plain;
+  return want;
+}
+
+// Long values (the fused hash-and-copy pass and the AVX2 hash, core/hash.h): accepted whole, a flipped byte
+// anywhere (first, inside a piece, last) is a tear.
+TEST(BlockValidate, LongValuesCopiedAndTornBytesCaught) {
+  const std::string key = "big";
+  for (size_t len : {size_t{16383}, size_t{16384}, size_t{65536}, size_t{77000}, size_t{300000}}) {
+    std::string value(len, '\0');
+    for (size_t i = 0; i < len; ++i) value[i] = static_cast<char>(i * 131 + len);
+    const size_t bytes = BlockBytesFor(key.size(), value.size()) + 4096;
+    auto good = MakeBlock(bytes, 7, key, value, 33);
+    BlockView view;
+    ASSERT_EQ(Check(good, key, 33, &view), BlockCheck::kValid) << len;
+    for (size_t i : {size_t{0}, size_t{8191}, size_t{8192}, len / 2, len - 1}) {
+      auto b = good;
+      b[kBlockHeaderBytes + key.size() + i] ^= 0x40;
+      EXPECT_EQ(Check(b, key, 33), BlockCheck::kRetry) << "length " << len << " byte " << i;
+    }
+  }
 }
 
 TEST(BlockEncode, LayoutMatchesHeader) {

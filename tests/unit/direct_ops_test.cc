@@ -588,12 +588,13 @@ TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
 }
 
 // With blocking_reads (a context whose quiet may wait for every peer: UCX tcp), a remote GET never leaves a get
-// outstanding across a quiet: from kBlockingOneCopyMinBytes value bytes on the one-copy form reads its three
-// pieces with blocking gets (a torn piece still fails the checksum and is read again); below, one get of the
-// whole block and a copy. Without it, the pieces are non-blocking gets and one quiet.
+// outstanding across a quiet: when the block's room beyond the hinted value is at least kBlockingSlackMinBytes,
+// header and value in one blocking get (into the caller's buffer when it holds both, else staged) and the target
+// word in another (a write between them fails validation and is read again); otherwise one get of the whole
+// block. Without it, the one-copy form's pieces are non-blocking gets and one quiet.
 class DirectOpsBlockingReadsTest : public DirectOpsTest {
  protected:
-  static constexpr size_t kBigLen = DirectOps::kBlockingOneCopyMinBytes + 1000;
+  static constexpr size_t kBigLen = 270000;
   static constexpr size_t kMidLen = 3 * DirectOps::kOneCopyMinBytes / 2;  // one-copy without blocking_reads only
   DirectOpsBlockingReadsTest() : DirectOpsTest(8 << 20, 1 << 20, 2 * kBigLen) {}
 };
@@ -602,31 +603,49 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
   const std::string big_key = "big", mid_key = "mid";
   BlockPointer big = StoreSet(big_key, std::string(kBigLen, 'o'));
   BlockPointer mid = StoreSet(mid_key, std::string(kMidLen, 'm'));
+  const size_t big_room = big.block_bytes - kTargetWordBytes - kBlockHeaderBytes - big_key.size();
+  ASSERT_GE(big_room - kBigLen, DirectOps::kBlockingSlackMinBytes) << "the test needs a block with slack";
   std::vector<char> out(2 * kBigLen);  // holds either block's room: the one-copy form wherever it is allowed
   BlockView view;
-  {
-    SCOPED_TRACE("blocking reads, one copy");
+  char fill = 'n';
+  for (size_t capacity : {out.size(), kBigLen}) {  // header and value land in out; staged (out holds the value only)
+    SCOPED_TRACE(capacity == kBigLen ? "blocking reads, head and value staged" : "blocking reads, head and value");
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     int gets = 0;
+    const std::string next(kBigLen, fill++);
     job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
       ++gets;
       std::memcpy(dst, src, bytes);
-      if (gets == 2) StoreSet(big_key, std::string(kBigLen, 'n'));  // after the value piece, before the target
+      if (gets == 1) StoreSet(big_key, next);  // after header and value, before the target word
     };
     ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
-                      out.data(), out.size(), &view),
+                      out.data(), capacity, &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
     job_.faults().on_get = nullptr;
-    EXPECT_EQ(counting.gets, 6u) << "two attempts of three blocking gets each";
+    EXPECT_EQ(counting.gets, 4u) << "two attempts of two blocking gets each";
     EXPECT_EQ(counting.nbi_gets, 0u);
     EXPECT_EQ(counting.quiets, 0u);
     EXPECT_EQ(ops.counters().read_retries, 1u);
     EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
-    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'n'));
+    EXPECT_EQ(std::string(out.data(), view.value_len), next);
   }
   {
-    SCOPED_TRACE("blocking reads, below kBlockingOneCopyMinBytes");
+    SCOPED_TRACE("blocking reads, the value grew past the hint");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    const std::string longer(kBigLen + 5000, 'g');
+    ASSERT_LE(kBlockHeaderBytes + big_key.size() + longer.size(), big_room + kBlockHeaderBytes + big_key.size());
+    BlockPointer grown = StoreSet(big_key, longer);
+    ASSERT_EQ(grown.offset, big.offset) << "rewritten in place";
+    ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
+                      out.data(), out.size(), &view, static_cast<uint32_t>(kBigLen)),
+              DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 3u) << "head and hinted value, target word, the rest";
+    EXPECT_EQ(std::string(out.data(), view.value_len), longer);
+  }
+  {
+    SCOPED_TRACE("blocking reads, no hint: the whole block");
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     ASSERT_EQ(ops.Get(kServerPe, mid.offset, mid.block_bytes, mid_key.data(), mid_key.size(), Loc(mid_key).tag,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 // XXH3_64bits to that copy (XXH_INLINE_ALL), so the library's symbol is named here directly.
 #undef XXH3_64bits
 extern "C" XXH64_hash_t XXH3_64bits(const void* data, size_t len);
+#undef XXH3_64bits_withSeed
+extern "C" XXH64_hash_t XXH3_64bits_withSeed(const void* data, size_t len, XXH64_hash_t seed);
 
 namespace smc {
 namespace {
@@ -69,30 +72,51 @@ TEST(HashKey, EqualsLibraryXxh3) {
   EXPECT_EQ(HashKey(nullptr, 0), XXH3_64bits(nullptr, 0));  // the empty key, as the API never passes it
 }
 
-// HashBytes (checksums: inline at SSE2 width up to 240 bytes, AVX2 beyond where the CPU has it) gives XXH3's one
-// value: the same as the inline copy at the baseline width and as Xxh3 (the library), for every length around
-// XXH3's size classes and stripes, several seeds and alignments; a checksum written by one PE is checked by another.
-TEST(HashBytes, EqualsXxh3WithSeedAtEveryWidth) {
-  std::vector<unsigned char> bytes(20000 + 8);
+// HashBytes (inline SSE2 below kWideHashMinBytes, AVX2 from it where available) and Xxh3Wide itself give
+// libxxhash's XXH3_64bits_withSeed on both sides of the threshold, at every alignment, for several seeds.
+TEST(HashBytes, EqualsLibraryXxh3WithSeed) {
+  std::vector<unsigned char> bytes(600000 + 8);
   uint64_t r = 0x13198a2e03707344ull;
   for (unsigned char& b : bytes) {
     r = Remix(r + 1);
     b = static_cast<unsigned char>(r);
   }
   std::vector<size_t> lengths;
-  for (size_t n = 0; n <= 1100; ++n) lengths.push_back(n);
-  for (size_t n : {4095, 4096, 4097, 4352, 8191, 16384, 20000}) lengths.push_back(n);
-  for (uint64_t seed : {0ull, 1ull, 0x9e3779b97f4a7c15ull}) {
-    for (size_t n : lengths) {
-      for (size_t align : {0, 3, 8}) {
-        const unsigned char* data = bytes.data() + align;
-        const uint64_t want = XXH3_64bits_withSeed(data, n, seed);
-        ASSERT_EQ(HashBytes(data, n, seed), want) << "length " << n << " seed " << seed << " alignment " << align;
-        ASSERT_EQ(Xxh3(data, n, seed), want) << "length " << n << " seed " << seed << " alignment " << align;
-#if defined(SHMEMCACHE_HASH_AVX2)
-        if (kHashBytesAvx2) ASSERT_EQ(HashBytesAvx2(data, n, seed), want) << "length " << n << " seed " << seed;
-#endif
+  for (size_t n = 0; n <= 1100; ++n) lengths.push_back(n);  // every XXH3 size class and stripe boundary
+  for (size_t n : {4095, 4096, 4097, 4352, 8191, 16384, 20000, 65536, 65536 + 63, 262144, 524288 + 5, 600000})
+    lengths.push_back(n);
+  for (size_t n : lengths) {
+    for (size_t align = 0; align < 8; ++align) {
+      for (uint64_t seed : {uint64_t{0}, uint64_t{1}, uint64_t{0x9e3779b97f4a7c15ull}}) {
+        const unsigned char* p = bytes.data() + align;
+        const uint64_t want = XXH3_64bits_withSeed(p, n, seed);
+        ASSERT_EQ(HashBytes(p, n, seed), want) << "length " << n << " alignment " << align;
+        if (Xxh3WideAvailable()) ASSERT_EQ(Xxh3Wide(p, n, seed), want) << "length " << n << " alignment " << align;
       }
+    }
+  }
+}
+
+// HashBytesCopy returns HashBytes of the source and leaves an exact copy, on both sides of the threshold and at
+// lengths that end inside a piece, without writing past the copy.
+TEST(HashBytes, CopyEqualsHashAndMemcpy) {
+  std::vector<unsigned char> bytes(300000 + 8);
+  uint64_t r = 0xa4093822299f31d0ull;
+  for (unsigned char& b : bytes) {
+    r = Remix(r + 1);
+    b = static_cast<unsigned char>(r);
+  }
+  const size_t lengths[] = {0, 1, 240, 241, 4096, kHashCopyMinBytes - 1, kHashCopyMinBytes, kHashCopyMinBytes + 1,
+                            kHashCopyPieceBytes * 3 + 5, 65536, 77000, 262144 + 3, 300000};
+  std::vector<unsigned char> out(300000 + 16);
+  for (size_t n : lengths) {
+    for (size_t align : {size_t{0}, size_t{3}}) {
+      std::fill(out.begin(), out.end(), 0xEE);
+      const unsigned char* p = bytes.data() + align;
+      ASSERT_EQ(HashBytesCopy(out.data() + 1, p, n, 42), XXH3_64bits_withSeed(p, n, 42)) << "length " << n;
+      ASSERT_EQ(std::memcmp(out.data() + 1, p, n), 0) << "length " << n;
+      ASSERT_EQ(out[0], 0xEE);
+      ASSERT_EQ(out[n + 1], 0xEE) << "length " << n;
     }
   }
 }
