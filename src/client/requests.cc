@@ -134,8 +134,9 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   // Staged (encoded straight into the staging when it packs): it goes out, with one doorbell for the burst, when
   // this client next waits for or polls the server, or once burst_flush_ requests are staged (below).
-  if (conduit_.PostParts(static_cast<size_t>(s), {{&h, sizeof(h)}, {op.key, op.key_len}, {op.value, value_bytes}},
-                         true) != SHMEMCACHE_OK) {
+  if (conduit_.PostWritten(static_cast<size_t>(s), RequestBytes(op.key_len, value_bytes), true, &request_[s],
+                           [&](uint8_t* out) { WriteRequest(out, h, op.key, op.key_len, op.value, value_bytes); }) !=
+      SHMEMCACHE_OK) {
     if (*request == nullptr) Release(r);
     return FailServer(s);  // nothing issued (the request may be partly in the ring; the ring is never read again)
   }

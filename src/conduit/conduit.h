@@ -153,6 +153,22 @@ class Conduit {
   // send and writes the value straight into it (issue 14). The record keeps the chunk Reserve placed it in, so
   // a reply trimmed there takes no more chunks than one of the reserved length (reply_room.h).
   void Trim(size_t peer, size_t len);
+  // Post of a len-byte message that write(uint8_t* out) writes: straight into the staging when it packs (one
+  // copy of its bytes, not two), else into *scratch, which is then posted. OK or TIMEOUT as Post. The client's
+  // request path: an encoder inlined into its caller costs less than PostParts' loop over parts (callgrind:
+  // PostActive's own instructions 302 -> 287 per 32 B SET).
+  template <class Write>
+  Status PostWritten(size_t peer, size_t len, bool ring_doorbell, std::vector<uint8_t>* scratch, Write&& write) {
+    Status s;
+    if (uint8_t* at = Reserve(peer, len, ring_doorbell, &s)) {
+      write(at);
+      return SHMEMCACHE_OK;
+    }
+    if (s != SHMEMCACHE_OK) return s;
+    scratch->resize(len);
+    write(scratch->data());
+    return Post(peer, scratch->data(), len, ring_doorbell);
+  }
   // A message given as the concatenation of parts (a header, a key, a value where they lie), posted as Post would
   // post their concatenation, without assembling it anywhere first: one that packs is copied part by part
   // straight into the staging (Reserve), one that does not straight into its fragments. OK or TIMEOUT as Post.
