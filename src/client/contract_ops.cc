@@ -167,24 +167,37 @@ Status Client::ServerStats(int server, Stats* stats) {
   }
 }
 
+bool Client::LockForContract(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
+                             uint64_t* version) {
+  const DirectOps::Result r = direct_.Acquire(op.loc.server, offset, block_bytes, known_version, op.key, op.key_len,
+                                              op.loc.tag, version);
+  if (r == DirectOps::Result::kDone) return true;
+  DirectSetFailed(op, r);
+  return false;
+}
+
+bool Client::ReadLiveHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, BlockView* pair) {
+  return direct_.ReadHeld(op.loc.server, offset, block_bytes, op.key, op.key_len, pair) &&
+         JudgeDirectExpiry(op.loc.server, pair->expiry_ms) == ExpiryVerdict::kLive;
+}
+
+bool Client::GiveUpHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version) {
+  direct_.Abandon(op.loc.server, offset, block_bytes, version, op.loc.tag);
+  ++counters_.direct_fallbacks;
+  return false;
+}
+
 bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                            uint64_t known_recency, Status* status) {
   const int server = op.loc.server;
   const uint32_t tag = op.loc.tag;
   uint64_t version;
-  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
-  if (r != DirectOps::Result::kDone) {
-    DirectSetFailed(op, r);
-    return false;
-  }
+  if (!LockForContract(op, offset, block_bytes, known_version, &version)) return false;
   // The lock is held from here: decide, then Commit or Abandon (no other wait in between).
   BlockView pair;
   uint64_t number = 0;
-  if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
-      JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {
-    direct_.Abandon(server, offset, block_bytes, version, tag);
-    ++counters_.direct_fallbacks;
-    return false;
+  if (!ReadLiveHeld(op, offset, block_bytes, &pair)) {
+    return GiveUpHeld(op, offset, block_bytes, version);
   }
   if (!IncrementCounter(pair.value, pair.value_len, op.contract.delta, &number, &counter_value_)) {
     direct_.Abandon(server, offset, block_bytes, version, tag);
@@ -193,9 +206,7 @@ bool Client::TryDirectIncr(const Operation& op, uint64_t offset, uint32_t block_
     return true;
   }
   if (BlockBytesFor(op.key_len, counter_value_.size()) > block_bytes) {  // the server moves it to a larger block
-    direct_.Abandon(server, offset, block_bytes, version, tag);
-    ++counters_.direct_fallbacks;
-    return false;
+    return GiveUpHeld(op, offset, block_bytes, version);
   }
   direct_.Commit(server, offset, block_bytes, version, tag, op.key, op.key_len, counter_value_.data(),
                  counter_value_.size(), PairMeta{pair.flags, pair.expiry_ms, 0});
@@ -218,19 +229,12 @@ bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block
   const int server = op.loc.server;
   const uint32_t tag = op.loc.tag;
   uint64_t version;
-  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
-  if (r != DirectOps::Result::kDone) {
-    DirectSetFailed(op, r);
-    return false;
-  }
+  if (!LockForContract(op, offset, block_bytes, known_version, &version)) return false;
   // The lock is held from here: decide, then Commit or Abandon (no other wait in between).
   if (request.cas != 0 || request.mode == StoreMode::kReplace) {  // the outcome depends on the pair
     BlockView pair;
-    if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
-        JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {  // absent here, or maybe expired
-      direct_.Abandon(server, offset, block_bytes, version, tag);
-      ++counters_.direct_fallbacks;
-      return false;
+    if (!ReadLiveHeld(op, offset, block_bytes, &pair)) {  // absent here, or maybe expired
+      return GiveUpHeld(op, offset, block_bytes, version);
     }
     if (request.cas != 0 && pair.token != request.cas) {  // changed since the token: nothing written
       direct_.Abandon(server, offset, block_bytes, version, tag);
@@ -244,9 +248,7 @@ bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block
   uint64_t expiry_ms = 0;
   if (request.ttl_ms != 0 &&
       !DirectExpiry(request.ttl_ms, BoundServerTimeNow(server, nullptr), config_.recency_range_ms, &expiry_ms)) {
-    direct_.Abandon(server, offset, block_bytes, version, tag);
-    ++counters_.direct_fallbacks;
-    return false;
+    return GiveUpHeld(op, offset, block_bytes, version);
   }
   direct_.Commit(server, offset, block_bytes, version, tag, op.key, op.key_len, op.value, op.value_len,
                  PairMeta{request.flags, expiry_ms, 0});
@@ -261,20 +263,13 @@ bool Client::TryDirectCombine(const Operation& op, uint64_t offset, uint32_t blo
   const uint32_t tag = op.loc.tag;
   const StoreRequest& request = op.contract.store;
   uint64_t version;
-  DirectOps::Result r = direct_.Acquire(server, offset, block_bytes, known_version, op.key, op.key_len, tag, &version);
-  if (r != DirectOps::Result::kDone) {
-    DirectSetFailed(op, r);
-    return false;
-  }
+  if (!LockForContract(op, offset, block_bytes, known_version, &version)) return false;
   // The lock is held from here: decide, then commit or abandon (no other wait in between). The server's Store
   // decides in this order too (kv_store_write.cc): cas, then absent (Active here: NOT_FOUND / NOT_STORED are the
   // server's to say), then the combined length.
   BlockView pair;
-  if (!direct_.ReadHeld(server, offset, block_bytes, op.key, op.key_len, &pair) ||
-      JudgeDirectExpiry(server, pair.expiry_ms) != ExpiryVerdict::kLive) {  // absent here, or maybe expired
-    direct_.Abandon(server, offset, block_bytes, version, tag);
-    ++counters_.direct_fallbacks;
-    return false;
+  if (!ReadLiveHeld(op, offset, block_bytes, &pair)) {  // absent here, or maybe expired
+    return GiveUpHeld(op, offset, block_bytes, version);
   }
   Status refused = SHMEMCACHE_OK;
   size_t combined = 0;
@@ -283,9 +278,7 @@ bool Client::TryDirectCombine(const Operation& op, uint64_t offset, uint32_t blo
   } else if (!CombinedValueLen(pair.value_len, op.value_len, config_.max_value_len, &combined)) {
     refused = SHMEMCACHE_VALUE_TOO_LARGE;  // max_value_len is the same on every PE (node/agreement.h)
   } else if (combined > ValueRoom(block_bytes, op.key_len)) {  // the server moves it to a larger block
-    direct_.Abandon(server, offset, block_bytes, version, tag);
-    ++counters_.direct_fallbacks;
-    return false;
+    return GiveUpHeld(op, offset, block_bytes, version);
   }
   if (refused != SHMEMCACHE_OK) {  // decided under the lock: nothing written
     direct_.Abandon(server, offset, block_bytes, version, tag);

@@ -14,17 +14,10 @@ uint64_t HashBytesLong(const void* data, size_t len, uint64_t seed) {
 
 uint64_t HashBytesCopyLong(void* dst, const void* src, size_t len, uint64_t seed) {
   if (kWide) return Xxh3WideCopy(dst, src, len, seed, kHashCopyPieceBytes);
-  XXH3_state_t state;
-  XXH3_INITSTATE(&state);  // reset_withSeed reads the seed it finds there (xxhash 0.8.1)
-  XXH3_64bits_reset_withSeed(&state, seed);
-  const char* from = static_cast<const char*>(src);
-  char* to = static_cast<char*>(dst);
-  for (size_t at = 0; at < len; at += kHashCopyPieceBytes) {
-    const size_t n = len - at < kHashCopyPieceBytes ? len - at : kHashCopyPieceBytes;
-    XXH3_64bits_update(&state, from + at, n);
-    std::memmove(to + at, from + at, n);  // to <= from: each piece's source is still unread
-  }
-  return XXH3_64bits_digest(&state);
+  // A CPU without AVX2 (rare where this runs): hash, then move; the same value and bytes, one more pass.
+  const uint64_t h = XXH3_64bits_withSeed(src, len, seed);
+  std::memmove(dst, src, len);
+  return h;
 }
 
 int32_t JumpConsistentHash(uint64_t key, int32_t buckets) {

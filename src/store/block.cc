@@ -130,32 +130,23 @@ BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const ui
   if (value_len > value_room) return BlockCheck::kRetry;  // cannot be for a block that fits: torn
   const uint64_t stored = LoadU64(head + kChecksumOffset);
   const bool unchecked = stored == kUncheckedSum;
-  const bool fits = value_len <= out_capacity;
+  const bool moves = out != nullptr && value_len <= out_capacity;
   if (unchecked) {
-    if (fits && value_len > 0) std::memmove(out, value, value_len);
+    if (moves && value_len > 0) std::memmove(out, value, value_len);
   } else {
     // BlockChecksumSplit, with the value's hash taken while moving it.
     const uint64_t version = LoadU64(head + kHeadVersionOffset);
     const uint64_t seed = HashBytes(head + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
-    const uint64_t sum = fits ? HashBytesCopy(out, value, value_len, seed) : HashBytes(value, value_len, seed);
+    const uint64_t sum = moves ? HashBytesCopy(out, value, value_len, seed) : HashBytes(value, value_len, seed);
     if (StoredChecksum(sum) != stored) return BlockCheck::kRetry;
   }
-  FillView(head, fits ? out : nullptr, value_len, view);
+  FillView(head, out == nullptr ? value : moves ? out : nullptr, value_len, view);
   return unchecked ? BlockCheck::kUnchecked : BlockCheck::kValid;
 }
 
 BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                               size_t block_bytes, const void* key, size_t key_len, uint32_t tag, BlockView* view) {
-  size_t value_len;
-  BlockCheck check = CheckHeader(head, target, block_bytes, key, key_len, tag, &value_len);
-  if (check != BlockCheck::kValid) return check;
-  if (value_len > value_room) return BlockCheck::kRetry;  // cannot be for a block that fits: torn
-  const uint64_t stored = LoadU64(head + kChecksumOffset);
-  const bool unchecked = stored == kUncheckedSum;
-  if (!unchecked && BlockChecksumSplit(head, key_len, value, value_len, LoadU64(head + kHeadVersionOffset)) != stored)
-    return BlockCheck::kRetry;
-  FillView(head, value, value_len, view);
-  return unchecked ? BlockCheck::kUnchecked : BlockCheck::kValid;
+  return ValidateSplitBlockInto(head, target, value, value_room, block_bytes, key, key_len, tag, nullptr, 0, view);
 }
 
 namespace {

@@ -303,7 +303,8 @@ BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_
 
 // ValidateSplitBlock, and the value moved from `value` to `out` in the checksum's pass (HashBytesCopy) when it
 // fits (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not moved (view->value ==
-// nullptr; the checksum is still checked). out may lie below value in the same buffer (out <= value: the value
+// nullptr; the checksum is still checked). out == nullptr: ValidateSplitBlock (nothing moved, view->value ==
+// value). out may lie below value in the same buffer (out <= value: the value
 // read with its header into the caller's buffer slides down over the header), or elsewhere; `head` must not lie
 // in [out, out + value_len). The same answer as ValidateSplitBlock; out is written only after the header checks
 // passed, and then holds the bytes of a copy that may still fail its checksum (kRetry).
