@@ -243,7 +243,11 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
  * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
  * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
  * buffer[0 .. buffer_len) whatever it returns; so may a GET of a value of 64 KiB or more that grew beyond
- * buffer_len since this client last read it (a remote Direct GET reads as many bytes as it last saw first). buffer may be NULL when buffer_len == 0 (a size query). value_len must not be NULL.
+ * buffer_len since this client last read it (a remote Direct GET reads as many bytes as it last saw first). A remote
+ * Direct GET of a block with 64 KiB of room or more may also use buffer[0 .. buffer_len) as landing space for the
+ * block's header and a stale pointer's bytes (another key's, after a delete): on OK buffer[*value_len ..
+ * buffer_len) may have changed, and on any other status the whole of it. buffer may be NULL when buffer_len == 0
+ * (a size query). value_len must not be NULL.
  * TIMEOUT (*value_len 0) when the key's server did not answer. */
 shmemcache_status_t shmemcache_get(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                    size_t buffer_len, size_t *value_len);

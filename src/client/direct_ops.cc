@@ -102,7 +102,11 @@ BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t bloc
   // slides down over the header in the checksum's pass), else into buffer_ (block_bytes long: Get) and copied
   // out in that pass. Then the target word: both gets are blocking (no quiet: the constructor), in either order
   // (validation reads no order into them; an unchecked block's G2 is Confirm's, after both).
-  uint8_t* land = land_in_out && out_capacity >= value_at + first ? out : buffer_.data();
+  // Only for a block of kOneCopyMinBytes' room or more (the sizes GetSplit also reads into the caller's buffer
+  // before validating it, shmemcache.h's exception to "buffer unchanged"); a smaller value in a roomy block is
+  // staged, so a GET that ends NOT_FOUND or BUFFER_TOO_SMALL leaves the caller's buffer as it was.
+  uint8_t* land = land_in_out && value_room >= kOneCopyMinBytes && out_capacity >= value_at + first ? out
+                                                                                                  : buffer_.data();
   const uint8_t* block = arena_ + offset;
   ctx_->Get(land, block, value_at + first, server);
   uint64_t target;
