@@ -132,6 +132,43 @@ TEST(BlockValidate, LongValuesCopiedAndTornBytesCaught) {
   }
 }
 
+// The tcp header-and-value GET (DirectOps::GetHeadAndValue) reads header, key and value into the caller's buffer
+// and validates with the value sliding down over the header (out below value, overlapping): the same answer and
+// bytes as ValidateSplitBlock, at lengths on both sides of the fused pass and ending inside a piece, for two key
+// lengths; a flipped byte anywhere is a tear.
+TEST(BlockValidate, SplitValueSlidDownOverItsHeaderInOneBuffer) {
+  for (const std::string key : {std::string("k"), std::string(250, 'q')}) {
+    for (size_t len : {size_t{0}, size_t{100}, size_t{16383}, size_t{16384}, size_t{16384 + 8192 + 5},
+                       size_t{65536}, size_t{100003}}) {
+      std::string value(len, '\0');
+      for (size_t i = 0; i < len; ++i) value[i] = static_cast<char>(i * 97 + len + key.size());
+      const size_t bytes = BlockBytesFor(key.size(), value.size()) + 64;
+      const auto block = MakeBlock(bytes, 11, key, value, 21);
+      const size_t value_at = kBlockHeaderBytes + key.size();
+      const size_t room = bytes - kTargetWordBytes - value_at;
+      const uint64_t target = LoadU64(block.data() + TargetOffset(bytes));
+      for (size_t flip : {SIZE_MAX, size_t{0}, len / 2, len - 1}) {
+        if (flip != SIZE_MAX && flip >= len) continue;
+        std::vector<uint8_t> land(block.begin(), block.begin() + value_at + len);  // as the get left it
+        if (flip != SIZE_MAX) land[value_at + flip] ^= 0x10;
+        const std::vector<uint8_t> head(land.begin(), land.begin() + value_at);  // kept aside, as GetHeadAndValue
+        BlockView split, slid;
+        const BlockCheck want = ValidateSplitBlock(head.data(), target, land.data() + value_at, room, bytes,
+                                                   key.data(), key.size(), 21, &split);
+        const BlockCheck got = ValidateSplitBlockInto(head.data(), target, land.data() + value_at, room, bytes,
+                                                      key.data(), key.size(), 21, land.data(), land.size(), &slid);
+        ASSERT_EQ(got, want) << "key " << key.size() << " length " << len << " flip " << flip;
+        ASSERT_EQ(want, flip == SIZE_MAX ? BlockCheck::kValid : BlockCheck::kRetry);
+        if (got != BlockCheck::kValid) continue;
+        EXPECT_EQ(slid.value, land.data());
+        EXPECT_EQ(slid.value_len, len);
+        EXPECT_EQ(slid.version, split.version);
+        EXPECT_EQ(std::memcmp(land.data(), value.data(), len), 0) << "key " << key.size() << " length " << len;
+      }
+    }
+  }
+}
+
 TEST(BlockEncode, LayoutMatchesHeader) {
   // The offsets block.h documents, spelled out: a client of another build must agree byte for byte.
   EXPECT_EQ(kRecencyOffset, 0u);
