@@ -143,7 +143,8 @@ module shmemcache
                           large_sets_landed, policy_active_ops, policy_set_path, policy_get_path, &
                           policy_reason, local_gets, local_sets, direct_incrs, mget_messages, &
                           mget_message_items, unchecked_copies, idle_sleeps, doorbell_wakes, &
-                          cpu_word_atomics, published_epoch_gets, direct_expiry_asks
+                          cpu_word_atomics, published_epoch_gets, direct_expiry_asks, &
+                          remote_gets_whole, remote_gets_head_value, remote_gets_split
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

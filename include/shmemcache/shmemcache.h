@@ -436,6 +436,14 @@ typedef struct {
   uint64_t direct_expiry_asks;  /* client side: Direct GETs that read a valid copy of a pair with an expiry but could
                                    not judge it (no recent reply from that server to bound its clock), so asked
                                    the server: counted in active_gets, and in local_gets when read on-node */
+  /* client side, remote Direct GETs (no mapping of the server: local_access 0, or another node) by the form of
+     the read that returned the value (shmemcache_mget's batch reads are not counted here) */
+  uint64_t remote_gets_whole;   /* one get of the whole block */
+  uint64_t remote_gets_head_value; /* where a quiet may wait for every peer (UCX tcp): header and value in one
+                                   get, the target word in another, for a block whose room beyond the value is
+                                   16 KiB or more */
+  uint64_t remote_gets_split;   /* elsewhere, from 64 KiB of room: header, value straight into the caller's
+                                   buffer and target word, three non-blocking gets and one quiet */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

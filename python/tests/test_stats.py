@@ -8,9 +8,10 @@ def test_stats_fields(cache):
                  "bytes_used", "evictions", "spill_mmap_reads", "spill_enospc_recoveries", "large_gets_pulled",
                  "policy_get_path", "policy_reason", "local_gets", "local_sets", "direct_incrs", "mget_messages",
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
-                 "published_epoch_gets", "direct_expiry_asks"):
+                 "published_epoch_gets", "direct_expiry_asks", "remote_gets_whole", "remote_gets_head_value",
+                 "remote_gets_split"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 60
+    assert len(stats) == 63
 
 
 def test_counters_move(cache, key):

@@ -32,10 +32,12 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   bool land_in_out = true;  // GetHeadAndValue's first choice
   for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
+    Tally* form = &counters_.local_gets;  // the counter of the form this attempt takes, counted when it is valid
     const bool had_before = before != kNoTargetRead;
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
     } else if (head_and_value) {
+      form = &counters_.remote_gets_head_value;
       bool outgrew = false;
       check = GetHeadAndValue(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
                               out_capacity, value_len_hint, land_in_out, view, &outgrew);
@@ -45,6 +47,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       }
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else if (one_copy) {
+      form = &counters_.remote_gets_split;
       bool outgrew = false;
       check = GetSplit(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out), out_capacity,
                        value_len_hint, view, &outgrew);
@@ -54,6 +57,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       }
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
+      form = &counters_.remote_gets_whole;
       ctx_->Get(buffer_.data(), arena_ + offset, block_bytes, server);
       // The value goes to out in the checksum's pass (Get's contract: out may hold a torn attempt's bytes).
       check = ValidateBlockCopy(buffer_.data(), block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
@@ -62,7 +66,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
     }
     switch (check) {
       case BlockCheck::kValid:
-        if (local != nullptr) ++counters_.local_gets;
+        ++*form;
         return Result::kDone;
       case BlockCheck::kNotThisKey: return Result::kNotThisKey;
       case BlockCheck::kRetry: break;
@@ -404,6 +408,9 @@ void DirectOps::FillStats(Stats* stats) const {
   stats->local_gets += counters_.local_gets;
   stats->local_sets += counters_.local_sets;
   stats->unchecked_copies += counters_.unchecked_copies;
+  stats->remote_gets_whole += counters_.remote_gets_whole;
+  stats->remote_gets_head_value += counters_.remote_gets_head_value;
+  stats->remote_gets_split += counters_.remote_gets_split;
 }
 
 }  // namespace smc

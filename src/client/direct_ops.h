@@ -107,6 +107,10 @@ class DirectOps {
     Tally local_gets;                // Direct GETs done through a mapping
     Tally local_sets;                // Direct SETs done through a mapping
     Tally unchecked_copies;          // remote Direct GETs of blocks without a checksum, confirmed by the target word
+    // Remote Direct GETs (Get without a mapping) done, by the form of the attempt that read the valid copy:
+    Tally remote_gets_whole;         // one get of the whole block
+    Tally remote_gets_head_value;    // GetHeadAndValue: header + value in one get, the target word in another
+    Tally remote_gets_split;         // GetSplit: the one-copy form's three pieces
   };
 
   // arena: the symmetric address of the arena (the same on every PE). local_arenas[server]: this PE's mapping

@@ -608,7 +608,8 @@ int main(int argc, char** argv) {
         "client %d (%s): reads=%llu found=%llu writes=%llu deletes=%llu bad=%llu regressions=%llu | "
         "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
         "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu "
-        "local_gets=%llu local_sets=%llu unchecked_copies=%llu cpu_word_atomics=%llu expiry_asks=%llu\n",
+        "local_gets=%llu local_sets=%llu unchecked_copies=%llu cpu_word_atomics=%llu expiry_asks=%llu "
+        "remote_gets whole=%llu head_value=%llu split=%llu\n",
         rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
         (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
         (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
@@ -618,7 +619,8 @@ int main(int argc, char** argv) {
         (unsigned long long)st.cas_version_mismatch, (unsigned long long)st.direct_fallbacks,
         (unsigned long long)st.local_gets, (unsigned long long)st.local_sets,
         (unsigned long long)st.unchecked_copies, (unsigned long long)st.cpu_word_atomics,
-        (unsigned long long)st.direct_expiry_asks);
+        (unsigned long long)st.direct_expiry_asks, (unsigned long long)st.remote_gets_whole,
+        (unsigned long long)st.remote_gets_head_value, (unsigned long long)st.remote_gets_split);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     PE_CHECK(regressions == 0);
@@ -638,7 +640,7 @@ int main(int argc, char** argv) {
   // Totals over all PEs, so the log shows how hard the protocol was exercised.
   static long psync[SHMEM_REDUCE_SYNC_SIZE];
   static long pwrk[SHMEM_REDUCE_MIN_WRKDATA_SIZE];
-  static long src[7], dst[7];
+  static long src[11], dst[11];
   for (int i = 0; i < SHMEM_REDUCE_SYNC_SIZE; ++i) psync[i] = SHMEM_SYNC_VALUE;
   src[0] = static_cast<long>(st.read_retries);
   src[1] = static_cast<long>(st.lock_retries);
@@ -647,16 +649,29 @@ int main(int argc, char** argv) {
   src[4] = static_cast<long>(st.direct_gets + st.direct_sets) - src[3];  // Direct operations over one-sided ops
   src[5] = static_cast<long>(st.unchecked_copies);
   src[6] = st.cpu_word_atomics == 1 ? 1 : 0;  // the server's too
+  src[7] = static_cast<long>(st.remote_gets_whole);  // remote Direct GETs by form (client/direct_ops.h)
+  src[8] = static_cast<long>(st.remote_gets_head_value);
+  src[9] = static_cast<long>(st.remote_gets_split);
+  src[10] = mapped ? 1 : 0;  // PE 0 (the server) maps nobody: the job is on shared memory where the clients map
   shmem_barrier_all();
-  shmem_long_sum_to_all(dst, src, 7, 0, 0, shmem_n_pes(), pwrk, psync);
+  shmem_long_sum_to_all(dst, src, 11, 0, 0, shmem_n_pes(), pwrk, psync);
   shmem_barrier_all();
   if (shmem_my_pe() == 0) {
     std::printf("totals: read_retries=%ld lock_retries=%ld cas_version_mismatch=%ld local_ops=%ld remote_ops=%ld "
-                "unchecked_copies=%ld cpu_word_atomics_pes=%ld\n",
-                dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6]);
+                "unchecked_copies=%ld cpu_word_atomics_pes=%ld remote_gets whole=%ld head_value=%ld split=%ld\n",
+                dst[0], dst[1], dst[2], dst[3], dst[4], dst[5], dst[6], dst[7], dst[8], dst[9]);
+    const bool shared_memory = dst[10] > 0;
     PE_CHECK(dst[4] > 0);                         // the one-sided path ran
-    if (mapped) PE_CHECK(dst[3] > 0);             // and, where it exists, the mapping path at the same time
-    if (mapped) PE_CHECK(dst[5] > 0);             // and remote readers confirmed blocks the mapping path wrote
+    if (shared_memory) PE_CHECK(dst[3] > 0);  // and, where it exists, the mapping path at the same time
+    if (shared_memory) PE_CHECK(dst[5] > 0);  // and remote readers confirmed blocks the mapping path wrote
+    // The remote GET's forms (client/direct_ops.h): on shared memory (non-blocking gets) never header-and-value,
+    // over tcp (blocking gets) never the three pieces. large = 1 reaches on shared memory the three pieces (values
+    // of 64 KiB and more), over tcp both the whole block (66000..75000 bytes: little slack) and header-and-value
+    // (most of 100000..120000 and 270000..300000); else every value is read with one get of the whole block.
+    // (batch = 1: the readers' mgets read blocks their own way, not counted in these.)
+    PE_CHECK(shared_memory ? dst[8] == 0 : dst[9] == 0);
+    if (large) PE_CHECK(shared_memory ? dst[9] > 0 : dst[7] > 0 && dst[8] > 0);
+    else if (!batch) PE_CHECK(dst[7] > 0);
   }
   int rc = pe_test::Finish("pe_direct_stress");
   shmem_finalize();

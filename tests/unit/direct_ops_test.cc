@@ -627,6 +627,8 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     EXPECT_EQ(counting.nbi_gets, 0u);
     EXPECT_EQ(counting.quiets, 0u);
     EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u) << "one GET, counted by its form";
+    EXPECT_EQ(ops.counters().remote_gets_whole + ops.counters().remote_gets_split + ops.counters().local_gets, 0u);
     EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
     EXPECT_EQ(std::string(out.data(), view.value_len), next);
   }
@@ -642,6 +644,7 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
                       out.data(), out.size(), &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
     EXPECT_EQ(counting.gets, 3u) << "head and hinted value, target word, the rest";
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
     EXPECT_EQ(std::string(out.data(), view.value_len), longer);
   }
   {
@@ -653,6 +656,8 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
               DirectOps::Result::kDone);
     EXPECT_EQ(counting.gets, 1u) << "the whole block";
     EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_whole, 1u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value + ops.counters().remote_gets_split, 0u);
     EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kMidLen, 'm'));
   }
   {
@@ -665,6 +670,8 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     EXPECT_EQ(counting.nbi_gets, 3u);
     EXPECT_EQ(counting.quiets, 1u);
     EXPECT_EQ(counting.gets, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_split, 1u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value + ops.counters().remote_gets_whole, 0u);
     EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
     EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kMidLen, 'm'));
   }
