@@ -28,9 +28,6 @@
 
 namespace {
 
-int first_client = 0;
-int clients = 0;
-
 std::string Key(int rank, const char* name) { return "c" + std::to_string(rank) + "-" + name; }
 
 shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
@@ -291,7 +288,7 @@ void ConcurrentAdd(shmemcache_t* c, int rank) {
   for (int round = 0; round < 20; ++round) {
     const std::string k = "add-" + std::to_string(round);
     const std::string me = std::to_string(rank);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     shmemcache_status_t s = Store(c, k, me, SHMEMCACHE_MODE_ADD);
     PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS);
     Fetched f = Fetch(c, k);
@@ -307,7 +304,7 @@ void ConcurrentCounters(shmemcache_t* c, int rank, int per_client) {
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "0", 1), SHMEMCACHE_OK);
     PE_CHECK_STATUS(shmemcache_set(c, cas_key.data(), cas_key.size(), "0", 1), SHMEMCACHE_OK);
   }
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   const uint64_t direct_before = MyStats(c).direct_incrs;
   for (int i = 0; i < per_client; ++i) PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, nullptr), SHMEMCACHE_OK);
   // The paths were really mixed: Direct where this client's policy allows it (contention may send a few to the
@@ -329,13 +326,14 @@ void ConcurrentCounters(shmemcache_t* c, int rank, int per_client) {
       ++conflicts;
     }
   }
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   if (rank == 0) {
+    const uint64_t clients = static_cast<uint64_t>(pe_test::JobClients());
     uint64_t total = 0;
     PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 0, &total), SHMEMCACHE_OK);
-    PE_CHECK(total == static_cast<uint64_t>(clients) * per_client);
+    PE_CHECK(total == clients * per_client);
     Fetched f = Fetch(c, cas_key);
-    PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(clients) * (per_client / 3));
+    PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == clients * (per_client / 3));
     std::printf("counters: %llu incr, cas total %s, conflicts seen by client 0: %llu, its Direct incrs %llu\n",
                 (unsigned long long)total, f.value.c_str(), (unsigned long long)conflicts,
                 (unsigned long long)direct_incrs);
@@ -347,9 +345,9 @@ void FlushAndServerStats(shmemcache_t* c, int rank, int num_servers) {
   const std::string mine = Key(rank, "before-flush");
   PE_CHECK_STATUS(shmemcache_set(c, mine.data(), mine.size(), "x", 1), SHMEMCACHE_OK);
   PE_CHECK(Fetch(c, mine).status == SHMEMCACHE_OK);  // pointer cached
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   if (rank == 0) PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_OK);
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   PE_CHECK(Fetch(c, mine).status == SHMEMCACHE_NOT_FOUND);  // through the cached pointer too
   PE_CHECK(Fetch(c, "shared-counter").status == SHMEMCACHE_NOT_FOUND);
   // Each client stores 10 + rank pairs of 10-byte keys and 20-byte values.
@@ -360,9 +358,9 @@ void FlushAndServerStats(shmemcache_t* c, int rank, int num_servers) {
     std::snprintf(value, sizeof value, "value-%014d", i);
     PE_CHECK_STATUS(shmemcache_set(c, key, 10, value, 20), SHMEMCACHE_OK);
   }
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   uint64_t expected_items = 0;
-  for (int r = 0; r < clients; ++r) expected_items += 10 + r;
+  for (int r = 0; r < pe_test::JobClients(); ++r) expected_items += 10 + r;
   // The snapshot is published when a server goes idle: poll (bounded, generous) until it shows every pair.
   uint64_t items = 0, payload = 0, served = 0;
   const uint64_t limit = pe_test::NowNanos() + 60ull * 1000000000ull;
@@ -382,7 +380,7 @@ void FlushAndServerStats(shmemcache_t* c, int rank, int num_servers) {
   PE_CHECK(items == expected_items);
   PE_CHECK(payload == expected_items * 30);
   PE_CHECK(served > 0);
-  pe_test::ClientBarrier(first_client, clients);  // nobody stores again before every client has checked
+  pe_test::JobClientBarrier();  // nobody stores again before every client has checked
 }
 
 void BadInput(shmemcache_t* c, int rank, int num_servers) {
@@ -459,8 +457,6 @@ int main(int argc, char** argv) {
   job.adjust = pe_test::RemoteDirectEveryThirdClient;
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
-    first_client = config.num_servers;
-    clients = shmemcache_num_clients(c);
     ModesAndFlags(c, rank);
     Tokens(c, rank);
     Counters(c, rank);

@@ -30,9 +30,6 @@
 
 namespace {
 
-int first_client = 0;
-int clients = 0;
-
 std::string Key(int rank, const char* name) { return "ds" + std::to_string(rank) + "-" + name; }
 
 shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
@@ -303,21 +300,21 @@ void CasRace(shmemcache_t* c, int rank) {
     const std::string k = "race-" + std::to_string(round);
     if (rank == 0)
       PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), initial.data(), initial.size()), SHMEMCACHE_OK);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     pe_test::Fetched f = Fetch(c, k);  // every client: the same token, the pointer cached
     PE_CHECK(f.status == SHMEMCACHE_OK && f.value == initial);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     const shmemcache_stats_t a = MyStats(c);
     uint64_t won = 0;
     const shmemcache_status_t s = Store(c, k, me, SHMEMCACHE_MODE_SET, 100 + rank, 0, f.token, &won);
     direct += MyStats(c).direct_sets - a.direct_sets;
     PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     pe_test::Fetched after = Fetch(c, k);
     PE_CHECK(after.status == SHMEMCACHE_OK && after.value != initial);  // someone won
     PE_CHECK((s == SHMEMCACHE_OK) == (after.value == me));             // and only one
     if (s == SHMEMCACHE_OK) PE_CHECK(after.flags == 100u + rank && after.token == won && won > f.token);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
   }
   PE_CHECK(DirectWrites(c) ? direct > 0 : direct == 0);
 }
@@ -326,7 +323,7 @@ void CasRace(shmemcache_t* c, int rank) {
 void CasCounter(shmemcache_t* c, int rank, int per_client) {
   const std::string k = "ds-cas-counter";
   if (rank == 0) PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "0", 1), SHMEMCACHE_OK);
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   const uint64_t direct_before = MyStats(c).direct_sets;
   uint64_t conflicts = 0;
   for (int i = 0; i < per_client; ++i) {
@@ -343,16 +340,17 @@ void CasCounter(shmemcache_t* c, int rank, int per_client) {
   }
   const uint64_t direct = MyStats(c).direct_sets - direct_before;
   PE_CHECK(DirectWrites(c) ? direct > 0 : direct == 0);
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   if (rank == 0) {
+    const uint64_t expected = static_cast<uint64_t>(pe_test::JobClients()) * per_client;
     pe_test::Fetched f = Fetch(c, k);
     PE_CHECK(f.flags == 7);
-    PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(clients) * per_client);
+    PE_CHECK(std::strtoull(f.value.c_str(), nullptr, 10) == expected);
     std::printf("cas counter: %s (expected %llu), client 0: %llu conflicts, %llu Direct cas stores\n",
-                f.value.c_str(), (unsigned long long)clients * per_client, (unsigned long long)conflicts,
+                f.value.c_str(), (unsigned long long)expected, (unsigned long long)conflicts,
                 (unsigned long long)direct);
   }
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
 }
 
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
@@ -369,8 +367,6 @@ int main(int argc, char** argv) {
   job.adjust = pe_test::RemoteDirectEveryThirdClient;
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
-    first_client = config.num_servers;
-    clients = shmemcache_num_clients(c);
     FlagsAndTokens(c, rank);
     AppendPrepend(c, rank, config);
     Expiry(c, rank, config.recency_range_ms);

@@ -22,9 +22,6 @@
 
 namespace {
 
-int first_client = 0;
-int clients = 0;
-
 std::string Key(int rank, const std::string& name) { return "id" + std::to_string(rank) + "-" + name; }
 
 shmemcache_request_t* IDelete(shmemcache_t* c, const std::string& k) {
@@ -133,7 +130,7 @@ void ConcurrentDeletes(shmemcache_t* c, int rank, int keys) {
     if (rank == 0) {
       for (int i = 0; i < keys; ++i) PE_CHECK_STATUS(Set(c, prefix + std::to_string(i), "v"), SHMEMCACHE_OK);
     }
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     std::vector<shmemcache_request_t*> dels;
     for (int i = 0; i < keys; ++i) dels.push_back(IDelete(c, prefix + std::to_string(i)));
     int ok = 0;
@@ -143,10 +140,11 @@ void ConcurrentDeletes(shmemcache_t* c, int rank, int keys) {
       ok += s == SHMEMCACHE_OK;
     }
     PE_CHECK_STATUS(Set(c, prefix + "ok-" + std::to_string(rank), std::to_string(ok)), SHMEMCACHE_OK);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     if (rank == 0) {
       long total = 0;
-      for (int r = 0; r < clients; ++r) total += std::atol(Fetch(c, prefix + "ok-" + std::to_string(r)).value.c_str());
+      for (int r = 0; r < pe_test::JobClients(); ++r)
+        total += std::atol(Fetch(c, prefix + "ok-" + std::to_string(r)).value.c_str());
       PE_CHECK(total == keys);
       if (total != keys) std::fprintf(stderr, "round %d: %ld deletes answered OK for %d keys\n", round, total, keys);
     }
@@ -202,8 +200,6 @@ int main(int argc, char** argv) {
   job.name = "pe_idelete";
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
-    first_client = config.num_servers;
-    clients = shmemcache_num_clients(c);
     Statuses(c, rank, config.recency_range_ms);
     IssueOrder(c, rank);
     Overlap(c, rank, keys);

@@ -30,9 +30,6 @@
 
 namespace {
 
-int first_client = 0;
-int clients = 0;
-
 std::string Key(int rank, const std::string& name) { return "is" + std::to_string(rank) + "-" + name; }
 
 // One istore in flight: its request, and where its token goes.
@@ -328,7 +325,7 @@ void ConcurrentAdd(shmemcache_t* c, int rank) {
   for (int round = 0; round < 20; ++round) {
     const std::string k = "iadd-" + std::to_string(round);
     const std::string me = std::to_string(rank);
-    pe_test::ClientBarrier(first_client, clients);
+    pe_test::JobClientBarrier();
     uint64_t t = 0;
     shmemcache_status_t s = StoreAndWait(c, k, me, SHMEMCACHE_MODE_ADD, &t, static_cast<uint32_t>(rank));
     PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS);
@@ -343,7 +340,7 @@ void ConcurrentAdd(shmemcache_t* c, int rank) {
 void ConcurrentCounter(shmemcache_t* c, int rank, int per_client) {
   const std::string k = "ishared-counter";
   if (rank == 0) PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "0", 1), SHMEMCACHE_OK);
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   constexpr int kWindow = 16;
   std::vector<shmemcache_request_t*> reqs;
   for (int i = 0; i < per_client; ++i) {
@@ -355,11 +352,11 @@ void ConcurrentCounter(shmemcache_t* c, int rank, int per_client) {
       reqs.clear();
     }
   }
-  pe_test::ClientBarrier(first_client, clients);
+  pe_test::JobClientBarrier();
   Fetched f = Fetch(c, k);
   PE_CHECK(f.status == SHMEMCACHE_OK &&
-           std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(per_client) * clients);
-  pe_test::ClientBarrier(first_client, clients);
+           std::strtoull(f.value.c_str(), nullptr, 10) == static_cast<uint64_t>(per_client) * pe_test::JobClients());
+  pe_test::JobClientBarrier();
 }
 
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
@@ -383,8 +380,6 @@ int main(int argc, char** argv) {
   job.name = "pe_istore";
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
-    first_client = config.num_servers;
-    clients = shmemcache_num_clients(c);
     EveryMode(c, rank);
     IssueOrder(c, rank);
     Overlap(c, rank, keys);

@@ -124,6 +124,18 @@ void RemoteDirectEveryThirdClient(int would_be_rank, shmemcache_config_t* config
   if (would_be_rank >= 0 && would_be_rank % 3 == 2) config->local_access = 0;
 }
 
+namespace {
+int job_first_client = -1;  // RunContractJob's clients, set before ContractJob::client runs
+int job_clients = 0;
+}  // namespace
+
+int JobClients() { return job_clients; }
+
+void JobClientBarrier() {
+  PE_CHECK(job_clients > 0);  // only within ContractJob::client
+  if (job_clients > 0) ClientBarrier(job_first_client, job_clients);
+}
+
 int RunContractJob(const ContractJob& job) {
   shmem_init();
   Begin(shmem_my_pe());
@@ -140,6 +152,8 @@ int RunContractJob(const ContractJob& job) {
     job.every_call_returns(c, SHMEMCACHE_WRONG_ROLE);
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
   } else {
+    job_first_client = config.num_servers;
+    job_clients = shmemcache_num_clients(c);
     job.client(c, shmemcache_client_rank(c), config);
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);

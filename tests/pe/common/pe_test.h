@@ -112,6 +112,10 @@ struct ContractJob {
   std::function<void(shmemcache_t* c, int rank, const shmemcache_config_t& config)> client;
 };
 int RunContractJob(const ContractJob& job);
+// Within ContractJob::client: how many clients the job has (shmemcache_num_clients), and a ClientBarrier over
+// all of them (they are the PEs from config.num_servers on).
+int JobClients();
+void JobClientBarrier();
 // A ContractJob::adjust giving the third path: clients whose rank is 2 mod 3 go Direct without the on-node
 // mapping (local_access 0). With RunContractJob's rank 1 mod 3 Active clients, rank 0 mod 3 maps the servers.
 void RemoteDirectEveryThirdClient(int would_be_rank, shmemcache_config_t* config);
