@@ -164,7 +164,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->out = op.contract.out;
   Track(s, r);  // a Pull keeps the issuer
   *request = r;
-  if (burst_flush_ != 0 && conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_)
+  if (burst_flush_ != 0 && (conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_ ||
+                            conduit_.unflushed_bytes(static_cast<size_t>(s)) >= kBurstFlushBytes))
     conduit_.Flush(static_cast<size_t>(s));  // the server starts on them while this client stages more
   return SHMEMCACHE_OK;
 }

@@ -198,6 +198,8 @@ class Conduit {
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
   // Messages staged for peer since its last Flush (Post, Reserve; a Flush on a full ring counts too).
   unsigned unflushed(size_t peer) const { return peers_[peer].unflushed; }
+  // The bytes of those messages (their lengths as posted, framing not counted).
+  size_t unflushed_bytes(size_t peer) const { return peers_[peer].unflushed_bytes; }
   // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
   // in one pass: reply_room.h).
   bool HoldsRecords(size_t ring) const { return peers_[ring].held != 0 && peers_[ring].held_at < peers_[ring].held_len; }
@@ -283,6 +285,7 @@ class Conduit {
     size_t staged_tail_bytes = 0;
     bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
     unsigned unflushed = 0;      // messages staged since the last Flush
+    size_t unflushed_bytes = 0;  // their lengths summed
     bool listed = false;         // may have something staged (FlushAll)
     // The last staged chunk is a packed chunk still taking records (sealed by Flush or the next chunk):
     // pack_used payload bytes so far.
