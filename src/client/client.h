@@ -40,7 +40,8 @@
 // operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
 // Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
 // this client's landing slot on the server first (one landed SET in flight per server); an Active GET whose
-// buffer could take a large value may be answered with the block's location, and the client then pulls the
+// buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
+// conduit/message.h) may be answered with the block's location, and the client then pulls the
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
 // again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
 // same key, so a pull never sees a later write of its own client.

@@ -17,8 +17,8 @@
 // few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
 // the staging (Reserve, PostParts): its bytes are copied once, not encoded into a buffer and copied again; one
 // that does not pack is copied from its parts straight into its fragments (PostParts) for the same reason.
-// A client flushes a burst once kBurstFlush requests are staged (client.h), so a server starts on a window while
-// its client still stages the rest (issue 14).
+// A client flushes a burst once kBurstFlush requests, or kBurstFlushBytes of them (unflushed_bytes), are staged
+// (client.h), so a server starts on a window while its client still stages the rest (issue 14).
 // Receiving (issue 14): a packed chunk's records are read where they lie in the ring, and the chunk is freed (and
 // acknowledged) only once its last record has been released; PollInPlace/ReceiveInPlace lend a message without
 // copying it (a client copies a GET's value straight from the ring into the caller's buffer), Poll/Receive copy
