@@ -40,7 +40,8 @@
 // operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
 // Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
 // this client's landing slot on the server first (one landed SET in flight per server); an Active GET whose
-// buffer could take a large value may be answered with the block's location, and the client then pulls the
+// buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
+// conduit/message.h) may be answered with the block's location, and the client then pulls the
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
 // again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
 // same key, so a pull never sees a later write of its own client.
@@ -652,6 +653,12 @@ class Client {
   // SET and GET 3.8 us against 1.5 us only at waits. Rechecked with the conduit in place (conduit.h: a Flush is
   // a few stores and one fetch-OR there), window 32, 32 B p50, 3 runs, load 14: SET 0.30-0.33 us (every 4) /
   // 0.27 (8) / 0.29-0.31 (16) / 0.37-0.42 (32, i.e. at waits); GET 0.33-0.34 / 0.25-0.28 / 0.23-0.24 / 0.32-0.38.
+  // Or once kBurstFlushBytes of them are staged (issue 14): a window of 4 KiB SETs goes out every 2 requests
+  // rather than every 8, so the server, which is the slower side there (it reads each value across cores,
+  // checksums and stores it), starts 6 requests' staging sooner. Measured (window 32 of 4 KiB SETs, p50 per
+  // operation, 6 interleaved runs each, 2-core VM at load 10-11): every 8: 0.96-1.84 us (one of 34), every 2:
+  // 0.68-0.87 (one of 2.8), every 1: 0.76-1.71 (two of 6.8, 10.3); up to 1 KiB requests it stays every 8.
+  static constexpr size_t kBurstFlushBytes = 8 << 10;
   static constexpr unsigned kBurstFlush = 8;
   unsigned burst_flush_ = kBurstFlush;
   std::deque<shmemcache_request> request_pool_;  // stable addresses; recycled through free_requests_

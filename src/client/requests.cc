@@ -84,8 +84,12 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
       if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     }
-  } else if (op.op == Op::kGet && may_pull && SymmetricLayout::LargeValue(config_, op.buffer_len)) {
-    flags = message_flags::kMayPull;
+  } else if (op.op == Op::kGet && may_pull && config_.large_value_threshold != 0 &&
+             op.buffer_len <= config_.max_value_len) {
+    // From a server whose arena this PE loads from (mapped, local_access on) a pull is a local copy: pulled from
+    // 1 KiB on (message.h, kPullNear); from any other from large_value_threshold on.
+    const uint8_t near = mapped_[s] && config_.local_access != 0 ? message_flags::kPullNear : 0;
+    if (op.buffer_len >= PullThreshold(config_.large_value_threshold, near)) flags = message_flags::kMayPull | near;
   }
   // A write waits for this client's pull-eligible GETs of the same key: their pull must not see it (per-key
   // issue order, client.h).
@@ -147,7 +151,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   if (landed) landing_busy_[s] = true;
   r->op = op.op;
-  r->loc = op.loc;
+  // A record sent before (a GET asked again by Pull: its request_id is set; ids start at 1) keeps its location:
+  // its issuer reads loc.server without the server's lock (Wait, Test) while the thread completing it here holds
+  // that lock (a data race, found by tsan once GETs of 1 KiB pulled: message.h, kPullNear).
+  if (r->request_id == 0) r->loc = op.loc;
   r->buffer = op.buffer;
   r->buffer_len = op.buffer_len;
   r->value_len = op.out_len;
@@ -157,7 +164,8 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->out = op.contract.out;
   Track(s, r);  // a Pull keeps the issuer
   *request = r;
-  if (burst_flush_ != 0 && conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_)
+  if (burst_flush_ != 0 && (conduit_.unflushed(static_cast<size_t>(s)) >= burst_flush_ ||
+                            conduit_.unflushed_bytes(static_cast<size_t>(s)) >= kBurstFlushBytes))
     conduit_.Flush(static_cast<size_t>(s));  // the server starts on them while this client stages more
   return SHMEMCACHE_OK;
 }

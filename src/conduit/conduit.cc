@@ -136,6 +136,7 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
   p.reserved_len = len;
   p.doorbell_owed |= ring_doorbell;
   ++p.unflushed;
+  p.unflushed_bytes += len;
   ++p.stats.messages_sent;
   return at;
 }
@@ -145,6 +146,7 @@ void Conduit::Trim(size_t peer, size_t len) {
   assert(p.pack_open && p.reserved != nullptr && len <= p.reserved_len);
   p.pack_used -= fragment::RecordBytes(p.reserved_len) - fragment::RecordBytes(len);
   fragment::TrimRecord(p.reserved, len);
+  p.unflushed_bytes -= p.reserved_len - len;
   p.reserved_len = len;
 }
 
@@ -180,6 +182,7 @@ Status Conduit::PostFragments(size_t peer, const Part* parts, size_t len, bool r
     sent += frag;
   }
   ++p.unflushed;
+  p.unflushed_bytes += len;
   ++p.stats.messages_sent;
   return SHMEMCACHE_OK;
 }
@@ -190,6 +193,7 @@ void Conduit::Flush(size_t peer) {
   const int pe = PeerPe(peer);
   SealPack(p);
   p.unflushed = 0;
+  p.unflushed_bytes = 0;
   if (p.staged_count != 0 && p.mapped_ring) {
     // In place: every byte is in the peer's ring already; the use_flags, in sequence order, publish them.
     for (uint64_t i = 0; i < p.staged_count; ++i) fragment::Publish(StagedChunk(p, i), p.staged_from + i);

@@ -17,8 +17,8 @@
 // few hundred bytes per 10 messages, not 32 chunks put whole. A message that packs may be written straight into
 // the staging (Reserve, PostParts): its bytes are copied once, not encoded into a buffer and copied again; one
 // that does not pack is copied from its parts straight into its fragments (PostParts) for the same reason.
-// A client flushes a burst once kBurstFlush requests are staged (client.h), so a server starts on a window while
-// its client still stages the rest (issue 14).
+// A client flushes a burst once kBurstFlush requests, or kBurstFlushBytes of them (unflushed_bytes), are staged
+// (client.h), so a server starts on a window while its client still stages the rest (issue 14).
 // Receiving (issue 14): a packed chunk's records are read where they lie in the ring, and the chunk is freed (and
 // acknowledged) only once its last record has been released; PollInPlace/ReceiveInPlace lend a message without
 // copying it (a client copies a GET's value straight from the ring into the caller's buffer), Poll/Receive copy
@@ -198,6 +198,8 @@ class Conduit {
   uint64_t last_staged(size_t peer) const { return peers_[peer].next_send - 1; }
   // Messages staged for peer since its last Flush (Post, Reserve; a Flush on a full ring counts too).
   unsigned unflushed(size_t peer) const { return peers_[peer].unflushed; }
+  // The bytes of those messages (their lengths as posted, framing not counted).
+  size_t unflushed_bytes(size_t peer) const { return peers_[peer].unflushed_bytes; }
   // True while Poll still holds records of a packed chunk it took from ring (a server finishes a request chunk
   // in one pass: reply_room.h).
   bool HoldsRecords(size_t ring) const { return peers_[ring].held != 0 && peers_[ring].held_at < peers_[ring].held_len; }
@@ -283,6 +285,7 @@ class Conduit {
     size_t staged_tail_bytes = 0;
     bool doorbell_owed = false;  // a message staged since the last Flush asked for the doorbell
     unsigned unflushed = 0;      // messages staged since the last Flush
+    size_t unflushed_bytes = 0;  // their lengths summed
     bool listed = false;         // may have something staged (FlushAll)
     // The last staged chunk is a packed chunk still taking records (sealed by Flush or the next chunk):
     // pack_used payload bytes so far.

@@ -26,14 +26,31 @@ enum class Op : uint8_t {
 //                 again once the reply has come.
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
+//   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at
+//                 PullThreshold's lower bound (issue 14): a pull there is a local copy and a checksum, where a
+//                 value in the reply costs two cross-core moves of its bytes (the server's copy into the client's
+//                 ring, the client's copy out) and the server's copy besides. Measured on the 2-core VM, Active
+//                 GET p50 (blocking / window of 32 per op): 1 KiB 1.48 / 0.41 -> 1.26 / 0.26 us, 4 KiB
+//                 1.93 / 0.87 -> 1.4-1.7 / 0.33 us; at 256-512 B about even, so the bound is 1 KiB.
 // ReplyHeader::wire_flags:
 //   kPull         the value (value_len bytes) was not sent: it is in the block reply.pointer names, at version
 //                 reply.pointer.version when the server answered.
 namespace message_flags {
 constexpr uint8_t kValueLanded = 1;
 constexpr uint8_t kMayPull = 2;
+constexpr uint8_t kPullNear = 4;
 constexpr uint8_t kPull = 1;
+// The smallest value a kPullNear GET is answered by location for (kPullNear, above).
+constexpr size_t kNearPullMinBytes = 1024;
 }  // namespace message_flags
+
+// The smallest value a kMayPull GET with these wire flags is answered by location for: large_value_threshold
+// (nonzero: pulls are on), or, kPullNear, the lower of it and kNearPullMinBytes. Client and server both use it.
+inline size_t PullThreshold(size_t large_value_threshold, uint8_t wire_flags) {
+  if ((wire_flags & message_flags::kPullNear) && large_value_threshold > message_flags::kNearPullMinBytes)
+    return message_flags::kNearPullMinBytes;
+  return large_value_threshold;
+}
 
 struct RequestHeader {
   uint8_t op;

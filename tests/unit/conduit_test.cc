@@ -378,6 +378,9 @@ TEST(Conduit, AReservedMessageTrimmedArrivesAtItsTrimmedLength) {
       if (!m.empty()) std::memcpy(at, m.data(), m.size());
       client.Trim(0, m.size());
     }
+    size_t written = 0;
+    for (const auto& rw : reserved_written) written += rw.second;
+    EXPECT_EQ(client.unflushed_bytes(0), written);  // counted at their trimmed lengths
     const uint64_t chunks_staged = client.last_staged(0);
     client.Flush(0);
     // The second reservation did not fit beside the first record and started chunk 2; trimmed, it leaves room
@@ -461,11 +464,14 @@ TEST(Conduit, ARecordLentInPlaceKeepsItsChunkUntilReleasedAndIsNeverCopied) {
     std::vector<uint8_t> m = Message(40, i);
     ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
     EXPECT_EQ(client.unflushed(0), i + 1);
+    EXPECT_EQ(client.unflushed_bytes(0), 40 * (i + 1));  // the messages' bytes, framing not counted
   }
   const std::vector<uint8_t> big = Message(kPayloadMax + 10, 99);
   ASSERT_EQ(client.Post(0, big.data(), big.size(), true), SHMEMCACHE_OK);
+  EXPECT_EQ(client.unflushed_bytes(0), 40 * (per_chunk + 1) + big.size());
   client.Flush(0);
   EXPECT_EQ(client.unflushed(0), 0u);
+  EXPECT_EQ(client.unflushed_bytes(0), 0u);
   auto used = [&](uint64_t seq) { return LoadU64(p.server.chunk(seq) + fragment::kUseFlagOffset); };
   MessageView view;
   for (uint64_t i = 0; i < per_chunk; ++i) {

@@ -186,6 +186,47 @@ TEST(LargeValue, SetsLandAndGetsPullFromTheThresholdToMaxValueLen) {
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
 }
 
+TEST(LargeValue, AServerThisClientLoadsFromIsPulledFromTheNearBoundOn) {
+  // local_access on (the loopback cluster maps every PE): a GET whose buffer can take kNearPullMinBytes may pull
+  // (kPullNear, issue 14); values of that size on are answered by location, smaller ones through the ring; SETs
+  // land only from large_value_threshold on, as before.
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every GET Active
+  ASSERT_GT(cfg.large_value_threshold, message_flags::kNearPullMinBytes);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    const size_t near = message_flags::kNearPullMinBytes;
+    const std::vector<size_t> pulled = {near, 4096, cfg.large_value_threshold - 1, cfg.large_value_threshold};
+    for (size_t len : pulled) {
+      std::string key = "near-" + std::to_string(len), v = ValueOf('N', len), got;
+      ASSERT_EQ(Set(c, key, v), SHMEMCACHE_OK) << len;
+      ASSERT_EQ(ActiveGet(c, key, &got), SHMEMCACHE_OK) << len;
+      EXPECT_EQ(got, v) << len;
+      ASSERT_EQ(ActiveGet(c, key, &got, len), SHMEMCACHE_OK) << len;  // a buffer of just the value's size
+      EXPECT_EQ(got, v) << len;
+    }
+    shmemcache_stats_t s = StatsOf(node);
+    EXPECT_EQ(s.large_gets_pulled, 2 * pulled.size());
+    EXPECT_EQ(s.large_sets_landed, 1u);  // the threshold's own value only
+    EXPECT_EQ(s.large_pull_retries, 0u);
+    // Smaller than the bound, in a buffer that may pull, or a buffer below it: through the ring.
+    std::string small = ValueOf('s', near - 1), got;
+    ASSERT_EQ(Set(c, "small", small), SHMEMCACHE_OK);
+    ASSERT_EQ(ActiveGet(c, "small", &got), SHMEMCACHE_OK);
+    EXPECT_EQ(got, small);
+    ASSERT_EQ(ActiveGet(c, "small", &got, near - 1), SHMEMCACHE_OK);
+    EXPECT_EQ(got, small);
+    ASSERT_EQ(ActiveGet(c, "near-4096", &got, near - 1), SHMEMCACHE_BUFFER_TOO_SMALL);
+    EXPECT_EQ(got.size(), 4096u);  // the size needed
+    shmemcache_stats_t t = StatsOf(node);
+    EXPECT_EQ(t.large_gets_pulled, s.large_gets_pulled);
+    EXPECT_EQ(t.large_sets_landed, s.large_sets_landed);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
 TEST(LargeValue, WithTheThresholdOffEverythingGoesThroughTheRing) {
   shmemcache_config_t cfg = RemoteConfig();
   cfg.large_value_threshold = 0;
