@@ -140,7 +140,8 @@ typedef struct {
                                    landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). An Active GET from a server this PE maps (same
                                    node, local_access on) pulls from 1 KiB on already, or from this value if
-                                   it is lower (there a pull is a local copy). 0 = never; default 8 KiB
+                                   it is lower (there a pull is a local copy), also when this value is above
+                                   max_value_len (no landing slots then). 0 = never; default 8 KiB
                                    (bench/README.md) */
   int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
                                    SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active, GETs Direct, where
@@ -245,7 +246,9 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
  * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
  * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
- * buffer[0 .. buffer_len) whatever it returns; so may a GET of a value of 64 KiB or more that grew beyond
+ * buffer[0 .. buffer_len) whatever it returns (so may an Active GET the server answered with the block's location
+ * for the client to pull: buffer_len of large_value_threshold or more, or of 1 KiB or more from a server this PE
+ * maps); so may a GET of a value of 64 KiB or more that grew beyond
  * buffer_len since this client last read it (a remote Direct GET reads as many bytes as it last saw first). A remote
  * Direct GET of a block with 64 KiB of room or more may also use buffer[0 .. buffer_len) as landing space for the
  * block's header and a stale pointer's bytes (another key's, after a delete): on OK buffer[*value_len ..
@@ -413,7 +416,9 @@ typedef struct {
                                    round trips, and every one-sided operation waits for the server's CPU, which
                                    an Active operation needs once) */
   /* client side, on-node fast path (local_access) */
-  uint64_t local_gets;          /* Direct GETs served by loads through a mapping of the server's memory */
+  uint64_t local_gets;          /* GETs whose value this PE read from the block by loads through a mapping of
+                                   the server's memory: Direct GETs, and Active GETs answered by location and
+                                   pulled (also in large_gets_pulled) */
   uint64_t local_sets;          /* Direct SETs and incrs written by stores through a mapping of the server's memory */
   /* client side, memcached's contract */
   uint64_t direct_incrs;        /* shmemcache_incr calls done one-sided under the block's lock, without the
@@ -439,8 +444,10 @@ typedef struct {
   uint64_t direct_expiry_asks;  /* client side: Direct GETs that read a valid copy of a pair with an expiry but could
                                    not judge it (no recent reply from that server to bound its clock), so asked
                                    the server: counted in active_gets, and in local_gets when read on-node */
-  /* client side, remote Direct GETs (no mapping of the server: local_access 0, or another node) by the form of
-     the read that returned the value (shmemcache_mget's batch reads are not counted here) */
+  /* client side, remote block reads (no mapping of the server: local_access 0, or another node) by the form of
+     the read that returned the value: Direct GETs, and Active GETs answered by location and pulled (also in
+     large_gets_pulled); a valid copy that was then asked of the server (direct_expiry_asks) and pulled counts
+     both reads. shmemcache_mget's batch reads are not counted here */
   uint64_t remote_gets_whole;   /* one get of the whole block */
   uint64_t remote_gets_head_value; /* where a quiet may wait for every peer (UCX tcp): header and value in one
                                    get, the target word in another, for a block whose room beyond the value is
