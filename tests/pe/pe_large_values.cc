@@ -4,7 +4,8 @@
 // keep Active GETs of the hot keys in flight (each one answered with a block to pull). Every value is
 // self-verifying: no read may return a torn value or another key's value. Roles: PE 0 serves; client 0 writes,
 // the others read. Run with direct_policy always so the writer's Direct SETs happen over tcp too.
-// Args: [seconds] (default 3)
+// Args: [seconds] (default 3) [hot_base] (default 65536: the hot keys' shortest length; 1024 races the pulls a
+// client makes from 1 KiB on from a server it maps, conduit/message.h kPullNear)
 #include <shmem.h>
 
 #include <cstdlib>
@@ -20,7 +21,8 @@ constexpr int kWindow = 4;          // Active GETs a reader keeps in flight
 constexpr int kMinFillers = 200;    // 200 x 128 KiB: more than the server's memory in the tests (16 MiB)
 
 std::string HotKey(int k) { return "hot-" + std::to_string(k); }
-size_t HotLen(int k) { return (64u << 10) + static_cast<size_t>(k) * (16u << 10); }
+size_t hot_base = 64u << 10;  // argument 2: the hot keys' lengths are hot_base x (1, 1.25, 1.5, 1.75)
+size_t HotLen(int k) { return hot_base + static_cast<size_t>(k) * (hot_base / 4); }
 
 void RoundTrips(shmemcache_t* c, int rank, size_t max_value_len) {
   std::vector<size_t> sizes = {64u << 10, 128u << 10, 256u << 10, 512u << 10, max_value_len};
@@ -55,6 +57,7 @@ void RoundTrips(shmemcache_t* c, int rank, size_t max_value_len) {
 
 int main(int argc, char** argv) {
   double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  if (argc > 2) hot_base = static_cast<size_t>(std::atol(argv[2]));
   shmem_init();
   pe_test::Begin(shmem_my_pe());
   pe_test::ClientBarrierInit();

@@ -198,6 +198,8 @@ shmemcache_pe_sanitize_test(batch_np4_2servers pe_batch 4 ARGS 100 ${two_servers
 set(large_env ENV SHMEMCACHE_SERVER_MEMORY_BYTES=16M SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_test(large_values_np4 pe_large_values 4 ARGS 3 ${large_env})
 shmemcache_pe_test(large_values_np4_tcp pe_large_values 4 TCP ARGS 3 ${large_env})
+# The same race at 1-1.75 KiB on shared memory: pulled from the block because the client maps the server.
+shmemcache_pe_test(large_values_near_np4 pe_large_values 4 ARGS 3 1024 ${large_env})
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
