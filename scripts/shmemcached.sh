@@ -5,8 +5,8 @@
 # Arguments go to shmemcached (scripts/shmemcached.sh --help lists them); cache settings are the SHMEMCACHE_*
 # variables (README, Configuration). Environment: SHMEMCACHED_NP (PEs, default 2), SHMEMCACHED_TCP=1 (UCX over
 # TCP), SHMEMCACHED_BIN (a built shmemcached: no build step), SHMEMCACHE_JOB_TIMEOUT (seconds, default 0 = none),
-# SHMEMCACHED_YIELD (1, the default: idle PEs yield the CPU; 0: they spin); SHMEMCACHE_IDLE_SPIN_US defaults to 20
-# where the job has at least as many PEs as the node has cores (below).
+# SHMEMCACHED_YIELD (1, the default: idle PEs yield the CPU; 0: they spin); SHMEMCACHE_IDLE_SPIN_US=20 on a
+# loaded node (below).
 #
 # Ctrl-C or SIGTERM stops it cleanly: the job runs in its own session and is sent SIGUSR1, which oshrun forwards
 # to every PE (SIGINT/SIGTERM would make oshrun abort the job); each gateway closes its connections and
@@ -32,15 +32,11 @@ if [ "${SHMEMCACHED_TCP:-0}" = 1 ]; then launcher+=(--tcp); fi
 # and a spinning server that does not yield takes their core (gateway/README.md, Performance).
 # SHMEMCACHED_YIELD=0 lets it spin (a node whose cores outnumber the PEs and clients).
 if [ "${SHMEMCACHED_YIELD:-1}" = 1 ]; then launcher+=(--yield); else launcher+=(--no-yield); fi
-# A server PE that has gone idle spins idle_spin_us (library default 1 ms) before it sleeps on its doorbell. Where
-# the job's PEs take every core of the node, that spin holds a core the gateways' TCP clients need (memcaslap -c 8
-# on 2 cores under load: 7-9k ops/s with 1 ms, 16-31k with 20 us; gateway/README.md, Performance), so the
-# server spins 20 us there; SHMEMCACHE_IDLE_SPIN_US set by the caller decides instead. Not over UCX tcp, where
-# the library's auto never sleeps (a gateway cannot wake the server there: it would wait out the server's naps).
+# A server PE that has gone idle spins SHMEMCACHE_IDLE_SPIN_US (library default 1 ms) before it sleeps on its
+# doorbell. On a node whose cores the PEs and their TCP clients overfill (load average 10+ on 2 cores), 20 us
+# gives memcaslap 1.4-6x the throughput, but on a quiet node it costs a wake-up per set (1 connection: 25-39k
+# instead of 92-95k ops/s), so it is left to the caller (gateway/README.md, Performance).
 np="${SHMEMCACHED_NP:-2}"
-if [ -z "${SHMEMCACHE_IDLE_SPIN_US:-}" ] && [ "${SHMEMCACHED_TCP:-0}" != 1 ] && [ "$(nproc)" -le "$np" ]; then
-  export SHMEMCACHE_IDLE_SPIN_US=20
-fi
 setsid "${launcher[@]}" -np "$np" "$bin" "$@" &
 job=$!
 
