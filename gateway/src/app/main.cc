@@ -6,6 +6,7 @@
 // signalfd in its event loop, closes its connections and calls shmemcache_finalize, which tells the servers it
 // is done. Servers leave them pending and return from
 // shmemcache_serve once every gateway has finalized; then every PE has finalized and the job exits 0.
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -35,7 +36,10 @@ std::string VersionString() {
 int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const Options& o, int signal_fd) {
   int rank = shmemcache_client_rank(cache);
   int port = o.port == 0 ? 0 : o.port + rank;
-  ShmemcacheBackend backend(cache, config);
+  // The naps of a wait (backend/request_wait.h) last microseconds: the default timer slack (50 us) would
+  // stretch each of them to the slack.
+  if (o.wait_spin_us >= 0) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  ShmemcacheBackend backend(cache, config, o.wait_spin_us < 0 ? -1 : int64_t{o.wait_spin_us} * 1000);
   SystemClock clock;
   GatewayContext gateway(&backend, &clock, o.limits, VersionString());
   gateway.set_max_connections(o.max_connections);

@@ -57,6 +57,10 @@ std::string Usage(const char* program) {
          "  --max-burst N             backend operations (all connections) started before the gateway waits for\n"
          "                            them and answers (default 64, SHMEMCACHE_MAX_OUTSTANDING's default)\n"
          "  --idle-wakeup-ms MS       longest sleep in epoll_wait when idle (default 1000; -1 = until an event)\n"
+         "  --wait-spin-us US         a wait for the servers' replies spins this long, then naps so that a server\n"
+         "                            PE sharing the gateway's cores can run (at least 100 us while one\n"
+         "                            connection is served); default -1: spin, then yield, as shmemcache_wait\n"
+         "                            does (naps measured no consistent gain on 2 cores: gateway/README.md)\n"
          "  -h, --help                this text\n"
          "\n"
          "Cache settings are the SHMEMCACHE_* environment variables (README, Configuration), e.g.\n"
@@ -112,6 +116,9 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (arg == "--idle-wakeup-ms") {
       ok = ParseInt(value.c_str(), -1, 3600 * 1000, &n);
       o->idle_wakeup_ms = static_cast<int>(n);
+    } else if (arg == "--wait-spin-us") {
+      ok = ParseInt(value.c_str(), -1, 1000000, &n);
+      o->wait_spin_us = static_cast<int>(n);
     } else {
       *error = "unknown option " + arg;
       return false;

@@ -16,6 +16,7 @@ struct Options {
   int servers = 0;              // 0 = SHMEMCACHE_NUM_SERVERS (default 1)
   size_t max_connections = 1024;
   int idle_wakeup_ms = 1000;    // -1 = sleep until an event
+  int wait_spin_us = -1;        // a wait for the servers spins this long, then naps (-1: shmemcache_wait's spin)
   Limits limits;
   bool help = false;
 };

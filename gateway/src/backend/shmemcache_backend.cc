@@ -1,5 +1,7 @@
 #include "backend/shmemcache_backend.h"
 
+#include "backend/request_wait.h"
+
 namespace shmemcached {
 
 namespace {
@@ -40,8 +42,8 @@ void AddClientCounters(const shmemcache_stats_t& st, std::vector<StatRow>* rows)
 // shmemcache_mget_item_t does not carry. A value larger than its buffer answers kBufferTooSmall with its size.
 class FetchBurst final : public InFlight {
  public:
-  FetchBurst(shmemcache_t* cache, MultiGetItem* items, size_t count)
-      : cache_(cache), items_(items), requests_(count, nullptr), lens_(count, 0) {
+  FetchBurst(shmemcache_t* cache, const RequestWait* wait, MultiGetItem* items, size_t count)
+      : cache_(cache), wait_(wait), items_(items), requests_(count, nullptr), lens_(count, 0) {
     for (size_t i = 0; i < count; ++i) {
       MultiGetItem& item = items[i];
       item.value.resize(item.buffer_len);
@@ -62,7 +64,7 @@ class FetchBurst final : public InFlight {
         item.value_len = 0;
         continue;
       }
-      shmemcache_status_t st = shmemcache_wait(cache_, requests_[i]);
+      shmemcache_status_t st = wait_->Wait(cache_, requests_[i]);
       item.status = FromShmemcache(st);
       item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
       item.value.resize(st == SHMEMCACHE_OK ? lens_[i] : 0);
@@ -71,6 +73,7 @@ class FetchBurst final : public InFlight {
 
  private:
   shmemcache_t* cache_;
+  const RequestWait* wait_;
   MultiGetItem* items_;
   std::vector<shmemcache_request_t*> requests_;  // nullptr: refused at issue
   std::vector<size_t> lens_;
@@ -81,30 +84,31 @@ class FetchBurst final : public InFlight {
 // new value).
 class RequestInFlight final : public InFlight {
  public:
-  RequestInFlight(shmemcache_t* cache, shmemcache_request_t* request, Status* status)
-      : cache_(cache), request_(request), status_(status) {}
+  RequestInFlight(shmemcache_t* cache, const RequestWait* wait, shmemcache_request_t* request, Status* status)
+      : cache_(cache), wait_(wait), request_(request), status_(status) {}
   ~RequestInFlight() override { Finish(); }
 
   void Finish() override {
     if (request_ == nullptr) return;
-    *status_ = FromShmemcache(shmemcache_wait(cache_, request_));
+    *status_ = FromShmemcache(wait_->Wait(cache_, request_));
     request_ = nullptr;
   }
 
  private:
   shmemcache_t* cache_;
+  const RequestWait* wait_;
   shmemcache_request_t* request_;
   Status* status_;
 };
 
 // A request issued (st OK) in flight; or the error found at issue in *status and nothing in flight.
-std::unique_ptr<InFlight> InFlightOrRefused(shmemcache_t* cache, shmemcache_status_t st,
+std::unique_ptr<InFlight> InFlightOrRefused(shmemcache_t* cache, const RequestWait* wait, shmemcache_status_t st,
                                             shmemcache_request_t* request, Status* status) {
   if (st != SHMEMCACHE_OK) {
     *status = FromShmemcache(st);
     return nullptr;
   }
-  return std::make_unique<RequestInFlight>(cache, request, status);
+  return std::make_unique<RequestInFlight>(cache, wait, request, status);
 }
 
 shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
@@ -124,8 +128,9 @@ shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
 
 }  // namespace
 
-ShmemcacheBackend::ShmemcacheBackend(shmemcache_t* cache, const shmemcache_config_t& config)
+ShmemcacheBackend::ShmemcacheBackend(shmemcache_t* cache, const shmemcache_config_t& config, int64_t wait_spin_ns)
     : cache_(cache),
+      wait_(wait_spin_ns),
       num_servers_(config.num_servers),
       max_key_(config.max_key_len),
       max_value_(config.max_value_len),
@@ -172,7 +177,7 @@ Status ShmemcacheBackend::MultiGet(MultiGetItem* items, size_t count) {
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
   *status = Status::kOk;
-  return std::make_unique<FetchBurst>(cache_, items, count);
+  return std::make_unique<FetchBurst>(cache_, &wait_, items, count);
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, std::string_view value,
@@ -184,26 +189,26 @@ std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, st
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st =
       shmemcache_istore(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out, &request);
-  return InFlightOrRefused(cache_, st, request, status);
+  return InFlightOrRefused(cache_, &wait_, st, request, status);
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st = shmemcache_itouch(cache_, key.data(), key.size(), ttl_ms, &request);
-  return InFlightOrRefused(cache_, st, request, status);
+  return InFlightOrRefused(cache_, &wait_, st, request, status);
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartIncr(std::string_view key, int64_t delta, Status* status,
                                                        uint64_t* new_value) {
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st = shmemcache_iincr(cache_, key.data(), key.size(), delta, new_value, &request);
-  return InFlightOrRefused(cache_, st, request, status);
+  return InFlightOrRefused(cache_, &wait_, st, request, status);
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartDelete(std::string_view key, Status* status) {
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st = shmemcache_idelete(cache_, key.data(), key.size(), &request);
-  return InFlightOrRefused(cache_, st, request, status);
+  return InFlightOrRefused(cache_, &wait_, st, request, status);
 }
 
 Status ShmemcacheBackend::FlushAll() { return FromShmemcache(shmemcache_flush_all(cache_)); }
@@ -235,6 +240,7 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
   rows->emplace_back("shmemcache_no_space_errors", sum.no_space_errors);
   shmemcache_stats_t mine{};
   if (shmemcache_get_stats(cache_, &mine) == SHMEMCACHE_OK) AddClientCounters(mine, rows);
+  rows->emplace_back("shmemcache_gateway_wait_naps", wait_.naps());
   return Status::kOk;
 }
 

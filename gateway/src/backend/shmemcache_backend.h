@@ -19,14 +19,17 @@
 #include <string>
 #include <vector>
 
+#include "backend/request_wait.h"
 #include "protocol/backend.h"
 
 namespace shmemcached {
 
 class ShmemcacheBackend final : public Backend {
  public:
-  // cache: an initialised client handle (not owned); config: the configuration it was initialised with.
-  ShmemcacheBackend(shmemcache_t* cache, const shmemcache_config_t& config);
+  // cache: an initialised client handle (not owned); config: the configuration it was initialised with;
+  // wait_spin_ns: how long a wait for a request spins before it naps (backend/request_wait.h; < 0: the library's
+  // shmemcache_wait alone).
+  ShmemcacheBackend(shmemcache_t* cache, const shmemcache_config_t& config, int64_t wait_spin_ns);
   ShmemcacheBackend(const ShmemcacheBackend&) = delete;
   ShmemcacheBackend& operator=(const ShmemcacheBackend&) = delete;
 
@@ -48,12 +51,14 @@ class ShmemcacheBackend final : public Backend {
   std::unique_ptr<InFlight> StartIncr(std::string_view key, int64_t delta, Status* status,
                                       uint64_t* new_value) override;
   std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
+  void BeforeWaits(size_t sessions) override { wait_.set_sessions(sessions); }
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;
 
  private:
   shmemcache_t* cache_;
+  RequestWait wait_;
   int num_servers_;
   size_t max_key_;
   size_t max_value_;

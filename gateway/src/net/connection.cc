@@ -143,7 +143,10 @@ void Connection::Flush() {
 void Connection::UpdateInterest() {
   uint32_t want = 0;
   if (!paused_ && !close_after_write_ && !eof_ && in_.size() < session_.InputLimit()) want |= EPOLLIN | EPOLLRDHUP;
-  if (!out_.empty()) want |= EPOLLOUT;
+  // Writable matters only for output that Flush could not send: output behind deferred answers is sent when the
+  // batch completes (AnswersWritten), within this wake-up, so asking for EPOLLOUT then would cost two epoll_ctl
+  // per request (on, then off once sent) for nothing.
+  if (!out_.empty() && !session_.answers_deferred()) want |= EPOLLOUT;
   if (want == interest_) return;
   interest_ = want;
   if (!loop_->Modify(fd_, want, this)) Close();

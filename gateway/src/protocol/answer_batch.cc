@@ -34,6 +34,7 @@ void AnswerBatch::Complete() {
   // Sessions that only read first: their reads were mostly served one-sided at issue, and their answers go out
   // without waiting for the round trip of the batch's writes.
   std::stable_partition(sessions.begin(), sessions.end(), [](Session* s) { return !s->writes_queued(); });
+  if (backend_ != nullptr) backend_->BeforeWaits(sessions.size());
   for (Session* s : sessions) s->WriteDeferredAnswers();
   completing_ = false;
 }

@@ -59,6 +59,8 @@ class AnswerBatch {
   AnswerBatch(const AnswerBatch&) = delete;
   AnswerBatch& operator=(const AnswerBatch&) = delete;
 
+  // The backend told how many sessions a completion waits for (Backend::BeforeWaits); may be null.
+  void set_backend(Backend* backend) { backend_ = backend; }
   // Enabled by the event loop, which then calls Complete after every wake-up.
   void set_enabled(bool on) { enabled_ = on; }
   bool enabled() const { return enabled_; }
@@ -83,6 +85,7 @@ class AnswerBatch {
 
  private:
   size_t max_operations_;
+  Backend* backend_ = nullptr;
   bool enabled_ = false;
   bool completing_ = false;
   size_t operations_ = 0;
@@ -115,6 +118,7 @@ class BatchedBackend final : public Backend {
   std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   Status FlushAll() override;
   bool CanFlushAll() const override { return inner_->CanFlushAll(); }
+  void BeforeWaits(size_t sessions) override { inner_->BeforeWaits(sessions); }
   Status Stats(std::vector<StatRow>* rows) override;
 
  private:

@@ -127,6 +127,10 @@ class Backend {
     *status = Delete(key);
     return nullptr;
   }
+  // The answer batch is about to wait for the operations of `sessions` connections (answer_batch.h). A backend
+  // whose waits spin may spin less when several connections are served: their clients, answered first, then
+  // want the cores the wait would hold (backend/request_wait.h).
+  virtual void BeforeWaits(size_t sessions) { (void)sessions; }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).
   virtual Status FlushAll() = 0;
   // Whether FlushAll can succeed: a delayed flush_all is answered before it runs.

@@ -19,6 +19,7 @@ GatewayContext::GatewayContext(Backend* backend, Clock* clock, const Limits& lim
       start_unix_ms_(clock->NowUnixMs()) {
   limits_.max_key_length = std::min(limits_.max_key_length, backend->MaxKeyLength());
   limits_.max_value_length = backend->MaxValueLength();
+  batch_.set_backend(backend);
 }
 
 Status GatewayContext::FlushAll(uint64_t delay_ms) {
