@@ -139,10 +139,10 @@ typedef struct {
                                    get (validated like a Direct GET); an Active SET puts the value into a
                                    landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). An Active GET from a server this PE maps (same
-                                   node, local_access on) pulls from 1 KiB on already, or from this value if
-                                   it is lower (there a pull is a local copy), also when this value is above
-                                   max_value_len (no landing slots then). 0 = never; default 8 KiB
-                                   (bench/README.md) */
+                                   node, local_access on, no spill_dir) pulls from 1 KiB on already, or from
+                                   this value if it is lower (there a pull is a local copy), also when this
+                                   value is above max_value_len (no landing slots then). 0 = never; default
+                                   8 KiB (bench/README.md) */
   int direct_policy;            /* which path Direct-capable operations take when direct_ops is 1:
                                    SHMEMCACHE_DIRECT_AUTO (default: SETs and incrs go Active, GETs Direct, where
                                    every one-sided operation needs the target's CPU, i.e. UCX tcp; Direct elsewhere),
