@@ -84,15 +84,15 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
       if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     }
-  } else if (op.op == Op::kGet && may_pull && config_.large_value_threshold != 0 &&
-             op.buffer_len <= config_.max_value_len) {
+  } else if (op.op == Op::kGet && may_pull) {
     // From a server whose arena this PE loads from (mapped, local_access on) a pull is a local copy: pulled from
     // 1 KiB on (message.h, kPullNear); from any other from large_value_threshold on. Not with an SSD tier: there
     // a GET may be parked behind a flash read, and a later write of its key would wait for it (WriteWaitsForPull)
     // where a value answered in the reply lets the write go first (pe_spill_async's held read).
     const uint8_t near =
         mapped_[s] && config_.local_access != 0 && config_.spill_dir == nullptr ? message_flags::kPullNear : 0;
-    if (op.buffer_len >= PullThreshold(config_.large_value_threshold, near)) flags = message_flags::kMayPull | near;
+    if (PullSized(config_.large_value_threshold, config_.max_value_len, op.buffer_len, near))
+      flags = message_flags::kMayPull | near;
   }
   // A write waits for this client's pull-eligible GETs of the same key: their pull must not see it (per-key
   // issue order, client.h).

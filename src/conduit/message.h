@@ -51,6 +51,13 @@ inline size_t PullThreshold(size_t large_value_threshold, uint8_t wire_flags) {
     return message_flags::kNearPullMinBytes;
   return large_value_threshold;
 }
+// Whether `len` bytes are pull-sized under these wire flags: pulls are on (large_value_threshold != 0) and len
+// lies in [PullThreshold, max_value_len]. The one rule both sides apply: the client to a GET's buffer (may it
+// ask for a pull: kMayPull), the server to the value it found (answer by location).
+inline bool PullSized(size_t large_value_threshold, size_t max_value_len, size_t len, uint8_t wire_flags) {
+  return large_value_threshold != 0 && len >= PullThreshold(large_value_threshold, wire_flags) &&
+         len <= max_value_len;
+}
 
 struct RequestHeader {
   uint8_t op;

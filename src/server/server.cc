@@ -319,9 +319,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         reply.flags = view.flags;
         reply.token = view.token;
         // A large value in a block the client may pull: send its location instead of its bytes.
-        if ((h.wire_flags & message_flags::kMayPull) && config_.large_value_threshold != 0 &&
-            value_len >= PullThreshold(config_.large_value_threshold, h.wire_flags) &&
-            value_len <= config_.max_value_len && ptr.block_bytes != 0 && value_len <= h.max_value) {
+        if ((h.wire_flags & message_flags::kMayPull) &&
+            PullSized(config_.large_value_threshold, config_.max_value_len, value_len, h.wire_flags) &&
+            ptr.block_bytes != 0 && value_len <= h.max_value) {
           reply.wire_flags = message_flags::kPull;
         } else if (value == nullptr && value_len != 0 && value_len <= h.max_value) {
           // Not pullable after all (a value past max_value_len that a Direct SET wrote): read it with its bytes.
