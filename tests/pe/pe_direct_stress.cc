@@ -303,6 +303,19 @@ int main(int argc, char** argv) {
       cat_max_len = std::max<uint64_t>(cat_max_len, len);
       return len;
     };
+    // One shmemcache_store, checked (stats around it) to take exactly one path: *direct says whether it was the
+    // Direct one.
+    auto store_on_one_path = [&](const std::string& key, const void* v, size_t len,
+                                 const shmemcache_store_options_t* o, uint64_t* token, bool* direct) {
+      shmemcache_stats_t a{}, b{};
+      shmemcache_get_stats(c, &a);
+      const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), v, len, o, token);
+      shmemcache_get_stats(c, &b);
+      PE_CHECK(b.sets == a.sets + 1);
+      PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
+      *direct = b.direct_sets != a.direct_sets;
+      return s;
+    };
     auto cat_new_generation = [&](int j) {  // a plain store in mode SET with the base's flags
       uint8_t chunk[kCatChunk];
       const uint32_t gen = ++cat_generations;
@@ -324,14 +337,9 @@ int main(int argc, char** argv) {
       // Flags and a 1 ms ttl the pair must ignore (memcached): a reader would see other flags, or no pair.
       shmemcache_store_options_t o{append ? SHMEMCACHE_MODE_APPEND : SHMEMCACHE_MODE_PREPEND,
                                    static_cast<uint32_t>(rng.Next()), rng.Uniform(2), 0};
-      const std::string key = cat_key(j);
-      shmemcache_stats_t a{}, b{};
-      shmemcache_get_stats(c, &a);
-      const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), chunks, n * kCatChunk, &o, nullptr);
-      shmemcache_get_stats(c, &b);
-      PE_CHECK(b.sets == a.sets + 1);
-      PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
-      if (b.direct_sets != a.direct_sets) ++cat_direct;
+      bool direct = false;
+      const shmemcache_status_t s = store_on_one_path(cat_key(j), chunks, n * kCatChunk, &o, nullptr, &direct);
+      if (direct) ++cat_direct;
       else ++cat_active;
       if (s == SHMEMCACHE_OK) {
         cat_numbers[j] += n;
@@ -374,15 +382,10 @@ int main(int argc, char** argv) {
         o.cas = token;
         if (rng.Uniform(2) == 0) o.mode = SHMEMCACHE_MODE_REPLACE;
       }
-      shmemcache_stats_t a{}, b{};
-      shmemcache_get_stats(c, &a);
       uint64_t new_token = 0;
-      const shmemcache_status_t s = shmemcache_store(c, key.data(), key.size(), value.data(), len, &o, &new_token);
-      shmemcache_get_stats(c, &b);
-      // One store, on exactly one path.
-      PE_CHECK(b.sets == a.sets + 1);
-      PE_CHECK((b.direct_sets - a.direct_sets) + (b.active_sets - a.active_sets) == 1);
-      if (b.direct_sets != a.direct_sets) ++opt_direct;
+      bool direct = false;
+      const shmemcache_status_t s = store_on_one_path(key, value.data(), len, &o, &new_token, &direct);
+      if (direct) ++opt_direct;
       else ++opt_active;
       if (s == SHMEMCACHE_OK) {
         ++writes;
@@ -394,7 +397,7 @@ int main(int argc, char** argv) {
       burn(my_seq);
       if (o.cas != 0) {  // cas is checked first, in every mode
         PE_CHECK(s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NOT_FOUND);
-        if (s == SHMEMCACHE_EXISTS && b.direct_sets != a.direct_sets) ++direct_exists;  // decided under the lock
+        if (s == SHMEMCACHE_EXISTS && direct) ++direct_exists;  // decided under the lock
         if (s == SHMEMCACHE_EXISTS) ++cas_exists;
         else ++cas_not_found;
       } else {
@@ -458,15 +461,13 @@ int main(int argc, char** argv) {
             PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_NOT_FOUND);
           }
           shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, 7, 0, token};
-          shmemcache_stats_t a{}, b{};
-          shmemcache_get_stats(c, &a);
-          s = shmemcache_store(c, ctr_key.data(), ctr_key.size(), next.data(), next.size(), &o, nullptr);
-          shmemcache_get_stats(c, &b);
+          bool direct = false;
+          s = store_on_one_path(ctr_key, next.data(), next.size(), &o, nullptr, &direct);
           PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS || s == SHMEMCACHE_NOT_FOUND);
           if (s == SHMEMCACHE_OK) ++ctr_wins, ++ctr_gen_wins, record_win(kKeys, token);
           else if (s == SHMEMCACHE_EXISTS) ++ctr_conflicts;
           else ++ctr_lost;
-          if (s == SHMEMCACHE_EXISTS && b.direct_sets != a.direct_sets) ++direct_exists;
+          if (s == SHMEMCACHE_EXISTS && direct) ++direct_exists;
           continue;
         }
         if (options && r < 22) {  // an append or prepend on a cat key
