@@ -36,9 +36,9 @@ std::string VersionString() {
 int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const Options& o, int signal_fd) {
   int rank = shmemcache_client_rank(cache);
   int port = o.port == 0 ? 0 : o.port + rank;
-  // The naps of a wait (backend/request_wait.h) last microseconds: the default timer slack (50 us) would
-  // stretch each of them to the slack.
-  if (o.wait_spin_us >= 0) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  // The naps of a wait (backend/request_wait.h) and of the event loop's polling (net/gateway_server.h) last
+  // microseconds: the default timer slack (50 us) would stretch each of them to the slack.
+  if (o.wait_spin_us >= 0 || (o.poll_spin_us >= 0 && o.poll_nap_us > 0)) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   ShmemcacheBackend backend(cache, config, o.wait_spin_us < 0 ? -1 : int64_t{o.wait_spin_us} * 1000);
   SystemClock clock;
   GatewayContext gateway(&backend, &clock, o.limits, VersionString());
@@ -55,6 +55,8 @@ int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const O
   std::printf("shmemcached: gateway %d listening on %s:%d (pid %d)\n", rank, o.host.c_str(), server.port(),
               static_cast<int>(getpid()));
   std::fflush(stdout);
+  server.set_poll_spin_us(o.poll_spin_us);
+  server.set_poll_nap_us(o.poll_nap_us);
   server.Run(o.idle_wakeup_ms);
   server.CloseAll();
   std::printf("shmemcached: gateway %d stopping\n", rank);

@@ -61,6 +61,11 @@ std::string Usage(const char* program) {
          "                            PE sharing the gateway's cores can run (at least 100 us while one\n"
          "                            connection is served); default -1: spin, then yield, as shmemcache_wait\n"
          "                            does (naps measured no consistent gain on 2 cores: gateway/README.md)\n"
+         "  --poll-spin-us US         with replies awaited, the event loop polls sockets and replies; after this\n"
+         "                            long with nothing to do it yields the core on every turn (default 20;\n"
+         "                            -1: wait for every burst before reading more)\n"
+         "  --poll-nap-us US          nap instead, from 2 us doubling up to this (default 0: sched_yield on\n"
+         "                            every turn; naps measured slower: gateway/README.md)\n"
          "  -h, --help                this text\n"
          "\n"
          "Cache settings are the SHMEMCACHE_* environment variables (README, Configuration), e.g.\n"
@@ -116,6 +121,12 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (arg == "--idle-wakeup-ms") {
       ok = ParseInt(value.c_str(), -1, 3600 * 1000, &n);
       o->idle_wakeup_ms = static_cast<int>(n);
+    } else if (arg == "--poll-nap-us") {
+      ok = ParseInt(value.c_str(), 0, 1000000, &n);
+      o->poll_nap_us = static_cast<int>(n);
+    } else if (arg == "--poll-spin-us") {
+      ok = ParseInt(value.c_str(), -1, 1000000, &n);
+      o->poll_spin_us = static_cast<int>(n);
     } else if (arg == "--wait-spin-us") {
       ok = ParseInt(value.c_str(), -1, 1000000, &n);
       o->wait_spin_us = static_cast<int>(n);

@@ -37,22 +37,45 @@ void AddClientCounters(const shmemcache_stats_t& st, std::vector<StatRow>* rows)
   rows->emplace_back("shmemcache_gateway_direct_fallbacks", st.direct_fallbacks);
 }
 
-// One burst of shmemcache_ifetch requests (one per item, each into its item's own buffer_len bytes), waited for
-// together by Finish: shmemcache_ifetch returns flags and CAS token, which get/gets print and
-// shmemcache_mget_item_t does not carry. A value larger than its buffer answers kBufferTooSmall with its size.
+// One burst of shmemcache_ifetch requests (one per item, each into buffer_len bytes of a pooled buffer, copied
+// into the item's value by Finish), waited for together by Finish: shmemcache_ifetch returns flags and CAS
+// token, which get/gets print and shmemcache_mget_item_t does not carry. A value larger than its buffer answers
+// kBufferTooSmall with its size.
 class FetchBurst final : public InFlight {
  public:
-  FetchBurst(shmemcache_t* cache, const RequestWait* wait, MultiGetItem* items, size_t count)
-      : cache_(cache), wait_(wait), items_(items), requests_(count, nullptr), lens_(count, 0) {
+  FetchBurst(shmemcache_t* cache, const RequestWait* wait, BufferPool* pool, MultiGetItem* items, size_t count)
+      : cache_(cache), wait_(wait), pool_(pool), items_(items), requests_(count, nullptr), lens_(count, 0),
+        at_(count, 0) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+      at_[i] = total;
+      total += items[i].buffer_len;
+    }
+    buffer_ = pool_->Take(total);
     for (size_t i = 0; i < count; ++i) {
       MultiGetItem& item = items[i];
-      item.value.resize(item.buffer_len);
-      shmemcache_status_t st = shmemcache_ifetch(cache, item.key.data(), item.key.size(), item.value.data(),
-                                                 item.buffer_len, &lens_[i], &item.flags, &item.cas, &requests_[i]);
+      shmemcache_status_t st =
+          shmemcache_ifetch(cache, item.key.data(), item.key.size(), buffer_.data.get() + at_[i], item.buffer_len,
+                            &lens_[i], &item.flags, &item.cas, &requests_[i]);
       if (st != SHMEMCACHE_OK) item.status = FromShmemcache(st);
     }
   }
-  ~FetchBurst() override { Finish(); }
+  ~FetchBurst() override {
+    Finish();
+    pool_->Give(std::move(buffer_));
+  }
+
+  bool Ready() override {
+    if (finished_) return true;
+    // Requests complete in issue order per server, and most of a burst at once: test from the first one still
+    // in flight.
+    for (; tested_ < requests_.size(); ++tested_) {
+      if (requests_[tested_] != nullptr && shmemcache_test(cache_, requests_[tested_]) == SHMEMCACHE_IN_PROGRESS) {
+        return false;
+      }
+    }
+    return true;
+  }
 
   void Finish() override {
     if (finished_) return;
@@ -67,16 +90,24 @@ class FetchBurst final : public InFlight {
       shmemcache_status_t st = wait_->Wait(cache_, requests_[i]);
       item.status = FromShmemcache(st);
       item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
-      item.value.resize(st == SHMEMCACHE_OK ? lens_[i] : 0);
+      if (st == SHMEMCACHE_OK) {
+        item.value.assign(buffer_.data.get() + at_[i], lens_[i]);
+      } else {
+        item.value.clear();
+      }
     }
   }
 
  private:
   shmemcache_t* cache_;
   const RequestWait* wait_;
+  BufferPool* pool_;
   MultiGetItem* items_;
   std::vector<shmemcache_request_t*> requests_;  // nullptr: refused at issue
   std::vector<size_t> lens_;
+  std::vector<size_t> at_;  // item i's bytes in buffer_
+  BufferPool::Buffer buffer_;
+  size_t tested_ = 0;  // requests_[0, tested_) are complete (Ready)
   bool finished_ = false;
 };
 
@@ -87,6 +118,8 @@ class RequestInFlight final : public InFlight {
   RequestInFlight(shmemcache_t* cache, const RequestWait* wait, shmemcache_request_t* request, Status* status)
       : cache_(cache), wait_(wait), request_(request), status_(status) {}
   ~RequestInFlight() override { Finish(); }
+
+  bool Ready() override { return request_ == nullptr || shmemcache_test(cache_, request_) != SHMEMCACHE_IN_PROGRESS; }
 
   void Finish() override {
     if (request_ == nullptr) return;
@@ -177,7 +210,7 @@ Status ShmemcacheBackend::MultiGet(MultiGetItem* items, size_t count) {
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartMultiGet(MultiGetItem* items, size_t count, Status* status) {
   *status = Status::kOk;
-  return std::make_unique<FetchBurst>(cache_, &wait_, items, count);
+  return std::make_unique<FetchBurst>(cache_, &wait_, &buffers_, items, count);
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, std::string_view value,

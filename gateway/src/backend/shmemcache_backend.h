@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/buffer_pool.h"
 #include "backend/request_wait.h"
 #include "protocol/backend.h"
 
@@ -64,6 +65,7 @@ class ShmemcacheBackend final : public Backend {
   size_t max_value_;
   uint64_t limit_maxbytes_;
   std::vector<char> scratch_;  // max_value_ bytes: a fetch never needs a second try
+  BufferPool buffers_;         // FetchBurst's value buffers; the backend outlives every burst (its sessions')
 };
 
 }  // namespace shmemcached

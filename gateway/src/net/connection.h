@@ -39,6 +39,8 @@ class Connection final : public EventHandler, public AnswerListener {
   // Unregisters and closes the socket; the server frees the object later.
   void Close();
   bool dead() const { return fd_ < 0; }
+  // Its session has answers in the gateway's answer batch.
+  bool answers_deferred() const { return session_.answers_deferred(); }
 
   // Memory held for this client (tests check the bounds).
   size_t buffered_input() const { return in_.size(); }

@@ -5,6 +5,8 @@
 #ifndef SHMEMCACHED_NET_EVENT_LOOP_H_
 #define SHMEMCACHED_NET_EVENT_LOOP_H_
 
+#include <sys/epoll.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -32,11 +34,17 @@ class EventLoop {
   // Waits at most timeout_ms (-1: until an event) and dispatches what is ready. Returns the number of events,
   // 0 on timeout or a signal, -1 on error.
   int RunOnce(int timeout_ms);
+  // The same with a timeout in nanoseconds (epoll_pwait2; >= 0): a nap that any event ends early.
+  int RunOnceNs(int64_t timeout_ns);
   // How many times RunOnce returned from epoll_wait (tests check that idle costs no wakeups).
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
  private:
+  static constexpr int kMaxEvents = 128;
+  int Dispatch(int n);
+
   int epoll_fd_;
+  epoll_event events_[kMaxEvents];
   std::atomic<uint64_t> wakeups_{0};  // read by other threads in tests
 };
 

@@ -1,7 +1,14 @@
 // One gateway's TCP front: the listening socket, its connections and the event loop that serves them, all on
 // the calling thread. Per wake-up, every ready connection runs its complete commands, starting their backend
-// operations without waiting where it can; then the gateway waits for all of them at once and the connections
-// send their answers (protocol/answer_batch.h): N connections' requests reach the servers as one burst.
+// operations without waiting where it can (protocol/answer_batch.h): N connections' requests reach the servers
+// as one burst. The loop does not stop for the burst: while operations are in flight it polls the sockets
+// (epoll_wait without sleeping) and the operations (AnswerBatch::Poll) in turn, so a connection whose gets
+// were answered one-sided sends at once and goes on with its next commands while another connection's set
+// waits for its server. After poll_spin_us without anything to do it yields the core on every turn, so that
+// the server PE it waits for, and the clients, get the cores they share with it; with poll_nap_us > 0 it naps
+// in epoll_wait instead (any socket event ends the nap), 2 us doubling up to poll_nap_us (measured slower on 2
+// shared cores: README, Performance). poll_spin_us < 0: it waits for the whole burst after every wake-up
+// instead. Idle (nothing in flight), it sleeps in epoll_wait.
 // Connections beyond max_connections get memcached's "ERROR Too many open connections" and are closed. Run()
 // returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes readable or should_stop() says so
 // after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every idle_wakeup_ms (-1: only for events)
@@ -34,6 +41,10 @@ class GatewayServer {
   // A descriptor whose readability ends Run (not read here).
   bool AddStopFd(int fd, std::string* error);
   void Run(int idle_wakeup_ms, const std::function<bool()>& should_stop = nullptr);
+  // How long the loop polls with nothing to do before it naps (see above); < 0: no polling. The longest nap
+  // (0: sched_yield instead).
+  void set_poll_spin_us(int us) { poll_spin_us_ = us; }
+  void set_poll_nap_us(int us) { poll_nap_us_ = us; }
   // Closes every connection (after Run, at shutdown).
   void CloseAll();
 
@@ -46,7 +57,7 @@ class GatewayServer {
 
   // Called by a connection that closed itself.
   void Closed(Connection* c);
-  // Called by a connection whose session deferred answers: it is told when they are written.
+  // Called by a connection whose session deferred answers: it is told when they are written (AnswersWritten).
   void AwaitAnswers(Connection* c) { awaiting_.push_back(c); }
 
  private:
@@ -70,6 +81,9 @@ class GatewayServer {
   // After every wake-up: completes the answer batch (one wait for every connection's operations) and lets the
   // connections that waited send, until none defers again.
   void CompleteAnswers();
+  // Writes the answers whose operations have completed (AnswerBatch::Poll) and lets their connections go on,
+  // without waiting. True if any connection went on.
+  bool PollAnswers();
 
   GatewayContext* gateway_;
   EventLoop loop_;
@@ -79,7 +93,14 @@ class GatewayServer {
   StopHandler stop_handler_{&stop_};
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // freed after the event batch that closed them
-  std::vector<Connection*> awaiting_;                // connections with answers in the batch (maybe closed)
+  std::vector<Connection*> awaiting_;                // connections with answers in the batch (live ones)
+  int poll_spin_us_ = kDefaultPollSpinUs;
+  int poll_nap_us_ = kDefaultPollNapUs;
+
+ public:
+  static constexpr int kDefaultPollSpinUs = 20;
+  static constexpr int kDefaultPollNapUs = 0;
+  static constexpr int64_t kFirstNapNs = 2000;
 };
 
 }  // namespace shmemcached

@@ -39,6 +39,23 @@ void AnswerBatch::Complete() {
   completing_ = false;
 }
 
+bool AnswerBatch::Poll() {
+  if (completing_ || sessions_.empty()) return false;
+  StartQueued();
+  completing_ = true;
+  std::vector<Session*> ready, waiting;
+  for (Session* s : sessions_) (s->DeferredAnswersReady() ? ready : waiting).push_back(s);
+  sessions_.swap(waiting);
+  if (!ready.empty()) ++batches_;
+  for (Session* s : ready) {
+    operations_ -= std::min(operations_, s->deferred_operations());
+    batched_operations_ += s->deferred_operations();
+    s->WriteDeferredAnswers();
+  }
+  completing_ = false;
+  return !ready.empty();
+}
+
 Status BatchedBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
                              uint64_t* cas_out) {
   batch_->Complete();

@@ -6,14 +6,18 @@
 // order. The gateway's event loop lets every ready connection start its commands, then completes the batch once
 // (AnswerBatch::Complete): every operation in flight is waited for and every deferred answer written, session by
 // session (those without writes first), each session's connection sending as soon as its answers are written.
-// N connections' requests thus reach the servers as one burst.
+// N connections' requests thus reach the servers as one burst. The event loop does not wait for the burst
+// either: it polls (AnswerBatch::Poll), writing the answers of the sessions whose operations have completed,
+// and goes on reading other connections meanwhile; a session's deferred answers are written all at once, in
+// request order, when the last of them is ready.
 //
 // Invariants:
 //   - every deferred answer is written before any blocking backend call is made (BatchedBackend completes the
 //     batch first): a blocking call never overtakes an earlier command's answer, and counters are current when
 //     `stats` reads them;
-//   - a batch holds at most max_operations backend operations: the command that reaches it completes it, which
-//     bounds the memory deferred answers hold;
+//   - a batch holds at most max_operations backend operations (all those in flight, however many polls they
+//     have been waiting through): the command that reaches it completes it, which bounds the memory deferred
+//     answers hold;
 //   - while the batch is disabled (no event loop completes it: unit tests of the engine), an answer is written
 //     as soon as its command is processed.
 // Operations take effect in the order they were started (Backend's contract). Within a session they start in
@@ -51,6 +55,8 @@ class DeferredAnswer {
   virtual void Write(ByteQueue& out) = 0;
   // Backend operations it holds in flight.
   virtual size_t operations() const { return 1; }
+  // Started, and Write would not wait for the backend (InFlight::Ready). Never blocks.
+  virtual bool Ready() = 0;
 };
 
 class AnswerBatch {
@@ -77,6 +83,10 @@ class AnswerBatch {
   // Waits for every operation in flight and writes every deferred answer. Does nothing while it runs already
   // (a DeferredAnswer may make blocking backend calls).
   void Complete();
+  // Starts the queued writes and writes the deferred answers of every session whose operations have all
+  // completed, without waiting (Session::DeferredAnswersReady); the other sessions stay in the batch, their
+  // operations in flight. True if it wrote any. Does nothing while Complete or Poll runs.
+  bool Poll();
   bool empty() const { return sessions_.empty(); }
 
   // How many batches were completed and how many operations they held (tests, `stats`).

@@ -69,6 +69,9 @@ class InFlight {
  public:
   virtual ~InFlight() = default;
   virtual void Finish() = 0;
+  // Whether Finish would return without waiting (the operation has its answer). Never blocks; may let the
+  // backend make progress. The default says yes: a backend that cannot tell is waited for when polled.
+  virtual bool Ready() { return true; }
 };
 
 class Backend {

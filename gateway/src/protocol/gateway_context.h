@@ -59,6 +59,9 @@ struct Counters {
   uint64_t curr_connections = 0, total_connections = 0, rejected_connections = 0;
   uint64_t backend_errors = 0;  // backend answers other than the operation's outcomes (degraded to misses)
   uint64_t multiget_calls = 0;  // batched backend reads (one per batch of a get)
+  // The event loop with operations in flight (net/gateway_server.h): turns that polled sockets and operations,
+  // and naps taken (or yields) when there was nothing to do.
+  uint64_t poll_turns = 0, poll_naps = 0;
 };
 
 class GatewayContext {

@@ -46,6 +46,7 @@ class DeferredGet final : public DeferredAnswer {
         discard_(discard) {}
 
   void Start() override {
+    started_ = true;
     for (size_t i = 0; i < keys_.size(); ++i) {
       items_[i].key = keys_[i];
       items_[i].buffer_len = gateway_.limits().batch_value_bytes;
@@ -55,6 +56,7 @@ class DeferredGet final : public DeferredAnswer {
   }
 
   size_t operations() const override { return items_.size(); }
+  bool Ready() override { return started_ && (in_flight_ == nullptr || in_flight_->Ready()); }
 
   void Write(ByteQueue& out) override {
     if (in_flight_ != nullptr) in_flight_->Finish();
@@ -82,6 +84,7 @@ class DeferredGet final : public DeferredAnswer {
   std::vector<MultiGetItem> items_;  // keys point into keys_
   bool return_cas_;
   bool discard_;  // a later key was too long: count, but answer CLIENT_ERROR instead
+  bool started_ = false;
   Status status_ = Status::kOk;
   std::unique_ptr<InFlight> in_flight_;  // declared last: destroyed (finished) before the buffers it fills
 };

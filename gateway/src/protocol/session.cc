@@ -71,6 +71,7 @@ void Session::Defer(std::unique_ptr<DeferredAnswer> answer, DeferredAnswer::Kind
   }
   if (deferred_.empty()) batch.Join(this);
   size_t operations = answer->operations();
+  deferred_operations_ += operations;
   deferred_.push_back(Deferred{out_->size(), std::move(answer)});
   batch.Started(operations);  // may complete the batch, this session's answers included
 }
@@ -89,9 +90,18 @@ void Session::WriteDeferredAnswers() {
   }
   out_->Append(std::string_view(after).substr(from - base));
   deferred_.clear();
+  deferred_operations_ = 0;
+  ready_ = 0;
   reads_deferred_ = false;
   writes_queued_ = false;
   if (listener_ != nullptr) listener_->AnswersReady();
+}
+
+bool Session::DeferredAnswersReady() {
+  for (; ready_ < deferred_.size(); ++ready_) {
+    if (!deferred_[ready_].answer->Ready()) return false;
+  }
+  return true;
 }
 
 void Session::StartRetrieval(std::unique_ptr<Retrieval> retrieval) { retrieval_ = std::move(retrieval); }

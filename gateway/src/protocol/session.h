@@ -106,6 +106,11 @@ class Session {
   // Called by AnswerBatch::Complete: writes every deferred answer in place, in request order, then tells the
   // listener (if any).
   void WriteDeferredAnswers();
+  // Whether every deferred answer could be written without waiting for the backend (DeferredAnswer::Ready).
+  // Never blocks.
+  bool DeferredAnswersReady();
+  // Backend operations its deferred answers hold.
+  size_t deferred_operations() const { return deferred_operations_; }
   void set_answer_listener(AnswerListener* listener) { listener_ = listener; }
   // Whether this session queued a write (DeferredAnswer::kWrite) since its answers were last written.
   bool writes_queued() const { return writes_queued_; }
@@ -165,6 +170,8 @@ class Session {
   };
   std::vector<Deferred> deferred_;  // in request order
   bool reads_deferred_ = false;
+  size_t deferred_operations_ = 0;
+  size_t ready_ = 0;  // deferred_[0, ready_) were found Ready
   bool writes_queued_ = false;  // a write of this session may still be queued in the batch
   AnswerListener* listener_ = nullptr;
 };

@@ -43,6 +43,8 @@ class StartedStore {
   static bool Startable(const StoreRequest& request);
   void Start(GatewayContext& gateway, const StoreRequest& request);
   StoreOutcome Finish();
+  // Started, and Finish would not wait (InFlight::Ready).
+  bool Ready() const { return gateway_ != nullptr && (in_flight_ == nullptr || in_flight_->Ready()); }
   // After Finish: the pair's new token when stored, else 0.
   uint64_t cas() const { return status_ == Status::kOk ? cas_ : 0; }
 

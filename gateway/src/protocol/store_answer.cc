@@ -17,6 +17,7 @@ class StoreAnswer final : public DeferredAnswer {
       : gateway_(gateway), p_(std::move(p)), noreply_(noreply) {}
 
   void Start() override { store_.Start(gateway_, p_->request()); }
+  bool Ready() override { return store_.Ready(); }
   void Write(ByteQueue& out) override {
     StoreOutcome outcome = store_.Finish();
     if (p_->meta) {

@@ -19,6 +19,7 @@ class UpdateAnswer : public DeferredAnswer {
  public:
   UpdateAnswer(GatewayContext& gateway, std::string_view key) : gateway_(gateway), key_(key) {}
 
+  bool Ready() final { return started_ && (in_flight_ == nullptr || in_flight_->Ready()); }
   void Write(ByteQueue& out) final {
     if (in_flight_ != nullptr) in_flight_->Finish();
     out.Append(Answer(gateway_.counters()));
@@ -31,6 +32,7 @@ class UpdateAnswer : public DeferredAnswer {
   GatewayContext& gateway_;
   std::string key_;
   Status status_ = Status::kError;
+  bool started_ = false;  // set by Start
   std::unique_ptr<InFlight> in_flight_;  // declared after what it writes: finished before they are freed
 };
 
@@ -38,7 +40,10 @@ class TouchAnswer final : public UpdateAnswer {
  public:
   TouchAnswer(GatewayContext& gateway, std::string_view key, uint64_t ttl_ms, bool noreply)
       : UpdateAnswer(gateway, key), ttl_ms_(ttl_ms), noreply_(noreply) {}
-  void Start() override { in_flight_ = gateway_.backend().StartTouch(key_, ttl_ms_, &status_); }
+  void Start() override {
+    started_ = true;
+    in_flight_ = gateway_.backend().StartTouch(key_, ttl_ms_, &status_);
+  }
 
  private:
   std::string Answer(Counters& c) override {
@@ -53,7 +58,10 @@ class ArithmeticAnswer final : public UpdateAnswer {
  public:
   ArithmeticAnswer(GatewayContext& gateway, std::string_view key, int64_t delta, ArithmeticAnswerFn answer)
       : UpdateAnswer(gateway, key), delta_(delta), answer_(std::move(answer)) {}
-  void Start() override { in_flight_ = gateway_.backend().StartIncr(key_, delta_, &status_, &value_); }
+  void Start() override {
+    started_ = true;
+    in_flight_ = gateway_.backend().StartIncr(key_, delta_, &status_, &value_);
+  }
 
  private:
   std::string Answer(Counters& c) override { return answer_(c, status_, value_); }
@@ -66,7 +74,10 @@ class DeleteAnswer final : public UpdateAnswer {
  public:
   DeleteAnswer(GatewayContext& gateway, std::string_view key, DeleteAnswerFn answer)
       : UpdateAnswer(gateway, key), answer_(std::move(answer)) {}
-  void Start() override { in_flight_ = gateway_.backend().StartDelete(key_, &status_); }
+  void Start() override {
+    started_ = true;
+    in_flight_ = gateway_.backend().StartDelete(key_, &status_);
+  }
 
  private:
   std::string Answer(Counters& c) override { return answer_(c, status_); }

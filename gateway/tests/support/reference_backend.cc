@@ -1,5 +1,7 @@
 #include "support/reference_backend.h"
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "protocol/numbers.h"
@@ -158,11 +160,14 @@ namespace {
 class DelayedResults final : public InFlight {
  public:
   DelayedResults(MultiGetItem* items, std::vector<MultiGetItem> results, Status* status, Status result,
-                 uint64_t* cas_out = nullptr, uint64_t cas = 0)
-      : items_(items), results_(std::move(results)), status_(status), result_(result), cas_out_(cas_out), cas_(cas) {}
+                 uint64_t* cas_out = nullptr, uint64_t cas = 0, const std::atomic<bool>* held = nullptr)
+      : items_(items), results_(std::move(results)), status_(status), result_(result), cas_out_(cas_out), cas_(cas),
+        held_(held) {}
   ~DelayedResults() override { Finish(); }
+  bool Ready() override { return done_ || held_ == nullptr || !held_->load(); }
   void Finish() override {
     if (done_) return;
+    for (int i = 0; i < 20000 && !Ready(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     done_ = true;
     for (size_t i = 0; i < results_.size(); ++i) {
       items_[i].value = std::move(results_[i].value);
@@ -182,6 +187,7 @@ class DelayedResults final : public InFlight {
   Status result_;
   uint64_t* cas_out_;
   uint64_t cas_;
+  const std::atomic<bool>* held_;  // while true, the results are not ready
   bool done_ = false;
 };
 
@@ -202,7 +208,10 @@ std::unique_ptr<InFlight> ReferenceBackend::StartStore(std::string_view key, std
   uint64_t cas = 0;
   Status result = Store(key, value, options, &cas);
   *status = Status::kError;
-  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, cas_out, cas);
+  const bool hold = held_.load() && key == held_key_;
+  if (hold) ++held_stores_;
+  return std::make_unique<DelayedResults>(nullptr, std::vector<MultiGetItem>(), status, result, cas_out, cas,
+                                          hold ? &held_ : nullptr);
 }
 
 std::unique_ptr<InFlight> ReferenceBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {

@@ -12,6 +12,7 @@
 #ifndef SHMEMCACHED_TESTS_SUPPORT_REFERENCE_BACKEND_H_
 #define SHMEMCACHED_TESTS_SUPPORT_REFERENCE_BACKEND_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,6 +52,12 @@ class ReferenceBackend final : public Backend {
                                       uint64_t* new_value) override;
   std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   void set_in_flight_starts(bool on) { in_flight_starts_ = on; }
+  // With in-flight starts: a store of `key` started from now on stays in flight (InFlight::Ready false; Finish
+  // waits, at most 20 s) until ReleaseHeld, as a request whose server is slow to answer. Any thread may release.
+  void HoldStoresOf(std::string key) { held_key_ = std::move(key); held_.store(true); }
+  void ReleaseHeld() { held_.store(false); }
+  // Stores held so far (any thread may read).
+  uint64_t held_stores() const { return held_stores_.load(); }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;
 
@@ -80,6 +87,9 @@ class ReferenceBackend final : public Backend {
   uint64_t evictions_ = 0;
   uint64_t multiget_calls_ = 0, fetch_calls_ = 0;
   bool in_flight_starts_ = false;
+  std::string held_key_;
+  std::atomic<bool> held_{false};
+  std::atomic<uint64_t> held_stores_{0};
   std::unordered_map<std::string, Pair> pairs_;
 };
 

@@ -56,6 +56,7 @@ class ServerThread {
   size_t max_input() const { return max_input_; }
   size_t max_output() const { return max_output_; }
   size_t connections() const { return connections_; }
+  ReferenceBackend& backend() { return backend_; }
 
  private:
   SystemClock clock_;
@@ -180,6 +181,28 @@ TEST(GatewayServer, ManyConnectionsPipelining) {
     close(fds[i]);
   }
   EXPECT_TRUE(WaitFor([&] { return server.connections() == 0; }));
+}
+
+// A store whose reply is slow (held in the backend) delays only its own connection's answers, which then come
+// in request order; the event loop serves the other connections meanwhile (net/gateway_server.h).
+TEST(GatewayServer, AStoreInFlightDoesNotStallOtherConnections) {
+  ServerThread server;
+  server.backend().HoldStoresOf("held");
+  int slow = Connect(server.port());
+  int fast = Connect(server.port());
+  SendAll(slow, "set held 0 0 1\r\n1\r\nget held\r\nversion\r\n");
+  ASSERT_TRUE(WaitFor([&] { return server.backend().held_stores() == 1; }));
+  for (int i = 0; i < 3; ++i) {
+    SendAll(fast, "set k 0 0 1\r\n2\r\nget k\r\n");
+    EXPECT_EQ(Receive(fast, 27), "STORED\r\nVALUE k 0 1\r\n2\r\nEND\r\n");
+  }
+  pollfd p{slow, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 100), 0);  // nothing for the held connection yet
+  server.backend().ReleaseHeld();
+  const std::string slow_answers = "STORED\r\nVALUE held 0 1\r\n1\r\nEND\r\nVERSION test\r\n";
+  EXPECT_EQ(Receive(slow, slow_answers.size()), slow_answers);
+  close(slow);
+  close(fast);
 }
 
 TEST(GatewayServer, ConnectionLimitAnswersLikeMemcached) {
