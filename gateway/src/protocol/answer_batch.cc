@@ -8,7 +8,10 @@
 namespace shmemcached {
 
 void AnswerBatch::Leave(Session* session) {
-  sessions_.erase(std::remove(sessions_.begin(), sessions_.end(), session), sessions_.end());
+  auto it = std::remove(sessions_.begin(), sessions_.end(), session);
+  if (it == sessions_.end()) return;
+  sessions_.erase(it, sessions_.end());
+  operations_ -= std::min(operations_, session->deferred_operations());
 }
 
 void AnswerBatch::Started(size_t n) {
