@@ -107,7 +107,7 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       // sharing this node's cores run. Bounded: a request without a reply completes with TIMEOUT after
       // op_timeout_ms (shmemcache_test), and the first socket event ends a nap.
       const bool idle = NowNs() - busy_at > int64_t{poll_spin_us_} * 1000;
-      if (idle) ++counters.poll_naps;
+      if (idle) ++counters.poll_idle_turns;
       if (idle && poll_nap_us_ > 0) {
         events = loop_.RunOnceNs(nap_ns);
         nap_ns = std::min(nap_ns * 2, int64_t{poll_nap_us_} * 1000);

@@ -60,8 +60,8 @@ struct Counters {
   uint64_t backend_errors = 0;  // backend answers other than the operation's outcomes (degraded to misses)
   uint64_t multiget_calls = 0;  // batched backend reads (one per batch of a get)
   // The event loop with operations in flight (net/gateway_server.h): turns that polled sockets and operations,
-  // and naps taken (or yields) when there was nothing to do.
-  uint64_t poll_turns = 0, poll_naps = 0;
+  // and those with nothing to do (a yield or a nap each).
+  uint64_t poll_turns = 0, poll_idle_turns = 0;
 };
 
 class GatewayContext {

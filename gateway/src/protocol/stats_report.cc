@@ -92,7 +92,7 @@ std::string GeneralStats(GatewayContext& g) {
   s.Add("gateway_bursts", g.batch().batches());
   s.Add("gateway_burst_operations", g.batch().batched_operations());
   s.Add("gateway_poll_turns", c.poll_turns);
-  s.Add("gateway_poll_naps", c.poll_naps);
+  s.Add("gateway_poll_idle_turns", c.poll_idle_turns);
   s.Add("gateway_backend_errors", c.backend_errors);
   std::vector<StatRow> rows;
   if (g.backend().Stats(&rows) == Status::kOk) {
