@@ -145,6 +145,10 @@ shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
 # Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
 shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
 shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)
+# The same with most values "large" (threshold 256 B): threads of one PE race for its one reservation per server
+# (placed SETs, conduit/message.h kReserve) and land when it is taken.
+shmemcache_pe_test(threads_large_np4 pe_threads 4 ARGS active 8 800 ENV SHMEMCACHE_LARGE_VALUE_THRESHOLD=256
+                   LABELS threads)
 
 # Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct
