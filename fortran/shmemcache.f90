@@ -144,7 +144,8 @@ module shmemcache
                           policy_reason, local_gets, local_sets, direct_incrs, mget_messages, &
                           mget_message_items, unchecked_copies, idle_sleeps, doorbell_wakes, &
                           cpu_word_atomics, published_epoch_gets, direct_expiry_asks, &
-                          remote_gets_whole, remote_gets_head_value, remote_gets_split
+                          remote_gets_whole, remote_gets_head_value, remote_gets_split, &
+                          large_sets_placed, large_value_copies
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

@@ -136,7 +136,10 @@ typedef struct {
                                    a loaded, oversubscribed node */
   size_t large_value_threshold; /* values of at least this many bytes bypass the message ring: an Active GET
                                    answers with the block's location and the client pulls the value with one
-                                   get (validated like a Direct GET); an Active SET puts the value into a
+                                   get (validated like a Direct GET); a blocking Active SET or store to a
+                                   server this PE maps (same node, local_access on) has the server reserve a
+                                   block, writes the value into it itself and has the server publish it (the
+                                   server never copies the value); any other Active SET puts the value into a
                                    landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). An Active GET from a server this PE maps (same
                                    node, local_access on, no spill_dir) pulls from 1 KiB on already, or from
@@ -454,6 +457,12 @@ typedef struct {
                                    16 KiB or more */
   uint64_t remote_gets_split;   /* elsewhere, from 64 KiB of room: header, value straight into the caller's
                                    buffer and target word, three non-blocking gets and one quiet */
+  /* large Active stores (config large_value_threshold) */
+  uint64_t large_sets_placed;   /* client side: blocking SETs and stores of a large value written by this client
+                                   straight into a block its server reserved (through a mapping of the server's
+                                   memory), then published by the server without reading the value */
+  uint64_t large_value_copies;  /* server side: Active SETs and stores of a large value whose bytes this server
+                                   copied into a block (from a landing slot or the message) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -52,6 +52,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       pending_(pe->pending),
       reply_room_(pe->reply_room),
       landing_busy_(pe->landing_busy),
+      reserving_(pe->reserving),
       pullable_in_flight_(pe->pullable_in_flight),
       next_request_id_(pe->next_request_id),
       request_(pe->request),
@@ -133,7 +134,9 @@ Client::Operation Client::MakeOperation(Op op, const void* key, size_t key_len, 
 }
 
 Status Client::Set(const void* key, size_t key_len, const void* value, size_t value_len) {
-  return Execute(MakeOperation(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr));
+  Operation op = MakeOperation(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr);
+  op.place = kPlaceMay;  // blocking: the value stays valid until it completes
+  return Execute(op);
 }
 
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
@@ -502,6 +505,7 @@ void Client::FillStats(Stats* stats) const {
   stats->large_gets_pulled += c.large_gets_pulled;
   stats->large_pull_retries += c.large_pull_retries;
   stats->large_sets_landed += c.large_sets_landed;
+  stats->large_sets_placed += c.large_sets_placed;
   stats->policy_active_ops += c.policy_active_ops;
   stats->mget_messages += c.mget_messages;
   stats->mget_message_items += c.mget_message_items;

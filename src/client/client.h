@@ -38,8 +38,12 @@
 //   lock) where SETs may.
 // The Direct/Active policy (config direct_policy, decided once at construction) may forbid every Direct
 // operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
-// Large values (config large_value_threshold, conduit/message.h): an Active SET of a large value puts it into
-// this client's landing slot on the server first (one landed SET in flight per server); an Active GET whose
+// Large values (config large_value_threshold, conduit/message.h): a blocking Active SET or store (not append /
+// prepend) of a large value to a server this client maps (local_access) is placed: the server reserves a block
+// (kReserve), this client copies the value into it through the mapping and the server publishes it (kCommit), never
+// reading it (one reservation per PE per server; a SET that finds it taken, or a non-blocking one, whose value
+// must be free at issue, lands instead). Any other Active SET of a large value puts it into this client's landing
+// slot on the server first (one landed SET in flight per server); an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
@@ -188,7 +192,11 @@ class Client {
     size_t buffer_len;   // kGet
     size_t* out_len;     // kGet: where the value's length goes
     ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
+    // A large SET or store placed by this client (conduit/message.h kReserve): kPlaceMay from a blocking call (its
+    // value stays valid until the request completes); kPlaceCommit for the commit of a reservation (PlaceValue).
+    uint8_t place = 0;
   };
+  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2;
   Operation DeleteOperation(const void* key, size_t key_len) const;  // Delete's and IssueDelete's
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
@@ -392,6 +400,11 @@ class Client {
   // the value in the reply (true: r is in flight again). [active]
   // value_len: the length the reply told, the first read's hint.
   bool Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len);
+  // A large SET's reservation came (kReserve's reply h): writes the value into the block through the mapping and
+  // posts the commit with r (true: in flight again), or completes r with the reply's refusal (false).
+  bool PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h);
+  // Whether op may go as a placed large SET to server s (kReserve) now.
+  bool MayPlace(const Operation& op, int s) const;
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request
@@ -584,7 +597,7 @@ class Client {
                                // read_retries, with DirectOps's)
     Tally recency_updates;
     Tally expiration_bar_updates;
-    Tally large_gets_pulled, large_pull_retries, large_sets_landed;
+    Tally large_gets_pulled, large_pull_retries, large_sets_landed, large_sets_placed;
     Tally policy_active_ops;
     Tally mget_messages, mget_message_items;  // kMultiGet messages sent, items they answered
   };
@@ -613,6 +626,7 @@ class Client {
   std::vector<RequestQueue>& pending_;
   std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
+  std::vector<uint8_t>& reserving_;
   std::vector<unsigned>& pullable_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
   std::vector<std::vector<uint8_t>>& request_;  // per server

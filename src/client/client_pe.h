@@ -5,7 +5,7 @@
 // Locking: one lock per server, so that Active operations of threads that go to different servers do not
 // serialize.
 //   active[s]  a recursive mutex over everything about server s: the conduit's state for its rings (the conduit
-//              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s],
+//              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
 //              pullable_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and server_time[s] (their
 //              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
 //              every thread's requests whose replies it reads), failing s. Held while a blocking call waits for a
@@ -69,6 +69,7 @@ struct ClientPe {
         reply_room(config.num_servers, ReplyRoom(config.chunks_per_peer, config.chunk_bytes - kChunkHeaderBytes -
                                                                               kChunkTrailerBytes)),
         landing_busy(config.num_servers, 0),
+        reserving(config.num_servers, 0),
         pullable_in_flight(config.num_servers, 0),
         request(config.num_servers),
         reply(config.num_servers),
@@ -95,6 +96,7 @@ struct ClientPe {
   std::vector<RequestQueue> pending;
   std::vector<ReplyRoom> reply_room;         // per server: the reply ring's room those requests may take
   std::vector<uint8_t> landing_busy;         // per server: a landed SET is in flight (our slot there is in use)
+  std::vector<uint8_t> reserving;            // per server: a placed SET (kReserve, then kCommit) is in flight
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
   std::vector<std::vector<uint8_t>> request;  // per server: the message being encoded
   std::vector<std::vector<uint8_t>> reply;    // per server: the reply being decoded

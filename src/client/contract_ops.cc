@@ -90,7 +90,9 @@ Client::Operation Client::IncrOperation(const void* key, size_t key_len, int64_t
 
 Status Client::Store(const void* key, size_t key_len, const void* value, size_t value_len,
                      const StoreRequest* request, uint64_t* token) {
-  return Execute(StoreOperation(key, key_len, value, value_len, request, token));
+  Operation op = StoreOperation(key, key_len, value, value_len, request, token);
+  op.place = kPlaceMay;  // blocking: the value stays valid until it completes
+  return Execute(op);
 }
 
 Status Client::IssueStore(const void* key, size_t key_len, const void* value, size_t value_len,

@@ -37,9 +37,15 @@ struct shmemcache_request {
   size_t reply_bytes = 0;
   uint64_t reply_group = 0;
   unsigned reply_alone = 0;
-  uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded)
-  // kMayPull GETs: the key, kept to validate the pulled block and to ask again. Its capacity survives recycling.
+  uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded,
+                              // kReserve, kCommit)
+  // kMayPull GETs: the key, kept to validate the pulled block and to ask again; a placed SET's (kReserve), for
+  // its commit. Its capacity survives recycling.
   std::vector<uint8_t> key;
+  // A placed SET (kReserve): its value (the caller's, valid until completion) and options, for the commit.
+  const void* value = nullptr;
+  size_t value_bytes = 0;
+  smc::StoreRequest store;
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
   // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:

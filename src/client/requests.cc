@@ -3,6 +3,7 @@
 // (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
 // server s's runs with pe_->active[s] held (ServerHold).
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstring>
 #include <mutex>
@@ -79,7 +80,11 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
-  if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
+  if (op.place == kPlaceCommit) {
+    flags = message_flags::kCommit;
+  } else if (MayPlace(op, s)) {
+    flags = message_flags::kReserve;
+  } else if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
     while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
       if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
@@ -123,7 +128,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
   const bool landed = flags & message_flags::kValueLanded;
-  const size_t value_bytes = landed ? 0 : op.value_len;
+  const size_t value_bytes = flags & message_flags::kValueElsewhere ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
   // An exact reading before sending: the server's stamp comes after it (server_time.h). One per burst (issue 14):
@@ -153,6 +158,13 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     ++pullable_in_flight_[s];
   }
   if (landed) landing_busy_[s] = true;
+  if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
+    reserving_[s] = true;
+    r->key.assign(static_cast<const uint8_t*>(op.key), static_cast<const uint8_t*>(op.key) + op.key_len);
+    r->value = op.value;
+    r->value_bytes = op.value_len;
+    r->store = op.contract.store;
+  }
   r->op = op.op;
   // A record sent before (a GET asked again by Pull: its request_id is set; ids start at 1) keeps its location:
   // its issuer reads loc.server without the server's lock (Wait, Test) while the thread completing it here holds
@@ -242,6 +254,7 @@ bool Client::InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, 
 
 bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len) {
   r->status = static_cast<Status>(h.status);
+  if (r->flags & message_flags::kReserve) return PlaceValue(server, r, h);
   CompleteContract(server, r, h);
   if (r->op == Op::kMultiGet) {
     CompleteMultiGet(r, h);
@@ -282,6 +295,43 @@ void Client::Retire(int server, shmemcache_request* r) {
   r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
+  if (r->flags & message_flags::kCommit) reserving_[server] = false;  // the reservation is used up
+}
+
+bool Client::MayPlace(const Operation& op, int s) const {
+  // Only where this client stores into the server's memory itself, one reservation per PE per server at a time.
+  if (op.place != kPlaceMay || reserving_[s] || direct_.local_arena(s) == nullptr ||
+      !SymmetricLayout::LargeValue(config_, op.value_len))
+    return false;
+  return op.op == Op::kSet || (op.op == Op::kStore && op.contract.store.mode != StoreMode::kAppend &&
+                               op.contract.store.mode != StoreMode::kPrepend);
+}
+
+bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
+  uint8_t* local = direct_.local_arena(server);
+  const size_t key_len = r->key.size();
+  if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
+      h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes)) {
+    reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
+    if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
+    CompleteContract(server, r, h);
+    return false;
+  }
+  // The block is free-tagged and unindexed until the commit publishes it (store/kv_store.h, Reservations): no
+  // reader or writer but this one touches its value bytes. The release fence keeps these stores before the
+  // commit's (x86-TSO keeps them in order anyway; the compiler must not sink them past the post).
+  std::memcpy(local + h.pointer.offset + kBlockHeaderBytes + key_len, r->value, r->value_bytes);
+  std::atomic_thread_fence(std::memory_order_release);
+  Operation op{r->op, r->loc, r->key.data(), key_len, r->value, r->value_bytes, nullptr, 0, nullptr, {}};
+  op.contract.store = r->store;
+  op.contract.out = r->out;
+  op.place = kPlaceCommit;
+  --counters_.active_sets;  // counted once per operation (a Tally: this thread's may dip below its own count)
+  ++counters_.large_sets_placed;
+  if (PostActive(op, &r) == SHMEMCACHE_OK) return true;
+  reserving_[server] = false;
+  r->status = SHMEMCACHE_TIMEOUT;
+  return false;
 }
 
 bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len) {
@@ -371,6 +421,7 @@ Status Client::FailServer(int server) {
   reply_room_[server].Clear();
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
+  reserving_[server] = false;
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
 

@@ -11,7 +11,9 @@
 //   [inbox]                                     peers * chunks_per_peer * chunk_bytes
 //   [landing slots]                             clients * max_value_len, when large_value_threshold is on
 //                                               (used on servers: client c puts a large SET's value into
-//                                               slot c, then sends the request that names it)
+//                                               slot c, then sends the request that names it; a blocking
+//                                               SET to a server it maps writes into a reserved block
+//                                               instead, conduit/message.h kReserve)
 //   [arena]                                     server_memory_bytes              (used on servers)
 // The arena comes last: clients carry it but never touch it, and untouched pages cost no memory.
 #ifndef SHMEMCACHE_CORE_LAYOUT_H_

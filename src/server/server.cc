@@ -29,6 +29,7 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
 // Operations whose outcome depends on the key's current pair (store/contract.h): on a key that RAM lacks they
 // must see the SSD tier's copy. A plain set overwrites whatever is there and a GET reads back on its own.
 bool DecidesOnCurrentPair(const RequestHeader& h) {
+  if (h.wire_flags & message_flags::kReserve) return false;  // decides nothing yet: its kCommit does
   switch (static_cast<Op>(h.op)) {
     case Op::kStore: return static_cast<StoreMode>(h.mode) != StoreMode::kSet || h.cas != 0;
     case Op::kTouch:
@@ -60,6 +61,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
+      reservations_(static_cast<size_t>(num_clients)),
       clock_(clock),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
@@ -218,6 +220,7 @@ void Server::FillStats(Stats* stats) const {
   stats->active_ops_served += counters_.active_ops_served;
   stats->no_space_errors += counters_.no_space_errors;
   stats->max_eviction_pause_us = std::max(stats->max_eviction_pause_us, counters_.max_eviction_pause_us);
+  stats->large_value_copies += counters_.large_value_copies;
   stats->cpu_word_atomics = atomics_.cpu() ? 1 : 2;
   store_.FillStats(stats);
   conduit_.FillStats(stats);
@@ -285,15 +288,35 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
       StoreRequest request;  // kSet: a plain set
       if (static_cast<Op>(h.op) == Op::kStore)  // a mode out of range is refused by the store (INVALID_ARGUMENT)
         request = StoreRequest{static_cast<StoreMode>(h.mode), h.flags, h.ttl_ms, h.cas};
-      const uint8_t* value_in = req.value;
-      if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
-        if (h.value_len > landing_slot_bytes_) {
-          status = SHMEMCACHE_INVALID_ARGUMENT;
-          break;
+      Reservation& reserved = reservations_[client];
+      if (h.wire_flags & message_flags::kReserve) {  // the client writes the value itself: a block for it
+        store_.Release(&reserved);  // one per client: an earlier one was never committed
+        status = store_.ReserveBlock(h.key_len, h.value_len, &reserved);
+        if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
+        if (status == SHMEMCACHE_OK) {
+          ptr = BlockPointer{reserved.offset, reserved.block_bytes, static_cast<uint8_t>(reserved.cls)};
+          reply.wire_flags = message_flags::kReserve;  // a reservation, not a pair: Answer marks it uncacheable
         }
-        value_in = landing_ + client * landing_slot_bytes_;
+        break;
       }
-      status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled);
+      if (h.wire_flags & message_flags::kCommit) {  // the value sits in the reserved block: publish it
+        status = reserved.value_len == h.value_len
+                     ? store_.StoreReserved(loc, req.key, h.key_len, &reserved, request, at, &ptr, spilled)
+                     : SHMEMCACHE_INVALID_ARGUMENT;
+        store_.Release(&reserved);  // used up whatever the answer (nothing when StoreReserved took it)
+      } else {
+        const uint8_t* value_in = req.value;
+        if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
+          if (h.value_len > landing_slot_bytes_) {
+            status = SHMEMCACHE_INVALID_ARGUMENT;
+            break;
+          }
+          value_in = landing_ + client * landing_slot_bytes_;
+        }
+        status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled);
+        if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, h.value_len))
+          ++counters_.large_value_copies;
+      }
       if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
       if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
       reply.token = ptr.token;
@@ -396,6 +419,7 @@ void Server::Answer(size_t client, ReplyHeader reply, Status status, const Block
   if ((status == SHMEMCACHE_OK || status == SHMEMCACHE_BUFFER_TOO_SMALL) &&
       static_cast<Op>(reply.op) != Op::kDelete && ptr.block_bytes != 0) {
     reply.pointer = WireFor(ptr);
+    if (reply.wire_flags & message_flags::kReserve) reply.pointer.valid = 0;
   }
   if (reserved != nullptr) {
     uint8_t* value_at = reserved + sizeof(reply);

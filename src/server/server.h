@@ -139,6 +139,7 @@ class Server {
     uint64_t active_ops_served = 0;
     uint64_t no_space_errors = 0;
     uint64_t max_eviction_pause_us = 0;
+    uint64_t large_value_copies = 0;  // large SET values copied into a block (landing slot or message)
   };
 
   shmemcache_config_t config_;
@@ -160,6 +161,8 @@ class Server {
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
   const uint8_t* landing_;     // the landing slots (core/layout.h): client c's large SET values at c * slot
   size_t landing_slot_bytes_;  // 0: no landing slots
+  // Per client: the block its kReserve asked for, until its kCommit (conduit/message.h; store/kv_store.h).
+  std::vector<Reservation> reservations_;
   EpochClock clock_;
   uint64_t start_nanos_;
   uint64_t range_nanos_;

@@ -342,8 +342,8 @@ void KvStore::FillStats(shmemcache_stats_t* stats) const {
 
 bool KvStore::CheckConsistency() const {
   if (!slabs_.CheckConsistency()) return false;
-  if (slabs_.blocks_in_use() != table_.size() || tiers_.size() != table_.size()) return false;
-  if (!tiers_.CheckConsistency() || tiers_.block_bytes() != slabs_.bytes_in_use()) return false;
+  if (slabs_.blocks_in_use() != table_.size() + reservations_ || tiers_.size() != table_.size()) return false;
+  if (!tiers_.CheckConsistency() || tiers_.block_bytes() + reserved_bytes_ != slabs_.bytes_in_use()) return false;
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
     size_t bytes = slabs_.class_bytes(e.cls);

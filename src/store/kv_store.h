@@ -40,8 +40,17 @@
 // left it a handful of pairs.
 // Expired pairs stay indexed (and counted as items) until an operation meets them or the reaper frees them
 // (contract.h); eviction frees them without handing them to the eviction listener.
-// Invariant: slab blocks in use == items == pairs in tiers, block bytes in use == block bytes in tiers, the
-// tiers' totals match their pairs, and every indexed block is unlocked with a consistent head (CheckConsistency).
+// Reservations (issue 14, a large Active SET placed by its client): ReserveBlock takes a block of the class a pair
+// needs and hands it out unindexed, free-tagged and unlocked, exactly as a free block looks to everyone else: no
+// reader or Direct writer can match it (tag kFreeTag), it is in no tier (eviction never meets it) and its slab is
+// pinned (slab moves never empty it). Its client writes the value through its mapping at kBlockHeaderBytes +
+// key_len; StoreReserved then decides and publishes the pair exactly as Store would (under the current pair's
+// lock, a version above every one the key had: contract.h), writing only the header and key: the value bytes are
+// never read or copied by the server (the block carries kUncheckedSum, as any block written through a mapping).
+// A reservation that is not committed is given back with Release(Reservation).
+// Invariant: slab blocks in use == items + reservations == pairs in tiers + reservations, block bytes in use ==
+// block bytes in tiers + reserved bytes, the tiers' totals match their pairs, and every indexed block is unlocked
+// with a consistent head (CheckConsistency).
 // Lock waits: a block lock held by a client (a Direct SET in progress) is waited for through
 // WordAtomics::WaitWhileEqual. When that wait gives up (the server's implementation is bounded by op_timeout_ms),
 // the operation returns SHMEMCACHE_TIMEOUT at once, possibly half done (a block locked, a pair moved but the old
@@ -91,6 +100,16 @@ struct BlockPointer {
   uint64_t token = 0;    // the pair's CAS token then (contract.h)
 };
 
+// A block handed out by ReserveBlock for a pair of key_len + value_len bytes (cls < 0: none).
+struct Reservation {
+  uint64_t offset = 0;
+  int cls = -1;
+  uint32_t block_bytes = 0;
+  uint32_t key_len = 0;
+  uint32_t value_len = 0;
+  bool held() const { return cls >= 0; }
+};
+
 // A pair handed to the eviction listener: pointers into the block, valid during the call only.
 struct EvictedPair {
   const uint8_t* key = nullptr;
@@ -120,6 +139,21 @@ class KvStore {
   Status Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
                const StoreRequest& request, AccessTime at, BlockPointer* pointer,
                const SpilledPair* spilled = nullptr);
+  // Reserves a block for a pair of key_len + value_len bytes (Reservations, above): OK with *reservation set;
+  // INVALID_ARGUMENT / KEY_TOO_LONG (bad key), VALUE_TOO_LARGE, NO_SPACE (the class cannot allocate, evictions
+  // done), TIMEOUT once failed(). Allocation may evict (also this key's pair).
+  Status ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation);
+  // Gives an uncommitted reservation back (its block freed); *reservation is cleared. Nothing if none is held.
+  void Release(Reservation* reservation);
+  // Store of a value that sits in the reserved block already (its client wrote it there): the same decisions,
+  // statuses and outputs as Store with request (append and prepend: INVALID_ARGUMENT, they need the old value), the
+  // block published with the key and header written by the server and the value left where it lies. The
+  // reservation is used up either way (published, or freed on any status but OK); key_len must be the one it was
+  // made for.
+  Status StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
+                       const StoreRequest& request, AccessTime at, BlockPointer* pointer,
+                       const SpilledPair* spilled = nullptr);
+  uint64_t reservations() const { return reservations_; }  // blocks reserved and not yet committed or released
   // The SSD tier's read-back: stores the pair with its own flags, absolute expiry and (when the lag can hold
   // it) token: a plain set. NOT_FOUND (nothing stored) if it expired by at.now_ms; otherwise as Store.
   Status Restore(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair, AccessTime at,
@@ -278,8 +312,10 @@ class KvStore {
                    BlockPointer* pointer, const SpilledPair* spilled = nullptr);
   void WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len, const NewPair& next,
                     uint64_t recency, BlockPointer* pointer);
+  // sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the server never reads.
   Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
-                    size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer);
+                    size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
+                    BlockSum sum = BlockSum::kCompute);
   void AddExpiryHint(uint64_t expiry_ms, uint64_t offset);
   // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
   // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_.
@@ -319,6 +355,8 @@ class KvStore {
   std::vector<uint64_t> evicting_slabs_;
   std::vector<PairSizes> evicting_sizes_;
   std::vector<uint8_t> composed_;  // a value built from the old one (append, prepend, incr)
+  uint64_t reservations_ = 0;         // blocks handed out by ReserveBlock, not yet committed or released
+  uint64_t reserved_bytes_ = 0;       // their block bytes
   uint64_t max_version_ = 0;  // highest full version ever published on this server (contract.h, "M")
 };
 

@@ -91,7 +91,8 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
 }
 
 Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
-                           size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer) {
+                           size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
+                           BlockSum sum) {
   // The old block (if any) stays locked until the new one is published: its readers see it locked, then freed,
   // never the old value after the new one became visible.
   size_t bytes = slabs_.class_bytes(cls);
@@ -101,7 +102,7 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   if (held.found) version = std::max(version, held.version);
   ++version;  // contract.h (b): above every version this key had, here or anywhere
   const PairMeta meta = MetaAt(next, version);
-  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, meta);
+  EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, meta, sum);
   SetRecencyWord(fresh, recency);
   Publish(fresh, bytes, version, loc.tag);
   HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
@@ -160,6 +161,70 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
     return SHMEMCACHE_OK;
   };
   return WritePair(loc, key, key_len, at.recency, decide, pointer, spilled);
+}
+
+Status KvStore::ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation) {
+  Status s = CheckKey(key_len);
+  if (s != SHMEMCACHE_OK) return s;
+  if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
+  const int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
+  if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
+  uint64_t offset;
+  s = AllocateOrEvict(cls, &offset);
+  if (s != SHMEMCACHE_OK) return s;
+  slabs_.Pin(offset);
+  ++reservations_;
+  reserved_bytes_ += slabs_.class_bytes(cls);
+  *reservation = Reservation{offset, cls, static_cast<uint32_t>(slabs_.class_bytes(cls)),
+                             static_cast<uint32_t>(key_len), static_cast<uint32_t>(value_len)};
+  return SHMEMCACHE_OK;
+}
+
+void KvStore::Release(Reservation* reservation) {
+  if (!reservation->held()) return;
+  // Still free-tagged, unlocked and with its free head (the client wrote only past the header): a free block.
+  slabs_.Unpin(reservation->offset);
+  --reservations_;
+  reserved_bytes_ -= slabs_.class_bytes(reservation->cls);
+  slabs_.Free(reservation->cls, reservation->offset);
+  *reservation = Reservation{};
+}
+
+Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
+                              const StoreRequest& request, AccessTime at, BlockPointer* pointer,
+                              const SpilledPair* spilled) {
+  Status s = CheckKey(key_len);
+  if (s == SHMEMCACHE_OK && (!reservation->held() || key_len != reservation->key_len ||
+                             static_cast<uint32_t>(request.mode) >= kStoreModes ||
+                             request.mode == StoreMode::kAppend || request.mode == StoreMode::kPrepend))
+    s = SHMEMCACHE_INVALID_ARGUMENT;
+  if (s == SHMEMCACHE_OK && failed_) s = SHMEMCACHE_TIMEOUT;
+  if (s != SHMEMCACHE_OK) {
+    Release(reservation);
+    return s;
+  }
+  const Reservation r = *reservation;
+  const uint64_t expiry = StoredExpiry(Now(at.now_ms), request.ttl_ms);
+  uint64_t recency = at.recency < expiration_bar_ ? expiration_bar_ : at.recency;  // never insert below the bar
+  Held held;
+  if (!LockKey(loc, key, key_len, &held)) return SHMEMCACHE_TIMEOUT;  // failed: the reservation stays, unused
+  const Current current = CurrentOf(held, spilled);
+  if (request.cas != 0 && !current.live) s = SHMEMCACHE_NOT_FOUND;
+  else if (request.cas != 0 && current.token != request.cas) s = SHMEMCACHE_EXISTS;
+  else if (request.mode == StoreMode::kAdd && current.live) s = SHMEMCACHE_EXISTS;
+  else if (request.mode == StoreMode::kReplace && !current.live) s = SHMEMCACHE_NOT_STORED;
+  if (s != SHMEMCACHE_OK) {
+    Drop(held);
+    Release(reservation);
+    return s;
+  }
+  // The value is where the client wrote it: EncodeBlockBody leaves it there and skips the checksum.
+  const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, r.value_len, PairMeta{request.flags, expiry, 0}};
+  slabs_.Unpin(r.offset);
+  --reservations_;
+  reserved_bytes_ -= slabs_.class_bytes(r.cls);
+  *reservation = Reservation{};
+  return WriteMoved(held, r.offset, r.cls, loc, key, key_len, next, recency, pointer, BlockSum::kSkip);
 }
 
 Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair,

@@ -155,6 +155,7 @@ uint64_t SlabAllocator::RunCost(uint32_t first, uint32_t n, std::vector<uint32_t
       continue;
     }
     const Page& head = pages_[p.first];
+    if (head.pinned != 0) return UINT64_MAX;  // holds a reservation: not a run to empty
     bytes += uint64_t{head.in_use} * classes_[p.cls].block_bytes;
     if (slabs != nullptr) slabs->push_back(p.first);
     i = p.first + classes_[p.cls].slab_pages;
@@ -178,6 +179,7 @@ bool SlabAllocator::CheapestRun(int cls, std::vector<uint64_t>* slabs) const {
       best_first = first;
     }
   }
+  if (!found || best == UINT64_MAX) return false;  // every run holds a reservation
   std::vector<uint32_t> firsts;
   RunCost(best_first, n, &firsts);
   if (firsts.empty()) return false;  // an all-free run: Allocate would have found it, nothing to empty

@@ -75,6 +75,10 @@ class SlabAllocator {
   bool Allocate(int cls, uint64_t* offset, bool* first_use = nullptr);
   // Returns a block (from Allocate(cls)). A slab whose blocks are all free goes back to the pool.
   void Free(int cls, uint64_t offset);
+  // Pins / unpins the slab holding a block in use (a reservation: store/kv_store.h ReserveBlock): a pinned slab
+  // is never part of a run CheapestRun picks, since emptying it could not free the block a client is writing.
+  void Pin(uint64_t offset) { ++pages_[pages_[offset / page_bytes_].first].pinned; }
+  void Unpin(uint64_t offset) { --pages_[pages_[offset / page_bytes_].first].pinned; }
   // The class of the slab holding this offset (the block must be in use).
   int ClassOf(uint64_t offset) const { return pages_[offset / page_bytes_].cls; }
   // Slab rebalancing support. The slabs in use to empty so that a new slab of cls fits: those overlapping the
@@ -106,6 +110,7 @@ class SlabAllocator {
     uint32_t carved = 0;              // blocks cut so far (bump pointer)
     uint32_t capacity = 0;            // blocks the slab holds in its class
     uint32_t in_use = 0;
+    uint32_t pinned = 0;              // reserved blocks in this slab (Pin): never emptied by CheapestRun
     std::vector<uint32_t> free_slots; // freed block indices, LIFO
     size_t partial_index = SIZE_MAX;  // position in its class's partial list, or SIZE_MAX
   };
@@ -122,7 +127,7 @@ class SlabAllocator {
   // The first page of the lowest run of n free pages; false if there is none.
   bool FindFreeRun(uint32_t n, uint32_t* first) const;
   // Bytes in use in the slabs overlapping pages [first, first + n), each slab once; their first pages are
-  // appended to *slabs if given.
+  // appended to *slabs if given. UINT64_MAX (slabs then incomplete) when one of them is pinned.
   uint64_t RunCost(uint32_t first, uint32_t n, std::vector<uint32_t>* slabs) const;
 
   std::vector<SlabClass> classes_;

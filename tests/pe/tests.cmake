@@ -145,6 +145,10 @@ shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
 # Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
 shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
 shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)
+# The same with most values "large" (threshold 256 B): threads of one PE race for its one reservation per server
+# (placed SETs, conduit/message.h kReserve) and land when it is taken.
+shmemcache_pe_test(threads_large_np4 pe_threads 4 ARGS active 8 800 ENV SHMEMCACHE_LARGE_VALUE_THRESHOLD=256
+                   LABELS threads)
 
 # Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct
@@ -200,6 +204,11 @@ shmemcache_pe_test(large_values_np4 pe_large_values 4 ARGS 3 ${large_env})
 shmemcache_pe_test(large_values_np4_tcp pe_large_values 4 TCP ARGS 3 ${large_env})
 # The same race at 1-1.75 KiB on shared memory: pulled from the block because the client maps the server.
 shmemcache_pe_test(large_values_near_np4 pe_large_values 4 ARGS 3 1024 ${large_env})
+# Large Active SETs placed by their client (kReserve / kCommit) racing a Direct writer, an Active store writer
+# with options and eviction; the server copies no large value where clients map it, and each lands over tcp.
+shmemcache_pe_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
+shmemcache_pe_test(large_placed_np5_tcp pe_large_placed 5 TCP ARGS 3 landed ${large_env})
+shmemcache_pe_sanitize_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)

@@ -41,3 +41,5 @@ shmemcache_pe_test(tsan.threads_active_np4 pe_threads_tsan 4 ARGS active 8 200 E
                    LABELS sanitize threads)
 shmemcache_pe_test(tsan.threads_active_np4_tcp pe_threads_tsan 4 TCP ARGS active 8 120 ENV ${tsan_env}
                    LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_large_np4 pe_threads_tsan 4 ARGS active 8 200 ENV ${tsan_env}
+                   SHMEMCACHE_LARGE_VALUE_THRESHOLD=256 LABELS sanitize threads)

@@ -15,6 +15,7 @@
 
 #include "client/client.h"
 #include "loopback_cluster.h"
+#include "server/server.h"
 
 namespace smc {
 namespace {
@@ -209,7 +210,8 @@ TEST(LargeValue, AServerThisClientLoadsFromIsPulledFromTheNearBoundOn) {
     }
     shmemcache_stats_t s = StatsOf(node);
     EXPECT_EQ(s.large_gets_pulled, 2 * pulled.size());
-    EXPECT_EQ(s.large_sets_landed, 1u);  // the threshold's own value only
+    EXPECT_EQ(s.large_sets_placed, 1u);  // the threshold's own value only (a server it maps: placed)
+    EXPECT_EQ(s.large_sets_landed, 0u);
     EXPECT_EQ(s.large_pull_retries, 0u);
     // Smaller than the bound, in a buffer that may pull, or a buffer below it: through the ring.
     std::string small = ValueOf('s', near - 1), got;
@@ -223,6 +225,73 @@ TEST(LargeValue, AServerThisClientLoadsFromIsPulledFromTheNearBoundOn) {
     shmemcache_stats_t t = StatsOf(node);
     EXPECT_EQ(t.large_gets_pulled, s.large_gets_pulled);
     EXPECT_EQ(t.large_sets_landed, s.large_sets_landed);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNoValue) {
+  // local_access on: a blocking Active SET or store of a large value is placed (conduit/message.h kReserve,
+  // kCommit): the client writes the value into a block the server reserved, the server publishes it with the
+  // store's decisions (modes, cas, flags, ttl) and never copies it. A non-blocking SET lands, as before.
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every SET Active
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    const std::vector<size_t> sizes = {cfg.large_value_threshold, 20000, kLarge, cfg.max_value_len};
+    for (size_t len : sizes) {
+      std::string key = "big-" + std::to_string(len), v = ValueOf('P', len), got;
+      ASSERT_EQ(Set(c, key, v), SHMEMCACHE_OK) << len;
+      ASSERT_EQ(ActiveGet(c, key, &got), SHMEMCACHE_OK) << len;
+      EXPECT_EQ(got, v) << len;
+      std::string v2 = ValueOf('Q', len == cfg.max_value_len ? len - 8 : len + 8);  // rewritten: the block moves
+      ASSERT_EQ(Set(c, key, v2), SHMEMCACHE_OK);
+      ASSERT_EQ(ActiveGet(c, key, &got), SHMEMCACHE_OK) << len;
+      EXPECT_EQ(got, v2) << len;
+    }
+    shmemcache_stats_t s = StatsOf(node);
+    EXPECT_EQ(s.large_sets_placed, 2 * sizes.size());
+    EXPECT_EQ(s.large_sets_landed, 0u);
+    EXPECT_EQ(s.active_sets, 2 * sizes.size());  // one each, reservation and commit together
+
+    // Stores with options keep their contract when placed: decided at the commit.
+    const std::string v = ValueOf('o', kLarge), w = ValueOf('w', kLarge + 100);
+    StoreRequest add{StoreMode::kAdd, 7, 0, 0};
+    uint64_t token = 0;
+    ASSERT_EQ(c->Store("opt", 3, v.data(), v.size(), &add, &token), SHMEMCACHE_OK);
+    EXPECT_NE(token, 0u);
+    EXPECT_EQ(c->Store("opt", 3, w.data(), w.size(), &add, nullptr), SHMEMCACHE_EXISTS);
+    StoreRequest replace{StoreMode::kReplace, 9, 0, 0};
+    EXPECT_EQ(c->Store("absent", 6, w.data(), w.size(), &replace, nullptr), SHMEMCACHE_NOT_STORED);
+    StoreRequest cas{StoreMode::kSet, 11, 0, token + 1000};
+    EXPECT_EQ(c->Store("opt", 3, w.data(), w.size(), &cas, nullptr), SHMEMCACHE_EXISTS);
+    cas.cas = token;
+    uint64_t token2 = 0;
+    ASSERT_EQ(c->Store("opt", 3, w.data(), w.size(), &cas, &token2), SHMEMCACHE_OK);
+    EXPECT_GT(token2, token);
+    std::vector<char> buf(cfg.max_value_len);
+    size_t len = 0;
+    uint32_t flags = 0;
+    uint64_t fetched = 0;
+    ASSERT_EQ(c->Fetch("opt", 3, buf.data(), buf.size(), &len, &flags, &fetched), SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(buf.data(), len), w);
+    EXPECT_EQ(flags, 11u);
+    EXPECT_EQ(fetched, token2);
+    EXPECT_EQ(StatsOf(node).large_sets_placed, s.large_sets_placed + 5);  // every store above, refused or not
+
+    // Non-blocking: its value must be free at issue (shmemcache.h, bset), so it lands.
+    shmemcache_request* r = nullptr;
+    ASSERT_EQ(c->Issue(Op::kSet, "nb", 2, v.data(), v.size(), nullptr, 0, nullptr, &r), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    EXPECT_EQ(StatsOf(node).large_sets_landed, 1u);
+  };
+  hooks.after_serve = [&](Node& node) {
+    shmemcache_stats_t st = StatsOf(node);
+    EXPECT_EQ(st.large_value_copies, 1u);  // the non-blocking SET's only
+    const KvStore& store = node.server()->store();
+    EXPECT_EQ(store.reservations(), 0u);  // every reservation committed or given back
+    EXPECT_TRUE(store.CheckConsistency());
   };
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
 }
