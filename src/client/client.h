@@ -432,6 +432,14 @@ class Client {
   // through ServerHold; it is recursive).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
+  // Moves an issuer's count of its requests in flight to a server (mine_in_flight_[s], of whichever thread issued)
+  // by delta. Every writer of that count holds active[s] (Track, Retire, FailServer), so a load and a release
+  // store suffice where a locked read-modify-write cost ~20 cycles twice per request (issue 14); the issuer reads
+  // it without the lock (MineInFlight, acquire): a zero it reads was stored by the last completer, after every
+  // earlier completer's outputs (ordered before it by the lock).
+  static void AddIssuerInFlight(std::atomic<unsigned>* count, int delta) {
+    count->store(count->load(std::memory_order_relaxed) + static_cast<unsigned>(delta), std::memory_order_release);
+  }
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
@@ -539,7 +547,21 @@ class Client {
   ClockThaw FreezeClock();
 
   // ---- recency and expiration bars (client.cc) ----
-  void ObserveServer(int server, const ReplyHeader& reply);
+  // Adopts a reply's epoch and expiration bar where they are news. Inline, as every reply takes it (issue 14): a
+  // reply whose epoch is at most one this client observed already at the epochs_ sequence still current needs no
+  // estimate: the estimate was at least that epoch then (adopted, or already ahead), and with the heard epoch
+  // unchanged it only grows with this client's clock, which never goes back (RecencyNanos; a freeze holds a
+  // reading, a thaw resumes at or after it). So it is exactly the old test `epoch > EstimatedEpoch`, without
+  // the clock and the estimate.
+  void ObserveServer(int server, const ReplyHeader& reply) {
+    const EpochObserved& seen = epochs_observed_[server];
+    if (reply.epoch > seen.epoch || epochs_[server].Sequence() != seen.sequence) ObserveEpoch(server, reply.epoch);
+    if (reply.expiration_bar > expiration_bar_[server]) {
+      expiration_bar_[server] = reply.expiration_bar;
+      ++counters_.expiration_bar_updates;
+    }
+  }
+  void ObserveEpoch(int server, uint64_t epoch);  // ObserveServer's epoch, the long way
   // The reading recency works with: the frozen one during a batch window, else clock_.Nanos(). The functions
   // below take one (now) so that an operation reads the clock once; without it they read it themselves.
   uint64_t RecencyNanos() { return clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos(); }
@@ -634,6 +656,13 @@ class Client {
     uint64_t epoch = 0;
   };
   std::vector<EpochEstimate> epoch_estimates_;
+  // Per server (ObserveServer): the largest epoch a reply brought that this client judged, and the epochs_ sequence
+  // after judging it; sequence 1 (odd: never a settled one) until the first.
+  struct EpochObserved {
+    uint64_t epoch = 0;
+    uint64_t sequence = 1;
+  };
+  std::vector<EpochObserved> epochs_observed_;
   uint8_t* arena_;
   size_t arena_bytes_;  // server_memory_bytes: every block a way names lies in [0, arena_bytes_)
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
@@ -675,6 +704,9 @@ class Client {
   MGetPath mget_path_ = MGetPath::kUndecided;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
+  // Set by TryDirectGet when its Direct GET gave up (kGiveUp: the block stayed locked or torn), cleared by
+  // Start before it tries Direct: the Active GET that follows then asks for no pull of that block.
+  bool direct_get_gave_up_ = false;
   bool clock_frozen_ = false;
   uint64_t frozen_epoch_ns_ = 0;  // clock_.Nanos() when frozen
   uint64_t frozen_range_ = 0;     // CurrentRange() when frozen

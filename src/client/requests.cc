@@ -149,7 +149,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   r->flags = flags;
   if (flags & message_flags::kMayPull) {
-    r->key.assign(static_cast<const uint8_t*>(op.key), static_cast<const uint8_t*>(op.key) + op.key_len);
+    r->SetKey(op.key, op.key_len);
     ++pullable_in_flight_[s];
   }
   if (landed) landing_busy_[s] = true;
@@ -189,7 +189,7 @@ void Client::Track(int server, shmemcache_request* r) {
   reply_room_[server].Add(r->reply_group, r->reply_bytes);
   reply_room_[server].Charge(r->reply_alone);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
-  r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
+  AddIssuerInFlight(r->issuer_in_flight, 1);
 }
 
 shmemcache_request* Client::Complete(int server, const MessageView& reply) {
@@ -279,7 +279,7 @@ void Client::Retire(int server, shmemcache_request* r) {
   reply_room_[server].Retire(r->reply_group);
   reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+  AddIssuerInFlight(r->issuer_in_flight, -1);
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
 }
@@ -287,9 +287,17 @@ void Client::Retire(int server, shmemcache_request* r) {
 bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len) {
   BlockView view;
   // One copy: the value lands in the caller's buffer (a torn attempt may leave bytes there; the GET then asks
-  // again and its answer overwrites them).
-  DirectOps::Result result = direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag,
-                                         r->buffer, r->buffer_len, &view, LengthHint(value_len));
+  // again and its answer overwrites them). From a mapped server, the first attempt inline (ReadMapped), Get's
+  // retries only when it is not valid (issue 14: Get's set-up cost ~60 instructions of every pulled GET).
+  DirectOps::Result result;
+  if (direct_.local_arena(server) != nullptr &&
+      direct_.ReadMapped(server, p.offset, p.block_bytes, r->key_data(), r->key_len, r->loc.tag, r->buffer,
+                         r->buffer_len, &view) == BlockCheck::kValid) {
+    result = DirectOps::Result::kDone;
+  } else {
+    result = direct_.Get(server, p.offset, p.block_bytes, r->key_data(), r->key_len, r->loc.tag, r->buffer,
+                         r->buffer_len, &view, LengthHint(value_len));
+  }
   if (result == DirectOps::Result::kDone) {
     // A valid copy of this key's pair at some moment since the server answered (a newer value included: this
     // client's own later writes of the key wait for this GET, PostActive). Its length may have changed since.
@@ -311,7 +319,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_
   // reply. Always ends: an inline answer is never pulled.
   ++counters_.large_pull_retries;
   r->status = SHMEMCACHE_IN_PROGRESS;
-  Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len, {}};
+  Operation op{Op::kGet, r->loc, r->key_data(), r->key_len, nullptr, 0, r->buffer, r->buffer_len, r->value_len, {}};
   op.contract.out = r->out;  // a fetch asked again still fills its flags and token
   --counters_.active_gets;  // counted once per operation (a Tally: this thread's may dip below its own count)
   if (PostActive(op, &r, /*may_pull=*/false) == SHMEMCACHE_OK) return true;
@@ -361,7 +369,7 @@ Status Client::FailServer(int server) {
     shmemcache_request* r = q.at(i);
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
-    r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+    AddIssuerInFlight(r->issuer_in_flight, -1);
     const bool part = r->batch != nullptr;  // read before `done`: then the issuer may recycle r (Complete)
     r->done.store(true, std::memory_order_release);
     if (part) Settle(r);
