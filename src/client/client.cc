@@ -74,6 +74,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       batch_server_(config.num_servers, 0),
       mapped_offset_(config.num_servers, 0),
       mapped_(config.num_servers, 0) {
+  held_depth_.assign(config.num_servers, 0);
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
     uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s));
@@ -526,7 +527,7 @@ void Client::FillStats(Stats* stats) const {
 
 void Client::FillPeStats(ClientPe* pe, Stats* stats) {
   for (size_t s = 0; s < pe->pending.size(); ++s) {  // one server's lock at a time (client_pe.h)
-    std::lock_guard<std::recursive_mutex> hold(pe->active[s].mutex);
+    std::lock_guard<std::mutex> hold(pe->active[s].mutex);  // called holding none
     pe->conduit.FillStats(s, stats);
   }
 }

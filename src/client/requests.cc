@@ -51,25 +51,6 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   return false;
 }
 
-Client::ServerHold::ServerHold(Client* client, int server, bool try_only)
-    : client_(client), server_(server), previous_(client->held_server_) {
-  std::recursive_mutex& m = client->pe_->active[server].mutex;
-  const bool may_wait = !try_only && (previous_ < 0 || previous_ == server);
-  if (may_wait) {
-    m.lock();
-    owns_ = true;
-  } else {
-    owns_ = m.try_lock();
-  }
-  if (owns_) client->held_server_ = server;
-}
-
-Client::ServerHold::~ServerHold() {
-  if (!owns_) return;
-  client_->held_server_ = previous_;
-  client_->pe_->active[server_].mutex.unlock();
-}
-
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   const int s = op.loc.server;
   // A thread posts to s holding no other server's lock (client_pe.h): a reply from s re-posts only to s.
@@ -114,7 +95,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.wire_flags = flags;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
-  h.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
+  h.request_id = NextRequestId();
   h.recency = EstimatedEpoch(s);
   h.max_value = op.buffer_len;
   h.mode = static_cast<uint8_t>(op.contract.store.mode);
