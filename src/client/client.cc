@@ -2,6 +2,7 @@
 // and expiration bars. The request machinery every operation goes through is in requests.cc.
 #include "client/client.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -65,6 +66,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       current_range_(range_nanos_),
       epoch_estimates_(config.num_servers),
+      epochs_observed_(config.num_servers),
       arena_(base + layout.arena_offset),
       arena_bytes_(layout.arena_bytes),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
@@ -73,6 +75,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       batch_server_(config.num_servers, 0),
       mapped_offset_(config.num_servers, 0),
       mapped_(config.num_servers, 0) {
+  held_depth_.assign(config.num_servers, 0);
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
     uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s));
@@ -256,13 +259,16 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   const bool writes = op.op == Op::kSet || op.op == Op::kIncr || (op.op == Op::kStore && !server_store);
   const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : writes && direct_sets_allowed_;
   // Only this thread adds to MineInFlight: once settled, it stays 0.
+  direct_get_gave_up_ = false;
   if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }
   const bool by_protocol = op.op == Op::kDelete || (server_store && direct_sets_allowed_);
   if (!allowed && !by_protocol && config_.direct_ops) ++counters_.policy_active_ops;
-  return PostActive(op, request);
+  // A Direct GET that gave up on a block locked or torn all its attempts asks for the value in the reply: a pull
+  // would spin on that same block again before asking inline (the server reads it as soon as it is free).
+  return PostActive(op, request, /*may_pull=*/!direct_get_gave_up_);
 }
 
 bool Client::TryDirect(const Operation& op, bool may_probe_set, Status* status) {
@@ -335,8 +341,12 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
   DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer,
                                     op.buffer_len, &view, hint);
   if (r != DirectOps::Result::kDone) {
-    if (r == DirectOps::Result::kNotThisKey) directory_.Remove(op.loc);
-    else ++counters_.direct_fallbacks;
+    if (r == DirectOps::Result::kNotThisKey) {
+      directory_.Remove(op.loc);
+    } else {
+      ++counters_.direct_fallbacks;
+      direct_get_gave_up_ = true;  // Start: no pull of this block
+    }
     return false;
   }
   return AcceptDirectGet(op, offset, block_bytes, view, status, found);
@@ -434,14 +444,14 @@ void Client::Remember(const KeyLocation& loc, const WirePointer& p, size_t value
 
 // ---- recency and expiration bars ------------------------------------------------------------------------------
 
-void Client::ObserveServer(int server, const ReplyHeader& reply) {
+void Client::ObserveEpoch(int server, uint64_t epoch) {
   // A notice may have waited in the ring since it was sent: adopt its epoch only if it is ahead of what this
   // client already estimates, so the estimate never moves backwards. Under pe_->active[server]: the one writer.
-  if (reply.epoch > EstimatedEpoch(server)) epochs_[server].Store(EpochHeard{reply.epoch, clock_.Refresh()});
-  if (reply.expiration_bar > expiration_bar_[server]) {
-    expiration_bar_[server] = reply.expiration_bar;
-    ++counters_.expiration_bar_updates;
-  }
+  if (epoch > EstimatedEpoch(server)) epochs_[server].Store(EpochHeard{epoch, clock_.Refresh()});
+  EpochObserved& seen = epochs_observed_[server];
+  const uint64_t sequence = epochs_[server].Sequence();
+  seen.epoch = sequence == seen.sequence ? std::max(seen.epoch, epoch) : epoch;
+  seen.sequence = sequence;
 }
 
 uint64_t Client::EstimateEpoch(int server, uint64_t now) {
@@ -521,7 +531,7 @@ void Client::FillStats(Stats* stats) const {
 
 void Client::FillPeStats(ClientPe* pe, Stats* stats) {
   for (size_t s = 0; s < pe->pending.size(); ++s) {  // one server's lock at a time (client_pe.h)
-    std::lock_guard<std::recursive_mutex> hold(pe->active[s].mutex);
+    std::lock_guard<std::mutex> hold(pe->active[s].mutex);  // called holding none
     pe->conduit.FillStats(s, stats);
   }
 }

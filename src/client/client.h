@@ -445,6 +445,14 @@ class Client {
   // through ServerHold; it is recursive).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
+  // Moves an issuer's count of its requests in flight to a server (mine_in_flight_[s], of whichever thread issued)
+  // by delta. Every writer of that count holds active[s] (Track, Retire, FailServer), so a load and a release
+  // store suffice where a locked read-modify-write cost ~20 cycles twice per request (issue 14); the issuer reads
+  // it without the lock (MineInFlight, acquire): a zero it reads was stored by the last completer, after every
+  // earlier completer's outputs (ordered before it by the lock).
+  static void AddIssuerInFlight(std::atomic<unsigned>* count, int delta) {
+    count->store(count->load(std::memory_order_relaxed) + static_cast<unsigned>(delta), std::memory_order_release);
+  }
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
@@ -453,8 +461,28 @@ class Client {
   // lock, or asked only to try, it takes it only if it is free. owns(): whether it got it.
   class ServerHold {
    public:
-    ServerHold(Client* client, int server, bool try_only = false);
-    ~ServerHold();
+    // Inline: every Active operation takes one (issue 14).
+    ServerHold(Client* client, int server, bool try_only = false)
+        : client_(client), server_(server), previous_(client->held_server_) {
+      unsigned& depth = client->held_depth_[server];
+      if (depth > 0) {
+        owns_ = true;  // this thread holds it already (taken again by what it called)
+      } else if (!try_only && previous_ < 0) {
+        client->pe_->active[server].mutex.lock();
+        owns_ = true;
+      } else {
+        owns_ = client->pe_->active[server].mutex.try_lock();
+      }
+      if (owns_) {
+        ++depth;
+        client->held_server_ = server;
+      }
+    }
+    ~ServerHold() {
+      if (!owns_) return;
+      client_->held_server_ = previous_;
+      if (--client_->held_depth_[server_] == 0) client_->pe_->active[server_].mutex.unlock();
+    }
     ServerHold(const ServerHold&) = delete;
     ServerHold& operator=(const ServerHold&) = delete;
     bool owns() const { return owns_; }
@@ -466,6 +494,9 @@ class Client {
     bool owns_;
   };
   int held_server_ = -1;  // the server whose lock this thread took last and still holds (-1: none)
+  // Per server: how many ServerHolds of this thread hold its lock (ServerHold counts the depth itself, so the lock
+  // is a plain mutex: issue 14, a recursive one cost ~50 more instructions per take and release).
+  std::vector<unsigned> held_depth_;
   // The most bytes the reply to a single operation may take, and the chunks it is charged besides (a GET a
   // server with an SSD tier may answer after a flash read, outside its group: conduit/reply_room.h).
   size_t ReplyBytes(Op op, size_t buffer_len) const;
@@ -552,7 +583,21 @@ class Client {
   ClockThaw FreezeClock();
 
   // ---- recency and expiration bars (client.cc) ----
-  void ObserveServer(int server, const ReplyHeader& reply);
+  // Adopts a reply's epoch and expiration bar where they are news. Inline, as every reply takes it (issue 14): a
+  // reply whose epoch is at most one this client observed already at the epochs_ sequence still current needs no
+  // estimate: the estimate was at least that epoch then (adopted, or already ahead), and with the heard epoch
+  // unchanged it only grows with this client's clock, which never goes back (RecencyNanos; a freeze holds a
+  // reading, a thaw resumes at or after it). So it is exactly the old test `epoch > EstimatedEpoch`, without
+  // the clock and the estimate.
+  void ObserveServer(int server, const ReplyHeader& reply) {
+    const EpochObserved& seen = epochs_observed_[server];
+    if (reply.epoch > seen.epoch || epochs_[server].Sequence() != seen.sequence) ObserveEpoch(server, reply.epoch);
+    if (reply.expiration_bar > expiration_bar_[server]) {
+      expiration_bar_[server] = reply.expiration_bar;
+      ++counters_.expiration_bar_updates;
+    }
+  }
+  void ObserveEpoch(int server, uint64_t epoch);  // ObserveServer's epoch, the long way
   // The reading recency works with: the frozen one during a batch window, else clock_.Nanos(). The functions
   // below take one (now) so that an operation reads the clock once; without it they read it themselves.
   uint64_t RecencyNanos() { return clock_frozen_ ? frozen_epoch_ns_ : clock_.Nanos(); }
@@ -629,6 +674,19 @@ class Client {
   std::vector<uint8_t>& reserving_;
   std::vector<unsigned>& pullable_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
+  // Request ids (NextRequestId): this thread takes them from next_request_id_ kRequestIdBlock at a time, so a
+  // request costs no locked read-modify-write of a line every thread shares (issue 14). Ids stay unique in the PE
+  // and increase in this thread's issue order; across threads they are no longer in issue order, which only
+  // CompleteOldestAnywhere's choice of a queue to complete on looks at (any choice progresses).
+  static constexpr uint64_t kRequestIdBlock = 64;
+  uint64_t ids_next_ = 0, ids_end_ = 0;
+  uint64_t NextRequestId() {
+    if (ids_next_ == ids_end_) {
+      ids_next_ = next_request_id_.fetch_add(kRequestIdBlock, std::memory_order_relaxed);
+      ids_end_ = ids_next_ + kRequestIdBlock;
+    }
+    return ids_next_++;
+  }
   std::vector<std::vector<uint8_t>>& request_;  // per server
   std::vector<std::vector<uint8_t>>& reply_;    // per server: a multi-get's reply, copied out of the ring (Complete)
   std::atomic<size_t>& in_flight_;   // read without the lock
@@ -648,6 +706,13 @@ class Client {
     uint64_t epoch = 0;
   };
   std::vector<EpochEstimate> epoch_estimates_;
+  // Per server (ObserveServer): the largest epoch a reply brought that this client judged, and the epochs_ sequence
+  // after judging it; sequence 1 (odd: never a settled one) until the first.
+  struct EpochObserved {
+    uint64_t epoch = 0;
+    uint64_t sequence = 1;
+  };
+  std::vector<EpochObserved> epochs_observed_;
   uint8_t* arena_;
   size_t arena_bytes_;  // server_memory_bytes: every block a way names lies in [0, arena_bytes_)
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
@@ -689,6 +754,9 @@ class Client {
   MGetPath mget_path_ = MGetPath::kUndecided;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
+  // Set by TryDirectGet when its Direct GET gave up (kGiveUp: the block stayed locked or torn), cleared by
+  // Start before it tries Direct: the Active GET that follows then asks for no pull of that block.
+  bool direct_get_gave_up_ = false;
   bool clock_frozen_ = false;
   uint64_t frozen_epoch_ns_ = 0;  // clock_.Nanos() when frozen
   uint64_t frozen_range_ = 0;     // CurrentRange() when frozen

@@ -4,7 +4,8 @@
 //
 // Locking: one lock per server, so that Active operations of threads that go to different servers do not
 // serialize.
-//   active[s]  a recursive mutex over everything about server s: the conduit's state for its rings (the conduit
+//   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
+//              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
 //              pullable_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and server_time[s] (their
 //              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
@@ -83,7 +84,7 @@ struct ClientPe {
 
   // A server's lock, on a cache line of its own.
   struct alignas(64) ServerLock {
-    std::recursive_mutex mutex;
+    std::mutex mutex;
   };
 
   const bool cpu_word_atomics;

@@ -85,7 +85,7 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
     part->issuer_in_flight = batch->batch_issuer + server;
     if (status == SHMEMCACHE_OK) {
       RequestHeader h{};
-      h.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
+      h.request_id = NextRequestId();
       h.recency = EstimatedEpoch(server);
       h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
       MultiGetRequestWriter writer;

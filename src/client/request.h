@@ -10,6 +10,7 @@
 #include <atomic>
 #include <new>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "client/contract_args.h"
@@ -40,8 +41,18 @@ struct shmemcache_request {
   uint8_t flags = 0;          // smc::message_flags sent with it (kMayPull: a GET that may pull; kValueLanded,
                               // kReserve, kCommit)
   // kMayPull GETs: the key, kept to validate the pulled block and to ask again; a placed SET's (kReserve), for
-  // its commit. Its capacity survives recycling.
-  std::vector<uint8_t> key;
+  // its commit (SetKey, key_data, key_len): up to kInlineKey bytes in the record itself (one small copy at issue,
+  // no call into std::vector), longer ones in key_heap, whose capacity survives recycling.
+  static constexpr size_t kInlineKey = 64;
+  size_t key_len = 0;
+  uint8_t key_inline[kInlineKey];
+  std::vector<uint8_t> key_heap;
+  void SetKey(const void* k, size_t n) {
+    key_len = n;
+    if (n <= kInlineKey) std::memcpy(key_inline, k, n);
+    else key_heap.assign(static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(k) + n);
+  }
+  const uint8_t* key_data() const { return key_len <= kInlineKey ? key_inline : key_heap.data(); }
   // A placed SET (kReserve): its value (the caller's, valid until completion) and options, for the commit.
   const void* value = nullptr;
   size_t value_bytes = 0;
@@ -69,18 +80,40 @@ struct shmemcache_request {
   shmemcache_request() = default;
   shmemcache_request(const shmemcache_request&) = delete;
   shmemcache_request& operator=(const shmemcache_request&) = delete;
-  // Back to a fresh record (magic kReleased, done false), keeping the capacities of key and mget_indices.
+  // Back to a fresh record (magic kReleased, done false, every field as constructed), keeping the capacities of
+  // key_heap and mget_indices. Field by field: destroying and re-constructing the record zeroed all of it and
+  // moved both vectors twice (issue 14: ~65 instructions of every request's issue; this is about half).
   void Reset() {
-    std::vector<uint8_t> kept;
-    std::vector<size_t> kept_indices;
-    kept.swap(key);
-    kept.clear();
-    kept_indices.swap(mget_indices);
-    kept_indices.clear();
-    this->~shmemcache_request();
-    new (this) shmemcache_request();
-    key.swap(kept);
-    mget_indices.swap(kept_indices);
+    magic = kReleased;
+    op = smc::Op::kGet;
+    loc = smc::KeyLocation{};
+    request_id = 0;
+    done.store(false, std::memory_order_relaxed);
+    status = SHMEMCACHE_IN_PROGRESS;
+    buffer = nullptr;
+    buffer_len = 0;
+    value_len = nullptr;
+    out = smc::ContractOutputs{};
+    sent_ns = 0;
+    reply_bytes = 0;
+    reply_group = 0;
+    reply_alone = 0;
+    flags = 0;
+    key_len = 0;
+    key_heap.clear();
+    value = nullptr;
+    value_bytes = 0;
+    store = smc::StoreRequest{};
+    polled_since_ns = 0;
+    is_batch = false;
+    batch_remaining.store(0, std::memory_order_relaxed);
+    batch_issuer = nullptr;
+    batch = nullptr;
+    item_status = nullptr;
+    mget_items = nullptr;
+    mget_indices.clear();
+    next_free = nullptr;
+    issuer_in_flight = nullptr;
   }
 };
 

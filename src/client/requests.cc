@@ -52,25 +52,6 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   return false;
 }
 
-Client::ServerHold::ServerHold(Client* client, int server, bool try_only)
-    : client_(client), server_(server), previous_(client->held_server_) {
-  std::recursive_mutex& m = client->pe_->active[server].mutex;
-  const bool may_wait = !try_only && (previous_ < 0 || previous_ == server);
-  if (may_wait) {
-    m.lock();
-    owns_ = true;
-  } else {
-    owns_ = m.try_lock();
-  }
-  if (owns_) client->held_server_ = server;
-}
-
-Client::ServerHold::~ServerHold() {
-  if (!owns_) return;
-  client_->held_server_ = previous_;
-  client_->pe_->active[server_].mutex.unlock();
-}
-
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   const int s = op.loc.server;
   // A thread posts to s holding no other server's lock (client_pe.h): a reply from s re-posts only to s.
@@ -119,7 +100,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.wire_flags = flags;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
-  h.request_id = next_request_id_.fetch_add(1, std::memory_order_relaxed);
+  h.request_id = NextRequestId();
   h.recency = EstimatedEpoch(s);
   h.max_value = op.buffer_len;
   h.mode = static_cast<uint8_t>(op.contract.store.mode);
@@ -154,13 +135,13 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   r->flags = flags;
   if (flags & message_flags::kMayPull) {
-    r->key.assign(static_cast<const uint8_t*>(op.key), static_cast<const uint8_t*>(op.key) + op.key_len);
+    r->SetKey(op.key, op.key_len);
     ++pullable_in_flight_[s];
   }
   if (landed) landing_busy_[s] = true;
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
     reserving_[s] = true;
-    r->key.assign(static_cast<const uint8_t*>(op.key), static_cast<const uint8_t*>(op.key) + op.key_len);
+    r->SetKey(op.key, op.key_len);
     r->value = op.value;
     r->value_bytes = op.value_len;
     r->store = op.contract.store;
@@ -201,7 +182,7 @@ void Client::Track(int server, shmemcache_request* r) {
   reply_room_[server].Add(r->reply_group, r->reply_bytes);
   reply_room_[server].Charge(r->reply_alone);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
-  r->issuer_in_flight->fetch_add(1, std::memory_order_relaxed);
+  AddIssuerInFlight(r->issuer_in_flight, 1);
 }
 
 shmemcache_request* Client::Complete(int server, const MessageView& reply) {
@@ -292,7 +273,7 @@ void Client::Retire(int server, shmemcache_request* r) {
   reply_room_[server].Retire(r->reply_group);
   reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+  AddIssuerInFlight(r->issuer_in_flight, -1);
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
   if (r->flags & message_flags::kCommit) reserving_[server] = false;  // the reservation is used up
@@ -309,7 +290,7 @@ bool Client::MayPlace(const Operation& op, int s) const {
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
   uint8_t* local = direct_.local_arena(server);
-  const size_t key_len = r->key.size();
+  const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
       h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes)) {
     reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
@@ -322,7 +303,7 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
   // commit's (x86-TSO keeps them in order anyway; the compiler must not sink them past the post).
   std::memcpy(local + h.pointer.offset + kBlockHeaderBytes + key_len, r->value, r->value_bytes);
   std::atomic_thread_fence(std::memory_order_release);
-  Operation op{r->op, r->loc, r->key.data(), key_len, r->value, r->value_bytes, nullptr, 0, nullptr, {}};
+  Operation op{r->op, r->loc, r->key_data(), key_len, r->value, r->value_bytes, nullptr, 0, nullptr, {}};
   op.contract.store = r->store;
   op.contract.out = r->out;
   op.place = kPlaceCommit;
@@ -337,9 +318,17 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
 bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_t value_len) {
   BlockView view;
   // One copy: the value lands in the caller's buffer (a torn attempt may leave bytes there; the GET then asks
-  // again and its answer overwrites them).
-  DirectOps::Result result = direct_.Get(server, p.offset, p.block_bytes, r->key.data(), r->key.size(), r->loc.tag,
-                                         r->buffer, r->buffer_len, &view, LengthHint(value_len));
+  // again and its answer overwrites them). From a mapped server, the first attempt inline (ReadMapped), Get's
+  // retries only when it is not valid (issue 14: Get's set-up cost ~60 instructions of every pulled GET).
+  DirectOps::Result result;
+  if (direct_.local_arena(server) != nullptr &&
+      direct_.ReadMapped(server, p.offset, p.block_bytes, r->key_data(), r->key_len, r->loc.tag, r->buffer,
+                         r->buffer_len, &view) == BlockCheck::kValid) {
+    result = DirectOps::Result::kDone;
+  } else {
+    result = direct_.Get(server, p.offset, p.block_bytes, r->key_data(), r->key_len, r->loc.tag, r->buffer,
+                         r->buffer_len, &view, LengthHint(value_len));
+  }
   if (result == DirectOps::Result::kDone) {
     // A valid copy of this key's pair at some moment since the server answered (a newer value included: this
     // client's own later writes of the key wait for this GET, PostActive). Its length may have changed since.
@@ -361,7 +350,7 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_
   // reply. Always ends: an inline answer is never pulled.
   ++counters_.large_pull_retries;
   r->status = SHMEMCACHE_IN_PROGRESS;
-  Operation op{Op::kGet, r->loc, r->key.data(), r->key.size(), nullptr, 0, r->buffer, r->buffer_len, r->value_len, {}};
+  Operation op{Op::kGet, r->loc, r->key_data(), r->key_len, nullptr, 0, r->buffer, r->buffer_len, r->value_len, {}};
   op.contract.out = r->out;  // a fetch asked again still fills its flags and token
   --counters_.active_gets;  // counted once per operation (a Tally: this thread's may dip below its own count)
   if (PostActive(op, &r, /*may_pull=*/false) == SHMEMCACHE_OK) return true;
@@ -411,7 +400,7 @@ Status Client::FailServer(int server) {
     shmemcache_request* r = q.at(i);
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
-    r->issuer_in_flight->fetch_sub(1, std::memory_order_release);
+    AddIssuerInFlight(r->issuer_in_flight, -1);
     const bool part = r->batch != nullptr;  // read before `done`: then the issuer may recycle r (Complete)
     r->done.store(true, std::memory_order_release);
     if (part) Settle(r);

@@ -129,8 +129,9 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
     if (*status != SHMEMCACHE_OK) return nullptr;
     p.pack_open = true;
     p.pack_used = 0;
+    p.pack_chunk = StagedChunk(p, p.staged_count - 1);
   }
-  uint8_t* at = fragment::ReserveRecord(StagedChunk(p, p.staged_count - 1), p.pack_used, len);
+  uint8_t* at = fragment::ReserveRecord(p.pack_chunk, p.pack_used, len);
   p.pack_used += fragment::RecordBytes(len);
   p.reserved = at;
   p.reserved_len = len;
@@ -281,6 +282,7 @@ void Conduit::Consume(Peer& p, uint8_t* c) {
   p.acked = std::max(p.acked, LoadU64(c + fragment::kAckOffset));
   if (msg_len == fragment::kPackedMsgLen && frag_len != 0) {  // whole messages: handed out by TakeRecord
     p.held = p.next_recv;
+    p.held_chunk = c;
     p.held_len = frag_len;
     p.held_at = 0;
     return;
@@ -305,7 +307,7 @@ void Conduit::Free(Peer& p, uint8_t* c) {
 Status Conduit::TakeRecord(size_t ring, MessageView* message) {
   Peer& p = peers_[ring];
   if (p.held == 0) return SHMEMCACHE_IN_PROGRESS;
-  uint8_t* c = chunk(ring, p.held);
+  uint8_t* c = p.held_chunk;
   const size_t left = p.held_len - p.held_at;
   const uint8_t* record = c + kChunkHeaderBytes + p.held_at;
   const size_t len = left >= fragment::kRecordHeaderBytes ? LoadU32(record) : left;
@@ -326,7 +328,7 @@ void Conduit::Release(size_t ring) {
   Peer& p = peers_[ring];
   if (p.lent_chunk) {
     p.lent_chunk = false;
-    if (!p.failed) Free(p, chunk(ring, p.held));  // a failed peer's ring is never written again
+    if (!p.failed) Free(p, p.held_chunk);  // a failed peer's ring is never written again
     p.held = 0;
   }
   if (p.lent_assembly) {

@@ -291,6 +291,7 @@ class Conduit {
     // pack_used payload bytes so far.
     bool pack_open = false;
     size_t pack_used = 0;
+    uint8_t* pack_chunk = nullptr;  // while pack_open: where it is staged (StagedChunk, kept: no divide per record)
     uint8_t* reserved = nullptr;  // the last record Reserve returned (Trim), of reserved_len bytes
     size_t reserved_len = 0;
     // Receiver: the packed chunk being handed out, a record per Poll, straight from the ring (no copy in place;
@@ -299,6 +300,7 @@ class Conduit {
     // sender cannot reuse it meanwhile, and the reply room's count (reply_room.h) still holds, because the chunk
     // keeps a record whose request has not retired.
     uint64_t held = 0;
+    uint8_t* held_chunk = nullptr;  // chunk(ring, held), kept while held (no divide per record)
     size_t held_len = 0;
     size_t held_at = 0;
     bool lent_chunk = false;     // the held chunk's last record is lent (PollInPlace): Release frees the chunk

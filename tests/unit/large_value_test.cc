@@ -328,6 +328,30 @@ TEST(LargeValue, APullThatMeetsADirectWriterReturnsTheNewerWholeValue) {
   EXPECT_EQ(race.pulls_seen, 1);
 }
 
+TEST(LargeValue, ADirectGetThatGaveUpOnABlockAsksForTheValueInTheReply) {
+  // A Direct GET that gives up on a block (every copy of it torn here, as a block locked or rewritten all its
+  // attempts) falls back to an Active GET. That GET asks for the value in the reply: a pull would spin on the
+  // same block again (up to as many attempts) before asking inline.
+  PullRace race;
+  race.tear = 1 << 30;  // every copy of the block the reader takes while armed
+  const std::string v1 = ValueOf('g', kLarge);
+  race.Run(RemoteConfig(), [&](Node& reader) {
+    race.helper.Run([&] { EXPECT_EQ(Set(race.writer, "k", v1), SHMEMCACHE_OK); });
+    race.armed = true;
+    std::vector<char> buf(64 * 1024);
+    size_t len = 0;
+    // Blocking, nothing in flight: it probes the key's set and goes Direct, which gives up on the torn copies.
+    ASSERT_EQ(reader.client()->Get("k", 1, buf.data(), buf.size(), &len), SHMEMCACHE_OK);
+    race.armed = false;
+    EXPECT_TRUE(std::string(buf.data(), len) == v1) << "not v1 whole";
+    const shmemcache_stats_t s = StatsOf(reader);
+    EXPECT_GE(s.direct_fallbacks, 1u);
+    EXPECT_EQ(s.large_gets_pulled, 0u);
+    EXPECT_EQ(s.large_pull_retries, 0u);  // without the fix: the pull met the same torn copies and asked again
+  });
+  EXPECT_GE(race.pulls_seen, 1);  // the Direct GET's copies
+}
+
 TEST(LargeValue, APullOfADeletedAndReusedBlockAsksAgainAndNeverReturnsAnotherKeysValue) {
   PullRace race;
   race.during_pull = [&](Client* w) {
