@@ -136,11 +136,11 @@ typedef struct {
                                    a loaded, oversubscribed node */
   size_t large_value_threshold; /* values of at least this many bytes bypass the message ring: an Active GET
                                    answers with the block's location and the client pulls the value with one
-                                   get (validated like a Direct GET); a blocking Active SET or store to a
-                                   server this PE maps (same node, local_access on) has the server reserve a
-                                   block, writes the value into it itself and has the server publish it (the
-                                   server never copies the value); any other Active SET puts the value into a
-                                   landing slot on the server first (max_value_len bytes per client in every
+                                   get (validated like a Direct GET); a blocking Active SET or store
+                                   (mode set, no cas) to a server this PE maps (same node, local_access
+                                   on) has the server reserve a block, writes the value into it itself and
+                                   has the server publish it (the server never copies the value); any other
+                                   Active SET puts the value into a landing slot on the server first (max_value_len bytes per client in every
                                    PE's symmetric memory). An Active GET from a server this PE maps (same
                                    node, local_access on, no spill_dir) pulls from 1 KiB on already, or from
                                    this value if it is lower (there a pull is a local copy), also when this

@@ -38,12 +38,14 @@
 //   lock) where SETs may.
 // The Direct/Active policy (config direct_policy, decided once at construction) may forbid every Direct
 // operation (auto over UCX tcp, never, or direct_ops 0); the stats say what and why.
-// Large values (config large_value_threshold, conduit/message.h): a blocking Active SET or store (not append /
-// prepend) of a large value to a server this client maps (local_access) is placed: the server reserves a block
+// Large values (config large_value_threshold, conduit/message.h): a blocking Active SET or unconditional store
+// (mode set, no cas: the server reserves before it decides, so add / replace / cas / append / prepend are not placed)
+// of a large value to a server this client maps (local_access) is placed: the server reserves a block
 // (kReserve), this client copies the value into it through the mapping and the server publishes it (kCommit), never
-// reading it (one reservation per PE per server; a SET that finds it taken, or a non-blocking one, whose value
-// must be free at issue, lands instead). Any other Active SET of a large value puts it into this client's landing
-// slot on the server first (one landed SET in flight per server); an Active GET whose
+// reading it (one reservation per PE per server). Any other Active SET of a large value (one that finds the
+// reservation taken, a non-blocking one, whose value must be free at issue, one to a server it does not map) puts
+// it into this client's landing slot on the server first (one landed SET in flight per server); other stores
+// carry the value in the message; an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
@@ -442,7 +444,7 @@ class Client {
   }
   Status CompleteServerSlow(int server);  // CompleteServer past its common case
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
-  // through ServerHold; it is recursive).
+  // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
   unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
   // Moves an issuer's count of its requests in flight to a server (mine_in_flight_[s], of whichever thread issued)

@@ -215,12 +215,18 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   }
   conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
   Retire(server, r);
+  // The issuer's count drops only once r's outputs are written (or r is in flight again and counted anew): a
+  // zero read without the lock (MineInFlight) lets the issuer go Direct on the same key, and a pull still to
+  // come must not see that later write of its own thread (per-key issue order).
+  std::atomic<unsigned>* const issuer = r->issuer_in_flight;
   if (!well_formed) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else if (Decode(server, r, h, reply.len)) {
-    return nullptr;  // asked again (Pull): in flight once more
+    AddIssuerInFlight(issuer, -1);  // asked again (Pull) or committed (placed SET): Track counted it again
+    return nullptr;
   }
+  AddIssuerInFlight(issuer, -1);
   // A batch part is never seen by a caller: it is settled by whoever called this (Settle). Anything else may be
   // recycled by its issuer as soon as `done` is set, so r is not touched after that.
   const bool part = r->batch != nullptr;
@@ -272,8 +278,7 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h, siz
 void Client::Retire(int server, shmemcache_request* r) {
   reply_room_[server].Retire(r->reply_group);
   reply_room_[server].Release(r->reply_alone);
-  in_flight_.fetch_sub(1, std::memory_order_relaxed);
-  AddIssuerInFlight(r->issuer_in_flight, -1);
+  in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
   if (r->flags & message_flags::kCommit) reserving_[server] = false;  // the reservation is used up
@@ -284,15 +289,19 @@ bool Client::MayPlace(const Operation& op, int s) const {
   if (op.place != kPlaceMay || reserving_[s] || direct_.local_arena(s) == nullptr ||
       !SymmetricLayout::LargeValue(config_, op.value_len))
     return false;
-  return op.op == Op::kSet || (op.op == Op::kStore && op.contract.store.mode != StoreMode::kAppend &&
-                               op.contract.store.mode != StoreMode::kPrepend);
+  // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
+  // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
+  // eviction the reservation made could decide it (landed, the server decides first).
+  return op.op == Op::kSet ||
+         (op.op == Op::kStore && op.contract.store.mode == StoreMode::kSet && op.contract.store.cas == 0);
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
   uint8_t* local = direct_.local_arena(server);
   const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
-      h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes)) {
+      h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) || h.pointer.offset > arena_bytes_ ||
+      h.pointer.block_bytes > arena_bytes_ - h.pointer.offset) {  // a write through the mapping: inside the arena
     reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
     if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
     CompleteContract(server, r, h);
@@ -308,8 +317,10 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
   op.contract.out = r->out;
   op.place = kPlaceCommit;
   --counters_.active_sets;  // counted once per operation (a Tally: this thread's may dip below its own count)
-  ++counters_.large_sets_placed;
-  if (PostActive(op, &r) == SHMEMCACHE_OK) return true;
+  if (PostActive(op, &r) == SHMEMCACHE_OK) {
+    ++counters_.large_sets_placed;
+    return true;
+  }
   reserving_[server] = false;
   r->status = SHMEMCACHE_TIMEOUT;
   return false;

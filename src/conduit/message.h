@@ -24,12 +24,13 @@ enum class Op : uint8_t {
 //   kValueLanded  kSet: the value_len bytes are not in the message; the client put them into its landing slot
 //                 on the server (core/layout.h) before sending, ordered by a fence. The slot is the client's
 //                 again once the reply has come.
-//   kReserve      kSet, kStore (not append / prepend): no value bytes. The client maps the server's memory and
+//   kReserve      kSet, kStore (mode set without cas: the client places no conditional store, since the
+//                 reservation, which may evict, comes before the decision): no value bytes. The client maps the server's memory and
 //                 will write the value itself: the server reserves a block for key_len + value_len
 //                 (store/kv_store.h, Reservations; one per client, a new one gives the last back) and answers OK
 //                 with its location in reply.pointer (valid 0: not a pair to cache), or a refusal (NO_SPACE,
-//                 VALUE_TOO_LARGE, ...). Nothing is stored yet; the client sends its next request to that server
-//                 only after this reply, and that request is the kCommit (issue order).
+//                 VALUE_TOO_LARGE, ...). Nothing is stored yet; this request's commit comes only after this reply
+//                 (other requests of the client's threads may come between; nothing relies on their order).
 //   kCommit       kSet, kStore: no value bytes. The client stored value_len value bytes at kBlockHeaderBytes +
 //                 key_len of its reservation (through its mapping, ordered before this request by a release
 //                 fence); the server decides and publishes it as it would store the value (store/contract.h),

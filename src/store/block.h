@@ -131,7 +131,9 @@
 //       longer value, the rest: client/direct_ops.h): all of them lie between G0 and G2.
 //   G2. t2 = the target word, read by a get issued after G1 completed (an acquire fence between them).
 // Accept iff t0 == t2, unlocked, our tag, and G1's head version is the one t0 names. Why: versions only grow and
-// every writer that changes a byte locks first and publishes a higher version; so t2 == t0 means no writer held
+// every writer that changes a byte of a live block locks first and publishes a higher version (a placed SET's
+// client writes the value of a reserved block without the lock: that block is free-tagged and unindexed until
+// the commit publishes it, so no reader accepts it, store/kv_store.h Reservations); so t2 == t0 means no writer held
 // the lock at G2 and none took it since G0 and published (one that changes nothing releases the word unchanged
 // and wrote no byte), and one holding it since before G0 would have shown t0 locked. Every byte G1 read was
 // read between G0 and G2 (get completion orders them), so all of it belongs to the write that published t0.

@@ -255,7 +255,22 @@ TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNo
     EXPECT_EQ(s.large_sets_landed, 0u);
     EXPECT_EQ(s.active_sets, 2 * sizes.size());  // one each, reservation and commit together
 
-    // Stores with options keep their contract when placed: decided at the commit.
+    // A store with options but no condition (flags, ttl) is placed, and keeps them: decided at the commit.
+    const uint64_t placed_before = StatsOf(node).large_sets_placed;
+    const std::string f = ValueOf('f', kLarge + 8);
+    StoreRequest flagged{StoreMode::kSet, 5, 60000, 0};
+    ASSERT_EQ(c->Store("flagged", 7, f.data(), f.size(), &flagged, nullptr), SHMEMCACHE_OK);
+    EXPECT_EQ(StatsOf(node).large_sets_placed, placed_before + 1);
+    {
+      std::vector<char> fb(cfg.max_value_len);
+      size_t flen = 0;
+      uint32_t fflags = 0;
+      ASSERT_EQ(c->Fetch("flagged", 7, fb.data(), fb.size(), &flen, &fflags, nullptr), SHMEMCACHE_OK);
+      EXPECT_EQ(std::string(fb.data(), flen), f);
+      EXPECT_EQ(fflags, 5u);
+    }
+    // Conditional stores (add, replace, cas) are not placed (the server would reserve before it decides) and
+    // keep their contract.
     const std::string v = ValueOf('o', kLarge), w = ValueOf('w', kLarge + 100);
     StoreRequest add{StoreMode::kAdd, 7, 0, 0};
     uint64_t token = 0;
@@ -278,7 +293,7 @@ TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNo
     EXPECT_EQ(std::string(buf.data(), len), w);
     EXPECT_EQ(flags, 11u);
     EXPECT_EQ(fetched, token2);
-    EXPECT_EQ(StatsOf(node).large_sets_placed, s.large_sets_placed + 5);  // every store above, refused or not
+    EXPECT_EQ(StatsOf(node).large_sets_placed, placed_before + 1);  // none of the conditional ones
 
     // Non-blocking: its value must be free at issue (shmemcache.h, bset), so it lands.
     shmemcache_request* r = nullptr;
