@@ -276,6 +276,10 @@ class KvStore {
   static uint64_t LagToKeep(uint64_t version, uint64_t token) {
     return token != 0 && token <= version && version - token <= kMaxTokenLag ? version - token : 0;
   }
+  // A store's condition against the current pair (contract.h): a token that must match (NOT_FOUND absent, EXISTS
+  // changed), add (EXISTS when live), replace / append / prepend (NOT_STORED when absent); OK when it may write.
+  // Store and StoreReserved decide with it.
+  static Status StoreCondition(const StoreRequest& request, const Current& current);
   static PairMeta MetaAt(const NewPair& next, uint64_t version) {
     PairMeta m = next.meta;
     if (next.keep_token != 0) m.token_lag = LagToKeep(version, next.keep_token);
@@ -314,6 +318,9 @@ class KvStore {
                    BlockPointer* pointer, const SpilledPair* spilled = nullptr);
   void WriteInPlace(const Held& held, const KeyLocation& loc, const void* key, size_t key_len, const NewPair& next,
                     uint64_t recency, BlockPointer* pointer);
+  // Ends a reservation's accounting (unpinned, uncounted, *reservation cleared) and returns what it held: its block
+  // is then the caller's, to free (Release) or to publish (StoreReserved).
+  Reservation Unreserve(Reservation* reservation);
   // sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the server never reads.
   Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
                     size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,

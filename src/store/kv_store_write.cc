@@ -132,22 +132,16 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
   uint64_t expiry = StoredExpiry(Now(at.now_ms), request.ttl_ms);
   const uint8_t* bytes = static_cast<const uint8_t*>(value);
   auto decide = [&](const Current& held, NewPair* next) {
-    if (request.cas != 0) {
-      if (!held.live) return SHMEMCACHE_NOT_FOUND;
-      if (held.token != request.cas) return SHMEMCACHE_EXISTS;
-    }
+    const Status condition = StoreCondition(request, held);
+    if (condition != SHMEMCACHE_OK) return condition;
     *next = NewPair{bytes, value_len, PairMeta{request.flags, expiry, 0}};
     switch (request.mode) {
-      case StoreMode::kSet: break;
+      case StoreMode::kSet:
       case StoreMode::kAdd:
-        if (held.live) return SHMEMCACHE_EXISTS;
-        break;
       case StoreMode::kReplace:
-        if (!held.live) return SHMEMCACHE_NOT_STORED;
         break;
       case StoreMode::kAppend:
       case StoreMode::kPrepend: {
-        if (!held.live) return SHMEMCACHE_NOT_STORED;
         size_t combined = 0;  // the client's Direct append (contract_ops.cc) decides with the same helpers
         if (!CombinedValueLen(held.value_len, value_len, options_.max_value_len, &combined))
           return SHMEMCACHE_VALUE_TOO_LARGE;
@@ -161,6 +155,21 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
     return SHMEMCACHE_OK;
   };
   return WritePair(loc, key, key_len, at.recency, decide, pointer, spilled);
+}
+
+Status KvStore::StoreCondition(const StoreRequest& request, const Current& current) {
+  if (request.cas != 0) {
+    if (!current.live) return SHMEMCACHE_NOT_FOUND;
+    if (current.token != request.cas) return SHMEMCACHE_EXISTS;
+  }
+  switch (request.mode) {
+    case StoreMode::kSet: return SHMEMCACHE_OK;
+    case StoreMode::kAdd: return current.live ? SHMEMCACHE_EXISTS : SHMEMCACHE_OK;
+    case StoreMode::kReplace:
+    case StoreMode::kAppend:
+    case StoreMode::kPrepend: return current.live ? SHMEMCACHE_OK : SHMEMCACHE_NOT_STORED;
+  }
+  return SHMEMCACHE_OK;
 }
 
 Status KvStore::ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation) {
@@ -180,14 +189,20 @@ Status KvStore::ReserveBlock(size_t key_len, size_t value_len, Reservation* rese
   return SHMEMCACHE_OK;
 }
 
+Reservation KvStore::Unreserve(Reservation* reservation) {
+  const Reservation r = *reservation;
+  slabs_.Unpin(r.offset);
+  --reservations_;
+  reserved_bytes_ -= slabs_.class_bytes(r.cls);
+  *reservation = Reservation{};
+  return r;
+}
+
 void KvStore::Release(Reservation* reservation) {
   if (!reservation->held()) return;
   // Still free-tagged, unlocked and with its free head (the client wrote only past the header): a free block.
-  slabs_.Unpin(reservation->offset);
-  --reservations_;
-  reserved_bytes_ -= slabs_.class_bytes(reservation->cls);
-  slabs_.Free(reservation->cls, reservation->offset);
-  *reservation = Reservation{};
+  const Reservation r = Unreserve(reservation);
+  slabs_.Free(r.cls, r.offset);
 }
 
 Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
@@ -203,27 +218,19 @@ Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t ke
     Release(reservation);
     return s;
   }
-  const Reservation r = *reservation;
   const uint64_t expiry = StoredExpiry(Now(at.now_ms), request.ttl_ms);
   uint64_t recency = at.recency < expiration_bar_ ? expiration_bar_ : at.recency;  // never insert below the bar
   Held held;
   if (!LockKey(loc, key, key_len, &held)) return SHMEMCACHE_TIMEOUT;  // failed: the reservation stays, unused
-  const Current current = CurrentOf(held, spilled);
-  if (request.cas != 0 && !current.live) s = SHMEMCACHE_NOT_FOUND;
-  else if (request.cas != 0 && current.token != request.cas) s = SHMEMCACHE_EXISTS;
-  else if (request.mode == StoreMode::kAdd && current.live) s = SHMEMCACHE_EXISTS;
-  else if (request.mode == StoreMode::kReplace && !current.live) s = SHMEMCACHE_NOT_STORED;
+  s = StoreCondition(request, CurrentOf(held, spilled));
   if (s != SHMEMCACHE_OK) {
     Drop(held);
     Release(reservation);
     return s;
   }
   // The value is where the client wrote it: EncodeBlockBody leaves it there and skips the checksum.
+  const Reservation r = Unreserve(reservation);
   const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, r.value_len, PairMeta{request.flags, expiry, 0}};
-  slabs_.Unpin(r.offset);
-  --reservations_;
-  reserved_bytes_ -= slabs_.class_bytes(r.cls);
-  *reservation = Reservation{};
   return WriteMoved(held, r.offset, r.cls, loc, key, key_len, next, recency, pointer, BlockSum::kSkip);
 }
 
