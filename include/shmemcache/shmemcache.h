@@ -140,8 +140,8 @@ typedef struct {
                                    (mode set, no cas) to a server this PE maps (same node, local_access
                                    on) has the server reserve a block, writes the value into it itself and
                                    has the server publish it (the server never copies the value); any other
-                                   Active SET puts the value into a landing slot on the server first (max_value_len bytes per client in every
-                                   PE's symmetric memory). An Active GET from a server this PE maps (same
+                                   Active SET puts the value into a landing slot on the server first
+                                   (max_value_len bytes per client in every PE's symmetric memory). An Active GET from a server this PE maps (same
                                    node, local_access on, no spill_dir) pulls from 1 KiB on already, or from
                                    this value if it is lower (there a pull is a local copy), also when this
                                    value is above max_value_len (no landing slots then). 0 = never; default

@@ -428,7 +428,7 @@ bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::v
     if (cls >= classes.size()) continue;  // a torn way; the Active path will answer
     // A way read while the server rewrote it may pair one way's class with another's offset: it must still name
     // bytes inside the arena (a load through the mapping past it could fault); validation rejects the rest.
-    if (w.offset > arena_bytes_ || classes[cls] > arena_bytes_ - w.offset) continue;
+    if (!InArena(w.offset, classes[cls])) continue;
     *offset = w.offset;
     *block_bytes = static_cast<uint32_t>(classes[cls]);
     return true;

@@ -717,6 +717,11 @@ class Client {
   std::vector<EpochObserved> epochs_observed_;
   uint8_t* arena_;
   size_t arena_bytes_;  // server_memory_bytes: every block a way names lies in [0, arena_bytes_)
+  // Whether bytes [offset, offset + bytes) lie inside a server's arena (no overflow): a block named by a way read
+  // while the server rewrote it (SearchSet), or by a reservation this client writes through its mapping.
+  bool InArena(uint64_t offset, uint64_t bytes) const {
+    return offset <= arena_bytes_ && bytes <= arena_bytes_ - offset;
+  }
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   uint8_t* landing_;                  // symmetric address of the servers' landing slots

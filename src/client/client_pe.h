@@ -18,8 +18,9 @@
 // No deadlock: a thread waits for active[s] only while it holds no server's lock, or holds active[s] already
 // (Client::ServerHold). Holding active[s], it only tries another server's lock (CompleteOldestAnywhere when
 // max_outstanding is reached while a reply from s re-posts a GET), and it never needs another server to post or
-// complete on s: a reply from s re-posts only to s (Pull, a multi-get's items not answered, a placed SET's commit). So no thread ever
-// waits while holding a lock another waiter wants: no cycle, in whatever order servers are taken.
+// complete on s: a reply from s re-posts only to s (Pull, a multi-get's items not answered, a placed SET's
+// commit). So no thread ever waits while holding a lock another waiter wants: no cycle, in whatever order servers
+// are taken.
 // Progress under max_outstanding: a thread that holds active[h] completes on h first when h has requests in flight
 // (CompleteOldestAnywhere); when h has none, the requests in flight are in queues it can try, and each holder of
 // those locks either completes on its own queue or is in a bounded wait. So two holders never spin on each other.

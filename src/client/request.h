@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <atomic>
-#include <new>
 #include <cstdint>
 #include <cstring>
 #include <vector>

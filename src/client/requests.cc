@@ -300,8 +300,8 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
   uint8_t* local = direct_.local_arena(server);
   const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
-      h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) || h.pointer.offset > arena_bytes_ ||
-      h.pointer.block_bytes > arena_bytes_ - h.pointer.offset) {  // a write through the mapping: inside the arena
+      h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) ||
+      !InArena(h.pointer.offset, h.pointer.block_bytes)) {  // a write through the mapping: inside the arena
     reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
     if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
     CompleteContract(server, r, h);

@@ -25,8 +25,8 @@ enum class Op : uint8_t {
 //                 on the server (core/layout.h) before sending, ordered by a fence. The slot is the client's
 //                 again once the reply has come.
 //   kReserve      kSet, kStore (mode set without cas: the client places no conditional store, since the
-//                 reservation, which may evict, comes before the decision): no value bytes. The client maps the server's memory and
-//                 will write the value itself: the server reserves a block for key_len + value_len
+//                 reservation, which may evict, comes before the decision): no value bytes. The client maps the
+//                 server's memory and will write the value itself: the server reserves a block for key_len + value_len
 //                 (store/kv_store.h, Reservations; one per client, a new one gives the last back) and answers OK
 //                 with its location in reply.pointer (valid 0: not a pair to cache), or a refusal (NO_SPACE,
 //                 VALUE_TOO_LARGE, ...). Nothing is stored yet; this request's commit comes only after this reply

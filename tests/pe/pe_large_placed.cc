@@ -8,7 +8,8 @@
 // Roles: PE 0 serves; client 0 writes Direct-sized SETs, client 1 writes Active SETs of other lengths and the
 // fillers, client 2 writes Active stores with options, the others read (blocking fetches and windows of igets).
 // Args: [seconds] (default 3) [expect] "placed" (every unconditional large Active SET placed: the server copied
-// none of their values; it copied at most the conditional stores') or "landed" (no mapping of the server: every one landed, none placed).
+// none of their values; it copied at most the conditional stores') or "landed" (no mapping of the server: every
+// one landed, none placed).
 #include <shmem.h>
 
 #include <cstdlib>

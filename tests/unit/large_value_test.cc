@@ -230,9 +230,10 @@ TEST(LargeValue, AServerThisClientLoadsFromIsPulledFromTheNearBoundOn) {
 }
 
 TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNoValue) {
-  // local_access on: a blocking Active SET or store of a large value is placed (conduit/message.h kReserve,
-  // kCommit): the client writes the value into a block the server reserved, the server publishes it with the
-  // store's decisions (modes, cas, flags, ttl) and never copies it. A non-blocking SET lands, as before.
+  // local_access on: a blocking Active SET or unconditional store of a large value is placed (conduit/message.h
+  // kReserve, kCommit): the client writes the value into a block the server reserved, the server publishes it with
+  // its flags and ttl and never copies it. Conditional stores (add, replace, cas) carry the value in the message and
+  // keep their contract; a non-blocking SET lands, as before.
   shmemcache_config_t cfg = SmallConfig();
   cfg.local_access = 1;
   cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every SET Active
@@ -256,11 +257,10 @@ TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNo
     EXPECT_EQ(s.active_sets, 2 * sizes.size());  // one each, reservation and commit together
 
     // A store with options but no condition (flags, ttl) is placed, and keeps them: decided at the commit.
-    const uint64_t placed_before = StatsOf(node).large_sets_placed;
     const std::string f = ValueOf('f', kLarge + 8);
     StoreRequest flagged{StoreMode::kSet, 5, 60000, 0};
     ASSERT_EQ(c->Store("flagged", 7, f.data(), f.size(), &flagged, nullptr), SHMEMCACHE_OK);
-    EXPECT_EQ(StatsOf(node).large_sets_placed, placed_before + 1);
+    EXPECT_EQ(StatsOf(node).large_sets_placed, s.large_sets_placed + 1);
     {
       std::vector<char> fb(cfg.max_value_len);
       size_t flen = 0;
@@ -293,7 +293,7 @@ TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNo
     EXPECT_EQ(std::string(buf.data(), len), w);
     EXPECT_EQ(flags, 11u);
     EXPECT_EQ(fetched, token2);
-    EXPECT_EQ(StatsOf(node).large_sets_placed, placed_before + 1);  // none of the conditional ones
+    EXPECT_EQ(StatsOf(node).large_sets_placed, s.large_sets_placed + 1);  // none of the conditional ones
 
     // Non-blocking: its value must be free at issue (shmemcache.h, bset), so it lands.
     shmemcache_request* r = nullptr;
