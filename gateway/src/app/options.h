@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <string>
 
+#include "net/gateway_server.h"
 #include "protocol/gateway_context.h"
 
 namespace shmemcached {
@@ -17,9 +18,10 @@ struct Options {
   size_t max_connections = 1024;
   int idle_wakeup_ms = 1000;    // -1 = sleep until an event
   int wait_spin_us = -1;        // a wait for the servers spins this long, then naps (-1: shmemcache_wait's spin)
-  int poll_spin_us = 20;        // with operations in flight the event loop polls; it naps after this long idle
-                                // (-1: it waits for every burst instead; net/gateway_server.h)
-  int poll_nap_us = 0;          // its longest nap (0: sched_yield instead of naps)
+  // With operations in flight the event loop polls; it naps after this long idle (-1: it waits for every burst
+  // instead; net/gateway_server.h), its longest nap (0: sched_yield instead of naps).
+  int poll_spin_us = GatewayServer::kDefaultPollSpinUs;
+  int poll_nap_us = GatewayServer::kDefaultPollNapUs;
   Limits limits;
   bool help = false;
 };

@@ -132,9 +132,9 @@ bool GatewayServer::PollAnswers() {
   gateway_->batch().Poll();
   if (awaiting_.empty()) return false;
   bool progress = false;
-  std::vector<Connection*> awaiting;
-  awaiting.swap(awaiting_);
-  for (Connection* c : awaiting) {
+  polled_.clear();
+  polled_.swap(awaiting_);
+  for (Connection* c : polled_) {
     if (c->dead()) continue;  // closed by an earlier one's answers (Closed dropped it from awaiting_ already)
     if (c->answers_deferred()) {
       awaiting_.push_back(c);

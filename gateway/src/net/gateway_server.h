@@ -94,6 +94,7 @@ class GatewayServer {
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;
   std::vector<std::unique_ptr<Connection>> closed_;  // freed after the event batch that closed them
   std::vector<Connection*> awaiting_;                // connections with answers in the batch (live ones)
+  std::vector<Connection*> polled_;                  // PollAnswers' turn: awaiting_ as it found it (kept capacity)
   int poll_spin_us_ = kDefaultPollSpinUs;
   int poll_nap_us_ = kDefaultPollNapUs;
 

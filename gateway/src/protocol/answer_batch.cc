@@ -46,17 +46,18 @@ bool AnswerBatch::Poll() {
   if (completing_ || sessions_.empty()) return false;
   StartQueued();
   completing_ = true;
-  std::vector<Session*> ready, waiting;
-  for (Session* s : sessions_) (s->DeferredAnswersReady() ? ready : waiting).push_back(s);
-  sessions_.swap(waiting);
-  if (!ready.empty()) ++batches_;
-  for (Session* s : ready) {
+  ready_.clear();
+  waiting_.clear();
+  for (Session* s : sessions_) (s->DeferredAnswersReady() ? ready_ : waiting_).push_back(s);
+  sessions_.swap(waiting_);
+  if (!ready_.empty()) ++batches_;
+  for (Session* s : ready_) {
     operations_ -= std::min(operations_, s->deferred_operations());
     batched_operations_ += s->deferred_operations();
     s->WriteDeferredAnswers();
   }
   completing_ = false;
-  return !ready.empty();
+  return !ready_.empty();
 }
 
 Status BatchedBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,

@@ -100,6 +100,7 @@ class AnswerBatch {
   bool completing_ = false;
   size_t operations_ = 0;
   std::vector<Session*> sessions_;
+  std::vector<Session*> ready_, waiting_;  // Poll's partition of sessions_, kept so polling turns allocate nothing
   std::vector<DeferredAnswer*> queued_;  // writes not started yet (owned by their sessions)
   uint64_t batches_ = 0, batched_operations_ = 0;
 };
