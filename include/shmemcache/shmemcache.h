@@ -179,6 +179,16 @@ typedef struct {
                                    client maps the server's memory (same node), never elsewhere (over UCX tcp
                                    a sleeping server would also delay Direct operations, which need its CPU
                                    there). Stats idle_sleeps / doorbell_wakes count naps and wakes */
+  int oversubscribed;           /* whether this PE's node runs more PEs than it has CPUs for, which decides
+                                   how the library waits for another PE (a reply, a lock): on a node that is
+                                   not, a waiter spins up to 1 ms before it yields its core; on one that is,
+                                   it yields from its first empty poll, since the PE it waits for may need
+                                   that very core (measured: a client on its server's core got 1/30 of the
+                                   other clients' operations while it spun). -1 = auto (default): yes when
+                                   the PEs on this node (the launcher's count, OMPI_COMM_WORLD_LOCAL_SIZE, else
+                                   the PEs this PE maps) outnumber the CPUs it may run on (its affinity mask;
+                                   all CPUs online when that names one CPU, as with --bind-to core); 0 = no;
+                                   1 = yes. This PE's own choice (PEs may differ) */
 } shmemcache_config_t;
 
 /* The spin of an idle server before it sleeps, idle_spin_us auto, on a node where its clients can wake it: 1 ms

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "core/clock.h"
@@ -38,8 +39,8 @@ class Backoff {
 
 // The schedule of a wait bounded by time (op_timeout_ms). The waiter polls its condition and calls Pause()
 // after every poll that found nothing; Pause backs off as the wait grows:
-//   - the first kSpinNanos: spin (a reply usually lands within microseconds; OpenMPI's progress engine itself
-//     yields the core when it knows the node is oversubscribed),
+//   - the first kSpinNanos: spin (a reply usually lands within microseconds); none on an oversubscribed node
+//     (SetSpinNanos, core/cpu_share.h: the PE waited for may need this very core),
 //   - until kYieldNanos: sched_yield between polls,
 //   - beyond: sleep kSleepNanos between polls, so a long wait costs little CPU and the core goes to others.
 // The clock is read only every kPollsPerClockRead polls while spinning, and at every poll once yielding (a
@@ -53,12 +54,19 @@ class Deadline {
   static constexpr uint32_t kPollsPerClockRead = 64;
 
   // limit_ms > 0: how long the wait may last.
-  explicit Deadline(uint64_t limit_ms) : start_ns_(NowNanos()), now_ns_(start_ns_), limit_ns_(limit_ms * 1000000) {}
+  explicit Deadline(uint64_t limit_ms)
+      : start_ns_(NowNanos()), now_ns_(start_ns_), limit_ns_(limit_ms * 1000000),
+        spin_ns_(spin_nanos_.load(std::memory_order_relaxed)) {}
+
+  // The spin phase of every Deadline made after the call, process-wide: kSpinNanos until set; a PE's start
+  // (node/node.cc) sets 0 on an oversubscribed node, so a waiter yields from its first empty poll.
+  static void SetSpinNanos(uint64_t ns) { spin_nanos_.store(ns, std::memory_order_relaxed); }
+  static uint64_t spin_nanos() { return spin_nanos_.load(std::memory_order_relaxed); }
 
   // Backs off once. False once the limit has passed.
   bool Pause() {
     const uint64_t waited = now_ns_ - start_ns_;
-    if (waited < kSpinNanos) {
+    if (waited < spin_ns_) {
       CpuRelax();
       if (++polls_ % kPollsPerClockRead != 0) return true;
     } else if (waited < kYieldNanos) {
@@ -78,7 +86,9 @@ class Deadline {
   uint64_t start_ns_;
   uint64_t now_ns_;
   uint64_t limit_ns_;
+  uint64_t spin_ns_;
   uint32_t polls_ = 0;
+  inline static std::atomic<uint64_t> spin_nanos_{kSpinNanos};
 };
 
 }  // namespace smc

@@ -144,6 +144,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   c->local_access = -1;
   c->mget_policy = SHMEMCACHE_MGET_AUTO;
   c->idle_spin_us = -1;
+  c->oversubscribed = -1;
 
   EnvApplier env;
   env.Int("SHMEMCACHE_NUM_SERVERS", &c->num_servers);
@@ -171,6 +172,7 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
   env.Apply("SHMEMCACHE_MGET_POLICY", [c](const char* t) { return ParseMGetPolicy(t, &c->mget_policy); });
   env.Int("SHMEMCACHE_IDLE_SPIN_US", &c->idle_spin_us);
+  env.Int("SHMEMCACHE_OVERSUBSCRIBED", &c->oversubscribed);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
 }
@@ -220,6 +222,8 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
                "message or single)");
   if (c.idle_spin_us < -1 || c.idle_spin_us > 1000000)
     return bad("idle_spin_us must be -1 (auto), 0 (never sleep) or 1..1000000 (SHMEMCACHE_IDLE_SPIN_US)");
+  if (c.oversubscribed < -1 || c.oversubscribed > 1)
+    return bad("oversubscribed must be -1 (auto), 0 or 1 (SHMEMCACHE_OVERSUBSCRIBED)");
   return SHMEMCACHE_OK;
 }
 
@@ -228,7 +232,8 @@ const char* const kConfigFieldNames[kConfigFields] = {
     "directory_ways",  "recency_range_ms",    "max_key_len",        "max_value_len",      "chunk_bytes",
     "chunks_per_peer", "direct_ops",          "spill_dir",          "spill_bytes",        "spill_mmap_max_bytes",
     "slab_growth_factor", "slab_page_bytes",  "private_context",    "max_outstanding",    "op_timeout_ms",
-    "large_value_threshold", "direct_policy", "local_access", "mget_policy", "idle_spin_us"};
+    "large_value_threshold", "direct_policy", "local_access", "mget_policy", "idle_spin_us",
+    "oversubscribed"};
 
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& c) {
   auto text = [](auto v) { return std::to_string(v); };
@@ -243,7 +248,7 @@ std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config
           text(c.slab_page_bytes),
           text(c.private_context),   text(c.max_outstanding),     text(c.op_timeout_ms),
           text(c.large_value_threshold), text(c.direct_policy), text(c.local_access), text(c.mget_policy),
-          text(c.idle_spin_us)};
+          text(c.idle_spin_us),      text(c.oversubscribed)};
 }
 
 std::string ConfigEnvName(size_t field) {

@@ -49,13 +49,16 @@ Status ValidateConfig(const shmemcache_config_t& config, int n_pes);
 // name (its environment variable is SHMEMCACHE_ + the name in capitals) and ConfigFieldValues(c)[i] its setting
 // as text, equal exactly when the settings are equal (doubles to 17 digits; strings quoted, an unset spill_dir
 // is empty).
-constexpr size_t kConfigFields = 25;
+constexpr size_t kConfigFields = 26;
 // direct_policy and local_access are this PE's own choices (which path its own operations take; every path
-// follows the same block protocol and no other PE reads them): the fields PEs may set differently, left out of
-// the agreement.
+// follows the same block protocol and no other PE reads them), and oversubscribed is a fact of this PE's node
+// (how its own waits behave): the fields PEs may set differently, left out of the agreement.
 constexpr size_t kDirectPolicyField = 21;
 constexpr size_t kLocalAccessField = 22;
-inline bool ConfigFieldMustAgree(size_t field) { return field != kDirectPolicyField && field != kLocalAccessField; }
+constexpr size_t kOversubscribedField = 25;
+inline bool ConfigFieldMustAgree(size_t field) {
+  return field != kDirectPolicyField && field != kLocalAccessField && field != kOversubscribedField;
+}
 extern const char* const kConfigFieldNames[kConfigFields];
 std::array<std::string, kConfigFields> ConfigFieldValues(const shmemcache_config_t& config);
 std::string ConfigEnvName(size_t field);  // "SHMEMCACHE_HASH_WAYS" for hash_ways

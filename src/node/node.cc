@@ -3,7 +3,9 @@
 #include <cstring>
 #include <string>
 
+#include "core/backoff.h"
 #include "core/config.h"
+#include "core/cpu_share.h"
 #include "core/guard.h"
 #include "node/agreement.h"
 #include "node/init_checks.h"
@@ -110,6 +112,10 @@ Status Node::SetUp() {
     }
     // Collective the first time: every PE here, before the client's policy asks it.
     const TransportDescription description = transport_->Describe();
+    // How this PE's waits behave (core/cpu_share.h): process-wide, set before any wait of this PE.
+    oversubscribed_ = ResolveOversubscribed(config_.oversubscribed, description.pes_on_node, UsableCpus());
+    Deadline::SetSpinNanos(oversubscribed_ ? 0 : Deadline::kSpinNanos);
+    if (oversubscribed_) transport_->YieldWhenIdle();
     // CPU atomics on block words (store/block.h): only if no PE of the job can update them any other way, so
     // every PE must map every server and have the runtime run its atomics on the CPU. Collective, like the
     // steps of Start; this PE then uses them unless its local_access is 0.
@@ -133,6 +139,7 @@ Status Node::SetUp() {
     }
     server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
                                        EpochClock(hooks_.clock_offset_ms), cpu_word_atomics_);
+    if (oversubscribed_) server_->YieldEachPass();
     std::string spill_error;
     if (config_.spill_dir != nullptr && server_->AttachSpill(hooks_, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);

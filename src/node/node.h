@@ -115,6 +115,7 @@ class Node {
   std::unique_ptr<Server> server_;
   std::unique_ptr<ClientPe> client_pe_;  // clients: what their threads share
   PerThread<Client> clients_;            // clients: one per thread that called
+  bool oversubscribed_ = false;          // config oversubscribed resolved (SetUp; core/cpu_share.h)
   bool cpu_word_atomics_ = false;        // block words through CPU atomics (SetUp: the job's agreement, local_access)
   bool threads_share_ctx_ = false;       // the runtime allows every thread (thread_multiple)
 };

@@ -171,6 +171,7 @@ Status Server::ServeUntilDone() {
     }
     Status s = ServeReady();
     if (s != SHMEMCACHE_OK) return s;
+    if (yield_each_pass_) std::this_thread::yield();  // the clients that share this core answer now
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
     if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)

@@ -61,6 +61,7 @@ class OpenShmemTransport final : public Transport {
   std::unique_ptr<Context> CreateContext(int want_private) override;
   void* LocalPointer(const void* symmetric, int pe) override;
   void Progress() override;
+  void YieldWhenIdle() override;
   // shmem wait_until: it yields the core when the runtime sees an oversubscribed node.
   void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) override;
 
@@ -69,6 +70,8 @@ class OpenShmemTransport final : public Transport {
   // Collective. True when no PE's own context would have an endpoint over UCX tcp (or UCX could not say which
   // transports it would use): the same answer on every PE, so a job never mixes the two choices by accident.
   bool PrivateContextIsSafe();
+  // TransportDescription::pes_on_node; symmetric_word: a symmetric word to probe shmem_ptr with (may be null).
+  int PesOnNode(void* symmetric_word) const;
 
   bool owns_runtime_;
   bool thread_multiple_;

@@ -48,6 +48,8 @@ struct TransportDescription {
   // CPU atomics through LocalPointer are atomic with respect to them. A per-PE fact: using it needs every PE's
   // (store/block.h, "CPU atomics on block words").
   bool cpu_atomics = false;
+  // The job's PEs on this PE's node, this one included; 0 when the transport cannot tell (core/cpu_share.h).
+  int pes_on_node = 0;
 };
 
 // One-sided operations on peers' symmetric memory, ordered and completed per context. Blocking calls return
@@ -120,6 +122,10 @@ class Transport {
   // Runs the runtime's progress engine once (delivers incoming data on transports that copy on the
   // receiver's progress, e.g. UCX tcp) and returns. Called between the polls of every bounded wait.
   virtual void Progress() = 0;
+  // On an oversubscribed node (core/cpu_share.h): asks the runtime's progress engine to yield the core whenever
+  // a call finds nothing to do, in every wait of this process (the library's and the runtime's own blocking
+  // calls), unless the user chose otherwise. Default: nothing to ask.
+  virtual void YieldWhenIdle() {}
   // Waits until *word != value, progressing meanwhile. No time limit: only for an idle server waiting on its
   // doorbell, which is legitimate however long; every other wait goes through PeerWait.
   virtual void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) = 0;

@@ -4,7 +4,12 @@
 // the ratio is printed, and asserted (min >= median / 4) only with the argument "strict": on an oversubscribed
 // machine the OS scheduler, not the server, decides who runs, so the ratio is not a property a test here can
 // pin without racing a clock.
-// Args: [seconds] [strict] (default 3)
+// "shared-core" is for a launch that binds the first client to the server's core and the others to another core
+// (tests.cmake writes the rankfile): then a client that spins while it waits for its reply holds the server off
+// that core until its time slice ends, and gets one operation per slice (0.03-0.08 of the median, measured);
+// with the waits of an oversubscribed node (core/cpu_share.h) 0.84-1.0. It asserts min >= median / 8: a margin
+// of several times either way, since the ratio is set by how the PEs share the cores, not by the machine's speed.
+// Args: [seconds] [strict | shared-core] (default 3)
 #include <shmem.h>
 
 #include <algorithm>
@@ -18,6 +23,7 @@
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const bool strict = argc > 2 && std::strcmp(argv[2], "strict") == 0;
+  const bool shared_core = argc > 2 && std::strcmp(argv[2], "shared-core") == 0;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
   pe_test::ClientBarrierInit();
@@ -61,6 +67,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       PE_CHECK(min > 0);  // every client progressed
       if (strict) PE_CHECK(min * 4 >= median);
+      if (shared_core) PE_CHECK(min * 8 >= median);
     }
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);

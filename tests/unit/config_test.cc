@@ -31,6 +31,7 @@ const char* const kAllVars[] = {
     "SHMEMCACHE_MAX_OUTSTANDING",  "SHMEMCACHE_OP_TIMEOUT_MS",      "SHMEMCACHE_LARGE_VALUE_THRESHOLD",
     "SHMEMCACHE_DIRECT_POLICY",    "SHMEMCACHE_LOCAL_ACCESS",        "SHMEMCACHE_MGET_POLICY",
     "SHMEMCACHE_IDLE_SPIN_US",
+    "SHMEMCACHE_OVERSUBSCRIBED",
 };
 
 // Every SHMEMCACHE_* variable cleared for the test, the caller's environment restored afterwards.
@@ -64,6 +65,7 @@ void ExpectDefaults(const shmemcache_config_t& c) {
   EXPECT_EQ(c.large_value_threshold, 8u << 10);
   EXPECT_EQ(c.direct_policy, SHMEMCACHE_DIRECT_AUTO);
   EXPECT_EQ(c.idle_spin_us, -1);
+  EXPECT_EQ(c.oversubscribed, -1);
 }
 
 TEST_F(ConfigEnvTest, DefaultsWithEmptyEnvironment) {
@@ -129,6 +131,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   setenv("SHMEMCACHE_LOCAL_ACCESS", "0", 1);
   setenv("SHMEMCACHE_MGET_POLICY", "Message", 1);
   setenv("SHMEMCACHE_IDLE_SPIN_US", "250", 1);
+  setenv("SHMEMCACHE_OVERSUBSCRIBED", "1", 1);
   shmemcache_config_t c;
   ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << LastError();
   EXPECT_EQ(c.num_servers, 3);
@@ -157,6 +160,7 @@ TEST_F(ConfigEnvTest, EveryFieldOverride) {
   EXPECT_EQ(c.local_access, 0);
   EXPECT_EQ(c.mget_policy, SHMEMCACHE_MGET_MESSAGE);
   EXPECT_EQ(c.idle_spin_us, 250);
+  EXPECT_EQ(c.oversubscribed, 1);
   EXPECT_EQ(ValidateConfig(c, 4), SHMEMCACHE_OK) << LastError();
 }
 
@@ -367,6 +371,8 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"mget_policy -1", [](shmemcache_config_t* c) { c->mget_policy = -1; }, 2},
       {"idle_spin_us -2", [](shmemcache_config_t* c) { c->idle_spin_us = -2; }, 2},
       {"idle_spin_us > 1 s", [](shmemcache_config_t* c) { c->idle_spin_us = 1000001; }, 2},
+      {"oversubscribed 2", [](shmemcache_config_t* c) { c->oversubscribed = 2; }, 2},
+      {"oversubscribed -2", [](shmemcache_config_t* c) { c->oversubscribed = -2; }, 2},
   };
   for (const Case& tc : cases) {
     shmemcache_config_t c = Defaults();
@@ -456,6 +462,7 @@ std::vector<std::pair<std::string, std::function<void(shmemcache_config_t*)>>> O
       {"local_access", [](shmemcache_config_t* c) { c->local_access = 0; }},
       {"mget_policy", [](shmemcache_config_t* c) { c->mget_policy = SHMEMCACHE_MGET_SINGLE; }},
       {"idle_spin_us", [](shmemcache_config_t* c) { c->idle_spin_us = 0; }},
+      {"oversubscribed", [](shmemcache_config_t* c) { c->oversubscribed = 1; }},
   };
 }
 
@@ -493,7 +500,7 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   auto mutations = OneMutationPerField();
   ASSERT_EQ(mutations.size(), kConfigFields);
   // shmemcache_config_t's fields, by size: a new field must be added to the comparison (and here).
-  EXPECT_EQ(sizeof(shmemcache_config_t), 20 * 8u) << "a field was added or removed: update ConfigFieldValues";
+  EXPECT_EQ(sizeof(shmemcache_config_t), 21 * 8u) << "a field was added or removed: update ConfigFieldValues";
   for (size_t i = 0; i < kConfigFields; ++i) EXPECT_EQ(mutations[i].first, kConfigFieldNames[i]);
   EXPECT_EQ(ConfigEnvName(3), "SHMEMCACHE_HASH_WAYS");
   EXPECT_EQ(ConfigEnvName(14), "SHMEMCACHE_SPILL_MMAP_MAX_BYTES");
@@ -501,7 +508,9 @@ TEST(ConfigFieldValues, NamesEveryFieldInOrder) {
   EXPECT_EQ(ConfigEnvName(kLocalAccessField), "SHMEMCACHE_LOCAL_ACCESS");
   EXPECT_EQ(ConfigEnvName(kDirectPolicyField), "SHMEMCACHE_DIRECT_POLICY");
   for (size_t i = 0; i < kConfigFields; ++i)  // each PE's own choices; everything else must agree
-    EXPECT_EQ(ConfigFieldMustAgree(i), i != kDirectPolicyField && i != kLocalAccessField) << kConfigFieldNames[i];
+    EXPECT_EQ(ConfigFieldMustAgree(i), i != kDirectPolicyField && i != kLocalAccessField && i != kOversubscribedField)
+        << kConfigFieldNames[i];
+  EXPECT_EQ(ConfigEnvName(kOversubscribedField), "SHMEMCACHE_OVERSUBSCRIBED");
   EXPECT_EQ(ConfigEnvName(12), "SHMEMCACHE_SPILL_DIR");
 }
 

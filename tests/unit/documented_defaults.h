@@ -35,6 +35,7 @@ inline shmemcache_config_t DocumentedDefaults() {
   c.local_access = -1;
   c.mget_policy = SHMEMCACHE_MGET_AUTO;
   c.idle_spin_us = -1;  // auto
+  c.oversubscribed = -1;  // auto
   return c;
 }
 

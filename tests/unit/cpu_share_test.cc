@@ -1,0 +1,58 @@
+// core/cpu_share.h (config oversubscribed) and the wait schedule it sets (core/backoff.h Deadline).
+#include "core/cpu_share.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "core/backoff.h"
+
+namespace smc {
+namespace {
+
+TEST(CpuShare, AnExplicitSettingWinsOverTheCounts) {
+  EXPECT_TRUE(ResolveOversubscribed(1, 2, 16));
+  EXPECT_TRUE(ResolveOversubscribed(1, 0, 16));
+  EXPECT_FALSE(ResolveOversubscribed(0, 64, 16));
+}
+
+TEST(CpuShare, AutoComparesThePesOnTheNodeWithItsCpus) {
+  EXPECT_FALSE(ResolveOversubscribed(-1, 16, 16));  // one PE per CPU
+  EXPECT_TRUE(ResolveOversubscribed(-1, 17, 16));
+  EXPECT_TRUE(ResolveOversubscribed(-1, 64, 16));
+  EXPECT_FALSE(ResolveOversubscribed(-1, 2, 2));
+  EXPECT_TRUE(ResolveOversubscribed(-1, 3, 2));
+  EXPECT_FALSE(ResolveOversubscribed(-1, 0, 1));  // the transport cannot tell: not oversubscribed
+}
+
+TEST(CpuShare, UsableCpusIsTheAffinityMaskOrTheCpusOnlineWhenBoundToOne) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  const int mask = CPU_COUNT(&set);
+  const int online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_EQ(UsableCpus(), mask > 1 ? mask : std::max(online, 1));
+  EXPECT_GE(UsableCpus(), 1);
+}
+
+// The spin phase is read when a wait starts: set to 0 (an oversubscribed node), a wait yields and reads the
+// clock from its first pause on, so the time it has waited is current after every pause instead of every
+// kPollsPerClockRead-th. (Deadline's waited_ms() is the clock as of its last reading.)
+TEST(Deadline, NoSpinPhaseReadsTheClockAtEveryPause) {
+  const uint64_t saved = Deadline::spin_nanos();
+  Deadline::SetSpinNanos(0);
+  Deadline yielding(1000);
+  Deadline::SetSpinNanos(Deadline::kSpinNanos);
+  Deadline spinning(1000);
+  Deadline::SetSpinNanos(saved);
+  // Sleep past a millisecond, then pause once: only a wait that reads the clock at this pause sees it.
+  timespec ts{0, 3000000};
+  nanosleep(&ts, nullptr);
+  ASSERT_TRUE(yielding.Pause());
+  ASSERT_TRUE(spinning.Pause());
+  EXPECT_GE(yielding.waited_ms(), 3u);
+  EXPECT_EQ(spinning.waited_ms(), 0u);  // still spinning: the clock is read again only at the 64th poll
+}
+
+}  // namespace
+}  // namespace smc
