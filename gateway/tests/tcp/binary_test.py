@@ -221,7 +221,8 @@ def every_opcode(port, contract):
     check(r.status == OK and r.value == struct.pack(">Q", 40) and r.cas != 0, "incr creates %r" % r)
     check(one(c, req(INCR, n, incr_ext(5))).value == struct.pack(">Q", 45), "incr")
     check(one(c, req(DECR, n, incr_ext(50))).value == struct.pack(">Q", 0), "decr stops at 0")
-    out, _ = c.request(req(INCRQ, n, incr_ext(7)) + req(DECRQ, n, incr_ext(2)) + req(INCRQ, k + b"zz", incr_ext(1), opaque=41))
+    out, _ = c.request(req(INCRQ, n, incr_ext(7)) + req(DECRQ, n, incr_ext(2)) +
+                       req(INCRQ, k + b"zz", incr_ext(1), opaque=41))
     check([(r.op, r.status, r.opaque) for r in out] == [(INCRQ, ENOENT, 41)], "quiet incr %r" % out)
     check(one(c, req(GET, n)).value.rstrip(b" ") == b"5", "counter as text (memcached pads it with spaces)")
     expect(one(c, req(INCR, k + b"a", incr_ext(1))), DELTA_BADVAL)
@@ -238,7 +239,8 @@ def every_opcode(port, contract):
     check((r.status, r.value) == (OK, b"fresh"), "gat %r" % r)
     r = one(c, req(GATK, k + b"a", struct.pack(">I", 0)))
     check((r.key, r.value) == (k + b"a", b"fresh"), "gatk %r" % r)
-    out, _ = c.request(req(GATQ, k + b"nope", struct.pack(">I", 5)) + req(GATQ, k + b"a", struct.pack(">I", 0), opaque=51))
+    out, _ = c.request(req(GATQ, k + b"nope", struct.pack(">I", 5)) +
+                       req(GATQ, k + b"a", struct.pack(">I", 0), opaque=51))
     check([(r.op, r.status, r.opaque, r.value) for r in out] == [(GATQ, OK, 51, b"fresh")], "gatq %r" % out)
     time.sleep(2.2)  # k+"t" (touched to 1 s) and k+"d" (created with 1 s) expire
     expect(one(c, req(GET, k + b"t")), ENOENT)
@@ -359,7 +361,8 @@ def diff_cases(k):
         ("misc", [s(req(NOOP, opaque=77)), s(req(SASL_LIST, opaque=1)),
                   s(req(SASL_AUTH, b"PLAIN", b"", b"\0a\0b", opaque=2)), s(req(0x60, b"", b"", b"xyz", opaque=3)),
                   s(req(STAT, b"bogus")), s(req(STAT, b"reset")),
-                  s(req(SET, k + b"big", set_ext(), b"x" * (2 << 20))), s(req(SETQ, k + b"big", set_ext(), b"x" * (2 << 20)))]),
+                  s(req(SET, k + b"big", set_ext(), b"x" * (2 << 20))),
+                  s(req(SETQ, k + b"big", set_ext(), b"x" * (2 << 20)))]),
         ("close-short-body", [s(HDR.pack(0x80, GET, 3, 0, 0, 0, 1, 0, 0) + b"abc")]),
         ("close-long-key", [s(req(GET, b"k" * 251))]),
         ("close-get-ext", [s(req(GET, b"k", b"e"))]),

@@ -69,7 +69,8 @@ std::string SetExt(uint32_t flags, uint32_t exptime) { return Be(flags, 4) + Be(
 
 TEST(BinaryProtocol, SetGetSplitAtEveryByteAnswersAlike) {
   const std::string input = Req(0x01, "k", SetExt(7, 0), "hello", 1) + Req(0x0d, "k", "", "", 2) +
-                            Req(0x09, "missing", "", "", 3) + Req(0x0c, "missing", "", "", 4) + Req(0x0a, "", "", "", 5);
+                            Req(0x09, "missing", "", "", 3) + Req(0x0c, "missing", "", "", 4) +
+                            Req(0x0a, "", "", "", 5);
   Engine whole;
   const std::string expected = whole.Run(input);
   std::vector<Res> r = Parse(expected);
