@@ -183,6 +183,19 @@ def every_opcode(port, contract):
         check(r.value == b"v%d" % i and r.ext == struct.pack(">I", i) and r.key == (keys[i] if i % 2 else b""),
               "quiet get %d: %r" % (i, r))
 
+    # A run longer than --batch-keys (128), and a quiet store between two gets of its key: each get sees what
+    # was sent before it.
+    run = [k + b"r%d" % i for i in range(300)]
+    c.send(b"".join(req(SETQ, key, set_ext(), b"%d" % i) for i, key in enumerate(run)))
+    out, closed = c.request(b"".join(req(GETKQ, key, opaque=i) for i, key in enumerate(run)) +
+                            req(GETKQ, k + b"r7", opaque=7001) + req(SETQ, k + b"r7", set_ext(), b"new") +
+                            req(GETKQ, k + b"r7", opaque=7002) + req(DELETEQ, k + b"r7") +
+                            req(GETK, k + b"r7", opaque=7003))
+    check(not closed and [r.opaque for r in out] == list(range(300)) + [7001, 7002, 7003], "long run %r" % out[-4:])
+    check(all(r.value == b"%d" % r.opaque for r in out[:300]), "long run values")
+    check([(r.status, r.value) for r in out[300:]] == [(OK, b"7"), (OK, b"new"), (ENOENT, b"")],
+          "get/set/get %r" % out[300:])
+
     # Quiet stores are silent on success, answer their errors; CAS.
     out, _ = c.request(req(SETQ, k + b"q", set_ext(1, 0), b"1") + req(ADDQ, k + b"q", set_ext(), b"2", opaque=21) +
                        req(REPLACEQ, k + b"nope", set_ext(), b"3", opaque=22) +
