@@ -469,6 +469,8 @@ class Client {
       unsigned& depth = client->held_depth_[server];
       if (depth > 0) {
         owns_ = true;  // this thread holds it already (taken again by what it called)
+      } else if (client->pe_->single_thread) {
+        owns_ = true;  // no other thread calls (client_pe.h): the lock is certainly free
       } else if (!try_only && previous_ < 0) {
         client->pe_->active[server].mutex.lock();
         owns_ = true;
@@ -483,7 +485,8 @@ class Client {
     ~ServerHold() {
       if (!owns_) return;
       client_->held_server_ = previous_;
-      if (--client_->held_depth_[server_] == 0) client_->pe_->active[server_].mutex.unlock();
+      if (--client_->held_depth_[server_] == 0 && !client_->pe_->single_thread)
+        client_->pe_->active[server_].mutex.unlock();
     }
     ServerHold(const ServerHold&) = delete;
     ServerHold& operator=(const ServerHold&) = delete;
