@@ -9,6 +9,9 @@
 //     that started OpenSHMEM itself must have asked for it): any thread;
 //   - a lower thread level: only the thread that called shmemcache_init; any other thread gets
 //     SHMEMCACHE_WRONG_THREAD, and nothing is done (OpenSHMEM may not be called from that thread at all).
+// At a lower thread level one thread makes every call, so no two calls can overlap: the gate then admits the
+// owner without the admission's handshake (issue 14: its per-thread slot lookup and flag stores were ~30
+// instructions of every non-blocking GET and its wait), Enter gives a null slot and Leave ignores it.
 #ifndef SHMEMCACHE_API_CALL_GATE_H_
 #define SHMEMCACHE_API_CALL_GATE_H_
 
@@ -35,22 +38,30 @@ class CallGate {
   // Admits the calling thread beside other threads' calls (OK, *slot to pass to Leave) or refuses it
   // (WRONG_THREAD, with the reason in LastError()).
   Status Enter(Slot** slot) {
-    Status s = CheckThread();
-    if (s == SHMEMCACHE_OK) *slot = admission_.Enter();
-    return s;
+    if (multiple_) {
+      *slot = admission_.Enter();
+      return SHMEMCACHE_OK;
+    }
+    *slot = nullptr;
+    return CheckThread();
   }
-  void Leave(Slot* slot) { admission_.Leave(slot); }
+  void Leave(Slot* slot) {
+    if (slot != nullptr) admission_.Leave(slot);
+  }
   // Admits the calling thread alone (OK) or refuses it as Enter.
   Status EnterAlone() {
-    Status s = CheckThread();
-    if (s == SHMEMCACHE_OK) admission_.EnterAlone();
-    return s;
+    if (!multiple_) return CheckThread();  // the one thread that calls: nothing else is inside
+    admission_.EnterAlone();
+    return SHMEMCACHE_OK;
   }
-  void LeaveAlone() { admission_.LeaveAlone(); }
+  void LeaveAlone() {
+    if (multiple_) admission_.LeaveAlone();
+  }
 
  private:
+  // Below SHMEM_THREAD_MULTIPLE: OK for the owner, WRONG_THREAD (LastError says why) for any other thread.
   Status CheckThread() const {
-    if (multiple_ || std::this_thread::get_id() == owner_) return SHMEMCACHE_OK;
+    if (std::this_thread::get_id() == owner_) return SHMEMCACHE_OK;
     SetLastError("this handle may only be used by the thread that called shmemcache_init: OpenSHMEM was "
                  "started below SHMEM_THREAD_MULTIPLE (start it with shmem_init_thread(SHMEM_THREAD_MULTIPLE, "
                  "...), or let shmemcache_init start it)");

@@ -29,6 +29,9 @@
 // Batches across servers (mset, mget) take one server's lock at a time: post to s under active[s], wait on s
 // under active[s]; parts of one batch may settle on different threads at once (items are disjoint,
 // batch_remaining atomic).
+// One thread (issue 14): below SHMEM_THREAD_MULTIPLE only the thread that initialised the handle may call it (the C
+// API's gate, api/call_gate.h), so nothing here is ever shared between threads: then ServerHold takes no mutex
+// (single_thread; a lock and an unlock cost ~57 instructions of every non-blocking Active GET).
 // Readers without the lock: in_flight and next_request_id (atomic), conduit.failed() (atomic), epochs and
 // server_time (SeqLocked).
 #ifndef SHMEMCACHE_CLIENT_CLIENT_PE_H_
@@ -63,6 +66,7 @@ struct ClientPe {
   ClientPe(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* base, Transport* transport,
            Context* main_ctx, int client_rank, bool cpu_word_atomics = false)
       : cpu_word_atomics(cpu_word_atomics),
+        single_thread(!transport->thread_multiple()),
         ctx(main_ctx),
         active(new ServerLock[config.num_servers]),
         conduit(transport, &ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(client_rank),
@@ -89,6 +93,9 @@ struct ClientPe {
   };
 
   const bool cpu_word_atomics;
+  // The runtime is below SHMEM_THREAD_MULTIPLE: one thread makes every call (see the top), the server locks are
+  // not taken.
+  const bool single_thread;
   SerializedContext ctx;
   std::unique_ptr<ServerLock[]> active;  // per server
   // ---- per server s, under active[s] ----

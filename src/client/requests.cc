@@ -39,7 +39,7 @@ size_t Client::ReplyBytes(Op op, size_t buffer_len) const {
 
 unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
   if (op != Op::kGet || config_.spill_dir == nullptr) return 0;
-  return reply_room_[0].Cost(0, ReplyBytes(op, buffer_len));
+  return reply_room_[0].CostAlone(ReplyBytes(op, buffer_len));
 }
 
 bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
@@ -166,12 +166,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   return SHMEMCACHE_OK;
 }
 
-Status Client::MakeReplyRoom(int server, size_t reply_bytes, unsigned alone) {
-  // Admitted as if it started a group of its own: whichever request chunk it joins, it is charged no more.
+Status Client::WaitForReplyRoom(int server, unsigned chunks) {
   const ReplyRoom& room = reply_room_[server];
-  const unsigned most = room.Cost(0, reply_bytes) + alone;
   Status status = SHMEMCACHE_OK;
-  while (status == SHMEMCACHE_OK && !pending_[server].empty() && !room.Fits(most)) status = CompleteNext(server);
+  while (status == SHMEMCACHE_OK && !pending_[server].empty() && !room.Fits(chunks)) status = CompleteNext(server);
   return status;
 }
 

@@ -24,9 +24,12 @@
 #ifndef SHMEMCACHE_CONDUIT_REPLY_ROOM_H_
 #define SHMEMCACHE_CONDUIT_REPLY_ROOM_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "conduit/fragment.h"
 
 namespace smc {
 
@@ -38,17 +41,39 @@ class ReplyRoom {
   // Chunks a reply of at most len bytes adds when its request joins group `group` (0: a group of its own, or a
   // reply charged on its own). Capped at the ring: a reply larger than the ring is let in once nothing else is
   // in flight (the receiver, waiting for it, consumes it as it lands).
-  unsigned Cost(uint64_t group, size_t len) const;
+  unsigned Cost(uint64_t group, size_t len) const {
+    Group g;
+    g.fill = kClosed;
+    if (const Group* found = group != 0 ? Find(group) : nullptr) g = *found;
+    return std::min(Place(&g, len), chunks_);
+  }
+  // Cost(0, len): the chunks of a reply in a group of its own.
+  unsigned CostAlone(size_t len) const {
+    return fragment::Packs(len, payload_max_) ? 1 : std::min(FragmentsOf(len), chunks_);
+  }
   // True when a charge of `chunks` more fits beside what is charged now.
   bool Fits(unsigned chunks) const { return used_ + chunks <= chunks_; }
 
-  // A request of group (> 0) whose reply takes at most len bytes is in flight: charges what Cost said.
-  void Add(uint64_t group, size_t len);
+  // A request of group (> 0) whose reply takes at most len bytes is in flight: charges what Cost said. Inline
+  // (issue 14: once per Active request): requests mostly join the newest group (the chunk being staged).
+  void Add(uint64_t group, size_t len) {
+    Group* g = !groups_.empty() && groups_.back().seq == group ? &groups_.back() : NewOrFound(group);
+    const unsigned chunks = std::min(Place(g, len), chunks_);
+    g->chunks += chunks;
+    ++g->requests;
+    used_ += chunks;
+  }
   // A charge of its own, for a reply that may be sent outside its group (rule 3); released by Release.
   void Charge(unsigned chunks) { used_ += chunks; }
   void Release(unsigned chunks) { used_ -= chunks; }
-  // A request of group retired (its reply was taken): the group's charge goes with its last request.
-  void Retire(uint64_t group);
+  // A request of group retired (its reply was taken): the group's charge goes with its last request. Inline
+  // (issue 14: once per Active reply): replies mostly retire the oldest group.
+  void Retire(uint64_t group) {
+    Group* g = !groups_.empty() && groups_.front().seq == group ? &groups_.front() : Find(group);
+    if (g == nullptr || --g->requests != 0) return;
+    used_ -= g->chunks;
+    groups_.erase(groups_.begin() + (g - groups_.data()));
+  }
   // Everything in flight is gone (the server failed).
   void Clear();
 
@@ -64,7 +89,21 @@ class ReplyRoom {
   };
   static constexpr size_t kClosed = SIZE_MAX;
   // Chunks a reply of len bytes adds to a group in state g; *g becomes the state after it.
-  unsigned Place(Group* g, size_t len) const;
+  unsigned Place(Group* g, size_t len) const {
+    if (fragment::Packs(len, payload_max_)) {
+      const size_t record = fragment::RecordBytes(len);
+      if (g->fill != kClosed && g->fill + record <= payload_max_) {
+        g->fill += record;
+        return 0;
+      }
+      g->fill = record;
+      return 1;
+    }
+    return PlaceFragmented(g, len);
+  }
+  unsigned PlaceFragmented(Group* g, size_t len) const;  // Place of a reply that does not pack
+  unsigned FragmentsOf(size_t len) const;  // the chunks of a reply that does not pack, capped at the ring
+  Group* NewOrFound(uint64_t group);  // Add's group when it is not the newest: found, or a new one
   Group* Find(uint64_t group);
   const Group* Find(uint64_t group) const;
 

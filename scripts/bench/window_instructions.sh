@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Client instructions per windowed non-blocking Active operation (issue 14, deliverable 4): callgrind counts what
+# shmemcache_iget / shmemcache_iset, shmemcache_test and shmemcache_wait execute on the client PE (PE 1) of a small
+# program that issues a window of 32 requests, flushes them (one shmemcache_test), sleeps until the server has
+# certainly answered, then waits for all: the client's work per operation without its spinning for replies
+# (bench_nonblocking under callgrind is ~4x that on a loaded machine, mostly progress calls while it waits). Two
+# iteration counts; the difference in instructions divided by the difference in operations removes start-up.
+# Prints the total, the total without the runtime's progress calls, and each function's self cost per operation.
+# OpenSHMEM is started by the program as bench_nonblocking starts it (plain shmem_init), or at
+# SHMEM_THREAD_MULTIPLE with --multiple.
+#
+# Usage: scripts/bench/window_instructions.sh [--build-dir DIR] [--size BYTES] [--op get|set] [--multiple]
+#   defaults: build, 4096, get. Needs valgrind and oshcc (openmpi-bin).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="$root/build" size=4096 op=get multiple=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build="$(cd "$2" && pwd)"; shift 2 ;;
+    --size) size="$2"; shift 2 ;;
+    --op) op="$2"; shift 2 ;;
+    --multiple) multiple=1; shift ;;
+    *) echo "window_instructions.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+command -v valgrind >/dev/null || { echo "window_instructions.sh: valgrind not found" >&2; exit 2; }
+[ -f "$build/libshmemcache.so" ] || { echo "window_instructions.sh: $build/libshmemcache.so not built" >&2; exit 2; }
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cat >"$work/window.c" <<'C'
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <shmemcache/shmemcache.h>
+#define W 32
+int main(int argc, char** argv) {
+  size_t size = strtoul(argv[1], 0, 10);
+  int get = strcmp(argv[2], "get") == 0, iters = atoi(argv[3]), provided;
+  const char* multiple = getenv("WINDOW_MULTIPLE");
+  if (multiple && *multiple) shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided); else shmem_init();
+  shmemcache_config_t cfg;
+  shmemcache_config_defaults(&cfg);
+  cfg.direct_ops = 0;  /* as bench_nonblocking --mode active */
+  cfg.max_outstanding = W;
+  if (cfg.chunks_per_peer < 2 * W) cfg.chunks_per_peer = 2 * W;
+  if (cfg.max_value_len < size) cfg.max_value_len = size;
+  shmemcache_t* c = NULL;
+  if (shmemcache_init(&cfg, &c) != SHMEMCACHE_OK) return 1;
+  int bad = 0;
+  if (shmemcache_is_server(c)) {
+    shmemcache_serve(c);
+  } else {
+    char *value = malloc(size), *bufs = malloc(size * W), key[32];
+    size_t lens[W];
+    shmemcache_request_t* reqs[W];
+    memset(value, 'v', size);
+    for (int i = 0; i < W * 8; ++i) {
+      snprintf(key, sizeof key, "key:%d", i);
+      bad += shmemcache_set(c, key, strlen(key), value, size) != SHMEMCACHE_OK;
+    }
+    for (int it = 0; it < iters; ++it) {
+      for (int w = 0; w < W; ++w) {
+        snprintf(key, sizeof key, "key:%d", (it * W + w) % (W * 8));
+        bad += (get ? shmemcache_iget(c, key, strlen(key), bufs + w * size, size, &lens[w], &reqs[w])
+                    : shmemcache_iset(c, key, strlen(key), value, size, &reqs[w])) != SHMEMCACHE_OK;
+      }
+      shmemcache_test(c, reqs[W - 1]);  /* flushes the window's last burst */
+      usleep(60000);                    /* the server answers meanwhile: the waits find their replies */
+      for (int w = 0; w < W; ++w)
+        bad += shmemcache_wait(c, reqs[w]) != SHMEMCACHE_OK || (get && lens[w] != size);
+    }
+    printf("bad=%d\n", bad);
+  }
+  shmemcache_finalize(c);
+  shmemcache_destroy(c);
+  shmem_finalize();
+  return bad != 0;
+}
+C
+oshcc -O2 -I"$root/include" "$work/window.c" -o "$work/window" -L"$build" -lshmemcache -Wl,-rpath,"$build"
+cat >"$work/pe.sh" <<'PE'
+#!/usr/bin/env bash
+if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then
+  exec valgrind --tool=callgrind --toggle-collect="shmemcache_i$WINDOW_OP" --toggle-collect=shmemcache_wait \
+    --toggle-collect=shmemcache_test --callgrind-out-file="$CALLGRIND_OUT" "$@"
+fi
+exec "$@"
+PE
+chmod +x "$work/pe.sh"
+for iters in 20 60; do
+  WINDOW_OP="$op" WINDOW_MULTIPLE="$multiple" CALLGRIND_OUT="$work/cg.$iters" \
+    "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" \
+    >"$work/out.$iters" 2>&1 || { cat "$work/out.$iters" >&2; exit 1; }
+  grep -q "bad=0" "$work/out.$iters" || { cat "$work/out.$iters" >&2; exit 1; }
+done
+python3 - "$work" "$op" <<'PY'
+import re, subprocess, sys
+work, op = sys.argv[1], sys.argv[2]
+def profile(iters):
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{iters}"], capture_output=True,
+                          text=True, check=True).stdout
+    total, functions = 0, {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)", line)
+        if not m:
+            continue
+        count, name = int(m.group(1).replace(",", "")), m.group(2)
+        if "PROGRAM TOTALS" in name:
+            total = count
+            continue
+        name = re.sub(r"\(.*", "", re.sub(r"^[^:]*:(?=[A-Za-z_])", "", name.split(" [")[0]))
+        functions[name] = functions.get(name, 0) + count
+    return total, functions
+t1, f1 = profile(20)
+t2, f2 = profile(60)
+n = 32 * (60 - 20)
+per = {k: (f2.get(k, 0) - f1.get(k, 0)) / n for k in set(f1) | set(f2)}
+progress = sum(v for k, v in per.items() if re.search(r"opal_|ucp_|ucs_|uct_|spml|libnbc|\?\?\?|Progress|PeerWait", k))
+print(f"instructions per windowed {op.upper()}: {(t2 - t1) / n:.1f}; without the runtime's progress calls "
+      f"{(t2 - t1) / n - progress:.1f}  ({n} operations between the two runs)")
+for cost, name in sorted(((v, k) for k, v in per.items()), reverse=True):
+    if cost >= 1:
+        print(f"  {cost:8.1f}  {name}")
+PY
