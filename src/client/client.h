@@ -302,10 +302,10 @@ class Client {
   // Out of line: taken once per PublishedEpochGate::kCheckEvery GETs on the hot path.
   [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
-  // case where it would go Direct at once (direct GETs allowed, nothing in flight that could touch the key,
-  // no wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's hash-table set
-  // read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's bookkeeping; a
-  // working set larger than the directory misses it on most GETs), with one valid seqlock read
+  // case where it would go Direct at once (direct GETs allowed, nothing in flight that could touch the key, no
+  // wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's
+  // hash-table set read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's
+  // bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
   // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for
   // expiry; a pointer found in the set is installed in the directory, as Execute's would be), counts the
   // directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
