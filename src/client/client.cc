@@ -61,7 +61,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       in_flight_(pe->in_flight),
       epochs_(pe->epochs),
       server_time_(pe->server_time),
-      mine_in_flight_(new std::atomic<unsigned>[config.num_servers]()),
+      mine_in_flight_(new IssuerInFlight[config.num_servers]),
       clock_(clock),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       current_range_(range_nanos_),
@@ -150,10 +150,11 @@ Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_
 
 bool Client::GetMapped(const Operation& op, Status* status) {
   // Execute + Start + TryDirect + TryDirectGet of a GET that would go Direct at once, flattened: nothing to
-  // complete first, a usable pointer, a mapping of its server.
+  // complete first (nothing of this thread's in flight that could touch the key), a usable pointer, a mapping of
+  // its server.
   const int server = op.loc.server;
   if (!direct_gets_allowed_ || direct_.local_arena(server) == nullptr || in_flight() >= config_.max_outstanding ||
-      MineInFlight(server) != 0 || conduit_.failed(static_cast<size_t>(server)))
+      !MineKeyFree(op.loc) || conduit_.failed(static_cast<size_t>(server)))
     return false;
   DrainNotices(server);
   DirectoryEntry* e = directory_.Peek(op.loc);  // counted below, once this path answers
@@ -221,9 +222,10 @@ Status Client::IssueOperation(const Operation& o, shmemcache_request** request) 
 }
 
 Status Client::Execute(const Operation& op) {
-  // Requests this thread issued earlier to this server take effect first; then nothing of its own is in flight
-  // there, so the operation may go Direct.
-  Status s = CompleteServer(op.loc.server);
+  // Requests this thread issued earlier to this server that could touch the key take effect first; then nothing
+  // of its own in flight there could be overtaken, so the operation may go Direct. Its requests on other keys
+  // stay in flight (issue 17).
+  Status s = CompleteKey(op.loc);
   bool direct = false;
   shmemcache_request* r = nullptr;
   if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
@@ -258,9 +260,9 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   const bool server_store = op.op == Op::kStore && !StoreMayGoDirect(op.contract.store);
   const bool writes = op.op == Op::kSet || op.op == Op::kIncr || (op.op == Op::kStore && !server_store);
   const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : writes && direct_sets_allowed_;
-  // Only this thread adds to MineInFlight: once settled, it stays 0.
+  // Only this thread adds to its key's counts: once settled, they stay 0 (MineKeyFree).
   direct_get_gave_up_ = false;
-  if (allowed && (settled || MineInFlight(server) == 0) && TryDirect(op, may_probe_set, &status)) {
+  if (allowed && (settled || MineKeyFree(op.loc)) && TryDirect(op, may_probe_set, &status)) {
     *direct = true;
     return status;
   }

@@ -51,9 +51,13 @@
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
 // again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
 // same key, so a pull never sees a later write of its own client.
-// Direct operations run only when nothing of this thread's is in flight to that server: they could overtake an
-// earlier request on the same key. So operations of one client on one key take effect in issue order, and a GET after a SET
-// sees it (shmemcache.h, "Ordering").
+// A Direct operation on a key runs only when none of this thread's requests in flight to that server could touch
+// that key (issue 17, client/issuer_in_flight.h): none whose key shares its bucket of the key hash, and none that
+// may touch any key (flush_all, a multi-get message); else it goes Active behind them (non-blocking) or completes
+// them first (blocking: Execute). A Direct operation takes effect at once and would overtake such a request; one on
+// another key overtakes nothing it could be ordered with. So operations of one thread on one key take effect in
+// issue order, and a GET after a SET sees it (shmemcache.h, "Ordering"), while a request in flight on one key
+// does not send the thread's operations on other keys of that server Active.
 //
 // Failure (issue 12): when a wait for a server times out (the conduit's waits are bounded by op_timeout_ms; a
 // request polled with Test counts from the first Test that found the oldest request in flight to that server
@@ -208,13 +212,14 @@ class Client {
   // record: the caller makes one if it needs it). Active: *request is posted and OK returned. Otherwise an
   // error found at issue (TIMEOUT: the server had failed), nothing done. may_probe_set: a GET without a pointer
   // may fetch the key's hash-table set first (blocking calls only). settled: the caller has just found op's
-  // server not failed and none of this thread's requests in flight to it (CompleteServer returned OK); Start
-  // then checks neither again unless it had to wait for room meanwhile.
+  // server not failed and none of this thread's requests in flight to it that could touch op's key (CompleteKey
+  // returned OK); Start then checks neither again unless it had to wait for room meanwhile.
   Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
                bool settled = false);
   // Issue's body: Start without probing; a Direct result becomes a completed request.
   Status IssueOperation(const Operation& op, shmemcache_request** request);
-  // A blocking call: completes what is in flight to the key's server, then Start + Wait.
+  // A blocking call: completes what of this thread's is in flight to the key's server and could touch the key
+  // (CompleteKey), then Start + Wait.
   Status Execute(const Operation& op);
   // The Direct attempt: true (with *status) when it produced the answer; false to go Active.
   bool TryDirect(const Operation& op, bool may_probe_set, Status* status);
@@ -297,10 +302,10 @@ class Client {
   // Out of line: taken once per PublishedEpochGate::kCheckEvery GETs on the hot path.
   [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
   // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
-  // case where it would go Direct at once (direct GETs allowed, nothing in flight to complete or wait for room,
-  // server not failed) through a directory pointer or, on a directory miss, through the key's hash-table set
-  // read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's bookkeeping; a
-  // working set larger than the directory misses it on most GETs), with one valid seqlock read
+  // case where it would go Direct at once (direct GETs allowed, nothing in flight that could touch the key, no
+  // wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's
+  // hash-table set read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's
+  // bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
   // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for
   // expiry; a pointer found in the set is installed in the directory, as Execute's would be), counts the
   // directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
@@ -398,10 +403,13 @@ class Client {
     return reply_room_[server].Fits(most) ? SHMEMCACHE_OK : WaitForReplyRoom(server, most);
   }
   Status WaitForReplyRoom(int server, unsigned chunks);  // MakeReplyRoom past its common case  [active]
-  // r (request_id, reply_bytes and reply_alone set) was just posted to server: it joins the queue and counts in
-  // the flow control (its group: the request chunk it went out in), in the PE's in_flight_ and in its issuer's
-  // count (this thread's unless r->issuer_in_flight is set).
+  // r (op, loc, request_id, reply_bytes and reply_alone set) was just posted to server: it joins the queue and
+  // counts in the flow control (its group: the request chunk it went out in), in the PE's in_flight_ and in its
+  // issuer's counts (this thread's unless r->issuer_in_flight is set), in its key's bucket or, for an operation
+  // that may touch any key, in every_key (InFlightSlot).
   void Track(int server, shmemcache_request* r);  // [active]
+  // The slot of IssuerInFlight that a request of kind op on the key with this hash counts in.
+  static uint8_t InFlightSlot(Op op, uint64_t hash);
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
   void Retire(int server, shmemcache_request* r);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
@@ -443,24 +451,35 @@ class Client {
   // A reply flagged but torn for op_timeout_ms fails the server (conduit.h): false then. [active]
   bool CompleteArrived(int server);
   // Completes this thread's requests in flight to server (and the replies ahead of them). OK when it can take
-  // a new operation; TIMEOUT when it failed (now or earlier).
+  // a new operation; TIMEOUT when it failed (now or earlier). Batches (OpenWindow) and flush_all wait so.
   Status CompleteServer(int server) {
     if (!conduit_.failed(static_cast<size_t>(server)) && MineInFlight(server) == 0) return SHMEMCACHE_OK;
     return CompleteServerSlow(server);
   }
   Status CompleteServerSlow(int server);  // CompleteServer past its common case
+  // Completes this thread's requests in flight to loc's server that could touch loc's key (MineKeyFree; and the
+  // replies ahead of them): a blocking call's wait before it may go Direct (issue 17). OK then; TIMEOUT when the
+  // server failed (now or earlier).
+  Status CompleteKey(const KeyLocation& loc) {
+    if (!conduit_.failed(static_cast<size_t>(loc.server)) && MineKeyFree(loc)) return SHMEMCACHE_OK;
+    return CompleteKeySlow(loc);
+  }
+  Status CompleteKeySlow(const KeyLocation& loc);  // CompleteKey past its common case
+  // CompleteServerSlow's and CompleteKeySlow's loop: completes replies from server, holding its lock, until
+  // settled() (this thread's counts, read as MineInFlight / MineKeyFree) or the server fails.
+  template <typename Settled>
+  Status CompleteMineUntil(int server, Settled settled);
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
   // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
-  unsigned MineInFlight(int server) const { return mine_in_flight_[server].load(std::memory_order_acquire); }
-  // Moves an issuer's count of its requests in flight to a server (mine_in_flight_[s], of whichever thread issued)
-  // by delta. Every writer of that count holds active[s] (Track, Retire, FailServer), so a load and a release
-  // store suffice where a locked read-modify-write cost ~20 cycles twice per request (issue 14); the issuer reads
-  // it without the lock (MineInFlight, acquire): a zero it reads was stored by the last completer, after every
-  // earlier completer's outputs (ordered before it by the lock).
-  static void AddIssuerInFlight(std::atomic<unsigned>* count, int delta) {
-    count->store(count->load(std::memory_order_relaxed) + static_cast<unsigned>(delta), std::memory_order_release);
-  }
+  unsigned MineInFlight(int server) const { return mine_in_flight_[server].all.load(std::memory_order_acquire); }
+  // Whether none of this thread's requests in flight to loc's server could touch loc's key: a Direct operation
+  // on it may run now (client/issuer_in_flight.h). Only this thread adds to these counts (or a completer, from
+  // a count it holds above zero), so once true it stays true until this thread posts again.
+  bool MineKeyFree(const KeyLocation& loc) const { return mine_in_flight_[loc.server].KeyFree(loc.hash); }
+  // Moves r's issuer's counts of its requests in flight to r's server (r->issuer_in_flight, slot
+  // r->issuer_slot: IssuerInFlight::Add) by delta, under that server's lock (Track, Complete, FailServer).
+  static void AddIssuerInFlight(IssuerInFlight* counts, uint8_t slot, int delta) { counts->Add(slot, delta); }
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
@@ -703,9 +722,10 @@ class Client {
   std::atomic<size_t>& in_flight_;   // read without the lock
   std::vector<SeqLocked<EpochHeard>>& epochs_;               // read without the lock
   std::vector<SeqLocked<ServerTimeSample>>& server_time_;    // read without the lock
-  // This thread's requests in flight per server: incremented by it (posting, under the lock), decremented by
-  // whoever completes them (under the lock); read by it without the lock (Direct needs 0).
-  std::unique_ptr<std::atomic<unsigned>[]> mine_in_flight_;
+  // This thread's requests in flight per server (client/issuer_in_flight.h): incremented by it (posting, under
+  // the lock), decremented by whoever completes them (under the lock); read by it without the lock (a Direct
+  // operation needs its key's counts at 0, a batch or flush_all all of them).
+  std::unique_ptr<IssuerInFlight[]> mine_in_flight_;
   CoarseClock clock_;
   uint64_t range_nanos_;
   RangeDivider current_range_;  // CurrentRange: clock readings -> ranges

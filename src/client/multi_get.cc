@@ -13,7 +13,9 @@
 // Threads (issue 16): parts are posted and completed with their server's Active lock held (client_pe.h), by the
 // issuing thread or by any thread that takes in replies from that server (CompleteMultiGet may ask again from
 // there, of the same server); a part counts in its issuing thread's mine_in_flight_ (batch_issuer) whoever posts
-// it, so that thread's later Direct operations on the server wait for it as for its single requests.
+// it, so that thread's later Direct operations on the server wait for it as for its single requests: a kMultiGet
+// part as a request that may touch any key (its keys are not looked at: every Direct operation of that thread on
+// the server waits for it), a single GET part in its key's bucket (client/issuer_in_flight.h).
 #include <algorithm>
 #include <cassert>
 #include <cstring>

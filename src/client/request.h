@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "client/contract_args.h"
+#include "client/issuer_in_flight.h"
 #include "conduit/message.h"
 #include "core/hash.h"
 #include "core/status.h"
@@ -65,16 +66,18 @@ struct shmemcache_request {
   // reads them.
   bool is_batch = false;
   std::atomic<size_t> batch_remaining{0};      // a batch: its parts in flight
-  std::atomic<unsigned>* batch_issuer = nullptr;  // a batch: its issuing thread's mine_in_flight_ (per server);
-                                                  // its parts count there, whoever posts them
+  smc::IssuerInFlight* batch_issuer = nullptr;  // a batch: its issuing thread's mine_in_flight_ (per server);
+                                                // its parts count there, whoever posts them
   shmemcache_request* batch = nullptr;         // a part: its batch
   shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
   shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
   std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
   shmemcache_request* next_free = nullptr;
-  // The issuing thread's count of its requests in flight to loc.server (Client::mine_in_flight_): completion
-  // decrements it. Set when posted.
-  std::atomic<unsigned>* issuer_in_flight = nullptr;
+  // The issuing thread's counts of its requests in flight to loc.server (Client::mine_in_flight_,
+  // client/issuer_in_flight.h), and the slot it counts in there (its key's bucket, or kEveryKey): completion takes
+  // it off them. Set when posted (Track).
+  smc::IssuerInFlight* issuer_in_flight = nullptr;
+  uint8_t issuer_slot = 0;
 
   shmemcache_request() = default;
   shmemcache_request(const shmemcache_request&) = delete;
@@ -113,6 +116,7 @@ struct shmemcache_request {
     mget_indices.clear();
     next_free = nullptr;
     issuer_in_flight = nullptr;
+    issuer_slot = 0;
   }
 };
 

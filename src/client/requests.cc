@@ -173,14 +173,24 @@ Status Client::WaitForReplyRoom(int server, unsigned chunks) {
   return status;
 }
 
+uint8_t Client::InFlightSlot(Op op, uint64_t hash) {
+  switch (op) {
+    case Op::kSet: case Op::kGet: case Op::kDelete: case Op::kStore: case Op::kTouch: case Op::kIncr:
+      return static_cast<uint8_t>(IssuerInFlight::KeyBucket(hash));
+    default:  // kFlushAll, kMultiGet (its keys are not looked at), anything new: every key waits for it
+      return IssuerInFlight::kEveryKey;
+  }
+}
+
 void Client::Track(int server, shmemcache_request* r) {
   if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
+  r->issuer_slot = InFlightSlot(r->op, r->loc.hash);  // a record posted again (Pull, commit) keeps op and loc
   pending_[server].push_back(r);
   r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
   reply_room_[server].Add(r->reply_group, r->reply_bytes);
   reply_room_[server].Charge(r->reply_alone);
   in_flight_.fetch_add(1, std::memory_order_relaxed);
-  AddIssuerInFlight(r->issuer_in_flight, 1);
+  AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, 1);
 }
 
 shmemcache_request* Client::Complete(int server, const MessageView& reply) {
@@ -213,18 +223,20 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   }
   conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
   Retire(server, r);
-  // The issuer's count drops only once r's outputs are written (or r is in flight again and counted anew): a
-  // zero read without the lock (MineInFlight) lets the issuer go Direct on the same key, and a pull still to
-  // come must not see that later write of its own thread (per-key issue order).
-  std::atomic<unsigned>* const issuer = r->issuer_in_flight;
+  // The issuer's counts drop only once r's outputs are written (or r is in flight again and counted anew): a
+  // zero read without the lock (MineKeyFree) lets the issuer go Direct on the same key, and a pull still to
+  // come must not see that later write of its own thread (per-key issue order). Whatever Decode posts on r's
+  // behalf (r again, a batch's parts asked again) is counted before r's count drops (issuer_in_flight.h).
+  IssuerInFlight* const issuer = r->issuer_in_flight;
+  const uint8_t slot = r->issuer_slot;
   if (!well_formed) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else if (Decode(server, r, h, reply.len)) {
-    AddIssuerInFlight(issuer, -1);  // asked again (Pull) or committed (placed SET): Track counted it again
+    AddIssuerInFlight(issuer, slot, -1);  // asked again (Pull) or committed (placed SET): Track counted it again
     return nullptr;
   }
-  AddIssuerInFlight(issuer, -1);
+  AddIssuerInFlight(issuer, slot, -1);
   // A batch part is never seen by a caller: it is settled by whoever called this (Settle). Anything else may be
   // recycled by its issuer as soon as `done` is set, so r is not touched after that.
   const bool part = r->batch != nullptr;
@@ -389,18 +401,27 @@ Status Client::CompleteNext(int server) {
   return SHMEMCACHE_OK;
 }
 
-Status Client::CompleteServerSlow(int server) {
+template <typename Settled>
+Status Client::CompleteMineUntil(int server, Settled settled) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
-  if (MineInFlight(server) == 0) return SHMEMCACHE_OK;
+  if (settled()) return SHMEMCACHE_OK;
   ServerHold hold(this, server);  // called holding no other server's lock
   assert(hold.owns());
   // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
-  while (MineInFlight(server) > 0) {
+  while (!settled()) {
     Status s = CompleteNext(server);
     if (s != SHMEMCACHE_OK) return s;
   }
   return conduit_.failed(static_cast<size_t>(server)) ? conduit_.FailedStatus(static_cast<size_t>(server))
                                                       : SHMEMCACHE_OK;
+}
+
+Status Client::CompleteServerSlow(int server) {
+  return CompleteMineUntil(server, [&] { return MineInFlight(server) == 0; });
+}
+
+Status Client::CompleteKeySlow(const KeyLocation& loc) {
+  return CompleteMineUntil(loc.server, [&] { return MineKeyFree(loc); });
 }
 
 Status Client::FailServer(int server) {
@@ -409,7 +430,7 @@ Status Client::FailServer(int server) {
     shmemcache_request* r = q.at(i);
     r->status = SHMEMCACHE_TIMEOUT;
     if (r->op == Op::kGet) *r->value_len = 0;
-    AddIssuerInFlight(r->issuer_in_flight, -1);
+    AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, -1);
     const bool part = r->batch != nullptr;  // read before `done`: then the issuer may recycle r (Complete)
     r->done.store(true, std::memory_order_release);
     if (part) Settle(r);

@@ -71,6 +71,10 @@ shmemcache_pe_test(expiration_bar_np6_tcp pe_expiration_bar 6 TCP)
 # Non-blocking API: buffer reuse, thousands outstanding over 2 servers, ordering, mixing, errors.
 shmemcache_pe_test(nonblocking_np4 pe_nonblocking 4 ARGS 4000)
 shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
+# Per-key issue order (issue 17): a request in flight holds back only its own key's (and its bucket's) Direct
+# operations; other keys of the server stay Direct; a multi-get message holds every key.
+shmemcache_pe_test(nonblocking_per_key_np3 pe_per_key_order 3)
+shmemcache_pe_test(nonblocking_per_key_np3_tcp pe_per_key_order 3 TCP)
 # Pipelined windows (issue 14): windows past the ring and max_outstanding, mixed sizes (packed, a chunk,
 # fragmented, large), shuffled completion by test and wait, self-checked values; many clients on one server; a
 # 2-chunk ring of 512 B chunks.

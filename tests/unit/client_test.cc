@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "client/issuer_in_flight.h"
 #include "loopback_cluster.h"
 
 namespace smc {
@@ -202,6 +203,137 @@ TEST(ClientRequests, MaxOutstandingBoundsWhatIsInFlightAndThePoolIsRecycled) {
       ASSERT_EQ(c->Set("k", 1, "w", 1), SHMEMCACHE_OK);
     }
     EXPECT_EQ(c->pooled_requests(), pool);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+// Issue 17: a Direct operation waits only for this thread's requests in flight that could touch its key
+// (client/issuer_in_flight.h): same key-hash bucket, or a request that may touch any key.
+std::string KeyWhere(const std::string& prefix, const std::string& other, bool same_bucket) {
+  const unsigned bucket = IssuerInFlight::KeyBucket(Locate(other.data(), other.size(), 1).hash);
+  for (int i = 0;; ++i) {
+    std::string k = prefix + std::to_string(i);
+    if (k != other && (IssuerInFlight::KeyBucket(Locate(k.data(), k.size(), 1).hash) == bucket) == same_bucket)
+      return k;
+  }
+}
+
+TEST(ClientRequests, ARequestInFlightOnOneKeyLeavesOtherKeysOfItsServerDirect) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    const std::string b = "b", a = KeyWhere("a", b, /*same_bucket=*/false);
+    std::string v;
+    ASSERT_EQ(Set(c, b, "bee"), SHMEMCACHE_OK);
+    ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);  // b's pointer is known
+    shmemcache_request* set_a = nullptr;  // a new key: Active, and nothing completes it until a waits
+    ASSERT_EQ(c->Issue(Op::kSet, a.data(), a.size(), "alpha", 5, nullptr, 0, nullptr, &set_a), SHMEMCACHE_OK);
+    ASSERT_EQ(c->in_flight(), 1u);
+    const shmemcache_stats_t s0 = StatsOf(node);
+    char buf[16];
+    size_t len = 0;
+    shmemcache_request* get_b = nullptr;
+    ASSERT_EQ(c->Issue(Op::kGet, b.data(), b.size(), nullptr, 0, buf, sizeof buf, &len, &get_b), SHMEMCACHE_OK);
+    const shmemcache_stats_t s1 = StatsOf(node);
+    EXPECT_EQ(s1.direct_gets, s0.direct_gets + 1);  // before issue 17: Active, behind a's SET
+    EXPECT_EQ(s1.active_gets, s0.active_gets);
+    EXPECT_EQ(c->in_flight(), 1u);  // a's SET is still in flight: nothing waited for it
+    ASSERT_EQ(c->Wait(get_b), SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(buf, len), "bee");
+    // Blocking calls on b neither wait for a's SET nor go Active.
+    ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);
+    EXPECT_EQ(v, "bee");
+    ASSERT_EQ(Set(c, b, "BEE"), SHMEMCACHE_OK);  // fits b's block: Direct
+    const shmemcache_stats_t s2 = StatsOf(node);
+    EXPECT_EQ(s2.direct_gets, s1.direct_gets + 1);
+    EXPECT_EQ(s2.direct_sets, s1.direct_sets + 1);
+    EXPECT_EQ(s2.active_gets + s2.active_sets, s1.active_gets + s1.active_sets);
+    EXPECT_EQ(c->in_flight(), 1u);
+    // a itself: its GET completes its SET first.
+    ASSERT_EQ(Get(c, a, &v), SHMEMCACHE_OK);
+    EXPECT_EQ(v, "alpha");
+    EXPECT_EQ(c->in_flight(), 0u);
+    EXPECT_EQ(c->Test(set_a), SHMEMCACHE_OK);
+    EXPECT_EQ(c->Wait(set_a), SHMEMCACHE_OK);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientRequests, ARequestInFlightOnAKeyOrItsBucketKeepsThatKeysOperationsInIssueOrder) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    const std::string a = "a", twin = KeyWhere("t", a, /*same_bucket=*/true);
+    std::string v;
+    ASSERT_EQ(Set(c, a, "one"), SHMEMCACHE_OK);
+    ASSERT_EQ(Get(c, a, &v), SHMEMCACHE_OK);  // a's pointer names the block of "one"
+    ASSERT_EQ(Set(c, twin, "twin"), SHMEMCACHE_OK);
+    ASSERT_EQ(Get(c, twin, &v), SHMEMCACHE_OK);
+    const std::string big(3000, 'x');  // does not fit a's block: Active, the server moves the pair
+    shmemcache_request *set_big = nullptr, *get_a = nullptr, *set_two = nullptr, *get_twin = nullptr;
+    ASSERT_EQ(c->Issue(Op::kSet, a.data(), a.size(), big.data(), big.size(), nullptr, 0, nullptr, &set_big),
+              SHMEMCACHE_OK);
+    const shmemcache_stats_t s0 = StatsOf(node);
+    std::vector<char> buf(4096);
+    size_t len = 0;
+    // Through the old pointer a Direct GET would read "one" and a Direct SET would land before the big one.
+    ASSERT_EQ(c->Issue(Op::kGet, a.data(), a.size(), nullptr, 0, buf.data(), buf.size(), &len, &get_a),
+              SHMEMCACHE_OK);
+    ASSERT_EQ(c->Issue(Op::kSet, a.data(), a.size(), "two", 3, nullptr, 0, nullptr, &set_two), SHMEMCACHE_OK);
+    // Another key in a's bucket waits too (a false wait, never a missed one).
+    char tbuf[16];
+    size_t tlen = 0;
+    ASSERT_EQ(c->Issue(Op::kGet, twin.data(), twin.size(), nullptr, 0, tbuf, sizeof tbuf, &tlen, &get_twin),
+              SHMEMCACHE_OK);
+    const shmemcache_stats_t s1 = StatsOf(node);
+    EXPECT_EQ(s1.active_gets, s0.active_gets + 2);
+    EXPECT_EQ(s1.active_sets, s0.active_sets + 1);
+    EXPECT_EQ(s1.direct_gets + s1.direct_sets, s0.direct_gets + s0.direct_sets);
+    ASSERT_EQ(Get(c, a, &v), SHMEMCACHE_OK);  // blocking: after every request on a
+    EXPECT_EQ(v, "two");
+    ASSERT_EQ(c->Wait(get_a), SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(buf.data(), len), big);
+    EXPECT_EQ(c->Wait(set_big), SHMEMCACHE_OK);
+    EXPECT_EQ(c->Wait(set_two), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Wait(get_twin), SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(tbuf, tlen), "twin");
+    // A DELETE in flight: the blocking GET through the old pointer waits for it.
+    shmemcache_request* del = nullptr;
+    ASSERT_EQ(c->IssueDelete(a.data(), a.size(), &del), SHMEMCACHE_OK);
+    EXPECT_EQ(Get(c, a, &v), SHMEMCACHE_NOT_FOUND);
+    EXPECT_EQ(c->Wait(del), SHMEMCACHE_OK);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+TEST(ClientRequests, AMultiGetMessageInFlightHoldsEveryDirectOperationOfItsServer) {
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // its keys go in a kMultiGet message, not looked at
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    const std::string a = "a", b = KeyWhere("b", a, /*same_bucket=*/false);
+    std::string v;
+    ASSERT_EQ(Set(c, a, "one"), SHMEMCACHE_OK);
+    ASSERT_EQ(Set(c, b, "bee"), SHMEMCACHE_OK);
+    ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);
+    char abuf[16];
+    shmemcache_mget_item_t item{a.data(), a.size(), abuf, sizeof abuf, 0, SHMEMCACHE_IN_PROGRESS};
+    shmemcache_request* batch = nullptr;
+    ASSERT_EQ(c->IssueMultiGet(&item, 1, &batch), SHMEMCACHE_OK);
+    ASSERT_EQ(c->in_flight(), 1u);
+    const shmemcache_stats_t s0 = StatsOf(node);
+    char bbuf[16];
+    size_t blen = 0;
+    shmemcache_request* get_b = nullptr;
+    ASSERT_EQ(c->Issue(Op::kGet, b.data(), b.size(), nullptr, 0, bbuf, sizeof bbuf, &blen, &get_b), SHMEMCACHE_OK);
+    EXPECT_EQ(StatsOf(node).active_gets, s0.active_gets + 1);
+    ASSERT_EQ(Set(c, a, "two"), SHMEMCACHE_OK);  // fits: Direct, once the multi-get has been answered
+    ASSERT_EQ(c->Wait(batch), SHMEMCACHE_OK);
+    ASSERT_EQ(item.status, SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(abuf, item.value_len), "one");
+    ASSERT_EQ(c->Wait(get_b), SHMEMCACHE_OK);
+    EXPECT_EQ(std::string(bbuf, blen), "bee");
   };
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
 }

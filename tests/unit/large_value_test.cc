@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/client.h"
+#include "client/issuer_in_flight.h"
 #include "loopback_cluster.h"
 #include "server/server.h"
 
@@ -430,7 +431,14 @@ TEST(LargeValue, AWriteOfTheKeyWaitsForItsClientsPullSoTheGetSeesTheValueBeforeI
     size_t small_len = 0, len = 0;
     std::vector<char> buf(64 * 1024);
     shmemcache_request *first = nullptr, *get = nullptr, *set = nullptr;
-    ASSERT_EQ(c->Issue(Op::kGet, "x", 1, nullptr, 0, small, sizeof small, &small_len, &first), SHMEMCACHE_OK);
+    // A GET of another key in k's bucket in flight holds k's GET back from Direct (client/issuer_in_flight.h): it
+    // goes Active and pulls, and the SET after it is the Active write that must wait for that pull.
+    const unsigned k_bucket = IssuerInFlight::KeyBucket(Locate("k", 1, 1).hash);
+    std::string x = "x";
+    for (int i = 0; IssuerInFlight::KeyBucket(Locate(x.data(), x.size(), 1).hash) != k_bucket; ++i)
+      x = "x" + std::to_string(i);
+    ASSERT_EQ(c->Issue(Op::kGet, x.data(), x.size(), nullptr, 0, small, sizeof small, &small_len, &first),
+              SHMEMCACHE_OK);
     ASSERT_EQ(c->Issue(Op::kGet, "k", 1, nullptr, 0, buf.data(), buf.size(), &len, &get), SHMEMCACHE_OK);
     ASSERT_EQ(c->Issue(Op::kSet, "k", 1, v2.data(), v2.size(), nullptr, 0, nullptr, &set), SHMEMCACHE_OK);
     c->Wait(first);
