@@ -156,6 +156,7 @@ bool Client::GetMapped(const Operation& op, Status* status) {
   if (!direct_gets_allowed_ || direct_.local_arena(server) == nullptr || in_flight() >= config_.max_outstanding ||
       !MineKeyFree(op.loc) || conduit_.failed(static_cast<size_t>(server)))
     return false;
+  PushStaged(server);
   DrainNotices(server);
   DirectoryEntry* e = directory_.Peek(op.loc);  // counted below, once this path answers
   uint64_t offset;
@@ -226,6 +227,7 @@ Status Client::Execute(const Operation& op) {
   // of its own in flight there could be overtaken, so the operation may go Direct. Its requests on other keys
   // stay in flight (issue 17).
   Status s = CompleteKey(op.loc);
+  if (s == SHMEMCACHE_OK) PushStaged(op.loc.server);
   bool direct = false;
   shmemcache_request* r = nullptr;
   if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);

@@ -175,6 +175,8 @@ class Client {
   // flight, completed and not yet waited for, or free): the pool never shrinks, and grows only past its
   // high-water mark.
   size_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Active requests staged for server that have not gone out yet (tests: PushStaged).
+  unsigned staged(int server) const { return conduit_.unflushed(static_cast<size_t>(server)); }
   size_t pooled_requests() const { return request_pool_.size(); }
   // This thread's context is its own (not the PE's shared one).
   bool has_own_context() const { return own_ctx_ != nullptr; }
@@ -465,6 +467,13 @@ class Client {
     return CompleteKeySlow(loc);
   }
   Status CompleteKeySlow(const KeyLocation& loc);  // CompleteKey past its common case
+  // A blocking call about to go Direct while this thread still has requests on other keys in flight to server:
+  // what is staged for that server goes out now, as it did when every blocking call completed them first, so an
+  // iset followed only by Direct calls does not wait in this client (UCX tcp stages until a wait: kBurstFlush).
+  void PushStaged(int server) {
+    if (MineInFlight(server) != 0) PushStagedSlow(server);
+  }
+  void PushStagedSlow(int server);  // [active]
   // CompleteServerSlow's and CompleteKeySlow's loop: completes replies from server, holding its lock, until
   // settled() (this thread's counts, read as MineInFlight / MineKeyFree) or the server fails.
   template <typename Settled>

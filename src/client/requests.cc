@@ -424,6 +424,12 @@ Status Client::CompleteKeySlow(const KeyLocation& loc) {
   return CompleteMineUntil(loc.server, [&] { return MineKeyFree(loc); });
 }
 
+void Client::PushStagedSlow(int server) {
+  const size_t peer = static_cast<size_t>(server);
+  ServerHold hold(this, server);
+  if (hold.owns() && !conduit_.failed(peer) && conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
+}
+
 Status Client::FailServer(int server) {
   RequestQueue& q = pending_[server];
   for (size_t i = 0; i < q.size(); ++i) {

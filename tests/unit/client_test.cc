@@ -229,6 +229,7 @@ TEST(ClientRequests, ARequestInFlightOnOneKeyLeavesOtherKeysOfItsServerDirect) {
     shmemcache_request* set_a = nullptr;  // a new key: Active, and nothing completes it until a waits
     ASSERT_EQ(c->Issue(Op::kSet, a.data(), a.size(), "alpha", 5, nullptr, 0, nullptr, &set_a), SHMEMCACHE_OK);
     ASSERT_EQ(c->in_flight(), 1u);
+    ASSERT_EQ(c->staged(0), 1u);  // a's SET has not gone out: the window stages up to kBurstFlush
     const shmemcache_stats_t s0 = StatsOf(node);
     char buf[16];
     size_t len = 0;
@@ -240,9 +241,12 @@ TEST(ClientRequests, ARequestInFlightOnOneKeyLeavesOtherKeysOfItsServerDirect) {
     EXPECT_EQ(c->in_flight(), 1u);  // a's SET is still in flight: nothing waited for it
     ASSERT_EQ(c->Wait(get_b), SHMEMCACHE_OK);
     EXPECT_EQ(std::string(buf, len), "bee");
-    // Blocking calls on b neither wait for a's SET nor go Active.
+    // Blocking calls on b neither wait for a's SET nor go Active, but send it (PushStaged): it does not wait in
+    // this client for a later wait.
+    ASSERT_EQ(c->staged(0), 1u);
     ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);
     EXPECT_EQ(v, "bee");
+    EXPECT_EQ(c->staged(0), 0u);
     ASSERT_EQ(Set(c, b, "BEE"), SHMEMCACHE_OK);  // fits b's block: Direct
     const shmemcache_stats_t s2 = StatsOf(node);
     EXPECT_EQ(s2.direct_gets, s1.direct_gets + 1);
