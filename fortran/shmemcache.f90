@@ -126,6 +126,8 @@ module shmemcache
     integer(c_int) :: direct_policy
     integer(c_int) :: local_access
     integer(c_int) :: mget_policy
+    integer(c_int) :: idle_spin_us
+    integer(c_int) :: oversubscribed
   end type shmemcache_config_t
 
   ! shmemcache_stats_t, field for field (uint64_t counters as integer(c_int64_t)).

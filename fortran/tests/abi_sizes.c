@@ -15,3 +15,4 @@ size_t shmemcache_test_offsetof_direct_policy(void) { return offsetof(shmemcache
 size_t shmemcache_test_offsetof_op_timeout_ms(void) { return offsetof(shmemcache_config_t, op_timeout_ms); }
 size_t shmemcache_test_offsetof_local_access(void) { return offsetof(shmemcache_config_t, local_access); }
 size_t shmemcache_test_offsetof_mget_policy(void) { return offsetof(shmemcache_config_t, mget_policy); }
+size_t shmemcache_test_offsetof_oversubscribed(void) { return offsetof(shmemcache_config_t, oversubscribed); }

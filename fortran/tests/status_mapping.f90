@@ -36,6 +36,9 @@ program status_mapping
     integer(c_size_t) function offsetof_mget_policy() bind(C, name="shmemcache_test_offsetof_mget_policy")
       import :: c_size_t
     end function
+    integer(c_size_t) function offsetof_oversubscribed() bind(C, name="shmemcache_test_offsetof_oversubscribed")
+      import :: c_size_t
+    end function
   end interface
 
   type point
@@ -97,7 +100,9 @@ contains
     call expect(offset(c_loc(config%local_access)) == offsetof_local_access(), &
                 'config%local_access at its C offset')
     call expect(offset(c_loc(config%mget_policy)) == offsetof_mget_policy(), &
-                'config%mget_policy (the last field) at its C offset')
+                'config%mget_policy at its C offset')
+    call expect(offset(c_loc(config%oversubscribed)) == offsetof_oversubscribed(), &
+                'config%oversubscribed (the last field) at its C offset')
     do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')

@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 #define SHMEMCACHE_VERSION_MAJOR 0
-#define SHMEMCACHE_VERSION_MINOR 1
+#define SHMEMCACHE_VERSION_MINOR 2
 #define SHMEMCACHE_VERSION_PATCH 0
 
 /* Opaque per-PE handle. */
@@ -291,8 +291,9 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
  * and then no item is touched: INVALID_ARGUMENT (cache NULL, or items NULL with count > 0), WRONG_ROLE (a
  * server PE), SHUT_DOWN (after shmemcache_finalize). count == 0 returns OK and does nothing.
  *
- * Ordering: as for blocking calls, the client's earlier operations (non-blocking ones included) on those
- * servers take effect first, and nothing is left in flight on return. In shmemcache_mset, items with the same
+ * Ordering: the client's earlier operations (non-blocking ones included) on those servers take effect first,
+ * and nothing of this thread's is left in flight to them on return (a blocking single-key call waits only for
+ * this thread's earlier operations that could touch its key: requests on other keys may stay in flight). In shmemcache_mset, items with the same
  * key take effect in array order: the last one that succeeds wins, as a loop of shmemcache_set would leave it.
  * In shmemcache_mget, items may repeat a key; each gets a value.
  */

@@ -39,6 +39,8 @@ static const config_field config_fields[] = {
     CONFIG_FIELD(direct_policy, FIELD_INT),
     CONFIG_FIELD(local_access, FIELD_INT),
     CONFIG_FIELD(mget_policy, FIELD_INT),
+    CONFIG_FIELD(idle_spin_us, FIELD_INT),
+    CONFIG_FIELD(oversubscribed, FIELD_INT),
 };
 #undef CONFIG_FIELD
 #define N_CONFIG_FIELDS (sizeof config_fields / sizeof config_fields[0])

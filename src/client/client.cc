@@ -227,7 +227,6 @@ Status Client::Execute(const Operation& op) {
   // of its own in flight there could be overtaken, so the operation may go Direct. Its requests on other keys
   // stay in flight (issue 17).
   Status s = CompleteKey(op.loc);
-  if (s == SHMEMCACHE_OK) PushStaged(op.loc.server);
   bool direct = false;
   shmemcache_request* r = nullptr;
   if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
@@ -264,9 +263,12 @@ Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shme
   const bool allowed = op.op == Op::kGet ? direct_gets_allowed_ : writes && direct_sets_allowed_;
   // Only this thread adds to its key's counts: once settled, they stay 0 (MineKeyFree).
   direct_get_gave_up_ = false;
-  if (allowed && (settled || MineKeyFree(op.loc)) && TryDirect(op, may_probe_set, &status)) {
-    *direct = true;
-    return status;
+  if (allowed && (settled || MineKeyFree(op.loc))) {
+    PushStaged(server);  // blocking or not, a Direct operation leaves nothing of this thread staged behind it
+    if (TryDirect(op, may_probe_set, &status)) {
+      *direct = true;
+      return status;
+    }
   }
   const bool by_protocol = op.op == Op::kDelete || (server_store && direct_sets_allowed_);
   if (!allowed && !by_protocol && config_.direct_ops) ++counters_.policy_active_ops;

@@ -19,15 +19,19 @@
 #include <sched.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "core/clock.h"
 
 namespace smc {
 
-// CPUs this process may run on: its affinity mask's count when the mask names more than one CPU. A process
-// bound to a single CPU (oshrun --bind-to core) says nothing about where the node's other PEs run, so then: the
-// CPUs online. At least 1.
-int UsableCpus();
+// This process's affinity mask as CPU_SETSIZE flags (1: it may run on that CPU). The element-wise maximum of
+// every PE's flags (Transport::MaxAll, node/node.cc) is the union of their masks: the CPUs the PEs may use
+// together, whether each is bound to one core, to a socket, or not at all (one PE's own mask says nothing about
+// where the others run). Over several nodes the union of like nodes is one node's CPUs.
+std::vector<int64_t> AffinityFlags();
+// The CPUs those flags name; when none (a failed reduction), the CPUs online. At least 1.
+int UsableCpus(const std::vector<int64_t>& flags);
 
 // The configuration's oversubscribed setting resolved: 0 no, 1 yes, -1 (auto) yes exactly when the node runs more
 // PEs than usable_cpus. pes_on_node 0 means unknown (a transport that cannot tell): auto says no.

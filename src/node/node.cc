@@ -113,7 +113,10 @@ Status Node::SetUp() {
     // Collective the first time: every PE here, before the client's policy asks it.
     const TransportDescription description = transport_->Describe();
     // How this PE's waits behave (core/cpu_share.h): process-wide, set before any wait of this PE.
-    oversubscribed_ = ResolveOversubscribed(config_.oversubscribed, description.pes_on_node, UsableCpus());
+    // Collective too: the union of every PE's affinity mask (core/cpu_share.h).
+    std::vector<int64_t> cpus = AffinityFlags();
+    if (!transport_->MaxAll(&cpus)) cpus.assign(cpus.size(), 0);
+    oversubscribed_ = ResolveOversubscribed(config_.oversubscribed, description.pes_on_node, UsableCpus(cpus));
     Deadline::SetSpinNanos(oversubscribed_ ? 0 : Deadline::kSpinNanos);
     if (oversubscribed_) transport_->YieldWhenIdle();
     // CPU atomics on block words (store/block.h): only if no PE of the job can update them any other way, so

@@ -70,7 +70,7 @@ class Server {
   // cores: the three clients on the server's core got 1/60 of the median client's Active operations).
   void YieldEachPass() {
     yield_each_pass_ = true;
-    conduit_.YieldWhileWaiting();
+    if (transport_->ProgressServesPeers()) conduit_.YieldWhileWaiting();  // else the runtime's wait serves them
   }
   const KvStore& store() const { return store_; }
   // Adds this server's counters, its store's, its conduit's and its SSD tier's into *stats (core/stats.h).

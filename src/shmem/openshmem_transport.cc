@@ -16,7 +16,7 @@ extern "C" __attribute__((weak)) int oshmem_shmem_initialized;
 // OpenMPI's progress engine (libopen-pal). OpenSHMEM 1.4 has no "progress once" call: wait_until progresses but
 // only returns when its condition holds, and shmem_test does not progress at all.
 extern "C" __attribute__((weak)) int opal_progress(void);
-extern "C" __attribute__((weak)) void opal_progress_set_yield_when_idle(bool yield);
+extern "C" __attribute__((weak)) bool opal_progress_set_yield_when_idle(bool yield);  // returns the old one
 
 namespace smc {
 
@@ -125,6 +125,12 @@ bool ThreadMultiple() {
 OpenShmemTransport::OpenShmemTransport(bool owns_runtime)
     : owns_runtime_(owns_runtime), thread_multiple_(ThreadMultiple()), my_pe_(shmem_my_pe()), n_pes_(shmem_n_pes()) {}
 
+OpenShmemTransport::~OpenShmemTransport() {
+  // The application's own calls after shmemcache_finalize yield as they did before it (a variable of OPAL's,
+  // which stays loaded after shmem_finalize).
+  if (yield_set_) opal_progress_set_yield_when_idle(yield_before_);
+}
+
 void OpenShmemTransport::StopRuntime() {
   shmem_finalize();
   library_owns_runtime = false;
@@ -232,13 +238,17 @@ void OpenShmemTransport::Progress() {
   }
 }
 
+bool OpenShmemTransport::ProgressServesPeers() const { return &opal_progress != nullptr; }
+
 void OpenShmemTransport::YieldWhenIdle() {
   // OpenMPI yields in opal_progress only where it sees the oversubscription itself, which a rankfile or a
   // binding that puts PEs on one core does not show it (measured, 2 cores, a client bound to its server's core:
   // 0.03 of the other clients' operations over shared memory, 0.05 over tcp, where the server's idle wait spins
   // in the runtime; with the yield 0.97-1.0, and 3x the job's throughput). The user's own setting stands.
   if (std::getenv("OMPI_MCA_mpi_yield_when_idle") != nullptr) return;
-  if (&opal_progress_set_yield_when_idle != nullptr) opal_progress_set_yield_when_idle(true);
+  if (&opal_progress_set_yield_when_idle == nullptr || yield_set_) return;
+  yield_before_ = opal_progress_set_yield_when_idle(true);
+  yield_set_ = true;
 }
 
 void OpenShmemTransport::IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) {

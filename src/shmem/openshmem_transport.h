@@ -39,6 +39,7 @@ class OpenShmemTransport final : public Transport {
   static std::unique_ptr<OpenShmemTransport> Start();
   OpenShmemTransport(const OpenShmemTransport&) = delete;
   OpenShmemTransport& operator=(const OpenShmemTransport&) = delete;
+  ~OpenShmemTransport() override;  // gives the runtime back the yield setting YieldWhenIdle changed
 
   bool owns_runtime() const { return owns_runtime_; }
   // OpenSHMEM runs at SHMEM_THREAD_MULTIPLE: any thread of this process may call it.
@@ -62,6 +63,8 @@ class OpenShmemTransport final : public Transport {
   void* LocalPointer(const void* symmetric, int pe) override;
   void Progress() override;
   void YieldWhenIdle() override;
+  // Only through OpenMPI's opal_progress; the fallback, a quiet, serves no peer over tcp.
+  bool ProgressServesPeers() const override;
   // shmem wait_until: it yields the core when the runtime sees an oversubscribed node.
   void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) override;
 
@@ -79,6 +82,8 @@ class OpenShmemTransport final : public Transport {
   int n_pes_;
   bool described_ = false;
   TransportDescription description_;
+  bool yield_set_ = false;     // YieldWhenIdle changed the runtime's setting, which was yield_before_
+  bool yield_before_ = false;
 };
 
 }  // namespace smc

@@ -126,6 +126,9 @@ class Transport {
   // a call finds nothing to do, in every wait of this process (the library's and the runtime's own blocking
   // calls), unless the user chose otherwise. Default: nothing to ask.
   virtual void YieldWhenIdle() {}
+  // Progress() itself serves what peers send this PE (their one-sided operations over UCX tcp), so a wait may
+  // poll with it instead of the runtime's own wait. Default: yes.
+  virtual bool ProgressServesPeers() const { return true; }
   // Waits until *word != value, progressing meanwhile. No time limit: only for an idle server waiting on its
   // doorbell, which is legitimate however long; every other wait goes through PeerWait.
   virtual void IdleWaitUntilNotEqual(volatile uint64_t* word, uint64_t value) = 0;

@@ -239,19 +239,18 @@ TEST(ClientRequests, ARequestInFlightOnOneKeyLeavesOtherKeysOfItsServerDirect) {
     EXPECT_EQ(s1.direct_gets, s0.direct_gets + 1);  // before issue 17: Active, behind a's SET
     EXPECT_EQ(s1.active_gets, s0.active_gets);
     EXPECT_EQ(c->in_flight(), 1u);  // a's SET is still in flight: nothing waited for it
+    EXPECT_EQ(c->staged(0), 0u);    // but it went out (PushStaged): it does not wait in this client for a wait
     ASSERT_EQ(c->Wait(get_b), SHMEMCACHE_OK);
     EXPECT_EQ(std::string(buf, len), "bee");
-    // Blocking calls on b neither wait for a's SET nor go Active, but send it (PushStaged): it does not wait in
-    // this client for a later wait.
-    ASSERT_EQ(c->staged(0), 1u);
+    // Blocking calls on b neither wait for a's SET nor go Active.
+    const shmemcache_stats_t s1b = StatsOf(node);
     ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);
     EXPECT_EQ(v, "bee");
-    EXPECT_EQ(c->staged(0), 0u);
     ASSERT_EQ(Set(c, b, "BEE"), SHMEMCACHE_OK);  // fits b's block: Direct
     const shmemcache_stats_t s2 = StatsOf(node);
-    EXPECT_EQ(s2.direct_gets, s1.direct_gets + 1);
-    EXPECT_EQ(s2.direct_sets, s1.direct_sets + 1);
-    EXPECT_EQ(s2.active_gets + s2.active_sets, s1.active_gets + s1.active_sets);
+    EXPECT_EQ(s2.direct_gets, s1b.direct_gets + 1);
+    EXPECT_EQ(s2.direct_sets, s1b.direct_sets + 1);
+    EXPECT_EQ(s2.active_gets + s2.active_sets, s1b.active_gets + s1b.active_sets);
     EXPECT_EQ(c->in_flight(), 1u);
     // a itself: its GET completes its SET first.
     ASSERT_EQ(Get(c, a, &v), SHMEMCACHE_OK);
@@ -259,6 +258,16 @@ TEST(ClientRequests, ARequestInFlightOnOneKeyLeavesOtherKeysOfItsServerDirect) {
     EXPECT_EQ(c->in_flight(), 0u);
     EXPECT_EQ(c->Test(set_a), SHMEMCACHE_OK);
     EXPECT_EQ(c->Wait(set_a), SHMEMCACHE_OK);
+    // The same for a blocking call: another key's SET staged, then a blocking GET of b (Direct) sends it.
+    const std::string a2 = KeyWhere("c", b, /*same_bucket=*/false);
+    shmemcache_request* set_a2 = nullptr;
+    ASSERT_EQ(c->Issue(Op::kSet, a2.data(), a2.size(), "gamma", 5, nullptr, 0, nullptr, &set_a2), SHMEMCACHE_OK);
+    ASSERT_EQ(c->staged(0), 1u);
+    ASSERT_EQ(Get(c, b, &v), SHMEMCACHE_OK);
+    EXPECT_EQ(v, "BEE");
+    EXPECT_EQ(c->staged(0), 0u);
+    EXPECT_EQ(c->in_flight(), 1u);
+    ASSERT_EQ(c->Wait(set_a2), SHMEMCACHE_OK);
   };
   ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
 }

@@ -5,6 +5,9 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/backoff.h"
 
 namespace smc {
@@ -25,14 +28,22 @@ TEST(CpuShare, AutoComparesThePesOnTheNodeWithItsCpus) {
   EXPECT_FALSE(ResolveOversubscribed(-1, 0, 1));  // the transport cannot tell: not oversubscribed
 }
 
-TEST(CpuShare, UsableCpusIsTheAffinityMaskOrTheCpusOnlineWhenBoundToOne) {
+TEST(CpuShare, UsableCpusCountsTheUnionOfTheMasks) {
   cpu_set_t set;
   CPU_ZERO(&set);
   ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
-  const int mask = CPU_COUNT(&set);
-  const int online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  EXPECT_EQ(UsableCpus(), mask > 1 ? mask : std::max(online, 1));
-  EXPECT_GE(UsableCpus(), 1);
+  const std::vector<int64_t> mine = AffinityFlags();
+  EXPECT_EQ(UsableCpus(mine), CPU_COUNT(&set));
+  // Two PEs bound to CPUs 0 and 3, and one to 0 again: their union (the element-wise maximum) is 2 CPUs.
+  std::vector<int64_t> a(CPU_SETSIZE, 0), b(CPU_SETSIZE, 0), c(CPU_SETSIZE, 0);
+  a[0] = 1;
+  b[3] = 1;
+  c[0] = 1;
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::max({a[i], b[i], c[i]});
+  EXPECT_EQ(UsableCpus(a), 2);
+  EXPECT_TRUE(ResolveOversubscribed(-1, 3, UsableCpus(a)));
+  // No flags (a failed reduction): the CPUs online.
+  EXPECT_EQ(UsableCpus(std::vector<int64_t>(CPU_SETSIZE, 0)), std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))));
 }
 
 // The spin phase is read when a wait starts: set to 0 (an oversubscribed node), a wait yields and reads the

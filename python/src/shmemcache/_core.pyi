@@ -60,6 +60,8 @@ class Cache:
         direct_policy: int = ...,
         local_access: int = ...,
         mget_policy: int = ...,
+        idle_spin_us: int = ...,
+        oversubscribed: int = ...,
     ) -> None: ...
     def __enter__(self) -> Cache: ...
     def __exit__(
