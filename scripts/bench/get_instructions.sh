@@ -61,24 +61,13 @@ for call in "${calls[@]}"; do
   done
 done
 
-python3 - "$work" "$batch" "$op" "${iter_counts[@]}" "${calls[@]}" <<'PY'
-import re, subprocess, sys
+CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$batch" "$op" "${iter_counts[@]}" "${calls[@]}" <<'PY'
+import os, re, subprocess, sys
+sys.path.insert(0, os.environ["CALLGRIND_PROFILE_DIR"])
+import callgrind_profile
 work, batch, op, i1, i2, calls = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6:]
 def profile(call, iters):
-    text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{call}.{iters}"], capture_output=True,
-                          text=True, check=True).stdout
-    total, functions = 0, {}
-    for line in text.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)", line)
-        if not m:
-            continue
-        count, name = int(m.group(1).replace(",", "")), m.group(2)
-        if "PROGRAM TOTALS" in name:
-            total = count
-            continue
-        name = re.sub(r"\(.*", "", re.sub(r"^[^:]*:(?=[A-Za-z_])", "", name.split(" [")[0]))
-        functions[name] = functions.get(name, 0) + count
-    return total, functions
+    return callgrind_profile.profile(f"{work}/cg.{call}.{iters}")
 def gets(call, iters):  # GETs the measured call made in that run
     if batch:
         return int(iters) * batch

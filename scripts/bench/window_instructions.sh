@@ -95,24 +95,13 @@ for iters in 20 60; do
     >"$work/out.$iters" 2>&1 || { cat "$work/out.$iters" >&2; exit 1; }
   grep -q "bad=0" "$work/out.$iters" || { cat "$work/out.$iters" >&2; exit 1; }
 done
-python3 - "$work" "$op" <<'PY'
-import re, subprocess, sys
+CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$op" <<'PY'
+import os, re, subprocess, sys
+sys.path.insert(0, os.environ["CALLGRIND_PROFILE_DIR"])
+import callgrind_profile
 work, op = sys.argv[1], sys.argv[2]
 def profile(iters):
-    text = subprocess.run(["callgrind_annotate", "--threshold=100", f"{work}/cg.{iters}"], capture_output=True,
-                          text=True, check=True).stdout
-    total, functions = 0, {}
-    for line in text.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*)", line)
-        if not m:
-            continue
-        count, name = int(m.group(1).replace(",", "")), m.group(2)
-        if "PROGRAM TOTALS" in name:
-            total = count
-            continue
-        name = re.sub(r"\(.*", "", re.sub(r"^[^:]*:(?=[A-Za-z_])", "", name.split(" [")[0]))
-        functions[name] = functions.get(name, 0) + count
-    return total, functions
+    return callgrind_profile.profile(f"{work}/cg.{iters}")
 t1, f1 = profile(20)
 t2, f2 = profile(60)
 n = 32 * (60 - 20)
