@@ -112,8 +112,8 @@ Status Node::SetUp() {
     }
     // Collective the first time: every PE here, before the client's policy asks it.
     const TransportDescription description = transport_->Describe();
-    // How this PE's waits behave (core/cpu_share.h): process-wide, set before any wait of this PE.
-    // Collective too: the union of every PE's affinity mask (core/cpu_share.h).
+    // How this PE's waits behave (core/cpu_share.h), set before any wait of this PE (process-wide). Collective
+    // too: the union of every PE's affinity mask.
     std::vector<int64_t> cpus = AffinityFlags();
     if (!transport_->MaxAll(&cpus)) cpus.assign(cpus.size(), 0);
     oversubscribed_ = ResolveOversubscribed(config_.oversubscribed, description.pes_on_node, UsableCpus(cpus));
