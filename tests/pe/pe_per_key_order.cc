@@ -116,20 +116,9 @@ int main() {
   shmemcache_config_defaults(&cfg);
   cfg.num_servers = 1;
   cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  return pe_test::ServeOrRun("pe_per_key_order", cfg, [](shmemcache_t* c, int rank) {
     OtherKeysStayDirect(c, rank);
     SameKeyKeepsIssueOrder(c, rank);
     MultiGetHoldsItsKeys(c, rank);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  const int rc = pe_test::Finish("pe_per_key_order");
-  shmem_finalize();
-  return rc;
+  });
 }
