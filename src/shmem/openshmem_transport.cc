@@ -177,11 +177,10 @@ TransportDescription OpenShmemTransport::Describe() {
   // shmem_ptr maps a peer's symmetric memory only when the runtime reaches it through shared memory; a PE it
   // cannot map is reached over a network transport.
   void* symmetric_word = shmem_malloc(sizeof(long));  // collective, like the first call of this function
-  bool some_peer_off_node = symmetric_word == nullptr;
-  for (int pe = 0; pe < n_pes_ && !some_peer_off_node; ++pe) {
-    some_peer_off_node = shmem_ptr(symmetric_word, pe) == nullptr;
-  }
-  description_.pes_on_node = PesOnNode(symmetric_word);
+  int mapped = 0;
+  for (int pe = 0; pe < n_pes_ && symmetric_word != nullptr; ++pe) mapped += shmem_ptr(symmetric_word, pe) != nullptr;
+  const bool some_peer_off_node = mapped < n_pes_;
+  description_.pes_on_node = PesOnNode(mapped);
   shmem_free(symmetric_word);
   description_.name = "openshmem";
   description_.every_peer_mapped = !some_peer_off_node;
@@ -191,7 +190,7 @@ TransportDescription OpenShmemTransport::Describe() {
   return description_;
 }
 
-int OpenShmemTransport::PesOnNode(void* symmetric_word) const {
+int OpenShmemTransport::PesOnNode(int mapped) const {
   // The launcher knows (OpenMPI's oshrun sets it for every PE). Without it: the PEs shmem_ptr maps, which over a
   // network transport on one node (UCX tcp) is this PE alone, so "unknown" rather than a wrong count.
   if (const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
@@ -199,9 +198,6 @@ int OpenShmemTransport::PesOnNode(void* symmetric_word) const {
     const long n = std::strtol(local, &end, 10);
     if (end != local && *end == '\0' && n > 0 && n <= n_pes_) return static_cast<int>(n);
   }
-  if (symmetric_word == nullptr) return 0;
-  int mapped = 0;
-  for (int pe = 0; pe < n_pes_; ++pe) mapped += shmem_ptr(symmetric_word, pe) != nullptr ? 1 : 0;
   return mapped > 1 ? mapped : 0;
 }
 

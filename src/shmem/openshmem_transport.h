@@ -73,8 +73,8 @@ class OpenShmemTransport final : public Transport {
   // Collective. True when no PE's own context would have an endpoint over UCX tcp (or UCX could not say which
   // transports it would use): the same answer on every PE, so a job never mixes the two choices by accident.
   bool PrivateContextIsSafe();
-  // TransportDescription::pes_on_node; symmetric_word: a symmetric word to probe shmem_ptr with (may be null).
-  int PesOnNode(void* symmetric_word) const;
+  // TransportDescription::pes_on_node; mapped: the PEs shmem_ptr maps (Describe counts them).
+  int PesOnNode(int mapped) const;
 
   bool owns_runtime_;
   bool thread_multiple_;
