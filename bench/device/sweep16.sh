@@ -61,21 +61,30 @@ part_meta() {
   command -v oshrun memcached memcaslap python3 || true
 }
 
+# mixed_run TRANSPORT POLICY CLIENTS [VAR=VALUE ...]: one job of the examples' mixed workload, 1 server and
+# CLIENTS clients, over shm or tcp, with the default policy or every operation Active, and the variables given.
+mixed_run() {
+  local tls=$1 policy=$2 c=$3
+  shift 3
+  (
+    [ "$tls" = tcp ] && export UCX_TLS=self,tcp
+    [ "$policy" = active ] && export SHMEMCACHE_DIRECT_OPS=0
+    [ "$c" -gt 15 ] && export SMA_SYMMETRIC_SIZE=256M SHMEM_SYMMETRIC_SIZE=256M
+    local kv
+    for kv in "$@"; do export "${kv?}"; done
+    echo "#### transport=$tls policy=$policy clients=$c${*:+ $*}"
+    job 90 $((c + 1)) "$(bin shmemcache_mixed_workload)" --seconds "$secs"
+  )
+}
+
 part_clients() {
-  local mw; mw=$(bin shmemcache_mixed_workload)
-  local list="1 2 4 8 12 15 63"
+  local list="1 2 4 8 12 15 63" tls policy c
   [ "$quick" = 1 ] && list="1 3"
   for tls in shm tcp; do
     for policy in default active; do
       for c in $list; do
         [ "$policy" = active ] && case " 1 8 15 63 " in *" $c "*) ;; *) continue ;; esac
-        (
-          [ "$tls" = tcp ] && export UCX_TLS=self,tcp
-          [ "$policy" = active ] && export SHMEMCACHE_DIRECT_OPS=0
-          [ "$c" -gt 15 ] && export SMA_SYMMETRIC_SIZE=256M SHMEM_SYMMETRIC_SIZE=256M
-          echo "#### transport=$tls policy=$policy clients=$c"
-          job 90 $((c + 1)) "$mw" --seconds "$secs"
-        )
+        mixed_run "$tls" "$policy" "$c"
       done
     done
   done
@@ -83,40 +92,24 @@ part_clients() {
 
 part_oversub() {
   # config oversubscribed: 63 clients on 16 cores with the waits of a node that is not (0) and auto (yes there).
-  local mw; mw=$(bin shmemcache_mixed_workload)
   local c=63 tls policy setting
   [ "$quick" = 1 ] && c=4
   for tls in shm tcp; do
     for policy in default active; do
-      for setting in 0 -1; do
-        (
-          [ "$tls" = tcp ] && export UCX_TLS=self,tcp
-          [ "$policy" = active ] && export SHMEMCACHE_DIRECT_OPS=0
-          export SHMEMCACHE_OVERSUBSCRIBED=$setting SMA_SYMMETRIC_SIZE=256M SHMEM_SYMMETRIC_SIZE=256M
-          echo "#### transport=$tls policy=$policy clients=$c oversubscribed=$setting"
-          job 90 $((c + 1)) "$mw" --seconds "$secs"
-        )
-      done
+      for setting in 0 -1; do mixed_run "$tls" "$policy" "$c" SHMEMCACHE_OVERSUBSCRIBED=$setting; done
     done
   done
 }
 
 part_oversub2() {
   # Which part of oversubscribed's waits costs throughput over tcp: auto with the runtime's own yield left off.
-  local mw; mw=$(bin shmemcache_mixed_workload)
-  local c=63 v
+  local c=63
   [ "$quick" = 1 ] && c=4
-  for v in "tcp default -1 -" "tcp default -1 0" "tcp default 0 -" "shm active -1 -" "tcp active -1 -"; do
-    set -- $v
-    (
-      [ "$1" = tcp ] && export UCX_TLS=self,tcp
-      [ "$2" = active ] && export SHMEMCACHE_DIRECT_OPS=0
-      [ "$4" != - ] && export OMPI_MCA_mpi_yield_when_idle=$4
-      export SHMEMCACHE_OVERSUBSCRIBED=$3 SMA_SYMMETRIC_SIZE=256M SHMEM_SYMMETRIC_SIZE=256M
-      echo "#### transport=$1 policy=$2 clients=$c oversubscribed=$3 yield_when_idle=$4"
-      job 90 $((c + 1)) "$mw" --seconds "$secs"
-    )
-  done
+  mixed_run tcp default "$c" SHMEMCACHE_OVERSUBSCRIBED=-1
+  mixed_run tcp default "$c" SHMEMCACHE_OVERSUBSCRIBED=-1 OMPI_MCA_mpi_yield_when_idle=0
+  mixed_run tcp default "$c" SHMEMCACHE_OVERSUBSCRIBED=0
+  mixed_run shm active "$c" SHMEMCACHE_OVERSUBSCRIBED=-1
+  mixed_run tcp active "$c" SHMEMCACHE_OVERSUBSCRIBED=-1
 }
 
 part_threads() {
