@@ -229,14 +229,15 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   // behalf (r again, a batch's parts asked again) is counted before r's count drops (issuer_in_flight.h).
   IssuerInFlight* const issuer = r->issuer_in_flight;
   const uint8_t slot = r->issuer_slot;
+  bool in_flight_again = false;  // asked again (Pull) or committed (placed SET): Track counted it again
   if (!well_formed) {
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
-  } else if (Decode(server, r, h, reply.len)) {
-    AddIssuerInFlight(issuer, slot, -1);  // asked again (Pull) or committed (placed SET): Track counted it again
-    return nullptr;
+  } else {
+    in_flight_again = Decode(server, r, h, reply.len);
   }
   AddIssuerInFlight(issuer, slot, -1);
+  if (in_flight_again) return nullptr;
   // A batch part is never seen by a caller: it is settled by whoever called this (Settle). Anything else may be
   // recycled by its issuer as soon as `done` is set, so r is not touched after that.
   const bool part = r->batch != nullptr;
