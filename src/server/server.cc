@@ -65,7 +65,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       clock_(clock),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
-      stats_region_(base + SymmetricLayout::kStatsOffset) {
+      stats_region_(base + SymmetricLayout::kStatsOffset),
+      yield_(static_cast<size_t>(num_clients)) {
   PublishClassSizes(base);
   PublishStats();
   SleepWhenIdle(base);
@@ -169,9 +170,10 @@ Status Server::ServeUntilDone() {
       if (stats_dirty_) PublishStats();  // going idle: the snapshot reflects every operation served so far
       conduit_.WaitDoorbell(&ready_);
     }
+    const uint64_t served_before = counters_.active_ops_served;
     Status s = ServeReady();
     if (s != SHMEMCACHE_OK) return s;
-    if (yield_each_pass_) std::this_thread::yield();  // the clients that share this core answer now
+    if (yield_each_pass_) yield_.AfterPass(counters_.active_ops_served - served_before);  // about once per round
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
     if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)
