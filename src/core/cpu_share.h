@@ -8,7 +8,8 @@
 // client's share of the median client's operations, before -> with the waits of an oversubscribed node:
 //   Active operations, shared memory 0.02 -> 0.53; over UCX tcp 0.38 -> 1.00;
 //   the default policy over tcp (Direct GETs served by the server's progress) 0.10 -> 0.97, at 40-55% less
-//   throughput for the job (64-84 k -> 38-39 k ops/s; oversubscribed 0 keeps the old trade);
+//   throughput for the job (64-84 k -> 38-39 k ops/s), which a busy server's yield every 100 us cost (ServerYield
+//   below now yields once per round of its clients; not yet measured on 16 cores);
 //   the default policy on shared memory (no server CPU needed) 0.86 -> 0.80, unchanged.
 // What an oversubscribed node changes (node/node.cc): every bounded wait yields from its first empty poll
 // (Deadline::SetSpinNanos(0)); the runtime's progress yields whenever it finds nothing to do
