@@ -170,10 +170,9 @@ Status Server::ServeUntilDone() {
       if (stats_dirty_) PublishStats();  // going idle: the snapshot reflects every operation served so far
       conduit_.WaitDoorbell(&ready_);
     }
-    const uint64_t served_before = counters_.active_ops_served;
     Status s = ServeReady();
     if (s != SHMEMCACHE_OK) return s;
-    if (yield_each_pass_) yield_.AfterPass(counters_.active_ops_served - served_before);  // about once per round
+    if (yield_each_pass_) yield_.AfterPass();  // the clients that share this core answer now
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
     if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)

@@ -61,11 +61,10 @@ class Server {
   Status Serve();
   bool done() const { return conduit_.departures() >= static_cast<uint64_t>(num_clients_); }
   bool parked() const { return spill_ && spill_->parked(); }  // GETs wait for flash reads
-  // On an oversubscribed node (core/cpu_share.h; before Serve): the server yields its core about once per round
-  // of its clients (ServerYield): after a pass over the ready clients once its passes answered half as many
-  // requests as there are clients (a pass serves many requests when many clients wait; yielding at most every
-  // 100 us instead left the slowest client 0.20 of the median, against 0.54 with a yield per pass), and in its
-  // wait (Conduit::YieldWhileWaiting) once a round's time has passed.
+  // On an oversubscribed node (core/cpu_share.h; before Serve): the server yields its core after every pass over
+  // the ready clients (a pass serves many requests when many clients wait; yielding at most every 100 us instead
+  // left the slowest client 0.20 of the median, against 0.54), and in its wait (Conduit::YieldWhileWaiting) once
+  // a round of its clients' time has passed (ServerYield).
   // A server busy with clients on other cores otherwise keeps its core for whole time slices, and each client
   // the scheduler put on that core gets about one operation per slice (measured, 1 server + 63 clients on 16
   // cores: the three clients on the server's core got 1/60 of the median client's Active operations).

@@ -46,15 +46,12 @@ TEST(CpuShare, UsableCpusCountsTheUnionOfTheMasks) {
   EXPECT_EQ(UsableCpus(std::vector<int64_t>(CPU_SETSIZE, 0)), std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))));
 }
 
-// A busy server's yields (ServerYield): about once per round of its clients, never every pass or 100 us.
+// A busy server's yields (ServerYield): in its wait about once per round of its clients, never every 100 us.
 TEST(ServerYield, TheIntervalIsARoundOfTheClientsWithinItsBounds) {
   EXPECT_EQ(ServerYield(1).interval_ns(), ServerYield::kMinIntervalNs);
   EXPECT_EQ(ServerYield(7).interval_ns(), ServerYield::kMinIntervalNs);
   EXPECT_EQ(ServerYield(63).interval_ns(), 63 * ServerYield::kNsPerClient);
   EXPECT_EQ(ServerYield(4096).interval_ns(), ServerYield::kMaxIntervalNs);
-  EXPECT_EQ(ServerYield(1).quota(), 1u);
-  EXPECT_EQ(ServerYield(4).quota(), 2u);
-  EXPECT_EQ(ServerYield(63).quota(), 31u);
 }
 
 TEST(ServerYield, AWaitYieldsOnceTheIntervalHasPassedSinceTheLastYield) {
@@ -66,21 +63,6 @@ TEST(ServerYield, AWaitYieldsOnceTheIntervalHasPassedSinceTheLastYield) {
   EXPECT_TRUE(y.DueOnTick(t0 + y.interval_ns()));
   y.Yielded(t0 + y.interval_ns());
   EXPECT_FALSE(y.DueOnTick(t0 + y.interval_ns() + 1));  // the clock restarts at each yield
-}
-
-TEST(ServerYield, PassesYieldOnceTheyAnsweredHalfTheClientsOrTheIntervalPassed) {
-  ServerYield y(8);  // quota 4
-  const uint64_t t0 = 1000000000;
-  y.Yielded(t0);
-  EXPECT_FALSE(y.DueAfterPass(1, t0 + 1));
-  EXPECT_FALSE(y.DueAfterPass(2, t0 + 2));
-  EXPECT_TRUE(y.DueAfterPass(1, t0 + 3));  // 4 answered since the last yield
-  y.Yielded(t0 + 3);
-  EXPECT_FALSE(y.DueAfterPass(3, t0 + 4));  // the count restarts at each yield
-  EXPECT_TRUE(y.DueAfterPass(8, t0 + 5));   // one pass that answered many: at once
-  y.Yielded(t0 + 5);
-  EXPECT_FALSE(y.DueAfterPass(0, t0 + 5 + y.interval_ns() - 1));
-  EXPECT_TRUE(y.DueAfterPass(0, t0 + 5 + y.interval_ns()));  // few requests: the interval still bounds the wait
 }
 
 // The spin phase is read when a wait starts: set to 0 (an oversubscribed node), a wait yields and reads the
