@@ -446,10 +446,10 @@ void Conduit::SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function
 void Conduit::WaitDoorbell(std::vector<size_t>* ready) {
   if (sleep_) {
     sleep_->WaitUntilMoved(doorbell_seen_);
-  } else if (yield_while_waiting_) {
+  } else if (waiting_yield_ != nullptr) {
     while (__atomic_load_n(layout_.doorbell, __ATOMIC_ACQUIRE) == doorbell_seen_) {
       transport_->Progress();
-      waiting_yield_.Tick();
+      waiting_yield_->Tick();
     }
   } else {
     transport_->IdleWaitUntilNotEqual(layout_.doorbell, doorbell_seen_);

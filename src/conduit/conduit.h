@@ -246,11 +246,12 @@ class Conduit {
   // Needs layout.sleeping.
   void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick = {});
   // Server side, on an oversubscribed node (core/cpu_share.h): from now on WaitDoorbell, where it does not sleep,
-  // polls the doorbell itself and yields the core every PeriodicYield::kIntervalNs instead of spinning in the
-  // runtime's wait, which yields only when a call finds nothing to do: over UCX tcp, one-sided operations of
-  // clients on other cores keep it busy, and a client that shares the server's core would get it only when the
-  // time slice ends (measured, 63 clients on 16 cores: a tenth of the median client's Direct GETs).
-  void YieldWhileWaiting() { yield_while_waiting_ = true; }
+  // polls the doorbell itself and ticks *yield (ServerYield::Tick: it yields the core once per round of the
+  // clients) instead of spinning in the runtime's wait, which yields only when a call finds nothing to do: over UCX
+  // tcp, one-sided operations of clients on other cores keep it busy, and a client that shares the server's core
+  // would get it only when the time slice ends (measured, 63 clients on 16 cores: a tenth of the median client's
+  // Direct GETs). *yield is the server's (its yield after a pass restarts the interval) and outlives this conduit.
+  void YieldWhileWaiting(ServerYield* yield) { waiting_yield_ = yield; }
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
   // Server side: how many clients have departed.
@@ -361,8 +362,7 @@ class Conduit {
   // nullptr: a client wakes a sleeping server through them.
   std::vector<const uint64_t*> peer_doorbell_, peer_sleeping_;
   std::optional<DoorbellSleep> sleep_;  // server side, after SleepWhenIdle
-  bool yield_while_waiting_ = false;    // server side, after YieldWhileWaiting
-  PeriodicYield waiting_yield_;         // its yields
+  ServerYield* waiting_yield_ = nullptr;  // server side, after YieldWhileWaiting
 };
 
 }  // namespace smc

@@ -65,7 +65,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       clock_(clock),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
-      stats_region_(base + SymmetricLayout::kStatsOffset) {
+      stats_region_(base + SymmetricLayout::kStatsOffset),
+      yield_(static_cast<size_t>(num_clients)) {
   PublishClassSizes(base);
   PublishStats();
   SleepWhenIdle(base);
@@ -171,7 +172,7 @@ Status Server::ServeUntilDone() {
     }
     Status s = ServeReady();
     if (s != SHMEMCACHE_OK) return s;
-    if (yield_each_pass_) std::this_thread::yield();  // the clients that share this core answer now
+    if (yield_each_pass_) yield_.AfterPass();  // the clients that share this core answer now
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
     if (stats_dirty_ && clock_.Nanos() - stats_published_ns_ >= PublishedStats::kIntervalMs * 1000000)

@@ -63,14 +63,14 @@ class Server {
   bool parked() const { return spill_ && spill_->parked(); }  // GETs wait for flash reads
   // On an oversubscribed node (core/cpu_share.h; before Serve): the server yields its core after every pass over
   // the ready clients (a pass serves many requests when many clients wait; yielding at most every 100 us instead
-  // left the slowest client 0.20 of the median, against 0.54, at the same throughput), and in its idle wait at
-  // least every PeriodicYield::kIntervalNs (Conduit::YieldWhileWaiting).
+  // left the slowest client 0.20 of the median, against 0.54), and in its wait (Conduit::YieldWhileWaiting) once
+  // a round of its clients' time has passed (ServerYield).
   // A server busy with clients on other cores otherwise keeps its core for whole time slices, and each client
   // the scheduler put on that core gets about one operation per slice (measured, 1 server + 63 clients on 16
   // cores: the three clients on the server's core got 1/60 of the median client's Active operations).
   void YieldEachPass() {
     yield_each_pass_ = true;
-    if (transport_->ProgressServesPeers()) conduit_.YieldWhileWaiting();  // else the runtime's wait serves them
+    if (transport_->ProgressServesPeers()) conduit_.YieldWhileWaiting(&yield_);  // else the runtime's wait serves them
   }
   const KvStore& store() const { return store_; }
   // Adds this server's counters, its store's, its conduit's and its SSD tier's into *stats (core/stats.h).
@@ -184,6 +184,7 @@ class Server {
   uint8_t* stats_region_;           // this PE's published stats (core/published_stats.h)
   bool stats_dirty_ = false;        // an operation was served since the last PublishStats
   bool yield_each_pass_ = false;    // YieldEachPass
+  ServerYield yield_;               // its yields, in passes and in the conduit's wait
   uint64_t stats_published_ns_ = 0;
   std::unique_ptr<SpillTier> spill_;  // after store_: destroyed first
   std::vector<size_t> ready_;

@@ -46,6 +46,25 @@ TEST(CpuShare, UsableCpusCountsTheUnionOfTheMasks) {
   EXPECT_EQ(UsableCpus(std::vector<int64_t>(CPU_SETSIZE, 0)), std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))));
 }
 
+// A busy server's yields (ServerYield): in its wait about once per round of its clients, never every 100 us.
+TEST(ServerYield, TheIntervalIsARoundOfTheClientsWithinItsBounds) {
+  EXPECT_EQ(ServerYield(1).interval_ns(), ServerYield::kMinIntervalNs);
+  EXPECT_EQ(ServerYield(7).interval_ns(), ServerYield::kMinIntervalNs);
+  EXPECT_EQ(ServerYield(63).interval_ns(), 63 * ServerYield::kNsPerClient);
+  EXPECT_EQ(ServerYield(4096).interval_ns(), ServerYield::kMaxIntervalNs);
+}
+
+TEST(ServerYield, AWaitYieldsOnceTheIntervalHasPassedSinceTheLastYield) {
+  ServerYield y(4);
+  const uint64_t t0 = 1000000000;
+  y.Yielded(t0);
+  EXPECT_FALSE(y.DueOnTick(t0));
+  EXPECT_FALSE(y.DueOnTick(t0 + y.interval_ns() - 1));
+  EXPECT_TRUE(y.DueOnTick(t0 + y.interval_ns()));
+  y.Yielded(t0 + y.interval_ns());
+  EXPECT_FALSE(y.DueOnTick(t0 + y.interval_ns() + 1));  // the clock restarts at each yield
+}
+
 // The spin phase is read when a wait starts: set to 0 (an oversubscribed node), a wait yields and reads the
 // clock from its first pause on, so the time it has waited is current after every pause instead of every
 // kPollsPerClockRead-th. (Deadline's waited_ms() is the clock as of its last reading.)
