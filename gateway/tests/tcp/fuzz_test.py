@@ -1,5 +1,6 @@
 """A bounded-time fuzzer over loopback TCP: connections send random and truncated commands (garbage, cut-off
-data blocks, huge lengths, long lines, binary protocol bytes, HTTP), some never read their answers, some hang
+data blocks, huge lengths, long lines, binary protocol bytes, HTTP), a third of them in the binary protocol
+(random opcodes, wrong and huge lengths, bad magic, CAS tokens), some never read their answers, some hang
 up mid-command; meanwhile a control connection must keep getting correct answers, the gateway must not
 crash, and its memory must stop growing (no leak trend).
 
@@ -8,6 +9,7 @@ crash, and its memory must stop growing (no leak trend).
 """
 import random
 import socket
+import struct
 import sys
 import time
 
@@ -66,6 +68,44 @@ def message(rng):
     return m
 
 
+BINARY_OPS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10,
+              0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x20, 0x21, 0x23,
+              0x24, 0x07, 0x17, 0x55]
+EXTLEN = {0x01: 8, 0x02: 8, 0x03: 8, 0x11: 8, 0x12: 8, 0x13: 8, 0x05: 20, 0x06: 20, 0x15: 20, 0x16: 20,
+          0x1c: 4, 0x1d: 4, 0x1e: 4, 0x23: 4, 0x24: 4, 0x1b: 4}
+TAKES_VALUE = {0x01, 0x02, 0x03, 0x11, 0x12, 0x13, 0x0e, 0x0f, 0x19, 0x1a, 0x55}
+
+
+def binary_message(rng):
+    """One binary packet (or a run of quiet gets ended by a Noop), sometimes with wrong lengths, a huge body
+    length, a bad magic or a CAS token; sometimes cut short."""
+    if rng.random() < 0.1:
+        keys = [rng.choice(KEYS) for _ in range(rng.randint(1, 200))]
+        m = b"".join(struct.pack(">BBHBBHIIQ", 0x80, 0x0d, len(k), 0, 0, 0, len(k), i, 0) + k
+                     for i, k in enumerate(keys))
+        m += struct.pack(">BBHBBHIIQ", 0x80, 0x0a, 0, 0, 0, 0, 0, 0, 0)
+    else:
+        op = rng.randint(0, 255) if rng.random() < 0.1 else rng.choice(BINARY_OPS)
+        ext = rng.randbytes(EXTLEN.get(op, 4 * rng.randint(0, 1) if op in (0x08, 0x18) else 0))
+        if rng.random() < 0.1:
+            ext = rng.randbytes(rng.randint(0, 30))
+        key = b"" if op in (0x0a, 0x0b, 0x08, 0x18, 0x1b) or rng.random() < 0.1 else (
+            b"k" * rng.randint(1, 300) if rng.random() < 0.05 else rng.choice(KEYS))
+        value = b""
+        if op in TAKES_VALUE:
+            value = rng.randbytes(rng.randint(0, 20)) if rng.random() < 0.9 else b"v" * rng.randint(0, 200000)
+        body = len(ext) + len(key) + len(value)
+        if rng.random() < 0.08:
+            body = rng.choice([0, 1, rng.randint(0, 40), 2000000000, 0xffffffff])
+        magic = rng.randint(0, 255) if rng.random() < 0.02 else 0x80
+        cas = rng.getrandbits(64) if rng.random() < 0.2 else 0
+        m = struct.pack(">BBHBBHIIQ", magic, op, len(key), len(ext), 0, 0, body, rng.getrandbits(32), cas) + \
+            ext + key + value
+    if rng.random() < 0.1:
+        m = m[:rng.randint(0, len(m))]
+    return m
+
+
 class FuzzConn:
     def __init__(self, port, rng):
         self.port, self.rng = port, rng
@@ -75,9 +115,10 @@ class FuzzConn:
         self.sock = socket.create_connection(("127.0.0.1", self.port), timeout=5)
         self.sock.setblocking(False)
         self.reader = self.rng.random() < 0.7  # the others never read: the gateway must pause them
+        self.binary = self.rng.random() < 0.33  # speaks the binary protocol from its first byte
 
     def step(self):
-        data = message(self.rng)
+        data = binary_message(self.rng) if self.binary else message(self.rng)
         try:
             sent = self.sock.send(data)
             if sent < len(data) and self.rng.random() < 0.5:
@@ -104,6 +145,19 @@ def control_check(port, i):
     out = c.request(b"set control 0 0 %d\r\n%s\r\nget control\r\n" % (len(v), v))
     c.close()
     check(out == b"STORED\r\nVALUE control 0 %d\r\n%s\r\nEND\r\n" % (len(v), v), "control connection got %r" % out)
+    # A binary control connection reads the same pair (GetK: flags, key, value).
+    b = socket.create_connection(("127.0.0.1", port), timeout=120)
+    b.sendall(struct.pack(">BBHBBHIIQ", 0x80, 0x0c, 7, 0, 0, 0, 7, i, 0) + b"control")
+    want = 24 + 4 + 7 + len(v)
+    got = b""
+    while len(got) < want:
+        chunk = b.recv(want - len(got))
+        if not chunk:
+            break
+        got += chunk
+    b.close()
+    check(len(got) == want and got[0] == 0x81 and got[6:8] == b"\0\0" and got[12:16] == struct.pack(">I", i) and
+          got[24 + 4:] == b"control" + v, "binary control connection got %r" % got)
 
 
 def main():
