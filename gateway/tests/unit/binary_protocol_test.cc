@@ -191,5 +191,60 @@ TEST(BinaryProtocol, BadLengthsClose) {
   EXPECT_EQ(c->last, Session::Next::kCloseAfterWrite);
 }
 
+// The fuzz test's control checks (tests/tcp/fuzz_test.py) while fuzz connections send Flush, with the gateway's
+// batch on. A pair stored by an earlier write (the text control check's) may be flushed before a later GetK on
+// another connection reads it: Key not found, memcached's answer too (the check that expected the pair failed).
+// A Set and a GetK sent in one write are processed together: both start before a Flush from another connection
+// is processed (operations take effect in the order started, and the Flush completes the batch first), so the
+// GetK reads what the Set stored.
+TEST(BinaryProtocol, FlushFromAnotherConnectionAndTheControlChecks) {
+  Engine e;
+  e.backend().set_in_flight_starts(true);
+  e.gateway().batch().set_enabled(true);
+  auto process = [](Engine::Conn& c, const std::string& bytes) {
+    c.in.Append(bytes);
+    c.last = c.session->Process(&c.in, &c.out);
+  };
+  auto take = [](Engine::Conn& c) {
+    EXPECT_FALSE(c.session->answers_deferred());
+    std::string out(c.out.view());
+    c.out.Clear();
+    return out;
+  };
+  auto text = e.Connect(), fuzz = e.Connect(), binary = e.Connect();
+  process(*text, "set control 0 0 9\r\ncontrol-0\r\nget control\r\n");
+  EXPECT_TRUE(text->session->answers_deferred());
+  e.gateway().batch().Complete();
+  EXPECT_EQ(take(*text), "STORED\r\nVALUE control 0 9\r\ncontrol-0\r\nEND\r\n");
+  process(*fuzz, Req(0x08, "", "", "", 1));  // Flush, processed before the GetK arrives
+  EXPECT_EQ(Parse(take(*fuzz)).size(), 1u);
+  process(*binary, Req(0x0c, "control", "", "", 2));
+  e.gateway().batch().Complete();
+  std::vector<Res> r = Parse(take(*binary));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, 0x0001);
+  EXPECT_EQ(r[0].key, "control");
+
+  process(*binary, Req(0x01, "control", SetExt(7, 0), "binary-control-1", 3) + Req(0x0c, "control", "", "", 4));
+  EXPECT_TRUE(binary->session->answers_deferred());
+  process(*fuzz, Req(0x08, "", "", "", 5));  // completes the batch, then flushes
+  EXPECT_EQ(Parse(take(*fuzz)).size(), 1u);
+  r = Parse(take(*binary));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].op, 0x01);
+  EXPECT_EQ(r[0].status, 0u);
+  EXPECT_EQ(r[0].opaque, 3u);
+  EXPECT_EQ(r[1].op, 0x0c);
+  EXPECT_EQ(r[1].status, 0u);
+  EXPECT_EQ(r[1].opaque, 4u);
+  EXPECT_EQ(r[1].ext, Be(7, 4));
+  EXPECT_EQ(r[1].key, "control");
+  EXPECT_EQ(r[1].value, "binary-control-1");
+  process(*binary, Req(0x0c, "control", "", "", 6));
+  e.gateway().batch().Complete();
+  r = Parse(take(*binary));
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].status, 0x0001);  // the flush came after
+}
 }  // namespace
 }  // namespace shmemcached
