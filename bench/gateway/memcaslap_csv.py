@@ -2,14 +2,15 @@
 """Runs memcaslap (libmemcached-tools) against one memcached-protocol server and writes its result as CSV rows.
 
   memcaslap_csv.py --server HOST:PORT --system LABEL --transport LABEL --conns N --value-size B --seconds S
-                   --csv FILE [--set-ratio R] [--exp-ratio E]
+                   --csv FILE [--set-ratio R] [--exp-ratio E] [--binary]
 
 One row per operation kind (get, set, total): events, latency min / mean / geometric mean / max in us as
 memcaslap reports them, the p50 and p99 estimated from memcaslap's log2 latency histogram (the upper edge of the
 bucket that holds the quantile: coarse by design, a factor of 2), and the run's operations per second. memcaslap
 runs --conns concurrent connections on one thread, 90% gets / 10% sets (its default mix) of fixed-size values;
 --set-ratio R makes sets that share of the commands (a memcaslap -F configuration: 16-byte keys), --exp-ratio E
-gives that share of the objects an exptime (memcaslap -e: its sets then carry exptime 60).
+gives that share of the objects an exptime (memcaslap -e: its sets then carry exptime 60), --binary speaks
+memcached's binary protocol (memcaslap -B).
 """
 import argparse
 import os
@@ -70,6 +71,7 @@ def main():
     p.add_argument("--csv", required=True)
     p.add_argument("--set-ratio", type=float, default=None)
     p.add_argument("--exp-ratio", type=float, default=None)
+    p.add_argument("--binary", action="store_true", help="memcached's binary protocol (memcaslap -B)")
     a = p.parse_args()
     cmd = ["memcaslap", "-s", a.server, "-c", str(a.conns), "-T", "1", "-t", "%ds" % a.seconds,
            "-X", str(a.value_size), "-S", "%ds" % (a.seconds + 1)]
@@ -82,6 +84,8 @@ def main():
         cmd += ["-F", config.name]
     if a.exp_ratio is not None:
         cmd += ["-e", "%g" % a.exp_ratio]
+    if a.binary:
+        cmd += ["-B"]
     print("running:", " ".join(cmd), flush=True)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                        timeout=a.seconds * 4 + 30)

@@ -31,6 +31,15 @@ Status GatewayContext::FlushAll(uint64_t delay_ms) {
   return Status::kOk;
 }
 
+Status GatewayContext::FlushAllAfter(int32_t exptime) {
+  uint64_t delay_ms = 0;
+  if (exptime > 0) {
+    Expiry when = ExpiryFrom(exptime);
+    delay_ms = when.expired ? 0 : when.ttl_ms;
+  }
+  return FlushAll(delay_ms);
+}
+
 int64_t GatewayContext::RunDueFlush() {
   if (flush_at_unix_ms_ == 0) return -1;
   uint64_t now = clock_->NowUnixMs();

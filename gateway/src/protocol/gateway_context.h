@@ -88,6 +88,9 @@ class GatewayContext {
   // flush_all: delay_ms == 0 flushes now (and cancels a pending delayed flush, as memcached's newer
   // oldest_live replaces the older); otherwise every pair stored before now + delay_ms goes at that time.
   Status FlushAll(uint64_t delay_ms);
+  // flush_all with memcached's exptime argument (text `flush_all [exptime]`, binary Flush's expiration): 0 or
+  // less, or a time already passed, flushes now; otherwise FlushAll with the delay until then.
+  Status FlushAllAfter(int32_t exptime);
   // Runs a delayed flush that is due. Returns the milliseconds until the next one, or -1 if none is pending
   // (the event loop's timeout).
   int64_t RunDueFlush();

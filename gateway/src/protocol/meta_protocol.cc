@@ -296,34 +296,24 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   Backend& b = s.backend();
   uint64_t value = 0;
   bool created = false;
-  Status st = ApplyDelta(b, key, incr, of.delta, &value);
-  // Auto-create on a miss (N): an add of the initial value, which only fails if another client created the
-  // key meanwhile, in which case its counter is the one to update.
-  for (int attempt = 0; st == Status::kNotFound && of.vivify && attempt < 8; ++attempt) {
-    // The created pair's TTL: of T and N, whichever comes last (memcached applies them in token order).
+  Status st;
+  if (of.vivify) {
+    // Auto-create on a miss (N). The created pair's TTL: of T and N, whichever comes last (memcached applies
+    // them in token order).
     Expiry ttl = of.autoviv_exptime;
     for (size_t i = 2; i + 1 < ntokens; ++i) {
       if (tokens[i].value[0] == 'T') ttl = of.exptime;
       if (tokens[i].value[0] == 'N') ttl = of.autoviv_exptime;
     }
-    StoreRequest r;
-    r.verb = StoreVerb::kAdd;
-    r.key = key;
-    std::string initial = Decimal(of.initial);
-    r.value = initial;
-    r.expiry = ttl;
     uint64_t cas_out;
-    StoreOutcome outcome = ExecuteStore(s.gateway(), r, &cas_out);
-    if (outcome == StoreOutcome::kStored) {
-      created = true;
-      value = of.initial;
-      st = Status::kOk;
-    } else if (outcome == StoreOutcome::kNotStored) {
-      st = ApplyDelta(b, key, incr, of.delta, &value);
-    } else {
-      s.OutErrString(StoreOutcomeLine(outcome));
+    StoreOutcome failure = StoreOutcome::kStored;  // unchanged unless the add failed
+    st = IncrOrCreate(s.gateway(), key, incr, of.delta, of.initial, ttl, &value, &created, &cas_out, &failure);
+    if (failure != StoreOutcome::kStored) {
+      s.OutErrString(StoreOutcomeLine(failure));
       return;
     }
+  } else {
+    st = ApplyDelta(b, key, incr, of.delta, &value);
   }
   if (st == Status::kOk && !created && touch) TouchPair(b, key, of.exptime);
   std::string answer =

@@ -36,14 +36,14 @@ void AppendValue(ByteQueue& out, std::string_view key, std::string_view value, u
   out.Append("\r\n", 2);
 }
 
-// One batch of a get/gets: a burst of backend reads whose answer (a VALUE entry per hit) is deferred until the
-// burst completes (answer_batch.h). A value larger than its batch buffer is fetched alone when the answer is
-// written; the session starts no store before that (Session::reads_deferred).
+// One batch of a get/gets (or of a run of binary gets): a burst of backend reads whose answer (one entry per key,
+// written by the command's GetItemWriter) is deferred until the burst completes (answer_batch.h). A value larger
+// than its batch buffer is fetched alone when the answer is written; the session starts no store before that
+// (Session::reads_deferred).
 class DeferredGet final : public DeferredAnswer {
  public:
-  DeferredGet(GatewayContext& gateway, std::vector<std::string> keys, bool return_cas, bool discard)
-      : gateway_(gateway), keys_(std::move(keys)), items_(keys_.size()), return_cas_(return_cas),
-        discard_(discard) {}
+  DeferredGet(GatewayContext& gateway, std::vector<std::string> keys, GetItemWriter writer)
+      : gateway_(gateway), keys_(std::move(keys)), items_(keys_.size()), writer_(std::move(writer)) {}
 
   void Start() override {
     started_ = true;
@@ -61,7 +61,8 @@ class DeferredGet final : public DeferredAnswer {
   void Write(ByteQueue& out) override {
     if (in_flight_ != nullptr) in_flight_->Finish();
     Counters& c = gateway_.counters();
-    for (MultiGetItem& item : items_) {
+    for (size_t i = 0; i < items_.size(); ++i) {
+      MultiGetItem& item = items_[i];
       if (status_ != Status::kOk) item.status = Status::kError;
       ++c.cmd_get;
       if (item.status == Status::kBufferTooSmall) {
@@ -70,11 +71,11 @@ class DeferredGet final : public DeferredAnswer {
       }
       if (item.status == Status::kOk) {
         ++c.get_hits;
-        if (!discard_) AppendValue(out, item.key, item.value, item.flags, item.cas, return_cas_);
       } else {
         if (item.status != Status::kNotFound) ++c.backend_errors;  // faults read as misses
         ++c.get_misses;
       }
+      writer_(out, i, item);
     }
   }
 
@@ -82,8 +83,7 @@ class DeferredGet final : public DeferredAnswer {
   GatewayContext& gateway_;
   std::vector<std::string> keys_;
   std::vector<MultiGetItem> items_;  // keys point into keys_
-  bool return_cas_;
-  bool discard_;  // a later key was too long: count, but answer CLIENT_ERROR instead
+  GetItemWriter writer_;
   bool started_ = false;
   Status status_ = Status::kOk;
   std::unique_ptr<InFlight> in_flight_;  // declared last: destroyed (finished) before the buffers it fills
@@ -108,8 +108,13 @@ class Batch {
   bool RunGet(size_t begin, size_t end) {
     std::vector<std::string> keys(std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(begin)),
                                   std::make_move_iterator(r_.keys.begin() + static_cast<ptrdiff_t>(end)));
-    auto get = std::make_unique<DeferredGet>(s_.gateway(), std::move(keys), r_.return_cas, discard_);
-    s_.Defer(std::move(get), DeferredAnswer::kRead);
+    DeferGets(s_, std::move(keys),
+              [return_cas = r_.return_cas, discard = discard_](ByteQueue& out, size_t, const MultiGetItem& item) {
+                // A later key was too long: counted, but the command answers CLIENT_ERROR instead.
+                if (item.status == Status::kOk && !discard) {
+                  AppendValue(out, item.key, item.value, item.flags, item.cas, return_cas);
+                }
+              });
     return true;
   }
 
@@ -141,6 +146,10 @@ class Batch {
 };
 
 }  // namespace
+
+void DeferGets(Session& s, std::vector<std::string> keys, GetItemWriter writer) {
+  s.Defer(std::make_unique<DeferredGet>(s.gateway(), std::move(keys), std::move(writer)), DeferredAnswer::kRead);
+}
 
 bool ContinueRetrieval(Session& s, Retrieval& r) {
   Batch batch(s, r);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "protocol/binary_protocol.h"
 #include "protocol/meta_protocol.h"
 #include "protocol/retrieval.h"
 #include "protocol/text_protocol.h"
@@ -138,7 +139,9 @@ bool Session::TakeCommandLine(ByteQueue* in) {
 void Session::CompleteStore() {
   std::unique_ptr<PendingStore> p = std::move(pending_);
   state_ = State::kCommand;
-  if (p->meta) {
+  if (p->binary) {
+    CompleteBinaryStore(*this, std::move(p));
+  } else if (p->meta) {
     CompleteMetaStore(*this, std::move(p));
   } else {
     CompleteTextStore(*this, std::move(p));
@@ -175,11 +178,12 @@ Session::Next Session::Process(ByteQueue* in, ByteQueue* out) {
         if (in->empty()) return Next::kNeedInput;
         if (!negotiated_) {
           negotiated_ = true;
-          // memcached switches to its binary protocol on this byte; the gateway does not speak it.
-          if (static_cast<unsigned char>(in->data()[0]) == kBinaryRequestMagic) {
-            CloseNow();
-            break;
-          }
+          // memcached switches to its binary protocol on this byte, for the connection's life.
+          binary_ = static_cast<unsigned char>(in->data()[0]) == kBinaryRequestMagic;
+        }
+        if (binary_) {
+          if (!ProcessBinaryPacket(*this, in)) return Next::kNeedInput;
+          break;
         }
         if (!TakeCommandLine(in)) {
           if (close_ != Next::kNeedInput) break;

@@ -37,25 +37,30 @@ struct MetaReturnFlag {
 // A storage command waiting for its data block.
 struct PendingStore {
   bool meta = false;  // ms: answers HD/NS/EX/NF with return flags; else set/add/replace/append/prepend/cas
+  bool binary = false;  // a binary Set/Add/Replace/Append/Prepend: the block is the value, without "\r\n"
+  uint8_t opcode = 0;   // binary: the request's opcode and opaque, echoed in the response
+  uint32_t opaque = 0;
   StoreVerb verb = StoreVerb::kSet;
   std::string key;
   bool key_binary = false;  // ms b: the key was base64; k returns it encoded
   uint32_t flags = 0;
   Expiry expiry;
   uint64_t cas = 0;
-  bool quiet = false;       // ms q: HD is not sent
+  bool quiet = false;       // ms q: HD is not sent; binary quiet opcode: success is not sent
   std::vector<MetaReturnFlag> returns;
-  size_t block_len = 0;     // data length + 2 ("\r\n")
+  size_t block_len = 0;     // data length + 2 ("\r\n"); binary: the value's length
   std::string block;        // what has arrived of the data block
 
   // A complete block must end in "\r\n"; otherwise memcached answers "bad data chunk".
-  bool block_ok() const { return block.size() >= 2 && block.compare(block.size() - 2, 2, "\r\n") == 0; }
+  bool block_ok() const {
+    return binary || (block.size() >= 2 && block.compare(block.size() - 2, 2, "\r\n") == 0);
+  }
   // The store this command asks for (valid while the PendingStore lives).
   StoreRequest request() const {
     StoreRequest r;
     r.verb = verb;
     r.key = key;
-    r.value = std::string_view(block).substr(0, block.size() - 2);
+    r.value = std::string_view(block).substr(0, block.size() - (binary ? 0 : 2));
     r.flags = flags;
     r.expiry = expiry;
     r.cas = cas;
@@ -88,7 +93,7 @@ class Session {
     kNeedInput,        // all complete input is processed; read more
     kOutputFull,       // paused while the output drains below the high-water mark; call Process again then
     kCloseAfterWrite,  // send what is queued, then close (quit, an oversized get line)
-    kCloseNow,         // close without sending more (memcached's answer to garbage, HTTP and binary protocol)
+    kCloseNow,         // close without sending more (memcached's answer to garbage and HTTP)
   };
 
   explicit Session(GatewayContext* gateway) : gateway_(gateway) {}
@@ -159,6 +164,7 @@ class Session {
   State state_ = State::kCommand;
   Next close_ = Next::kNeedInput;  // kNeedInput = not closing
   bool negotiated_ = false;        // the first byte decided the protocol
+  bool binary_ = false;            // it was 0x80: memcached's binary protocol (binary_protocol.h)
   bool noreply_ = false;
   std::string line_;
   std::unique_ptr<PendingStore> pending_;

@@ -14,30 +14,17 @@ namespace shmemcached {
 
 namespace {
 
+// The rows of one report, in memcached's order.
 class StatLines {
  public:
-  void Add(std::string_view name, uint64_t value) {
-    Begin(name);
-    AppendDecimal(&text_, value);
-    text_.append("\r\n");
-  }
+  explicit StatLines(StatsRows* rows) : rows_(rows) {}
+  void Add(std::string_view name, uint64_t value) { rows_->emplace_back(std::string(name), Decimal(value)); }
   void Add(std::string_view name, std::string_view value) {
-    Begin(name);
-    text_.append(value);
-    text_.append("\r\n");
-  }
-  std::string Finish() {
-    text_.append("END\r\n");
-    return std::move(text_);
+    rows_->emplace_back(std::string(name), std::string(value));
   }
 
  private:
-  void Begin(std::string_view name) {
-    text_.append("STAT ");
-    text_.append(name);
-    text_.push_back(' ');
-  }
-  std::string text_;
+  StatsRows* rows_;
 };
 
 std::string Seconds(const timeval& tv) {
@@ -46,12 +33,12 @@ std::string Seconds(const timeval& tv) {
   return buf;
 }
 
-std::string GeneralStats(GatewayContext& g) {
+void GeneralStats(GatewayContext& g, StatsRows* rows) {
   const Counters& c = g.counters();
   uint64_t now_ms = g.clock().NowUnixMs();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  StatLines s;
+  StatLines s(rows);
   s.Add("pid", static_cast<uint64_t>(getpid()));
   s.Add("uptime", (now_ms - g.start_unix_ms()) / 1000);
   s.Add("time", now_ms / 1000);
@@ -94,31 +81,29 @@ std::string GeneralStats(GatewayContext& g) {
   s.Add("gateway_poll_turns", c.poll_turns);
   s.Add("gateway_poll_idle_turns", c.poll_idle_turns);
   s.Add("gateway_backend_errors", c.backend_errors);
-  std::vector<StatRow> rows;
-  if (g.backend().Stats(&rows) == Status::kOk) {
-    for (const StatRow& r : rows) s.Add(r.first, r.second);
+  std::vector<StatRow> job;
+  if (g.backend().Stats(&job) == Status::kOk) {
+    for (const StatRow& r : job) s.Add(r.first, r.second);
   } else {
     s.Add("gateway_backend_stats_unavailable", 1);
   }
-  return s.Finish();
 }
 
-std::string SettingsStats(GatewayContext& g) {
+void SettingsStats(GatewayContext& g, std::string_view protocol, StatsRows* rows) {
   const Limits& l = g.limits();
-  StatLines s;
+  StatLines s(rows);
   s.Add("maxconns", g.max_connections());
   s.Add("verbosity", g.verbosity());
   s.Add("item_size_max", l.max_value_length);
   s.Add("key_size_max", l.max_key_length);
   s.Add("cas_enabled", "yes");
   s.Add("flush_enabled", g.backend().CanFlushAll() ? "yes" : "no");
-  s.Add("binding_protocol", "ascii");
+  s.Add("binding_protocol", protocol);
   s.Add("gateway_max_get_line", l.max_get_line);
   s.Add("gateway_output_high_water", l.output_high_water);
   s.Add("gateway_batch_keys", l.batch_keys);
   s.Add("gateway_batch_value_bytes", l.batch_value_bytes);
   s.Add("gateway_max_burst", l.max_burst);
-  return s.Finish();
 }
 
 void ResetCounters(Counters& c) {
@@ -129,18 +114,42 @@ void ResetCounters(Counters& c) {
 
 }  // namespace
 
-void ProcessStats(Session& s, Token* tokens, size_t ntokens) {
-  GatewayContext& g = s.gateway();
+StatsKind CollectStats(GatewayContext& g, std::string_view sub, std::string_view protocol, StatsRows* rows) {
   g.batch().Complete();  // the counters include every command before this one (and `stats reset` clears them)
-  if (ntokens == 2) {
-    s.out().Append(GeneralStats(g));
-  } else if (std::strcmp(tokens[1].value, "reset") == 0) {
+  if (sub.empty()) {
+    GeneralStats(g, rows);
+    return StatsKind::kRows;
+  }
+  if (sub == "reset") {
     ResetCounters(g.counters());
-    s.OutString("RESET");
-  } else if (std::strcmp(tokens[1].value, "settings") == 0) {
-    s.out().Append(SettingsStats(g));
-  } else {
-    s.OutString("ERROR");
+    return StatsKind::kReset;
+  }
+  if (sub == "settings") {
+    SettingsStats(g, protocol, rows);
+    return StatsKind::kRows;
+  }
+  return StatsKind::kUnknown;
+}
+
+void ProcessStats(Session& s, Token* tokens, size_t ntokens) {
+  StatsRows rows;
+  std::string_view sub = ntokens == 2 ? std::string_view() : std::string_view(tokens[1].value);
+  switch (CollectStats(s.gateway(), sub, "ascii", &rows)) {
+    case StatsKind::kRows: {
+      std::string text;
+      for (const auto& row : rows) {
+        text.append("STAT ");
+        text.append(row.first);
+        text.push_back(' ');
+        text.append(row.second);
+        text.append("\r\n");
+      }
+      text.append("END\r\n");
+      s.out().Append(text);
+      break;
+    }
+    case StatsKind::kReset: s.OutString("RESET"); break;
+    case StatsKind::kUnknown: s.OutString("ERROR"); break;
   }
 }
 

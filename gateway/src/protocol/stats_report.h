@@ -8,8 +8,21 @@
 #include "protocol/session.h"
 #include "protocol/tokenizer.h"
 
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
 namespace shmemcached {
 
+using StatsRows = std::vector<std::pair<std::string, std::string>>;
+enum class StatsKind { kRows, kReset, kUnknown };
+// What `stats [sub]` reports, whatever the protocol (completes the answer batch first): sub empty (the general
+// report) or "settings" (binding_protocol: `protocol`) give kRows with *rows appended; "reset" clears the
+// counters (kReset, no rows); any other subcommand is not served (kUnknown).
+StatsKind CollectStats(GatewayContext& g, std::string_view sub, std::string_view protocol, StatsRows* rows);
+
+// The text protocol's `stats`: "STAT <name> <value>" lines and END, RESET, or ERROR.
 void ProcessStats(Session& s, Token* tokens, size_t ntokens);
 
 }  // namespace shmemcached

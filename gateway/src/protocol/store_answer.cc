@@ -3,6 +3,7 @@
 #include <string_view>
 #include <utility>
 
+#include "protocol/binary_protocol.h"
 #include "protocol/meta_protocol.h"
 #include "protocol/storage.h"
 
@@ -20,6 +21,10 @@ class StoreAnswer final : public DeferredAnswer {
   bool Ready() override { return store_.Ready(); }
   void Write(ByteQueue& out) override {
     StoreOutcome outcome = store_.Finish();
+    if (p_->binary) {
+      AppendBinaryStoreAnswer(out, *p_, outcome, store_.cas());
+      return;
+    }
     if (p_->meta) {
       AppendMetaStoreAnswer(out, *p_, outcome, store_.cas());
       return;

@@ -166,12 +166,7 @@ void ProcessFlushAll(Session& s, Token* tokens, size_t ntokens) {
     s.OutString("CLIENT_ERROR invalid exptime argument");
     return;
   }
-  uint64_t delay_ms = 0;
-  if (exptime > 0) {
-    Expiry when = s.gateway().ExpiryFrom(exptime);
-    delay_ms = when.expired ? 0 : when.ttl_ms;
-  }
-  Status st = s.gateway().FlushAll(delay_ms);
+  Status st = s.gateway().FlushAllAfter(exptime);
   s.OutString(st == Status::kOk ? std::string_view("OK") : BackendFailureLine(st));
 }
 

@@ -99,29 +99,31 @@ std::string_view TouchAnswerLine(Counters& c, Status st) {
   return BackendFailureLine(st);
 }
 
+void CountArithmetic(Counters& c, bool incr, Status st) {
+  if (st == Status::kOk) ++(incr ? c.incr_hits : c.decr_hits);
+  if (st == Status::kNotFound) ++(incr ? c.incr_misses : c.decr_misses);
+}
+
 std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t value) {
+  CountArithmetic(c, incr, st);
   switch (st) {
-    case Status::kOk:
-      ++(incr ? c.incr_hits : c.decr_hits);
-      return Decimal(value);
+    case Status::kOk: return Decimal(value);
     case Status::kNotNumeric: return "CLIENT_ERROR cannot increment or decrement non-numeric value";
     case Status::kNoSpace: return "SERVER_ERROR out of memory";
-    case Status::kNotFound:
-      ++(incr ? c.incr_misses : c.decr_misses);
-      return "NOT_FOUND";
+    case Status::kNotFound: return "NOT_FOUND";
     default: return std::string(BackendFailureLine(st));
   }
 }
 
+void CountDelete(Counters& c, Status st) {
+  if (st == Status::kOk) ++c.delete_hits;
+  if (st == Status::kNotFound) ++c.delete_misses;
+}
+
 std::string_view DeleteAnswerLine(Counters& c, Status st) {
-  if (st == Status::kOk) {
-    ++c.delete_hits;
-    return "DELETED";
-  }
-  if (st == Status::kNotFound) {
-    ++c.delete_misses;
-    return "NOT_FOUND";
-  }
+  CountDelete(c, st);
+  if (st == Status::kOk) return "DELETED";
+  if (st == Status::kNotFound) return "NOT_FOUND";
   return BackendFailureLine(st);
 }
 

@@ -21,6 +21,11 @@ std::string_view TouchAnswerLine(Counters& c, Status st);
 // value", ...); counts it (incr_*/decr_*).
 std::string ArithmeticAnswerLine(Counters& c, bool incr, Status st, uint64_t value);
 
+// The counters of an incr/decr (incr_hits, decr_misses, ...) and of a delete (delete_*) for the backend's status,
+// whatever protocol answers it.
+void CountArithmetic(Counters& c, bool incr, Status st);
+void CountDelete(Counters& c, Status st);
+
 // delete's answer line for the backend's status ("DELETED", "NOT_FOUND", ...); counts it (delete_*).
 std::string_view DeleteAnswerLine(Counters& c, Status st);
 

@@ -73,8 +73,16 @@ TEST(Session, LineWithoutNewlineLimit) {
 TEST(Session, ProtocolsMemcachedHangsUpOn) {
   Engine e;
   auto bin = e.Connect();
-  e.Feed(*bin, Bytes("\x80\x00\x00\x00"));  // binary protocol magic as the first byte
-  EXPECT_EQ(bin->last, Session::Next::kCloseNow);
+  // The first byte 0x80 selects the binary protocol (binary_protocol_test.cc); a later packet without the
+  // request magic is hung up on (after sending what was answered before), as memcached does.
+  std::string noop(24, '\0');
+  noop[0] = '\x80';
+  noop[1] = '\x0a';
+  EXPECT_EQ(e.Feed(*bin, noop).size(), 24u);
+  EXPECT_EQ(e.Feed(*bin, "get x\r\n"), "");  // a header is 24 bytes: not judged yet
+  EXPECT_EQ(bin->last, Session::Next::kNeedInput);
+  EXPECT_EQ(e.Feed(*bin, "get y\r\nget z\r\nget w\r\n"), "");
+  EXPECT_EQ(bin->last, Session::Next::kCloseAfterWrite);
   auto later = e.Connect();
   EXPECT_EQ(e.Feed(*later, "version\r\n\x80 x\r\n"), "VERSION 1.6.18-test\r\nERROR\r\n");  // only the first byte
   auto http = e.Connect();
