@@ -53,7 +53,8 @@ int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const O
   std::vector<std::unique_ptr<ShmemcacheBackend>> backends;
   std::vector<std::unique_ptr<GatewayContext>> contexts;
   std::vector<GatewayContext*> raw;
-  for (int i = 0; i < o.threads; ++i) {
+  const int threads = o.threads > 0 ? o.threads : DefaultThreads();
+  for (int i = 0; i < threads; ++i) {
     backends.push_back(
         std::make_unique<ShmemcacheBackend>(cache, config, o.wait_spin_us < 0 ? -1 : int64_t{o.wait_spin_us} * 1000));
     contexts.push_back(
@@ -71,7 +72,7 @@ int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const O
     std::_Exit(1);
   }
   std::printf("shmemcached: gateway %d listening on %s:%d (pid %d), %d threads\n", rank, o.host.c_str(),
-              server.port(), static_cast<int>(getpid()), o.threads);
+              server.port(), static_cast<int>(getpid()), threads);
   std::fflush(stdout);
   server.set_poll_spin_us(o.poll_spin_us);
   server.set_poll_nap_us(o.poll_nap_us);

@@ -1,5 +1,8 @@
 #include "app/options.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +40,12 @@ bool ParseInt(const char* text, long min, long max, long* out) {
 
 }  // namespace
 
+int DefaultThreads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return kDefaultThreads;
+  return std::max(1, std::min(kDefaultThreads, CPU_COUNT(&set)));
+}
+
 std::string Usage(const char* program) {
   std::string p = program;
   return "Usage: scripts/shmemcached.sh [options]     (or: scripts/oshrun.sh -np N " + p + " [options])\n"
@@ -47,11 +56,11 @@ std::string Usage(const char* program) {
          "                            PORT+k; PORT 0 picks free ports; each gateway prints where it listens\n"
          "  --servers N               server PEs (default: SHMEMCACHE_NUM_SERVERS, else 1)\n"
          "  -t, --threads N           event-loop threads per gateway (default " + std::to_string(kDefaultThreads) +
-         ", as memcached's -t):\n"
-         "                            each serves its share of the connections (handed out round-robin) with its\n"
-         "                            own epoll loop over the PE's one shmemcache handle; idle ones sleep. One\n"
-         "                            thread can take only one core: with fewer, a gateway PE serves at most\n"
-         "                            half of what memcached -t 2 does on 2 cores (gateway/README.md)\n"
+         " as memcached's -t, or the CPUs\n"
+         "                            it may run on if fewer: here " + std::to_string(DefaultThreads()) +
+         "); each serves its share of the\n"
+         "                            connections (handed out round-robin) with its own epoll loop over the PE's\n"
+         "                            one shmemcache handle; idle ones sleep (gateway/README.md, Threads)\n"
          "  --max-connections N       connections per gateway, all threads together (default 1024); more get\n"
          "                            \"ERROR Too many open connections\"\n"
          "  --max-get-line BYTES      longest get/gets line (default 256K); longer closes the connection with\n"

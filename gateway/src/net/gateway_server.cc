@@ -169,15 +169,16 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       }
     }
     if (events < 0) break;
-    // For `stats` on the gateway's other threads (the counts live in this thread's answer batch).
-    counters.bursts.set(gateway_->batch().batches());
-    counters.burst_operations.set(gateway_->batch().batched_operations());
     if (poll_spin_us_ < 0) {
       CompleteAnswers();
     } else if (PollAnswers() || events > 0 || !polling) {
       busy_at = NowNs();
       nap_ns = kFirstNapNs;
     }
+    // For `stats` on the gateway's other threads (the counts live in this thread's answer batch), after the
+    // turn's completions: a thread that then sleeps has published all it did.
+    counters.bursts.set(gateway_->batch().batches());
+    counters.burst_operations.set(gateway_->batch().batched_operations());
     closed_.clear();
   }
   CompleteAnswers();
