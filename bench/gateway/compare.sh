@@ -3,7 +3,11 @@
 # once and driven in turn (system after system inside every repeat, connection count and value size), so that
 # every system sees the same machine load:
 #   bench/gateway/compare.sh --bin LABEL=BIN [--bin LABEL=BIN ...] [--repeat N] [--seconds S]
-#                            [--conns "1 8 16 32"] [--sizes "32 4096"] [--no-memcached] --out DIR
+#                            [--conns "1 8 16 32"] [--sizes "32 4096"] [--no-memcached] [--client-threads N]
+#                            [--server-cpus LIST] [--client-cpus LIST] --out DIR
+# BIN may carry shmemcached options after it (--bin 't2=build/gateway/shmemcached --threads 2'). --client-threads:
+# memcaslap -T (at most the connections). --server-cpus / --client-cpus: taskset -c lists for the servers
+# (memcached, every PE of a job) and for memcaslap (default: no taskset).
 # Each shmemcached is 1 server PE + 1 gateway PE (scripts/shmemcached.sh's defaults), memcached runs -t 2: the
 # same two cores. Idle systems cost nothing while another is measured (memcached and the gateways sleep in
 # epoll_wait, an idle server sleeps on its doorbell). Writes DIR/compare.csv (label, repeat, load average, then
@@ -12,7 +16,8 @@
 # ratio to memcached.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-repeat=3 seconds=2 conns="1 8 16 32" sizes="32 4096" out="" memcached=1
+repeat=3 seconds=2 conns="1 8 16 32" sizes="32 4096" out="" memcached=1 client_threads=1
+server_pin=() client_pin=()
 bins=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -22,6 +27,9 @@ while [ $# -gt 0 ]; do
     --conns) conns="$2"; shift 2 ;;
     --sizes) sizes="$2"; shift 2 ;;
     --no-memcached) memcached=0; shift ;;
+    --client-threads) client_threads="$2"; shift 2 ;;
+    --server-cpus) server_pin=(taskset -c "$2"); shift 2 ;;
+    --client-cpus) client_pin=(taskset -c "$2"); shift 2 ;;
     --out) out="$2"; shift 2 ;;
     *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -47,14 +55,16 @@ if [ $memcached = 1 ]; then
   user=()
   [ "$(id -u)" -eq 0 ] && user=(-u nobody)
   port="$(free_port)"
-  memcached "${user[@]}" -l 127.0.0.1 -p "$port" -m 256 -t 2 -U 0 > "$out/memcached.log" 2>&1 &
+  "${server_pin[@]}" memcached "${user[@]}" -l 127.0.0.1 -p "$port" -m 256 -t 2 -U 0 > "$out/memcached.log" 2>&1 &
   pids+=($!) labels+=(memcached) ports+=("$port")
   wait_port "$port" "$!" || { echo "compare.sh: memcached did not start" >&2; exit 1; }
 fi
 for b in "${bins[@]}"; do
   port="$(free_port)"
-  SHMEMCACHED_BIN="${b#*=}" SHMEMCACHED_NP=2 SHMEMCACHE_JOB_TIMEOUT=0 SHMEMCACHE_SERVER_MEMORY_BYTES=256M \
-    "$root/scripts/shmemcached.sh" --listen "127.0.0.1:$port" > "$out/shmemcached_${b%%=*}.log" 2>&1 &
+  read -r -a bin_args <<< "${b#*=}"
+  SHMEMCACHED_BIN="${bin_args[0]}" SHMEMCACHED_NP=2 SHMEMCACHE_JOB_TIMEOUT=0 SHMEMCACHE_SERVER_MEMORY_BYTES=256M \
+    "${server_pin[@]}" "$root/scripts/shmemcached.sh" --listen "127.0.0.1:$port" "${bin_args[@]:1}" \
+    > "$out/shmemcached_${b%%=*}.log" 2>&1 &
   pids+=($!) labels+=("${b%%=*}") ports+=("$port")
   wait_port "$port" "$!" || { echo "compare.sh: ${b%%=*} did not start (see $out)" >&2; exit 1; }
 done
@@ -66,7 +76,7 @@ for r in $(seq "$repeat"); do
       for i in "${!labels[@]}"; do
         load="$(cut -d' ' -f1 /proc/loadavg)"
         log="$out/memcaslap_${labels[$i]}_r${r}_c${c}_s$s.log"
-        python3 "$root/bench/gateway/memcaslap_csv.py" --server "127.0.0.1:${ports[$i]}" --system "${labels[$i]}" \
+        "${client_pin[@]}" python3 "$root/bench/gateway/memcaslap_csv.py" --client-threads "$client_threads" --server "127.0.0.1:${ports[$i]}" --system "${labels[$i]}" \
           --conns "$c" --value-size "$s" --seconds "$seconds" --csv "$out/one.csv" > "$log" 2>&1 ||
           { echo "compare.sh: memcaslap failed (see $log)" >&2; continue; }
         if [ $header_written = 0 ]; then

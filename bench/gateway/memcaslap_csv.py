@@ -72,8 +72,9 @@ def main():
     p.add_argument("--set-ratio", type=float, default=None)
     p.add_argument("--exp-ratio", type=float, default=None)
     p.add_argument("--binary", action="store_true", help="memcached's binary protocol (memcaslap -B)")
+    p.add_argument("--client-threads", type=int, default=1, help="memcaslap -T (at most --conns)")
     a = p.parse_args()
-    cmd = ["memcaslap", "-s", a.server, "-c", str(a.conns), "-T", "1", "-t", "%ds" % a.seconds,
+    cmd = ["memcaslap", "-s", a.server, "-c", str(a.conns), "-T", str(min(a.client_threads, a.conns)), "-t", "%ds" % a.seconds,
            "-X", str(a.value_size), "-S", "%ds" % (a.seconds + 1)]
     config = None
     if a.set_ratio is not None:

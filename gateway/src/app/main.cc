@@ -2,23 +2,30 @@
 // 0..servers-1 serve the cache (shmemcache_serve); every other PE is a gateway: a shmemcache client with an
 // event loop that speaks memcached's text and meta protocols on TCP.
 //
-// Shutdown (app/stop_signals.h): the stop signals are blocked from the start; a gateway reads them from a
-// signalfd in its event loop, closes its connections and calls shmemcache_finalize, which tells the servers it
-// is done. Servers leave them pending and return from
+// A gateway PE runs --threads event loops (net/gateway_threads.h), each with its own Backend object over the
+// PE's one shmemcache handle (the library serves a handle's threads side by side: include/shmemcache/shmemcache.h,
+// "Threads"; shmemcache_init always asks OpenSHMEM for SHMEM_THREAD_MULTIPLE, so one thread runs at the level it
+// always did).
+//
+// Shutdown (app/stop_signals.h): the stop signals are blocked from the start (in every thread); a gateway's first
+// thread reads them from a signalfd in its event loop, every thread closes its connections, and once all have
+// returned the PE calls shmemcache_finalize (once), which tells the servers it is done. Servers leave them pending and return from
 // shmemcache_serve once every gateway has finalized; then every PE has finalized and the job exits 0.
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <shmemcache/shmemcache.h>
 
 #include "app/options.h"
 #include "app/stop_signals.h"
 #include "backend/shmemcache_backend.h"
-#include "net/gateway_server.h"
+#include "net/gateway_threads.h"
 #include "protocol/gateway_context.h"
 
 namespace shmemcached {
@@ -39,11 +46,23 @@ int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const O
   // The naps of a wait (backend/request_wait.h) and of the event loop's polling (net/gateway_server.h) last
   // microseconds: the default timer slack (50 us) would stretch each of them to the slack.
   if (o.wait_spin_us >= 0 || (o.poll_spin_us >= 0 && o.poll_nap_us > 0)) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-  ShmemcacheBackend backend(cache, config, o.wait_spin_us < 0 ? -1 : int64_t{o.wait_spin_us} * 1000);
   SystemClock clock;
-  GatewayContext gateway(&backend, &clock, o.limits, VersionString());
-  gateway.set_max_connections(o.max_connections);
-  GatewayServer server(&gateway);
+  GatewayShared shared;
+  // One backend and context per thread (the backend's buffers and wait state are its thread's); joined to
+  // `shared` in thread order.
+  std::vector<std::unique_ptr<ShmemcacheBackend>> backends;
+  std::vector<std::unique_ptr<GatewayContext>> contexts;
+  std::vector<GatewayContext*> raw;
+  const int threads = o.threads > 0 ? o.threads : DefaultThreads();
+  for (int i = 0; i < threads; ++i) {
+    backends.push_back(
+        std::make_unique<ShmemcacheBackend>(cache, config, o.wait_spin_us < 0 ? -1 : int64_t{o.wait_spin_us} * 1000));
+    contexts.push_back(
+        std::make_unique<GatewayContext>(backends.back().get(), &clock, o.limits, VersionString(), &shared));
+    contexts.back()->set_max_connections(o.max_connections);
+    raw.push_back(contexts.back().get());
+  }
+  GatewayThreads server(raw);
   std::string error;
   if (!server.Listen(o.host, port, &error) || !server.AddStopFd(signal_fd, &error)) {
     // Without finalizing: the launcher then ends the whole job, which is what a gateway that cannot listen
@@ -52,13 +71,12 @@ int ServeGateway(shmemcache_t* cache, const shmemcache_config_t& config, const O
     std::fflush(stderr);
     std::_Exit(1);
   }
-  std::printf("shmemcached: gateway %d listening on %s:%d (pid %d)\n", rank, o.host.c_str(), server.port(),
-              static_cast<int>(getpid()));
+  std::printf("shmemcached: gateway %d listening on %s:%d (pid %d), %d threads\n", rank, o.host.c_str(),
+              server.port(), static_cast<int>(getpid()), threads);
   std::fflush(stdout);
   server.set_poll_spin_us(o.poll_spin_us);
   server.set_poll_nap_us(o.poll_nap_us);
   server.Run(o.idle_wakeup_ms);
-  server.CloseAll();
   std::printf("shmemcached: gateway %d stopping\n", rank);
   std::fflush(stdout);
   return 0;

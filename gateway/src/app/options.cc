@@ -1,5 +1,8 @@
 #include "app/options.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +40,12 @@ bool ParseInt(const char* text, long min, long max, long* out) {
 
 }  // namespace
 
+int DefaultThreads() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return kDefaultThreads;
+  return std::max(1, std::min(kDefaultThreads, CPU_COUNT(&set)));
+}
+
 std::string Usage(const char* program) {
   std::string p = program;
   return "Usage: scripts/shmemcached.sh [options]     (or: scripts/oshrun.sh -np N " + p + " [options])\n"
@@ -46,7 +55,13 @@ std::string Usage(const char* program) {
          "  --listen ADDR:PORT        address to listen on (default 127.0.0.1:11211); gateway k (0-based) uses\n"
          "                            PORT+k; PORT 0 picks free ports; each gateway prints where it listens\n"
          "  --servers N               server PEs (default: SHMEMCACHE_NUM_SERVERS, else 1)\n"
-         "  --max-connections N       connections per gateway (default 1024); more get\n"
+         "  -t, --threads N           event-loop threads per gateway (default " + std::to_string(kDefaultThreads) +
+         " as memcached's -t, or the CPUs\n"
+         "                            it may run on if fewer: here " + std::to_string(DefaultThreads()) +
+         "); each serves its share of the\n"
+         "                            connections (handed out round-robin) with its own epoll loop over the PE's\n"
+         "                            one shmemcache handle; idle ones sleep (gateway/README.md, Threads)\n"
+         "  --max-connections N       connections per gateway, all threads together (default 1024); more get\n"
          "                            \"ERROR Too many open connections\"\n"
          "  --max-get-line BYTES      longest get/gets line (default 256K); longer closes the connection with\n"
          "                            SERVER_ERROR out of memory reading request\n"
@@ -77,6 +92,7 @@ std::string Usage(const char* program) {
 bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "-t") arg = "--threads";
     if (arg == "-h" || arg == "--help") {
       o->help = true;
       return true;
@@ -100,6 +116,9 @@ bool ParseOptions(int argc, char** argv, Options* o, std::string* error) {
     } else if (arg == "--servers") {
       ok = ParseInt(value.c_str(), 1, 1 << 20, &n);
       o->servers = static_cast<int>(n);
+    } else if (arg == "--threads") {
+      ok = ParseInt(value.c_str(), 1, 256, &n);
+      o->threads = static_cast<int>(n);
     } else if (arg == "--max-connections") {
       ok = ParseInt(value.c_str(), 1, 1 << 24, &n);
       o->max_connections = static_cast<size_t>(n);

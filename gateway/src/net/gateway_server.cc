@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,7 +30,44 @@ GatewayServer::GatewayServer(GatewayContext* gateway) : gateway_(gateway) { gate
 
 GatewayServer::~GatewayServer() {
   CloseAll();
+  if (inbox_fd_ >= 0) close(inbox_fd_);
   gateway_->batch().set_enabled(false);
+}
+
+bool GatewayServer::EnableInbox(std::string* error) {
+  inbox_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (inbox_fd_ < 0 || !loop_.Add(inbox_fd_, EPOLLIN, &inbox_handler_)) {
+    *error = std::string("eventfd: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+void GatewayServer::Wake() {
+  if (inbox_fd_ < 0) return;
+  uint64_t one = 1;
+  ssize_t ignored = write(inbox_fd_, &one, sizeof one);  // fails only when the counter is full: awake anyway
+  (void)ignored;
+}
+
+void GatewayServer::Hand(int fd) {
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    inbox_.push_back(fd);
+  }
+  Wake();
+}
+
+void GatewayServer::TakeInbox() {
+  uint64_t count;
+  ssize_t ignored = read(inbox_fd_, &count, sizeof count);  // resets the eventfd; what it says is in inbox_
+  (void)ignored;
+  std::vector<int> fds;
+  {
+    std::lock_guard<std::mutex> lock(inbox_mutex_);
+    fds.swap(inbox_);
+  }
+  for (int fd : fds) Adopt(fd);
 }
 
 bool GatewayServer::Listen(const std::string& host, int port, std::string* error) {
@@ -60,21 +98,34 @@ void GatewayServer::Reject(int fd) {
 }
 
 void GatewayServer::AcceptAll() {
-  Counters& c = gateway_->counters();
+  GatewayShared& shared = gateway_->shared();
   while (true) {
     int fd = listener_.Accept();
     if (fd < 0) return;  // EAGAIN, or a transient error (EMFILE...): try again on the next event
-    if (connections_.size() >= gateway_->max_connections()) {
+    if (!shared.TryAdmit(gateway_->max_connections())) {
       Reject(fd);
       continue;
     }
-    auto conn = std::make_unique<Connection>(fd, this, gateway_);
-    if (!conn->Register(&loop_)) continue;  // closes fd on destruction
-    ++c.total_connections;
-    ++c.curr_connections;
-    Connection* raw = conn.get();
-    connections_.emplace(raw, std::move(conn));
+    GatewayServer* to = peers_.empty() ? this : peers_[next_peer_++ % peers_.size()];
+    if (to == this) {
+      Adopt(fd);
+    } else {
+      to->Hand(fd);
+    }
   }
+}
+
+void GatewayServer::Adopt(int fd) {
+  auto conn = std::make_unique<Connection>(fd, this, gateway_);
+  if (!conn->Register(&loop_)) {  // closes fd on destruction
+    gateway_->shared().Release();
+    return;
+  }
+  Counters& c = gateway_->counters();
+  ++c.total_connections;
+  ++c.curr_connections;
+  Connection* raw = conn.get();
+  connections_.emplace(raw, std::move(conn));
 }
 
 void GatewayServer::Closed(Connection* c) {
@@ -84,6 +135,7 @@ void GatewayServer::Closed(Connection* c) {
   connections_.erase(it);
   awaiting_.erase(std::remove(awaiting_.begin(), awaiting_.end(), c), awaiting_.end());
   --gateway_->counters().curr_connections;
+  gateway_->shared().Release();
 }
 
 void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_stop) {
@@ -123,6 +175,10 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       busy_at = NowNs();
       nap_ns = kFirstNapNs;
     }
+    // For `stats` on the gateway's other threads (the counts live in this thread's answer batch), after the
+    // turn's completions: a thread that then sleeps has published all it did.
+    counters.bursts.set(gateway_->batch().batches());
+    counters.burst_operations.set(gateway_->batch().batched_operations());
     closed_.clear();
   }
   CompleteAnswers();
@@ -156,6 +212,17 @@ void GatewayServer::CompleteAnswers() {
 }
 
 void GatewayServer::CloseAll() {
+  if (inbox_fd_ >= 0) {
+    std::vector<int> fds;
+    {
+      std::lock_guard<std::mutex> lock(inbox_mutex_);
+      fds.swap(inbox_);
+    }
+    for (int fd : fds) {
+      close(fd);
+      gateway_->shared().Release();
+    }
+  }
   while (!connections_.empty()) connections_.begin()->second->Close();
   awaiting_.clear();
   closed_.clear();  // a session destroyed with answers deferred finishes their operations

@@ -9,7 +9,10 @@
 // in epoll_wait instead (any socket event ends the nap), 2 us doubling up to poll_nap_us (measured slower on 2
 // shared cores: README, Performance). poll_spin_us < 0: it waits for the whole burst after every wake-up
 // instead. Idle (nothing in flight), it sleeps in epoll_wait.
-// Connections beyond max_connections get memcached's "ERROR Too many open connections" and are closed. Run()
+// Connections beyond max_connections (counted over all threads of the gateway: GatewayShared) get memcached's
+// "ERROR Too many open connections" and are closed. A gateway of several threads (net/gateway_threads.h) runs one
+// GatewayServer per thread: the first listens and hands the connections it accepts to the servers in turn
+// (set_peers; itself included), which take them from their inbox (EnableInbox; Hand). Run()
 // returns when a stop descriptor (e.g. a signalfd for SIGINT/SIGTERM) becomes readable or should_stop() says so
 // after a wakeup; it sleeps in epoll_wait meanwhile, waking at least every idle_wakeup_ms (-1: only for events)
 // and for a delayed flush_all.
@@ -18,6 +21,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -45,8 +49,18 @@ class GatewayServer {
   // (0: sched_yield instead).
   void set_poll_spin_us(int us) { poll_spin_us_ = us; }
   void set_poll_nap_us(int us) { poll_nap_us_ = us; }
-  // Closes every connection (after Run, at shutdown).
+  // Closes every connection (after Run, at shutdown), and those handed over but not yet taken.
   void CloseAll();
+
+  // Several threads. EnableInbox (before Run): an eventfd in this loop through which other threads hand it
+  // connections (Hand) and wake it (Wake). set_peers: the servers (this one among them) that the connections
+  // this one accepts go to, in turn; empty (default): all stay here.
+  bool EnableInbox(std::string* error);
+  void set_peers(std::vector<GatewayServer*> peers) { peers_ = std::move(peers); }
+  // Any thread: fd (accepted, non-blocking, admitted: GatewayShared::TryAdmit) becomes this server's.
+  void Hand(int fd);
+  // Any thread: ends the current (or next) epoll_wait of this loop. Without an inbox, nothing.
+  void Wake();
 
   // For tests.
   const EventLoop& loop() const { return loop_; }
@@ -76,8 +90,19 @@ class GatewayServer {
     bool* stop_;
   };
 
+  class InboxHandler final : public EventHandler {
+   public:
+    explicit InboxHandler(GatewayServer* s) : server_(s) {}
+    void OnEvents(uint32_t) override { server_->TakeInbox(); }
+   private:
+    GatewayServer* server_;
+  };
+
   void AcceptAll();
   void Reject(int fd);
+  // Serves fd here (admitted already); closes it if it cannot be registered.
+  void Adopt(int fd);
+  void TakeInbox();
   // After every wake-up: completes the answer batch (one wait for every connection's operations) and lets the
   // connections that waited send, until none defers again.
   void CompleteAnswers();
@@ -95,6 +120,12 @@ class GatewayServer {
   std::vector<std::unique_ptr<Connection>> closed_;  // freed after the event batch that closed them
   std::vector<Connection*> awaiting_;                // connections with answers in the batch (live ones)
   std::vector<Connection*> polled_;                  // PollAnswers' turn: awaiting_ as it found it (kept capacity)
+  std::vector<GatewayServer*> peers_;  // where accepted connections go, in turn (empty: here)
+  size_t next_peer_ = 0;
+  InboxHandler inbox_handler_{this};
+  int inbox_fd_ = -1;  // eventfd; -1: no inbox (one thread)
+  std::mutex inbox_mutex_;
+  std::vector<int> inbox_;  // handed over, not yet taken (under inbox_mutex_)
   int poll_spin_us_ = kDefaultPollSpinUs;
   int poll_nap_us_ = kDefaultPollNapUs;
 

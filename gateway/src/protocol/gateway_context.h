@@ -1,11 +1,18 @@
-// What every connection of one gateway shares: the backend, the clock, the limits, the counters `stats`
-// prints, and a pending delayed `flush_all`. Single-threaded (the gateway's event loop), like the sessions.
+// What every connection of one gateway thread shares: the backend, the clock, the limits, the counters `stats`
+// prints (this thread's), and through GatewayShared what all threads of the gateway share (a delayed
+// `flush_all`, the connection count, `stats` totals). Used by its one thread (an event loop), like the sessions;
+// other threads read only its counters.
 #ifndef SHMEMCACHED_PROTOCOL_GATEWAY_CONTEXT_H_
 #define SHMEMCACHED_PROTOCOL_GATEWAY_CONTEXT_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "protocol/answer_batch.h"
 #include "protocol/backend.h"
@@ -45,28 +52,113 @@ struct Limits {
   size_t max_burst = 64;                  // backend operations in flight before the gateway waits for them
 };
 
-// memcached's counters, for this gateway.
+// A statistic that one thread (its event loop's) writes and any thread reads (`stats`): relaxed atomic loads
+// and stores, never a read-modify-write, so counting costs what a plain increment does. Copies are snapshots.
+class Counter {
+ public:
+  Counter() = default;
+  Counter(const Counter& o) : v_(o.get()) {}
+  Counter& operator=(const Counter& o) {
+    set(o.get());
+    return *this;
+  }
+  uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  void set(uint64_t v) { v_.store(v, std::memory_order_relaxed); }
+  operator uint64_t() const { return get(); }
+  Counter& operator++() { return *this += 1; }
+  Counter& operator--() {
+    set(get() - 1);
+    return *this;
+  }
+  Counter& operator+=(uint64_t n) {
+    set(get() + n);
+    return *this;
+  }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+// memcached's counters, each gateway thread's own (GatewayShared::Total sums them for `stats`).
+#define SHMEMCACHED_COUNTERS(X)                                                                              \
+  X(cmd_get) X(cmd_set) X(cmd_flush) X(cmd_touch) X(cmd_meta) X(get_hits) X(get_misses) X(delete_hits)     \
+  X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
+  X(cas_badval) X(touch_hits) X(touch_misses) X(store_too_large) X(store_no_memory) X(total_items)          \
+  X(bytes_read) X(bytes_written) X(curr_connections) X(total_connections) X(rejected_connections)           \
+  X(backend_errors) X(multiget_calls) X(poll_turns) X(poll_idle_turns) X(bursts) X(burst_operations)
 struct Counters {
-  uint64_t cmd_get = 0, cmd_set = 0, cmd_flush = 0, cmd_touch = 0, cmd_meta = 0;
-  uint64_t get_hits = 0, get_misses = 0;
-  uint64_t delete_hits = 0, delete_misses = 0;
-  uint64_t incr_hits = 0, incr_misses = 0, decr_hits = 0, decr_misses = 0;
-  uint64_t cas_hits = 0, cas_misses = 0, cas_badval = 0;
-  uint64_t touch_hits = 0, touch_misses = 0;
-  uint64_t store_too_large = 0, store_no_memory = 0;
-  uint64_t total_items = 0;  // successful stores
-  uint64_t bytes_read = 0, bytes_written = 0;
-  uint64_t curr_connections = 0, total_connections = 0, rejected_connections = 0;
-  uint64_t backend_errors = 0;  // backend answers other than the operation's outcomes (degraded to misses)
-  uint64_t multiget_calls = 0;  // batched backend reads (one per batch of a get)
-  // The event loop with operations in flight (net/gateway_server.h): turns that polled sockets and operations,
-  // and those with nothing to do (a yield or a nap each).
-  uint64_t poll_turns = 0, poll_idle_turns = 0;
+#define SHMEMCACHED_DECLARE_COUNTER(name) Counter name;
+  SHMEMCACHED_COUNTERS(SHMEMCACHED_DECLARE_COUNTER)
+#undef SHMEMCACHED_DECLARE_COUNTER
+  // total_items: successful stores. backend_errors: backend answers other than the operation's outcomes
+  // (degraded to misses). multiget_calls: batched backend reads (one per batch of a get). poll_turns,
+  // poll_idle_turns: the event loop with operations in flight (net/gateway_server.h), turns that polled
+  // sockets and operations, and those with nothing to do (a yield or a nap each). bursts, burst_operations:
+  // the answer batch's bursts waited for and the operations they held, as the event loop last published them.
+
+  void Add(const Counters& o);       // this += o, field by field
+  void Subtract(const Counters& o);  // this -= o
+};
+
+class GatewayContext;
+
+// What the threads of one gateway share (net/gateway_threads.h): their contexts (for `stats`), the connections
+// open on all of them (max_connections), verbosity, the `stats reset` baseline and a pending delayed
+// `flush_all`. Thread-safe. A GatewayContext made alone has one of its own (one thread: today's gateway).
+class GatewayShared {
+ public:
+  GatewayShared() = default;
+  GatewayShared(const GatewayShared&) = delete;
+  GatewayShared& operator=(const GatewayShared&) = delete;
+
+  // Registration, before any thread serves; contexts()[0] runs delayed flushes (RunDueFlush).
+  void Join(GatewayContext* context) { contexts_.push_back(context); }
+  const std::vector<GatewayContext*>& contexts() const { return contexts_; }
+  size_t threads() const { return contexts_.size(); }
+
+  // Every thread's counters summed, less the `stats reset` baseline (curr_connections is a gauge: not reset).
+  Counters Total() const;
+  // One thread's counters less its part of the baseline (the per-thread lines of `stats`).
+  Counters OfThread(size_t i) const;
+  void Reset();
+
+  // Connections open on all threads; an acceptor admits one only below max_connections (TryAdmit).
+  bool TryAdmit(size_t max_connections) {
+    size_t n = connections_.load(std::memory_order_relaxed);
+    while (n < max_connections) {
+      if (connections_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) return true;
+    }
+    return false;
+  }
+  void Release() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+  size_t connections() const { return connections_.load(std::memory_order_relaxed); }
+
+  uint32_t verbosity() const { return verbosity_.load(std::memory_order_relaxed); }
+  void set_verbosity(uint32_t v) { verbosity_.store(v, std::memory_order_relaxed); }
+
+  // The delayed flush (0: none) and whom to wake when one is set (the thread of contexts()[0], which may sleep
+  // in epoll_wait with a timeout computed before; set by the event loops before they run).
+  std::atomic<uint64_t>& flush_at_unix_ms() { return flush_at_unix_ms_; }
+  void set_flush_waker(std::function<void()> wake) { flush_waker_ = std::move(wake); }
+  void WakeFlushRunner() const {
+    if (flush_waker_) flush_waker_();
+  }
+
+ private:
+  std::vector<GatewayContext*> contexts_;
+  mutable std::mutex reset_mutex_;
+  std::vector<Counters> baseline_;  // per thread, at the last `stats reset` (under reset_mutex_)
+  std::atomic<size_t> connections_{0};
+  std::atomic<uint32_t> verbosity_{0};
+  std::atomic<uint64_t> flush_at_unix_ms_{0};
+  std::function<void()> flush_waker_;
 };
 
 class GatewayContext {
  public:
-  GatewayContext(Backend* backend, Clock* clock, const Limits& limits, std::string version);
+  // shared: the gateway's other threads' contexts' (joined here); nullptr: a gateway of one thread (its own).
+  GatewayContext(Backend* backend, Clock* clock, const Limits& limits, std::string version,
+                 GatewayShared* shared = nullptr);
   GatewayContext(const GatewayContext&) = delete;
   GatewayContext& operator=(const GatewayContext&) = delete;
 
@@ -80,8 +172,9 @@ class GatewayContext {
   uint64_t start_unix_ms() const { return start_unix_ms_; }
   // A memcached exptime read against this gateway's wall clock.
   Expiry ExpiryFrom(int32_t exptime) { return ExpiryFromExptime(exptime, clock_->NowUnixMs()); }
-  uint32_t verbosity() const { return verbosity_; }
-  void set_verbosity(uint32_t v) { verbosity_ = v; }
+  GatewayShared& shared() { return *shared_; }
+  uint32_t verbosity() const { return shared_->verbosity(); }
+  void set_verbosity(uint32_t v) { shared_->set_verbosity(v); }
   size_t max_connections() const { return max_connections_; }
   void set_max_connections(size_t n) { max_connections_ = n; }
 
@@ -91,8 +184,8 @@ class GatewayContext {
   // flush_all with memcached's exptime argument (text `flush_all [exptime]`, binary Flush's expiration): 0 or
   // less, or a time already passed, flushes now; otherwise FlushAll with the delay until then.
   Status FlushAllAfter(int32_t exptime);
-  // Runs a delayed flush that is due. Returns the milliseconds until the next one, or -1 if none is pending
-  // (the event loop's timeout).
+  // Runs a delayed flush that is due (the first thread's context only: the others return -1). Returns the
+  // milliseconds until the next one, or -1 if none is pending (the event loop's timeout).
   int64_t RunDueFlush();
 
  private:
@@ -103,9 +196,9 @@ class GatewayContext {
   Counters counters_;
   std::string version_;
   uint64_t start_unix_ms_;
-  uint32_t verbosity_ = 0;
+  std::unique_ptr<GatewayShared> own_shared_;  // a gateway of one thread
+  GatewayShared* shared_;
   size_t max_connections_ = 1024;
-  uint64_t flush_at_unix_ms_ = 0;  // 0 = no delayed flush pending
 };
 
 }  // namespace shmemcached

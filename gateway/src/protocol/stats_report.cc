@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "protocol/numbers.h"
@@ -33,8 +34,20 @@ std::string Seconds(const timeval& tv) {
   return buf;
 }
 
+// The answer batch's bursts since start, all threads: the calling thread's from its batch, the others' as
+// their event loops last published them (net/gateway_server.cc).
+std::pair<uint64_t, uint64_t> Bursts(GatewayContext& g) {
+  uint64_t bursts = 0, operations = 0;
+  for (GatewayContext* t : g.shared().contexts()) {
+    bursts += t == &g ? g.batch().batches() : t->counters().bursts.get();
+    operations += t == &g ? g.batch().batched_operations() : t->counters().burst_operations.get();
+  }
+  return {bursts, operations};
+}
+
 void GeneralStats(GatewayContext& g, StatsRows* rows) {
-  const Counters& c = g.counters();
+  const GatewayShared& shared = g.shared();
+  const Counters c = shared.Total();
   uint64_t now_ms = g.clock().NowUnixMs();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -72,15 +85,26 @@ void GeneralStats(GatewayContext& g, StatsRows* rows) {
   s.Add("store_no_memory", c.store_no_memory);
   s.Add("bytes_read", c.bytes_read);
   s.Add("bytes_written", c.bytes_written);
-  s.Add("threads", 1);
+  s.Add("threads", shared.threads());
   s.Add("total_items", c.total_items);
   s.Add("gateway_multiget_calls", c.multiget_calls);
   // Cross-connection batching since start: bursts waited for, and the operations they held (answer_batch.h).
-  s.Add("gateway_bursts", g.batch().batches());
-  s.Add("gateway_burst_operations", g.batch().batched_operations());
+  auto [bursts, burst_operations] = Bursts(g);
+  s.Add("gateway_bursts", bursts);
+  s.Add("gateway_burst_operations", burst_operations);
   s.Add("gateway_poll_turns", c.poll_turns);
   s.Add("gateway_poll_idle_turns", c.poll_idle_turns);
   s.Add("gateway_backend_errors", c.backend_errors);
+  if (shared.threads() > 1) {
+    // Each event-loop thread's share (--threads): connections are spread over them round-robin.
+    for (size_t i = 0; i < shared.threads(); ++i) {
+      Counters t = shared.OfThread(i);
+      std::string prefix = "gateway_thread_" + std::to_string(i) + "_";
+      s.Add(prefix + "curr_connections", t.curr_connections);
+      s.Add(prefix + "total_connections", t.total_connections);
+      s.Add(prefix + "bytes_read", t.bytes_read);
+    }
+  }
   std::vector<StatRow> job;
   if (g.backend().Stats(&job) == Status::kOk) {
     for (const StatRow& r : job) s.Add(r.first, r.second);
@@ -106,12 +130,6 @@ void SettingsStats(GatewayContext& g, std::string_view protocol, StatsRows* rows
   s.Add("gateway_max_burst", l.max_burst);
 }
 
-void ResetCounters(Counters& c) {
-  Counters fresh;
-  fresh.curr_connections = c.curr_connections;  // a gauge, not a counter
-  c = fresh;
-}
-
 }  // namespace
 
 StatsKind CollectStats(GatewayContext& g, std::string_view sub, std::string_view protocol, StatsRows* rows) {
@@ -121,7 +139,7 @@ StatsKind CollectStats(GatewayContext& g, std::string_view sub, std::string_view
     return StatsKind::kRows;
   }
   if (sub == "reset") {
-    ResetCounters(g.counters());
+    g.shared().Reset();
     return StatsKind::kReset;
   }
   if (sub == "settings") {

@@ -2,7 +2,8 @@
 // in-memory ReferenceBackend, in one process without SHMEM. Test-only: the differential tests compare its
 // answers with a real memcached's for the commands that need shmemcache's contract (issue 15) until that
 // contract is merged, and the client and fuzz tests exercise the full command set through it.
-// Takes shmemcached's options (--listen with port 0 for a free port); prints where it listens; stops on
+// Takes shmemcached's options (--listen with port 0 for a free port; --threads only 1, the default here being
+// ignored); prints where it listens; stops on
 // SIGINT/SIGTERM/SIGUSR1.
 #include <unistd.h>
 
@@ -26,6 +27,11 @@ int main(int argc, char** argv) {
   if (o.help) {
     std::fputs(Usage(argv[0]).c_str(), stdout);
     return 0;
+  }
+  if (o.threads > 1) {
+    // Its one in-memory store is not thread-safe (support/reference_backend.h): one event loop, always.
+    std::fprintf(stderr, "shmemcached_reference: runs one thread (--threads %d)\n", o.threads);
+    return 2;
   }
   BlockStopSignals();
   int signal_fd = OpenStopSignalFd();

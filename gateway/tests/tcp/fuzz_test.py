@@ -170,8 +170,10 @@ def control_check(port, i):
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "reference"
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 20
+    threads = sys.argv[3] if len(sys.argv) > 3 else None  # job: the gateway's --threads
     if mode == "job":
-        target, gateways = harness.start_job(np=2, servers=1, timeout=int(seconds) + 200)
+        target, gateways = harness.start_job(np=2, servers=1, timeout=int(seconds) + 200,
+                                             args=("--threads", threads) if threads else ())
         port, pid = gateways[0]
     else:
         target, port = harness.start_reference()

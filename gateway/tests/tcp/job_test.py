@@ -3,7 +3,8 @@ multi-gets spanning servers, large values, keys memcached refuses, and a clean s
 With issue 15's contract (a job built with SHMEMCACHED_HAVE_CONTRACT=ON) also CAS races between connections
 on different gateways, concurrent counters and adds, expiry, and batched stores, incr/decr, touch and delete/md.
 
-  job_test.py [--np N] [--servers S] [--tcp]      defaults: 4 PEs, 2 servers (so 2 gateways)
+  job_test.py [--np N] [--servers S] [--tcp] [--threads T]   defaults: 4 PEs, 2 servers (so 2 gateways),
+                                                               shmemcached's default threads
 """
 import argparse
 import socket
@@ -260,9 +261,11 @@ def main():
     ap.add_argument("--np", type=int, default=4)
     ap.add_argument("--servers", type=int, default=2)
     ap.add_argument("--tcp", action="store_true")
+    ap.add_argument("--threads", type=int, default=None)
     a = ap.parse_args()
     env = {"SHMEMCACHED_TCP": "1"} if a.tcp else {}
-    job, gateways = harness.start_job(np=a.np, servers=a.servers, env=env, timeout=280)
+    args = ("--threads", str(a.threads)) if a.threads else ()
+    job, gateways = harness.start_job(np=a.np, servers=a.servers, args=args, env=env, timeout=280)
     many_connections(gateways, conns_per_gateway=200 // len(gateways))
     pipelining_and_multiget(gateways[0][0])
     keys_and_values_memcached_refuses(gateways[-1][0])
@@ -277,7 +280,8 @@ def main():
     if problem:
         print(problem)
         return 1
-    print("job test ok (np=%d, servers=%d%s); all PEs finalized" % (a.np, a.servers, ", tcp" if a.tcp else ""))
+    print("job test ok (np=%d, servers=%d%s%s); all PEs finalized" % (
+        a.np, a.servers, ", tcp" if a.tcp else "", ", %d threads" % a.threads if a.threads else ""))
     return 0
 
 
