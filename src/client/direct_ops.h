@@ -93,6 +93,8 @@ class DirectOps {
   static constexpr size_t kBlockingSlackMinBytes = 16384;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
+  // Get's known_version when the caller remembers none (no pair is ever published at version 0).
+  static constexpr uint64_t kNoKnownVersion = 0;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
@@ -146,9 +148,14 @@ class DirectOps {
   // then read whole and answered as a value that does not fit). value_len_hint: the value's length as the
   // caller last saw it (kNoLengthHint: none); only the remote one-copy form uses it, to read that many value
   // bytes first (and to take that form when out holds it); any hint gives the same answer, a wrong one costs
-  // one more get.
+  // one more get. known_version: a version at which this block was published for this key (unlocked, this tag)
+  // before the call (the pointer directory's: read, written or reported by the server; kNoKnownVersion: none), the
+  // G0 of the seqlock over gets (store/block.h): a remote GET whose target word, read after its copy, still names
+  // it needs no checksum of the value (GetHeadAndValue) or no second copy (an unchecked block's, Confirm). Any
+  // value gives the same answer; only a version that was never published this way is unsound.
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
-             void* out, size_t out_capacity, BlockView* view, uint32_t value_len_hint = kNoLengthHint);
+             void* out, size_t out_capacity, BlockView* view, uint32_t value_len_hint = kNoLengthHint,
+             uint64_t known_version = kNoKnownVersion);
   // Get's first attempt on a server this PE maps (local_arena(server) not null), for a caller that takes any
   // other outcome to Get: one seqlock read (ReadBlockInPlace, its contract), counted as a local GET when valid.
   BlockCheck ReadMapped(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
@@ -242,13 +249,15 @@ class DirectOps {
   // is at least kBlockingSlackMinBytes.
   bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
   // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
-  // land_in_out and out holds them, else into buffer_; and the target word. Then, if the header names a longer
-  // value that fits the room, the rest of it with one more get (same place). ValidateSplitBlockInto moves or
-  // copies the value to out[0] in the checksum's pass. *outgrew (and kRetry) when the value read into out no
-  // longer fits there behind its header: the caller reads again with land_in_out false.
+  // land_in_out and out holds them, else into buffer_ (then, if the header names a longer value that fits the
+  // room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock over
+  // gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
+  // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block
+  // without a checksum that G0 did not confirm (read again: G2 is the next G0). *outgrew (and kRetry) when the
+  // value read into out no longer fits there behind its header: the caller reads again with land_in_out false.
   BlockCheck GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                              uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
-                             bool land_in_out, BlockView* view, bool* outgrew);
+                             bool land_in_out, uint64_t* before, BlockView* view, bool* outgrew);
   // The one-copy remote GET: header + key and the target word into buffer_, and min(value_len_hint, room) value
   // bytes into out, with one quiet (never with blocking_reads_: OneCopy); then, if the header
   // names a longer value that fits the room, the rest of it with one more (blocking) get. The pieces may be read

@@ -140,6 +140,20 @@
 // (A torn checksum word that reads kUncheckedSum only sends a reader down this path, which is exact; one that
 // reads a real value fails the checksum.) The G2 of a failed attempt is the G0 of the next, so a remote read of
 // such a block costs four gets (G1, G2, G1, G2) instead of one.
+// The same seqlock proves a checksummed copy, without its checksum, where G0 and G2 come for free. G0 need not be
+// a get of the same read: it is any value the target word held at a moment before G1 was issued, unlocked: one this
+// PE read (a validated copy's target word, an earlier attempt's G2), published itself (its Direct SET's unlock),
+// or that the server reported as published (an Active reply's pointer); the client's pointer directory remembers
+// it as the pair's version. The argument above uses nothing else of G0: the word held t0 then, and a word equal to
+// t0 again at G2 means no lock-and-publish in between and no lock held at G2. A reader whose form reads the target
+// word by itself anyway, after the copy (a blocking get after the blocking gets of G1: client/direct_ops.h,
+// GetHeadAndValue), has its G2 at no cost, and accepts a copy with t0 == t2 without hashing the value
+// (ValidateSplitBlockBetween); when they differ (a write since G0, or no G0), the checksum decides as before, and
+// t2 is the next attempt's G0. A stale pointer gains nothing from it: t2 must equal t0 exactly (version, tag,
+// unlocked), and a freed, reused or re-classed block's word never returns to a version it held (FreeLockedBlock
+// and first use publish above every version the server published, frees included) — as for the G0-G2 of
+// unchecked blocks, only bytes that are not a target word at all (a re-classed page's values) could match it by
+// chance, together with a header that names this key at that version.
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -313,6 +327,16 @@ BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_
 BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                                   size_t block_bytes, const void* key, size_t key_len, uint32_t tag, uint8_t* out,
                                   size_t out_capacity, BlockView* view);
+
+// ValidateSplitBlockInto for a copy read between two readings of the target word (G0-G2 above): `before` is G0
+// (a value the word held, unlocked, before the copy's first get was issued; kLockBit when there is none) and
+// `after` G2 (read by a get issued after the copy's last get completed). When they are equal the checksum is not
+// computed: kValid (for a checksummed block or one with kUncheckedSum alike) iff after is unlocked, tags this key,
+// names the head's version, and the key and lengths check out; the value moved to out as ValidateSplitBlockInto
+// moves it. Otherwise exactly ValidateSplitBlockInto(head, after, ...).
+BlockCheck ValidateSplitBlockBetween(const uint8_t* head, uint64_t before, uint64_t after, const uint8_t* value,
+                                     size_t value_room, size_t block_bytes, const void* key, size_t key_len,
+                                     uint32_t tag, uint8_t* out, size_t out_capacity, BlockView* view);
 
 // Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
 // `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was

@@ -677,6 +677,76 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
   }
 }
 
+// The header-and-value GET's target word is read last, after the copy: G2 of the seqlock over gets, whose G0 is
+// the version the caller remembers as published (store/block.h). When both name the same unlocked version the
+// copy needs no checksum (shown here by a checksum word this test spoils: a remembered version accepts the first
+// copy; without one the checksum rejects it, and its G2 proves the second); a write between the copy and G2 is never accepted, with or without one, and
+// a remembered version that is no longer current costs nothing (the checksum decides, in the same two gets).
+TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCopyProveItWithoutTheChecksum) {
+  const std::string key = "big";
+  BlockPointer p = StoreSet(key, std::string(kBigLen, 'a'));
+  const uint32_t tag = Loc(key).tag;
+  std::vector<char> out(kBigLen);  // the value only: header and value staged
+  BlockView view;
+  auto get = [&](DirectOps& ops, uint64_t known) {
+    return ops.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(), &view,
+                   static_cast<uint32_t>(kBigLen), known);
+  };
+  {
+    SCOPED_TRACE("the remembered version is current: two gets, no checksum");
+    uint8_t* sum = server_arena_ + p.offset + kChecksumOffset;
+    const uint64_t good = LoadU64(sum);
+    StoreU64(sum, good ^ 1);  // a checksum no copy matches
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 2u);
+    EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'a'));
+    EXPECT_EQ(view.version, p.version);
+    ReadCountingContext counting2(ctx_.get());
+    DirectOps unremembered(&counting2, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(unremembered, DirectOps::kNoKnownVersion), DirectOps::Result::kDone);
+    EXPECT_EQ(counting2.gets, 4u) << "no G0: the checksum rejects the first copy, whose G2 then proves the second";
+    EXPECT_EQ(unremembered.counters().read_retries, 1u);
+    StoreU64(sum, good);
+  }
+  {
+    SCOPED_TRACE("a write between the copy and G2");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    const std::string next(kBigLen, 'b');
+    BlockPointer written;
+    int gets = 0;
+    job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+      std::memcpy(dst, src, bytes);
+      if (++gets == 1) written = StoreSet(key, next);  // after header and value, before the target word
+    };
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    job_.faults().on_get = nullptr;
+    ASSERT_EQ(written.offset, p.offset) << "rewritten in place";
+    EXPECT_EQ(counting.gets, 4u) << "the old copy rejected; the next one proved by G0 = the first G2";
+    EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), next);
+    EXPECT_EQ(view.version, written.version);
+    p = written;
+  }
+  {
+    SCOPED_TRACE("a remembered version no longer current");
+    const uint64_t old = p.version;
+    BlockPointer now = StoreSet(key, std::string(kBigLen, 'c'));
+    ASSERT_EQ(now.offset, p.offset);
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, old), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 2u) << "the checksum accepted it";
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'c'));
+  }
+}
+
 // A value that names its writer and sequence and repeats a byte derived from both: any mix of two writes shows.
 std::string Verifiable(int writer, uint64_t seq, size_t len) {
   std::string v = std::to_string(writer) + ":" + std::to_string(seq) + ":";
