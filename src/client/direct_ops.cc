@@ -29,7 +29,10 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   // G0 of the seqlock over gets (store/block.h): the version the caller remembers as published, then the last G2.
   uint64_t before = known_version != kNoKnownVersion ? MakeTarget(known_version, tag, false) : kNoTargetRead;
   bool one_copy = local == nullptr && OneCopy(block_bytes, key_len, out_capacity, value_len_hint);
-  bool head_and_value = local == nullptr && HeadAndValue(block_bytes, key_len, value_len_hint);
+  bool head_and_value = local == nullptr && HeadAndValue(block_bytes, key_len, value_len_hint, known_version);
+  // The R-rule of store/block.h (no target word) while it may still hold: until an attempt reads the target word.
+  uint64_t remembered = head_and_value && Remembered(block_bytes, key_len, value_len_hint) ? known_version
+                                                                                            : kNoKnownVersion;
   bool land_in_out = true;  // GetHeadAndValue's first choice
   bool g0_read = false;      // an attempt of this call has read the target word (a remembered version is not one)
   for (; attempt < kMaxReadAttempts; ++attempt) {
@@ -42,7 +45,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       form = &counters_.remote_gets_head_value;
       bool outgrew = false;
       check = GetHeadAndValue(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
-                              out_capacity, value_len_hint, land_in_out, &before, view, &outgrew);
+                              out_capacity, value_len_hint, land_in_out, &remembered, &before, view, &outgrew);
       if (outgrew) {  // the value no longer fits out behind its header: stage the next read
         land_in_out = false;
         continue;
@@ -97,19 +100,30 @@ bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacit
   return value_room >= kOneCopyMinBytes && (out_capacity >= value_room || value_len_hint <= out_capacity);
 }
 
-bool DirectOps::HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const {
+bool DirectOps::HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint,
+                             uint64_t known_version) const {
   if (!blocking_reads_) return false;
   const size_t value_at = kBlockHeaderBytes + key_len;
   if (block_bytes < value_at + kTargetWordBytes) return false;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
   const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetHeadAndValue's
-  return value_room - first >= kBlockingSlackMinBytes;
+  if (value_room - first >= kBlockingSlackMinBytes) return true;
+  if (known_version == kNoKnownVersion) return false;
+  return Remembered(block_bytes, key_len, value_len_hint) ? value_room - first >= kRememberedSlackMinBytes
+                                                          : first >= kRememberedMaxValueBytes;
+}
+
+bool DirectOps::Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;  // HeadAndValue checked the size
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
+  return first < kRememberedMaxValueBytes;
 }
 
 BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key,
                                       size_t key_len, uint32_t tag, uint8_t* out, size_t out_capacity,
-                                      uint32_t value_len_hint, bool land_in_out, uint64_t* before,
-                                      BlockView* view, bool* outgrew) {
+                                      uint32_t value_len_hint, bool land_in_out, uint64_t* remembered,
+                                      uint64_t* before, BlockView* view, bool* outgrew) {
   const size_t value_at = kBlockHeaderBytes + key_len;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
   const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
@@ -136,15 +150,29 @@ BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t bloc
     }
     ctx_->Get(land + value_at + first, block + value_at + first, value_len - first, server);
   }
-  // G2, issued after the copy completed; the fence keeps a shared-memory get's loads (the CPU's memcpy) before it.
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-  uint64_t target;
-  ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
   const uint8_t* head = land;
   if (land == out) {  // the header, before the value slides over it
     std::memcpy(buffer_.data(), out, value_at);
     head = buffer_.data();
   }
+  if (RememberedVersionHolds(head, *remembered)) {
+    // The R-rule (store/block.h): checked against the remembered version, no target word. kNotThisKey is decided
+    // by the header, before anything moved: let the target word decide it. A failed checksum may have moved
+    // bytes: read again, with the target word.
+    const BlockCheck check = ValidateSplitBlockInto(head, MakeTarget(*remembered, tag, false), land + value_at,
+                                                    value_room, block_bytes, key, key_len, tag, out, out_capacity,
+                                                    view);
+    if (check == BlockCheck::kValid) return check;
+    if (check == BlockCheck::kRetry) {  // torn: the next attempt reads the target word too
+      *remembered = kNoKnownVersion;
+      return check;
+    }
+  }
+  *remembered = kNoKnownVersion;  // this attempt reads the target word: later ones do too
+  // G2, issued after the copy completed; the fence keeps a shared-memory get's loads (the CPU's memcpy) before it.
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  uint64_t target;
+  ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
   const uint64_t g0 = *before;
   *before = target;  // the next attempt's G0
   const BlockCheck check = ValidateSplitBlockBetween(head, g0, target, land + value_at, value_room, block_bytes, key,

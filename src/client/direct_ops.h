@@ -91,6 +91,15 @@ class DirectOps {
   // (three pieces) -> 144-152 us (two gets), 512 KiB 294-303 -> 283-293 us (staged: the bench's buffer holds
   // the value only). 64 KiB values (11 KiB of slack) stay one get.
   static constexpr size_t kBlockingSlackMinBytes = 16384;
+  // With a remembered version (Get's known_version), header and value are read without the slack when it is at
+  // least kRememberedSlackMinBytes, and below kRememberedMaxValueBytes of value the copy is checked by its checksum
+  // against that version alone (the R-rule of store/block.h): one get, no target word, no slack; the target word
+  // is read only when the pair changed since (then as GetHeadAndValue without it: one more small get). From
+  // kRememberedMaxValueBytes on, hashing the value costs more than a round trip (AVX2 checksum ~42 GB/s; a small
+  // get over UCX tcp ~6-7 us here: 256 KiB), so header and value are read whatever the slack and the target word
+  // after them proves the copy without the checksum (the seqlock with the remembered version as G0).
+  static constexpr size_t kRememberedSlackMinBytes = 4096;
+  static constexpr size_t kRememberedMaxValueBytes = 262144;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
   // Get's known_version when the caller remembers none (no pair is ever published at version 0).
@@ -247,17 +256,26 @@ class DirectOps {
   // Whether a remote GET reads header and value in one get and the target word in another (GetHeadAndValue):
   // with blocking_reads_ only, when the block's room beyond the value bytes read first (the hint, or the room)
   // is at least kBlockingSlackMinBytes.
-  bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
+  // With known_version (kNoKnownVersion: none), also when Remembered and the slack is at least
+  // kRememberedSlackMinBytes, or when not Remembered (the value bytes read first reach kRememberedMaxValueBytes).
+  bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint, uint64_t known_version) const;
+  // Whether GetHeadAndValue tries the R-rule (store/block.h) with a remembered version: fewer than
+  // kRememberedMaxValueBytes value bytes read first. Only for a block HeadAndValue accepted.
+  bool Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
   // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
   // land_in_out and out holds them, else into buffer_ (then, if the header names a longer value that fits the
   // room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock over
   // gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
   // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block
-  // without a checksum that G0 did not confirm (read again: G2 is the next G0). *outgrew (and kRetry) when the
-  // value read into out no longer fits there behind its header: the caller reads again with land_in_out false.
+  // without a checksum that G0 did not confirm (read again: G2 is the next G0). But first, when *remembered is a
+  // version (not kNoKnownVersion) and the copy's head is exactly it with a real checksum, the R-rule of
+  // store/block.h: validated against it, no target word read (kValid, or kRetry for a torn copy); otherwise
+  // *remembered becomes kNoKnownVersion and the target word is read. *outgrew (and kRetry) when the value read
+  // into out no longer fits there behind its header: the caller reads again with land_in_out false.
   BlockCheck GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                              uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
-                             bool land_in_out, uint64_t* before, BlockView* view, bool* outgrew);
+                             bool land_in_out, uint64_t* remembered, uint64_t* before, BlockView* view,
+                             bool* outgrew);
   // The one-copy remote GET: header + key and the target word into buffer_, and min(value_len_hint, room) value
   // bytes into out, with one quiet (never with blocking_reads_: OneCopy); then, if the header
   // names a longer value that fits the room, the rest of it with one more (blocking) get. The pieces may be read

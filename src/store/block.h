@@ -154,6 +154,25 @@
 // and first use publish above every version the server published, frees included) — as for the G0-G2 of
 // unchecked blocks, only bytes that are not a target word at all (a re-classed page's values) could match it by
 // chance, together with a header that names this key at that version.
+//
+// A remembered version instead of the target word (the R-rule). A remote reader that remembers a version K at which
+// this block was published for its key (G0's sources above; the full 64-bit version) may accept a copy fetched
+// WITHOUT the target word when the copy's head version is exactly K, its checksum word is a real checksum and it
+// matches, and the key and lengths check out (RememberedVersionHolds, then ValidateSplitBlockInto against the word
+// K names). Why: the checksum makes the copy one write's bytes, the write that wrote head K (every later write of
+// the block writes a higher head: versions only grow, across frees, reuse and re-classed pages as above; a torn
+// mix that reads K fails the checksum). So at the moment the get read the head, the block still held K's body;
+// what remains is that the pair's value then was still K's. Every change of a pair's value, after K was
+// published, is one of: a write in place (a locked writer stores head K' > K before it publishes: until then K
+// is the pair's value; its linearization point is the publish); a free (FreeLockedBlock stores head K+1 and
+// lengths 0 before it publishes); a move to a new block (the server's KvStore::WriteMoved, Store's class change
+// and a placed SET's commit), the one change that publishes a new value while the old body stays intact, locked,
+// until the free: WriteMoved stores kUncheckedSum in the old block's checksum word before it publishes the new
+// block (Publish's fence orders the two), so a copy that read the old checksum word read it before the new value
+// existed. A reader that read the old checksum word at time T read it before the new block was published, so the
+// old value was the pair's value at T, a moment of its GET: linearizable. Expiry is judged from the copy as
+// always. A copy that fails any part is not proven (the target word decides it, after all; a value moved into
+// the caller's buffer by a failed checksum is the "torn attempt's bytes" the GET contract allows).
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -337,6 +356,15 @@ BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const ui
 BlockCheck ValidateSplitBlockBetween(const uint8_t* head, uint64_t before, uint64_t after, const uint8_t* value,
                                      size_t value_room, size_t block_bytes, const void* key, size_t key_len,
                                      uint32_t tag, uint8_t* out, size_t out_capacity, BlockView* view);
+
+// Whether a copy's header (bytes [0, kBlockHeaderBytes) at least) may be validated against a remembered version
+// instead of the target word (the R-rule above): its head version is exactly known_version (never 0) and its
+// checksum word is a real checksum. The caller then validates with ValidateSplitBlockInto(head,
+// MakeTarget(known_version, tag, false), ...): kValid there proves the copy.
+inline bool RememberedVersionHolds(const uint8_t* head, uint64_t known_version) {
+  return known_version != 0 && LoadU64(head + kHeadVersionOffset) == known_version &&
+         LoadU64(head + kChecksumOffset) != kUncheckedSum;
+}
 
 // Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
 // `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was

@@ -747,6 +747,83 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCop
   }
 }
 
+// Below kRememberedMaxValueBytes, a remembered version that is still the block's lets the header-and-value GET
+// skip the target word and the slack (the R-rule of store/block.h): one get, checked by its checksum against that
+// version. When the pair changed since, the target word is read after the copy (two gets) and decides as without
+// a remembered version; a copy the checksum rejects is read again with the target word (here a spoiled checksum
+// word: the second attempt's target word equals the remembered one, so the seqlock proves it).
+TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionStillCurrentNeedsOneGetAndNoTargetWord) {
+  const std::string key = "mid";
+  const size_t len = 112000;
+  BlockPointer p = StoreSet(key, std::string(len, 'a'));
+  const size_t room = p.block_bytes - kTargetWordBytes - kBlockHeaderBytes - key.size();
+  ASSERT_LT(len, DirectOps::kRememberedMaxValueBytes);
+  ASSERT_GE(room - len, DirectOps::kRememberedSlackMinBytes) << "the test needs a block with slack";
+  ASSERT_LT(room - len, DirectOps::kBlockingSlackMinBytes) << "without a remembered version: the whole block";
+  const uint32_t tag = Loc(key).tag;
+  std::vector<char> out(len);
+  BlockView view;
+  auto get = [&](DirectOps& ops, uint64_t known) {
+    return ops.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(), &view,
+                   static_cast<uint32_t>(len), known);
+  };
+  {
+    SCOPED_TRACE("current");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u) << "header and value, nothing else";
+    EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'a'));
+    EXPECT_EQ(view.version, p.version);
+  }
+  {
+    SCOPED_TRACE("no remembered version: the whole block, as before");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, DirectOps::kNoKnownVersion), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u);
+    EXPECT_EQ(ops.counters().remote_gets_whole, 1u);
+  }
+  {
+    SCOPED_TRACE("changed since");
+    const uint64_t old = p.version;
+    p = StoreSet(key, std::string(len, 'b'));
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, old), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 2u) << "header and value, then the target word";
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'b'));
+    EXPECT_EQ(view.version, p.version);
+  }
+  {
+    SCOPED_TRACE("a copy its checksum rejects");
+    uint8_t* sum = server_arena_ + p.offset + kChecksumOffset;
+    const uint64_t good = LoadU64(sum);
+    StoreU64(sum, good ^ 1);
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 3u) << "rejected by the R-rule; then header, value and the target word";
+    EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'b'));
+    StoreU64(sum, good);
+  }
+  {
+    SCOPED_TRACE("moved to a block of another class, then freed");
+    const BlockPointer old = p;
+    BlockPointer moved = StoreSet(key, std::string(2 * len, 'c'));
+    ASSERT_NE(moved.offset, old.offset);
+    EXPECT_EQ(LoadU64(server_arena_ + old.offset + kChecksumOffset), kUncheckedSum)
+        << "the move marks the old body before it publishes the new one";
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    EXPECT_EQ(get(ops, old.version), DirectOps::Result::kNotThisKey);
+  }
+}
+
 // A value that names its writer and sequence and repeats a byte derived from both: any mix of two writes shows.
 std::string Verifiable(int writer, uint64_t seq, size_t len) {
   std::string v = std::to_string(writer) + ":" + std::to_string(seq) + ":";
@@ -887,6 +964,70 @@ TEST_F(DirectOpsTest, ARemoteReaderRacingWritersThroughTheMappingNeverSeesATornV
 TEST_F(DirectOpsLargeTest, ARemoteOneCopyReaderRacingWritersThroughTheMappingNeverSeesATornValue) {
   RaceRemoteReaderWithWritersThroughTheMapping(store_.get(), job_.transport(1), client_arena_, LocalArenas(),
                                                ops_.get(), kLen, 2000);
+}
+
+// The blocking-reads GET with a remembered version (the pointer directory's: the last version this reader
+// accepted) racing a server writer and a remote Direct writer, both checksummed and in place: below
+// kRememberedMaxValueBytes the R-rule (one get, checksum against the remembered version), above it the seqlock
+// with the remembered version as G0 (no checksum). A loopback get is a memcpy racing the writers' stores, so
+// copies do tear: none may be accepted.
+TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingWritersNeverSeesATornValue) {
+  for (size_t len : {size_t{112000}, size_t{kBigLen}}) {
+    SCOPED_TRACE("length " + std::to_string(len));
+    const std::string key = "hot" + std::to_string(len);
+    BlockPointer p = StoreSet(key, Verifiable(0, 0, len));
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> writes{0};
+    std::thread server_writer([&] {
+      for (uint64_t seq = 1; !stop.load(); ++seq) {
+        StoreSet(key, Verifiable(1, seq, len));
+        writes.fetch_add(1);
+        std::this_thread::yield();
+      }
+    });
+    std::thread remote_writer([&] {
+      std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
+      DirectOps ops(ctx.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+      uint64_t known = p.version;
+      for (uint64_t seq = 1; !stop.load(); ++seq) {
+        std::string v = Verifiable(2, seq, len);
+        uint64_t version;
+        if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
+                    &version) == DirectOps::Result::kDone) {
+          known = version;
+          writes.fetch_add(1);
+        }
+        std::this_thread::yield();
+      }
+    });
+    std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
+    DirectOps reader(ctx.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (writes.load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    const uint64_t writes_before = writes.load();
+    uint64_t known = p.version;
+    int done = 0, torn = 0;
+    std::vector<char> out(len);
+    for (int i = 0; i < 2000 || (writes.load() - writes_before < 300 && i < 200000); ++i) {
+      BlockView view;
+      if (reader.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), p.tag, out.data(), out.size(),
+                     &view, static_cast<uint32_t>(len), known) == DirectOps::Result::kDone) {
+        ++done;
+        known = view.version;
+        if (!IsVerifiable(std::string(out.data(), view.value_len), len)) ++torn;
+      }
+    }
+    stop = true;
+    server_writer.join();
+    remote_writer.join();
+    std::printf("length %zu: reads done %d (retries %llu, torn %d), writes %llu\n", len, done,
+                static_cast<unsigned long long>(reader.counters().read_retries), torn,
+                static_cast<unsigned long long>(writes.load()));
+    EXPECT_EQ(torn, 0);
+    EXPECT_GT(done, 0);
+    EXPECT_EQ(reader.counters().remote_gets_head_value, static_cast<uint64_t>(done));
+    EXPECT_TRUE(store_->CheckConsistency());
+  }
 }
 
 }  // namespace
