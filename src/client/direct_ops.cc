@@ -129,26 +129,35 @@ BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t bloc
   const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
   // Header, key and the first value bytes in one get: into the caller's buffer when it holds them (the value then
   // slides down over the header in validation's pass), else into buffer_ (block_bytes long: Get) and copied out
-  // in that pass. Then the target word, last: every get is blocking (no quiet: the constructor), so it is G2 of
-  // the seqlock over gets (store/block.h) for the copy, whose G0 is *before: when they agree the copy needs no
-  // checksum (ValidateSplitBlockBetween); otherwise its checksum decides, which reads no order into the gets.
+  // in that pass; or, from kSplitLandingMinBytes of value on, when out holds them, header and key into buffer_ and
+  // the value straight into out with a second get (a round trip costs less than moving the value). Then the
+  // target word, last: every get is blocking (no quiet: the constructor), so it is G2 of the seqlock over gets
+  // (store/block.h) for the copy, whose G0 is *before: when they agree the copy needs no checksum
+  // (ValidateSplitBlockBetween); otherwise its checksum decides, which reads no order into the gets.
   // Only for a block of kOneCopyMinBytes' room or more (the sizes GetSplit also reads into the caller's buffer
   // before validating it, shmemcache.h's exception to "buffer unchanged"); a smaller value in a roomy block is
   // staged, so a GET that ends NOT_FOUND or BUFFER_TOO_SMALL leaves the caller's buffer as it was.
-  uint8_t* land = land_in_out && value_room >= kOneCopyMinBytes && out_capacity >= value_at + first ? out
-                                                                                                  : buffer_.data();
+  const bool roomy = land_in_out && value_room >= kOneCopyMinBytes;
+  const bool split = roomy && first >= kSplitLandingMinBytes && out_capacity >= first;
+  uint8_t* land = !split && roomy && out_capacity >= value_at + first ? out : buffer_.data();
+  uint8_t* value = split ? out : land + value_at;
   const uint8_t* block = arena_ + offset;
-  ctx_->Get(land, block, value_at + first, server);
+  if (split) {
+    ctx_->Get(land, block, value_at, server);
+    ctx_->Get(value, block + value_at, first, server);
+  } else {
+    ctx_->Get(land, block, value_at + first, server);
+  }
   // The header names a longer value (it grew since the hint, or the header is torn): read the rest. The checksum
   // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry);
   // the seqlock covers every piece read before G2.
   const size_t value_len = LoadU32(land + kValueLenOffset);
   if (value_len > first && value_len <= value_room) {
-    if (land == out && value_at + value_len > out_capacity) {
+    if ((split && value_len > out_capacity) || (land == out && value_at + value_len > out_capacity)) {
       *outgrew = true;
       return BlockCheck::kRetry;
     }
-    ctx_->Get(land + value_at + first, block + value_at + first, value_len - first, server);
+    ctx_->Get(value + first, block + value_at + first, value_len - first, server);
   }
   const uint8_t* head = land;
   if (land == out) {  // the header, before the value slides over it
@@ -159,7 +168,7 @@ BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t bloc
     // The R-rule (store/block.h): checked against the remembered version, no target word. kNotThisKey is decided
     // by the header, before anything moved: let the target word decide it. A failed checksum may have moved
     // bytes: read again, with the target word.
-    const BlockCheck check = ValidateSplitBlockInto(head, MakeTarget(*remembered, tag, false), land + value_at,
+    const BlockCheck check = ValidateSplitBlockInto(head, MakeTarget(*remembered, tag, false), value,
                                                     value_room, block_bytes, key, key_len, tag, out, out_capacity,
                                                     view);
     if (check == BlockCheck::kValid) return check;
@@ -175,8 +184,8 @@ BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t bloc
   ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
   const uint64_t g0 = *before;
   *before = target;  // the next attempt's G0
-  const BlockCheck check = ValidateSplitBlockBetween(head, g0, target, land + value_at, value_room, block_bytes, key,
-                                                     key_len, tag, out, out_capacity, view);
+  const BlockCheck check = ValidateSplitBlockBetween(head, g0, target, value, value_room, block_bytes, key, key_len,
+                                                     tag, out, out_capacity, view);
   if (check == BlockCheck::kValid && g0 == target && LoadU64(head + kChecksumOffset) == kUncheckedSum)
     ++counters_.unchecked_copies;
   return check;

@@ -17,7 +17,12 @@
 //   kOneCopyMinBytes on, the one-copy form (GetSplit: the value's hinted length straight into the caller's
 //   buffer, header and target word beside it, ValidateSplitBlock; the same checks); with blocking_reads (UCX
 //   tcp), instead, header and value in one blocking get and the target word in another when the block's slack
-//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks). A torn or
+//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks), the target word read
+//   last so that it is G2 of the seqlock over gets of store/block.h; with a version the caller remembers as
+//   published (the pointer directory's, Get's known_version) also when the slack is kRememberedSlackMinBytes or
+//   more: below kRememberedMaxValueBytes one get whose checksum is checked against that version (the R-rule of
+//   store/block.h; the target word only when the pair changed since), from it the copy proven by the target word
+//   equal to the remembered one, without the checksum. A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
 //   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
 //   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
@@ -100,6 +105,10 @@ class DirectOps {
   // after them proves the copy without the checksum (the seqlock with the remembered version as G0).
   static constexpr size_t kRememberedSlackMinBytes = 4096;
   static constexpr size_t kRememberedMaxValueBytes = 262144;
+  // From this many value bytes on, GetHeadAndValue reads header and key into its own buffer and the value straight
+  // into the caller's (when it holds the value and the block's room is at least kOneCopyMinBytes): one more round
+  // trip instead of moving the value (~10 us for 512 KiB here, in cache).
+  static constexpr size_t kSplitLandingMinBytes = 262144;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
   // Get's known_version when the caller remembers none (no pair is ever published at version 0).
@@ -263,7 +272,8 @@ class DirectOps {
   // kRememberedMaxValueBytes value bytes read first. Only for a block HeadAndValue accepted.
   bool Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
   // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
-  // land_in_out and out holds them, else into buffer_ (then, if the header names a longer value that fits the
+  // land_in_out and out holds them, else into buffer_ (from kSplitLandingMinBytes, when out holds the first value
+  // bytes: header and key into buffer_, the value into out, two gets) (then, if the header names a longer value that fits the
   // room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock over
   // gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
   // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block

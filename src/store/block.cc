@@ -136,13 +136,14 @@ BlockCheck SplitInto(const uint8_t* head, uint64_t target, bool confirmed, const
   const uint64_t stored = LoadU64(head + kChecksumOffset);
   const bool unchecked = !confirmed && stored == kUncheckedSum;
   const bool moves = out != nullptr && value_len <= out_capacity;
+  const bool copies = moves && out != value;  // the value may already lie in out
   if (confirmed || unchecked) {
-    if (moves && value_len > 0) std::memmove(out, value, value_len);
+    if (copies && value_len > 0) std::memmove(out, value, value_len);
   } else {
     // BlockChecksumSplit, with the value's hash taken while moving it.
     const uint64_t version = LoadU64(head + kHeadVersionOffset);
     const uint64_t seed = HashBytes(head + kKeyLenOffset, kBlockHeaderBytes - kKeyLenOffset + key_len, version);
-    const uint64_t sum = moves ? HashBytesCopy(out, value, value_len, seed) : HashBytes(value, value_len, seed);
+    const uint64_t sum = copies ? HashBytesCopy(out, value, value_len, seed) : HashBytes(value, value_len, seed);
     if (StoredChecksum(sum) != stored) return BlockCheck::kRetry;
   }
   FillView(head, out == nullptr ? value : moves ? out : nullptr, value_len, view);

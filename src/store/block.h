@@ -150,8 +150,9 @@
 // GetHeadAndValue), has its G2 at no cost, and accepts a copy with t0 == t2 without hashing the value
 // (ValidateSplitBlockBetween); when they differ (a write since G0, or no G0), the checksum decides as before, and
 // t2 is the next attempt's G0. A stale pointer gains nothing from it: t2 must equal t0 exactly (version, tag,
-// unlocked), and a freed, reused or re-classed block's word never returns to a version it held (FreeLockedBlock
-// and first use publish above every version the server published, frees included) — as for the G0-G2 of
+// unlocked), and a freed, reused or re-classed block's word never returns to a version it held (a free publishes
+// above the block's version, and a re-classed page, emptied by frees first, starts above every version the server
+// published, those frees included: KvStore::AllocateOrEvict) — as for the G0-G2 of
 // unchecked blocks, only bytes that are not a target word at all (a re-classed page's values) could match it by
 // chance, together with a header that names this key at that version.
 //
@@ -340,7 +341,8 @@ BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_
 // fits (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not moved (view->value ==
 // nullptr; the checksum is still checked). out == nullptr: ValidateSplitBlock (nothing moved, view->value ==
 // value). out may lie below value in the same buffer (out <= value: the value
-// read with its header into the caller's buffer slides down over the header), or elsewhere; `head` must not lie
+// read with its header into the caller's buffer slides down over the header; out == value: the value was read
+// into out, nothing moves), or elsewhere; `head` must not lie
 // in [out, out + value_len). The same answer as ValidateSplitBlock; out is written only after the header checks
 // passed, and then holds the bytes of a copy that may still fail its checksum (kRetry).
 BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,

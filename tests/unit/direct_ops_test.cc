@@ -589,8 +589,9 @@ TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
 
 // With blocking_reads (a context whose quiet may wait for every peer: UCX tcp), a remote GET never leaves a get
 // outstanding across a quiet: when the block's room beyond the hinted value is at least kBlockingSlackMinBytes,
-// header and value in one blocking get (into the caller's buffer when it holds both, else staged) and the target
-// word in another (a write between them fails validation and is read again); otherwise one get of the whole
+// header and value in one blocking get (into the caller's buffer when it holds both, else staged; from
+// kSplitLandingMinBytes of value, as here, header and value in two, the value straight into the caller's buffer)
+// and the target word in another, last (a write between them fails validation and is read again); otherwise one get of the whole
 // block. Without it, the one-copy form's pieces are non-blocking gets and one quiet.
 class DirectOpsBlockingReadsTest : public DirectOpsTest {
  protected:
@@ -609,7 +610,7 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
   BlockView view;
   char fill = 'n';
   for (size_t capacity : {out.size(), kBigLen}) {  // header and value land in out; staged (out holds the value only)
-    SCOPED_TRACE(capacity == kBigLen ? "blocking reads, head and value staged" : "blocking reads, head and value");
+    SCOPED_TRACE(capacity == kBigLen ? "blocking reads, out holds the value only" : "blocking reads, roomy out");
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     int gets = 0;
@@ -617,13 +618,13 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
       ++gets;
       std::memcpy(dst, src, bytes);
-      if (gets == 1) StoreSet(big_key, next);  // after header and value, before the target word
+      if (gets == 2) StoreSet(big_key, next);  // after header and value, before the target word
     };
     ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
                       out.data(), capacity, &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
     job_.faults().on_get = nullptr;
-    EXPECT_EQ(counting.gets, 4u) << "two attempts of two blocking gets each";
+    EXPECT_EQ(counting.gets, 6u) << "two attempts of three blocking gets each: header, value (into out), target word";
     EXPECT_EQ(counting.nbi_gets, 0u);
     EXPECT_EQ(counting.quiets, 0u);
     EXPECT_EQ(ops.counters().read_retries, 1u);
@@ -643,7 +644,7 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
                       out.data(), out.size(), &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
-    EXPECT_EQ(counting.gets, 3u) << "head and hinted value, target word, the rest";
+    EXPECT_EQ(counting.gets, 4u) << "header, hinted value, the rest, target word";
     EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
     EXPECT_EQ(std::string(out.data(), view.value_len), longer);
   }
@@ -700,16 +701,17 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCop
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
-    EXPECT_EQ(counting.gets, 2u);
+    EXPECT_EQ(counting.gets, 3u) << "header, value (into out), target word";
     EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
     EXPECT_EQ(ops.counters().read_retries, 0u);
     EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
+    EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
     EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'a'));
     EXPECT_EQ(view.version, p.version);
     ReadCountingContext counting2(ctx_.get());
     DirectOps unremembered(&counting2, client_arena_, {}, false, /*blocking_reads=*/true);
     ASSERT_EQ(get(unremembered, DirectOps::kNoKnownVersion), DirectOps::Result::kDone);
-    EXPECT_EQ(counting2.gets, 4u) << "no G0: the checksum rejects the first copy, whose G2 then proves the second";
+    EXPECT_EQ(counting2.gets, 6u) << "no G0: the checksum rejects the first copy, whose G2 then proves the second";
     EXPECT_EQ(unremembered.counters().read_retries, 1u);
     StoreU64(sum, good);
   }
@@ -722,12 +724,12 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCop
     int gets = 0;
     job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
       std::memcpy(dst, src, bytes);
-      if (++gets == 1) written = StoreSet(key, next);  // after header and value, before the target word
+      if (++gets == 2) written = StoreSet(key, next);  // after header and value, before the target word
     };
     ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
     job_.faults().on_get = nullptr;
     ASSERT_EQ(written.offset, p.offset) << "rewritten in place";
-    EXPECT_EQ(counting.gets, 4u) << "the old copy rejected; the next one proved by G0 = the first G2";
+    EXPECT_EQ(counting.gets, 6u) << "the old copy rejected; the next one proved by G0 = the first G2";
     EXPECT_EQ(ops.counters().read_retries, 1u);
     EXPECT_EQ(std::string(out.data(), view.value_len), next);
     EXPECT_EQ(view.version, written.version);
@@ -741,7 +743,7 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCop
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     ASSERT_EQ(get(ops, old), DirectOps::Result::kDone);
-    EXPECT_EQ(counting.gets, 2u) << "the checksum accepted it";
+    EXPECT_EQ(counting.gets, 3u) << "the checksum accepted it";
     EXPECT_EQ(ops.counters().read_retries, 0u);
     EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'c'));
   }
