@@ -8,7 +8,7 @@ namespace smc {
 
 DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_bytes, const void* key,
                                  size_t key_len, uint32_t tag, void* out, size_t out_capacity, BlockView* view,
-                                 uint32_t value_len_hint) {
+                                 uint32_t value_len_hint, uint64_t known_version) {
   BlockView seen;
   if (view == nullptr) view = &seen;
   const uint8_t* local = local_arena(server);
@@ -26,26 +26,33 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
   if (buffer_.size() < block_bytes && local == nullptr) buffer_.resize(block_bytes);
   Backoff backoff;
   if (attempt > 0) backoff.Pause();
-  uint64_t before = kNoTargetRead;  // G0 of the seqlock over gets (store/block.h): the last G2
+  // G0 of the seqlock over gets (store/block.h): the version the caller remembers as published, then the last G2.
+  uint64_t before = known_version != kNoKnownVersion ? MakeTarget(known_version, tag, false) : kNoTargetRead;
   bool one_copy = local == nullptr && OneCopy(block_bytes, key_len, out_capacity, value_len_hint);
-  bool head_and_value = local == nullptr && HeadAndValue(block_bytes, key_len, value_len_hint);
+  bool head_and_value = local == nullptr && HeadAndValue(block_bytes, key_len, value_len_hint, known_version);
+  // The R-rule of store/block.h (no target word) while it may still hold: until an attempt reads the target word.
+  uint64_t remembered = head_and_value && Remembered(block_bytes, key_len, value_len_hint) ? known_version
+                                                                                            : kNoKnownVersion;
   bool land_in_out = true;  // GetHeadAndValue's first choice
+  bool g0_read = false;      // an attempt of this call has read the target word (a remembered version is not one)
   for (; attempt < kMaxReadAttempts; ++attempt) {
     BlockCheck check;
     Tally* form = &counters_.local_gets;  // the counter of the form this attempt takes, counted when it is valid
-    const bool had_before = before != kNoTargetRead;
+    bool g0_only = false;  // an unchecked copy that its G0 did not confirm: no tear seen, only no G0 to prove it
     if (local != nullptr) {
       check = ReadBlockInPlace(local + offset, block_bytes, key, key_len, tag, out, out_capacity, view);
     } else if (head_and_value) {
       form = &counters_.remote_gets_head_value;
       bool outgrew = false;
       check = GetHeadAndValue(server, offset, block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
-                              out_capacity, value_len_hint, land_in_out, view, &outgrew);
+                              out_capacity, value_len_hint, land_in_out, &remembered, &before, view, &outgrew);
       if (outgrew) {  // the value no longer fits out behind its header: stage the next read
         land_in_out = false;
         continue;
       }
-      check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
+      // Its own target word is G2 (ValidateSplitBlockBetween): kUnchecked there means no G0 to confirm it with
+      // yet; that G2 is the next attempt's G0 (below).
+      g0_only = check == BlockCheck::kUnchecked;
     } else if (one_copy) {
       form = &counters_.remote_gets_split;
       bool outgrew = false;
@@ -55,6 +62,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
         one_copy = false;
         continue;
       }
+      g0_only = check == BlockCheck::kUnchecked;
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     } else {
       form = &counters_.remote_gets_whole;
@@ -62,6 +70,7 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
       // The value goes to out in the checksum's pass (Get's contract: out may hold a torn attempt's bytes).
       check = ValidateBlockCopy(buffer_.data(), block_bytes, key, key_len, tag, static_cast<uint8_t*>(out),
                                 out_capacity, view);
+      g0_only = check == BlockCheck::kUnchecked;
       check = Confirm(check, server, offset, block_bytes, tag, view->version, &before);
     }
     switch (check) {
@@ -70,9 +79,13 @@ DirectOps::Result DirectOps::Get(int server, uint64_t offset, uint32_t block_byt
         return Result::kDone;
       case BlockCheck::kNotThisKey: return Result::kNotThisKey;
       case BlockCheck::kRetry: break;
-      case BlockCheck::kUnchecked: break;  // Confirm answered it
+      case BlockCheck::kUnchecked: break;  // Confirm answered it; GetHeadAndValue: read again (above)
     }
-    if (!had_before && before != kNoTargetRead && !TargetLocked(before)) continue;  // G0 taken: copy again now
+    if (g0_only && !g0_read && !TargetLocked(before)) {  // the first G0 taken: copy again now
+      g0_read = true;
+      continue;
+    }
+    g0_read = g0_read || g0_only || head_and_value;  // GetHeadAndValue reads it every time
     ++counters_.read_retries;
     backoff.Pause();
   }
@@ -87,51 +100,95 @@ bool DirectOps::OneCopy(uint32_t block_bytes, size_t key_len, size_t out_capacit
   return value_room >= kOneCopyMinBytes && (out_capacity >= value_room || value_len_hint <= out_capacity);
 }
 
-bool DirectOps::HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const {
+bool DirectOps::HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint,
+                             uint64_t known_version) const {
   if (!blocking_reads_) return false;
   const size_t value_at = kBlockHeaderBytes + key_len;
   if (block_bytes < value_at + kTargetWordBytes) return false;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
   const size_t first = value_len_hint < value_room ? value_len_hint : value_room;  // GetHeadAndValue's
-  return value_room - first >= kBlockingSlackMinBytes;
+  if (value_room - first >= kBlockingSlackMinBytes) return true;
+  if (known_version == kNoKnownVersion) return false;
+  return Remembered(block_bytes, key_len, value_len_hint) ? value_room - first >= kRememberedSlackMinBytes
+                                                          : first >= kRememberedMaxValueBytes;
+}
+
+bool DirectOps::Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const {
+  const size_t value_at = kBlockHeaderBytes + key_len;
+  const size_t value_room = block_bytes - kTargetWordBytes - value_at;  // HeadAndValue checked the size
+  const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
+  return first < kRememberedMaxValueBytes;
 }
 
 BlockCheck DirectOps::GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key,
                                       size_t key_len, uint32_t tag, uint8_t* out, size_t out_capacity,
-                                      uint32_t value_len_hint, bool land_in_out, BlockView* view, bool* outgrew) {
+                                      uint32_t value_len_hint, bool land_in_out, uint64_t* remembered,
+                                      uint64_t* before, BlockView* view, bool* outgrew) {
   const size_t value_at = kBlockHeaderBytes + key_len;
   const size_t value_room = block_bytes - kTargetWordBytes - value_at;
   const size_t first = value_len_hint < value_room ? value_len_hint : value_room;
   // Header, key and the first value bytes in one get: into the caller's buffer when it holds them (the value then
-  // slides down over the header in the checksum's pass), else into buffer_ (block_bytes long: Get) and copied
-  // out in that pass. Then the target word: both gets are blocking (no quiet: the constructor), in either order
-  // (validation reads no order into them; an unchecked block's G2 is Confirm's, after both).
+  // slides down over the header in validation's pass), else into buffer_ (block_bytes long: Get) and copied out
+  // in that pass; or, from kSplitLandingMinBytes of value on, when out holds them, header and key into buffer_ and
+  // the value straight into out with a second get (a round trip costs less than moving the value). Then the
+  // target word, last: every get is blocking (no quiet: the constructor), so it is G2 of the seqlock over gets
+  // (store/block.h) for the copy, whose G0 is *before: when they agree the copy needs no checksum
+  // (ValidateSplitBlockBetween); otherwise its checksum decides, which reads no order into the gets.
   // Only for a block of kOneCopyMinBytes' room or more (the sizes GetSplit also reads into the caller's buffer
   // before validating it, shmemcache.h's exception to "buffer unchanged"); a smaller value in a roomy block is
   // staged, so a GET that ends NOT_FOUND or BUFFER_TOO_SMALL leaves the caller's buffer as it was.
-  uint8_t* land = land_in_out && value_room >= kOneCopyMinBytes && out_capacity >= value_at + first ? out
-                                                                                                  : buffer_.data();
+  const bool roomy = land_in_out && value_room >= kOneCopyMinBytes;
+  const bool split = roomy && first >= kSplitLandingMinBytes && out_capacity >= first;
+  uint8_t* land = !split && roomy && out_capacity >= value_at + first ? out : buffer_.data();
+  uint8_t* value = split ? out : land + value_at;
   const uint8_t* block = arena_ + offset;
-  ctx_->Get(land, block, value_at + first, server);
-  uint64_t target;
-  ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  if (split) {
+    ctx_->Get(land, block, value_at, server);
+    ctx_->Get(value, block + value_at, first, server);
+  } else {
+    ctx_->Get(land, block, value_at + first, server);
+  }
   // The header names a longer value (it grew since the hint, or the header is torn): read the rest. The checksum
-  // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry).
+  // covers the value as a whole, whenever each piece was read, so a rest from another write fails it (kRetry);
+  // the seqlock covers every piece read before G2.
   const size_t value_len = LoadU32(land + kValueLenOffset);
   if (value_len > first && value_len <= value_room) {
-    if (land == out && value_at + value_len > out_capacity) {
+    if ((split && value_len > out_capacity) || (land == out && value_at + value_len > out_capacity)) {
       *outgrew = true;
       return BlockCheck::kRetry;
     }
-    ctx_->Get(land + value_at + first, block + value_at + first, value_len - first, server);
+    ctx_->Get(value + first, block + value_at + first, value_len - first, server);
   }
   const uint8_t* head = land;
   if (land == out) {  // the header, before the value slides over it
     std::memcpy(buffer_.data(), out, value_at);
     head = buffer_.data();
   }
-  return ValidateSplitBlockInto(head, target, land + value_at, value_room, block_bytes, key, key_len, tag, out,
-                                out_capacity, view);
+  if (RememberedVersionHolds(head, *remembered)) {
+    // The R-rule (store/block.h): checked against the remembered version, no target word. kNotThisKey is decided
+    // by the header, before anything moved: let the target word decide it. A failed checksum may have moved
+    // bytes: read again, with the target word.
+    const BlockCheck check = ValidateSplitBlockInto(head, MakeTarget(*remembered, tag, false), value,
+                                                    value_room, block_bytes, key, key_len, tag, out, out_capacity,
+                                                    view);
+    if (check == BlockCheck::kValid) return check;
+    if (check == BlockCheck::kRetry) {  // torn: the next attempt reads the target word too
+      *remembered = kNoKnownVersion;
+      return check;
+    }
+  }
+  *remembered = kNoKnownVersion;  // this attempt reads the target word: later ones do too
+  // G2, issued after the copy completed; the fence keeps a shared-memory get's loads (the CPU's memcpy) before it.
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  uint64_t target;
+  ctx_->Get(&target, block + TargetOffset(block_bytes), kTargetWordBytes, server);
+  const uint64_t g0 = *before;
+  *before = target;  // the next attempt's G0
+  const BlockCheck check = ValidateSplitBlockBetween(head, g0, target, value, value_room, block_bytes, key, key_len,
+                                                     tag, out, out_capacity, view);
+  if (check == BlockCheck::kValid && g0 == target && LoadU64(head + kChecksumOffset) == kUncheckedSum)
+    ++counters_.unchecked_copies;
+  return check;
 }
 
 BlockCheck DirectOps::GetSplit(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,

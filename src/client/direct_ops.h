@@ -17,7 +17,12 @@
 //   kOneCopyMinBytes on, the one-copy form (GetSplit: the value's hinted length straight into the caller's
 //   buffer, header and target word beside it, ValidateSplitBlock; the same checks); with blocking_reads (UCX
 //   tcp), instead, header and value in one blocking get and the target word in another when the block's slack
-//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks). A torn or
+//   beyond the value is large (GetHeadAndValue, kBlockingSlackMinBytes; the same checks), the target word read
+//   last so that it is G2 of the seqlock over gets of store/block.h; with a version the caller remembers as
+//   published (the pointer directory's, Get's known_version) also when the slack is kRememberedSlackMinBytes or
+//   more: below kRememberedMaxValueBytes one get whose checksum is checked against that version (the R-rule of
+//   store/block.h; the target word only when the pair changed since), from it the copy proven by the target word
+//   equal to the remembered one, without the checksum. A torn or
 //   locked copy is retried after a back-off; after kMaxReadAttempts the caller falls back to an Active GET. A
 //   block that holds another key (or was freed) gives kNotThisKey at once. A block last written through a
 //   mapping carries no checksum (kUncheckedSum): its copy is confirmed by the seqlock over gets of store/block.h
@@ -91,8 +96,23 @@ class DirectOps {
   // (three pieces) -> 144-152 us (two gets), 512 KiB 294-303 -> 283-293 us (staged: the bench's buffer holds
   // the value only). 64 KiB values (11 KiB of slack) stay one get.
   static constexpr size_t kBlockingSlackMinBytes = 16384;
+  // With a remembered version (Get's known_version), header and value are read without the slack when it is at
+  // least kRememberedSlackMinBytes, and below kRememberedMaxValueBytes of value the copy is checked by its checksum
+  // against that version alone (the R-rule of store/block.h): one get, no target word, no slack; the target word
+  // is read only when the pair changed since (then as GetHeadAndValue without it: one more small get). From
+  // kRememberedMaxValueBytes on, hashing the value costs more than a round trip (AVX2 checksum ~42 GB/s; a small
+  // get over UCX tcp ~6-7 us here: 256 KiB), so header and value are read whatever the slack and the target word
+  // after them proves the copy without the checksum (the seqlock with the remembered version as G0).
+  static constexpr size_t kRememberedSlackMinBytes = 4096;
+  static constexpr size_t kRememberedMaxValueBytes = 262144;
+  // From this many value bytes on, GetHeadAndValue reads header and key into its own buffer and the value straight
+  // into the caller's (when it holds the value and the block's room is at least kOneCopyMinBytes): one more round
+  // trip instead of moving the value (~10 us for 512 KiB here, in cache).
+  static constexpr size_t kSplitLandingMinBytes = 262144;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
+  // Get's known_version when the caller remembers none (no pair is ever published at version 0).
+  static constexpr uint64_t kNoKnownVersion = 0;
 
   enum class Result { kDone, kNotThisKey, kTagMismatch, kGiveUp };
 
@@ -146,9 +166,14 @@ class DirectOps {
   // then read whole and answered as a value that does not fit). value_len_hint: the value's length as the
   // caller last saw it (kNoLengthHint: none); only the remote one-copy form uses it, to read that many value
   // bytes first (and to take that form when out holds it); any hint gives the same answer, a wrong one costs
-  // one more get.
+  // one more get. known_version: a version at which this block was published for this key (unlocked, this tag)
+  // before the call (the pointer directory's: read, written or reported by the server; kNoKnownVersion: none), the
+  // G0 of the seqlock over gets (store/block.h): a remote GET whose target word, read after its copy, still names
+  // it needs no checksum of the value (GetHeadAndValue) or no second copy (an unchecked block's, Confirm). Any
+  // value gives the same answer; only a version that was never published this way is unsound.
   Result Get(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, uint32_t tag,
-             void* out, size_t out_capacity, BlockView* view, uint32_t value_len_hint = kNoLengthHint);
+             void* out, size_t out_capacity, BlockView* view, uint32_t value_len_hint = kNoLengthHint,
+             uint64_t known_version = kNoKnownVersion);
   // Get's first attempt on a server this PE maps (local_arena(server) not null), for a caller that takes any
   // other outcome to Get: one seqlock read (ReadBlockInPlace, its contract), counted as a local GET when valid.
   BlockCheck ReadMapped(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
@@ -240,15 +265,27 @@ class DirectOps {
   // Whether a remote GET reads header and value in one get and the target word in another (GetHeadAndValue):
   // with blocking_reads_ only, when the block's room beyond the value bytes read first (the hint, or the room)
   // is at least kBlockingSlackMinBytes.
-  bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
+  // With known_version (kNoKnownVersion: none), also when Remembered and the slack is at least
+  // kRememberedSlackMinBytes, or when not Remembered (the value bytes read first reach kRememberedMaxValueBytes).
+  bool HeadAndValue(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint, uint64_t known_version) const;
+  // Whether GetHeadAndValue tries the R-rule (store/block.h) with a remembered version: fewer than
+  // kRememberedMaxValueBytes value bytes read first. Only for a block HeadAndValue accepted.
+  bool Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
   // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
-  // land_in_out and out holds them, else into buffer_; and the target word. Then, if the header names a longer
-  // value that fits the room, the rest of it with one more get (same place). ValidateSplitBlockInto moves or
-  // copies the value to out[0] in the checksum's pass. *outgrew (and kRetry) when the value read into out no
-  // longer fits there behind its header: the caller reads again with land_in_out false.
+  // land_in_out and out holds them, else into buffer_ (from kSplitLandingMinBytes, when out holds the first value
+  // bytes: header and key into buffer_, the value into out, two gets) (then, if the header names a longer value that fits the
+  // room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock over
+  // gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
+  // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block
+  // without a checksum that G0 did not confirm (read again: G2 is the next G0). But first, when *remembered is a
+  // version (not kNoKnownVersion) and the copy's head is exactly it with a real checksum, the R-rule of
+  // store/block.h: validated against it, no target word read (kValid, or kRetry for a torn copy); otherwise
+  // *remembered becomes kNoKnownVersion and the target word is read. *outgrew (and kRetry) when the value read
+  // into out no longer fits there behind its header: the caller reads again with land_in_out false.
   BlockCheck GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                              uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
-                             bool land_in_out, BlockView* view, bool* outgrew);
+                             bool land_in_out, uint64_t* remembered, uint64_t* before, BlockView* view,
+                             bool* outgrew);
   // The one-copy remote GET: header + key and the target word into buffer_, and min(value_len_hint, room) value
   // bytes into out, with one quiet (never with blocking_reads_: OneCopy); then, if the header
   // names a longer value that fits the room, the rest of it with one more (blocking) get. The pieces may be read

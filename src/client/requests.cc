@@ -348,8 +348,9 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_
                          r->buffer_len, &view) == BlockCheck::kValid) {
     result = DirectOps::Result::kDone;
   } else {
+    // The server published p.version at this block for this key before it answered: Get's G0.
     result = direct_.Get(server, p.offset, p.block_bytes, r->key_data(), r->key_len, r->loc.tag, r->buffer,
-                         r->buffer_len, &view, LengthHint(value_len));
+                         r->buffer_len, &view, LengthHint(value_len), p.version);
   }
   if (result == DirectOps::Result::kDone) {
     // A valid copy of this key's pair at some moment since the server answered (a newer value included: this

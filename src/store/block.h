@@ -140,6 +140,40 @@
 // (A torn checksum word that reads kUncheckedSum only sends a reader down this path, which is exact; one that
 // reads a real value fails the checksum.) The G2 of a failed attempt is the G0 of the next, so a remote read of
 // such a block costs four gets (G1, G2, G1, G2) instead of one.
+// The same seqlock proves a checksummed copy, without its checksum, where G0 and G2 come for free. G0 need not be
+// a get of the same read: it is any value the target word held at a moment before G1 was issued, unlocked: one this
+// PE read (a validated copy's target word, an earlier attempt's G2), published itself (its Direct SET's unlock),
+// or that the server reported as published (an Active reply's pointer); the client's pointer directory remembers
+// it as the pair's version. The argument above uses nothing else of G0: the word held t0 then, and a word equal to
+// t0 again at G2 means no lock-and-publish in between and no lock held at G2. A reader whose form reads the target
+// word by itself anyway, after the copy (a blocking get after the blocking gets of G1: client/direct_ops.h,
+// GetHeadAndValue), has its G2 at no cost, and accepts a copy with t0 == t2 without hashing the value
+// (ValidateSplitBlockBetween); when they differ (a write since G0, or no G0), the checksum decides as before, and
+// t2 is the next attempt's G0. A stale pointer gains nothing from it: t2 must equal t0 exactly (version, tag,
+// unlocked), and a freed, reused or re-classed block's word never returns to a version it held (a free publishes
+// above the block's version, and a re-classed page, emptied by frees first, starts above every version the server
+// published, those frees included: KvStore::AllocateOrEvict) — as for the G0-G2 of
+// unchecked blocks, only bytes that are not a target word at all (a re-classed page's values) could match it by
+// chance, together with a header that names this key at that version.
+//
+// A remembered version instead of the target word (the R-rule). A remote reader that remembers a version K at which
+// this block was published for its key (G0's sources above; the full 64-bit version) may accept a copy fetched
+// WITHOUT the target word when the copy's head version is exactly K, its checksum word is a real checksum and it
+// matches, and the key and lengths check out (RememberedVersionHolds, then ValidateSplitBlockInto against the word
+// K names). Why: the checksum makes the copy one write's bytes, the write that wrote head K (every later write of
+// the block writes a higher head: versions only grow, across frees, reuse and re-classed pages as above; a torn
+// mix that reads K fails the checksum). So at the moment the get read the head, the block still held K's body;
+// what remains is that the pair's value then was still K's. Every change of a pair's value, after K was
+// published, is one of: a write in place (a locked writer stores head K' > K before it publishes: until then K
+// is the pair's value; its linearization point is the publish); a free (FreeLockedBlock stores head K+1 and
+// lengths 0 before it publishes); a move to a new block (the server's KvStore::WriteMoved, Store's class change
+// and a placed SET's commit), the one change that publishes a new value while the old body stays intact, locked,
+// until the free: WriteMoved stores kUncheckedSum in the old block's checksum word before it publishes the new
+// block (Publish's fence orders the two), so a copy that read the old checksum word read it before the new value
+// existed. A reader that read the old checksum word at time T read it before the new block was published, so the
+// old value was the pair's value at T, a moment of its GET: linearizable. Expiry is judged from the copy as
+// always. A copy that fails any part is not proven (the target word decides it, after all; a value moved into
+// the caller's buffer by a failed checksum is the "torn attempt's bytes" the GET contract allows).
 #ifndef SHMEMCACHE_STORE_BLOCK_H_
 #define SHMEMCACHE_STORE_BLOCK_H_
 
@@ -307,12 +341,32 @@ BlockCheck ValidateSplitBlock(const uint8_t* head, uint64_t target, const uint8_
 // fits (value_len <= out_capacity: on kValid and kUnchecked view->value == out), else not moved (view->value ==
 // nullptr; the checksum is still checked). out == nullptr: ValidateSplitBlock (nothing moved, view->value ==
 // value). out may lie below value in the same buffer (out <= value: the value
-// read with its header into the caller's buffer slides down over the header), or elsewhere; `head` must not lie
+// read with its header into the caller's buffer slides down over the header; out == value: the value was read
+// into out, nothing moves), or elsewhere; `head` must not lie
 // in [out, out + value_len). The same answer as ValidateSplitBlock; out is written only after the header checks
 // passed, and then holds the bytes of a copy that may still fail its checksum (kRetry).
 BlockCheck ValidateSplitBlockInto(const uint8_t* head, uint64_t target, const uint8_t* value, size_t value_room,
                                   size_t block_bytes, const void* key, size_t key_len, uint32_t tag, uint8_t* out,
                                   size_t out_capacity, BlockView* view);
+
+// ValidateSplitBlockInto for a copy read between two readings of the target word (G0-G2 above): `before` is G0
+// (a value the word held, unlocked, before the copy's first get was issued; kLockBit when there is none) and
+// `after` G2 (read by a get issued after the copy's last get completed). When they are equal the checksum is not
+// computed: kValid (for a checksummed block or one with kUncheckedSum alike) iff after is unlocked, tags this key,
+// names the head's version, and the key and lengths check out; the value moved to out as ValidateSplitBlockInto
+// moves it. Otherwise exactly ValidateSplitBlockInto(head, after, ...).
+BlockCheck ValidateSplitBlockBetween(const uint8_t* head, uint64_t before, uint64_t after, const uint8_t* value,
+                                     size_t value_room, size_t block_bytes, const void* key, size_t key_len,
+                                     uint32_t tag, uint8_t* out, size_t out_capacity, BlockView* view);
+
+// Whether a copy's header (bytes [0, kBlockHeaderBytes) at least) may be validated against a remembered version
+// instead of the target word (the R-rule above): its head version is exactly known_version (never 0) and its
+// checksum word is a real checksum. The caller then validates with ValidateSplitBlockInto(head,
+// MakeTarget(known_version, tag, false), ...): kValid there proves the copy.
+inline bool RememberedVersionHolds(const uint8_t* head, uint64_t known_version) {
+  return known_version != 0 && LoadU64(head + kHeadVersionOffset) == known_version &&
+         LoadU64(head + kChecksumOffset) != kUncheckedSum;
+}
 
 // Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
 // `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was

@@ -104,6 +104,10 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   const PairMeta meta = MetaAt(next, version);
   EncodeBlockBody(block(fresh), version, key, key_len, next.value, next.value_len, meta, sum);
   SetRecencyWord(fresh, recency);
+  // The old block's body no longer proves itself by its checksum once the new one is published: a remote reader
+  // that skips the target word on a remembered version (store/block.h) must not accept it (Publish's fence
+  // orders this store before the new block's target word).
+  if (held.found) StoreU64(block(held.entry.offset) + kChecksumOffset, kUncheckedSum);
   Publish(fresh, bytes, version, loc.tag);
   HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
   if (held.found) {

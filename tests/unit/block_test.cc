@@ -169,6 +169,72 @@ TEST(BlockValidate, SplitValueSlidDownOverItsHeaderInOneBuffer) {
   }
 }
 
+// A copy read between two readings of the target word (the seqlock over gets, store/block.h): equal readings
+// prove the copy, so the value is moved without its checksum (a copy whose payload the checksum would reject is
+// accepted: the readings, not the bytes, are the proof; a block without a checksum is valid, not unchecked) while
+// every header check still holds (locked, another version, another key or tag, garbage lengths); readings that
+// differ give exactly ValidateSplitBlockInto's answer with the later one.
+TEST(BlockValidate, ACopyBetweenEqualTargetWordsNeedsNoChecksumAndDifferentOnesFallBackToIt) {
+  const std::string key = "between";
+  const uint32_t tag = 45;
+  for (size_t len : {size_t{0}, size_t{100}, size_t{70000}}) {
+    std::string value(len, '\0');
+    for (size_t i = 0; i < len; ++i) value[i] = static_cast<char>(i * 31 + len);
+    const size_t bytes = BlockBytesFor(key.size(), value.size()) + 4096;
+    const size_t value_at = kBlockHeaderBytes + key.size();
+    const size_t room = bytes - kTargetWordBytes - value_at;
+    for (bool unchecked : {false, true}) {
+      std::vector<uint8_t> block = MakeBlock(bytes, 9, key, value, tag);
+      if (unchecked) StoreU64(block.data() + kChecksumOffset, kUncheckedSum);
+      const uint64_t t = MakeTarget(9, tag, false);
+      for (bool flip : {false, true}) {
+        if (flip && len == 0) continue;
+        SCOPED_TRACE("length " + std::to_string(len) + (unchecked ? " unchecked" : "") + (flip ? " flipped" : ""));
+        std::vector<uint8_t> land(block.begin(), block.begin() + value_at + len);
+        if (flip) land[value_at + len / 2] ^= 0x08;
+        const std::vector<uint8_t> head(land.begin(), land.begin() + value_at);
+        const std::vector<uint8_t> landed = land;
+        // Equal readings: valid, slid down over the header, whatever the checksum says.
+        BlockView view;
+        ASSERT_EQ(ValidateSplitBlockBetween(head.data(), t, t, land.data() + value_at, room, bytes, key.data(),
+                                            key.size(), tag, land.data(), land.size(), &view),
+                  BlockCheck::kValid);
+        EXPECT_EQ(view.value, land.data());
+        EXPECT_EQ(view.value_len, len);
+        EXPECT_EQ(view.version, 9u);
+        EXPECT_EQ(std::memcmp(land.data(), landed.data() + value_at, len), 0);
+        // Different readings (a write between them, or no first one): ValidateSplitBlockInto with the second.
+        for (uint64_t before : {MakeTarget(8, tag, false), uint64_t{kLockBit}}) {
+          std::vector<uint8_t> a = landed, b = landed;
+          BlockView va, vb;
+          const BlockCheck want = ValidateSplitBlockInto(head.data(), t, a.data() + value_at, room, bytes,
+                                                         key.data(), key.size(), tag, a.data(), a.size(), &va);
+          EXPECT_EQ(want, unchecked ? BlockCheck::kUnchecked : flip ? BlockCheck::kRetry : BlockCheck::kValid);
+          EXPECT_EQ(ValidateSplitBlockBetween(head.data(), before, t, b.data() + value_at, room, bytes, key.data(),
+                                              key.size(), tag, b.data(), b.size(), &vb),
+                    want);
+          EXPECT_EQ(a, b);
+        }
+      }
+      // Equal readings never excuse the header: locked, another version, another tag or key, garbage lengths.
+      const std::vector<uint8_t> head(block.begin(), block.begin() + value_at);
+      std::vector<uint8_t> out(len + 1);
+      const uint8_t* v = block.data() + value_at;
+      auto between = [&](const std::vector<uint8_t>& h, uint64_t word, const std::string& k, uint32_t tg) {
+        return ValidateSplitBlockBetween(h.data(), word, word, v, room, bytes, k.data(), k.size(), tg, out.data(),
+                                         out.size(), nullptr);
+      };
+      EXPECT_EQ(between(head, MakeTarget(9, tag, true), key, tag), BlockCheck::kRetry);
+      EXPECT_EQ(between(head, MakeTarget(10, tag, false), key, tag), BlockCheck::kRetry);
+      EXPECT_EQ(between(head, MakeTarget(9, tag + 1, false), key, tag), BlockCheck::kNotThisKey);
+      EXPECT_EQ(between(head, t, "betweeN", tag), BlockCheck::kNotThisKey);
+      std::vector<uint8_t> garbage = head;
+      StoreU32(garbage.data() + kValueLenOffset, static_cast<uint32_t>(bytes));
+      EXPECT_EQ(between(garbage, t, key, tag), BlockCheck::kRetry);
+    }
+  }
+}
+
 TEST(BlockEncode, LayoutMatchesHeader) {
   // The offsets block.h documents, spelled out: a client of another build must agree byte for byte.
   EXPECT_EQ(kRecencyOffset, 0u);

@@ -589,8 +589,9 @@ TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
 
 // With blocking_reads (a context whose quiet may wait for every peer: UCX tcp), a remote GET never leaves a get
 // outstanding across a quiet: when the block's room beyond the hinted value is at least kBlockingSlackMinBytes,
-// header and value in one blocking get (into the caller's buffer when it holds both, else staged) and the target
-// word in another (a write between them fails validation and is read again); otherwise one get of the whole
+// header and value in one blocking get (into the caller's buffer when it holds both, else staged; from
+// kSplitLandingMinBytes of value, as here, header and value in two, the value straight into the caller's buffer)
+// and the target word in another, last (a write between them fails validation and is read again); otherwise one get of the whole
 // block. Without it, the one-copy form's pieces are non-blocking gets and one quiet.
 class DirectOpsBlockingReadsTest : public DirectOpsTest {
  protected:
@@ -609,7 +610,7 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
   BlockView view;
   char fill = 'n';
   for (size_t capacity : {out.size(), kBigLen}) {  // header and value land in out; staged (out holds the value only)
-    SCOPED_TRACE(capacity == kBigLen ? "blocking reads, head and value staged" : "blocking reads, head and value");
+    SCOPED_TRACE(capacity == kBigLen ? "blocking reads, out holds the value only" : "blocking reads, roomy out");
     ReadCountingContext counting(ctx_.get());
     DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
     int gets = 0;
@@ -617,13 +618,13 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
       ++gets;
       std::memcpy(dst, src, bytes);
-      if (gets == 1) StoreSet(big_key, next);  // after header and value, before the target word
+      if (gets == 2) StoreSet(big_key, next);  // after header and value, before the target word
     };
     ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
                       out.data(), capacity, &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
     job_.faults().on_get = nullptr;
-    EXPECT_EQ(counting.gets, 4u) << "two attempts of two blocking gets each";
+    EXPECT_EQ(counting.gets, 6u) << "two attempts of three blocking gets each: header, value (into out), target word";
     EXPECT_EQ(counting.nbi_gets, 0u);
     EXPECT_EQ(counting.quiets, 0u);
     EXPECT_EQ(ops.counters().read_retries, 1u);
@@ -643,7 +644,7 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     ASSERT_EQ(ops.Get(kServerPe, big.offset, big.block_bytes, big_key.data(), big_key.size(), Loc(big_key).tag,
                       out.data(), out.size(), &view, static_cast<uint32_t>(kBigLen)),
               DirectOps::Result::kDone);
-    EXPECT_EQ(counting.gets, 3u) << "head and hinted value, target word, the rest";
+    EXPECT_EQ(counting.gets, 4u) << "header, hinted value, the rest, target word";
     EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
     EXPECT_EQ(std::string(out.data(), view.value_len), longer);
   }
@@ -674,6 +675,154 @@ TEST_F(DirectOpsBlockingReadsTest, NoGetIsLeftOutstandingAcrossAQuiet) {
     EXPECT_EQ(ops.counters().remote_gets_head_value + ops.counters().remote_gets_whole, 0u);
     EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
     EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kMidLen, 'm'));
+  }
+}
+
+// The header-and-value GET's target word is read last, after the copy: G2 of the seqlock over gets, whose G0 is
+// the version the caller remembers as published (store/block.h). When both name the same unlocked version the
+// copy needs no checksum (shown here by a checksum word this test spoils: a remembered version accepts the first
+// copy; without one the checksum rejects it, and its G2 proves the second); a write between the copy and G2 is never accepted, with or without one, and
+// a remembered version that is no longer current costs nothing (the checksum decides, in the same two gets).
+TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionAndTheTargetWordAfterTheCopyProveItWithoutTheChecksum) {
+  const std::string key = "big";
+  BlockPointer p = StoreSet(key, std::string(kBigLen, 'a'));
+  const uint32_t tag = Loc(key).tag;
+  std::vector<char> out(kBigLen);  // the value only: header and value staged
+  BlockView view;
+  auto get = [&](DirectOps& ops, uint64_t known) {
+    return ops.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(), &view,
+                   static_cast<uint32_t>(kBigLen), known);
+  };
+  {
+    SCOPED_TRACE("the remembered version is current: two gets, no checksum");
+    uint8_t* sum = server_arena_ + p.offset + kChecksumOffset;
+    const uint64_t good = LoadU64(sum);
+    StoreU64(sum, good ^ 1);  // a checksum no copy matches
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 3u) << "header, value (into out), target word";
+    EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
+    EXPECT_EQ(view.value, reinterpret_cast<uint8_t*>(out.data()));
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'a'));
+    EXPECT_EQ(view.version, p.version);
+    ReadCountingContext counting2(ctx_.get());
+    DirectOps unremembered(&counting2, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(unremembered, DirectOps::kNoKnownVersion), DirectOps::Result::kDone);
+    EXPECT_EQ(counting2.gets, 6u) << "no G0: the checksum rejects the first copy, whose G2 then proves the second";
+    EXPECT_EQ(unremembered.counters().read_retries, 1u);
+    StoreU64(sum, good);
+  }
+  {
+    SCOPED_TRACE("a write between the copy and G2");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    const std::string next(kBigLen, 'b');
+    BlockPointer written;
+    int gets = 0;
+    job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+      std::memcpy(dst, src, bytes);
+      if (++gets == 2) written = StoreSet(key, next);  // after header and value, before the target word
+    };
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    job_.faults().on_get = nullptr;
+    ASSERT_EQ(written.offset, p.offset) << "rewritten in place";
+    EXPECT_EQ(counting.gets, 6u) << "the old copy rejected; the next one proved by G0 = the first G2";
+    EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), next);
+    EXPECT_EQ(view.version, written.version);
+    p = written;
+  }
+  {
+    SCOPED_TRACE("a remembered version no longer current");
+    const uint64_t old = p.version;
+    BlockPointer now = StoreSet(key, std::string(kBigLen, 'c'));
+    ASSERT_EQ(now.offset, p.offset);
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, old), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 3u) << "the checksum accepted it";
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(kBigLen, 'c'));
+  }
+}
+
+// Below kRememberedMaxValueBytes, a remembered version that is still the block's lets the header-and-value GET
+// skip the target word and the slack (the R-rule of store/block.h): one get, checked by its checksum against that
+// version. When the pair changed since, the target word is read after the copy (two gets) and decides as without
+// a remembered version; a copy the checksum rejects is read again with the target word (here a spoiled checksum
+// word: the second attempt's target word equals the remembered one, so the seqlock proves it).
+TEST_F(DirectOpsBlockingReadsTest, ARememberedVersionStillCurrentNeedsOneGetAndNoTargetWord) {
+  const std::string key = "mid";
+  const size_t len = 112000;
+  BlockPointer p = StoreSet(key, std::string(len, 'a'));
+  const size_t room = p.block_bytes - kTargetWordBytes - kBlockHeaderBytes - key.size();
+  ASSERT_LT(len, DirectOps::kRememberedMaxValueBytes);
+  ASSERT_GE(room - len, DirectOps::kRememberedSlackMinBytes) << "the test needs a block with slack";
+  ASSERT_LT(room - len, DirectOps::kBlockingSlackMinBytes) << "without a remembered version: the whole block";
+  const uint32_t tag = Loc(key).tag;
+  std::vector<char> out(len);
+  BlockView view;
+  auto get = [&](DirectOps& ops, uint64_t known) {
+    return ops.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(), &view,
+                   static_cast<uint32_t>(len), known);
+  };
+  {
+    SCOPED_TRACE("current");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u) << "header and value, nothing else";
+    EXPECT_EQ(counting.nbi_gets + counting.quiets, 0u);
+    EXPECT_EQ(ops.counters().remote_gets_head_value, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'a'));
+    EXPECT_EQ(view.version, p.version);
+  }
+  {
+    SCOPED_TRACE("no remembered version: the whole block, as before");
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, DirectOps::kNoKnownVersion), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u);
+    EXPECT_EQ(ops.counters().remote_gets_whole, 1u);
+  }
+  {
+    SCOPED_TRACE("changed since");
+    const uint64_t old = p.version;
+    p = StoreSet(key, std::string(len, 'b'));
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, old), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 2u) << "header and value, then the target word";
+    EXPECT_EQ(ops.counters().read_retries, 0u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'b'));
+    EXPECT_EQ(view.version, p.version);
+  }
+  {
+    SCOPED_TRACE("a copy its checksum rejects");
+    uint8_t* sum = server_arena_ + p.offset + kChecksumOffset;
+    const uint64_t good = LoadU64(sum);
+    StoreU64(sum, good ^ 1);
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    ASSERT_EQ(get(ops, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 3u) << "rejected by the R-rule; then header, value and the target word";
+    EXPECT_EQ(ops.counters().read_retries, 1u);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'b'));
+    StoreU64(sum, good);
+  }
+  {
+    SCOPED_TRACE("moved to a block of another class, then freed");
+    const BlockPointer old = p;
+    BlockPointer moved = StoreSet(key, std::string(2 * len, 'c'));
+    ASSERT_NE(moved.offset, old.offset);
+    EXPECT_EQ(LoadU64(server_arena_ + old.offset + kChecksumOffset), kUncheckedSum)
+        << "the move marks the old body before it publishes the new one";
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    EXPECT_EQ(get(ops, old.version), DirectOps::Result::kNotThisKey);
   }
 }
 
@@ -817,6 +966,70 @@ TEST_F(DirectOpsTest, ARemoteReaderRacingWritersThroughTheMappingNeverSeesATornV
 TEST_F(DirectOpsLargeTest, ARemoteOneCopyReaderRacingWritersThroughTheMappingNeverSeesATornValue) {
   RaceRemoteReaderWithWritersThroughTheMapping(store_.get(), job_.transport(1), client_arena_, LocalArenas(),
                                                ops_.get(), kLen, 2000);
+}
+
+// The blocking-reads GET with a remembered version (the pointer directory's: the last version this reader
+// accepted) racing a server writer and a remote Direct writer, both checksummed and in place: below
+// kRememberedMaxValueBytes the R-rule (one get, checksum against the remembered version), above it the seqlock
+// with the remembered version as G0 (no checksum). A loopback get is a memcpy racing the writers' stores, so
+// copies do tear: none may be accepted.
+TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingWritersNeverSeesATornValue) {
+  for (size_t len : {size_t{112000}, size_t{kBigLen}}) {
+    SCOPED_TRACE("length " + std::to_string(len));
+    const std::string key = "hot" + std::to_string(len);
+    BlockPointer p = StoreSet(key, Verifiable(0, 0, len));
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> writes{0};
+    std::thread server_writer([&] {
+      for (uint64_t seq = 1; !stop.load(); ++seq) {
+        StoreSet(key, Verifiable(1, seq, len));
+        writes.fetch_add(1);
+        std::this_thread::yield();
+      }
+    });
+    std::thread remote_writer([&] {
+      std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
+      DirectOps ops(ctx.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+      uint64_t known = p.version;
+      for (uint64_t seq = 1; !stop.load(); ++seq) {
+        std::string v = Verifiable(2, seq, len);
+        uint64_t version;
+        if (ops.Set(kServerPe, p.offset, p.block_bytes, known, key.data(), key.size(), v.data(), v.size(), p.tag,
+                    &version) == DirectOps::Result::kDone) {
+          known = version;
+          writes.fetch_add(1);
+        }
+        std::this_thread::yield();
+      }
+    });
+    std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
+    DirectOps reader(ctx.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (writes.load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    const uint64_t writes_before = writes.load();
+    uint64_t known = p.version;
+    int done = 0, torn = 0;
+    std::vector<char> out(len);
+    for (int i = 0; i < 2000 || (writes.load() - writes_before < 300 && i < 200000); ++i) {
+      BlockView view;
+      if (reader.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), p.tag, out.data(), out.size(),
+                     &view, static_cast<uint32_t>(len), known) == DirectOps::Result::kDone) {
+        ++done;
+        known = view.version;
+        if (!IsVerifiable(std::string(out.data(), view.value_len), len)) ++torn;
+      }
+    }
+    stop = true;
+    server_writer.join();
+    remote_writer.join();
+    std::printf("length %zu: reads done %d (retries %llu, torn %d), writes %llu\n", len, done,
+                static_cast<unsigned long long>(reader.counters().read_retries), torn,
+                static_cast<unsigned long long>(writes.load()));
+    EXPECT_EQ(torn, 0);
+    EXPECT_GT(done, 0);
+    EXPECT_EQ(reader.counters().remote_gets_head_value, static_cast<uint64_t>(done));
+    EXPECT_TRUE(store_->CheckConsistency());
+  }
 }
 
 }  // namespace
