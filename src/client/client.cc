@@ -344,8 +344,12 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
   // One copy: the value lands in the caller's buffer when it fits (view.value then points there).
   static_assert(DirectoryEntry::kUnknownValueLen == DirectOps::kNoLengthHint, "no hint means the same on both");
   const uint32_t hint = found != nullptr ? found->value_len : DirectOps::kNoLengthHint;
-  // The version the directory remembers was published for this key at this block (DirectOps::Get's G0).
-  const uint64_t known = found != nullptr ? found->version : DirectOps::kNoKnownVersion;
+  // The version the directory remembers was published for this key at this block (DirectOps::Get's G0; the R-rule
+  // of store/block.h). Only while the sub-entry still names this key at this block: a batch's entry may have been
+  // reused for another key, or moved on to another block of this key, since its Lookup (PointerDirectory::Update).
+  const bool remembered = found != nullptr && directory_.Names(found, op.loc) && found->offset == offset &&
+                          found->block_bytes == block_bytes;
+  const uint64_t known = remembered ? found->version : DirectOps::kNoKnownVersion;
   DirectOps::Result r = direct_.Get(op.loc.server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer,
                                     op.buffer_len, &view, hint, known);
   if (r != DirectOps::Result::kDone) {

@@ -118,6 +118,11 @@ class PointerDirectory {
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;
   }
+  // Whether e (a sub-entry of this directory, e.g. what Lookup returned earlier) is still loc's: a sub-entry can be
+  // dropped or reused for another key between a Lookup and its use (Update's hint, above).
+  bool Names(const DirectoryEntry* e, const KeyLocation& loc) const {
+    return hashes_[e - entries_.data()] == loc.hash && e->valid() && e->server == loc.server;
+  }
   // Drops the sub-entry for this key, if any.
   void Remove(const KeyLocation& loc);
   // Starts loading the memory a Lookup of loc reads first (its set's hashes), so that a batch can overlap the
@@ -137,9 +142,6 @@ class PointerDirectory {
 
  private:
   DirectoryEntry* Find(const KeyLocation& loc);
-  bool Names(const DirectoryEntry* e, const KeyLocation& loc) const {
-    return hashes_[e - entries_.data()] == loc.hash && e->valid() && e->server == loc.server;
-  }
   // loc's sub-entry; else an empty, else an expired, else the least recent and least counted sub-entry of loc's
   // set, made loc's.
   DirectoryEntry* FindOrInstall(const KeyLocation& loc);

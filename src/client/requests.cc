@@ -366,7 +366,14 @@ bool Client::Pull(int server, shmemcache_request* r, const WirePointer& p, size_
       if (r->out.flags) *r->out.flags = view.flags;
       if (r->out.token) *r->out.token = view.token;
     }
-    Remember(r->loc, p, view.value_len);
+    // Remember the accepted copy's version, not the reply's: the copy was validated at this block for this key
+    // against a target word that held view.version unlocked (or, by the R-rule, against p.version itself), so
+    // view.version was published for this key at this block, and it is the latest such version this client has
+    // seen (>= p.version: versions only grow). The next GET's remembered version (DirectOps::Get's G0, the R-rule)
+    // then matches the block when nothing was written since this copy, not only since the reply.
+    WirePointer accepted = p;
+    accepted.version = view.version;
+    Remember(r->loc, accepted, view.value_len);
     return false;
   }
   // The block changed hands (evicted, deleted, moved) or stayed locked or torn: ask again with the value in the

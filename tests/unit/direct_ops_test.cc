@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,26 @@ namespace smc {
 namespace {
 
 constexpr int kServerPe = 0;
+
+// LocalWordAtomics that can call a test's hook after each Set (the store's Publish: the new word is visible to every
+// thread when the hook runs). The hook runs on the writer's thread, with whatever the writer holds still locked.
+class HookedWordAtomics final : public WordAtomics {
+ public:
+  uint64_t CompareSwap(uint64_t* word, uint64_t expected, uint64_t desired) override {
+    return cpu_.CompareSwap(word, expected, desired);
+  }
+  uint64_t Fetch(uint64_t* word) override { return cpu_.Fetch(word); }
+  void Set(uint64_t* word, uint64_t value) override {
+    cpu_.Set(word, value);
+    if (after_set) after_set(word, value);
+  }
+  void Fence() override { cpu_.Fence(); }
+  bool WaitWhileEqual(uint64_t* word, uint64_t value) override { return cpu_.WaitWhileEqual(word, value); }
+  std::function<void(uint64_t* word, uint64_t value)> after_set;  // set only while no other thread uses the store
+
+ private:
+  LocalWordAtomics cpu_;
+};
 
 // PE 0 holds a KvStore in its symmetric arena (the server); PE 1 reaches it with DirectOps (a client). One thread
 // drives both: on the loopback a one-sided operation needs no thread on its target.
@@ -81,7 +102,7 @@ class DirectOpsTest : public ::testing::Test {
   uint8_t* server_arena_;
   uint8_t* client_arena_;
   std::vector<HashWay> table_;
-  LocalWordAtomics atomics_;  // CPU atomics: the loopback's one-sided atomics are CPU atomics too
+  HookedWordAtomics atomics_;  // CPU atomics: the loopback's one-sided atomics are CPU atomics too
   std::unique_ptr<KvStore> store_;
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<DirectOps> ops_;        // one-sided get/put only
@@ -1030,6 +1051,209 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingWritersNeverSeesATorn
     EXPECT_EQ(reader.counters().remote_gets_head_value, static_cast<uint64_t>(done));
     EXPECT_TRUE(store_->CheckConsistency());
   }
+}
+
+
+// Staleness, not only tearing (the R-rule's cross-path invariant, store/block.h): a reader that remembers the
+// version K of the copy it last accepted and GETs with it after a write completed never gets K's value back. Each
+// change that ends K's pair in turn: an overwrite in place, a SET that moves the pair to a block of another class
+// (the old one freed), a DELETE, flush_all. Each starts from a copy the R-rule accepts (one get, no target word).
+TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderNeverGetsAValueOlderThanAWriteThatCompletedBeforeIt) {
+  const std::string key = "mid";
+  const size_t len = 112000;
+  const uint32_t tag = Loc(key).tag;
+  std::vector<char> out(2 * len);
+  BlockView view;
+  auto get = [&](DirectOps& ops, const BlockPointer& p, uint64_t known) {
+    std::fill(out.begin(), out.end(), '\0');
+    return ops.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(), &view,
+                   static_cast<uint32_t>(len), known);
+  };
+  // Stores `fill` and checks that a GET remembering its version is the R-rule's (one get).
+  auto store = [&](char fill) {
+    BlockPointer p = StoreSet(key, std::string(len, fill));
+    ReadCountingContext counting(ctx_.get());
+    DirectOps ops(&counting, client_arena_, {}, false, /*blocking_reads=*/true);
+    EXPECT_EQ(get(ops, p, p.version), DirectOps::Result::kDone);
+    EXPECT_EQ(counting.gets, 1u) << "the R-rule: header and value, no target word";
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, fill));
+    return p;
+  };
+  // A GET through the old pointer with the old version, after the change completed: never the old value.
+  auto get_after = [&](const BlockPointer& old, char old_fill) {
+    DirectOps ops(ctx_.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+    const DirectOps::Result r = get(ops, old, old.version);
+    if (r == DirectOps::Result::kDone) {
+      EXPECT_NE(view.version, old.version);
+      EXPECT_NE(std::string(out.data(), view.value_len), std::string(len, old_fill)) << "a stale value";
+    }
+    return r;
+  };
+  {
+    SCOPED_TRACE("overwrite in place");
+    const BlockPointer a = store('a');
+    const BlockPointer b = StoreSet(key, std::string(len, 'b'));
+    ASSERT_EQ(b.offset, a.offset);
+    EXPECT_EQ(get_after(a, 'a'), DirectOps::Result::kDone);
+    EXPECT_EQ(std::string(out.data(), view.value_len), std::string(len, 'b'));
+    EXPECT_EQ(view.version, b.version);
+  }
+  {
+    SCOPED_TRACE("moved to a block of another class");
+    const BlockPointer c = store('c');
+    const BlockPointer moved = StoreSet(key, std::string(2 * len, 'C'));
+    ASSERT_NE(moved.offset, c.offset);
+    EXPECT_EQ(get_after(c, 'c'), DirectOps::Result::kNotThisKey);
+  }
+  {
+    SCOPED_TRACE("DELETE");
+    const BlockPointer d = store('d');
+    ASSERT_EQ(store_->Delete(Loc(key), key.data(), key.size(), 1), SHMEMCACHE_OK);
+    EXPECT_EQ(get_after(d, 'd'), DirectOps::Result::kNotThisKey);
+  }
+  {
+    SCOPED_TRACE("flush_all");
+    const BlockPointer e = store('e');
+    EXPECT_EQ(store_->FlushAll(), 1u);
+    EXPECT_EQ(get_after(e, 'e'), DirectOps::Result::kNotThisKey);
+  }
+}
+
+// The window a completed-write test cannot reach: a SET that moves the pair has published the new block and still
+// holds the old one (locked, its body intact) until it frees it. A GET that starts then, through the old pointer
+// with the old version, must not accept the old body: WriteMoved marked its checksum word kUncheckedSum before the
+// publish, so the R-rule declines it and the target word (locked) sends the reader on (here, to give up: the writer
+// is this thread).
+TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderOfTheOldBlockAfterAMovePublishedNeverGetsTheOldValue) {
+  const std::string key = "mid";
+  const size_t len = 112000;
+  const uint32_t tag = Loc(key).tag;
+  const BlockPointer old = StoreSet(key, std::string(len, 'a'));
+  std::vector<char> out(len);
+  BlockView view;
+  DirectOps reader(ctx_.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+  auto get = [&] {
+    return reader.Get(kServerPe, old.offset, old.block_bytes, key.data(), key.size(), tag, out.data(), out.size(),
+                      &view, static_cast<uint32_t>(len), old.version);
+  };
+  ASSERT_EQ(get(), DirectOps::Result::kDone);
+  ASSERT_EQ(reader.counters().read_retries, 0u);
+  int published = 0;
+  DirectOps::Result during = DirectOps::Result::kDone;
+  std::string got;
+  atomics_.after_set = [&](uint64_t* word, uint64_t value) {
+    // The new block's publish: an unlocked target word of this key above the old version, not the old block's.
+    if (word == Target(old) || TargetLocked(value) || TargetTag(value) != tag ||
+        TargetVersion(value) <= TargetVersion(MakeTarget(old.version, tag, false)) || published++ > 0)
+      return;
+    during = get();
+    if (during == DirectOps::Result::kDone) got.assign(out.data(), view.value_len);
+  };
+  const BlockPointer moved = StoreSet(key, std::string(2 * len, 'b'));
+  atomics_.after_set = nullptr;
+  ASSERT_NE(moved.offset, old.offset);
+  ASSERT_EQ(published, 1) << "the hook saw the new block's publish";
+  EXPECT_NE(during, DirectOps::Result::kDone) << "accepted the old body after the new one was published: "
+                                              << got.substr(0, 8);
+  EXPECT_EQ(StoreGet(key), std::string(2 * len, 'b'));
+}
+
+// The racing form: one server thread SETs the pair (in place, and every few writes with a length of another class:
+// a move) and DELETEs it now and then, each write numbered; a reader that remembers the pointer and version of
+// the last copy it accepted (refreshed from the writer's last pointer when the block no longer holds the pair)
+// GETs it again and again. Every value it accepts is whole, no older than the last write (or DELETE) that
+// completed before the GET started, and no older than the last value it accepted.
+TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingMovesAndDeletesNeverGoesBackInTime) {
+  const std::string key = "hot";
+  const uint32_t tag = Loc(key).tag;
+  const size_t lens[] = {112000, 224000};
+  auto len_of = [&](uint64_t seq) { return lens[(seq / 8) % 2]; };
+  struct Latest {
+    BlockPointer p;
+    size_t len = 0;
+    bool exists = false;
+  };
+  std::mutex mu;
+  Latest latest;
+  latest.p = StoreSet(key, Verifiable(0, 0, len_of(0)));
+  latest.len = len_of(0);
+  latest.exists = true;
+  std::atomic<uint64_t> completed{0};  // the number of the last write that completed
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t seq = 1; !stop.load(); ++seq) {
+      Latest now;
+      if (seq % 13 == 0) {
+        store_->Delete(Loc(key), key.data(), key.size(), 1);
+      } else {
+        now.len = len_of(seq);
+        now.p = StoreSet(key, Verifiable(1, seq, now.len));
+        now.exists = true;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        latest = now;
+      }
+      completed.store(seq);
+      std::this_thread::yield();
+    }
+  });
+  std::unique_ptr<Context> ctx = job_.transport(1)->CreateContext(1);
+  DirectOps reader(ctx.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+  Latest mine;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    mine = latest;
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (completed.load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  const uint64_t writes_before = completed.load();
+  std::vector<char> out(2 * lens[1]);
+  int done = 0, torn = 0, stale = 0, backwards = 0, refreshed = 0;
+  unsigned long long last_seen = 0;
+  for (int i = 0; i < 3000 || (completed.load() - writes_before < 300 && i < 300000); ++i) {
+    const uint64_t before = completed.load();  // every write up to here completed before this GET starts
+    DirectOps::Result r = DirectOps::Result::kNotThisKey;
+    BlockView view;
+    if (mine.exists) {
+      r = reader.Get(kServerPe, mine.p.offset, mine.p.block_bytes, key.data(), key.size(), tag, out.data(),
+                     out.size(), &view, static_cast<uint32_t>(mine.len), mine.p.version);
+    }
+    if (r == DirectOps::Result::kDone) {
+      ++done;
+      const std::string v(out.data(), view.value_len);
+      int w = 0;
+      unsigned long long seq = 0;
+      if (std::sscanf(v.c_str(), "%d:%llu:", &w, &seq) != 2 || !IsVerifiable(v, v.size())) {
+        ++torn;
+        continue;
+      }
+      if (seq < before) ++stale;
+      if (seq < last_seen) ++backwards;
+      last_seen = seq;
+      mine.p.version = view.version;  // what the pointer directory remembers: the accepted copy's version
+      mine.len = view.value_len;
+    } else {  // gone from this block (or busy): where the last write left it, as a server reply would say
+      ++refreshed;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        mine = latest;
+      }
+      std::this_thread::yield();  // the writer's turn: a DELETE leaves nothing to read until the next SET
+    }
+  }
+  stop = true;
+  writer.join();
+  std::printf("reads done %d, refreshed %d (retries %llu, torn %d, stale %d, backwards %d), writes %llu\n", done,
+              refreshed, static_cast<unsigned long long>(reader.counters().read_retries), torn, stale, backwards,
+              static_cast<unsigned long long>(completed.load()));
+  EXPECT_EQ(torn, 0);
+  EXPECT_EQ(stale, 0);
+  EXPECT_EQ(backwards, 0);
+  EXPECT_GT(done, 0);
+  EXPECT_GT(refreshed, 0);
+  EXPECT_GT(reader.counters().remote_gets_head_value, 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
 }
 
 }  // namespace
