@@ -509,10 +509,7 @@ def main():
     else:
         print("memcached not installed: differential skipped")
     real_clients(ports[0], ports[1])
-    if mode == "job":
-        problem = harness.stop_job(target, np=3, servers=1)
-    else:
-        problem = None if harness.stop(target) == 0 else "reference server did not stop cleanly"
+    problem = harness.stop_target(target, mode, np=3)
     if problem:
         print(problem)
         return 1

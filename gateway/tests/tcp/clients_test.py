@@ -148,8 +148,7 @@ def main():
         pymemcache_refusals(w)
     w.close()
     r.close()
-    problem = harness.stop_job(target, np=3, servers=1) if mode == "job" else (
-        None if harness.stop(target) == 0 else "reference server did not stop cleanly")
+    problem = harness.stop_target(target, mode, np=3)
     if problem:
         print(problem)
         return 1

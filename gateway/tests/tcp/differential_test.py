@@ -139,10 +139,7 @@ def main():
                 failures += 1
                 print("DIFF %s step %d %r\n  memcached:   %r\n  shmemcached: %r" % (name, k, e[0], ne[:600], na[:600]))
     harness.stop(memcached)
-    if mode == "job":
-        problem = harness.stop_job(target, np=2, servers=1)
-    else:
-        problem = None if harness.stop(target) == 0 else "reference server did not stop cleanly"
+    problem = harness.stop_target(target, mode, np=2)
     print("%d cases, %d differing steps (%s)" % (len(cases), failures, mode))
     if problem:
         print(problem)

@@ -201,8 +201,7 @@ def main():
     print("%d fuzz messages, %d control checks; gateway RSS %d -> %d KiB (max %d), growth after the first third "
           "%.1f MiB" % (steps, checks, rss[0], rss[-1], max(rss), growth_mib))
     check(growth_mib < 64, "gateway memory keeps growing")
-    problem = harness.stop_job(target, np=2, servers=1) if mode == "job" else (
-        None if harness.stop(target) == 0 else "reference server did not stop cleanly")
+    problem = harness.stop_target(target, mode, np=2)
     if problem:
         print(problem)
         return 1

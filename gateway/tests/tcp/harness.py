@@ -194,6 +194,14 @@ def stop_job(p, np, servers):
     return None
 
 
+def stop_target(p, mode, np, servers=1):
+    """Stops what a test ran against: a job from start_job (mode "job": stop_job's clean-shutdown check) or the
+    reference server. Returns an error message, or None."""
+    if mode == "job":
+        return stop_job(p, np=np, servers=servers)
+    return None if stop(p) == 0 else "reference server did not stop cleanly"
+
+
 def rss_kib(pid):
     with open("/proc/%d/status" % pid) as f:
         for line in f:

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "net/gateway_server.h"
+#include "support/loopback.h"
 #include "support/reference_backend.h"
 
 namespace shmemcached {
@@ -68,20 +69,7 @@ class ServerThread {
   std::thread thread_;
 };
 
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
+int Connect(int port) { return ConnectLoopback(port, /*nodelay=*/true); }
 
 void SendAll(int fd, const std::string& data) {
   size_t off = 0;

@@ -20,23 +20,11 @@
 #include <vector>
 
 #include "net/gateway_threads.h"
+#include "support/loopback.h"
 #include "support/reference_backend.h"
 
 namespace shmemcached {
 namespace {
-
-int Connect(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 // Sends req and reads until the answer ends with `end` (or 20 s pass).
 std::string Ask(int fd, const std::string& req, const std::string& end) {
@@ -84,7 +72,7 @@ TEST(GatewayThreads, SpreadCountedIdleAndStopped) {
 
     std::vector<int> fds;
     for (int i = 0; i < 7; ++i) {
-      fds.push_back(Connect(threads.port()));
+      fds.push_back(ConnectLoopback(threads.port()));
       ASSERT_GE(fds.back(), 0);
       ASSERT_EQ(Ask(fds.back(), "set k" + std::to_string(i) + " 0 0 1\r\nx\r\nset j 0 0 1\r\ny\r\n",
                     "STORED\r\nSTORED\r\n"),
@@ -164,8 +152,8 @@ TEST(GatewayThreads, BlockedThreadDoesNotStallAnother) {
   // (as a slow server blocks a one-thread gateway entirely).
   Threads threads(2, -1);
   threads.backend(0).HoldStoresOf("held");
-  int slow = Connect(threads.port());  // thread 0
-  int fast = Connect(threads.port());  // thread 1
+  int slow = ConnectLoopback(threads.port());  // thread 0
+  int fast = ConnectLoopback(threads.port());  // thread 1
   ASSERT_GE(slow, 0);
   ASSERT_GE(fast, 0);
   // Accepted (by thread 0) and handed to thread 1 before thread 0 blocks.
