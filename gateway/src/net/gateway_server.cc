@@ -134,8 +134,8 @@ void GatewayServer::Closed(Connection* c) {
   closed_.push_back(std::move(it->second));
   connections_.erase(it);
   awaiting_.erase(std::remove(awaiting_.begin(), awaiting_.end(), c), awaiting_.end());
+  gateway_->shared().Release();  // first: the admitted count never reads below the connections still counted
   --gateway_->counters().curr_connections;
-  gateway_->shared().Release();
 }
 
 void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_stop) {

@@ -26,8 +26,10 @@ void Counters::Subtract(const Counters& o) {
 }
 
 Counters GatewayShared::OfThread(size_t i) const {
-  Counters c = contexts_[i]->counters();
+  // The copy is taken under the lock: a copy taken before a concurrent Reset could be below the new baseline
+  // (counters only grow, so one taken after it never is).
   std::lock_guard<std::mutex> lock(reset_mutex_);
+  Counters c = contexts_[i]->counters();
   if (i < baseline_.size()) c.Subtract(baseline_[i]);
   return c;
 }
