@@ -82,17 +82,7 @@ void SendAll(int fd, const std::string& data) {
 
 // Reads until `want` bytes arrived, the peer closed, or 20 s passed.
 std::string Receive(int fd, size_t want) {
-  std::string out;
-  auto deadline = Clock::now() + std::chrono::seconds(20);
-  char buf[65536];
-  while (out.size() < want && Clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
+  return ReceiveUntil(fd, [want](const std::string& out) { return out.size() >= want; });
 }
 
 bool WaitFor(const std::function<bool()>& cond) {

@@ -6,7 +6,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -29,18 +28,9 @@ namespace {
 // Sends req and reads until the answer ends with `end` (or 20 s pass).
 std::string Ask(int fd, const std::string& req, const std::string& end) {
   EXPECT_EQ(send(fd, req.data(), req.size(), MSG_NOSIGNAL), static_cast<ssize_t>(req.size()));
-  std::string out;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  char buf[65536];
-  while ((out.size() < end.size() || out.compare(out.size() - end.size(), end.size(), end) != 0) &&
-         std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 100) <= 0) continue;
-    ssize_t n = recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  return out;
+  return ReceiveUntil(fd, [&end](const std::string& out) {
+    return out.size() >= end.size() && out.compare(out.size() - end.size(), end.size(), end) == 0;
+  });
 }
 
 uint64_t Stat(const std::string& stats, const std::string& name) {
