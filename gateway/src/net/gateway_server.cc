@@ -62,12 +62,14 @@ void GatewayServer::TakeInbox() {
   uint64_t count;
   ssize_t ignored = read(inbox_fd_, &count, sizeof count);  // resets the eventfd; what it says is in inbox_
   (void)ignored;
+  for (int fd : TakeHanded()) Adopt(fd);
+}
+
+std::vector<int> GatewayServer::TakeHanded() {
   std::vector<int> fds;
-  {
-    std::lock_guard<std::mutex> lock(inbox_mutex_);
-    fds.swap(inbox_);
-  }
-  for (int fd : fds) Adopt(fd);
+  std::lock_guard<std::mutex> lock(inbox_mutex_);
+  fds.swap(inbox_);
+  return fds;
 }
 
 bool GatewayServer::Listen(const std::string& host, int port, std::string* error) {
@@ -212,16 +214,9 @@ void GatewayServer::CompleteAnswers() {
 }
 
 void GatewayServer::CloseAll() {
-  if (inbox_fd_ >= 0) {
-    std::vector<int> fds;
-    {
-      std::lock_guard<std::mutex> lock(inbox_mutex_);
-      fds.swap(inbox_);
-    }
-    for (int fd : fds) {
-      close(fd);
-      gateway_->shared().Release();
-    }
+  for (int fd : TakeHanded()) {
+    close(fd);
+    gateway_->shared().Release();
   }
   while (!connections_.empty()) connections_.begin()->second->Close();
   awaiting_.clear();

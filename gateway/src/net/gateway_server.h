@@ -103,6 +103,8 @@ class GatewayServer {
   // Serves fd here (admitted already); closes it if it cannot be registered.
   void Adopt(int fd);
   void TakeInbox();
+  // Empties the inbox (any thread): the connections handed over and not yet taken.
+  std::vector<int> TakeHanded();
   // After every wake-up: completes the answer batch (one wait for every connection's operations) and lets the
   // connections that waited send, until none defers again.
   void CompleteAnswers();
