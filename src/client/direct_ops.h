@@ -273,15 +273,15 @@ class DirectOps {
   bool Remembered(uint32_t block_bytes, size_t key_len, uint32_t value_len_hint) const;
   // Two blocking gets: bytes [0, value_at + first) of the block (first: min(value_len_hint, room)) into out when
   // land_in_out and out holds them, else into buffer_ (from kSplitLandingMinBytes, when out holds the first value
-  // bytes: header and key into buffer_, the value into out, two gets) (then, if the header names a longer value that fits the
-  // room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock over
-  // gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
-  // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block
-  // without a checksum that G0 did not confirm (read again: G2 is the next G0). But first, when *remembered is a
-  // version (not kNoKnownVersion) and the copy's head is exactly it with a real checksum, the R-rule of
-  // store/block.h: validated against it, no target word read (kValid, or kRetry for a torn copy); otherwise
-  // *remembered becomes kNoKnownVersion and the target word is read. *outgrew (and kRetry) when the value read
-  // into out no longer fits there behind its header: the caller reads again with land_in_out false.
+  // bytes: header and key into buffer_, the value into out, two gets) (then, if the header names a longer value that
+  // fits the room, the rest of it with one more get, same place); and, after them, the target word: G2 of the seqlock
+  // over gets whose G0 is *before (kNoTargetRead: none). ValidateSplitBlockBetween moves or copies the value to out[0],
+  // without the checksum when G0 == G2, else in the checksum's pass; *before becomes G2. kUnchecked: a block without a
+  // checksum that G0 did not confirm (read again: G2 is the next G0). But first, when *remembered is a version (not
+  // kNoKnownVersion) and the copy's head is exactly it with a real checksum, the R-rule of store/block.h: validated
+  // against it, no target word read (kValid, or kRetry for a torn copy); otherwise *remembered becomes kNoKnownVersion
+  // and the target word is read. *outgrew (and kRetry) when the value read into out no longer fits there behind its
+  // header: the caller reads again with land_in_out false.
   BlockCheck GetHeadAndValue(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                              uint32_t tag, uint8_t* out, size_t out_capacity, uint32_t value_len_hint,
                              bool land_in_out, uint64_t* remembered, uint64_t* before, BlockView* view,

@@ -9,8 +9,9 @@
 //
 // Shutdown (app/stop_signals.h): the stop signals are blocked from the start (in every thread); a gateway's first
 // thread reads them from a signalfd in its event loop, every thread closes its connections, and once all have
-// returned the PE calls shmemcache_finalize (once), which tells the servers it is done. Servers leave them pending and return from
-// shmemcache_serve once every gateway has finalized; then every PE has finalized and the job exits 0.
+// returned the PE calls shmemcache_finalize (once), which tells the servers it is done. Servers leave them
+// pending and return from shmemcache_serve once every gateway has finalized; then every PE has finalized and the
+// job exits 0.
 #include <sys/prctl.h>
 #include <unistd.h>
 
