@@ -23,7 +23,7 @@ shmemcache_status_t RequestWait::Wait(shmemcache_t* cache, shmemcache_request_t*
     while (shmemcache_test(cache, request) == SHMEMCACHE_IN_PROGRESS) {
       timespec ts{0, static_cast<long>(nap)};
       nanosleep(&ts, nullptr);
-      ++naps_;
+      naps_.store(naps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
       nap = std::min(nap * 2, kMaxNapNs);
     }
   }

@@ -18,6 +18,7 @@
 #include <shmemcache/shmemcache.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -42,13 +43,14 @@ class RequestWait {
   // Waits for request (issued, not yet released) and releases it; returns shmemcache_wait's status.
   shmemcache_status_t Wait(shmemcache_t* cache, shmemcache_request_t* request) const;
 
-  // Naps taken (stats: shows whether the gateway waited on a server that had no core).
-  uint64_t naps() const { return naps_; }
+  // Naps taken (stats: shows whether the gateway waited on a server that had no core). Written only by the
+  // thread that waits; any thread may read it (stats of a gateway with --threads N sums every thread's).
+  uint64_t naps() const { return naps_.load(std::memory_order_relaxed); }
 
  private:
   int64_t shared_spin_ns_;
   int64_t spin_ns_;
-  mutable uint64_t naps_ = 0;
+  mutable std::atomic<uint64_t> naps_{0};
 };
 
 }  // namespace shmemcached

@@ -273,8 +273,11 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
   rows->emplace_back("shmemcache_no_space_errors", sum.no_space_errors);
   shmemcache_stats_t mine{};
   if (shmemcache_get_stats(cache_, &mine) == SHMEMCACHE_OK) AddClientCounters(mine, rows);
-  rows->emplace_back("shmemcache_gateway_wait_naps", wait_.naps());
   return Status::kOk;
+}
+
+void ShmemcacheBackend::ThreadRows(std::vector<StatRow>* rows) const {
+  rows->emplace_back("shmemcache_gateway_wait_naps", wait_.naps());
 }
 
 

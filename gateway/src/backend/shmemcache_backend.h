@@ -53,6 +53,7 @@ class ShmemcacheBackend final : public Backend {
                                       uint64_t* new_value) override;
   std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   void BeforeWaits(size_t sessions) override { wait_.set_sessions(sessions); }
+  void ThreadRows(std::vector<StatRow>* rows) const override;  // shmemcache_gateway_wait_naps
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }
   Status Stats(std::vector<StatRow>* rows) override;

@@ -141,6 +141,10 @@ class Backend {
   // Job-wide counters (shmemcache_server_stats summed over the servers) appended to *rows. The engine prints
   // rows named curr_items, bytes, evictions and limit_maxbytes where memcached prints them.
   virtual Status Stats(std::vector<StatRow>* rows) = 0;
+  // Counters this backend object keeps for its own thread (a gateway of --threads N has one backend per event
+  // loop), appended to *rows. Called by any thread while the owner serves: what it reads must be safe to read
+  // so (relaxed atomics). `stats` sums the rows of every thread's backend by name.
+  virtual void ThreadRows(std::vector<StatRow>* rows) const { (void)rows; }
 };
 
 }  // namespace shmemcached

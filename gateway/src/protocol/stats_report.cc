@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -43,6 +44,24 @@ std::pair<uint64_t, uint64_t> Bursts(GatewayContext& g) {
     operations += t == &g ? g.batch().batched_operations() : t->counters().burst_operations.get();
   }
   return {bursts, operations};
+}
+
+// Every thread's backend's own counters (Backend::ThreadRows), summed by name, in the order first seen.
+std::vector<StatRow> ThreadRowsSummed(const GatewayShared& shared) {
+  std::vector<StatRow> sum;
+  for (GatewayContext* t : shared.contexts()) {
+    std::vector<StatRow> mine;
+    t->backend().ThreadRows(&mine);
+    for (const StatRow& r : mine) {
+      auto same = std::find_if(sum.begin(), sum.end(), [&](const StatRow& x) { return x.first == r.first; });
+      if (same == sum.end()) {
+        sum.push_back(r);
+      } else {
+        same->second += r.second;
+      }
+    }
+  }
+  return sum;
 }
 
 void GeneralStats(GatewayContext& g, StatsRows* rows) {
@@ -111,6 +130,7 @@ void GeneralStats(GatewayContext& g, StatsRows* rows) {
   } else {
     s.Add("gateway_backend_stats_unavailable", 1);
   }
+  for (const StatRow& r : ThreadRowsSummed(g.shared())) s.Add(r.first, r.second);
 }
 
 void SettingsStats(GatewayContext& g, std::string_view protocol, StatsRows* rows) {

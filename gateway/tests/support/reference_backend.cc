@@ -46,6 +46,7 @@ void ReferenceBackend::Put(std::string_view key, Pair pair) {
 
 Status ReferenceBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
                                uint64_t* cas_out) {
+  store_calls_.store(store_calls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (key.empty()) return Status::kError;
   if (key.size() > MaxKeyLength()) return Status::kKeyTooLong;
   if (value.size() > max_value_length_) return Status::kValueTooLarge;
@@ -250,6 +251,10 @@ Status ReferenceBackend::Stats(std::vector<StatRow>* rows) {
   rows->emplace_back("evictions", evictions_);
   rows->emplace_back("limit_maxbytes", memory_limit_);
   return Status::kOk;
+}
+
+void ReferenceBackend::ThreadRows(std::vector<StatRow>* rows) const {
+  rows->emplace_back("reference_thread_store_calls", store_calls_.load(std::memory_order_relaxed));
 }
 
 }  // namespace shmemcached

@@ -60,6 +60,9 @@ class ReferenceBackend final : public Backend {
   uint64_t held_stores() const { return held_stores_.load(); }
   Status FlushAll() override;
   Status Stats(std::vector<StatRow>* rows) override;
+  // reference_thread_store_calls: Store calls this object served (the test of `stats` summing every thread's
+  // backend rows; any thread may read it).
+  void ThreadRows(std::vector<StatRow>* rows) const override;
 
   // Calls made, by kind (tests check batching).
   uint64_t multiget_calls() const { return multiget_calls_; }
@@ -90,6 +93,7 @@ class ReferenceBackend final : public Backend {
   std::string held_key_;
   std::atomic<bool> held_{false};
   std::atomic<uint64_t> held_stores_{0};
+  std::atomic<uint64_t> store_calls_{0};  // written by the owner only
   std::unordered_map<std::string, Pair> pairs_;
 };
 

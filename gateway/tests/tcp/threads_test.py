@@ -3,14 +3,17 @@ connections are spread over the threads round-robin and served by each (per-thre
 names), `stats` totals every thread exactly (N connections x M sets = cmd_set), `stats reset` clears every
 thread's counters, max_connections counts the connections of all threads, a delayed flush_all set on one thread
 runs although the thread that runs delayed flushes sleeps without a timeout (--idle-wakeup-ms -1), an immediate
-one reaches the pairs stored through another thread, and SIGTERM stops every thread and finalizes once.
+one reaches the pairs stored through another thread, a delayed binary FlushQ sent to another thread runs the
+same way, and SIGTERM stops every thread and finalizes once.
 
   threads_test.py [THREADS]      default 3
 """
 import os
+import struct
 import sys
 import time
 
+import binary_test
 import harness
 from harness import check
 
@@ -63,6 +66,8 @@ def spread_and_totals(job, pid, conns_count=30, sets=20):
         got = int(st["gateway_thread_%d_curr_connections" % t])
         check(got == mine, "thread %d serves %d connections, expected %d (round-robin)" % (t, got, mine))
         check(int(st["gateway_thread_%d_bytes_read" % t]) > mine * sets * 10, "thread %d read too little" % t)
+    naps = st.get("shmemcache_gateway_wait_naps", "")  # summed over every thread's backend
+    check(naps.isdigit(), "wait_naps: %r" % naps)
     names = []
     for task in os.listdir("/proc/%d/task" % pid):
         with open("/proc/%d/task/%s/comm" % (pid, task)) as f:
@@ -136,6 +141,34 @@ def flushes(job, conns):
     print("flush_all across threads: immediate, and delayed (2 s) with the first thread asleep")
 
 
+def binary_delayed_flush(job, conns):
+    """A delayed binary FlushQ sent to a thread other than the first: it answers nothing (quiet), the pairs stay
+    until it runs, and the first thread, asleep without a timeout, runs it (the same wake as the text form's)."""
+    holders = {}
+    for c in conns:
+        holders.setdefault(c.thread, c)
+    while job.admitted % job.threads == 0:  # the binary connection must land on a thread other than the first
+        conns.append(job.connect())
+    b = binary_test.BinConn(job.port, timeout=60)
+    b_thread = job.admitted % job.threads
+    job.admitted += 1
+    for t in range(job.threads):
+        check(holders[t].request(b"set bfl%d 0 0 1\r\nx\r\n" % t) == b"STORED\r\n", "set")
+    out, closed = b.request(binary_test.req(binary_test.FLUSHQ, ext=struct.pack(">I", 2)))
+    check(out == [] and not closed, "a quiet binary flush answered %r (closed=%s)" % (out, closed))
+    # Its NOOP answers: the flush was taken (in order) and set for later, not run at once.
+    binary_test.expect(binary_test.one(b, binary_test.req(binary_test.NOOP)), binary_test.OK, binary_test.NOOP)
+    check(holders[0].request(b"get bfl0\r\n") != b"END\r\n", "a delayed binary flush flushed at once")
+    deadline = time.time() + 30
+    while holders[0].request(b"get bfl0\r\n") != b"END\r\n":
+        check(time.time() < deadline, "the delayed binary flush never ran")
+        time.sleep(0.2)
+    for t in range(job.threads):
+        check(holders[t].request(b"get bfl%d\r\n" % t) == b"END\r\n", "the delayed binary flush left bfl%d" % t)
+    b.close()
+    print("binary FlushQ delayed (2 s) from thread %d ran, the first thread asleep" % b_thread)
+
+
 def main():
     threads = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     job_proc, gateways = harness.start_job(
@@ -147,6 +180,7 @@ def main():
     reset_counts_every_thread(conns)
     connection_limit(job, conns)
     flushes(job, conns)
+    binary_delayed_flush(job, conns)
     for c in conns:
         c.close()
     problem = harness.stop_job(job_proc, np=2, servers=1)

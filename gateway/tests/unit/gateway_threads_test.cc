@@ -71,6 +71,12 @@ TEST(GatewayThreads, SpreadCountedIdleAndStopped) {
     std::string stats = Ask(fds[4], "stats\r\n", "END\r\n");
     EXPECT_EQ(Stat(stats, "threads"), kThreads);
     EXPECT_EQ(Stat(stats, "cmd_set"), 14u);
+    // Each thread's backend served the stores of its own connections: `stats` (asked on thread 1) sums them.
+    EXPECT_EQ(Stat(stats, "reference_thread_store_calls"), 14u);
+    std::vector<StatRow> first;
+    backends[0]->ThreadRows(&first);
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].second, 6u);  // connections 0, 3, 6: not only the asking thread's
     EXPECT_EQ(Stat(stats, "curr_connections"), 7u);
     EXPECT_EQ(Stat(stats, "gateway_thread_0_curr_connections"), 3u);  // connections 0, 3, 6
     EXPECT_EQ(Stat(stats, "gateway_thread_1_curr_connections"), 2u);
