@@ -2,15 +2,21 @@
 // requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
 // (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
 // server s's runs with pe_->active[s] held (ServerHold).
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "client/client.h"
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "transport/peer_wait.h"
 
 namespace smc {
 
@@ -223,6 +229,7 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   }
   conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
   Retire(server, r);
+  NoteCompleted(server);
   // The issuer's counts drop only once r's outputs are written (or r is in flight again and counted anew): a
   // zero read without the lock (MineKeyFree) lets the issuer go Direct on the same key, and a pull still to
   // come must not see that later write of its own thread (per-key issue order). Whatever Decode posts on r's
@@ -414,15 +421,79 @@ template <typename Settled>
 Status Client::CompleteMineUntil(int server, Settled settled) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   if (settled()) return SHMEMCACHE_OK;
-  ServerHold hold(this, server);  // called holding no other server's lock
-  assert(hold.owns());
-  // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
-  while (!settled()) {
-    Status s = CompleteNext(server);
-    if (s != SHMEMCACHE_OK) return s;
+  if (WaitsWithoutLock()) {
+    WaitOnServer(server, settled);
+  } else {
+    ServerHold hold(this, server);  // called holding no other server's lock
+    assert(hold.owns());
+    // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
+    while (!settled()) {
+      Status s = CompleteNext(server);
+      if (s != SHMEMCACHE_OK) return s;
+    }
   }
   return conduit_.failed(static_cast<size_t>(server)) ? conduit_.FailedStatus(static_cast<size_t>(server))
                                                       : SHMEMCACHE_OK;
+}
+
+template <typename Settled>
+void Client::WaitOnServer(int server, Settled settled) {
+  const size_t peer = static_cast<size_t>(server);
+  ClientPe::ServerLock& lock = pe_->active[server];
+  // A sleeper's nap: it wakes when its request is done or the role comes free (NoteCompleted, the poller's
+  // leaving); the nap only bounds a sleep whose wake-up was missed.
+  constexpr std::chrono::milliseconds kNap{1};
+  bool polling = false;         // this thread holds the completion role
+  bool expired = false;         // its deadline passed since it last saw a completion
+  uint64_t seen = 0;            // lock.completions when it last looked
+  std::optional<PeerWait> wait;  // started when a poll found nothing; restarted when anything completed
+  for (;;) {
+    {
+      ServerHold hold(this, server);
+      assert(hold.owns());
+      // Under the lock a request not settled is in the queue (FailServer empties it and settles everything).
+      while (!polling && lock.completing && !settled()) {
+        ++lock.sleepers;
+        std::unique_lock<std::mutex> sleep(lock.mutex, std::adopt_lock);
+        lock.replies.wait_for(sleep, kNap);
+        sleep.release();  // held again: the hold still owns it
+        --lock.sleepers;
+      }
+      bool done = settled() || conduit_.failed(peer);
+      if (!done && !polling) {
+        polling = lock.completing = true;
+        seen = lock.completions;
+      }
+      if (!done) {
+        // What any thread staged for it goes out before this one waits (at the first poll whatever is staged,
+        // as CompleteNext does; later, what was staged since).
+        if (!wait || conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
+        done = !CompleteArrived(server) || settled();
+      }
+      if (!done && lock.completions != seen) {
+        seen = lock.completions;  // something completed (here or by another thread): a new op_timeout_ms
+        wait.reset();
+        expired = false;
+      } else if (!done && expired) {
+        const shmemcache_request* oldest = pending_[server].front();
+        conduit_.GiveUp(peer, "no reply from PE " + std::to_string(server) + " to request " +
+                                  std::to_string(oldest->request_id) + " within op_timeout_ms (" +
+                                  std::to_string(config_.op_timeout_ms) + " ms; waited with shmemcache_wait)");
+        FailServer(server);
+        done = true;
+      }
+      if (done) {
+        if (polling) {
+          lock.completing = false;
+          if (lock.sleepers != 0) lock.wake = true;  // one of them takes the role over
+        }
+        return;
+      }
+    }
+    if (!wait) wait.emplace(transport_, config_.op_timeout_ms);
+    if (!wait->Next()) expired = true;  // polled once more under the lock before giving up
+    if (lock.wanted.load(std::memory_order_relaxed) != 0) sched_yield();  // a thread waits to post: it goes first
+  }
 }
 
 Status Client::CompleteServerSlow(int server) {
@@ -456,6 +527,7 @@ Status Client::FailServer(int server) {
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
   reserving_[server] = false;
+  NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
 
@@ -548,7 +620,10 @@ Status Client::Test(shmemcache_request* r) {
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (r->is_batch) return WaitBatch(r);
-  if (!r->done.load(std::memory_order_acquire)) {
+  if (!r->done.load(std::memory_order_acquire) && WaitsWithoutLock()) {
+    // Other threads may post to the server meanwhile; every reply that has arrived is taken at each poll.
+    WaitOnServer(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); });
+  } else if (!r->done.load(std::memory_order_acquire)) {
     ServerHold hold(this, r->loc.server);  // called holding none
     assert(hold.owns());
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
