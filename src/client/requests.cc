@@ -478,7 +478,7 @@ void Client::WaitOnServer(int server, Settled settled) {
         const shmemcache_request* oldest = pending_[server].front();
         conduit_.GiveUp(peer, "no reply from PE " + std::to_string(server) + " to request " +
                                   std::to_string(oldest->request_id) + " within op_timeout_ms (" +
-                                  std::to_string(config_.op_timeout_ms) + " ms; waited with shmemcache_wait)");
+                                  std::to_string(config_.op_timeout_ms) + " ms; a blocking wait)");
         FailServer(server);
         done = true;
       }
