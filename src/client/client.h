@@ -490,8 +490,9 @@ class Client {
   // completes every request in flight there with TIMEOUT. Holding no server's lock (WaitsWithoutLock).
   template <typename Settled>
   void WaitOnServer(int server, Settled settled);
-  // Under server's lock, once requests completed there (Complete, FailServer): counts them for the poller's
-  // deadline and has the sleeping waiters woken at the unlock (ServerHold).
+  // Under server's lock, after requests completed there (CompleteNext, CompleteArrived, FailServer: the only
+  // callers of Complete): moves the poller's deadline on and has the sleeping waiters woken at the unlock
+  // (ServerHold).
   void NoteCompleted(int server) {
     ClientPe::ServerLock& lock = pe_->active[server];
     ++lock.completions;
@@ -545,10 +546,13 @@ class Client {
       client_->held_server_ = previous_;
       if (--client_->held_depth_[server_] == 0 && !client_->pe_->single_thread) {
         ClientPe::ServerLock& lock = client_->pe_->active[server_];
-        const bool wake = lock.wake;  // threads asleep in WaitOnServer may have their request done, or the role
-        lock.wake = false;
-        lock.mutex.unlock();
-        if (wake) lock.replies.notify_all();
+        if (lock.wake) {  // threads asleep in WaitOnServer may have their request done, or the role is free
+          lock.wake = false;
+          lock.mutex.unlock();
+          lock.replies.notify_all();
+        } else {
+          lock.mutex.unlock();
+        }
       }
     }
     ServerHold(const ServerHold&) = delete;

@@ -103,7 +103,7 @@ struct ClientPe {
     bool wake = false;          // a request completed or the role came free while threads sleep: ServerHold's
                                 // release wakes them (after the unlock)
     unsigned sleepers = 0;      // threads asleep on replies
-    uint64_t completions = 0;   // requests completed (or failed) so far: the poller's deadline restarts when it moves
+    uint64_t completions = 0;   // moves when requests complete (or fail): the poller's deadline restarts then
     // Threads blocked in ServerHold for mutex (any thread): a poller about to take it again yields first, so a
     // post is not held up behind a run of polls (std::mutex is not fair: the poller would win it back).
     std::atomic<unsigned> wanted{0};

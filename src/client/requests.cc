@@ -229,7 +229,6 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   }
   conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
   Retire(server, r);
-  NoteCompleted(server);
   // The issuer's counts drop only once r's outputs are written (or r is in flight again and counted anew): a
   // zero read without the lock (MineKeyFree) lets the issuer go Direct on the same key, and a pull still to
   // come must not see that later write of its own thread (per-key issue order). Whatever Decode posts on r's
@@ -414,6 +413,7 @@ Status Client::CompleteNext(int server) {
   if (conduit_.ReceiveInPlace(static_cast<size_t>(server), &reply) != SHMEMCACHE_OK) return FailServer(server);
   ReadReplyClock(server, held);
   Settle(Complete(server, reply));
+  NoteCompleted(server);
   return SHMEMCACHE_OK;
 }
 
@@ -584,12 +584,15 @@ bool Client::CompleteArrived(int server) {
   const size_t peer = static_cast<size_t>(server);
   Status s = SHMEMCACHE_OK;
   MessageView reply;
+  bool any = false;
   for (bool held = conduit_.HoldsRecords(peer);
        !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
        held = conduit_.HoldsRecords(peer)) {
     ReadReplyClock(server, held);
     Settle(Complete(server, reply));
+    any = true;
   }
+  if (any) NoteCompleted(server);  // once for all of them (a window's replies mostly come here together)
   if (s != SHMEMCACHE_TIMEOUT) return true;
   FailServer(server);
   return false;
