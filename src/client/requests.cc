@@ -440,9 +440,11 @@ template <typename Settled>
 void Client::WaitOnServer(int server, Settled settled) {
   const size_t peer = static_cast<size_t>(server);
   ClientPe::ServerLock& lock = pe_->active[server];
-  // A sleeper's nap: it wakes when its request is done or the role comes free (NoteCompleted, the poller's
-  // leaving); the nap only bounds a sleep whose wake-up was missed.
-  constexpr std::chrono::milliseconds kNap{1};
+  // A sleeper's nap: it is woken when its request is done or the role comes free (NoteCompleted, the poller's
+  // leaving); the nap only bounds a sleep whose wake-up was missed (none is known): 1 ms, doubled after each nap
+  // that ran out up to kMaxNap, so a long wait wakes a sleeper ~30 times a second, not 1000.
+  constexpr std::chrono::milliseconds kMaxNap{32};
+  std::chrono::milliseconds nap{1};
   bool polling = false;         // this thread holds the completion role
   bool expired = false;         // its deadline passed since it last saw a completion
   uint64_t seen = 0;            // lock.completions when it last looked
@@ -455,7 +457,7 @@ void Client::WaitOnServer(int server, Settled settled) {
       while (!polling && lock.completing && !settled()) {
         ++lock.sleepers;
         std::unique_lock<std::mutex> sleep(lock.mutex, std::adopt_lock);
-        lock.replies.wait_for(sleep, kNap);
+        if (lock.replies.wait_for(sleep, nap) == std::cv_status::timeout && nap < kMaxNap) nap *= 2;
         sleep.release();  // held again: the hold still owns it
         --lock.sleepers;
       }
