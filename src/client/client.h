@@ -147,7 +147,8 @@ class Client {
   Status ServerStats(int server, Stats* stats);
 
   Status Test(shmemcache_request* request);  // never blocks; does not release
-  Status Wait(shmemcache_request* request);  // blocks (bounded); releases
+  // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
+  Status Wait(shmemcache_request* request);
   // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
   // run; the others hold their argument error already (the API layer checks each item) and are left alone.
   // Each item run gets the status (and a GET its value_len) the blocking call would have given it. Nothing is
@@ -474,10 +475,29 @@ class Client {
     if (MineInFlight(server) != 0) PushStagedSlow(server);
   }
   void PushStagedSlow(int server);  // [active]
-  // CompleteServerSlow's and CompleteKeySlow's loop: completes replies from server, holding its lock, until
-  // settled() (this thread's counts, read as MineInFlight / MineKeyFree) or the server fails.
+  // CompleteServerSlow's and CompleteKeySlow's loop: completes replies from server until settled() (this
+  // thread's counts, read as MineInFlight / MineKeyFree) or the server fails (WaitOnServer where it may).
   template <typename Settled>
   Status CompleteMineUntil(int server, Settled settled);
+  // Whether a blocking wait on a server may let go of its lock between polls (WaitOnServer): other threads may
+  // call (not single_thread) and this thread holds no server's lock (its caller's state would change under it).
+  bool WaitsWithoutLock() const { return !pe_->single_thread && held_server_ < 0; }
+  // A blocking wait on server that does not keep its lock (client_pe.h, "Waits stay bounded"): until settled()
+  // (read with acquire, without the lock as well as with it) one waiting thread at a time polls the server under
+  // its lock (Flush, CompleteArrived) and backs off between polls without it, on the Deadline schedule, as
+  // Conduit::ReceiveInPlace does; the other waiters sleep until their request is done or the role comes free.
+  // Nothing completed from server by any thread for op_timeout_ms: the server fails (GiveUp, FailServer), which
+  // completes every request in flight there with TIMEOUT. Holding no server's lock (WaitsWithoutLock).
+  template <typename Settled>
+  void WaitOnServer(int server, Settled settled);
+  // Under server's lock, after requests completed there (CompleteNext, CompleteArrived, FailServer: the only
+  // callers of Complete): moves the poller's deadline on and has the sleeping waiters woken at the unlock
+  // (ServerHold).
+  void NoteCompleted(int server) {
+    ClientPe::ServerLock& lock = pe_->active[server];
+    ++lock.completions;
+    if (lock.sleepers != 0) lock.wake = true;
+  }
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
   // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).
@@ -506,7 +526,12 @@ class Client {
       } else if (client->pe_->single_thread) {
         owns_ = true;  // no other thread calls (client_pe.h): the lock is certainly free
       } else if (!try_only && previous_ < 0) {
-        client->pe_->active[server].mutex.lock();
+        ClientPe::ServerLock& lock = client->pe_->active[server];
+        if (!lock.mutex.try_lock()) {  // contended: a waiting poller lets this thread have it first (WaitOnServer)
+          lock.wanted.fetch_add(1, std::memory_order_relaxed);
+          lock.mutex.lock();
+          lock.wanted.fetch_sub(1, std::memory_order_relaxed);
+        }
         owns_ = true;
       } else {
         owns_ = client->pe_->active[server].mutex.try_lock();
@@ -519,8 +544,16 @@ class Client {
     ~ServerHold() {
       if (!owns_) return;
       client_->held_server_ = previous_;
-      if (--client_->held_depth_[server_] == 0 && !client_->pe_->single_thread)
-        client_->pe_->active[server_].mutex.unlock();
+      if (--client_->held_depth_[server_] == 0 && !client_->pe_->single_thread) {
+        ClientPe::ServerLock& lock = client_->pe_->active[server_];
+        if (lock.wake) {  // threads asleep in WaitOnServer may have their request done, or the role is free
+          lock.wake = false;
+          lock.mutex.unlock();
+          lock.replies.notify_all();
+        } else {
+          lock.mutex.unlock();
+        }
+      }
     }
     ServerHold(const ServerHold&) = delete;
     ServerHold& operator=(const ServerHold&) = delete;

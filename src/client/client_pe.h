@@ -9,8 +9,11 @@
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
 //              pullable_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and server_time[s] (their
 //              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
-//              every thread's requests whose replies it reads), failing s. Held while a blocking call waits for a
-//              reply from s (bounded by op_timeout_ms). Direct operations never take it.
+//              every thread's requests whose replies it reads), failing s. A blocking Wait (and a blocking call's
+//              CompleteKey / CompleteServer) holds it only to poll, not while it backs off between polls (Client::
+//              WaitOnServer), so other threads post to s while it waits; the waits of batches, of reply room and of
+//              the other paths that wait inside a post still hold it (bounded by op_timeout_ms). Direct operations
+//              never take it.
 //   ctx        the PE's main context, used through a SerializedContext (its own mutex per operation, a leaf): the
 //              conduit's context (all servers' rings), and the context of every thread that could not get one of
 //              its own. Its Fence orders this thread's puts before its later ones, whatever other threads put
@@ -24,8 +27,12 @@
 // Progress under max_outstanding: a thread that holds active[h] completes on h first when h has requests in flight
 // (CompleteOldestAnywhere); when h has none, the requests in flight are in queues it can try, and each holder of
 // those locks either completes on its own queue or is in a bounded wait. So two holders never spin on each other.
-// Waits stay bounded: a thread's Wait holds its request's server's lock and completes replies from that server
-// only (each bounded); a batch waits server by server for its issuer's requests (Client::WaitBatch).
+// Waits stay bounded: a thread's Wait completes replies from its request's server only; of the threads waiting
+// so on one server one at a time polls (it holds the completion role, ServerLock::completing), under the lock,
+// and backs off between polls without it; the others sleep on ServerLock::replies until their request is done or
+// the role is free (each sleep bounded by a nap, in case a wake-up is missed). The poller gives up on the server
+// (FailServer) when nothing from it was completed, by any thread, for op_timeout_ms. A batch waits server by
+// server for its issuer's requests, holding the lock (Client::WaitBatch).
 // Batches across servers (mset, mget) take one server's lock at a time: post to s under active[s], wait on s
 // under active[s]; parts of one batch may settle on different threads at once (items are disjoint,
 // batch_remaining atomic).
@@ -38,6 +45,7 @@
 #define SHMEMCACHE_CLIENT_CLIENT_PE_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -87,9 +95,19 @@ struct ClientPe {
   ClientPe(const ClientPe&) = delete;
   ClientPe& operator=(const ClientPe&) = delete;
 
-  // A server's lock, on a cache line of its own.
+  // A server's lock, and the state of the blocking waits on that server (Client::WaitOnServer), on cache lines
+  // of their own. Every field but mutex and replies is under mutex.
   struct alignas(64) ServerLock {
     std::mutex mutex;
+    bool completing = false;    // a waiting thread holds the completion role: it polls, the others sleep
+    bool wake = false;          // a request completed or the role came free while threads sleep: ServerHold's
+                                // release wakes them (after the unlock)
+    unsigned sleepers = 0;      // threads asleep on replies
+    uint64_t completions = 0;   // moves when requests complete (or fail): the poller's deadline restarts then
+    // Threads blocked in ServerHold for mutex (any thread): a poller about to take it again yields first, so a
+    // post is not held up behind a run of polls (std::mutex is not fair: the poller would win it back).
+    std::atomic<unsigned> wanted{0};
+    std::condition_variable replies;
   };
 
   const bool cpu_word_atomics;

@@ -2,15 +2,21 @@
 // requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
 // (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
 // server s's runs with pe_->active[s] held (ServerHold).
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cassert>
+#include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <string>
 
 #include "client/client.h"
 #include "core/backoff.h"
 #include "core/clock.h"
+#include "transport/peer_wait.h"
 
 namespace smc {
 
@@ -407,6 +413,7 @@ Status Client::CompleteNext(int server) {
   if (conduit_.ReceiveInPlace(static_cast<size_t>(server), &reply) != SHMEMCACHE_OK) return FailServer(server);
   ReadReplyClock(server, held);
   Settle(Complete(server, reply));
+  NoteCompleted(server);
   return SHMEMCACHE_OK;
 }
 
@@ -414,15 +421,81 @@ template <typename Settled>
 Status Client::CompleteMineUntil(int server, Settled settled) {
   if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
   if (settled()) return SHMEMCACHE_OK;
-  ServerHold hold(this, server);  // called holding no other server's lock
-  assert(hold.owns());
-  // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
-  while (!settled()) {
-    Status s = CompleteNext(server);
-    if (s != SHMEMCACHE_OK) return s;
+  if (WaitsWithoutLock()) {
+    WaitOnServer(server, settled);
+  } else {
+    ServerHold hold(this, server);  // called holding no other server's lock
+    assert(hold.owns());
+    // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
+    while (!settled()) {
+      Status s = CompleteNext(server);
+      if (s != SHMEMCACHE_OK) return s;
+    }
   }
   return conduit_.failed(static_cast<size_t>(server)) ? conduit_.FailedStatus(static_cast<size_t>(server))
                                                       : SHMEMCACHE_OK;
+}
+
+template <typename Settled>
+void Client::WaitOnServer(int server, Settled settled) {
+  const size_t peer = static_cast<size_t>(server);
+  ClientPe::ServerLock& lock = pe_->active[server];
+  // A sleeper's nap: it is woken when its request is done or the role comes free (NoteCompleted, the poller's
+  // leaving); the nap only bounds a sleep whose wake-up was missed (none is known): 1 ms, doubled after each nap
+  // that ran out up to kMaxNap, so a long wait wakes a sleeper ~30 times a second, not 1000.
+  constexpr std::chrono::milliseconds kMaxNap{32};
+  std::chrono::milliseconds nap{1};
+  bool polling = false;         // this thread holds the completion role
+  bool expired = false;         // its deadline passed since it last saw a completion
+  uint64_t seen = 0;            // lock.completions when it last looked
+  std::optional<PeerWait> wait;  // started when a poll found nothing; restarted when anything completed
+  for (;;) {
+    {
+      ServerHold hold(this, server);
+      assert(hold.owns());
+      // Under the lock a request not settled is in the queue (FailServer empties it and settles everything).
+      while (!polling && lock.completing && !settled()) {
+        ++lock.sleepers;
+        std::unique_lock<std::mutex> sleep(lock.mutex, std::adopt_lock);
+        if (lock.replies.wait_for(sleep, nap) == std::cv_status::timeout && nap < kMaxNap) nap *= 2;
+        sleep.release();  // held again: the hold still owns it
+        --lock.sleepers;
+      }
+      bool done = settled() || conduit_.failed(peer);
+      if (!done && !polling) {
+        polling = lock.completing = true;
+        seen = lock.completions;
+      }
+      if (!done) {
+        // What any thread staged for it goes out before this one waits (at the first poll whatever is staged,
+        // as CompleteNext does; later, what was staged since).
+        if (!wait || conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
+        done = !CompleteArrived(server) || settled();
+      }
+      if (!done && lock.completions != seen) {
+        seen = lock.completions;  // something completed (here or by another thread): a new op_timeout_ms
+        wait.reset();
+        expired = false;
+      } else if (!done && expired) {
+        const shmemcache_request* oldest = pending_[server].front();
+        conduit_.GiveUp(peer, "no reply from PE " + std::to_string(server) + " to request " +
+                                  std::to_string(oldest->request_id) + " within op_timeout_ms (" +
+                                  std::to_string(config_.op_timeout_ms) + " ms; a blocking wait)");
+        FailServer(server);
+        done = true;
+      }
+      if (done) {
+        if (polling) {
+          lock.completing = false;
+          if (lock.sleepers != 0) lock.wake = true;  // one of them takes the role over
+        }
+        return;
+      }
+    }
+    if (!wait) wait.emplace(transport_, config_.op_timeout_ms);
+    if (!wait->Next()) expired = true;  // polled once more under the lock before giving up
+    if (lock.wanted.load(std::memory_order_relaxed) != 0) sched_yield();  // a thread waits to post: it goes first
+  }
 }
 
 Status Client::CompleteServerSlow(int server) {
@@ -456,6 +529,7 @@ Status Client::FailServer(int server) {
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
   reserving_[server] = false;
+  NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
 
@@ -512,12 +586,15 @@ bool Client::CompleteArrived(int server) {
   const size_t peer = static_cast<size_t>(server);
   Status s = SHMEMCACHE_OK;
   MessageView reply;
+  bool any = false;
   for (bool held = conduit_.HoldsRecords(peer);
        !pending_[server].empty() && (s = conduit_.PollInPlace(peer, &reply)) == SHMEMCACHE_OK;
        held = conduit_.HoldsRecords(peer)) {
     ReadReplyClock(server, held);
     Settle(Complete(server, reply));
+    any = true;
   }
+  if (any) NoteCompleted(server);  // once for all of them (a window's replies mostly come here together)
   if (s != SHMEMCACHE_TIMEOUT) return true;
   FailServer(server);
   return false;
@@ -548,7 +625,10 @@ Status Client::Test(shmemcache_request* r) {
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (r->is_batch) return WaitBatch(r);
-  if (!r->done.load(std::memory_order_acquire)) {
+  if (!r->done.load(std::memory_order_acquire) && WaitsWithoutLock()) {
+    // Other threads may post to the server meanwhile; every reply that has arrived is taken at each poll.
+    WaitOnServer(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); });
+  } else if (!r->done.load(std::memory_order_acquire)) {
     ServerHold hold(this, r->loc.server);  // called holding none
     assert(hold.owns());
     // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r

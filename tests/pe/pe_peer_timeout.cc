@@ -1,7 +1,7 @@
 // Bounded waits (issue 12): no operation waits forever on another PE. A real job on both transports with a short
 // op_timeout_ms (argv[2], default 2000), through the public API only:
 //
-//   silent  (np 5: server PE 0, clients PE 1..4) the server does not call serve until every client has seen a
+//   silent  (np 5: server PE 0, clients PE 1..4; argv[3] "multiple": OpenSHMEM at SHMEM_THREAD_MULTIPLE) the server does not call serve until every client has seen a
 //           TIMEOUT: PE 1 in a blocking set, PE 2 in shmemcache_wait on two pipelined requests, PE 3 polling
 //           shmemcache_test, PE 4 sending a value larger than its whole ring (the ring stays full). Then it
 //           serves (the late replies are never read) and every client finalizes.
@@ -114,10 +114,17 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const unsigned timeout_ms = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 2000;
   if (mode != "silent") {
-    std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms]\n");
+    std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms] [multiple]\n");
     return 2;
   }
-  shmem_init();
+  if (argc > 3 && std::string(argv[3]) == "multiple") {
+    // Threads allowed: blocking waits let go of the server's lock between polls (Client::WaitOnServer), and
+    // their own deadline fails the server.
+    int provided = 0;
+    shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+  } else {
+    shmem_init();
+  }
   pe_test::Begin(shmem_my_pe());
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;

@@ -33,6 +33,12 @@ shmemcache_pe_test(peer_timeout_silent_np5 pe_peer_timeout 5 ARGS silent 2000 TI
                    ${ring_only})
 shmemcache_pe_test(peer_timeout_silent_np5_tcp pe_peer_timeout 5 TCP ARGS silent 2000 TIMEOUT 120
                    LABELS reliability ${ring_only})
+# The same at SHMEM_THREAD_MULTIPLE, where a blocking wait polls without holding its server's lock between polls
+# and its own deadline fails the server (Client::WaitOnServer).
+shmemcache_pe_test(peer_timeout_silent_np5_multiple pe_peer_timeout 5 ARGS silent 2000 multiple TIMEOUT 120
+                   LABELS reliability threads ${ring_only})
+shmemcache_pe_test(peer_timeout_silent_np5_multiple_tcp pe_peer_timeout 5 TCP ARGS silent 2000 multiple TIMEOUT 120
+                   LABELS reliability threads ${ring_only})
 
 # Init fails together: one PE with hash_ways = 0, different configurations, a variable on one PE only, a
 # variable that does not parse on one PE; every PE gets CONFIG_ERROR and the job exits 0.

@@ -153,6 +153,13 @@ shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LAB
 # (placed SETs, conduit/message.h kReserve) and land when it is taken.
 shmemcache_pe_test(threads_large_np4 pe_threads 4 ARGS active 8 800 ENV SHMEMCACHE_LARGE_VALUE_THRESHOLD=256
                    LABELS threads)
+# A blocking wait lets the other threads of its PE post to its server (Client::WaitOnServer): 4 threads make
+# Active SETs and GETs while a fifth waits for a GET the server's flash holds back; both transports.
+shmemcache_pe_test(threads_wait_np2 pe_threads_wait 2 ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2 4 200
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2.hold LABELS threads)
+shmemcache_pe_test(threads_wait_np2_tcp pe_threads_wait 2 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2-tcp 4 100
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2-tcp.hold
+                   LABELS threads)
 
 # Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct

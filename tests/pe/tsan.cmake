@@ -31,6 +31,10 @@ shmemcache_instrumented_library(tsan -fsanitize=thread -O1 -g)
 add_executable(pe_threads_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_threads.cc ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
 target_include_directories(pe_threads_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(pe_threads_tsan PRIVATE shmemcache_tsan)
+add_executable(pe_threads_wait_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_threads_wait.cc
+               ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
+target_include_directories(pe_threads_wait_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(pe_threads_wait_tsan PRIVATE shmemcache_tsan)
 
 set(tsan_env OMPI_MCA_memory=^patcher UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
     TSAN_OPTIONS=detect_deadlocks=0:history_size=7:suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan_suppressions.txt)
@@ -43,3 +47,7 @@ shmemcache_pe_test(tsan.threads_active_np4_tcp pe_threads_tsan 4 TCP ARGS active
                    LABELS sanitize threads)
 shmemcache_pe_test(tsan.threads_large_np4 pe_threads_tsan 4 ARGS active 8 200 ENV ${tsan_env}
                    SHMEMCACHE_LARGE_VALUE_THRESHOLD=256 LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_wait_np2 pe_threads_wait_tsan 2
+                   ARGS ${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2 4 100
+                   ENV ${tsan_env} SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2.hold
+                   LABELS sanitize threads)

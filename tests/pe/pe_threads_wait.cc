@@ -1,0 +1,150 @@
+// A blocking wait does not hold its server up for the other threads of its PE (Client::WaitOnServer): 1 server,
+// 1 client PE (SHMEM_THREAD_MULTIPLE), Active operations only (direct_policy never).
+//   - the client fills 1.5x the server's memory, so its first keys go to flash;
+//   - with the server's flash reads held (SHMEMCACHE_TEST_SPILL_READ_HOLD=PATH: while PATH exists every file read
+//     of its SSD tier waits on its I/O thread), one thread issues a GET of a spilled key and waits for it with
+//     shmemcache_wait: that wait cannot end before the test removes PATH;
+//   - meanwhile T other threads of the same PE each make `ops` blocking SETs and GETs (checked byte for byte) to
+//     the same server, all Active: each must be posted and completed while the first thread waits. When a blocking
+//     wait held the server's lock for the whole wait, they could not post until it ended: they waited out
+//     op_timeout_ms (20 s here), the server was failed, and their calls returned TIMEOUT;
+//   - once every poster is done (joined) the waiting thread must still be waiting (its GET is held: no clock is
+//     raced); then PATH is removed and its GET answers the spilled value, byte-exact.
+// The server checks that the GET really went to its I/O thread (spill_async_reads).
+// Args: spill_dir [threads] [ops per thread]
+#include <fcntl.h>
+#include <sched.h>
+#include <shmem.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/pe_test.h"
+
+namespace {
+
+constexpr size_t kServerMemory = 16ull << 20;
+constexpr size_t kLen = 3000;       // spilled pairs
+constexpr size_t kPostLen = 200;    // the posters' pairs
+
+std::string Key(int i) { return "wait-" + std::to_string(i); }
+uint64_t Seed(int i) { return 0x5eed0000ull + static_cast<uint64_t>(i); }
+uint64_t PostSeed(int thread, int i) { return (static_cast<uint64_t>(thread + 1) << 32) + static_cast<uint64_t>(i); }
+
+void Hold(const char* path, bool hold) {
+  if (hold) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    PE_CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+  } else {
+    PE_CHECK(unlink(path) == 0);
+  }
+}
+
+// One poster thread: ops blocking SETs of its own keys, each read back.
+void Post(shmemcache_t* c, int thread, int ops, std::atomic<int>* failures) {
+  std::vector<uint8_t> value(kPostLen), got(kPostLen);
+  for (int i = 0; i < ops; ++i) {
+    const std::string k = "post-" + std::to_string(thread) + "-" + std::to_string(i % 32);
+    pe_test::FillPattern(value.data(), kPostLen, PostSeed(thread, i));
+    size_t len = 0;
+    if (shmemcache_set(c, k.data(), k.size(), value.data(), kPostLen) != SHMEMCACHE_OK ||
+        shmemcache_get(c, k.data(), k.size(), got.data(), got.size(), &len) != SHMEMCACHE_OK || len != kPostLen ||
+        !pe_test::CheckPattern(got.data(), len, PostSeed(thread, i))) {
+      failures->fetch_add(1);
+      std::fprintf(stderr, "poster %d: op %d failed (%s)\n", thread, i, shmemcache_last_error());
+      return;
+    }
+  }
+}
+
+void Client(shmemcache_t* c, const char* hold, int threads, int ops) {
+  std::vector<uint8_t> value(kLen);
+  const int n = static_cast<int>(kServerMemory * 3 / 2 / kLen);
+  for (int i = 0; i < n + static_cast<int>((2u << 20) / kLen); ++i) {  // 2 MiB more pushes the first ones to flash
+    pe_test::FillPattern(value.data(), kLen, Seed(i));
+    const std::string k = Key(i);
+    PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
+  }
+  Hold(hold, true);
+  // The waiting thread: key 0 was written first, so it is on flash, and its read is held.
+  std::atomic<bool> posted{false}, returned{false};
+  shmemcache_status_t wait_status = SHMEMCACHE_IN_PROGRESS;
+  std::vector<uint8_t> got(kLen);
+  size_t got_len = 0;
+  std::thread waiter([&] {
+    const std::string k = Key(0);
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iget(c, k.data(), k.size(), got.data(), got.size(), &got_len, &r), SHMEMCACHE_OK);
+    posted.store(true);
+    wait_status = shmemcache_wait(c, r);  // blocks until the hold is gone
+    returned.store(true);
+  });
+  while (!posted.load()) sched_yield();  // bounded: iget returns at once (a failure sets posted too)
+  std::atomic<int> failures{0};
+  std::vector<std::thread> posters;
+  for (int t = 0; t < threads; ++t) posters.emplace_back(Post, c, t, ops, &failures);
+  for (std::thread& t : posters) t.join();
+  PE_CHECK(failures.load() == 0);
+  // Every poster completed while the GET was held: the waiting thread cannot have returned.
+  PE_CHECK(!returned.load());
+  std::printf("client: %d threads x %d set+get done while a wait was in progress (returned=%d)\n", threads, ops,
+              returned.load() ? 1 : 0);
+  Hold(hold, false);
+  waiter.join();
+  PE_CHECK_STATUS(wait_status, SHMEMCACHE_OK);
+  PE_CHECK(got_len == kLen && pe_test::CheckPattern(got.data(), got_len, Seed(0)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : "/tmp/shmemcache-threads-wait-test";
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 4;
+  const int ops = argc > 3 ? std::atoi(argv[3]) : 200;
+  int provided = 0;
+  shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+  pe_test::Begin(shmem_my_pe());
+  PE_CHECK(provided == SHMEM_THREAD_MULTIPLE);
+  mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
+  const char* hold = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
+  PE_CHECK(hold != nullptr);
+  if (hold != nullptr && shmem_my_pe() == 0) unlink(hold);  // a leftover of an interrupted run
+  shmem_barrier_all();
+
+  shmemcache_config_t cfg;
+  shmemcache_config_defaults(&cfg);
+  cfg.server_memory_bytes = kServerMemory;
+  cfg.max_value_len = 64 * 1024;
+  cfg.recency_range_ms = 3;
+  cfg.spill_dir = dir.c_str();
+  cfg.spill_bytes = 256ull << 20;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every poster's operation is a message to the server
+  cfg.op_timeout_ms = 20000;                    // a poster held up by the wait fails in 20 s, not 60
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
+  if (c != nullptr && hold != nullptr) {
+    if (shmemcache_is_server(c)) {
+      PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+      shmemcache_stats_t st;
+      PE_CHECK_STATUS(shmemcache_get_stats(c, &st), SHMEMCACHE_OK);
+      std::printf("server: spilled_items=%llu spill_async_reads=%llu\n", (unsigned long long)st.spilled_items,
+                  (unsigned long long)st.spill_async_reads);
+      PE_CHECK(st.spill_async_reads >= 1);
+    } else {
+      PE_CHECK(shmemcache_num_clients(c) == 1);
+      Client(c, hold, threads, ops);
+    }
+    PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+    shmemcache_destroy(c);
+  }
+  int rc = pe_test::Finish("pe_threads_wait");
+  shmem_finalize();
+  return rc;
+}
