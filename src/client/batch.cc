@@ -29,8 +29,10 @@
 //   4. mget: PostGetParts: the other items go to their servers in multi-get messages (multi_get.cc: one per
 //      server, or a few when the rings are too small for all), or, with mget_policy single, as single Active
 //      GETs; both are parts of the batch record and answer their items as their replies come (Settle).
-//      mset: RunActive: the other items are posted through the request machinery (PostActive: per server in
-//      issue order, as many in flight as the reply rings and max_outstanding allow) and waited for together.
+//      mset: RunActive: the other items of a server with two or more go in multi-set messages (multi_set.cc: one
+//      per server, or a few when its ring is too small for all; one reply gives each pair the single SET's
+//      status), the rest (large values, one item for a server) through the request machinery (PostActive); as
+//      many in flight as the reply rings and max_outstanding allow, waited for together.
 //   mget_policy (shmemcache.h) may skip steps 2-3: auto over UCX tcp, where every one-sided get needs the
 //   server's CPU anyway, and "message" send every item in the messages.
 // A batch of one item (mget, mset) is the blocking call itself (Get, Set): the same decisions (Direct, then
