@@ -8,11 +8,13 @@
 // lock) writes its items' statuses and caches the blocks in its own directory, before `done` (requests.cc).
 //
 // Flow control: the reply's size is fixed by the item count (MultiSetReplyBytes), so a part reserves exactly that
-// much of its server's reply ring, and carries at most as many pairs as that reply and its request each fit in
-// one ring. A pair that could not travel alone in one (MultiSetCarries) keeps the single SET.
+// much of its server's reply ring. A part carries as many pairs as its request packs in one chunk and its reply
+// fits the ring; a pair that packs in no chunk goes in a part of its own, and one that could not travel alone
+// in the ring (MultiSetCarries) keeps the single SET.
 #include <cassert>
 
 #include "client/client.h"
+#include "conduit/fragment.h"
 #include "conduit/multi_set_message.h"
 
 namespace smc {
@@ -36,15 +38,18 @@ void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache
   ServerHold hold(this, server);  // called holding none
   assert(hold.owns());
   const size_t ring = RingBytes(config_);
+  const size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
   size_t from = 0;
   while (from < n) {
-    // This part's pairs: as many as its request and its reply each fit in one ring (at least one:
-    // MultiSetCarries).
+    // This part's pairs: as many as its request packs in one chunk (a larger request is cut into fragments
+    // that the server copies back together before it starts, and it starts only once the last has come;
+    // measured below) and its reply fits the ring; at least one (MultiSetCarries: then it may take the ring).
     size_t request_bytes = sizeof(RequestHeader), to = from;
     for (; to < n; ++to) {
       const Operation& op = batch_[slots[to]].op;
       const size_t more = MultiSetPairBytes(op.key_len, op.value_len);
-      if (to > from && (request_bytes + more > ring || MultiSetReplyBytes(to - from + 1) > ring)) break;
+      if (to > from && (!fragment::Packs(request_bytes + more, payload) || MultiSetReplyBytes(to - from + 1) > ring))
+        break;
       request_bytes += more;
     }
     const size_t reply_bytes = MultiSetReplyBytes(to - from);
@@ -96,8 +101,12 @@ void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache
     }
     batch_parts_.push_back(BatchPart{part, SHMEMCACHE_IN_PROGRESS});
     from = to;
+    // Sent once a burst's worth is staged (as PostActive does): the server starts on these parts while this
+    // client stages the next (never over UCX tcp, where each send waits for the server: burst_flush_ 0).
+    if (burst_flush_ != 0 && conduit_.unflushed_bytes(static_cast<size_t>(server)) >= kBurstFlushBytes)
+      conduit_.Flush(static_cast<size_t>(server));
   }
-  conduit_.Flush(static_cast<size_t>(server));  // the server starts on it while the next server's are staged
+  conduit_.Flush(static_cast<size_t>(server));  // the server starts on them while the next server's are staged
 }
 
 void Client::CompleteMultiSet(shmemcache_request* r, const ReplyHeader& h) {
