@@ -42,8 +42,9 @@ void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache
   size_t from = 0;
   while (from < n) {
     // This part's pairs: as many as its request packs in one chunk (a larger request is cut into fragments
-    // that the server copies back together before it starts, and it starts only once the last has come;
-    // measured below) and its reply fits the ring; at least one (MultiSetCarries: then it may take the ring).
+    // that the server copies back together, and it starts only once the last has come: Active mset of 128 x
+    // 1 KiB on shared memory, p50, 42-46 us per chunk against 51-53 us per ring) and its reply fits the ring;
+    // at least one (MultiSetCarries: then it may take the ring).
     size_t request_bytes = sizeof(RequestHeader), to = from;
     for (; to < n; ++to) {
       const Operation& op = batch_[slots[to]].op;
