@@ -29,8 +29,10 @@
 //   4. mget: PostGetParts: the other items go to their servers in multi-get messages (multi_get.cc: one per
 //      server, or a few when the rings are too small for all), or, with mget_policy single, as single Active
 //      GETs; both are parts of the batch record and answer their items as their replies come (Settle).
-//      mset: RunActive: the other items are posted through the request machinery (PostActive: per server in
-//      issue order, as many in flight as the reply rings and max_outstanding allow) and waited for together.
+//      mset: RunActive: the other items of a server with two or more go in multi-set messages (multi_set.cc: one
+//      per server, or a few when its ring is too small for all; one reply gives each pair the single SET's
+//      status), the rest (large values, one item for a server) through the request machinery (PostActive); as
+//      many in flight as the reply rings and max_outstanding allow, waited for together.
 //   mget_policy (shmemcache.h) may skip steps 2-3: auto over UCX tcp, where every one-sided get needs the
 //   server's CPU anyway, and "message" send every item in the messages.
 // A batch of one item (mget, mset) is the blocking call itself (Get, Set): the same decisions (Direct, then
@@ -148,7 +150,7 @@ void Client::MultiSet(shmemcache_mset_item_t* items, size_t count) {
     }
     OpenWindow();
     DirectSets();
-    RunActive();
+    RunActive(items);
     for (const BatchSlot& s : batch_) items[s.item].status = s.status;
   }
 }
@@ -477,7 +479,21 @@ void Client::DirectSets() {
   }
 }
 
-void Client::RunActive() {  // MultiSet's
+void Client::RunActive(shmemcache_mset_item_t* items) {  // MultiSet's
+  // The SETs a multi-set message can carry, one server at a time (array order within it); a server with one
+  // such SET sends it alone (the same round trip, a smaller message).
+  batch_order_.clear();
+  for (size_t k = 0; k < batch_.size(); ++k)
+    if (batch_[k].path == BatchSlot::Path::kActive && MultiSetCarries(batch_[k].op)) batch_order_.push_back(k);
+  std::stable_sort(batch_order_.begin(), batch_order_.end(),
+                   [this](size_t a, size_t b) { return batch_[a].op.loc.server < batch_[b].op.loc.server; });
+  batch_parts_.clear();
+  for (size_t from = 0, to; from < batch_order_.size(); from = to) {
+    const int server = batch_[batch_order_[from]].op.loc.server;
+    for (to = from + 1; to < batch_order_.size() && batch_[batch_order_[to]].op.loc.server == server; ++to) {
+    }
+    if (to - from >= 2) PostMultiSets(server, batch_order_.data() + from, to - from, items);
+  }
   for (BatchSlot& s : batch_) {
     if (s.path != BatchSlot::Path::kActive) continue;
     while (in_flight_ >= config_.max_outstanding) CompleteOldestAnywhere();
@@ -485,12 +501,23 @@ void Client::RunActive() {  // MultiSet's
     if (posted != SHMEMCACHE_OK) {  // the server failed: nothing issued
       s.path = BatchSlot::Path::kDone;
       s.status = posted;
-      if (s.op.op == Op::kGet) *s.op.out_len = 0;
     }
   }
+  // A part's statuses are in its items once it is done (CompleteMultiSet); a part refused or failed whole
+  // answered none of them: each takes the part's status. Its record is released by Wait: keep the statuses.
+  for (BatchPart& part : batch_parts_) {
+    part.status = Wait(part.request);  // bounded; releases the record
+    part.request = nullptr;
+  }
   for (BatchSlot& s : batch_) {
-    if (s.path != BatchSlot::Path::kActive) continue;
-    s.status = Wait(s.request);  // bounded; releases the request
+    if (s.path == BatchSlot::Path::kPacked) {
+      const Status part = batch_parts_[s.scratch].status;
+      s.status = part == SHMEMCACHE_OK ? items[s.item].status : part;
+    } else if (s.path == BatchSlot::Path::kActive) {
+      s.status = Wait(s.request);  // bounded; releases the request
+    } else {
+      continue;
+    }
     s.path = BatchSlot::Path::kDone;
   }
 }

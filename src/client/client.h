@@ -582,6 +582,7 @@ class Client {
       kFetch,      // GET with a block to read
       kDirectSet,  // SET: Direct if a pointer names a block the value fits
       kActive,     // ask the server
+      kPacked,     // SET carried by a multi-set part (scratch: its index in batch_parts_)
       kDone        // status holds the answer
     };
     BatchSlot() {}  // fields are set as the path that reads them starts (AddSlot, AddGetSlot: not zeroed first)
@@ -596,7 +597,8 @@ class Client {
     uint64_t version;             // kDirectSet: the version the directory knew, then the one locked
     uint64_t recency;             // kDirectSet: the block's recency as the directory knew it
     bool locked;                  // kDirectSet: this batch holds the block's lock
-    size_t scratch;               // kProbe / kFetch: where its set or block copy lands in batch_scratch_
+    size_t scratch;               // kProbe / kFetch: where its set or block copy lands in batch_scratch_;
+                                  // kPacked: its part in batch_parts_
     shmemcache_request* request;  // kActive, once posted
   };
   void AddSlot(size_t item, const Operation& op);
@@ -612,7 +614,19 @@ class Client {
   // read in place, straight into their buffers -> kDone or kActive. Returns how many kFetch slots it left.
   size_t ReadMappedBlocks();
   void DirectSets();   // kDirectSet slots: Direct SETs, one fence and one quiet -> kDone or kActive
-  void RunActive();    // kActive slots: posted together, then waited for -> kDone
+  // kActive slots of an mset window: posted together, then waited for -> kDone. The SETs of one server that the
+  // multi-set message can carry go in multi-set parts (PostMultiSets) when there are two or more; the others
+  // as single Active SETs. items: the caller's.
+  void RunActive(shmemcache_mset_item_t* items);
+  // Whether a SET of op's pair may travel in a multi-set message: a value the single SET carries in its message
+  // (not a large one: landed or placed), a pair whose request and reply fit the reply ring.
+  bool MultiSetCarries(const Operation& op) const;
+  // Slots slots[0, n) of batch_, all kActive SETs for server that MultiSetCarries: in as few multi-set messages
+  // as the ring allows, each a part in batch_parts_ (its slots kPacked). A failed server's part is done at once
+  // with its status.
+  void PostMultiSets(int server, const size_t* slots, size_t n, shmemcache_mset_item_t* items);
+  // reply_ answers the multi-set part r (client/multi_set.cc): writes its items' statuses, caches the blocks.
+  void CompleteMultiSet(shmemcache_request* r, const ReplyHeader& h);
   // ---- batches of GETs and the multi-get message (batch.cc, multi_get.cc) ----
   // Which way a batch's GETs go (config mget_policy, decided on first use).
   enum class MGetPath : uint8_t { kUndecided, kDirectThenSingles, kDirectThenMessages, kMessagesOnly };
@@ -829,6 +843,11 @@ class Client {
   std::vector<uint8_t> batch_scratch_;
   std::vector<uint8_t> counter_value_;  // TryDirectIncr: the counter's new bytes
   std::vector<size_t> batch_items_;   // PostGetParts: item indices of one server's kActive slots
+  struct BatchPart {
+    shmemcache_request* request;  // until waited for
+    Status status;                // then: what Wait returned
+  };
+  std::vector<BatchPart> batch_parts_;  // RunActive: the window's multi-set parts
   MGetPath mget_path_ = MGetPath::kUndecided;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory

@@ -139,6 +139,7 @@ void Client::PostSingleGet(shmemcache_mget_item_t* items, size_t i, shmemcache_r
 }
 
 void Client::CompleteMultiGet(shmemcache_request* r, const ReplyHeader& h) {
+  if (r->mset_items != nullptr) return CompleteMultiSet(r, h);  // a multi-set part (request.h)
   if (r->status != SHMEMCACHE_OK) return;  // the message was refused: Settle gives its status to every item
   shmemcache_mget_item_t* items = r->mget_items;
   std::vector<size_t>& indices = r->mget_indices;

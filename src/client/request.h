@@ -72,6 +72,10 @@ struct shmemcache_request {
   shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
   shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
   std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
+  // A multi-set part (client/multi_set.cc): the caller's items (their indices in mget_indices). Its record's op
+  // is kMultiGet (so its reply's body is kept and handed to CompleteMultiGet, which passes it on), it is no
+  // batch part (batch nullptr: its issuer waits for it as for a single request).
+  shmemcache_mset_item_t* mset_items = nullptr;
   shmemcache_request* next_free = nullptr;
   // The issuing thread's counts of its requests in flight to loc.server (Client::mine_in_flight_,
   // client/issuer_in_flight.h), and the slot it counts in there (its key's bucket, or kEveryKey): completion takes
@@ -114,6 +118,7 @@ struct shmemcache_request {
     item_status = nullptr;
     mget_items = nullptr;
     mget_indices.clear();
+    mset_items = nullptr;
     next_free = nullptr;
     issuer_in_flight = nullptr;
     issuer_slot = 0;

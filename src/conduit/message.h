@@ -15,9 +15,10 @@ namespace smc {
 
 // kSet: a plain set (what a Direct SET does). kGet also serves shmemcache_fetch (every reply carries flags and
 // token). kStore: a set with options (mode, flags, ttl_ms, cas). kFlushAll has no key: it is addressed to a
-// server, not routed by key. kMultiGet: many GETs for one server in one message (conduit/multi_get_message.h).
+// server, not routed by key. kMultiGet: many GETs for one server in one message (conduit/multi_get_message.h);
+// kMultiSet: many SETs (conduit/multi_set_message.h).
 enum class Op : uint8_t {
-  kSet = 1, kGet = 2, kDelete = 3, kStore = 4, kTouch = 5, kIncr = 6, kFlushAll = 7, kMultiGet = 8
+  kSet = 1, kGet = 2, kDelete = 3, kStore = 4, kTouch = 5, kIncr = 6, kFlushAll = 7, kMultiGet = 8, kMultiSet = 9
 };
 
 // Large values (config large_value_threshold) bypass the ring. RequestHeader::wire_flags:

@@ -266,6 +266,10 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
     HandleMultiGet(client, req, reply);
     return;
   }
+  if (static_cast<Op>(h.op) == Op::kMultiSet) {
+    HandleMultiSet(client, req, reply);
+    return;
+  }
   KeyLocation loc = Locate(req.key, h.key_len, num_servers_);
   if (h.key_len == 0 || loc.server != server_index_) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;  // misrouted or malformed: a client bug, never a crash
@@ -315,12 +319,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
           }
           value_in = landing_ + client * landing_slot_bytes_;
         }
-        status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled);
-        if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, h.value_len))
-          ++counters_.large_value_copies;
+        status = StoreValue(loc, req.key, h.key_len, value_in, h.value_len, request, at, spilled, &ptr);
       }
-      if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
-      if (status == SHMEMCACHE_OK && spill_) spill_->Forget(req.key, h.key_len);  // never resurrect the old value
+      Stored(status, req.key, h.key_len);
       reply.token = ptr.token;
       break;
     }

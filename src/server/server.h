@@ -96,6 +96,17 @@ class Server {
   void Handle(size_t client, const MessageView& message, uint64_t now_ns);
   // A kMultiGet request (server/multi_get.cc): answers its items in one reply. reply: the header Handle began.
   void HandleMultiGet(size_t client, const RequestView& req, ReplyHeader reply);
+  // A kMultiSet request (server/multi_set.cc): stores its pairs, each as a single SET, and answers them in one
+  // reply. reply: the header Handle began.
+  void HandleMultiSet(size_t client, const RequestView& req, ReplyHeader reply);
+  // The steps of one store whose value bytes are at hand (multi_set.cc), shared by Handle's SET / store and each
+  // pair of a multi-set: StoreValue stores (KvStore::Store) and counts a large value's copy; Stored, after any
+  // store (a committed one too), counts NO_SPACE and, on OK, forgets the key's flash copy (never resurrect the
+  // old value).
+  Status StoreValue(const KeyLocation& loc, const uint8_t* key, size_t key_len, const uint8_t* value,
+                    size_t value_len, const StoreRequest& request, const AccessTime& at, const SpilledPair* spilled,
+                    BlockPointer* ptr);
+  void Stored(Status status, const uint8_t* key, size_t key_len);
   static WirePointer WireFor(const BlockPointer& p) {
     return WirePointer{p.offset, p.version, p.recency, p.block_bytes, p.tag, p.cls, 1, {}};
   }
@@ -180,7 +191,7 @@ class Server {
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;
   std::vector<uint8_t> scratch_;
-  std::vector<uint8_t> multi_reply_;  // HandleMultiGet's reply
+  std::vector<uint8_t> multi_reply_;  // HandleMultiGet's and HandleMultiSet's reply
   uint8_t* stats_region_;           // this PE's published stats (core/published_stats.h)
   bool stats_dirty_ = false;        // an operation was served since the last PublishStats
   bool yield_each_pass_ = false;    // YieldEachPass

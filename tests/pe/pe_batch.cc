@@ -372,6 +372,67 @@ void Repeats(shmemcache_t* c, int rank, size_t max_value_len) {
   PE_CHECK(len == 4 && std::memcmp(ba, "v299", 4) == 0);
 }
 
+// Keys never stored (no pointer: every SET is Active, whatever the policy) on every server, in one mset: the
+// pairs a multi-set message carries go in a few messages per server (stats: far fewer messages sent than Active
+// SETs), the others (large values: landed or placed) alone, bad input not at all; a repeated key starts the next
+// window, so its later item wins. Every item's status is the single SET's, and every value reads back.
+void MultiSetMessages(shmemcache_t* c, int rank, size_t max_value_len, size_t large_value_threshold) {
+  constexpr int kKeys = 60;
+  std::vector<std::string> keys(kKeys);
+  std::vector<std::vector<uint8_t>> values(kKeys);
+  std::vector<shmemcache_mset_item_t> items;
+  std::vector<shmemcache_status_t> expect;
+  std::map<std::string, const std::vector<uint8_t>*> last;  // what each key must hold afterwards
+  for (int i = 0; i < kKeys; ++i) {
+    keys[i] = Key(rank, 10000 + i) + "-ms";
+    values[i].resize(i % 15 == 3 ? 1500 + i : i % 5);  // mixed sizes, empties among them
+    pe_test::FillPattern(values[i].data(), values[i].size(), static_cast<uint64_t>(rank) * 7919 + i);
+  }
+  std::vector<uint8_t> large(large_value_threshold != 0 ? large_value_threshold : 9000, 'L'),
+      too_large(max_value_len + 1, 'X');
+  for (int i = 0; i < kKeys; ++i) {
+    items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IO_ERROR});
+    expect.push_back(SHMEMCACHE_OK);
+    last[keys[i]] = &values[i];
+    if (i == 20) {  // a pair too large to pack: the single SET's path, next to the packed ones
+      items.push_back({keys[1].data(), keys[1].size(), large.data(), large.size(), SHMEMCACHE_IO_ERROR});
+      expect.push_back(SHMEMCACHE_OK);
+      last[keys[1]] = &large;
+    }
+    if (i == 30) {  // too large for any SET: refused, changes nothing
+      items.push_back({keys[2].data(), keys[2].size(), too_large.data(), too_large.size(), SHMEMCACHE_IO_ERROR});
+      expect.push_back(SHMEMCACHE_VALUE_TOO_LARGE);
+    }
+    if (i == 40) {  // a repeat: the next window, and the last value
+      items.push_back({keys[5].data(), keys[5].size(), values[6].data(), values[6].size(), SHMEMCACHE_IO_ERROR});
+      expect.push_back(SHMEMCACHE_OK);
+      last[keys[5]] = &values[6];
+    }
+  }
+  shmemcache_stats_t a{}, b{};
+  shmemcache_get_stats(c, &a);
+  PE_CHECK_STATUS(shmemcache_mset(c, items.data(), items.size()), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &b);
+  for (size_t i = 0; i < items.size(); ++i) PE_CHECK_STATUS(items[i].status, expect[i]);
+  // 62 SETs run (the too-large one is not), Active but for the repeat, which may go Direct through the pointer
+  // its key's first SET cached; with one message each there would be as many messages as Active SETs.
+  const uint64_t active = b.active_sets - a.active_sets, messages = b.messages_sent - a.messages_sent;
+  PE_CHECK(active + b.direct_sets - a.direct_sets == items.size() - 1);
+  PE_CHECK(active >= items.size() - 2);
+  PE_CHECK(4 * messages <= active);
+  if (4 * messages > active) std::printf("PE %d: %llu messages for %llu Active SETs\n", shmem_my_pe(),
+                                         (unsigned long long)messages, (unsigned long long)active);
+  std::vector<char> buf(max_value_len);
+  for (const auto& [key, value] : last) {
+    size_t len = 0;
+    PE_CHECK_STATUS(shmemcache_get(c, key.data(), key.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
+    PE_CHECK(len == value->size() && (len == 0 || std::memcmp(buf.data(), value->data(), len) == 0));
+  }
+  // Stored again (pointers cached now: Direct where SETs may be), the same statuses.
+  PE_CHECK_STATUS(shmemcache_mset(c, items.data(), items.size()), SHMEMCACHE_OK);
+  for (size_t i = 0; i < items.size(); ++i) PE_CHECK_STATUS(items[i].status, expect[i]);
+}
+
 // Non-blocking SETs still in flight when the batch starts take effect first.
 void AfterNonBlocking(shmemcache_t* c, int rank) {
   std::vector<std::string> keys(40), vals(40);
@@ -521,6 +582,7 @@ int main(int argc, char** argv) {
     NonBlockingErrors(c);
     ExpiredPairs(c, rank, clients, cfg.recency_range_ms);
     Repeats(c, rank, cfg.max_value_len);
+    MultiSetMessages(c, rank, cfg.max_value_len, cfg.large_value_threshold);
     AfterNonBlocking(c, rank);
     CppWrapper(c, rank);
     Concurrency(c, rank, clients, rounds);
