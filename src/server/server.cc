@@ -70,6 +70,10 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
   PublishClassSizes(base);
   PublishStats();
   SleepWhenIdle(base);
+  bool every_client_maps = config.local_access != 0;
+  for (int client = 0; client < num_clients_ && every_client_maps; ++client)
+    every_client_maps = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
+  if (every_client_maps) set_sum_ = BlockSum::kSkip;
 }
 
 void Server::SleepWhenIdle(const uint8_t* base) {
@@ -315,7 +319,7 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
           }
           value_in = landing_ + client * landing_slot_bytes_;
         }
-        status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled);
+        status = store_.Store(loc, req.key, h.key_len, value_in, h.value_len, request, at, &ptr, spilled, set_sum_);
         if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, h.value_len))
           ++counters_.large_value_copies;
       }
