@@ -6,23 +6,28 @@
 # (bench_nonblocking under callgrind is ~4x that on a loaded machine, mostly progress calls while it waits). Two
 # iteration counts; the difference in instructions divided by the difference in operations removes start-up.
 # Prints the total, the total without the runtime's progress calls, and each function's self cost per operation.
+# --side server counts the server PE (PE 0) instead: what smc::Server::ServeReady executes (taking the requests
+# from the ring, running them, staging and flushing the replies), without its waits on the doorbell.
 # OpenSHMEM is started by the program as bench_nonblocking starts it (plain shmem_init), or at
 # SHMEM_THREAD_MULTIPLE with --multiple.
 #
 # Usage: scripts/bench/window_instructions.sh [--build-dir DIR] [--size BYTES] [--op get|set] [--multiple]
-#   defaults: build, 4096, get. Needs valgrind and oshcc (openmpi-bin).
+#                                             [--side client|server]
+#   defaults: build, 4096, get, client. Needs valgrind and oshcc (openmpi-bin).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="$root/build" size=4096 op=get multiple=
+build="$root/build" size=4096 op=get multiple= side=client
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build="$(cd "$2" && pwd)"; shift 2 ;;
     --size) size="$2"; shift 2 ;;
     --op) op="$2"; shift 2 ;;
     --multiple) multiple=1; shift ;;
+    --side) side="$2"; shift 2 ;;
     *) echo "window_instructions.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+case "$side" in client|server) ;; *) echo "window_instructions.sh: --side client or server" >&2; exit 2 ;; esac
 command -v valgrind >/dev/null || { echo "window_instructions.sh: valgrind not found" >&2; exit 2; }
 [ -f "$build/libshmemcache.so" ] || { echo "window_instructions.sh: $build/libshmemcache.so not built" >&2; exit 2; }
 work="$(mktemp -d)"
@@ -82,7 +87,10 @@ C
 oshcc -O2 -I"$root/include" "$work/window.c" -o "$work/window" -L"$build" -lshmemcache -Wl,-rpath,"$build"
 cat >"$work/pe.sh" <<'PE'
 #!/usr/bin/env bash
-if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then
+if [ "$WINDOW_SIDE" = server ] && [ "${OMPI_COMM_WORLD_RANK:-}" = 0 ]; then
+  exec valgrind --tool=callgrind --toggle-collect='smc::Server::ServeReady*' --callgrind-out-file="$CALLGRIND_OUT" "$@"
+fi
+if [ "$WINDOW_SIDE" = client ] && [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then
   exec valgrind --tool=callgrind --toggle-collect="shmemcache_i$WINDOW_OP" --toggle-collect=shmemcache_wait \
     --toggle-collect=shmemcache_test --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
@@ -90,16 +98,16 @@ exec "$@"
 PE
 chmod +x "$work/pe.sh"
 for iters in 20 60; do
-  WINDOW_OP="$op" WINDOW_MULTIPLE="$multiple" CALLGRIND_OUT="$work/cg.$iters" \
+  WINDOW_SIDE="$side" WINDOW_OP="$op" WINDOW_MULTIPLE="$multiple" CALLGRIND_OUT="$work/cg.$iters" \
     "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" \
     >"$work/out.$iters" 2>&1 || { cat "$work/out.$iters" >&2; exit 1; }
   grep -q "bad=0" "$work/out.$iters" || { cat "$work/out.$iters" >&2; exit 1; }
 done
-CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$op" <<'PY'
+CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$op" "$side" <<'PY'
 import os, re, subprocess, sys
 sys.path.insert(0, os.environ["CALLGRIND_PROFILE_DIR"])
 import callgrind_profile
-work, op = sys.argv[1], sys.argv[2]
+work, op, side = sys.argv[1], sys.argv[2], sys.argv[3]
 def profile(iters):
     return callgrind_profile.profile(f"{work}/cg.{iters}")
 t1, f1 = profile(20)
@@ -107,7 +115,7 @@ t2, f2 = profile(60)
 n = 32 * (60 - 20)
 per = {k: (f2.get(k, 0) - f1.get(k, 0)) / n for k in set(f1) | set(f2)}
 progress = sum(v for k, v in per.items() if re.search(r"opal_|ucp_|ucs_|uct_|spml|libnbc|\?\?\?|Progress|PeerWait", k))
-print(f"instructions per windowed {op.upper()}: {(t2 - t1) / n:.1f}; without the runtime's progress calls "
+print(f"{side} instructions per windowed {op.upper()}: {(t2 - t1) / n:.1f}; without the runtime's progress calls "
       f"{(t2 - t1) / n - progress:.1f}  ({n} operations between the two runs)")
 for cost, name in sorted(((v, k) for k, v in per.items()), reverse=True):
     if cost >= 1:

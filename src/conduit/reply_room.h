@@ -110,7 +110,7 @@ class ReplyRoom {
   unsigned chunks_;
   size_t payload_max_;
   unsigned used_ = 0;
-  std::vector<Group> groups_;  // groups with requests in flight, oldest first (few: a ring's worth at most)
+  std::vector<Group> groups_;  // groups with requests in flight, by seq, oldest first (a ring's worth at most)
 };
 
 }  // namespace smc

@@ -12,7 +12,7 @@ namespace smc {
 Status Server::StoreValue(const KeyLocation& loc, const uint8_t* key, size_t key_len, const uint8_t* value,
                           size_t value_len, const StoreRequest& request, const AccessTime& at,
                           const SpilledPair* spilled, BlockPointer* ptr) {
-  Status status = store_.Store(loc, key, key_len, value, value_len, request, at, ptr, spilled);
+  Status status = store_.Store(loc, key, key_len, value, value_len, request, at, ptr, spilled, set_sum_);
   if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, value_len)) ++counters_.large_value_copies;
   return status;
 }

@@ -70,6 +70,10 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
   PublishClassSizes(base);
   PublishStats();
   SleepWhenIdle(base);
+  bool every_client_maps = config.local_access != 0;
+  for (int client = 0; client < num_clients_ && every_client_maps; ++client)
+    every_client_maps = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
+  if (every_client_maps) set_sum_ = BlockSum::kSkip;
 }
 
 void Server::SleepWhenIdle(const uint8_t* base) {

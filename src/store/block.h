@@ -122,7 +122,9 @@
 // kUncheckedSum in the checksum word instead of hashing the value: on-node readers and the server never read
 // the checksum (the seqlock above), and hashing was most of an on-node SET from 4 KiB up. BlockChecksum never
 // returns kUncheckedSum (a real hash equal to it is mapped to kUncheckedSum - 1), so the word says which kind
-// of write a block holds, and every server write (and every remote client's) stores a real checksum again.
+// of write a block holds, and every remote client's write stores a real checksum again, as does every server
+// write except an Active SET's on a server whose every client maps it (server/server.h, set_sum_: none of its
+// readers makes a one-sided copy).
 // A one-sided copy of such a block validates to kUnchecked (header, versions and identity check out, nothing
 // proves the bytes between them), and its reader must prove it with the seqlock over one-sided operations:
 //   G0. t0 = the target word, read by a get that completed before G1 was issued.

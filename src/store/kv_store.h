@@ -138,9 +138,11 @@ class KvStore {
   // allocation behind NO_SPACE may have evicted pairs, this one included).
   // spilled (may be NULL): the SSD tier's copy of the key, the current pair when RAM holds no live one
   // (contract.h, THE SSD TIER); the same for Touch and Incr.
+  // sum kSkip: the block gets kUncheckedSum instead of a checksum of the value (block.h, "Blocks without a
+  // checksum"), for a server whose every reader loads its arena through a mapping (no one-sided copy needs it).
   Status Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
                const StoreRequest& request, AccessTime at, BlockPointer* pointer,
-               const SpilledPair* spilled = nullptr);
+               const SpilledPair* spilled = nullptr, BlockSum sum = BlockSum::kCompute);
   // Reserves a block for a pair of key_len + value_len bytes (Reservations, above): OK with *reservation set;
   // INVALID_ARGUMENT / KEY_TOO_LONG (bad key), VALUE_TOO_LARGE, NO_SPACE (the class cannot allocate, evictions
   // done), TIMEOUT once failed(). Allocation may evict (also this key's pair).
@@ -270,6 +272,7 @@ class KvStore {
     // Nonzero: the token to keep (Restore, a touch of a copy); the lag is set from the version published when it
     // fits (LagToKeep), else the pair gets a new token. 0: meta.token_lag as given.
     uint64_t keep_token = 0;
+    BlockSum sum = BlockSum::kCompute;  // kSkip: kUncheckedSum in the block (Store's sum)
   };
   Current CurrentOf(const Held& held, const SpilledPair* spilled) const;
   // The token lag that keeps `token` at `version`, or 0 (a new token) when kMaxTokenLag cannot hold it.

@@ -69,7 +69,7 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       if (s != SHMEMCACHE_OK) return s;
       continue;  // the pair now needs another class than the block we hold: start over
     }
-    return WriteMoved(again, fresh, cls, loc, key, key_len, next, recency, pointer);
+    return WriteMoved(again, fresh, cls, loc, key, key_len, next, recency, pointer, next.sum);
   }
 }
 
@@ -79,7 +79,7 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
   size_t bytes = slabs_.class_bytes(held.entry.cls);
   uint64_t version = held.version + 1;
   const PairMeta meta = MetaAt(next, version);
-  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, meta);
+  EncodeBlockBody(block(offset), version, key, key_len, next.value, next.value_len, meta, next.sum);
   SetRecencyWord(offset, recency);
   Publish(offset, bytes, version, loc.tag);
   if (next.meta.expiry_ms != held.meta.expiry_ms) AddExpiryHint(next.meta.expiry_ms, offset);
@@ -128,7 +128,7 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
 
 Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, const void* value, size_t value_len,
                       const StoreRequest& request, AccessTime at, BlockPointer* pointer,
-                      const SpilledPair* spilled) {
+                      const SpilledPair* spilled, BlockSum sum) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
@@ -139,6 +139,7 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
     const Status condition = StoreCondition(request, held);
     if (condition != SHMEMCACHE_OK) return condition;
     *next = NewPair{bytes, value_len, PairMeta{request.flags, expiry, 0}};
+    next->sum = sum;
     switch (request.mode) {
       case StoreMode::kSet:
       case StoreMode::kAdd:
@@ -153,6 +154,7 @@ Status KvStore::Store(const KeyLocation& loc, const void* key, size_t key_len, c
         CombineValue(composed_.data(), held.value, held.value_len, bytes, value_len,
                      request.mode == StoreMode::kAppend);
         *next = NewPair{composed_.data(), composed_.size(), PairMeta{held.meta.flags, held.meta.expiry_ms, 0}};
+        next->sum = sum;
         break;
       }
     }

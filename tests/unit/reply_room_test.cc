@@ -102,6 +102,25 @@ TEST(ReplyRoom, AJoiningReplyNeverCostsMoreThanOneStartingAGroup) {
   }
 }
 
+TEST(ReplyRoom, AnOlderGroupAddedAfterANewerOneIsFoundAgainAndJoined) {
+  // Groups normally come in sequence order (the new one is appended without a search); one that does not still
+  // joins its own group, found among the others, and every group is released with its last request.
+  ReplyRoom room(8, kPayloadMax);
+  room.Add(5, kSmallReply);
+  room.Add(9, kSmallReply);
+  room.Add(7, kSmallReply);  // between two groups: a group of its own
+  EXPECT_EQ(room.used(), 3u);
+  room.Add(7, kSmallReply);  // joins group 7's open chunk
+  room.Add(5, kSmallReply);  // joins group 5's
+  room.Add(10, kSmallReply);
+  EXPECT_EQ(room.used(), 4u);
+  room.Retire(7);
+  room.Retire(7);
+  EXPECT_EQ(room.used(), 3u);
+  for (uint64_t g : {5, 5, 9, 10}) room.Retire(g);
+  EXPECT_EQ(room.used(), 0u);
+}
+
 TEST(ReplyRoom, ChargesOfTheirOwnAndClear) {
   ReplyRoom room(8, kPayloadMax);
   room.Add(1, kSmallReply);

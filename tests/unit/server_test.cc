@@ -71,6 +71,39 @@ TEST(ServerDispatch, EachOperationIsAnsweredWithItsStatusValueAndBlockPointer) {
   ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
 }
 
+// An Active SET's block carries kUncheckedSum where every client loads the server's arena through a mapping
+// (local_access on; the loopback maps every PE), and a real checksum of its value where some reader may make a
+// one-sided copy (local_access off): store/block.h, "Blocks without a checksum"; server.h, set_sum_.
+TEST(ServerDispatch, AnActiveSetSealsItsBlockWithoutAChecksumOnlyWhereEveryClientMapsTheServer) {
+  for (int local_access : {1, 0}) {
+    ClusterHooks hooks;
+    hooks.client = [local_access](Node& node) {
+      RawClient raw(node);
+      ReplyHeader h;
+      const std::string value(3000, 'v');
+      raw.Ask(raw.Request(Op::kSet, "key", value, 0), &h);
+      ASSERT_EQ(h.status, SHMEMCACHE_OK);
+      const uint8_t* arena = static_cast<const uint8_t*>(
+          node.transport()->LocalPointer(node.symmetric() + node.layout().arena_offset, /*pe=*/0));
+      ASSERT_NE(arena, nullptr);
+      const uint8_t* head = arena + h.pointer.offset;
+      const uint64_t sum = LoadU64(head + kChecksumOffset);
+      if (local_access != 0) {
+        EXPECT_EQ(sum, kUncheckedSum);
+      } else {
+        EXPECT_NE(sum, kUncheckedSum);
+        EXPECT_EQ(sum, BlockChecksum(head, LoadU64(head + kHeadVersionOffset)));
+      }
+      std::vector<uint8_t> reply = raw.Ask(raw.Request(Op::kGet, "key", "", 4096), &h);
+      EXPECT_EQ(h.status, SHMEMCACHE_OK);
+      EXPECT_EQ(ValueOf(reply, h), value);
+    };
+    shmemcache_config_t config = SmallConfig();
+    config.local_access = local_access;
+    ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK) << "local_access " << local_access;
+  }
+}
+
 TEST(ServerDispatch, MalformedAndMisroutedRequestsAreInvalidArgumentAndChangeNothing) {
   // Two servers: a key that belongs to server 1, sent to server 0, is a client bug.
   std::string foreign, local;
