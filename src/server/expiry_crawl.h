@@ -4,10 +4,11 @@
 // before recency eviction would take live pairs (the store also crawls before it evicts: that needs no pacing).
 //
 // Pacing: the crawl earns kSlotsPerMs slots of credit per millisecond of the server's clock, at most
-// kMaxStepSlots, and an idle pass spends what it has once it holds kMinStepSlots: so one pass looks at no more
-// than kMaxStepSlots slots, or one set more (whole sets; what it took beyond its credit is paid first) (a request that arrives during it waits at most that long: some microseconds, and
-// only on a server that was idle), and a sweep of a table of S slots takes at least S / kSlotsPerMs ms (the
-// default table of a 1 GiB server, 16 M ways: about a minute; a few hundred ms for the small tables of tests).
+// kMaxStepSlots, and an idle pass spends what it has once it holds kMinStepSlots. So one pass looks at no more
+// than kMaxStepSlots slots, or one set more (whole sets; what it took beyond its credit is paid first): a request
+// that arrives during it waits at most that long (tens of microseconds, on a server that was idle), and a sweep
+// of a table of S slots takes at least S / kSlotsPerMs ms (the default 64 MiB server's 1 M ways: 4 s; where it
+// sleeps in 10 ms naps, one step per nap: 10 s).
 // A busy server runs no idle passes: then only allocations crawl (before they evict). Idle passes are the
 // server's doorbell-wait ticks where it sleeps when idle, and its polls where it does not (server.cc).
 // Not thread-safe: the server thread's.

@@ -46,9 +46,12 @@
 // reaper's path (RemoveBlock kExpiredOnly: the block is locked, its expiry read again under the lock, and only
 // then freed under the write protocol; a client holding the lock is waited for, and a Direct SET that revived the
 // pair keeps it; one that comes after finds the block freed and goes Active). The server runs it on idle passes
-// (server/expiry_crawl.h), and an allocation that finds no free block crawls a bounded stretch (about one
-// tier_fraction-th of the table, what evicting one tier costs or less) after the hinted reap and before it evicts
-// live pairs. No cost on any client path: clients never see the crawl except as a freed block.
+// (server/expiry_crawl.h), and an allocation that finds no free block crawls a bounded stretch after the hinted
+// reap and before it evicts live pairs: from a probe of 64 slots, twice as far after a crawl that freed pairs and
+// half as far after one that freed none, at most a sixteenth of the table (what evicting one tier costs or less).
+// So memory pressure without Direct ttls costs ~64 slots per eviction round (eviction_np3, thousands of small
+// batches a second: a sixteenth of the table each time made it 20x slower), and with many it crawls far.
+// No cost on any client path: clients never see the crawl except as a freed block.
 // Reservations (issue 14, a large Active SET placed by its client): ReserveBlock takes a block of the class a pair
 // needs and hands it out unindexed, free-tagged and unlocked, exactly as a free block looks to everyone else: no
 // reader or Direct writer can match it (tag kFreeTag), it is in no tier (eviction never meets it) and its slab is
@@ -377,6 +380,7 @@ class KvStore {
   uint64_t expired_crawled_ = 0;
   size_t crawl_cursor_ = 0;   // the set the crawl looks at next
   uint64_t crawl_sweeps_ = 0;
+  size_t crawl_budget_ = 64;  // slots the next allocation that must evict crawls first (kCrawlProbeSlots..)
   std::vector<HashEntry> crawling_;  // the entries of the sets one crawl call looks at
   uint64_t clock_ms_ = 0;  // the largest clock reading passed in
   bool failed_ = false;    // a lock wait gave up

@@ -22,7 +22,9 @@ constexpr int kKept = 50;
 constexpr uint64_t kTtlMs = 200;
 constexpr uint64_t kWaitMs = 60000;
 
-std::string Key(const char* what, int rank, int i) { return std::string(what) + std::to_string(rank) + "-" + std::to_string(i); }
+std::string Key(const char* what, int rank, int i) {
+  return std::string(what) + std::to_string(rank) + "-" + std::to_string(i);
+}
 std::string Value(const char* what, int i) { return std::string(what) + "-value-" + std::to_string(i); }
 
 shmemcache_stats_t MyStats(shmemcache_t* c) {
