@@ -474,6 +474,11 @@ typedef struct {
                                    memory), then published by the server without reading the value */
   uint64_t large_value_copies;  /* server side: Active SETs and stores of a large value whose bytes this server
                                    copied into a block (from a landing slot or the message) */
+  /* expiry (memcached's contract) */
+  uint64_t expired_crawled;     /* server side: expired pairs this server's expiry crawl found by walking its hash
+                                   table and freed (a ttl written by a Direct store leaves the server no hint of
+                                   the expiry; the crawl runs when the server is idle, and before it evicts live
+                                   pairs) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

@@ -9,9 +9,10 @@ def test_stats_fields(cache):
                  "policy_get_path", "policy_reason", "local_gets", "local_sets", "direct_incrs", "mget_messages",
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
                  "published_epoch_gets", "direct_expiry_asks", "remote_gets_whole", "remote_gets_head_value",
-                 "remote_gets_split", "large_sets_placed", "large_value_copies"):
+                 "remote_gets_split", "large_sets_placed", "large_value_copies",
+                 "expired_crawled"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 65
+    assert len(stats) == 66
 
 
 def test_counters_move(cache, key):

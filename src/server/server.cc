@@ -63,6 +63,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       landing_slot_bytes_(layout.landing_slot_bytes),
       reservations_(static_cast<size_t>(num_clients)),
       clock_(clock),
+      crawl_(clock.Nanos()),
       start_nanos_(clock_.Nanos()),
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       stats_region_(base + SymmetricLayout::kStatsOffset),
@@ -86,11 +87,18 @@ void Server::SleepWhenIdle(const uint8_t* base) {
   int spin_us = config_.idle_spin_us;
   if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;
   PublishEpoch(clock_.Nanos());
-  if (spin_us == 0) return;  // spins in the runtime's wait (the epoch word moves per request only)
+  if (spin_us == 0) {  // spins in the runtime's wait (the epoch word moves per request only)
+    crawl_polls_ = transport_->ProgressServesPeers();  // or polls, to crawl (ServeUntilDone)
+    return;
+  }
   // Naps of at most an eighth of a recency range, so the epoch word the waits tick lags by less than that.
   uint64_t max_nap = every_client_wakes ? DoorbellSleep::kMaxNapWakeableNs : DoorbellSleep::kMaxNapUnwakeableNs;
   max_nap = std::max(std::min(max_nap, range_nanos_ / 8), DoorbellSleep::kFirstNapNs);
-  conduit_.SleepWhenIdle(uint64_t(spin_us) * 1000, max_nap, [this] { PublishEpoch(clock_.Nanos()); });
+  conduit_.SleepWhenIdle(uint64_t(spin_us) * 1000, max_nap, [this] {
+    const uint64_t now_ns = clock_.Nanos();
+    PublishEpoch(now_ns);
+    CrawlWhenIdle(now_ns);
+  });
   epoch_lag_ns_ = max_nap + kEpochLagSlackNs;  // published while Serve runs
 }
 
@@ -168,6 +176,15 @@ Status Server::ServeUntilDone() {
         if (spill_->HasFinishedIo()) FinishSpillReads();
         else std::this_thread::yield();
         PublishEpoch(clock_.Nanos());  // no WaitDoorbell ticks here
+        continue;
+      }
+    } else if (crawl_polls_) {
+      // A server that never sleeps would wait in the runtime, where nothing ticks: it polls, crawling between.
+      if (stats_dirty_) PublishStats();
+      if (!conduit_.PollDoorbell(&ready_)) {
+        CrawlWhenIdle(clock_.Nanos());
+        if (yield_each_pass_) yield_.Tick();  // as the conduit's own wait does (YieldEachPass)
+        if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
         continue;
       }
     } else {
@@ -454,6 +471,12 @@ uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }
 void Server::FlushAll() {
   store_.FlushAll();
   if (spill_) spill_->Clear();
+}
+
+void Server::CrawlWhenIdle(uint64_t now_ns) {
+  if (failure_ != SHMEMCACHE_OK || crawl_.Pass(&store_, now_ns) == 0) return;
+  if (store_.failed()) StoreFailed(SHMEMCACHE_TIMEOUT);
+  PublishStats();
 }
 
 void Server::PublishStats() {

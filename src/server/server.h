@@ -15,6 +15,11 @@
 // than one ring's worth); a client whose budget ran out is carried into the next pass, which then polls the
 // doorbell instead of sleeping on it.
 //
+// Expiry crawl (issue 15): idle passes (the ticks of its doorbell wait where it sleeps when idle; where it does not,
+// it polls its doorbell instead of waiting in the runtime, when the runtime's progress call serves peers) run its
+// store's expiry crawl, paced by time (server/expiry_crawl.h), which frees expired pairs the server holds no expiry
+// hint for (a ttl written by a Direct store).
+//
 // Failure (issue 12): a server whose conduit times out (a fragment flagged but never completed, a reply ring
 // that never frees) or that waits longer than op_timeout_ms for a client to release a block lock cannot trust
 // its state any more: it prints one line on stderr and Serve returns SHMEMCACHE_TIMEOUT. Its clients then time
@@ -38,6 +43,7 @@
 #include "core/layout.h"
 #include "core/stats.h"
 #include "core/test_hooks.h"
+#include "server/expiry_crawl.h"
 #include "server/self_word_atomics.h"
 #include "server/spill_tier.h"
 #include "transport/transport.h"
@@ -133,6 +139,9 @@ class Server {
   // it one-sided (shmemcache_server_stats). Done when the server goes idle after serving, and at most every
   // PublishedStats::kIntervalMs while it stays busy.
   void PublishStats();
+  // An idle pass of the expiry crawl (server/expiry_crawl.h) at clock reading now_ns; republishes the stats when
+  // it freed pairs.
+  void CrawlWhenIdle(uint64_t now_ns);
   // Sends a reply; a failure to send is kept in failure_ (and ends the serve loop).
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
@@ -194,6 +203,8 @@ class Server {
   // server's instructions per windowed 4 KiB SET (1408 of 3557).
   BlockSum set_sum_ = BlockSum::kCompute;
   EpochClock clock_;
+  ExpiryCrawl crawl_;
+  bool crawl_polls_ = false;  // the server does not sleep when idle: it polls its doorbell, crawling between polls
   uint64_t start_nanos_;
   uint64_t range_nanos_;
   uint64_t bar_sent_ = 0;

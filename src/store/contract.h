@@ -8,8 +8,9 @@
 // of the server's time, so the TTL counts from now_ms + 1 and a pair never expires early): from that reading on
 // every operation treats it as absent; clients judge it with the rules in core/server_time.h. Expired pairs free
 // their memory lazily (the operation that meets one frees it) and in batch: an allocation that finds no free
-// block first reaps pairs that are due (ExpiryIndex) and evicts live pairs only when that is not enough, and
-// ReapExpired lets the server reap while idle. Expired pairs never reach the eviction listener (the SSD tier
+// block first reaps pairs that are due (ExpiryIndex), then crawls a bounded stretch of the hash table for expired
+// pairs without a hint (a ttl a Direct store wrote), and evicts live pairs only when that is not enough;
+// ReapExpired and CrawlExpired let the server reap while idle (it crawls: server/expiry_crawl.h). Expired pairs never reach the eviction listener (the SSD tier
 // gets live pairs only).
 //
 // TOKENS (memcached's CAS unique). token = head version - token lag (block.h): the version of the write that

@@ -5,8 +5,9 @@
 // deleted, moved, touched or overwritten (a client's Direct SET may change a pair's expiry without the server
 // knowing); the reaper checks the block under its lock before freeing anything. Stale hints are not removed
 // eagerly; the owner rebuilds the index from the live pairs when hints outnumber them (KvStore::AddExpiryHint).
-// A pair whose expiry the server never learnt (set by a Direct write) has no hint: it is freed lazily, or
-// evicted by recency like any other pair.
+// A pair whose expiry the server never learnt (set by a Direct write) has no hint: it is freed lazily, or by the
+// expiry crawl (KvStore::CrawlExpired), which walks the hash table on idle passes and before live pairs are
+// evicted.
 // Not thread-safe.
 #ifndef SHMEMCACHE_STORE_EXPIRY_INDEX_H_
 #define SHMEMCACHE_STORE_EXPIRY_INDEX_H_

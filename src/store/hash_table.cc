@@ -73,6 +73,16 @@ void HashTable::Remove(const HashSlot& slot) {
   StoreWay(slot.set, static_cast<unsigned>(slot.way), nullptr);
 }
 
+size_t HashTable::CollectSet(size_t set, std::vector<HashEntry>* out) const {
+  for (unsigned w = 0; w < ways_; ++w)
+    if (WayValid(way(set, w)->meta)) out->push_back(Decode(*way(set, w)));
+  if ((way(set, 0)->meta & kWayOverflow) == 0) return ways_;
+  auto it = overflow_.find(set);
+  if (it == overflow_.end()) return ways_;
+  out->insert(out->end(), it->second.begin(), it->second.end());
+  return ways_ + it->second.size();
+}
+
 void HashTable::ForEach(const std::function<void(const HashEntry&)>& fn) const {
   for (size_t s = 0; s < sets_; ++s)
     for (unsigned w = 0; w < ways_; ++w)

@@ -72,6 +72,9 @@ class HashTable {
   // Removes the entry at slot; an overflow entry of the same set moves into a freed way.
   void Remove(const HashSlot& slot);
 
+  // Appends the entries of one set (its ways, then its overflow list) to *out; returns the slots it looked at
+  // (ways + overflow entries). For the expiry crawl (KvStore::CrawlExpired), which walks the table set by set.
+  size_t CollectSet(size_t set, std::vector<HashEntry>* out) const;
   // Calls fn for every entry (ways then overflow). For consistency checks and eviction scans.
   void ForEach(const std::function<void(const HashEntry&)>& fn) const;
   size_t size() const { return size_; }

@@ -10,6 +10,10 @@ namespace {
 constexpr size_t kReapBatch = 256;
 // The expiry index is rebuilt from the live pairs when its hints exceed twice the items plus this.
 constexpr size_t kHintSlack = 1024;
+// Slots one CrawlExpired call of an allocation looks at, and the share of a sweep it crawls before evicting.
+constexpr size_t kCrawlStepSlots = 256;
+constexpr size_t kCrawlBeforeEvictFraction = 16;
+constexpr size_t kCrawlProbeSlots = 64;
 }  // namespace
 
 KvStore::KvStore(uint8_t* arena, HashWay* table, const StoreOptions& options, WordAtomics* atomics)
@@ -130,12 +134,27 @@ void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
 Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
   bool first_use = false;
   size_t evicted_bytes = 0;
+  // The crawl before evicting: crawl_budget_ slots (see "Expiry crawl" in kv_store.h).
+  size_t crawl_budget = crawl_budget_;
+  size_t crawl_freed = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
     if (failed_) return SHMEMCACHE_TIMEOUT;
     // Expired pairs go first. Then the paper's batch eviction of the bottom tier, tier after tier; once a
     // slab's worth of other pairs has gone without giving this class a block, moving a slab costs no more:
     // empty the cheapest run of pages.
     if (expiry_index_.AnyDue(clock_ms_) && ReapExpired(clock_ms_, kReapBatch) > 0) continue;
+    // Expired pairs without hints (Direct stores' ttl): a bounded crawl, then the allocation is tried again.
+    if (crawl_budget > 0) {
+      size_t examined = 0;
+      crawl_freed += CrawlExpired(clock_ms_, std::min(crawl_budget, kCrawlStepSlots), &examined);
+      crawl_budget -= std::min(crawl_budget, std::max<size_t>(examined, 1));
+      if (crawl_budget == 0) {  // the next allocation crawls twice as far if this found expired pairs, else half
+        const size_t most = std::max(kCrawlStepSlots, crawl_sweep_slots() / kCrawlBeforeEvictFraction);
+        crawl_budget_ = crawl_freed > 0 ? std::min(2 * crawl_budget_, most)
+                                        : std::max(crawl_budget_ / 2, kCrawlProbeSlots);
+      }
+      continue;
+    }
     if (!tiers_.empty() && evicted_bytes < slabs_.slab_bytes(cls)) {
       evicted_bytes += EvictBottomTier();
     } else if (!EvictSlabsFor(cls)) {
@@ -338,6 +357,7 @@ void KvStore::FillStats(shmemcache_stats_t* stats) const {
   stats->eviction_batches += eviction_batches_;
   stats->retiered += retiered_;
   stats->pages_moved += slabs_.pages_moved();
+  stats->expired_crawled += expired_crawled_;
 }
 
 bool KvStore::CheckConsistency() const {

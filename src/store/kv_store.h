@@ -38,8 +38,20 @@
 // stays rare: with 8 MiB, 10 k keys of 32 B-4 KiB and Zipfian traffic the store holds 0.73-0.77 of its memory
 // in payload at every point once full (kv_store_test SmallArenaStaysFullUnderEviction), where 1 MiB pages
 // left it a handful of pairs.
-// Expired pairs stay indexed (and counted as items) until an operation meets them or the reaper frees them
-// (contract.h); eviction frees them without handing them to the eviction listener.
+// Expired pairs stay indexed (and counted as items) until an operation meets them, the reaper or the crawl frees
+// them (contract.h); eviction frees them without handing them to the eviction listener.
+// Expiry crawl (issue 15): a pair whose expiry a client wrote with a Direct store has no hint in the expiry index
+// (expiry_index.h). CrawlExpired walks the hash table a bounded number of slots per call, keeping a cursor (a set
+// index) between calls, reads each indexed block's expiry word and frees the pairs that are expired, through the
+// reaper's path (RemoveBlock kExpiredOnly: the block is locked, its expiry read again under the lock, and only
+// then freed under the write protocol; a client holding the lock is waited for, and a Direct SET that revived the
+// pair keeps it; one that comes after finds the block freed and goes Active). The server runs it on idle passes
+// (server/expiry_crawl.h), and an allocation that finds no free block crawls a bounded stretch after the hinted
+// reap and before it evicts live pairs: from a probe of 64 slots, twice as far after a crawl that freed pairs and
+// half as far after one that freed none, at most a sixteenth of the table (what evicting one tier costs or less).
+// So memory pressure without Direct ttls costs ~64 slots per eviction round (eviction_np3, thousands of small
+// batches a second: a sixteenth of the table each time made it 20x slower), and with many it crawls far.
+// No cost on any client path: clients never see the crawl except as a freed block.
 // Reservations (issue 14, a large Active SET placed by its client): ReserveBlock takes a block of the class a pair
 // needs and hands it out unindexed, free-tagged and unlocked, exactly as a free block looks to everyone else: no
 // reader or Direct writer can match it (tag kFreeTag), it is in no tier (eviction never meets it) and its slab is
@@ -199,6 +211,14 @@ class KvStore {
   size_t FlushAll();
   // Frees up to max_pairs pairs that are expired at now_ms and known to the expiry index; returns how many.
   size_t ReapExpired(uint64_t now_ms, size_t max_pairs);
+  // The expiry crawl (issue 15; "Expiry crawl" above): walks the hash table on from where the last call stopped,
+  // whole sets at a time, until it has looked at max_slots slots (ways + overflow entries: a set's overflow list
+  // may take it past by that list's length), and frees every pair whose block says it is expired at now_ms.
+  // Returns how many it freed; *examined (may be NULL) is the slots it looked at. Stops early once failed().
+  size_t CrawlExpired(uint64_t now_ms, size_t max_slots, size_t* examined = nullptr);
+  // Slots one sweep of the crawl looks at (every way, every overflow entry).
+  size_t crawl_sweep_slots() const { return table_.sets() * table_.ways() + table_.overflow_size(); }
+  uint64_t crawl_sweeps() const { return crawl_sweeps_; }  // times the crawl went past the table's last set
 
   // Recency epochs at or above the bar may still be in memory; everything below it was evicted.
   uint64_t expiration_bar() const { return expiration_bar_; }
@@ -207,6 +227,7 @@ class KvStore {
   uint64_t retiered() const { return retiered_; }
   uint64_t slabs_evicted() const { return slabs_evicted_; }  // slabs emptied to make room for another class
   uint64_t expired_reclaimed() const { return expired_reclaimed_; }  // expired pairs freed (lazily or reaped)
+  uint64_t expired_crawled() const { return expired_crawled_; }      // of those, freed by the crawl
   // The latest server clock reading an operation passed in.
   uint64_t clock_ms() const { return clock_ms_; }
   // Called with each live pair a batch eviction removes, before its block is freed (the SSD tier hooks in
@@ -359,6 +380,11 @@ class KvStore {
   uint64_t retiered_ = 0;
   uint64_t slabs_evicted_ = 0;
   uint64_t expired_reclaimed_ = 0;
+  uint64_t expired_crawled_ = 0;
+  size_t crawl_cursor_ = 0;   // the set the crawl looks at next
+  uint64_t crawl_sweeps_ = 0;
+  size_t crawl_budget_ = 64;  // slots the next allocation that must evict crawls first (kCrawlProbeSlots..)
+  std::vector<HashEntry> crawling_;  // the entries of the sets one crawl call looks at
   uint64_t clock_ms_ = 0;  // the largest clock reading passed in
   bool failed_ = false;    // a lock wait gave up
   EvictionListener eviction_listener_ = nullptr;

@@ -250,3 +250,10 @@ shmemcache_pe_test(idle_server_np3_tcp pe_idle_server 3 TCP ARGS sleeps ENV SHME
 shmemcache_pe_test(idle_server_np3_tcp_auto pe_idle_server 3 TCP ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(idle_server_np3_never pe_idle_server 3 ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0
                    SHMEMCACHE_IDLE_SPIN_US=0)
+
+# The expiry crawl (issue 15): pairs given a ttl by Direct stores (no hint on the server), never read, are freed by
+# the server's idle passes; pairs without ttl stay. A small server (128 K ways) so that a sweep takes a few seconds
+# at most, on the sleeping server's ticks (shared memory) and on the polling one's (tcp).
+set(expiry_crawl_env ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_SERVER_MEMORY_BYTES=8M)
+shmemcache_pe_test(expiry_crawl_np3 pe_expiry_crawl 3 ${expiry_crawl_env})
+shmemcache_pe_test(expiry_crawl_np3_tcp pe_expiry_crawl 3 TCP ${expiry_crawl_env})

@@ -74,16 +74,17 @@ class DirectPeer {
     return Result::kBusy;
   }
 
-  // Direct SET (a plain set: flags, no expiry, token lag 0). kDone with *new_version, the pair's new token.
+  // Direct SET (a plain set: flags, token lag 0; expiry_ms on the server's clock, 0 = never, written as a Direct
+  // store writes it: the server gets no hint of it). kDone with *new_version, the pair's new token.
   Result Set(const BlockPointer& p, const std::string& key, const std::string& value, uint32_t flags,
-             uint64_t* new_version) {
+             uint64_t* new_version, uint64_t expiry_ms = 0) {
     if (!Reachable(p)) return Result::kStale;
     if (BlockBytesFor(key.size(), value.size()) > p.block_bytes) return Result::kNoFit;
     uint64_t locked_from;
     Result r = Lock(p, key, &locked_from);
     if (r != Result::kDone) return r;
     uint64_t version = FullVersion(LoadU64(arena_ + p.offset + kHeadVersionOffset), locked_from) + 1;
-    Put(p, version, key, value.data(), value.size(), PairMeta{flags, 0, 0});
+    Put(p, version, key, value.data(), value.size(), PairMeta{flags, expiry_ms, 0});
     *new_version = version;
     return Result::kDone;
   }
