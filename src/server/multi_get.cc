@@ -15,8 +15,10 @@ void Server::HandleMultiGet(size_t client, const RequestView& req, ReplyHeader r
   // bug: the whole message is refused and no item is read.
   const uint64_t ring_bytes = uint64_t{config_.chunks_per_peer} *
                               (config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes);
-  bool well_formed = h.flags > 0 && h.max_value >= sizeof(ReplyHeader) + sizeof(MultiGetAnswer) &&
-                     h.max_value <= ring_bytes;
+  // No key and no wire flag: with a kValueElsewhere flag DecodeRequest would not have counted value_len against
+  // the message, and the body walk below would run past it.
+  bool well_formed = h.wire_flags == 0 && h.key_len == 0 && h.flags > 0 &&
+                     h.max_value >= sizeof(ReplyHeader) + sizeof(MultiGetAnswer) && h.max_value <= ring_bytes;
   const uint8_t* key;
   size_t key_len;
   uint64_t max_value;

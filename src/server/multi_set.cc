@@ -28,7 +28,9 @@ void Server::HandleMultiSet(size_t client, const RequestView& req, ReplyHeader r
   // the whole message is refused and no pair is stored.
   const uint64_t ring_bytes = uint64_t{config_.chunks_per_peer} *
                               (config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes);
-  bool well_formed = h.flags > 0 && h.max_value >= MultiSetReplyBytes(h.flags) && h.max_value <= ring_bytes;
+  // No key and no wire flag: as for kMultiGet (multi_get.cc), the body is value_len bytes of the message itself.
+  bool well_formed = h.wire_flags == 0 && h.key_len == 0 && h.flags > 0 && h.max_value >= MultiSetReplyBytes(h.flags) &&
+                     h.max_value <= ring_bytes;
   const uint8_t *key, *value;
   size_t key_len, value_len;
   if (well_formed) {

@@ -126,6 +126,22 @@ TEST(ServerDispatch, MalformedAndMisroutedRequestsAreInvalidArgumentAndChangeNot
     unknown[0] = 77;  // no such operation
     bad.push_back(unknown);
     bad.push_back(raw.Request(Op::kSet, foreign, "v", 0));  // another server's key
+    // A multi-get / multi-set of a bare header claiming a body of 4 GiB under a wire flag that DecodeRequest does
+    // not count value_len for, or with a key: refused whole, nothing read past the message.
+    for (Op op : {Op::kMultiGet, Op::kMultiSet}) {
+      for (int variant = 0; variant < 2; ++variant) {
+        RequestHeader mh{};
+        mh.op = static_cast<uint8_t>(op);
+        mh.flags = 1;
+        mh.max_value = 1024;  // a budget both accept
+        mh.value_len = variant == 0 ? 0xFFFFFFFFu : 0;
+        mh.wire_flags = variant == 0 ? message_flags::kValueLanded : 0;
+        mh.key_len = variant == 0 ? 0 : 1;
+        std::vector<uint8_t> m(sizeof mh + mh.key_len, 'k');
+        std::memcpy(m.data(), &mh, sizeof mh);
+        bad.push_back(m);
+      }
+    }
     for (size_t i = 0; i < bad.size(); ++i) {
       raw.Ask(bad[i], &h);
       EXPECT_EQ(h.status, SHMEMCACHE_INVALID_ARGUMENT) << "bad request " << i;
