@@ -193,6 +193,7 @@ Status Server::ServeUntilDone() {
     }
     Status s = ServeReady();
     if (s != SHMEMCACHE_OK) return s;
+    crawl_.Served();
     if (yield_each_pass_) yield_.AfterPass();  // the clients that share this core answer now
     if (spill_ && spill_->HasFinishedIo()) FinishSpillReads();
     if (failure_ != SHMEMCACHE_OK) return Fail(failure_, failure_text_);
@@ -474,9 +475,10 @@ void Server::FlushAll() {
 }
 
 void Server::CrawlWhenIdle(uint64_t now_ns) {
-  if (failure_ != SHMEMCACHE_OK || crawl_.Pass(&store_, now_ns) == 0) return;
-  if (store_.failed()) StoreFailed(SHMEMCACHE_TIMEOUT);
-  PublishStats();
+  if (failure_ != SHMEMCACHE_OK) return;
+  const size_t freed = crawl_.Pass(&store_, now_ns);
+  if (store_.failed()) StoreFailed(SHMEMCACHE_TIMEOUT);  // a lock given up on frees nothing: checked anyway
+  if (freed != 0) PublishStats();
 }
 
 void Server::PublishStats() {

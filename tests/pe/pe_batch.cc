@@ -376,7 +376,8 @@ void Repeats(shmemcache_t* c, int rank, size_t max_value_len) {
 // pairs a multi-set message carries go in a few messages per server (stats: far fewer messages sent than Active
 // SETs), the others (large values: landed or placed) alone, bad input not at all; a repeated key starts the next
 // window, so its later item wins. Every item's status is the single SET's, and every value reads back.
-void MultiSetMessages(shmemcache_t* c, int rank, size_t max_value_len, size_t large_value_threshold) {
+void MultiSetMessages(shmemcache_t* c, int rank, size_t max_value_len, size_t large_value_threshold,
+                      bool direct_gets) {
   constexpr int kKeys = 60;
   std::vector<std::string> keys(kKeys);
   std::vector<std::vector<uint8_t>> values(kKeys);
@@ -423,11 +424,16 @@ void MultiSetMessages(shmemcache_t* c, int rank, size_t max_value_len, size_t la
   if (4 * messages > active) std::printf("PE %d: %llu messages for %llu Active SETs\n", shmem_my_pe(),
                                          (unsigned long long)messages, (unsigned long long)active);
   std::vector<char> buf(max_value_len);
+  shmemcache_get_stats(c, &a);
   for (const auto& [key, value] : last) {
     size_t len = 0;
     PE_CHECK_STATUS(shmemcache_get(c, key.data(), key.size(), buf.data(), buf.size(), &len), SHMEMCACHE_OK);
     PE_CHECK(len == value->size() && (len == 0 || std::memcmp(buf.data(), value->data(), len) == 0));
   }
+  shmemcache_get_stats(c, &b);
+  // Each answer of a multi-set reply carried its pair's block pointer, which the client cached: every key read
+  // back (each read once) is found in the pointer directory (a client that ignored them would miss on each).
+  if (direct_gets) PE_CHECK(b.directory_hits - a.directory_hits >= last.size() - 2);  // slack: large, repeat
   // Stored again (pointers cached now: Direct where SETs may be), the same statuses.
   PE_CHECK_STATUS(shmemcache_mset(c, items.data(), items.size()), SHMEMCACHE_OK);
   for (size_t i = 0; i < items.size(); ++i) PE_CHECK_STATUS(items[i].status, expect[i]);
@@ -582,7 +588,7 @@ int main(int argc, char** argv) {
     NonBlockingErrors(c);
     ExpiredPairs(c, rank, clients, cfg.recency_range_ms);
     Repeats(c, rank, cfg.max_value_len);
-    MultiSetMessages(c, rank, cfg.max_value_len, cfg.large_value_threshold);
+    MultiSetMessages(c, rank, cfg.max_value_len, cfg.large_value_threshold, cfg.direct_ops != 0);
     AfterNonBlocking(c, rank);
     CppWrapper(c, rank);
     Concurrency(c, rank, clients, rounds);

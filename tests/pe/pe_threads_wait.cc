@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -87,6 +88,9 @@ void Client(shmemcache_t* c, const char* hold, int threads, int ops) {
     returned.store(true);
   });
   while (!posted.load()) sched_yield();  // bounded: iget returns at once (a failure sets posted too)
+  // Let the waiter get into shmemcache_wait before the posters start (if it has not by then, the posters run
+  // before its wait and the test proves less, but nothing it checks becomes wrong).
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   std::atomic<int> failures{0};
   std::vector<std::thread> posters;
   for (int t = 0; t < threads; ++t) posters.emplace_back(Post, c, t, ops, &failures);

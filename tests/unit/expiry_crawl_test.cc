@@ -208,8 +208,20 @@ TEST(ExpiryCrawlPacing, CreditFollowsTheClockAndBoundsEachPass) {
   EXPECT_GE(t - t0, (sweep_ms - 1) * 1000000) << "no faster than its pace";
   // A long idle gap earns at most one step: one pass looks at no more than kMaxStepSlots slots.
   const uint64_t sweeps = store.crawl_sweeps();
-  crawl.Pass(&store, t + 3600ull * 1000000000);
+  t += 3600ull * 1000000000;
+  crawl.Pass(&store, t);
   EXPECT_EQ(store.crawl_sweeps(), sweeps);
+  // After a serving pass nothing is crawled until the server was idle kIdleNs: the tick a doorbell wait runs on
+  // entry, right after serving, and a busy server's polls between passes cost no crawl step.
+  t += 10000000;  // 10 ms: a full step's credit earned
+  crawl.Served();
+  const int64_t credit = crawl.credit();
+  EXPECT_EQ(crawl.Pass(&store, t), 0u);  // idle from here
+  EXPECT_EQ(crawl.credit(), credit);
+  EXPECT_EQ(crawl.Pass(&store, t + ExpiryCrawl::kIdleNs - 1000), 0u);
+  EXPECT_EQ(crawl.credit(), credit) << "crawled before the server was idle kIdleNs";
+  crawl.Pass(&store, t + ExpiryCrawl::kIdleNs);
+  EXPECT_LT(crawl.credit(), ExpiryCrawl::kMaxStepSlots) << "idle kIdleNs: a step";
 }
 
 }  // namespace
