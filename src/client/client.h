@@ -653,6 +653,10 @@ class Client {
   void Settle(shmemcache_request* r);
   Status TestBatch(shmemcache_request* batch);
   Status WaitBatch(shmemcache_request* batch);  // releases
+  // WaitBatch's wait on one server without keeping its lock (WaitOnServer; WaitsWithoutLock): until this thread
+  // has nothing in flight there or the batch is done, both read under the lock. Whether it found either
+  // unsettled (the pass must repeat).
+  bool WaitBatchOnServer(int server, shmemcache_request* batch);
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
   // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).

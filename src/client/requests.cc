@@ -502,6 +502,16 @@ Status Client::CompleteServerSlow(int server) {
   return CompleteMineUntil(server, [&] { return MineInFlight(server) == 0; });
 }
 
+bool Client::WaitBatchOnServer(int server, shmemcache_request* batch) {
+  bool waited = false;
+  WaitOnServer(server, [&] {  // read under the lock only (WaitOnServer): no part of the batch is half settled
+    if (MineInFlight(server) == 0 || batch->batch_remaining.load(std::memory_order_acquire) == 0) return true;
+    waited = true;
+    return false;
+  });
+  return waited;
+}
+
 Status Client::CompleteKeySlow(const KeyLocation& loc) {
   return CompleteMineUntil(loc.server, [&] { return MineKeyFree(loc); });
 }

@@ -160,6 +160,20 @@ shmemcache_pe_test(threads_wait_np2 pe_threads_wait 2 ARGS ${CMAKE_CURRENT_BINAR
 shmemcache_pe_test(threads_wait_np2_tcp pe_threads_wait 2 TCP ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2-tcp 4 100
                    ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-np2-tcp.hold
                    LABELS threads)
+# The same with the fifth thread in a batch's wait (Client::WaitBatch): shmemcache_mget, and shmemcache_imget then
+# shmemcache_wait, of the held key and keys in memory.
+shmemcache_pe_test(threads_wait_mget_np2 pe_threads_wait 2
+                   ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-mget-np2 4 200 mget
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-mget-np2.hold
+                   LABELS threads)
+shmemcache_pe_test(threads_wait_mget_np2_tcp pe_threads_wait 2 TCP
+                   ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-mget-np2-tcp 4 100 mget
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-mget-np2-tcp.hold
+                   LABELS threads)
+shmemcache_pe_test(threads_wait_imget_np2 pe_threads_wait 2
+                   ARGS ${CMAKE_CURRENT_BINARY_DIR}/threads-wait-imget-np2 4 200 imget
+                   ENV SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/threads-wait-imget-np2.hold
+                   LABELS threads)
 
 # Over tcp, direct_policy auto sends SETs Active (issue 14): the tests below that count Direct SETs ask for them.
 # memcached's contract (issue 15): every call and status, expiry through cached pointers, tokens across Direct

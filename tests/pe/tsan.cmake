@@ -51,3 +51,8 @@ shmemcache_pe_test(tsan.threads_wait_np2 pe_threads_wait_tsan 2
                    ARGS ${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2 4 100
                    ENV ${tsan_env} SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2.hold
                    LABELS sanitize threads)
+shmemcache_pe_test(tsan.threads_wait_mget_np2 pe_threads_wait_tsan 2
+                   ARGS ${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-mget-np2 4 100 mget
+                   ENV ${tsan_env}
+                   SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-mget-np2.hold
+                   LABELS sanitize threads)
