@@ -17,8 +17,9 @@
 //                provably live, else Active); cas as above; old + new over max_value_len is VALUE_TOO_LARGE,
 //                nothing written (the server's answer: max_value_len is the same on every PE); a combined value
 //                that fits the block is written in place (DirectOps::CommitCombined: through the mapping the old
-//                bytes move under the lock like any body write; remotely the whole value is put with its
-//                checksum), keeping the pair's flags and expiry (memcached ignores the request's, as the
+//                bytes move under the lock like any body write; remotely an append puts the changed header
+//                words and the new bytes only, a prepend the whole value, each with the checksum of the whole
+//                combined value), keeping the pair's flags and expiry (memcached ignores the request's, as the
 //                server's Store does); one that does not fit releases unchanged and goes Active (the server moves
 //                the pair to a larger block).
 //            It publishes version + 1 with token lag 0: a new token, larger than every earlier one (contract.h

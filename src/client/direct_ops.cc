@@ -422,6 +422,11 @@ void DirectOps::CommitCombined(int server, uint64_t offset, uint32_t block_bytes
                                size_t extra_len, bool append, const PairMeta& meta) {
   const size_t value_len = held.value_len + extra_len;  // fits the block: the caller checked (ValueRoom)
   uint8_t* local = local_arena(server);
+  if (local == nullptr && append && held.value == buffer_.data() + kBlockHeaderBytes + key_len) {
+    AppendRemote(server, offset, version, key, key_len, held.value_len, extra, extra_len, meta);
+    Unlock(server, offset, block_bytes, version, tag);
+    return;
+  }
   if (local == nullptr) {  // held.value lies in buffer_ (ReadHeld's copy), which WriteRemote reuses: compose first
     combined_.resize(value_len);
     CombineValue(combined_.data(), held.value, held.value_len, extra, extra_len, append);
@@ -437,6 +442,29 @@ void DirectOps::CommitCombined(int server, uint64_t offset, uint32_t block_bytes
   WriteLocal(block, version + 1, key, key_len, value_at, value_len, meta);  // the header; the value is in place
   ++counters_.local_sets;
   Unlock(server, offset, block_bytes, version, tag);
+}
+
+void DirectOps::AppendRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
+                             size_t old_len, const void* extra, size_t extra_len, const PairMeta& meta) {
+  // buffer_ holds ReadHeld's copy of the block up to its target word: the header, the key and the old value, all
+  // exactly as they are in the server's memory while we hold the lock. The combined value fits the block, so it
+  // fits that copy too: the new bytes go behind the old ones there, and the header is rewritten there over the
+  // whole combined value, with a real checksum (a remote writer's: store/block.h).
+  uint8_t* copy = buffer_.data();
+  uint8_t* value_at = copy + kBlockHeaderBytes + key_len;
+  if (extra_len > 0) std::memcpy(value_at + old_len, extra, extra_len);
+  EncodeBlockHead(copy, version + 1, key, key_len, value_at, old_len + extra_len, meta);
+  // Only what changed goes out: the header words [8, kBlockHeaderBytes) (head version, checksum, value length,
+  // expiry word with its token lag; key length and flags are rewritten unchanged in the same put), and the new
+  // bytes at old_len. The key and the old value are already there, byte for byte, so the block ends up exactly
+  // as a put of the whole body would leave it, and every intermediate state is one that put could show too.
+  uint8_t* block = arena_ + offset;
+  ctx_->Put(block + kHeadVersionOffset, copy + kHeadVersionOffset, kBlockHeaderBytes - kHeadVersionOffset, server);
+  if (extra_len == 0) return;
+  const size_t suffix_at = kBlockHeaderBytes + key_len + old_len;
+  // From buffer_, untouched until Unlock's quiet (or, with blocking_reads_, a blocking put: nothing left behind).
+  if (blocking_reads_) ctx_->Put(block + suffix_at, copy + suffix_at, extra_len, server);
+  else ctx_->PutNbi(block + suffix_at, copy + suffix_at, extra_len, server);
 }
 
 void DirectOps::Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {

@@ -222,8 +222,10 @@ class DirectOps {
   // Through the mapping the value is rewritten in place under the lock (CombineValue: a prepend moves the old
   // bytes up first), stores between W1's and W3's release fences like any Direct SET's body (store/block.h: a
   // seqlock reader that loads any of them sees the lock or a later version; no checksum, kUncheckedSum, as
-  // every write through the mapping); remotely the combined value is composed from ReadHeld's copy and put
-  // whole with its checksum (Commit). Publishes version + 1, complete on return.
+  // every write through the mapping); remotely, an append puts only the header words [8, kBlockHeaderBytes) and
+  // the extra bytes at the old length (AppendRemote: the checksum, over the whole combined value, computed from
+  // ReadHeld's copy), a prepend composes the combined value from that copy and puts it whole with its checksum
+  // (Commit). Publishes version + 1, complete on return.
   void CommitCombined(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
                       const void* key, size_t key_len, const BlockView& held, const void* extra, size_t extra_len,
                       bool append, const PairMeta& meta);
@@ -305,6 +307,12 @@ class DirectOps {
                    const void* value, size_t value_len, const PairMeta& meta);
   void WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
                   size_t value_len, const PairMeta& meta);
+  // CommitCombined's remote append, before the unlock: buffer_ holds ReadHeld's copy (header, key and the old_len
+  // value bytes, as in the block under our lock); composes the combined value and the header at version + 1 there
+  // and puts only [kHeadVersionOffset, kBlockHeaderBytes) and the extra_len bytes at old_len (36 + extra_len
+  // bytes, whatever old_len), ordered before the unlock by its fence.
+  void AppendRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, size_t old_len,
+                    const void* extra, size_t extra_len, const PairMeta& meta);
   // Commit's unlock at version + 1 after Write (or WriteLocal's stores), complete on return.
   void Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
   // Sets the target word after a fence, complete on return.

@@ -1054,6 +1054,115 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingWritersNeverSeesATorn
 }
 
 
+// A remote Direct append (DirectOps::CommitCombined without a mapping) puts only what changes: the header words
+// [8, kBlockHeaderBytes) and the new bytes at the old length, never the key or a byte of the old value (counted
+// through the loopback's puts, with and without blocking_reads); the block then holds the combined value with a
+// real checksum over all of it, so a remote reader (checksum; the head-and-value form with a length hint, and the
+// whole block), a reader through the mapping (seqlock) and the server all read it whole, with the pair's flags and
+// expiry and a new token. A prepend still puts the whole value (it moves the old bytes).
+TEST_F(DirectOpsBlockingReadsTest, ARemoteAppendPutsOnlyTheNewBytesAndTheHeaderAndReadersReadTheWholeValue) {
+  const std::string extra = "+appended-32-bytes-of-suffix-xx+";
+  ASSERT_EQ(extra.size(), 32u);
+  int round = 0;
+  for (const size_t old_len : {size_t{1024}, size_t{16384}, size_t{65536}}) {
+    for (const bool blocking : {false, true}) {
+      for (const bool append : {true, false}) {
+        SCOPED_TRACE(std::to_string(old_len) + (blocking ? " blocking reads" : " non-blocking reads") +
+                     (append ? " append" : " prepend"));
+        const std::string key = "acc-" + std::to_string(round++);
+        const uint32_t tag = Loc(key).tag;
+        std::string old(old_len, '\0');
+        for (size_t i = 0; i < old_len; ++i) old[i] = static_cast<char>('a' + (i * 7 + round) % 26);
+        StoreRequest with_meta;
+        with_meta.flags = 1234;
+        with_meta.ttl_ms = 3600 * 1000;
+        BlockPointer p;  // a block allocated for the combined value, then holding the old one
+        const std::string longer(old_len + extra.size(), 'L');
+        ASSERT_EQ(store_->Store(Loc(key), key.data(), key.size(), longer.data(), longer.size(), with_meta,
+                                AccessTime{1000, 1}, &p),
+                  SHMEMCACHE_OK);
+        // The old value in place with the pair's flags and expiry: a locked rewrite (the server's Store would move a
+        // shorter value to a smaller class).
+        {
+          uint64_t v = 0;
+          BlockView meta;
+          ASSERT_EQ(ops_->Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &v),
+                    DirectOps::Result::kDone);
+          ASSERT_TRUE(ops_->ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &meta));
+          ops_->Commit(kServerPe, p.offset, p.block_bytes, v, tag, key.data(), key.size(), old.data(), old.size(),
+                       PairMeta{meta.flags, meta.expiry_ms, 0});
+          p.version = v + 1;
+        }
+        ASSERT_GE(ValueRoom(p.block_bytes, key.size()), old_len + extra.size()) << "the test needs room";
+        DirectOps ops(ctx_.get(), client_arena_, {}, false, blocking);
+        uint64_t version = 0;
+        ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &version),
+                  DirectOps::Result::kDone);
+        BlockView held;
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &held));
+        ASSERT_EQ(held.value_len, old_len);
+        // Every byte put into the server's arena from here, by its offset in the block (the loopback gives
+        // offsets in the allocation, which is the arena).
+        std::vector<std::pair<size_t, size_t>> puts;  // [from, to) within the block
+        job_.faults().on_put = [&](int, int to, size_t offset, size_t* bytes) {
+          if (to != kServerPe) return;
+          const size_t at = offset - p.offset;
+          puts.emplace_back(at, at + *bytes);
+        };
+        ops.CommitCombined(kServerPe, p.offset, p.block_bytes, version, tag, key.data(), key.size(), held,
+                           extra.data(), extra.size(), append, PairMeta{held.flags, held.expiry_ms, 0});
+        job_.faults().on_put = nullptr;
+        size_t put_bytes = 0;
+        const size_t value_at = kBlockHeaderBytes + key.size();
+        bool old_bytes_rewritten = false;
+        for (const auto& [from, to] : puts) {
+          put_bytes += to - from;
+          if (from < value_at + old_len && to > kBlockHeaderBytes) old_bytes_rewritten = true;  // key or old value
+        }
+        if (append) {
+          EXPECT_EQ(put_bytes, kBlockHeaderBytes - kHeadVersionOffset + extra.size()) << "header words + suffix";
+          EXPECT_FALSE(old_bytes_rewritten) << "neither the key nor the old value is put again";
+          ASSERT_EQ(puts.size(), 2u);
+          EXPECT_EQ(puts[0], std::make_pair(kHeadVersionOffset, kBlockHeaderBytes));
+          EXPECT_EQ(puts[1], std::make_pair(value_at + old_len, value_at + old_len + extra.size()));
+        } else {
+          EXPECT_EQ(put_bytes, value_at - kHeadVersionOffset + old_len + extra.size()) << "the whole body";
+        }
+        EXPECT_EQ(*Target(p), MakeTarget(version + 1, tag, false)) << "published at version + 1";
+        const std::string want = append ? old + extra : extra + old;
+        EXPECT_NE(LoadU64(server_arena_ + p.offset + kChecksumOffset), kUncheckedSum) << "a remote writer's sum";
+        // A copy of the whole block validates by its checksum alone.
+        std::vector<uint8_t> copy(server_arena_ + p.offset, server_arena_ + p.offset + p.block_bytes);
+        BlockView view;
+        ASSERT_EQ(ValidateBlock(copy.data(), copy.size(), key.data(), key.size(), tag, &view), BlockCheck::kValid);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(view.value), view.value_len), want);
+        EXPECT_EQ(view.flags, 1234u);
+        EXPECT_EQ(view.expiry_ms, held.expiry_ms);
+        EXPECT_EQ(view.token, version + 1) << "a new token (lag 0)";
+        // Remote readers: the head-and-value form (a length hint, blocking reads) and the other forms.
+        for (const bool reader_blocking : {true, false}) {
+          DirectOps reader(ctx_.get(), client_arena_, {}, false, reader_blocking);
+          std::vector<char> out(p.block_bytes);
+          ASSERT_EQ(reader.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(),
+                               out.size(), &view, static_cast<uint32_t>(old_len)),
+                    DirectOps::Result::kDone);
+          EXPECT_EQ(std::string(out.data(), view.value_len), want);
+          EXPECT_EQ(reader.counters().read_retries, 0u);
+          EXPECT_EQ(reader.counters().unchecked_copies, 0u) << "checked by its checksum, not the target word";
+        }
+        // Through the mapping (seqlock), and the server.
+        std::vector<char> out(old_len + extra.size());
+        ASSERT_EQ(local_ops_->ReadMapped(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(),
+                                         out.size(), &view),
+                  BlockCheck::kValid);
+        EXPECT_EQ(std::string(out.data(), view.value_len), want);
+        EXPECT_EQ(StoreGet(key), want);
+      }
+    }
+  }
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
 // Staleness, not only tearing (the R-rule's cross-path invariant, store/block.h): a reader that remembers the
 // version K of the copy it last accepted and GETs with it after a write completed never gets K's value back. Each
 // change that ends K's pair in turn: an overwrite in place, a SET that moves the pair to a block of another class
