@@ -483,9 +483,10 @@ class Client {
   // call (not single_thread) and this thread holds no server's lock (its caller's state would change under it).
   bool WaitsWithoutLock() const { return !pe_->single_thread && held_server_ < 0; }
   // A blocking wait on server that does not keep its lock (client_pe.h, "Waits stay bounded"): until settled()
-  // (read with acquire, without the lock as well as with it) one waiting thread at a time polls the server under
-  // its lock (Flush, CompleteArrived) and backs off between polls without it, on the Deadline schedule, as
-  // Conduit::ReceiveInPlace does; the other waiters sleep until their request is done or the role comes free.
+  // (called only under server's lock: WaitBatchOnServer relies on it) one waiting thread at a time polls the
+  // server under its lock (Flush, CompleteArrived) and backs off between polls without it, on the Deadline
+  // schedule, as Conduit::ReceiveInPlace does; the other waiters sleep until their request is done or the role
+  // comes free.
   // Nothing completed from server by any thread for op_timeout_ms: the server fails (GiveUp, FailServer), which
   // completes every request in flight there with TIMEOUT. Holding no server's lock (WaitsWithoutLock).
   template <typename Settled>

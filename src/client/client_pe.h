@@ -11,9 +11,9 @@
 //              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
 //              every thread's requests whose replies it reads), failing s. A blocking Wait (and a blocking call's
 //              CompleteKey / CompleteServer) holds it only to poll, not while it backs off between polls (Client::
-//              WaitOnServer), so other threads post to s while it waits; the waits of batches, of reply room and of
-//              the other paths that wait inside a post still hold it (bounded by op_timeout_ms). Direct operations
-//              never take it.
+//              WaitOnServer; a batch's wait too, WaitBatchOnServer), so other threads post to s while it waits;
+//              the waits for reply room and the other waits inside a post still hold it (bounded by
+//              op_timeout_ms). Direct operations never take it.
 //   ctx        the PE's main context, used through a SerializedContext (its own mutex per operation, a leaf): the
 //              conduit's context (all servers' rings), and the context of every thread that could not get one of
 //              its own. Its Fence orders this thread's puts before its later ones, whatever other threads put
@@ -32,9 +32,10 @@
 // and backs off between polls without it; the others sleep on ServerLock::replies until their request is done or
 // the role is free (each sleep bounded by a nap, in case a wake-up is missed). The poller gives up on the server
 // (FailServer) when nothing from it was completed, by any thread, for op_timeout_ms. A batch waits server by
-// server for its issuer's requests, holding the lock (Client::WaitBatch).
+// server for its issuer's requests the same way (Client::WaitBatch, WaitBatchOnServer; below MULTIPLE holding
+// the lock).
 // Batches across servers (mset, mget) take one server's lock at a time: post to s under active[s], wait on s
-// under active[s]; parts of one batch may settle on different threads at once (items are disjoint,
+// as above; parts of one batch may settle on different threads at once (items are disjoint,
 // batch_remaining atomic).
 // One thread (issue 14): below SHMEM_THREAD_MULTIPLE only the thread that initialised the handle may call it (the C
 // API's gate, api/call_gate.h), so nothing here is ever shared between threads: then ServerHold takes no mutex
