@@ -411,6 +411,11 @@ class Client {
   // issuer's counts (this thread's unless r->issuer_in_flight is set), in its key's bucket or, for an operation
   // that may touch any key, in every_key (InFlightSlot).
   void Track(int server, shmemcache_request* r);  // [active]
+  // A multi-get's or multi-set's part (the message written into request_[server] after PartHeader's header):
+  // a fresh request id, this PE's recency estimate, the reply budget; PostPart sends it and tracks part for its
+  // reply, or fails the server (its status returned). [active]
+  RequestHeader PartHeader(int server, uint64_t reply_bytes);
+  Status PostPart(int server, shmemcache_request* part, uint64_t request_id, uint64_t reply_bytes);
   // The slot of IssuerInFlight that a request of kind op on the key with this hash counts in.
   static uint8_t InFlightSlot(Op op, uint64_t hash);
   // r left the queue of server: its share of the flow control and of the large-value state is given back.

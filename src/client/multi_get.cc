@@ -86,23 +86,13 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
     part->mget_indices.assign(indices + from, indices + to);
     part->issuer_in_flight = batch->batch_issuer + server;
     if (status == SHMEMCACHE_OK) {
-      RequestHeader h{};
-      h.request_id = NextRequestId();
-      h.recency = EstimatedEpoch(server);
-      h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
+      const RequestHeader h = PartHeader(server, reply_bytes);
       MultiGetRequestWriter writer;
-      std::vector<uint8_t>& request = request_[server];
-      writer.Begin(&request, h);
+      writer.Begin(&request_[server], h);
       for (size_t k = from; k < to; ++k) writer.Add(items[indices[k]].key, items[indices[k]].key_len,
                                                     items[indices[k]].buffer_len);
-      part->sent_ns = clock_.Refresh();  // exact, before sending (server_time.h)
-      if (conduit_.Post(static_cast<size_t>(server), request.data(), request.size(), true) != SHMEMCACHE_OK) {
-        status = FailServer(server);
-      } else {
-        part->request_id = h.request_id;
-        part->reply_bytes = reply_bytes;
-        part->reply_alone = 0;  // never read back from flash: such an item is asked again alone
-        Track(server, part);
+      status = PostPart(server, part, h.request_id, reply_bytes);
+      if (status == SHMEMCACHE_OK) {
         ++batch->batch_remaining;
         ++counters_.mget_messages;
       }
@@ -253,6 +243,26 @@ Status Client::WaitBatch(shmemcache_request* batch) {
     }
   }
   Release(batch);
+  return SHMEMCACHE_OK;
+}
+
+RequestHeader Client::PartHeader(int server, uint64_t reply_bytes) {
+  RequestHeader h{};
+  h.request_id = NextRequestId();
+  h.recency = EstimatedEpoch(server);
+  h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
+  return h;
+}
+
+Status Client::PostPart(int server, shmemcache_request* part, uint64_t request_id, uint64_t reply_bytes) {
+  part->sent_ns = clock_.Refresh();  // exact, before sending (server_time.h)
+  const std::vector<uint8_t>& request = request_[server];
+  if (conduit_.Post(static_cast<size_t>(server), request.data(), request.size(), true) != SHMEMCACHE_OK)
+    return FailServer(server);
+  part->request_id = request_id;
+  part->reply_bytes = reply_bytes;
+  part->reply_alone = 0;  // answered within its group (a multi-get item on flash is asked again alone)
+  Track(server, part);
   return SHMEMCACHE_OK;
 }
 

@@ -69,27 +69,15 @@ void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache
     part->mget_indices.clear();
     for (size_t k = from; k < to; ++k) part->mget_indices.push_back(batch_[slots[k]].item);
     if (status == SHMEMCACHE_OK) {
-      RequestHeader h{};
-      h.request_id = NextRequestId();
-      h.recency = EstimatedEpoch(server);
-      h.max_value = reply_bytes;  // the reply budget: what the ring holds for it
+      const RequestHeader h = PartHeader(server, reply_bytes);
       MultiSetRequestWriter writer;
-      std::vector<uint8_t>& request = request_[server];
-      writer.Begin(&request, h);
+      writer.Begin(&request_[server], h);
       for (size_t k = from; k < to; ++k) {
         const Operation& op = batch_[slots[k]].op;
         writer.Add(op.key, op.key_len, op.value, op.value_len);
       }
-      part->sent_ns = clock_.Refresh();  // exact, before sending (server_time.h)
-      if (conduit_.Post(static_cast<size_t>(server), request.data(), request.size(), true) != SHMEMCACHE_OK) {
-        status = FailServer(server);
-      } else {
-        part->request_id = h.request_id;
-        part->reply_bytes = reply_bytes;
-        part->reply_alone = 0;
-        Track(server, part);
-        counters_.active_sets += to - from;
-      }
+      status = PostPart(server, part, h.request_id, reply_bytes);
+      if (status == SHMEMCACHE_OK) counters_.active_sets += to - from;
     }
     if (status != SHMEMCACHE_OK) {  // the server failed: nothing in flight, every item takes its status
       part->status = status;

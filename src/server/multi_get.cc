@@ -77,6 +77,10 @@ void Server::HandleMultiGet(size_t client, const RequestView& req, ReplyHeader r
   }
   pause.End();
   answers.set_expiration_bar(store_.expiration_bar());
+  PostMultiReply(client);
+}
+
+void Server::PostMultiReply(size_t client) {
   if (failure_ != SHMEMCACHE_OK) return;
   Status s = conduit_.Post(client, multi_reply_.data(), multi_reply_.size(), false);  // flushed with the pass
   if (s != SHMEMCACHE_OK) {

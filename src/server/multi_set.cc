@@ -68,15 +68,7 @@ void Server::HandleMultiSet(size_t client, const RequestView& req, ReplyHeader r
   }
   pause.End();
   answers.set_expiration_bar(store_.expiration_bar());
-  if (failure_ != SHMEMCACHE_OK) return;
-  Status s = conduit_.Post(client, multi_reply_.data(), multi_reply_.size(), false);  // flushed with the pass
-  if (s != SHMEMCACHE_OK) {
-    failure_ = s;
-    failure_text_ = LastError();
-    return;
-  }
-  if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
-  stats_dirty_ = true;
+  PostMultiReply(client);
 }
 
 }  // namespace smc

@@ -105,6 +105,9 @@ class Server {
   // A kMultiSet request (server/multi_set.cc): stores its pairs, each as a single SET, and answers them in one
   // reply. reply: the header Handle began.
   void HandleMultiSet(size_t client, const RequestView& req, ReplyHeader reply);
+  // The multi-get's or multi-set's reply written into multi_reply_ (its expiration bar set) posted to client,
+  // unless the server failed meanwhile; a failed post fails the server. Then the new bar to every client.
+  void PostMultiReply(size_t client);
   // The steps of one store whose value bytes are at hand (multi_set.cc), shared by Handle's SET / store and each
   // pair of a multi-set: StoreValue stores (KvStore::Store) and counts a large value's copy; Stored, after any
   // store (a committed one too), counts NO_SPACE and, on OK, forgets the key's flash copy (never resurrect the
