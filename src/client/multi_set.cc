@@ -19,17 +19,9 @@
 
 namespace smc {
 
-namespace {
-
-size_t RingBytes(const shmemcache_config_t& c) {
-  return (c.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes) * size_t{c.chunks_per_peer};
-}
-
-}  // namespace
-
 bool Client::MultiSetCarries(const Operation& op) const {
   if (op.op != Op::kSet || SymmetricLayout::LargeValue(config_, op.value_len)) return false;
-  const size_t ring = RingBytes(config_);
+  const size_t ring = RingPayloadBytes(config_);
   return sizeof(RequestHeader) + MultiSetPairBytes(op.key_len, op.value_len) <= ring &&
          MultiSetReplyBytes(1) <= ring;
 }
@@ -37,8 +29,8 @@ bool Client::MultiSetCarries(const Operation& op) const {
 void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache_mset_item_t* items) {
   ServerHold hold(this, server);  // called holding none
   assert(hold.owns());
-  const size_t ring = RingBytes(config_);
-  const size_t payload = config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
+  const size_t ring = RingPayloadBytes(config_);
+  const size_t payload = ChunkPayloadBytes(config_);
   size_t from = 0;
   while (from < n) {
     // This part's pairs: as many as its request packs in one chunk (a larger request is cut into fragments

@@ -107,6 +107,13 @@ inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const Symmet
   return cl;
 }
 
+// Payload bytes of one chunk (ConduitLayout::payload_max) and of one peer's whole ring, under config c: what a
+// message's fragments carry, and the most a client may reserve of a server's reply ring.
+inline size_t ChunkPayloadBytes(const shmemcache_config_t& c) {
+  return c.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes;
+}
+inline size_t RingPayloadBytes(const shmemcache_config_t& c) { return ChunkPayloadBytes(c) * c.chunks_per_peer; }
+
 // A whole message as the conduit lends it (Conduit::PollInPlace): len bytes at data.
 struct MessageView {
   const uint8_t* data = nullptr;

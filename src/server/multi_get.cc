@@ -13,8 +13,7 @@ void Server::HandleMultiGet(size_t client, const RequestView& req, ReplyHeader r
   const RequestHeader& h = req.header;
   // A malformed body or a budget too small for one answer (or larger than the client's reply ring) is a client
   // bug: the whole message is refused and no item is read.
-  const uint64_t ring_bytes = uint64_t{config_.chunks_per_peer} *
-                              (config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes);
+  const uint64_t ring_bytes = RingPayloadBytes(config_);
   // No key and no wire flag: with a kValueElsewhere flag DecodeRequest would not have counted value_len against
   // the message, and the body walk below would run past it.
   bool well_formed = h.wire_flags == 0 && h.key_len == 0 && h.flags > 0 &&

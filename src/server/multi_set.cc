@@ -26,8 +26,7 @@ void Server::HandleMultiSet(size_t client, const RequestView& req, ReplyHeader r
   const RequestHeader& h = req.header;
   // A malformed body, or a budget below the reply's size (or above the client's reply ring), is a client bug:
   // the whole message is refused and no pair is stored.
-  const uint64_t ring_bytes = uint64_t{config_.chunks_per_peer} *
-                              (config_.chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes);
+  const uint64_t ring_bytes = RingPayloadBytes(config_);
   // No key and no wire flag: as for kMultiGet (multi_get.cc), the body is value_len bytes of the message itself.
   bool well_formed = h.wire_flags == 0 && h.key_len == 0 && h.flags > 0 && h.max_value >= MultiSetReplyBytes(h.flags) &&
                      h.max_value <= ring_bytes;
