@@ -70,20 +70,17 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       yield_(static_cast<size_t>(num_clients)) {
   PublishClassSizes(base);
   PublishStats();
-  SleepWhenIdle(base);
-  bool every_client_maps = config.local_access != 0;
+  bool every_client_maps = true;  // each client maps this server's memory (on its node)
   for (int client = 0; client < num_clients_ && every_client_maps; ++client)
     every_client_maps = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
-  if (every_client_maps) set_sum_ = BlockSum::kSkip;
+  SleepWhenIdle(every_client_maps);
+  if (every_client_maps && config.local_access != 0) set_sum_ = BlockSum::kSkip;
 }
 
-void Server::SleepWhenIdle(const uint8_t* base) {
+void Server::SleepWhenIdle(bool every_client_wakes) {
   // Every client can wake this server when each maps its memory (same node; and there one-sided operations
   // need no server CPU either). Where some cannot, auto never sleeps: over UCX tcp their Direct operations are
   // served only while the server progresses, and a nap would delay each one (conduit/doorbell_sleep.h).
-  bool every_client_wakes = true;
-  for (int client = 0; client < num_clients_ && every_client_wakes; ++client)
-    every_client_wakes = transport_->LocalPointer(base, ClientPe(client)) != nullptr;
   int spin_us = config_.idle_spin_us;
   if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;
   PublishEpoch(clock_.Nanos());

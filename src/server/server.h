@@ -87,8 +87,8 @@ class Server {
   // read them once: a hash-table way names its block by class number.
   void PublishClassSizes(uint8_t* base);
   // Resolves config idle_spin_us (auto: sleep only where every client can wake this server) and tells the
-  // conduit. base: this PE's symmetric allocation.
-  void SleepWhenIdle(const uint8_t* base);
+  // conduit. every_client_wakes: every client maps this server's memory (the constructor found out once).
+  void SleepWhenIdle(bool every_client_wakes);
   // The serve loop; returns on done() (OK) or at the first failure.
   Status ServeUntilDone();
   // One pass over the clients in ready_ and carry_ (fairness: see the top of this file). OK, or TIMEOUT.
