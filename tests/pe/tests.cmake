@@ -271,3 +271,12 @@ shmemcache_pe_test(idle_server_np3_never pe_idle_server 3 ARGS nosleep ENV SHMEM
 set(expiry_crawl_env ENV SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_SERVER_MEMORY_BYTES=8M)
 shmemcache_pe_test(expiry_crawl_np3 pe_expiry_crawl 3 ${expiry_crawl_env})
 shmemcache_pe_test(expiry_crawl_np3_tcp pe_expiry_crawl 3 TCP ${expiry_crawl_env})
+# memcached's contract, edge cases (pe_contract_audit.cc): incr limits and padding, tokens in every mode and after
+# flush_all, expiry through cached pointers after touch / set / append / replace, huge ttls, add on an expired key,
+# batch size queries and repeated keys across paths; both transports, 1 and 2 servers, and Active only.
+shmemcache_pe_test(contract_audit_np4 pe_contract_audit 4 TIMEOUT 180)
+shmemcache_pe_test(contract_audit_np5_2servers pe_contract_audit 5 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(contract_audit_np4_active_only pe_contract_audit 4 TIMEOUT 180 ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(contract_audit_np4_tcp pe_contract_audit 4 TCP TIMEOUT 240 ${direct_always})
+shmemcache_pe_test(contract_audit_np5_2servers_tcp pe_contract_audit 5 TCP TIMEOUT 240
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)

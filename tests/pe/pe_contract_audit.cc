@@ -1,0 +1,527 @@
+// memcached's contract (issue 15), edge cases the other contract programs leave out, through the public API only.
+// One oshrun job; every client on its own keys except in the phases between client barriers:
+//   - incr: empty and non-numeric values, 20 digits that overflow, 21 digits, signs; wrap at 2^64 to 0, INT64_MIN
+//     and INT64_MAX deltas, floor at 0, a shrinking result keeps the value's length (memcached pads with spaces),
+//     padded and zero-led values parse; NOT_NUMERIC changes neither value nor token; incr 0 changes the token;
+//   - tokens: *cas_out untouched on every failure; cas checked first in every mode (add with a token of a
+//     present key: EXISTS; of an absent key: NOT_FOUND); append/prepend with the current token; a failed append
+//     (too large) changes nothing; touch keeps the token; a token from before flush_all / delete never matches
+//     the re-added pair; another client's Direct write makes this client's token stale;
+//   - expiry through a cached pointer: touch shortening a far expiry, touch 0 and touch extending a near one, a
+//     plain set / set with options clearing or setting the expiry, append keeping it (its own ttl ignored),
+//     replace setting it; every read path (get, fetch, mget, incr, replace, append) after ttl + range has
+//     surely passed; huge ttl_ms (never "expired before ttl_ms"); add racing on an expired key (exactly one OK);
+//   - append/prepend up to and past max_value_len;
+//   - batches: item statuses that start as garbage, buffer_len 0 size queries of present, empty and absent
+//     values, an empty value with buffer NULL, duplicates mixing Direct and Active SETs in one mset;
+//   - flush_all while other clients hold cached pointers: their Direct reads, writes, incrs and cas stores
+//     afterwards; server_stats items 0 after it, then the sum of what the clients stored.
+// Time bounds are asserted only in the direction a slow machine cannot break: "still there" only when the store
+// (or touch) is known to be younger than ttl_ms on the client's clock less a drift allowance, "gone" only when
+// ttl_ms + recency_range_ms have surely passed (1% drift + 50 ms) since the call returned.
+// Paths as pe_contract: client rank 3k+1 Active only, 3k+2 Direct without the mapping, 3k mapped.
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/pe_test.h"
+
+namespace {
+
+using pe_test::Fetched;
+using pe_test::NowNanos;
+using pe_test::SleepMs;
+
+std::string Key(int rank, const std::string& name) { return "audit" + std::to_string(rank) + "-" + name; }
+
+shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
+                          uint32_t flags = 0, uint64_t ttl_ms = 0, uint64_t cas = 0, uint64_t* cas_out = nullptr) {
+  shmemcache_store_options_t o{mode, flags, ttl_ms, cas};
+  return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
+}
+
+Fetched Fetch(shmemcache_t* c, const std::string& k) { return pe_test::Fetch(c, k, 256); }
+
+// Reads k twice so that its pointer is cached (where the client's policy caches pointers).
+void Cache(shmemcache_t* c, const std::string& k) {
+  Fetch(c, k);
+  Fetch(c, k);
+}
+
+constexpr uint64_t kMs = 1000000;
+// A store issued at `issued` (client clock) is surely younger than ttl_ms on the server while less than this
+// much time passed on the client (1000 ppm drift, as pe_contract).
+bool SurelyLive(uint64_t issued, uint64_t ttl_ms) { return NowNanos() - issued < ttl_ms * kMs * 999 / 1000; }
+// Sleeps until ttl_ms + range have surely passed on the server since a call that returned at `returned`.
+void SleepPastExpiry(uint64_t returned, uint64_t ttl_ms, unsigned range_ms) {
+  const uint64_t target = returned + ((ttl_ms + range_ms) * 101 / 100 + 50) * kMs;
+  const uint64_t now = NowNanos();
+  if (now < target) SleepMs((target - now) / kMs + 1);
+}
+
+void IncrEdges(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "incr");
+  // What the header rules out: not a decimal, more than 20 digits, a number above 2^64 - 1.
+  struct Bad { std::string value; } bad[] = {
+      {""}, {"18446744073709551616"}, {"99999999999999999999"},
+      {"-5"}, {"5x"}, {"x5"}, {"0x10"}, {"1.5"}, {"-"}};
+  for (const Bad& b : bad) {
+    uint64_t tok = 0;
+    PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), b.value.data(), b.value.size(), nullptr, &tok),
+                    SHMEMCACHE_OK);
+    Cache(c, k);
+    uint64_t n = 4242;
+    const shmemcache_status_t s = shmemcache_incr(c, k.data(), k.size(), 1, &n);
+    if (s != SHMEMCACHE_NOT_NUMERIC)
+      std::fprintf(stderr, "PE %d: incr of \"%s\" (%zu bytes) gave %s (n %llu)\n", pe_test::my_pe,
+                   b.value.c_str(), b.value.size(), shmemcache_strerror(s), (unsigned long long)n);
+    PE_CHECK(s == SHMEMCACHE_NOT_NUMERIC);
+    PE_CHECK(n == 4242);
+    Fetched f = Fetch(c, k);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == b.value && f.token == tok);
+    PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), -1, &n), SHMEMCACHE_NOT_NUMERIC);
+  }
+  // Where the header is silent (memcached's strtoull takes these): printed, not checked. Whatever the answer,
+  // NOT_NUMERIC must leave the pair as it was.
+  if (rank == 0) {
+    for (const std::string v : {std::string(" 5"), std::string("+5"), std::string("5 x"), std::string("5\0", 2),
+                                std::string(" "), std::string("000000000000000000001"), std::string("-0")}) {
+      uint64_t tok = 0, n = 0;
+      PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), nullptr, &tok), SHMEMCACHE_OK);
+      const shmemcache_status_t s = shmemcache_incr(c, k.data(), k.size(), 1, &n);
+      Fetched f = Fetch(c, k);
+      std::printf("incr of \"%s\" (%zu bytes): %s, %llu, now \"%s\"\n", v.c_str(), v.size(), shmemcache_strerror(s),
+                  (unsigned long long)n, f.value.c_str());
+      if (s == SHMEMCACHE_NOT_NUMERIC) PE_CHECK(f.value == v && f.token == tok);
+    }
+  }
+  struct Case { std::string value; int64_t delta; uint64_t result; std::string stored; } cases[] = {
+      {"18446744073709551615", 1, 0, "0" + std::string(19, ' ')},
+      {"18446744073709551615", INT64_MAX, 9223372036854775806ull, "9223372036854775806 "},
+      {"18446744073709551615", INT64_MIN, 9223372036854775807ull, "9223372036854775807 "},
+      {"5", INT64_MIN, 0, "0"},
+      {"10", -1, 9, "9 "},
+      {"100", -99, 1, "1  "},
+      {"7", 0, 7, "7"},
+      {"0", -1, 0, "0"},
+      {"9", 1, 10, "10"},
+      {"5   ", 1, 6, "6   "},     // a padded value (what a shrinking incr leaves) parses
+      {"007", 1, 8, "8  "},
+      {"18446744073709551614", 1, 18446744073709551615ull, "18446744073709551615"},
+  };
+  for (const Case& cs : cases) {
+    uint64_t tok = 0;
+    PE_CHECK_STATUS(Store(c, k, cs.value, SHMEMCACHE_MODE_SET, 31, 0, 0, &tok), SHMEMCACHE_OK);
+    Cache(c, k);
+    uint64_t n = 4242;
+    PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), cs.delta, &n), SHMEMCACHE_OK);
+    Fetched f = Fetch(c, k);
+    if (n != cs.result || f.value != cs.stored)
+      std::fprintf(stderr, "PE %d: \"%s\" incr %lld gave %llu stored \"%s\", expected %llu \"%s\"\n", pe_test::my_pe,
+                   cs.value.c_str(), (long long)cs.delta, (unsigned long long)n, f.value.c_str(),
+                   (unsigned long long)cs.result, cs.stored.c_str());
+    PE_CHECK(n == cs.result);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == cs.stored && f.flags == 31);
+    PE_CHECK(f.token != tok && f.token != 0);  // every incr (delta 0 included) is a modification
+  }
+}
+
+void TokenEdges(shmemcache_t* c, int rank, size_t max_value_len) {
+  const std::string k = Key(rank, "tok");
+  const std::string absent = Key(rank, "tok-absent");
+  uint64_t t0 = 0;
+  PE_CHECK_STATUS(Store(c, k, "base", SHMEMCACHE_MODE_SET, 4, 0, 0, &t0), SHMEMCACHE_OK);
+  Cache(c, k);
+  uint64_t out = 777;
+  // Failures leave *cas_out alone.
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_ADD, 0, 0, 0, &out), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_SET, 0, 0, t0 + 1000, &out), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, absent, "x", SHMEMCACHE_MODE_REPLACE, 0, 0, 0, &out), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, absent, "x", SHMEMCACHE_MODE_APPEND, 0, 0, 0, &out), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, absent, "x", SHMEMCACHE_MODE_SET, 0, 0, t0, &out), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(out == 777);
+  // The token is checked first, in every mode: add with the current token of a present key is still an add of
+  // a present key (EXISTS); add with a token for an absent key is NOT_FOUND and stores nothing.
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_ADD, 0, 0, t0, &out), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, absent, "x", SHMEMCACHE_MODE_ADD, 0, 0, t0, &out), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, absent).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_REPLACE, 0, 0, t0 + 1, &out), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, k, "x", SHMEMCACHE_MODE_PREPEND, 0, 0, t0 + 1, &out), SHMEMCACHE_EXISTS);
+  PE_CHECK(out == 777);
+  Fetched f = Fetch(c, k);
+  PE_CHECK(f.value == "base" && f.flags == 4 && f.token == t0);
+  // append / prepend with the current token: OK, a new token each, flags kept.
+  uint64_t t1 = 0, t2 = 0;
+  PE_CHECK_STATUS(Store(c, k, "+a", SHMEMCACHE_MODE_APPEND, 9, 0, t0, &t1), SHMEMCACHE_OK);
+  PE_CHECK(t1 != t0 && t1 != 0);
+  PE_CHECK_STATUS(Store(c, k, "p+", SHMEMCACHE_MODE_PREPEND, 9, 0, t1, &t2), SHMEMCACHE_OK);
+  PE_CHECK(t2 != t1 && t2 != t0 && t2 != 0);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "p+base+a" && f.flags == 4 && f.token == t2);
+  // touch keeps the token; NOT_NUMERIC and a too-large append change nothing.
+  PE_CHECK_STATUS(shmemcache_touch(c, k.data(), k.size(), 3600 * 1000), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_incr(c, k.data(), k.size(), 1, nullptr), SHMEMCACHE_NOT_NUMERIC);
+  std::string big(max_value_len - 4, 'b');  // "p+base+a" is 8 bytes: 4 too many
+  PE_CHECK_STATUS(Store(c, k, big, SHMEMCACHE_MODE_APPEND, 0, 0, 0, &out), SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK_STATUS(Store(c, k, big, SHMEMCACHE_MODE_PREPEND, 0, 0, t2, &out), SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK(out == 777);
+  f = Fetch(c, k);
+  PE_CHECK(f.value == "p+base+a" && f.flags == 4 && f.token == t2);
+  // Exactly max_value_len: OK (read back its length with a size query).
+  std::string fits(max_value_len - 8, 'f');
+  uint64_t t3 = 0;
+  PE_CHECK_STATUS(Store(c, k, fits, SHMEMCACHE_MODE_APPEND, 0, 0, t2, &t3), SHMEMCACHE_OK);
+  PE_CHECK(t3 != t2);
+  size_t len = 0;
+  PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), nullptr, 0, &len), SHMEMCACHE_BUFFER_TOO_SMALL);
+  PE_CHECK(len == max_value_len);
+  PE_CHECK_STATUS(Store(c, k, "!", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_VALUE_TOO_LARGE);
+  PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), nullptr, 0, &len), SHMEMCACHE_BUFFER_TOO_SMALL);
+  PE_CHECK(len == max_value_len);
+  // delete + re-add: the old tokens never match again.
+  PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
+  uint64_t t4 = 0;
+  PE_CHECK_STATUS(Store(c, k, "base", SHMEMCACHE_MODE_ADD, 4, 0, 0, &t4), SHMEMCACHE_OK);
+  for (uint64_t old : {t0, t1, t2, t3}) {
+    PE_CHECK(t4 != old);
+    PE_CHECK_STATUS(Store(c, k, "y", SHMEMCACHE_MODE_SET, 0, 0, old), SHMEMCACHE_EXISTS);
+  }
+  PE_CHECK(Fetch(c, k).value == "base");
+}
+
+// Two clients: rank 0 writes a key that rank 1 holds a token and a pointer for; rank 1's token is then stale,
+// whatever path each took.
+void CrossClientTokens(shmemcache_t* c, int rank) {
+  const std::string k = "audit-shared-tok";
+  const std::string d = "audit-shared-del";
+  if (rank == 0) {
+    PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "v0", 2), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_set(c, d.data(), d.size(), "d0", 2), SHMEMCACHE_OK);
+  }
+  pe_test::JobClientBarrier();
+  Fetched mine = Fetch(c, k);
+  Fetched mine_d = Fetch(c, d);
+  Cache(c, k);
+  Cache(c, d);
+  PE_CHECK(mine.status == SHMEMCACHE_OK && mine_d.status == SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  if (rank == 0) {
+    PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "v1", 2), SHMEMCACHE_OK);  // same size: Direct if allowed
+    PE_CHECK_STATUS(shmemcache_delete(c, d.data(), d.size()), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_set(c, d.data(), d.size(), "d1", 2), SHMEMCACHE_OK);
+  }
+  pe_test::JobClientBarrier();
+  if (rank != 0) {
+    PE_CHECK_STATUS(Store(c, k, "zz", SHMEMCACHE_MODE_SET, 0, 0, mine.token), SHMEMCACHE_EXISTS);
+    PE_CHECK_STATUS(Store(c, d, "zz", SHMEMCACHE_MODE_REPLACE, 0, 0, mine_d.token), SHMEMCACHE_EXISTS);
+    PE_CHECK_STATUS(Store(c, d, "zz", SHMEMCACHE_MODE_APPEND, 0, 0, mine_d.token), SHMEMCACHE_EXISTS);
+  }
+  pe_test::JobClientBarrier();
+  PE_CHECK(Fetch(c, k).value == "v1");
+  PE_CHECK(Fetch(c, d).value == "d1");
+  pe_test::JobClientBarrier();
+}
+
+// Expiry through cached pointers; ttl kTtl ms. Every key is read before the check so that the pointer is cached.
+void ExpiryEdges(shmemcache_t* c, int rank, unsigned range_ms) {
+  constexpr uint64_t kTtl = 300;
+  constexpr uint64_t kHour = 3600 * 1000;
+  // Pairs that must be gone afterwards, each read by another path.
+  const std::string shortened_fetch = Key(rank, "short-fetch"), shortened_mget = Key(rank, "short-mget"),
+                    shortened_get = Key(rank, "short-get"), shortened_incr = Key(rank, "short-incr"),
+                    shortened_replace = Key(rank, "short-replace"), shortened_append = Key(rank, "short-append"),
+                    appended = Key(rank, "appended"), replaced = Key(rank, "replaced"),
+                    set_ttl = Key(rank, "set-ttl"), one_ms = Key(rank, "one-ms");
+  // Pairs that must stay.
+  const std::string touched_never = Key(rank, "touch-never"), touched_far = Key(rank, "touch-far"),
+                    plain_set = Key(rank, "plain-set"), opt_set = Key(rank, "opt-set"),
+                    append_no_ttl = Key(rank, "append-no-ttl"), huge = Key(rank, "huge"),
+                    huge_touch = Key(rank, "huge-touch"), big_ttl = Key(rank, "big-ttl");
+  for (const std::string* k : {&shortened_fetch, &shortened_mget, &shortened_get, &shortened_replace,
+                               &shortened_append}) {
+    PE_CHECK_STATUS(Store(c, *k, "v", SHMEMCACHE_MODE_SET, 1, kHour), SHMEMCACHE_OK);
+    Cache(c, *k);
+  }
+  PE_CHECK_STATUS(Store(c, shortened_incr, "5", SHMEMCACHE_MODE_SET, 1, kHour), SHMEMCACHE_OK);
+  Cache(c, shortened_incr);
+  PE_CHECK_STATUS(Store(c, appended, "v", SHMEMCACHE_MODE_SET, 1, kTtl), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, replaced, "v", SHMEMCACHE_MODE_SET, 1, 0), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, set_ttl, "v", SHMEMCACHE_MODE_SET, 1, 0), SHMEMCACHE_OK);
+  Cache(c, appended);
+  Cache(c, replaced);
+  Cache(c, set_ttl);
+  PE_CHECK_STATUS(Store(c, one_ms, "v", SHMEMCACHE_MODE_SET, 1, 1), SHMEMCACHE_OK);
+
+  const uint64_t far_issued = NowNanos();
+  for (const std::string* k : {&touched_never, &touched_far, &plain_set, &opt_set}) {
+    PE_CHECK_STATUS(Store(c, *k, "v", SHMEMCACHE_MODE_SET, 1, kTtl), SHMEMCACHE_OK);
+    Cache(c, *k);
+  }
+  PE_CHECK_STATUS(Store(c, append_no_ttl, "v", SHMEMCACHE_MODE_SET, 1, 0), SHMEMCACHE_OK);
+  Cache(c, append_no_ttl);
+  // Huge ttls are "never expired before ttl_ms": a sum that overflows must not make them expire at once.
+  PE_CHECK_STATUS(Store(c, huge, "v", SHMEMCACHE_MODE_SET, 1, UINT64_MAX), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, big_ttl, "v", SHMEMCACHE_MODE_SET, 1, UINT64_MAX / 2 + 12345), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, huge_touch, "v", SHMEMCACHE_MODE_SET, 1, kHour), SHMEMCACHE_OK);
+  Cache(c, huge);
+  Cache(c, big_ttl);
+  Cache(c, huge_touch);
+  PE_CHECK_STATUS(shmemcache_touch(c, huge_touch.data(), huge_touch.size(), UINT64_MAX), SHMEMCACHE_OK);
+
+  // The changes. Pairs meant to stay: each change must reach the pair while it is surely alive.
+  bool still_young = SurelyLive(far_issued, kTtl);
+  const shmemcache_status_t never = shmemcache_touch(c, touched_never.data(), touched_never.size(), 0);
+  const shmemcache_status_t far = shmemcache_touch(c, touched_far.data(), touched_far.size(), kHour);
+  const shmemcache_status_t plain = shmemcache_set(c, plain_set.data(), plain_set.size(), "w", 1);
+  const shmemcache_status_t opt = Store(c, opt_set, "w", SHMEMCACHE_MODE_SET, 2, 0);
+  still_young = still_young && SurelyLive(far_issued, kTtl);
+  if (still_young) {
+    PE_CHECK_STATUS(never, SHMEMCACHE_OK);
+    PE_CHECK_STATUS(far, SHMEMCACHE_OK);
+  }
+  PE_CHECK_STATUS(plain, SHMEMCACHE_OK);
+  PE_CHECK_STATUS(opt, SHMEMCACHE_OK);
+  // append's own flags and ttl are ignored (memcached): a pair without expiry keeps none, one with keeps it.
+  PE_CHECK_STATUS(Store(c, append_no_ttl, "+", SHMEMCACHE_MODE_APPEND, 9, 1), SHMEMCACHE_OK);
+  const shmemcache_status_t app = Store(c, appended, "+", SHMEMCACHE_MODE_APPEND, 9, kHour);
+  PE_CHECK(app == SHMEMCACHE_OK || app == SHMEMCACHE_NOT_STORED);
+  // replace and set with a ttl give one to a pair that had none.
+  PE_CHECK_STATUS(Store(c, replaced, "w", SHMEMCACHE_MODE_REPLACE, 1, kTtl), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, set_ttl, "w", SHMEMCACHE_MODE_SET, 1, kTtl), SHMEMCACHE_OK);
+  // Shorten far expiries.
+  for (const std::string* k : {&shortened_fetch, &shortened_mget, &shortened_get, &shortened_incr,
+                               &shortened_replace, &shortened_append})
+    PE_CHECK_STATUS(shmemcache_touch(c, k->data(), k->size(), kTtl), SHMEMCACHE_OK);
+  const uint64_t changed = NowNanos();
+
+  SleepPastExpiry(changed, kTtl, range_ms);
+
+  // Gone, on every path (each read by the client holding its pointer).
+  PE_CHECK(Fetch(c, shortened_fetch).status == SHMEMCACHE_NOT_FOUND);
+  char buf[16];
+  shmemcache_mget_item_t g[3] = {{shortened_mget.data(), shortened_mget.size(), buf, sizeof buf, 77, SHMEMCACHE_OK},
+                                 {one_ms.data(), one_ms.size(), buf, sizeof buf, 77, SHMEMCACHE_OK},
+                                 {plain_set.data(), plain_set.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR}};
+  PE_CHECK_STATUS(shmemcache_mget(c, g, 3), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(g[0].status, SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(g[1].status, SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(g[0].value_len == 0 && g[1].value_len == 0);
+  PE_CHECK_STATUS(g[2].status, SHMEMCACHE_OK);
+  PE_CHECK(g[2].value_len == 1 && buf[0] == 'w');
+  size_t len = 5;
+  PE_CHECK_STATUS(shmemcache_get(c, shortened_get.data(), shortened_get.size(), buf, sizeof buf, &len),
+                  SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(len == 0);
+  PE_CHECK_STATUS(shmemcache_incr(c, shortened_incr.data(), shortened_incr.size(), 1, nullptr), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, shortened_replace, "r", SHMEMCACHE_MODE_REPLACE), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, shortened_append, "r", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_NOT_STORED);
+  PE_CHECK(Fetch(c, shortened_replace).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, shortened_append).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, appended).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, replaced).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, set_ttl).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(Fetch(c, one_ms).status == SHMEMCACHE_NOT_FOUND);
+  // Stayed.
+  if (still_young) {
+    Fetched f = Fetch(c, touched_never);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "v");
+    f = Fetch(c, touched_far);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "v");
+  }
+  Fetched f = Fetch(c, plain_set);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "w" && f.flags == 0);
+  f = Fetch(c, opt_set);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "w" && f.flags == 2);
+  f = Fetch(c, append_no_ttl);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "v+" && f.flags == 1);
+  for (const std::string* k : {&huge, &big_ttl, &huge_touch}) {
+    f = Fetch(c, *k);
+    if (f.status != SHMEMCACHE_OK)
+      std::fprintf(stderr, "PE %d: %s (huge ttl) gave %s\n", pe_test::my_pe, k->c_str(), shmemcache_strerror(f.status));
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "v");
+    PE_CHECK_STATUS(shmemcache_incr(c, k->data(), k->size(), 1, nullptr), SHMEMCACHE_NOT_NUMERIC);  // found
+  }
+}
+
+// Every client caches a pointer to the same pair with a ttl; once it has surely expired, every client adds the
+// key at once: exactly one OK.
+void AddOnExpired(shmemcache_t* c, int rank, unsigned range_ms) {
+  constexpr uint64_t kTtl = 200;
+  for (int round = 0; round < 3; ++round) {
+    const std::string k = "audit-add-expired-" + std::to_string(round);
+    uint64_t returned = 0;
+    if (rank == 0) {
+      PE_CHECK_STATUS(Store(c, k, "old", SHMEMCACHE_MODE_SET, 0, kTtl), SHMEMCACHE_OK);
+      returned = NowNanos();
+    }
+    pe_test::JobClientBarrier();
+    Cache(c, k);
+    if (rank != 0) returned = NowNanos();  // after the barrier: after rank 0's store returned
+    SleepPastExpiry(returned, kTtl, range_ms);
+    pe_test::JobClientBarrier();
+    const std::string me = "r" + std::to_string(rank);
+    const shmemcache_status_t s = Store(c, k, me, SHMEMCACHE_MODE_ADD);
+    PE_CHECK(s == SHMEMCACHE_OK || s == SHMEMCACHE_EXISTS);
+    const std::string wk = "audit-add-winners-" + std::to_string(round);
+    if (rank == 0) PE_CHECK_STATUS(shmemcache_set(c, wk.data(), wk.size(), "0", 1), SHMEMCACHE_OK);
+    pe_test::JobClientBarrier();
+    if (s == SHMEMCACHE_OK) PE_CHECK_STATUS(shmemcache_incr(c, wk.data(), wk.size(), 1, nullptr), SHMEMCACHE_OK);
+    pe_test::JobClientBarrier();
+    Fetched f = Fetch(c, k);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value != "old");
+    PE_CHECK((s == SHMEMCACHE_OK) == (f.value == me));
+    uint64_t winners = 0;
+    PE_CHECK_STATUS(shmemcache_incr(c, wk.data(), wk.size(), 0, &winners), SHMEMCACHE_OK);
+    PE_CHECK(winners == 1);
+    pe_test::JobClientBarrier();
+  }
+}
+
+void BatchEdges(shmemcache_t* c, int rank) {
+  const std::string a = Key(rank, "b-a"), e = Key(rank, "b-empty"), m = Key(rank, "b-miss");
+  PE_CHECK_STATUS(shmemcache_set(c, a.data(), a.size(), "hello", 5), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_set(c, e.data(), e.size(), nullptr, 0), SHMEMCACHE_OK);
+  for (int pass = 0; pass < 2; ++pass) {  // the second pass with pointers cached
+    char buf[8] = "xxxxxxx";
+    shmemcache_mget_item_t g[6] = {
+        {a.data(), a.size(), nullptr, 0, 99, static_cast<shmemcache_status_t>(12345)},
+        {a.data(), a.size(), buf, 4, 99, SHMEMCACHE_IO_ERROR},
+        {e.data(), e.size(), nullptr, 0, 99, SHMEMCACHE_IO_ERROR},
+        {m.data(), m.size(), nullptr, 0, 99, SHMEMCACHE_IO_ERROR},
+        {e.data(), e.size(), buf, sizeof buf, 99, SHMEMCACHE_IO_ERROR},
+        {a.data(), a.size(), buf, 5, 99, SHMEMCACHE_IO_ERROR},
+    };
+    PE_CHECK_STATUS(shmemcache_mget(c, g, 6), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(g[0].status, SHMEMCACHE_BUFFER_TOO_SMALL);
+    PE_CHECK(g[0].value_len == 5);
+    PE_CHECK_STATUS(g[1].status, SHMEMCACHE_BUFFER_TOO_SMALL);
+    PE_CHECK(g[1].value_len == 5);
+    PE_CHECK_STATUS(g[2].status, SHMEMCACHE_OK);
+    PE_CHECK(g[2].value_len == 0);
+    PE_CHECK_STATUS(g[3].status, SHMEMCACHE_NOT_FOUND);
+    PE_CHECK(g[3].value_len == 0);
+    PE_CHECK_STATUS(g[4].status, SHMEMCACHE_OK);
+    PE_CHECK(g[4].value_len == 0);
+    PE_CHECK_STATUS(g[5].status, SHMEMCACHE_OK);
+    PE_CHECK(g[5].value_len == 5 && std::memcmp(buf, "hello", 5) == 0);
+    // The single get agrees on the size queries.
+    size_t len = 99;
+    PE_CHECK_STATUS(shmemcache_get(c, e.data(), e.size(), nullptr, 0, &len), SHMEMCACHE_OK);
+    PE_CHECK(len == 0);
+    PE_CHECK_STATUS(shmemcache_get(c, a.data(), a.size(), nullptr, 0, &len), SHMEMCACHE_BUFFER_TOO_SMALL);
+    PE_CHECK(len == 5);
+  }
+  // One mset, one key: a new pair (Active), a same-size write (Direct where allowed), a larger one (Active), a
+  // smaller one (fits the block: Direct), bad input, then an empty value: the last good one wins.
+  const std::string d = Key(rank, "b-dup");
+  std::string big(2000, 'B');
+  shmemcache_mset_item_t s[7] = {
+      {d.data(), d.size(), "one", 3, SHMEMCACHE_IO_ERROR},
+      {d.data(), d.size(), "two", 3, SHMEMCACHE_IO_ERROR},
+      {d.data(), d.size(), big.data(), big.size(), SHMEMCACHE_IO_ERROR},
+      {d.data(), d.size(), "four", 4, SHMEMCACHE_IO_ERROR},
+      {d.data(), 0, "bad", 3, SHMEMCACHE_IO_ERROR},
+      {d.data(), d.size(), "five", 4, SHMEMCACHE_IO_ERROR},
+      {d.data(), d.size(), nullptr, 0, SHMEMCACHE_IO_ERROR},
+  };
+  for (int pass = 0; pass < 3; ++pass) {
+    if (pass == 2) PE_CHECK_STATUS(shmemcache_delete(c, d.data(), d.size()), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_mset(c, s, 7), SHMEMCACHE_OK);
+    for (int i = 0; i < 7; ++i) PE_CHECK_STATUS(s[i].status, i == 4 ? SHMEMCACHE_INVALID_ARGUMENT : SHMEMCACHE_OK);
+    Fetched f = Fetch(c, d);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value.empty());
+    // Reverse order of sizes: the big one last wins.
+    shmemcache_mset_item_t r[3] = {{d.data(), d.size(), "xy", 2, SHMEMCACHE_IO_ERROR},
+                                   {d.data(), d.size(), "z", 1, SHMEMCACHE_IO_ERROR},
+                                   {d.data(), d.size(), big.data(), big.size(), SHMEMCACHE_IO_ERROR}};
+    PE_CHECK_STATUS(shmemcache_mset(c, r, 3), SHMEMCACHE_OK);
+    f = pe_test::Fetch(c, d, 4096);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == big);
+  }
+}
+
+// flush_all by the last client while every client holds pointers to its own pairs and a token for them.
+void FlushEdges(shmemcache_t* c, int rank, int num_servers) {
+  const std::string r = Key(rank, "f-read"), w = Key(rank, "f-write"), n = Key(rank, "f-incr"),
+                    rp = Key(rank, "f-replace"), cs = Key(rank, "f-cas"), ap = Key(rank, "f-append");
+  uint64_t tok = 0;
+  for (const std::string* k : {&r, &w, &rp, &ap}) PE_CHECK_STATUS(shmemcache_set(c, k->data(), k->size(), "ab", 2), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(shmemcache_set(c, n.data(), n.size(), "10", 2), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, cs, "ab", SHMEMCACHE_MODE_SET, 0, 0, 0, &tok), SHMEMCACHE_OK);
+  for (const std::string* k : {&r, &w, &n, &rp, &cs, &ap}) Cache(c, *k);
+  pe_test::JobClientBarrier();
+  if (rank == pe_test::JobClients() - 1) PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  PE_CHECK(Fetch(c, r).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(shmemcache_incr(c, n.data(), n.size(), 1, nullptr), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, rp, "cd", SHMEMCACHE_MODE_REPLACE), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, ap, "cd", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_NOT_STORED);
+  PE_CHECK_STATUS(Store(c, cs, "cd", SHMEMCACHE_MODE_SET, 0, 0, tok), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(shmemcache_touch(c, r.data(), r.size(), 0), SHMEMCACHE_NOT_FOUND);
+  // A plain set of the same size through the old pointer stores a new pair that reads back.
+  uint64_t wtok = 0;
+  PE_CHECK_STATUS(shmemcache_store(c, w.data(), w.size(), "cd", 2, nullptr, &wtok), SHMEMCACHE_OK);
+  Fetched f = Fetch(c, w);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "cd" && f.token == wtok);
+  PE_CHECK(Fetch(c, rp).status == SHMEMCACHE_NOT_FOUND && Fetch(c, ap).status == SHMEMCACHE_NOT_FOUND);
+  // The re-added pair never takes the token from before the flush.
+  uint64_t tok2 = 0;
+  PE_CHECK_STATUS(Store(c, cs, "ab", SHMEMCACHE_MODE_ADD, 0, 0, 0, &tok2), SHMEMCACHE_OK);
+  PE_CHECK(tok2 != tok);
+  PE_CHECK_STATUS(Store(c, cs, "ef", SHMEMCACHE_MODE_SET, 0, 0, tok), SHMEMCACHE_EXISTS);
+  PE_CHECK(Fetch(c, cs).value == "ab");
+  pe_test::JobClientBarrier();
+  // server_stats: each client holds exactly 2 pairs (w, cs) of key_len + 2 bytes.
+  uint64_t expected_items = 2ull * pe_test::JobClients(), expected_payload = 0;
+  for (int k = 0; k < pe_test::JobClients(); ++k) expected_payload += Key(k, "f-write").size() + Key(k, "f-cas").size() + 4;
+  uint64_t items = 0, payload = 0;
+  const uint64_t limit = NowNanos() + 60ull * 1000000000ull;
+  do {
+    items = payload = 0;
+    for (int s = 0; s < num_servers; ++s) {
+      shmemcache_stats_t st;
+      PE_CHECK_STATUS(shmemcache_server_stats(c, s, &st), SHMEMCACHE_OK);
+      items += st.items;
+      payload += st.payload_bytes;
+    }
+    if (items == expected_items && payload == expected_payload) break;
+    usleep(2000);
+  } while (NowNanos() < limit);
+  if (items != expected_items || payload != expected_payload)
+    std::fprintf(stderr, "PE %d: server_stats items %llu payload %llu, expected %llu %llu\n", pe_test::my_pe,
+                 (unsigned long long)items, (unsigned long long)payload, (unsigned long long)expected_items,
+                 (unsigned long long)expected_payload);
+  PE_CHECK(items == expected_items);
+  PE_CHECK(payload == expected_payload);
+  pe_test::JobClientBarrier();
+}
+
+void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
+  shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
+  PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
+  shmemcache_mset_item_t s{"k", 1, "v", 1, SHMEMCACHE_OK};
+  PE_CHECK_STATUS(shmemcache_mset(c, &s, 1), expected);
+}
+
+}  // namespace
+
+int main() {
+  pe_test::ContractJob job;
+  job.name = "pe_contract_audit";
+  job.adjust = pe_test::RemoteDirectEveryThirdClient;
+  job.every_call_returns = EveryCallReturns;
+  job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+    IncrEdges(c, rank);
+    TokenEdges(c, rank, config.max_value_len);
+    BatchEdges(c, rank);
+    CrossClientTokens(c, rank);
+    ExpiryEdges(c, rank, config.recency_range_ms);
+    AddOnExpired(c, rank, config.recency_range_ms);
+    FlushEdges(c, rank, config.num_servers);
+  };
+  return pe_test::RunContractJob(job);
+}
