@@ -500,6 +500,199 @@ void FlushEdges(shmemcache_t* c, int rank, int num_servers) {
   pe_test::JobClientBarrier();
 }
 
+// append / prepend one byte at a time from 1 byte to 3 KiB, alternating: every block boundary on the way is met
+// with a value that just fits its block (Direct where allowed) and one that just does not (the server moves the
+// pair). Each step: the whole value, the flags and the expiry of the first store kept, a new token.
+void AppendBoundaries(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "grow-append");
+  std::string expect = "m";
+  uint64_t last = 0;
+  PE_CHECK_STATUS(Store(c, k, expect, SHMEMCACHE_MODE_SET, 0xabcdef, 3600 * 1000, 0, &last), SHMEMCACHE_OK);
+  std::vector<char> buf(4096);
+  int bad = 0;
+  for (int i = 0; i < 3000 && bad < 5; ++i) {
+    const char ch = static_cast<char>('a' + i % 26);
+    const bool append = i % 2 == 0;
+    uint64_t tok = 0;
+    const shmemcache_status_t s =
+        Store(c, k, std::string(1, ch), append ? SHMEMCACHE_MODE_APPEND : SHMEMCACHE_MODE_PREPEND, 1, 0,
+              i % 3 == 0 ? last : 0, &tok);
+    expect = append ? expect + ch : std::string(1, ch) + expect;
+    size_t len = 0;
+    uint32_t flags = 0;
+    uint64_t token = 0;
+    const shmemcache_status_t g =
+        shmemcache_fetch(c, k.data(), k.size(), buf.data(), buf.size(), &len, &flags, &token);
+    const bool ok = s == SHMEMCACHE_OK && g == SHMEMCACHE_OK && len == expect.size() &&
+                    std::memcmp(buf.data(), expect.data(), len) == 0 && flags == 0xabcdef && token == tok &&
+                    tok != last && tok != 0;
+    if (!ok) {
+      ++bad;
+      std::fprintf(stderr, "PE %d: append step %d (%zu bytes): store %s, fetch %s len %zu flags %x\n", pe_test::my_pe,
+                   i, expect.size(), shmemcache_strerror(s), shmemcache_strerror(g), len, flags);
+    }
+    PE_CHECK(ok);
+    last = tok;
+  }
+}
+
+// Large values (past large_value_threshold: placed or landed, pulled) with options: flags, ttl, cas, modes.
+void LargeWithOptions(shmemcache_t* c, int rank, unsigned range_ms) {
+  constexpr uint64_t kTtl = 300;
+  const std::string k = Key(rank, "large"), t = Key(rank, "large-ttl"), a = Key(rank, "large-add");
+  for (size_t size : {size_t{9000}, size_t{70000}, size_t{300000}}) {
+    std::vector<uint8_t> v(size);
+    pe_test::FillPattern(v.data(), v.size(), size + rank);
+    const std::string value(v.begin(), v.end());
+    uint64_t t1 = 0, t2 = 0;
+    PE_CHECK_STATUS(Store(c, k, value, SHMEMCACHE_MODE_SET, 0x51, 0, 0, &t1), SHMEMCACHE_OK);
+    Fetched f = pe_test::Fetch(c, k, size);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == value && f.flags == 0x51 && f.token == t1);
+    PE_CHECK_STATUS(Store(c, k, value, SHMEMCACHE_MODE_SET, 0x52, 0, t1 + 1), SHMEMCACHE_EXISTS);
+    PE_CHECK_STATUS(Store(c, k, value, SHMEMCACHE_MODE_REPLACE, 0x53, 0, t1, &t2), SHMEMCACHE_OK);
+    PE_CHECK(t2 != t1);
+    PE_CHECK_STATUS(Store(c, a, value, SHMEMCACHE_MODE_ADD, 0x54), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(Store(c, a, value, SHMEMCACHE_MODE_ADD, 0x55), SHMEMCACHE_EXISTS);
+    f = pe_test::Fetch(c, a, size);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == value && f.flags == 0x54);
+    PE_CHECK_STATUS(shmemcache_delete(c, a.data(), a.size()), SHMEMCACHE_OK);
+    f = pe_test::Fetch(c, k, size);
+    PE_CHECK(f.status == SHMEMCACHE_OK && f.value == value && f.flags == 0x53 && f.token == t2);
+    PE_CHECK_STATUS(Store(c, t, value, SHMEMCACHE_MODE_SET, 0x56, kTtl), SHMEMCACHE_OK);
+    const uint64_t returned = NowNanos();
+    f = pe_test::Fetch(c, t, size);
+    PE_CHECK((f.status == SHMEMCACHE_OK && f.flags == 0x56 && f.value == value) ||
+             (f.status == SHMEMCACHE_NOT_FOUND && !SurelyLive(returned - 1, 0)));
+    SleepPastExpiry(returned, kTtl, range_ms);
+    f = pe_test::Fetch(c, t, size);
+    PE_CHECK(f.status == SHMEMCACHE_NOT_FOUND);
+    shmemcache_mget_item_t g{t.data(), t.size(), nullptr, 0, 5, SHMEMCACHE_OK};
+    PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(g.status, SHMEMCACHE_NOT_FOUND);
+  }
+}
+
+// Every client increments one counter by 10^16 from "1" (1 digit to 19: the pair outgrows its block again and
+// again while other clients hold pointers to the old one), and decrements another from its total to 0 and
+// below (floors at 0): exact totals.
+void GrowingCounters(shmemcache_t* c, int rank, int per_client) {
+  const std::string up = "audit-grow-counter", down = "audit-down-counter";
+  const uint64_t clients = static_cast<uint64_t>(pe_test::JobClients());
+  constexpr uint64_t kStep = 10000000000000000ull;
+  if (rank == 0) {
+    PE_CHECK_STATUS(shmemcache_set(c, up.data(), up.size(), "1", 1), SHMEMCACHE_OK);
+    const std::string start = std::to_string(clients * per_client * 3);
+    PE_CHECK_STATUS(shmemcache_set(c, down.data(), down.size(), start.data(), start.size()), SHMEMCACHE_OK);
+  }
+  pe_test::JobClientBarrier();
+  Cache(c, up);
+  Cache(c, down);
+  uint64_t prev = 0;
+  for (int i = 0; i < per_client; ++i) {
+    uint64_t n = 0;
+    PE_CHECK_STATUS(shmemcache_incr(c, up.data(), up.size(), static_cast<int64_t>(kStep), &n), SHMEMCACHE_OK);
+    PE_CHECK(n > prev && n % kStep == 1);
+    prev = n;
+    uint64_t d = 0;
+    PE_CHECK_STATUS(shmemcache_incr(c, down.data(), down.size(), -3, &d), SHMEMCACHE_OK);
+  }
+  pe_test::JobClientBarrier();
+  uint64_t total = 0, rest = 99;
+  PE_CHECK_STATUS(shmemcache_incr(c, up.data(), up.size(), 0, &total), SHMEMCACHE_OK);
+  PE_CHECK(total == 1 + clients * per_client * kStep);
+  PE_CHECK_STATUS(shmemcache_incr(c, down.data(), down.size(), 0, &rest), SHMEMCACHE_OK);
+  PE_CHECK(rest == 0);
+  Fetched f = Fetch(c, down);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value.size() == std::to_string(clients * per_client * 3).size() &&
+           f.value[0] == '0' && f.value.find_first_not_of(' ', 1) == std::string::npos);
+  pe_test::JobClientBarrier();
+  PE_CHECK_STATUS(shmemcache_incr(c, down.data(), down.size(), INT64_MIN, &rest), SHMEMCACHE_OK);
+  PE_CHECK(rest == 0);
+  pe_test::JobClientBarrier();
+}
+
+// Printed, not checked (the header promises more than the store can keep past 65535 touches: store/block.h
+// kMaxTokenLag): whether touch still keeps the token after many touches.
+void ManyTouches(shmemcache_t* c, int rank) {
+  if (rank != 0) return;
+  const std::string k = Key(rank, "touched");
+  uint64_t tok = 0;
+  PE_CHECK_STATUS(Store(c, k, "v", SHMEMCACHE_MODE_SET, 0, 0, 0, &tok), SHMEMCACHE_OK);
+  int first_change = -1;
+  for (int i = 0; i < 70000; ++i) {
+    PE_CHECK_STATUS(shmemcache_touch(c, k.data(), k.size(), 0), SHMEMCACHE_OK);
+    if ((i & 1023) == 1023 || (i >= 65530 && i < 65540)) {
+      if (Fetch(c, k).token != tok) {
+        first_change = i;
+        break;
+      }
+    }
+  }
+  std::printf("touch: token %s after %d touches\n", first_change < 0 ? "kept" : "changed",
+              first_change < 0 ? 70000 : first_change + 1);
+}
+
+// Pairs that expired while this client held their pointers, then written through them: a plain set revives the
+// key as a new pair (no expiry, flags 0, a token none of the old pair's); cas with the old token is NOT_FOUND.
+void WritesOnExpired(shmemcache_t* c, int rank, unsigned range_ms) {
+  constexpr uint64_t kTtl = 200;
+  const std::string p = Key(rank, "revive-set"), q = Key(rank, "revive-cas"), o = Key(rank, "revive-opt");
+  uint64_t tp = 0, tq = 0, to = 0;
+  PE_CHECK_STATUS(Store(c, p, "ab", SHMEMCACHE_MODE_SET, 3, kTtl, 0, &tp), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, q, "ab", SHMEMCACHE_MODE_SET, 3, kTtl, 0, &tq), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, o, "ab", SHMEMCACHE_MODE_SET, 3, kTtl, 0, &to), SHMEMCACHE_OK);
+  const uint64_t returned = NowNanos();
+  Cache(c, p);
+  Cache(c, q);
+  Cache(c, o);
+  SleepPastExpiry(returned, kTtl, range_ms);
+  uint64_t np = 0, no = 0, out = 5;
+  PE_CHECK_STATUS(shmemcache_store(c, p.data(), p.size(), "cd", 2, nullptr, &np), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(Store(c, q, "cd", SHMEMCACHE_MODE_SET, 0, 0, tq, &out), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, q, "cd", SHMEMCACHE_MODE_REPLACE, 0, 0, tq, &out), SHMEMCACHE_NOT_FOUND);
+  PE_CHECK(out == 5);
+  PE_CHECK_STATUS(Store(c, o, "ef", SHMEMCACHE_MODE_SET, 0xffffffffu, 0, 0, &no), SHMEMCACHE_OK);
+  PE_CHECK(np != tp && no != to && np != 0 && no != 0);
+  Fetched f = Fetch(c, p);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "cd" && f.flags == 0 && f.token == np);
+  f = Fetch(c, o);
+  PE_CHECK(f.status == SHMEMCACHE_OK && f.value == "ef" && f.flags == 0xffffffffu && f.token == no);
+  PE_CHECK(Fetch(c, q).status == SHMEMCACHE_NOT_FOUND);
+  PE_CHECK_STATUS(Store(c, p, "x", SHMEMCACHE_MODE_SET, 0, 0, tp), SHMEMCACHE_EXISTS);
+  PE_CHECK_STATUS(Store(c, p, "x", SHMEMCACHE_MODE_SET, 0, 0, UINT64_MAX), SHMEMCACHE_EXISTS);
+  // They stay: no expiry came with the new values.
+  SleepPastExpiry(NowNanos(), kTtl, range_ms);
+  PE_CHECK(Fetch(c, p).value == "cd" && Fetch(c, o).value == "ef");
+  // An empty value: fetch with no buffer is OK and gives flags and token.
+  const std::string e = Key(rank, "empty-fetch");
+  uint64_t te = 0, tok = 0;
+  PE_CHECK_STATUS(Store(c, e, "", SHMEMCACHE_MODE_SET, 77, 0, 0, &te), SHMEMCACHE_OK);
+  for (int pass = 0; pass < 2; ++pass) {
+    size_t len = 9;
+    uint32_t flags = 0;
+    PE_CHECK_STATUS(shmemcache_fetch(c, e.data(), e.size(), nullptr, 0, &len, &flags, &tok), SHMEMCACHE_OK);
+    PE_CHECK(len == 0 && flags == 77 && tok == te);
+  }
+  // mget / mset: NULL items with any count but 0.
+  PE_CHECK_STATUS(shmemcache_mget(c, nullptr, SIZE_MAX), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK_STATUS(shmemcache_mset(c, nullptr, SIZE_MAX), SHMEMCACHE_INVALID_ARGUMENT);
+}
+
+// A non-blocking set issued before flush_all: printed (the header does not order flush_all with requests in flight).
+void FlushAfterISet(shmemcache_t* c, int rank) {
+  pe_test::JobClientBarrier();
+  if (rank == 0) {
+    const std::string k = Key(rank, "iset-flush");
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, k.data(), k.size(), "v", 1, &r), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_OK);
+    if (r != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+    std::printf("iset then flush_all: the pair is %s\n",
+                Fetch(c, k).status == SHMEMCACHE_OK ? "kept (flushed before the set)" : "gone (set, then flushed)");
+  }
+  pe_test::JobClientBarrier();
+}
+
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
@@ -521,6 +714,12 @@ int main() {
     CrossClientTokens(c, rank);
     ExpiryEdges(c, rank, config.recency_range_ms);
     AddOnExpired(c, rank, config.recency_range_ms);
+    AppendBoundaries(c, rank);
+    LargeWithOptions(c, rank, config.recency_range_ms);
+    GrowingCounters(c, rank, 300);
+    ManyTouches(c, rank);
+    WritesOnExpired(c, rank, config.recency_range_ms);
+    FlushAfterISet(c, rank);
     FlushEdges(c, rank, config.num_servers);
   };
   return pe_test::RunContractJob(job);
