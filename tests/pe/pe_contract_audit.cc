@@ -22,6 +22,7 @@
 // Paths as pe_contract: client rank 3k+1 Active only, 3k+2 Direct without the mapping, 3k mapped.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -693,6 +694,119 @@ void FlushAfterISet(shmemcache_t* c, int rank) {
   pe_test::JobClientBarrier();
 }
 
+// The expiry bound on every path, across clients, measured on the clock every PE of one host shares
+// (CLOCK_MONOTONIC: the servers' clock too, so on one host the bound can be checked tightly without racing it).
+// Every client writes kKeys pairs with a ttl of 40..220 ms, each by another route (an Active insert; a set with a
+// ttl over a pair it holds the pointer of, Direct where allowed; a touch shortening a far expiry; a replace with
+// cas), and publishes when that call was issued and when it returned (a pair without ttl). Meanwhile every
+// client reads the pairs of all clients by get, fetch, mget and ifetch, reading the publication first. Checks
+// (each impossible to break by slowness, since the store happened between issue and return and the read between
+// its own start and end):
+//   - OK at a read that started more than ttl + recency_range_ms (+ 3 ms of millisecond rounding) after the
+//     call returned: returned too late;
+//   - NOT_FOUND at a read that ended less than ttl - 1 ms after the call was issued: expired early;
+//   - the value from before the ttl call, once that call has returned: a stale value.
+void ExpiryBoundsShared(shmemcache_t* c, int rank, unsigned range_ms) {
+  constexpr int kKeys = 48;
+  const int clients = pe_test::JobClients();
+  auto pair_key = [](int w, int i) { return "eb-" + std::to_string(w) + "-" + std::to_string(i); };
+  auto pub_key = [](int w, int i) { return "ebt-" + std::to_string(w) + "-" + std::to_string(i); };
+  pe_test::Rng rng(1000 + rank);
+  uint64_t late = 0, early = 0, stale = 0, reads_ok = 0, reads_gone = 0;
+  auto read_one = [&](int method) {
+    const int w = static_cast<int>(rng.Uniform(clients)), i = static_cast<int>(rng.Uniform(kKeys));
+    const std::string pk = pub_key(w, i), k = pair_key(w, i);
+    uint64_t pub[3];
+    size_t len = 0;
+    if (shmemcache_get(c, pk.data(), pk.size(), pub, sizeof pub, &len) != SHMEMCACHE_OK) return;
+    PE_CHECK(len == sizeof pub);
+    const uint64_t issued = pub[0], returned = pub[1], ttl = pub[2];
+    char buf[32];
+    size_t vlen = 0;
+    shmemcache_status_t st = SHMEMCACHE_IO_ERROR;
+    const uint64_t start = NowNanos();
+    if (method == 0) {
+      st = shmemcache_get(c, k.data(), k.size(), buf, sizeof buf, &vlen);
+    } else if (method == 1) {
+      uint32_t flags;
+      uint64_t tok;
+      st = shmemcache_fetch(c, k.data(), k.size(), buf, sizeof buf, &vlen, &flags, &tok);
+    } else if (method == 2) {
+      char other[32];
+      shmemcache_mget_item_t g[2] = {{pk.data(), pk.size(), other, sizeof other, 0, SHMEMCACHE_OK},
+                                     {k.data(), k.size(), buf, sizeof buf, 0, SHMEMCACHE_OK}};
+      PE_CHECK_STATUS(shmemcache_mget(c, g, 2), SHMEMCACHE_OK);
+      st = g[1].status;
+      vlen = g[1].value_len;
+    } else {
+      shmemcache_request_t* r = nullptr;
+      uint32_t flags;
+      uint64_t tok;
+      PE_CHECK_STATUS(shmemcache_ifetch(c, k.data(), k.size(), buf, sizeof buf, &vlen, &flags, &tok, &r), SHMEMCACHE_OK);
+      st = r ? shmemcache_wait(c, r) : SHMEMCACHE_IO_ERROR;
+    }
+    const uint64_t end = NowNanos();
+    if (st == SHMEMCACHE_OK) {
+      ++reads_ok;
+      if (start > returned && start - returned > (ttl + range_ms + 3) * kMs) {
+        ++late;
+        std::fprintf(stderr, "PE %d: %s (ttl %llu) returned by method %d %.3f ms after the store returned\n",
+                     pe_test::my_pe, k.c_str(), (unsigned long long)ttl, method, (start - returned) / 1e6);
+      }
+      if (vlen != 3 || std::memcmp(buf, "ttl", 3) != 0) {
+        ++stale;
+        std::fprintf(stderr, "PE %d: %s by method %d: value \"%.*s\" after the ttl store returned\n", pe_test::my_pe,
+                     k.c_str(), method, (int)std::min<size_t>(vlen, sizeof buf), buf);
+      }
+    } else {
+      PE_CHECK_STATUS(st, SHMEMCACHE_NOT_FOUND);
+      ++reads_gone;
+      if (end + kMs < issued + ttl * kMs) {
+        ++early;
+        std::fprintf(stderr, "PE %d: %s (ttl %llu) NOT_FOUND by method %d %.3f ms after the store was issued\n",
+                     pe_test::my_pe, k.c_str(), (unsigned long long)ttl, method, (end - issued) / 1e6);
+      }
+    }
+  };
+  pe_test::JobClientBarrier();
+  int method = 0;
+  for (int i = 0; i < kKeys; ++i) {
+    const std::string k = pair_key(rank, i);
+    const uint64_t ttl = 40 + static_cast<uint64_t>(i % 4) * 60;
+    const int route = i % 4;
+    uint64_t tok = 0;
+    if (route == 1 || route == 3) {
+      PE_CHECK_STATUS(Store(c, k, "pre", SHMEMCACHE_MODE_SET, 0, 0, 0, &tok), SHMEMCACHE_OK);
+      Cache(c, k);
+    } else if (route == 2) {
+      PE_CHECK_STATUS(Store(c, k, "ttl", SHMEMCACHE_MODE_SET, 0, 3600 * 1000), SHMEMCACHE_OK);
+      Cache(c, k);
+    }
+    const uint64_t issued = NowNanos();
+    shmemcache_status_t st;
+    if (route == 0) st = Store(c, k, "ttl", SHMEMCACHE_MODE_ADD, 0, ttl);
+    else if (route == 1) st = Store(c, k, "ttl", SHMEMCACHE_MODE_SET, 0, ttl);
+    else if (route == 2) st = shmemcache_touch(c, k.data(), k.size(), ttl);
+    else st = Store(c, k, "ttl", SHMEMCACHE_MODE_REPLACE, 0, ttl, tok);
+    const uint64_t returned = NowNanos();
+    PE_CHECK_STATUS(st, SHMEMCACHE_OK);
+    const uint64_t pub[3] = {issued, returned, ttl};
+    const std::string pk = pub_key(rank, i);
+    PE_CHECK_STATUS(shmemcache_set(c, pk.data(), pk.size(), pub, sizeof pub), SHMEMCACHE_OK);
+    for (int r = 0; r < 12; ++r) read_one(method++ % 4);
+    if (i % 8 == 7) SleepMs(20);  // let some pairs reach their expiry while their pointers are held
+  }
+  const uint64_t until = NowNanos() + (220 + range_ms + 200) * kMs;
+  while (NowNanos() < until) {
+    read_one(method++ % 4);
+    usleep(200);
+  }
+  PE_CHECK(late == 0 && early == 0 && stale == 0);
+  std::printf("expiry bounds (client %d): %llu reads found, %llu gone\n", rank, (unsigned long long)reads_ok,
+              (unsigned long long)reads_gone);
+  pe_test::JobClientBarrier();
+}
+
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
@@ -708,6 +822,7 @@ int main() {
   job.adjust = pe_test::RemoteDirectEveryThirdClient;
   job.every_call_returns = EveryCallReturns;
   job.client = [&](shmemcache_t* c, int rank, const shmemcache_config_t& config) {
+    ExpiryBoundsShared(c, rank, config.recency_range_ms);
     IncrEdges(c, rank);
     TokenEdges(c, rank, config.max_value_len);
     BatchEdges(c, rank);
