@@ -846,6 +846,52 @@ void PlainSetsClearOptions(shmemcache_t* c, int rank, unsigned range_ms, size_t 
   }
 }
 
+// Repeated keys in one mset and one imget where some values are large (past large_value_threshold: placed or
+// landed, not in a multi-set message) and others small (Direct or in a message): the last item wins, whatever
+// route each took; an imget of the same key with every kind of buffer.
+void LargeRepeats(shmemcache_t* c, int rank) {
+  const std::string k = Key(rank, "large-rep");
+  std::vector<uint8_t> big(20000), big2(40000);
+  pe_test::FillPattern(big.data(), big.size(), 1);
+  pe_test::FillPattern(big2.data(), big2.size(), 2);
+  const std::string sb(big.begin(), big.end()), sb2(big2.begin(), big2.end());
+  for (int pass = 0; pass < 4; ++pass) {
+    if (pass == 2) PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
+    const bool small_last = pass % 2 == 0;
+    shmemcache_mset_item_t s[4] = {
+        {k.data(), k.size(), "aa", 2, SHMEMCACHE_IO_ERROR},
+        {k.data(), k.size(), big.data(), big.size(), SHMEMCACHE_IO_ERROR},
+        {k.data(), k.size(), "bb", 2, SHMEMCACHE_IO_ERROR},
+        {k.data(), k.size(), small_last ? static_cast<const void*>("cc") : big2.data(), small_last ? 2 : big2.size(),
+         SHMEMCACHE_IO_ERROR},
+    };
+    PE_CHECK_STATUS(shmemcache_mset(c, s, 4), SHMEMCACHE_OK);
+    for (const auto& it : s) PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
+    const std::string expect = small_last ? "cc" : sb2;
+    std::vector<char> b0(64), b1(50000), b2(50000);
+    shmemcache_mget_item_t g[4] = {{k.data(), k.size(), b0.data(), b0.size(), 0, SHMEMCACHE_OK},
+                                   {k.data(), k.size(), b1.data(), b1.size(), 0, SHMEMCACHE_OK},
+                                   {k.data(), k.size(), nullptr, 0, 0, SHMEMCACHE_OK},
+                                   {k.data(), k.size(), b2.data(), expect.size(), 0, SHMEMCACHE_OK}};
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_imget(c, g, 4, &r), SHMEMCACHE_OK);
+    if (r != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+    if (small_last) {
+      PE_CHECK_STATUS(g[0].status, SHMEMCACHE_OK);
+      PE_CHECK(g[0].value_len == 2 && std::memcmp(b0.data(), "cc", 2) == 0);
+    } else {
+      PE_CHECK_STATUS(g[0].status, SHMEMCACHE_BUFFER_TOO_SMALL);
+      PE_CHECK(g[0].value_len == expect.size());
+    }
+    PE_CHECK_STATUS(g[1].status, SHMEMCACHE_OK);
+    PE_CHECK(g[1].value_len == expect.size() && std::memcmp(b1.data(), expect.data(), expect.size()) == 0);
+    PE_CHECK_STATUS(g[2].status, SHMEMCACHE_BUFFER_TOO_SMALL);
+    PE_CHECK(g[2].value_len == expect.size());
+    PE_CHECK_STATUS(g[3].status, SHMEMCACHE_OK);
+    PE_CHECK(g[3].value_len == expect.size() && std::memcmp(b2.data(), expect.data(), expect.size()) == 0);
+  }
+}
+
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
@@ -878,6 +924,7 @@ int main(int argc, char** argv) {
     TokenEdges(c, rank, config.max_value_len);
     lap("token edges");
     BatchEdges(c, rank);
+    LargeRepeats(c, rank);
     lap("batch edges");
     CrossClientTokens(c, rank);
     lap("cross-client tokens");
