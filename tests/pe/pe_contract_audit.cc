@@ -499,6 +499,15 @@ void FlushEdges(shmemcache_t* c, int rank, int num_servers) {
   PE_CHECK(items == expected_items);
   PE_CHECK(payload == expected_payload);
   pe_test::JobClientBarrier();
+  // Every client flushes at once: each call OK; what each stores after every flush returned is kept.
+  PE_CHECK_STATUS(shmemcache_flush_all(c), SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  PE_CHECK(Fetch(c, w).status == SHMEMCACHE_NOT_FOUND);
+  const std::string after = Key(rank, "after-flushes");
+  PE_CHECK_STATUS(shmemcache_set(c, after.data(), after.size(), "kept", 4), SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  for (int k = 0; k < pe_test::JobClients(); ++k) PE_CHECK(Fetch(c, Key(k, "after-flushes")).value == "kept");
+  pe_test::JobClientBarrier();
 }
 
 // append / prepend one byte at a time from 1 byte to 1.5 KiB, alternating: every block boundary on the way is met

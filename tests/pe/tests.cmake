@@ -280,3 +280,9 @@ shmemcache_pe_test(contract_audit_np4_active_only pe_contract_audit 4 TIMEOUT 18
 shmemcache_pe_test(contract_audit_np4_tcp pe_contract_audit 4 TCP TIMEOUT 240 ${direct_always})
 shmemcache_pe_test(contract_audit_np5_2servers_tcp pe_contract_audit 5 TCP TIMEOUT 240
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
+# A recency range of 5 ms: the expiry bound (ttl + range) is then tight, and Direct stores with a ttl must bound
+# the server's clock within 5 ms or ask the server.
+shmemcache_pe_test(contract_audit_np4_range5 pe_contract_audit 4 TIMEOUT 180 ENV SHMEMCACHE_RECENCY_RANGE_MS=5)
+shmemcache_pe_test(contract_audit_np4_range5_tcp pe_contract_audit 4 TCP TIMEOUT 240
+                   ENV SHMEMCACHE_RECENCY_RANGE_MS=5 SHMEMCACHE_DIRECT_POLICY=always)
+shmemcache_pe_sanitize_test(contract_audit_np4 pe_contract_audit 4 TIMEOUT 240)
