@@ -901,6 +901,78 @@ void LargeRepeats(shmemcache_t* c, int rank) {
   }
 }
 
+// One mset and one mget (and imget) of 700 items over 300 keys of every server: repeated keys across windows,
+// bad items among them, every kind of buffer. Each item's status is what a loop of single calls gives, and each
+// key ends with the value of its last good item.
+void BigBatches(shmemcache_t* c, int rank, size_t max_key_len) {
+  constexpr int kItems = 700, kKeys = 300;
+  std::vector<std::string> keys(kItems), values(kItems);
+  std::vector<shmemcache_mset_item_t> s(kItems);
+  std::vector<int> last(kKeys, -1);
+  const std::string too_long(max_key_len + 1, 'L');
+  for (int i = 0; i < kItems; ++i) {
+    const int k = (i * 7) % kKeys;
+    keys[i] = Key(rank, "bb" + std::to_string(k));
+    values[i] = std::string(static_cast<size_t>((i * 37) % 300), static_cast<char>('a' + i % 26)) + std::to_string(i);
+    s[i] = {keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IO_ERROR};
+    if (i % 97 == 5) s[i].key_len = 0;                                  // bad: changes nothing
+    else if (i % 97 == 6) s[i].key = too_long.data(), s[i].key_len = too_long.size();
+    else last[k] = i;
+  }
+  PE_CHECK_STATUS(shmemcache_mset(c, s.data(), s.size()), SHMEMCACHE_OK);
+  for (int i = 0; i < kItems; ++i)
+    PE_CHECK_STATUS(s[i].status, i % 97 == 5 ? SHMEMCACHE_INVALID_ARGUMENT
+                                             : i % 97 == 6 ? SHMEMCACHE_KEY_TOO_LONG : SHMEMCACHE_OK);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<shmemcache_mget_item_t> g(kItems);
+    std::vector<std::vector<char>> bufs(kItems);
+    std::vector<std::string> misses(kItems);  // sized up front: items point into it
+    for (int i = 0; i < kItems; ++i) {
+      const int k = (i * 13) % (kKeys + 20);  // 20 keys never stored
+      const std::string& key = k < kKeys ? keys[last[k] >= 0 ? last[k] : 0] : too_long;
+      const size_t want = k < kKeys && last[k] >= 0 ? values[last[k]].size() : 0;
+      const size_t cap = i % 4 == 0 ? 0 : i % 4 == 1 ? want / 2 : i % 4 == 2 ? want : want + 100;
+      bufs[i].resize(cap);
+      g[i] = {key.data(), key.size(), cap ? bufs[i].data() : nullptr, cap, 12345, SHMEMCACHE_IO_ERROR};
+      if (k >= kKeys) {  // a miss: a key of this client's never stored
+        misses[i] = Key(rank, "bb-miss" + std::to_string(i));
+        g[i].key = misses[i].data();
+        g[i].key_len = misses[i].size();
+      }
+    }
+    shmemcache_status_t st;
+    if (round == 0) {
+      st = shmemcache_mget(c, g.data(), g.size());
+    } else {
+      shmemcache_request_t* r = nullptr;
+      st = shmemcache_imget(c, g.data(), g.size(), &r);
+      if (st == SHMEMCACHE_OK && r != nullptr) st = shmemcache_wait(c, r);
+    }
+    PE_CHECK_STATUS(st, SHMEMCACHE_OK);
+    int bad = 0;
+    for (int i = 0; i < kItems && bad < 5; ++i) {
+      const int k = (i * 13) % (kKeys + 20);
+      bool ok;
+      if (k >= kKeys || last[k] < 0) {
+        ok = g[i].status == SHMEMCACHE_NOT_FOUND && g[i].value_len == 0;
+      } else {
+        const std::string& v = values[last[k]];
+        if (g[i].buffer_len < v.size())
+          ok = g[i].status == SHMEMCACHE_BUFFER_TOO_SMALL && g[i].value_len == v.size();
+        else
+          ok = g[i].status == SHMEMCACHE_OK && g[i].value_len == v.size() &&
+               std::memcmp(bufs[i].data(), v.data(), v.size()) == 0;
+      }
+      if (!ok) {
+        ++bad;
+        std::fprintf(stderr, "PE %d: big batch round %d item %d (key %d): %s, value_len %zu, buffer %zu\n",
+                     pe_test::my_pe, round, i, k, shmemcache_strerror(g[i].status), g[i].value_len, g[i].buffer_len);
+      }
+      PE_CHECK(ok);
+    }
+  }
+}
+
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
@@ -934,6 +1006,8 @@ int main(int argc, char** argv) {
     lap("token edges");
     BatchEdges(c, rank);
     LargeRepeats(c, rank);
+    BigBatches(c, rank, config.max_key_len);
+    lap("big batches");
     lap("batch edges");
     CrossClientTokens(c, rank);
     lap("cross-client tokens");

@@ -286,3 +286,6 @@ shmemcache_pe_test(contract_audit_np4_range5 pe_contract_audit 4 TIMEOUT 180 ENV
 shmemcache_pe_test(contract_audit_np4_range5_tcp pe_contract_audit 4 TCP TIMEOUT 240
                    ENV SHMEMCACHE_RECENCY_RANGE_MS=5 SHMEMCACHE_DIRECT_POLICY=always)
 shmemcache_pe_sanitize_test(contract_audit_np4 pe_contract_audit 4 TIMEOUT 240)
+shmemcache_pe_test(contract_audit_np4_2servers pe_contract_audit 4 TIMEOUT 180 ${two_servers})
+shmemcache_pe_test(contract_audit_np4_2servers_tcp pe_contract_audit 4 TCP TIMEOUT 240
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
