@@ -973,6 +973,72 @@ void BigBatches(shmemcache_t* c, int rank, size_t max_key_len) {
   }
 }
 
+// Every client writes one key by every route at once (plain store, store with flags and ttl, check-and-set from
+// a fetch, append, prepend; incr and touch in between): the tokens the writes returned are all different, across
+// clients (a token is never reused for a key), and none is 0.
+void TokensUnderContention(shmemcache_t* c, int rank, int ops) {
+  const std::string k = "audit-token-race";
+  if (rank == 0) PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), "1", 1), SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  pe_test::Rng rng(77 + rank);
+  std::vector<uint64_t> tokens;
+  for (int i = 0; i < ops; ++i) {
+    uint64_t t = 0;
+    shmemcache_status_t st = SHMEMCACHE_OK;
+    const std::string digits = std::to_string(rng.Uniform(1000));
+    switch (rng.Uniform(7)) {
+      case 0: st = shmemcache_store(c, k.data(), k.size(), digits.data(), digits.size(), nullptr, &t); break;
+      case 1: st = Store(c, k, digits, SHMEMCACHE_MODE_SET, static_cast<uint32_t>(i), 3600 * 1000, 0, &t); break;
+      case 2: {
+        Fetched f = pe_test::Fetch(c, k, 1 << 16);
+        PE_CHECK(f.status == SHMEMCACHE_OK);
+        st = Store(c, k, digits, SHMEMCACHE_MODE_SET, 0, 0, f.token, &t);
+        PE_CHECK(st == SHMEMCACHE_OK || st == SHMEMCACHE_EXISTS);
+        if (st == SHMEMCACHE_OK) PE_CHECK(t != f.token);
+        break;
+      }
+      case 3: st = Store(c, k, "7", SHMEMCACHE_MODE_APPEND, 0, 0, 0, &t); break;
+      case 4: st = Store(c, k, "3", SHMEMCACHE_MODE_PREPEND, 0, 0, 0, &t); break;
+      case 5: {
+        st = shmemcache_incr(c, k.data(), k.size(), 1, nullptr);
+        PE_CHECK(st == SHMEMCACHE_OK || st == SHMEMCACHE_NOT_NUMERIC);
+        continue;
+      }
+      default:
+        PE_CHECK_STATUS(shmemcache_touch(c, k.data(), k.size(), 3600 * 1000), SHMEMCACHE_OK);
+        continue;
+    }
+    if (st == SHMEMCACHE_OK) {
+      PE_CHECK(t != 0);
+      tokens.push_back(t);
+    } else {
+      PE_CHECK(st == SHMEMCACHE_EXISTS);
+    }
+  }
+  const std::string mine = "audit-tokens-" + std::to_string(rank);
+  PE_CHECK_STATUS(shmemcache_set(c, mine.data(), mine.size(), tokens.data(), tokens.size() * sizeof(uint64_t)),
+                  SHMEMCACHE_OK);
+  pe_test::JobClientBarrier();
+  if (rank == 0) {
+    std::vector<uint64_t> all;
+    for (int r = 0; r < pe_test::JobClients(); ++r) {
+      const std::string theirs = "audit-tokens-" + std::to_string(r);
+      Fetched f = pe_test::Fetch(c, theirs, static_cast<size_t>(ops) * sizeof(uint64_t));
+      PE_CHECK(f.status == SHMEMCACHE_OK && f.value.size() % sizeof(uint64_t) == 0);
+      const size_t n = f.value.size() / sizeof(uint64_t);
+      const size_t at = all.size();
+      all.resize(at + n);
+      std::memcpy(all.data() + at, f.value.data(), f.value.size());
+    }
+    std::sort(all.begin(), all.end());
+    const size_t dups = static_cast<size_t>(all.end() - std::unique(all.begin(), all.end())) ;
+    if (dups != 0) std::fprintf(stderr, "PE %d: %zu tokens given twice for one key\n", pe_test::my_pe, dups);
+    PE_CHECK(dups == 0);
+    std::printf("tokens under contention: %zu writes, all tokens distinct: %s\n", all.size(), dups ? "no" : "yes");
+  }
+  pe_test::JobClientBarrier();
+}
+
 void EveryCallReturns(shmemcache_t* c, shmemcache_status_t expected) {
   shmemcache_mget_item_t g{"k", 1, nullptr, 0, 0, SHMEMCACHE_OK};
   PE_CHECK_STATUS(shmemcache_mget(c, &g, 1), expected);
@@ -1021,6 +1087,8 @@ int main(int argc, char** argv) {
     lap("large with options");
     GrowingCounters(c, rank, 150);
     lap("growing counters");
+    TokensUnderContention(c, rank, 3000);
+    lap("token contention");
     if (many_touches) ManyTouches(c, rank);
     WritesOnExpired(c, rank, config.recency_range_ms);
     lap("writes on expired");
