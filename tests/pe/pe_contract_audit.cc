@@ -1,21 +1,30 @@
 // memcached's contract (issue 15), edge cases the other contract programs leave out, through the public API only.
 // One oshrun job; every client on its own keys except in the phases between client barriers:
-//   - incr: empty and non-numeric values, 20 digits that overflow, 21 digits, signs; wrap at 2^64 to 0, INT64_MIN
-//     and INT64_MAX deltas, floor at 0, a shrinking result keeps the value's length (memcached pads with spaces),
-//     padded and zero-led values parse; NOT_NUMERIC changes neither value nor token; incr 0 changes the token;
+//   - the expiry bound across clients on every read path (get, fetch, mget, ifetch) and every ttl route (Active
+//     add, set with a ttl over a held pointer, touch, replace with cas), checked on the clock all PEs of one host
+//     share (ExpiryBoundsShared says why that cannot race);
+//   - every plain-set route (set, iset, bset, mset, store NULL, istore zeroed) over a pair with flags and a ttl
+//     leaves flags 0 and no expiry; longest keys with NUL bytes;
+//   - incr: empty and non-numeric values, 20 digits that overflow, signs; wrap at 2^64 to 0, INT64_MIN and
+//     INT64_MAX deltas, floor at 0, a shrinking result keeps the value's length (memcached pads with spaces),
+//     padded and zero-led values parse; NOT_NUMERIC changes neither value nor token; incr 0 changes the token
+//     (what the header leaves open, e.g. " 5", "+5", 21 zero-led digits, is printed, not checked);
 //   - tokens: *cas_out untouched on every failure; cas checked first in every mode (add with a token of a
 //     present key: EXISTS; of an absent key: NOT_FOUND); append/prepend with the current token; a failed append
-//     (too large) changes nothing; touch keeps the token; a token from before flush_all / delete never matches
-//     the re-added pair; another client's Direct write makes this client's token stale;
-//   - expiry through a cached pointer: touch shortening a far expiry, touch 0 and touch extending a near one, a
-//     plain set / set with options clearing or setting the expiry, append keeping it (its own ttl ignored),
-//     replace setting it; every read path (get, fetch, mget, incr, replace, append) after ttl + range has
-//     surely passed; huge ttl_ms (never "expired before ttl_ms"); add racing on an expired key (exactly one OK);
-//   - append/prepend up to and past max_value_len;
+//     (too large) changes nothing; touch keeps the token; tokens from before delete / flush_all never match the
+//     re-added pair; another client's write makes this client's token stale; ~6000 concurrent writes of one key
+//     by every route return distinct tokens;
+//   - expiry through a cached pointer: touch shortening a far expiry, touch 0 and touch extending a near one, set
+//     with options, append keeping the expiry (its own ttl ignored), replace setting one; get, fetch, mget, incr,
+//     replace, append after ttl + range surely passed; huge ttl_ms; add racing on an expired key (exactly one
+//     OK); writes through pointers to expired pairs;
+//   - append/prepend up to and past max_value_len, and byte by byte across block boundaries;
+//   - counters outgrowing their blocks under contention, decrements flooring at 0: exact totals;
+//   - large values (placed, landed, pulled) with flags, ttl, cas and modes;
 //   - batches: item statuses that start as garbage, buffer_len 0 size queries of present, empty and absent
-//     values, an empty value with buffer NULL, duplicates mixing Direct and Active SETs in one mset;
-//   - flush_all while other clients hold cached pointers: their Direct reads, writes, incrs and cas stores
-//     afterwards; server_stats items 0 after it, then the sum of what the clients stored.
+//     values, repeated keys mixing Direct, Active and large SETs in one mset, 700-item batches over windows;
+//   - flush_all while other clients hold cached pointers: their reads, writes, incrs and cas stores afterwards;
+//     server_stats items 0 after it, then the sum of what the clients stored; every client flushing at once.
 // Time bounds are asserted only in the direction a slow machine cannot break: "still there" only when the store
 // (or touch) is known to be younger than ttl_ms on the client's clock less a drift allowance, "gone" only when
 // ttl_ms + recency_range_ms have surely passed (1% drift + 50 ms) since the call returned.
