@@ -192,6 +192,22 @@ void TokenEdges(shmemcache_t* c, int rank, size_t max_value_len) {
   PE_CHECK_STATUS(Store(c, k, "!", SHMEMCACHE_MODE_APPEND), SHMEMCACHE_VALUE_TOO_LARGE);
   PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), nullptr, 0, &len), SHMEMCACHE_BUFFER_TOO_SMALL);
   PE_CHECK(len == max_value_len);
+  // The same refusals through istore: at completion, *cas_out untouched; a mode out of range at issue.
+  {
+    shmemcache_request_t* r = nullptr;
+    shmemcache_store_options_t add_cas{SHMEMCACHE_MODE_ADD, 0, 0, t3};
+    PE_CHECK_STATUS(shmemcache_istore(c, k.data(), k.size(), "x", 1, &add_cas, &out, &r), SHMEMCACHE_OK);
+    if (r != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_EXISTS);
+    shmemcache_store_options_t stale{SHMEMCACHE_MODE_APPEND, 0, 0, t2};
+    PE_CHECK_STATUS(shmemcache_istore(c, k.data(), k.size(), "x", 1, &stale, &out, &r), SHMEMCACHE_OK);
+    if (r != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_EXISTS);
+    shmemcache_store_options_t bad_mode{static_cast<shmemcache_mode_t>(5), 0, 0, t3};
+    r = reinterpret_cast<shmemcache_request_t*>(&out);
+    PE_CHECK_STATUS(shmemcache_istore(c, k.data(), k.size(), "x", 1, &bad_mode, &out, &r), SHMEMCACHE_INVALID_ARGUMENT);
+    PE_CHECK(r == nullptr && out == 777);
+    PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), nullptr, 0, &len), SHMEMCACHE_BUFFER_TOO_SMALL);
+    PE_CHECK(len == max_value_len);
+  }
   // delete + re-add: the old tokens never match again.
   PE_CHECK_STATUS(shmemcache_delete(c, k.data(), k.size()), SHMEMCACHE_OK);
   uint64_t t4 = 0;
