@@ -495,7 +495,9 @@ shmemcache_status_t shmemcache_get_stats(const shmemcache_t *cache, shmemcache_s
  * asks the server when it cannot tell. Expired pairs free their memory lazily (the next operation that meets
  * them) or when the server needs room.
  * Tokens (memcached's "CAS unique"). Every pair has a token, never 0, that changes on every modification by any
- * call (shmemcache_set included) and is never reused for the same key; shmemcache_touch keeps it.
+ * call (shmemcache_set included) and is never reused for the same key; shmemcache_touch keeps it, up to 65535
+ * touches since the pair's last modification (the block keeps that lag in 16 bits): the next touch then gives it
+ * a new token, as if it had been modified.
  * Argument checks are those of shmemcache_set / shmemcache_get (NULL handle or key, empty key: INVALID_ARGUMENT;
  * KEY_TOO_LONG; VALUE_TOO_LARGE; WRONG_ROLE on a server; SHUT_DOWN after finalize); on any such error nothing is
  * changed and no output is written. TIMEOUT as in "Failures": the operation may or may not have taken effect.
@@ -554,10 +556,15 @@ shmemcache_status_t shmemcache_ifetch(shmemcache_t *cache, const void *key, size
 shmemcache_status_t shmemcache_istore(shmemcache_t *cache, const void *key, size_t key_len, const void *value,
                                       size_t value_len, const shmemcache_store_options_t *options,
                                       uint64_t *cas_out, shmemcache_request_t **request);
-/* New expiry for a present pair: ttl_ms from now (0 = never). Its value, flags and token stay. OK, or NOT_FOUND
+/* New expiry for a present pair: ttl_ms from now (0 = never). Its value, flags and token stay (the token: up to
+ * 65535 touches, see "Tokens" above). OK, or NOT_FOUND
  * if the key is absent (or expired). */
 shmemcache_status_t shmemcache_touch(shmemcache_t *cache, const void *key, size_t key_len, uint64_t ttl_ms);
-/* The value must be an ASCII unsigned decimal of at most 20 digits (memcached's rules): delta > 0 adds
+/* The value must be an ASCII unsigned decimal of at most 20 digits, read by memcached's rules (its strtoull and
+ * end check): leading blanks and one sign are allowed ("-0" is 0; "-5" is NOT_NUMERIC), so is anything after a
+ * blank or a NUL following the digits ("5 x" is 5), and leading zeros ("000...05" of any length); empty, blank
+ * only, no digit first, text glued to the digits ("5x", "0x10", "1.5") and numbers above 2^64-1 are NOT_NUMERIC.
+ * delta > 0 adds
  * (wrapping at 2^64), delta < 0 subtracts and stops at 0. The result is stored as decimal (flags and expiry
  * stay, the token changes) and returned in *new_value (may be NULL). OK; NOT_FOUND (absent: incr does not
  * create); NOT_NUMERIC (nothing changed); NO_SPACE (a longer number needs a block that cannot be had). Atomic
