@@ -282,7 +282,15 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   }
   std::string flags;
   const bool flags_fit = AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary);
-  const bool touch = HasMetaFlag(tokens, ntokens, 'T');
+  // memcached applies T and N while it writes the return flags, in token order, and stops at an opaque too
+  // long: a T or N after it has no effect (a counter it creates then never expires).
+  size_t applied_end = 2;
+  while (applied_end + 1 < ntokens &&
+         !(tokens[applied_end].value[0] == 'O' && tokens[applied_end].length > Limits::kMaxOpaqueLength)) {
+    ++applied_end;
+  }
+  bool touch = false;
+  for (size_t i = 2; i < applied_end; ++i) touch = touch || tokens[i].value[0] == 'T';
   // One Backend::Incr and nothing after it (no creation, no touch): it joins the answer batch. An opaque too
   // long is answered after the delta is applied, as memcached does, so it is made at once below.
   if (flags_fit && !of.vivify && !touch &&
@@ -299,9 +307,9 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   Status st;
   if (of.vivify) {
     // Auto-create on a miss (N). The created pair's TTL: of T and N, whichever comes last (memcached applies
-    // them in token order).
-    Expiry ttl = of.autoviv_exptime;
-    for (size_t i = 2; i + 1 < ntokens; ++i) {
+    // them in token order); none if neither comes before an opaque too long.
+    Expiry ttl;
+    for (size_t i = 2; i < applied_end; ++i) {
       if (tokens[i].value[0] == 'T') ttl = of.exptime;
       if (tokens[i].value[0] == 'N') ttl = of.autoviv_exptime;
     }
