@@ -202,6 +202,8 @@ CASES = [
         b"mg {k}a " + b" ".join(b"O%d" % i for i in range(19)) + b"\r\n",
         b"mg {k}a T100 v\r\nmg {k}a u v\r\n",
         b"mg {k}a \x80\r\n",
+        # A T after an opaque too long touches nothing (memcached stops at it); one before it does.
+        b"mg {k}a k O" + b"o" * 40 + b" T-1\r\nmg {k}a v\r\nmg {k}a T-1 O" + b"o" * 40 + b"\r\nmg {k}a v\r\n",
     ]),
     ("meta_set_and_base64_keys", False, [
         b"ms {k}a 2\r\nhi\r\nmg {k}a v f\r\n",
