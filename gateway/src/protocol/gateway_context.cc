@@ -76,6 +76,14 @@ Status GatewayContext::FlushAll(uint64_t delay_ms) {
 }
 
 Status GatewayContext::FlushAllAfter(int32_t exptime) {
+  // memcached's process_started is time(0) - ITEM_UPDATE_INTERVAL (60) - 2 at start; realtime() is 1 up to
+  // process_started + 1, and oldest_live = realtime() - 1.
+  constexpr uint64_t kProcessStartedLeadMs = 61 * 1000;
+  if (exptime > kMaxRelativeExptime &&
+      static_cast<uint64_t>(exptime) * 1000 + kProcessStartedLeadMs <= start_unix_ms_) {
+    shared_->flush_at_unix_ms().store(0, std::memory_order_relaxed);
+    return Status::kOk;
+  }
   uint64_t delay_ms = 0;
   if (exptime > 0) {
     Expiry when = ExpiryFrom(exptime);

@@ -182,7 +182,9 @@ class GatewayContext {
   // oldest_live replaces the older); otherwise every pair stored before now + delay_ms goes at that time.
   Status FlushAll(uint64_t delay_ms);
   // flush_all with memcached's exptime argument (text `flush_all [exptime]`, binary Flush's expiration): 0 or
-  // less, or a time already passed, flushes now; otherwise FlushAll with the delay until then.
+  // less, or a time already passed, flushes now; otherwise FlushAll with the delay until then. One exception,
+  // memcached's: an absolute time (over 30 days) up to its process_started + 1 (start - 61 s) makes realtime() 1,
+  // hence oldest_live 0, which means "no flush": nothing is flushed and a pending delayed flush is cancelled.
   Status FlushAllAfter(int32_t exptime);
   // Runs a delayed flush that is due (the first thread's context only: the others return -1). Returns the
   // milliseconds until the next one, or -1 if none is pending (the event loop's timeout).

@@ -26,6 +26,14 @@ constexpr const char* kMsUnsupported = "I";
 constexpr const char* kMdUnsupported = "CI";
 constexpr const char* kMaUnsupported = "Cct";
 
+// The end of the flags memcached's mg and ma apply (T, N): the first opaque too long, where it stops with an
+// error, or the end of the flags.
+size_t AppliedFlagsEnd(const Token* tokens, size_t ntokens) {
+  size_t i = 2;
+  while (i + 1 < ntokens && !(tokens[i].value[0] == 'O' && tokens[i].length > Limits::kMaxOpaqueLength)) ++i;
+  return i;
+}
+
 void MetaGet(Session& s, Token* tokens, size_t ntokens) {
   if (tokens[1].length > s.limits().max_key_length) {
     s.OutErrString(kBadFormat);
@@ -44,7 +52,10 @@ void MetaGet(Session& s, Token* tokens, size_t ntokens) {
   }
   s.set_noreply(of.no_reply);
   Counters& c = s.gateway().counters();
-  bool touch = HasMetaFlag(tokens, ntokens, 'T');
+  // memcached applies T on a hit while it writes the return flags, in token order, and stops at an opaque too
+  // long (answered below): a T after it touches nothing.
+  bool touch = false;
+  for (size_t i = 2; i < AppliedFlagsEnd(tokens, ntokens); ++i) touch = touch || tokens[i].value[0] == 'T';
   std::string value;
   uint32_t flags = 0;
   uint64_t cas = 0;
@@ -282,7 +293,11 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   }
   std::string flags;
   const bool flags_fit = AppendOpaqueAndKey(&flags, tokens, ntokens, key, of.key_binary);
-  const bool touch = HasMetaFlag(tokens, ntokens, 'T');
+  // memcached applies T and N while it writes the return flags, in token order, and stops at an opaque too
+  // long: a T or N after it has no effect (a counter it creates then never expires).
+  const size_t applied_end = AppliedFlagsEnd(tokens, ntokens);
+  bool touch = false;
+  for (size_t i = 2; i < applied_end; ++i) touch = touch || tokens[i].value[0] == 'T';
   // One Backend::Incr and nothing after it (no creation, no touch): it joins the answer batch. An opaque too
   // long is answered after the delta is applied, as memcached does, so it is made at once below.
   if (flags_fit && !of.vivify && !touch &&
@@ -299,9 +314,9 @@ void MetaArithmetic(Session& s, Token* tokens, size_t ntokens) {
   Status st;
   if (of.vivify) {
     // Auto-create on a miss (N). The created pair's TTL: of T and N, whichever comes last (memcached applies
-    // them in token order).
-    Expiry ttl = of.autoviv_exptime;
-    for (size_t i = 2; i + 1 < ntokens; ++i) {
+    // them in token order); none if neither comes before an opaque too long.
+    Expiry ttl;
+    for (size_t i = 2; i < applied_end; ++i) {
       if (tokens[i].value[0] == 'T') ttl = of.exptime;
       if (tokens[i].value[0] == 'N') ttl = of.autoviv_exptime;
     }

@@ -202,6 +202,8 @@ CASES = [
         b"mg {k}a " + b" ".join(b"O%d" % i for i in range(19)) + b"\r\n",
         b"mg {k}a T100 v\r\nmg {k}a u v\r\n",
         b"mg {k}a \x80\r\n",
+        # A T after an opaque too long touches nothing (memcached stops at it); one before it does.
+        b"mg {k}a k O" + b"o" * 40 + b" T-1\r\nmg {k}a v\r\nmg {k}a T-1 O" + b"o" * 40 + b"\r\nmg {k}a v\r\n",
     ]),
     ("meta_set_and_base64_keys", False, [
         b"ms {k}a 2\r\nhi\r\nmg {k}a v f\r\n",
@@ -235,10 +237,21 @@ CASES = [
         b"ms {k}s 3\r\nabc\r\nma {k}s\r\n",
         b"ma {k}fresh N100 q v\r\nma {k}fresh q v\r\nma {k}none q\r\nmn\r\n",
         b"ma {k}n T100 v\r\nmg {k}n v\r\n",
+        # T and N after an opaque too long are not applied (memcached stops at it): created without expiry,
+        # then not touched into the past.
+        b"ma {k}o O" + b"o" * 40 + b" N-1\r\nmg {k}o v\r\nma {k}o O" + b"o" * 40 + b" T-1\r\nmg {k}o v\r\n",
+        b"ma {k}p N-1 O" + b"o" * 40 + b"\r\nmg {k}p v\r\n",
     ]),
     ("meta_noop_and_pipelines", False, [
         b"mn\r\n",
         b"ms {k}a 1 q\r\n1\r\nms {k}b 1 q\r\n2\r\nmg {k}a q v k\r\nmg {k}x q v k\r\nmg {k}b q v k\r\nmn\r\n",
+    ]),
+    # An absolute time before memcached's start makes memcached's flush time 0, "no flush": nothing goes (and
+    # a pending delayed flush is cancelled). Before any other flush_all (a later one could not bring back what
+    # an earlier one hid, as memcached's lazy flush does).
+    ("flush_all_absolute_before_start", False, [
+        b"set {k}d 0 0 1\r\nq\r\nflush_all 1000000000\r\nget {k}d\r\n",
+        b"flush_all 1000000000 noreply\r\nget {k}d\r\n",
     ]),
     # flush_all last: it empties the whole cache.
     ("flush_all", False, [

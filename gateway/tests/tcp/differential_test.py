@@ -18,7 +18,7 @@ from differential_cases import CASES
 def last_cas(data):
     found = None
     for line in data.split(b"\r\n"):
-        m = re.match(rb"^VALUE \S+ \d+ \d+ (\d+)$", line)
+        m = re.match(rb"^VALUE [^ ]+ \d+ \d+ (\d+)$", line)
         if m:
             found = int(m.group(1))
         if re.match(rb"^(HD|VA \d+|EX|NF|NS|EN)( |$)", line):
@@ -34,7 +34,7 @@ def normalize(data, names):
         return names[token]
     lines = []
     for line in data.split(b"\r\n"):
-        m = re.match(rb"^(VALUE \S+ \d+ \d+ )(\d+)$", line)
+        m = re.match(rb"^(VALUE [^ ]+ \d+ \d+ )(\d+)$", line)
         if m:
             line = m.group(1) + rename(m.group(2))
         elif re.match(rb"^(HD|VA \d+|EX|NF|NS|EN)( |$)", line):
