@@ -480,22 +480,49 @@ class Client {
     if (MineInFlight(server) != 0) PushStagedSlow(server);
   }
   void PushStagedSlow(int server);  // [active]
-  // CompleteServerSlow's and CompleteKeySlow's loop: completes replies from server until settled() (this
-  // thread's counts, read as MineInFlight / MineKeyFree) or the server fails (WaitOnServer where it may).
+  // CompleteServerSlow's and CompleteKeySlow's wait: WaitUntil settled() (this thread's counts, read as
+  // MineInFlight / MineKeyFree). OK when settled; TIMEOUT when the server failed (now or earlier; LastError set).
   template <typename Settled>
   Status CompleteMineUntil(int server, Settled settled);
+  // The one blocking wait on a server (Wait, CompleteMineUntil, WaitBatch): completes replies from server until
+  // settled() (read under server's lock only; it may count what it sees) or the server fails. WaitOnServer where
+  // the lock may be let go between polls (WaitsWithoutLock); else it holds the lock and completes reply after reply
+  // (CompleteNext), then, with take_arrived, the replies that have arrived besides (CompleteArrived; WaitOnServer
+  // takes those at every poll anyway). OK once settled(); TIMEOUT (LastError set) when the server failed first,
+  // and then every request that was in flight there is completed with TIMEOUT.
+  template <typename Settled>
+  Status WaitUntil(int server, Settled settled, bool take_arrived);
   // Whether a blocking wait on a server may let go of its lock between polls (WaitOnServer): other threads may
   // call (not single_thread) and this thread holds no server's lock (its caller's state would change under it).
   bool WaitsWithoutLock() const { return !pe_->single_thread && held_server_ < 0; }
   // A blocking wait on server that does not keep its lock (client_pe.h, "Waits stay bounded"): until settled()
-  // (called only under server's lock: WaitBatchOnServer relies on it) one waiting thread at a time polls the
-  // server under its lock (Flush, CompleteArrived) and backs off between polls without it, on the Deadline
-  // schedule, as Conduit::ReceiveInPlace does; the other waiters sleep until their request is done or the role
-  // comes free.
+  // (called only under server's lock) one waiting thread at a time polls the server under its lock (Flush,
+  // CompleteArrived) and backs off between polls without it, on the Deadline schedule, as
+  // Conduit::ReceiveInPlace does; the other waiters sleep until their request is done or the role comes free.
   // Nothing completed from server by any thread for op_timeout_ms: the server fails (GiveUp, FailServer), which
-  // completes every request in flight there with TIMEOUT. Holding no server's lock (WaitsWithoutLock).
+  // completes every request in flight there with TIMEOUT. Holding no server's lock (WaitsWithoutLock). Returns
+  // as WaitUntil.
   template <typename Settled>
-  void WaitOnServer(int server, Settled settled);
+  Status WaitOnServer(int server, Settled settled);
+  // The completion role on a server (ClientPe::ServerLock::completing) as one thread in WaitOnServer holds it:
+  // taken and given up under the server's lock (Take, Leave); should the wait end without giving it up (an
+  // exception), the destructor takes the lock and gives it up, so the sleepers are woken and one of them polls
+  // (else each would sleep until its request completed, and a server that stopped answering would never fail).
+  class CompletionRole {
+   public:
+    CompletionRole(Client* client, int server) : client_(client), server_(server) {}
+    ~CompletionRole();  // holding no server's lock
+    CompletionRole(const CompletionRole&) = delete;
+    CompletionRole& operator=(const CompletionRole&) = delete;
+    bool held() const { return held_; }
+    void Take();   // under the lock, the role free
+    void Leave();  // under the lock, the role held: the sleepers are woken at the unlock (ServerHold)
+
+   private:
+    Client* client_;
+    int server_;
+    bool held_ = false;
+  };
   // Under server's lock, after requests completed there (CompleteNext, CompleteArrived, FailServer: the only
   // callers of Complete): moves the poller's deadline on and has the sleeping waiters woken at the unlock
   // (ServerHold).
@@ -658,11 +685,7 @@ class Client {
   // counts it, and it goes back to the pool. No-op for a request that is not a part or not done.
   void Settle(shmemcache_request* r);
   Status TestBatch(shmemcache_request* batch);
-  Status WaitBatch(shmemcache_request* batch);  // releases
-  // WaitBatch's wait on one server without keeping its lock (WaitOnServer; WaitsWithoutLock): until this thread
-  // has nothing in flight there or the batch is done, both read under the lock. Whether it found either
-  // unsettled (the pass must repeat).
-  bool WaitBatchOnServer(int server, shmemcache_request* batch);
+  Status WaitBatch(shmemcache_request* batch);  // releases (requests.cc, beside Wait)
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
   // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).

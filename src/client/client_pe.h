@@ -11,7 +11,7 @@
 //              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
 //              every thread's requests whose replies it reads), failing s. A blocking Wait (and a blocking call's
 //              CompleteKey / CompleteServer) holds it only to poll, not while it backs off between polls (Client::
-//              WaitOnServer; a batch's wait too, WaitBatchOnServer), so other threads post to s while it waits;
+//              WaitOnServer; a batch's wait too, through Client::WaitUntil), so other threads post to s while it waits;
 //              the waits for reply room and the other waits inside a post still hold it (bounded by
 //              op_timeout_ms). Direct operations never take it.
 //   ctx        the PE's main context, used through a SerializedContext (its own mutex per operation, a leaf): the
@@ -32,7 +32,7 @@
 // and backs off between polls without it; the others sleep on ServerLock::replies until their request is done or
 // the role is free (each sleep bounded by a nap, in case a wake-up is missed). The poller gives up on the server
 // (FailServer) when nothing from it was completed, by any thread, for op_timeout_ms. A batch waits server by
-// server for its issuer's requests the same way (Client::WaitBatch, WaitBatchOnServer; below MULTIPLE holding
+// server for its issuer's requests the same way (Client::WaitBatch, WaitUntil; below MULTIPLE holding
 // the lock).
 // Batches across servers (mset, mget) take one server's lock at a time: post to s under active[s], wait on s
 // as above; parts of one batch may settle on different threads at once (items are disjoint,

@@ -213,39 +213,6 @@ Status Client::TestBatch(shmemcache_request* batch) {
   return batch->batch_remaining.load(std::memory_order_acquire) > 0 ? SHMEMCACHE_IN_PROGRESS : SHMEMCACHE_OK;
 }
 
-Status Client::WaitBatch(shmemcache_request* batch) {
-  // Every part is in its server's queue until it settles, counted in this (issuing) thread's MineInFlight
-  // there, and is settled under that server's lock by whoever completes it (a part asked again goes back into
-  // the same server's queue under the same hold, counted before the part it replaces drops: issuer_in_flight.h).
-  // So one pass over the servers, each waited on until this thread has nothing in flight there (read under its
-  // lock), settles every part: each wait is bounded (a failed server settles its parts with TIMEOUT), and this
-  // thread posts nothing meanwhile. The loop only repeats that pass should a part have been settled elsewhere
-  // while the pass ran; it stops once a pass finds nothing of this thread's.
-  // Each server's wait is WaitOnServer's where it may (WaitsWithoutLock): the lock is held only to poll, so the
-  // other threads of the PE post to that server while this batch waits there (a part held at its flash does not
-  // hold them up); the batch's parts that another thread's poll takes in are settled under the lock by that
-  // thread, and its NoteCompleted wakes this one. Its predicate is read only under the lock (WaitOnServer), where
-  // no part is half settled. single_thread keeps the lock through each server's wait (nothing else could post).
-  bool mine = true;
-  const bool without_lock = WaitsWithoutLock();
-  while (mine && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
-    mine = false;
-    for (int s = 0; s < config_.num_servers; ++s) {
-      if (without_lock) {
-        if (WaitBatchOnServer(s, batch)) mine = true;
-        continue;
-      }
-      ServerHold hold(this, s);  // called holding none
-      while (MineInFlight(s) > 0 && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
-        mine = true;
-        if (CompleteNext(s) != SHMEMCACHE_OK) break;  // failed: its requests were completed with TIMEOUT
-      }
-    }
-  }
-  Release(batch);
-  return SHMEMCACHE_OK;
-}
-
 RequestHeader Client::PartHeader(int server, uint64_t reply_bytes) {
   RequestHeader h{};
   h.request_id = NextRequestId();

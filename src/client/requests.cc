@@ -1,7 +1,8 @@
 // Client: the request machinery every operation goes through (client.h): the request pool, the queues of
 // requests in flight per server, the one Active encode path (PostActive) and the one reply decode path
-// (Complete), Test and Wait. The queues and the conduit are the PE's (client_pe.h): everything that touches
-// server s's runs with pe_->active[s] held (ServerHold).
+// (Complete), Test and Wait, and the one blocking wait on a server that Wait, WaitBatch and a blocking call's
+// CompleteKey / CompleteServer share (WaitUntil, WaitOnServer). The queues and the conduit are the PE's
+// (client_pe.h): everything that touches server s's runs with pe_->active[s] held (ServerHold).
 #include <sched.h>
 
 #include <algorithm>
@@ -419,33 +420,67 @@ Status Client::CompleteNext(int server) {
 
 template <typename Settled>
 Status Client::CompleteMineUntil(int server, Settled settled) {
-  if (conduit_.failed(static_cast<size_t>(server))) return conduit_.FailedStatus(static_cast<size_t>(server));
+  const size_t peer = static_cast<size_t>(server);
+  if (conduit_.failed(peer)) return conduit_.FailedStatus(peer);
   if (settled()) return SHMEMCACHE_OK;
-  if (WaitsWithoutLock()) {
-    WaitOnServer(server, settled);
-  } else {
-    ServerHold hold(this, server);  // called holding no other server's lock
-    assert(hold.owns());
-    // Under the lock, a request of ours in flight is in the queue: each CompleteNext has a reply to wait for.
-    while (!settled()) {
-      Status s = CompleteNext(server);
-      if (s != SHMEMCACHE_OK) return s;
-    }
-  }
-  return conduit_.failed(static_cast<size_t>(server)) ? conduit_.FailedStatus(static_cast<size_t>(server))
-                                                      : SHMEMCACHE_OK;
+  const Status status = WaitUntil(server, settled, /*take_arrived=*/false);
+  if (status != SHMEMCACHE_OK) return status;
+  // Settled, but the server may have failed before this thread took its lock (its requests then failed too).
+  return conduit_.failed(peer) ? conduit_.FailedStatus(peer) : SHMEMCACHE_OK;
 }
 
 template <typename Settled>
-void Client::WaitOnServer(int server, Settled settled) {
+Status Client::WaitUntil(int server, Settled settled, bool take_arrived) {
+  // Every reply that has arrived is taken at each poll of WaitOnServer: take_arrived is the held loop's only.
+  if (WaitsWithoutLock()) return WaitOnServer(server, settled);
+  ServerHold hold(this, server);  // called holding none, or server's
+  assert(hold.owns());
+  // Under the lock, a request not settled is in the queue: each CompleteNext has a reply to wait for, bounded.
+  while (!settled()) {
+    const Status status = CompleteNext(server);
+    if (status != SHMEMCACHE_OK) return status;  // failed: every request in flight there completed with TIMEOUT
+  }
+  // The replies that have arrived besides (the rest of the chunk the last reply came in, and any chunk after it):
+  // completed under this one lock, rather than each under its own Wait's (issue 14: a window's Waits then mostly
+  // find their request done and take no lock). No wait: only what is there is taken, at most the requests in
+  // flight.
+  if (take_arrived) CompleteArrived(server);
+  return SHMEMCACHE_OK;
+}
+
+void Client::CompletionRole::Take() {
+  ClientPe::ServerLock& lock = client_->pe_->active[server_];
+  assert(!held_ && !lock.completing);
+  held_ = lock.completing = true;
+}
+
+void Client::CompletionRole::Leave() {
+  ClientPe::ServerLock& lock = client_->pe_->active[server_];
+  held_ = lock.completing = false;
+  if (lock.sleepers != 0) lock.wake = true;  // one of them takes the role over (ServerHold's release wakes them)
+}
+
+Client::CompletionRole::~CompletionRole() {
+  if (!held_) return;
+  ServerHold hold(client_, server_);  // WaitOnServer left without giving the role up (an exception): holding none
+  Leave();
+}
+
+template <typename Settled>
+Status Client::WaitOnServer(int server, Settled settled) {
   const size_t peer = static_cast<size_t>(server);
   ClientPe::ServerLock& lock = pe_->active[server];
   // A sleeper's nap: it is woken when its request is done or the role comes free (NoteCompleted, the poller's
   // leaving); the nap only bounds a sleep whose wake-up was missed (none is known): 1 ms, doubled after each nap
   // that ran out up to kMaxNap, so a long wait wakes a sleeper ~30 times a second, not 1000.
+  // Every completion wakes every sleeper (notify_all at the unlock, ServerHold), though only some requests were
+  // done: measured (bench_throughput --mode active --threads 4 / 8 / 16, 32 B get and mix90, 2-core VM at load
+  // 20-22) 0.01-0.05 sleeps per wait that were woken, or napped out, to find their request still in flight,
+  // against tens to thousands of empty polls per operation by the poller: waking each sleeper alone for its own
+  // request would save nothing measurable.
   constexpr std::chrono::milliseconds kMaxNap{32};
   std::chrono::milliseconds nap{1};
-  bool polling = false;         // this thread holds the completion role
+  CompletionRole role(this, server);  // given up however this wait ends: no sleeper is left without a poller
   bool expired = false;         // its deadline passed since it last saw a completion
   uint64_t seen = 0;            // lock.completions when it last looked
   std::optional<PeerWait> wait;  // started when a poll found nothing; restarted when anything completed
@@ -454,23 +489,24 @@ void Client::WaitOnServer(int server, Settled settled) {
       ServerHold hold(this, server);
       assert(hold.owns());
       // Under the lock a request not settled is in the queue (FailServer empties it and settles everything).
-      while (!polling && lock.completing && !settled()) {
+      while (!role.held() && lock.completing && !settled()) {
         ++lock.sleepers;
         std::unique_lock<std::mutex> sleep(lock.mutex, std::adopt_lock);
         if (lock.replies.wait_for(sleep, nap) == std::cv_status::timeout && nap < kMaxNap) nap *= 2;
         sleep.release();  // held again: the hold still owns it
         --lock.sleepers;
       }
-      bool done = settled() || conduit_.failed(peer);
-      if (!done && !polling) {
-        polling = lock.completing = true;
+      bool ok = settled();
+      bool done = ok || conduit_.failed(peer);  // not ok: failed (by this thread or another)
+      if (!done && !role.held()) {
+        role.Take();
         seen = lock.completions;
       }
       if (!done) {
         // What any thread staged for it goes out before this one waits (at the first poll whatever is staged,
         // as CompleteNext does; later, what was staged since).
         if (!wait || conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
-        done = !CompleteArrived(server) || settled();
+        done = !CompleteArrived(server) || (ok = settled());  // a reply torn for op_timeout_ms fails the server
       }
       if (!done && lock.completions != seen) {
         seen = lock.completions;  // something completed (here or by another thread): a new op_timeout_ms
@@ -485,11 +521,8 @@ void Client::WaitOnServer(int server, Settled settled) {
         done = true;
       }
       if (done) {
-        if (polling) {
-          lock.completing = false;
-          if (lock.sleepers != 0) lock.wake = true;  // one of them takes the role over
-        }
-        return;
+        if (role.held()) role.Leave();
+        return ok ? SHMEMCACHE_OK : conduit_.FailedStatus(peer);
       }
     }
     if (!wait) wait.emplace(transport_, config_.op_timeout_ms);
@@ -500,16 +533,6 @@ void Client::WaitOnServer(int server, Settled settled) {
 
 Status Client::CompleteServerSlow(int server) {
   return CompleteMineUntil(server, [&] { return MineInFlight(server) == 0; });
-}
-
-bool Client::WaitBatchOnServer(int server, shmemcache_request* batch) {
-  bool waited = false;
-  WaitOnServer(server, [&] {  // read under the lock only (WaitOnServer): no part of the batch is half settled
-    if (MineInFlight(server) == 0 || batch->batch_remaining.load(std::memory_order_acquire) == 0) return true;
-    waited = true;
-    return false;
-  });
-  return waited;
 }
 
 Status Client::CompleteKeySlow(const KeyLocation& loc) {
@@ -635,25 +658,43 @@ Status Client::Test(shmemcache_request* r) {
 Status Client::Wait(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (r->is_batch) return WaitBatch(r);
-  if (!r->done.load(std::memory_order_acquire) && WaitsWithoutLock()) {
-    // Other threads may post to the server meanwhile; every reply that has arrived is taken at each poll.
-    WaitOnServer(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); });
-  } else if (!r->done.load(std::memory_order_acquire)) {
-    ServerHold hold(this, r->loc.server);  // called holding none
-    assert(hold.owns());
-    // Under the lock, a request not done is in its server's queue: each wait bounded; a failure completes r
-    // with TIMEOUT.
-    while (!r->done.load(std::memory_order_relaxed)) CompleteNext(r->loc.server);
-    // The replies that have arrived besides (the rest of the chunk r's reply came in, and any chunk after it):
-    // completed under this one lock, rather than each under its own Wait's (issue 14: a window's Waits then
-    // mostly find their request done and take no lock). No wait: only what is there is taken, at most the
-    // requests in flight.
-    CompleteArrived(r->loc.server);
-  }
+  // A failure completes r with TIMEOUT: its status is r's. Without the lock, other threads may post to the server
+  // meanwhile (WaitOnServer).
+  if (!r->done.load(std::memory_order_acquire))
+    WaitUntil(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); }, /*take_arrived=*/true);
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
   Release(r);
   return status;
+}
+
+Status Client::WaitBatch(shmemcache_request* batch) {
+  // Every part is in its server's queue until it settles, counted in this (issuing) thread's MineInFlight
+  // there, and is settled under that server's lock by whoever completes it (a part asked again goes back into
+  // the same server's queue under the same hold, counted before the part it replaces drops: issuer_in_flight.h).
+  // So one pass over the servers, each waited on until this thread has nothing in flight there (read under its
+  // lock), settles every part: each wait is bounded (a failed server settles its parts with TIMEOUT), and this
+  // thread posts nothing meanwhile. The loop only repeats that pass should a part have been settled elsewhere
+  // while the pass ran; it stops once a pass finds nothing of this thread's.
+  // Each server's wait is WaitUntil's: WaitOnServer where it may (WaitsWithoutLock), so the lock is held only to
+  // poll and the other threads of the PE post to that server while this batch waits there (a part held at its
+  // flash does not hold them up); the batch's parts that another thread's poll takes in are settled under the
+  // lock by that thread, and its NoteCompleted wakes this one. The predicate is read only under the lock, where
+  // no part is half settled. single_thread keeps the lock through each server's wait (nothing else could post).
+  bool mine = true;
+  while (mine && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+    mine = false;
+    for (int s = 0; s < config_.num_servers; ++s) {
+      // A failed server completes its parts with TIMEOUT: its wait ends with nothing of this thread's there.
+      WaitUntil(s, [&] {
+        if (MineInFlight(s) == 0 || batch->batch_remaining.load(std::memory_order_acquire) == 0) return true;
+        mine = true;  // the pass must repeat
+        return false;
+      }, /*take_arrived=*/false);
+    }
+  }
+  Release(batch);
+  return SHMEMCACHE_OK;
 }
 
 }  // namespace smc

@@ -5,6 +5,16 @@
 //           TIMEOUT: PE 1 in a blocking set, PE 2 in shmemcache_wait on two pipelined requests, PE 3 polling
 //           shmemcache_test, PE 4 sending a value larger than its whole ring (the ring stays full). Then it
 //           serves (the late replies are never read) and every client finalizes.
+//   silent_threads  (np 2: server PE 0, client PE 1 at SHMEM_THREAD_MULTIPLE; argv[3] threads, default 6) the
+//           server does not serve until the client has seen its TIMEOUTs; meanwhile the client's threads, started
+//           together, each block on it in one of the blocking waits (Client::WaitUntil): a blocking set, a wait on
+//           an iget behind an iset, a blocking get whose key waits for the thread's own iset (CompleteKey), an
+//           mget and an imget's wait (WaitBatch). One of them polls, the others sleep (Client::WaitOnServer): when
+//           the poller's deadline fails the server, every sleeper must wake and return TIMEOUT (each item of a
+//           batch too). A watchdog bounds the whole (a thread still blocked after 4 x op_timeout_ms + 60 s fails the
+//           job rather than hang it); the first start to the last return is at least op_timeout_ms (a deadline
+//           never ends early). Then the handle still answers: every call on the failed server returns TIMEOUT at
+//           once from every thread, and finalize returns OK.
 //
 // The two ways a server itself gives up need a broken peer that no public call can play, so they are one-process
 // tests on the loopback transport with the fault injected there (tests/unit/server_test.cc): a fragment flagged
@@ -17,9 +27,16 @@
 #include <shmem.h>
 #include <time.h>
 
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/pe_test.h"
@@ -108,20 +125,154 @@ void Silent(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_ms
   shmem_quiet();
 }
 
+// silent_threads: thread t's blocking call on the silent server (its kind: t % 5). Empty when every status was
+// TIMEOUT as it should be, else what went wrong (checked on the main thread: PE_CHECK counts are not atomic).
+std::string BlockOnSilentServer(shmemcache_t* c, int t) {
+  const std::string key = "silent-thread-" + std::to_string(t);
+  char buf[64];
+  size_t len = 99;
+  std::string wrong;
+  auto expect = [&](shmemcache_status_t s, const char* what) {
+    if (s != SHMEMCACHE_TIMEOUT) wrong += std::string(what) + " returned " + shmemcache_strerror(s) + "; ";
+  };
+  switch (t % 5) {
+    case 0:  // Wait
+      expect(shmemcache_set(c, key.data(), key.size(), "v", 1), "blocking set");
+      break;
+    case 1: {  // Wait, on the second of two requests in flight
+      shmemcache_request_t *set = nullptr, *get = nullptr;
+      const std::string other = key + "-other";
+      if (shmemcache_iset(c, key.data(), key.size(), "v", 1, &set) != SHMEMCACHE_OK ||
+          shmemcache_iget(c, other.data(), other.size(), buf, sizeof(buf), &len, &get) != SHMEMCACHE_OK)
+        return "iset / iget failed at issue";
+      expect(shmemcache_wait(c, get), "wait on an iget");
+      if (len != 0) wrong += "a timed-out get left value_len " + std::to_string(len) + "; ";
+      expect(shmemcache_wait(c, set), "wait on an iset");
+      break;
+    }
+    case 2: {  // CompleteKey (CompleteMineUntil): the get must first see the thread's own iset of its key done
+      shmemcache_request_t* set = nullptr;
+      if (shmemcache_iset(c, key.data(), key.size(), "v", 1, &set) != SHMEMCACHE_OK) return "iset failed at issue";
+      expect(shmemcache_get(c, key.data(), key.size(), buf, sizeof(buf), &len), "blocking get behind an iset");
+      expect(shmemcache_wait(c, set), "wait on an iset");
+      break;
+    }
+    default: {  // WaitBatch: an mget, or an imget and its wait
+      constexpr int kItems = 4;
+      std::vector<std::string> keys;
+      std::vector<std::vector<char>> buffers(kItems, std::vector<char>(64));
+      std::vector<shmemcache_mget_item_t> items(kItems);
+      for (int i = 0; i < kItems; ++i) keys.push_back(key + "-item-" + std::to_string(i));
+      for (int i = 0; i < kItems; ++i)
+        items[i] = shmemcache_mget_item_t{keys[i].data(), keys[i].size(), buffers[i].data(), 64, 99,
+                                          SHMEMCACHE_IN_PROGRESS};
+      if (t % 5 == 3) {
+        if (shmemcache_mget(c, items.data(), items.size()) != SHMEMCACHE_OK) return "mget did not return OK";
+      } else {
+        shmemcache_request_t* r = nullptr;
+        if (shmemcache_imget(c, items.data(), items.size(), &r) != SHMEMCACHE_OK) return "imget failed at issue";
+        if (shmemcache_wait(c, r) != SHMEMCACHE_OK) return "the wait of an imget did not return OK";
+      }
+      for (const shmemcache_mget_item_t& item : items) {
+        expect(item.status, "a batch item");
+        if (item.value_len != 0) wrong += "a timed-out item has value_len " + std::to_string(item.value_len) + "; ";
+      }
+      return wrong;  // a batch's call returns OK: its items' TIMEOUT need not leave this thread's last error
+    }
+  }
+  if (std::strstr(shmemcache_last_error(), "PE 0") == nullptr)
+    wrong += std::string("last error does not name PE 0: ") + shmemcache_last_error();
+  return wrong;
+}
+
+void SilentThreads(shmemcache_t* c, unsigned timeout_ms, int threads) {
+  if (shmemcache_is_server(c)) {
+    shmem_long_wait_until(&g_clients_timed_out, SHMEM_CMP_GE, shmemcache_num_clients(c));
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);  // late replies are sent and never read
+    return;
+  }
+  PE_CHECK(shmemcache_num_clients(c) == 1);
+  struct Outcome {
+    uint64_t start_ms = 0, end_ms = 0;
+    std::string wrong;
+  };
+  std::vector<Outcome> outcome(threads);
+  std::atomic<int> ready{0}, returned{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> blocked;
+  for (int t = 0; t < threads; ++t) {
+    blocked.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load()) sched_yield();  // bounded: the main thread sets it once every thread is here
+      outcome[t].start_ms = NowMs();
+      outcome[t].wrong = BlockOnSilentServer(c, t);
+      outcome[t].end_ms = NowMs();
+      returned.fetch_add(1);
+    });
+  }
+  while (ready.load() < threads) sched_yield();
+  go.store(true);
+  const uint64_t give_up = NowMs() + 4ull * timeout_ms + 60000;
+  while (returned.load() < threads && NowMs() < give_up) pe_test::SleepMs(10);
+  if (returned.load() < threads) {  // a hung sleeper: the job fails now rather than at ctest's timeout
+    std::fprintf(stderr, "PE %d: %d of %d threads still blocked on the silent server after %llu ms\n",
+                 shmem_my_pe(), threads - returned.load(), threads,
+                 static_cast<unsigned long long>(4ull * timeout_ms + 60000));
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  for (std::thread& t : blocked) t.join();
+  uint64_t first_start = UINT64_MAX, last_end = 0;
+  for (int t = 0; t < threads; ++t) {
+    const Outcome& o = outcome[t];
+    std::printf("PE %d: thread %d (kind %d) returned after %llu ms%s%s\n", shmem_my_pe(), t, t % 5,
+                static_cast<unsigned long long>(o.end_ms - o.start_ms), o.wrong.empty() ? "" : ": ", o.wrong.c_str());
+    PE_CHECK(o.wrong.empty());
+    first_start = std::min(first_start, o.start_ms);
+    last_end = std::max(last_end, o.end_ms);
+  }
+  // The poller's deadline started after the first thread did: no thread can have seen the failure before it.
+  PE_CHECK(last_end - first_start >= timeout_ms);
+  // The handle still answers, from every thread: TIMEOUT at once for the failed server.
+  std::vector<std::string> fast(threads);
+  blocked.clear();
+  for (int t = 0; t < threads; ++t) {
+    blocked.emplace_back([&, t] {
+      const std::string key = "after-" + std::to_string(t);
+      char buf[8];
+      size_t len = 99;
+      if (shmemcache_set(c, key.data(), key.size(), "v", 1) != SHMEMCACHE_TIMEOUT ||
+          shmemcache_get(c, key.data(), key.size(), buf, sizeof(buf), &len) != SHMEMCACHE_TIMEOUT || len != 0)
+        fast[t] = "a call on the failed server did not return TIMEOUT";
+    });
+  }
+  for (std::thread& t : blocked) t.join();
+  for (const std::string& f : fast) PE_CHECK(f.empty());
+  ExpectFailFast(c, "after-main");
+  shmem_long_atomic_inc(&g_clients_timed_out, 0);
+  shmem_quiet();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const unsigned timeout_ms = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 2000;
-  if (mode != "silent") {
-    std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms] [multiple]\n");
+  if (mode != "silent" && mode != "silent_threads") {
+    std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms] [multiple]\n"
+                         "       pe_peer_timeout silent_threads [op_timeout_ms] [threads]\n");
     return 2;
   }
-  if (argc > 3 && std::string(argv[3]) == "multiple") {
+  const bool threads = mode == "silent_threads";
+  if (threads || (argc > 3 && std::string(argv[3]) == "multiple")) {
     // Threads allowed: blocking waits let go of the server's lock between polls (Client::WaitOnServer), and
     // their own deadline fails the server.
     int provided = 0;
     shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+    if (threads && provided != SHMEM_THREAD_MULTIPLE) {
+      std::fprintf(stderr, "silent_threads needs SHMEM_THREAD_MULTIPLE (got %d)\n", provided);
+      return 1;
+    }
   } else {
     shmem_init();
   }
@@ -132,13 +283,20 @@ int main(int argc, char** argv) {
   cfg.num_servers = 1;
   cfg.op_timeout_ms = timeout_ms;
   cfg.chunks_per_peer = 8;  // a ring of known size (not auto): client 3's set is twice as large
+  if (threads) {
+    cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every call a message that waits (no Direct probe answers)
+    cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;
+  }
   shmemcache_t* c = nullptr;
   shmemcache_status_t s = shmemcache_init(&cfg, &c);
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "init: %s: %s\n", shmemcache_strerror(s), shmemcache_last_error());
     return 1;
   }
-  Silent(c, cfg, timeout_ms);
+  if (threads)
+    SilentThreads(c, timeout_ms, argc > 3 ? std::atoi(argv[3]) : 6);
+  else
+    Silent(c, cfg, timeout_ms);
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);  // never waits on the failed server
   shmemcache_destroy(c);
   int rc = pe_test::Finish(("pe_peer_timeout " + mode).c_str());

@@ -39,6 +39,13 @@ shmemcache_pe_test(peer_timeout_silent_np5_multiple pe_peer_timeout 5 ARGS silen
                    LABELS reliability threads ${ring_only})
 shmemcache_pe_test(peer_timeout_silent_np5_multiple_tcp pe_peer_timeout 5 TCP ARGS silent 2000 multiple TIMEOUT 120
                    LABELS reliability threads ${ring_only})
+# Several threads of one client blocked on the silent server at once (one polls, the others sleep: Client::
+# WaitOnServer), in each kind of blocking wait (Wait, CompleteKey, WaitBatch): every one returns TIMEOUT once the
+# poller's deadline fails the server, none hangs, and the handle answers (TIMEOUT at once) and finalizes after.
+shmemcache_pe_test(peer_timeout_silent_threads_np2 pe_peer_timeout 2 ARGS silent_threads 2000 6 TIMEOUT 120
+                   LABELS reliability threads)
+shmemcache_pe_test(peer_timeout_silent_threads_np2_tcp pe_peer_timeout 2 TCP ARGS silent_threads 2000 6 TIMEOUT 120
+                   LABELS reliability threads)
 
 # Init fails together: one PE with hash_ways = 0, different configurations, a variable on one PE only, a
 # variable that does not parse on one PE; every PE gets CONFIG_ERROR and the job exits 0.

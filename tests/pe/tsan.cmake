@@ -35,6 +35,10 @@ add_executable(pe_threads_wait_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_threads_wait.
                ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
 target_include_directories(pe_threads_wait_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(pe_threads_wait_tsan PRIVATE shmemcache_tsan)
+add_executable(pe_peer_timeout_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_peer_timeout.cc
+               ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
+target_include_directories(pe_peer_timeout_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(pe_peer_timeout_tsan PRIVATE shmemcache_tsan)
 
 set(tsan_env OMPI_MCA_memory=^patcher UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
     TSAN_OPTIONS=detect_deadlocks=0:history_size=7:suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan_suppressions.txt)
@@ -56,3 +60,7 @@ shmemcache_pe_test(tsan.threads_wait_mget_np2 pe_threads_wait_tsan 2
                    ENV ${tsan_env}
                    SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-mget-np2.hold
                    LABELS sanitize threads)
+# Threads blocked on a server that stops answering, until the poller's deadline fails it (pe_peer_timeout
+# silent_threads): the sleepers' wake-up and the failure's completions under TSan.
+shmemcache_pe_test(tsan.peer_timeout_silent_threads_np2 pe_peer_timeout_tsan 2 ARGS silent_threads 2000 6 TIMEOUT 180
+                   ENV ${tsan_env} LABELS sanitize threads)
