@@ -398,7 +398,9 @@ void DirectOps::Write(int server, uint64_t offset, uint64_t version, const void*
 bool DirectOps::ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
                          BlockView* view, uint32_t value_len_hint, bool with_value) {
   if (const uint8_t* local = local_arena(server)) {
-    return ReadHeldBlock(local + offset, block_bytes, key, key_len, view);
+    if (!ReadHeldBlock(local + offset, block_bytes, key, key_len, view)) return false;
+    if (!with_value) view->value = nullptr;  // the same answer on both paths
+    return true;
   }
   // The lock's CAS completed before any get below starts, and nobody else writes the block while we hold it (the
   // recency word aside): every get sees the body the last writer published, in as many pieces as we like. First

@@ -213,8 +213,9 @@ class DirectOps {
   //             buffer of this object, valid until the next call. False: not this key (release with Abandon).
   //             Remotely it reads only what it needs (the lock keeps the block still between gets): the header,
   //             the key and value_len_hint value bytes in one get (kNoLengthHint: the block's whole room, slack
-  //             included), then the rest of a longer value in a second; with_value false: the header and key only
-  //             (view->value nullptr; view->value_len is the pair's length). Through the mapping, loads in place.
+  //             included), then the rest of a longer value in a second; with_value false: the header and key only.
+  //             Through the mapping, loads in place. With with_value false, on either path, view->value is nullptr
+  //             (view->value_len is still the pair's length).
   //   Commit:   Write (the pair must fit the block), Fence, Release, Quiet: complete on return, as Set.
   //   Abandon:  releases the lock unchanged, complete on return.
   bool ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, BlockView* view,

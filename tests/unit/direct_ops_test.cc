@@ -360,6 +360,13 @@ TEST_F(DirectOpsTest, ALockedReadThenCommitKeepsFlagsAndExpiryAndAbandonChangesN
     EXPECT_EQ(held.flags, 77u);
     EXPECT_GT(held.expiry_ms, 3600u * 1000) << "the store's expiry, an hour after its clock";
     EXPECT_FALSE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, "other-key", 9, &held)) << "another key";
+    BlockView header_only;  // without the value: the same header on both paths, no value pointer
+    ASSERT_TRUE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &header_only,
+                              DirectOps::kNoLengthHint, /*with_value=*/false));
+    EXPECT_EQ(header_only.value, nullptr);
+    EXPECT_EQ(header_only.value_len, 2u);
+    EXPECT_EQ(header_only.token, held.token);
+    EXPECT_EQ(header_only.flags, 77u);
     // Abandon: the target word is back to what it was, the pair untouched.
     const uint64_t before = MakeTarget(version, tag, false);
     ops->Abandon(kServerPe, p.offset, p.block_bytes, version, tag);
