@@ -350,11 +350,12 @@ class Client {
   // The steps the Direct contract writes (TryDirectIncr, TryDirectStore, TryDirectCombine) share. LockForContract:
   // takes op's block lock (DirectOps::Acquire); false (Active) when it cannot, accounted as a Direct SET that
   // failed. ReadLiveHeld, under that lock: true with *pair when the block holds op's pair and its expiry is
-  // provably not reached (JudgeDirectExpiry kLive). GiveUpHeld: releases the lock unchanged, counts a fallback,
+  // provably not reached (JudgeDirectExpiry kLive); with_value false: the value is not read (pair->value null). GiveUpHeld: releases the lock unchanged, counts a fallback,
   // returns false (Active).
   bool LockForContract(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                        uint64_t* version);
-  bool ReadLiveHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, BlockView* pair);
+  bool ReadLiveHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, BlockView* pair,
+                    bool with_value = true);
   bool GiveUpHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t version);
   // Direct incr (store/contract.h "FOR THE CLIENT"): locks the block, and if it holds op's pair, provably live,
   // a counter whose result fits the block, publishes the result (flags and expiry kept, a new token); a value

@@ -179,8 +179,16 @@ bool Client::LockForContract(const Operation& op, uint64_t offset, uint32_t bloc
   return false;
 }
 
-bool Client::ReadLiveHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, BlockView* pair) {
-  return direct_.ReadHeld(op.loc.server, offset, block_bytes, op.key, op.key_len, pair) &&
+bool Client::ReadLiveHeld(const Operation& op, uint64_t offset, uint32_t block_bytes, BlockView* pair,
+                          bool with_value) {
+  // A remote read fetches the value bytes the directory last saw for this block first (a wrong hint costs one
+  // more get, never a wrong answer), not the block's whole room; Peek: the caller's Lookup counted the access.
+  uint32_t hint = DirectOps::kNoLengthHint;
+  if (with_value && direct_.local_arena(op.loc.server) == nullptr) {
+    const DirectoryEntry* e = directory_.Peek(op.loc);
+    if (e != nullptr && e->offset == offset && e->block_bytes == block_bytes) hint = e->value_len;
+  }
+  return direct_.ReadHeld(op.loc.server, offset, block_bytes, op.key, op.key_len, pair, hint, with_value) &&
          JudgeDirectExpiry(op.loc.server, pair->expiry_ms) == ExpiryVerdict::kLive;
 }
 
@@ -236,7 +244,7 @@ bool Client::TryDirectStore(const Operation& op, uint64_t offset, uint32_t block
   // The lock is held from here: decide, then Commit or Abandon (no other wait in between).
   if (request.cas != 0 || request.mode == StoreMode::kReplace) {  // the outcome depends on the pair
     BlockView pair;
-    if (!ReadLiveHeld(op, offset, block_bytes, &pair)) {  // absent here, or maybe expired
+    if (!ReadLiveHeld(op, offset, block_bytes, &pair, /*with_value=*/false)) {  // absent here, or maybe expired
       return GiveUpHeld(op, offset, block_bytes, version);
     }
     if (request.cas != 0 && pair.token != request.cas) {  // changed since the token: nothing written

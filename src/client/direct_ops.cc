@@ -396,19 +396,34 @@ void DirectOps::Write(int server, uint64_t offset, uint64_t version, const void*
 }
 
 bool DirectOps::ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len,
-                         BlockView* view) {
-  const uint8_t* block;
+                         BlockView* view, uint32_t value_len_hint, bool with_value) {
   if (const uint8_t* local = local_arena(server)) {
-    block = local + offset;
-  } else {
-    // Everything but the target word (ours, locked), in one get; the lock's CAS completed before it starts, so it
-    // sees the body the last writer published.
-    const size_t bytes = TargetOffset(block_bytes);
-    if (buffer_.size() < bytes) buffer_.resize(bytes);
-    ctx_->Get(buffer_.data(), arena_ + offset, bytes, server);
-    block = buffer_.data();
+    if (!ReadHeldBlock(local + offset, block_bytes, key, key_len, view)) return false;
+    if (!with_value) view->value = nullptr;  // the same answer on both paths
+    return true;
   }
-  return ReadHeldBlock(block, block_bytes, key, key_len, view);
+  // The lock's CAS completed before any get below starts, and nobody else writes the block while we hold it (the
+  // recency word aside): every get sees the body the last writer published, in as many pieces as we like. First
+  // the header, the key and the value bytes the caller expects (all of the room when it expects nothing: one get
+  // of everything but the target word, slack included, as a block that may hold anything needs), then, when the
+  // header names a longer value that fits, the rest of it.
+  const size_t head = kBlockHeaderBytes + key_len;
+  if (head + kTargetWordBytes > block_bytes) return false;  // not even the key fits: another key's block
+  const size_t room = ValueRoom(block_bytes, key_len);
+  // CombineRemote composes the combined value (at most the room) behind the header in buffer_.
+  if (buffer_.size() < head + room) buffer_.resize(head + room);
+  const size_t first = !with_value ? 0 : value_len_hint < room ? value_len_hint : room;
+  ctx_->Get(buffer_.data(), arena_ + offset, head + first, server);
+  uint8_t* block = buffer_.data();
+  if (!ReadHeldBlock(block, block_bytes, key, key_len, view)) return false;
+  if (!with_value) {
+    view->value = nullptr;
+    return true;
+  }
+  if (view->value_len > first) {  // fits: ReadHeldBlock checked the lengths against the block
+    ctx_->Get(block + head + first, arena_ + offset + head + first, view->value_len - first, server);
+  }
+  return true;
 }
 
 void DirectOps::Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
@@ -422,12 +437,12 @@ void DirectOps::CommitCombined(int server, uint64_t offset, uint32_t block_bytes
                                size_t extra_len, bool append, const PairMeta& meta) {
   const size_t value_len = held.value_len + extra_len;  // fits the block: the caller checked (ValueRoom)
   uint8_t* local = local_arena(server);
-  if (local == nullptr && append && held.value == buffer_.data() + kBlockHeaderBytes + key_len) {
-    AppendRemote(server, offset, version, key, key_len, held.value_len, extra, extra_len, meta);
+  if (local == nullptr && held.value == buffer_.data() + kBlockHeaderBytes + key_len) {
+    CombineRemote(server, offset, version, key, key_len, held.value_len, extra, extra_len, append, meta);
     Unlock(server, offset, block_bytes, version, tag);
     return;
   }
-  if (local == nullptr) {  // held.value lies in buffer_ (ReadHeld's copy), which WriteRemote reuses: compose first
+  if (local == nullptr) {  // held does not lie in buffer_ (not ReadHeld's copy): compose elsewhere
     combined_.resize(value_len);
     CombineValue(combined_.data(), held.value, held.value_len, extra, extra_len, append);
     Commit(server, offset, block_bytes, version, tag, key, key_len, combined_.data(), value_len, meta);
@@ -444,27 +459,36 @@ void DirectOps::CommitCombined(int server, uint64_t offset, uint32_t block_bytes
   Unlock(server, offset, block_bytes, version, tag);
 }
 
-void DirectOps::AppendRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
-                             size_t old_len, const void* extra, size_t extra_len, const PairMeta& meta) {
-  // buffer_ holds ReadHeld's copy of the block up to its target word: the header, the key and the old value, all
-  // exactly as they are in the server's memory while we hold the lock. The combined value fits the block, so it
-  // fits that copy too: the new bytes go behind the old ones there, and the header is rewritten there over the
-  // whole combined value, with a real checksum (a remote writer's: store/block.h).
+void DirectOps::CombineRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
+                              size_t old_len, const void* extra, size_t extra_len, bool append,
+                              const PairMeta& meta) {
+  // buffer_ holds ReadHeld's copy of the block's header, key and old value, exactly as they are in the server's
+  // memory while we hold the lock, with room behind them for the block's whole room (ReadHeld). The combined value
+  // fits the block, so it fits there too: it is composed in place (a prepend moves the old bytes up first), and the
+  // header is rewritten there over the whole combined value, with a real checksum (a remote writer's:
+  // store/block.h).
   uint8_t* copy = buffer_.data();
   uint8_t* value_at = copy + kBlockHeaderBytes + key_len;
-  if (extra_len > 0) std::memcpy(value_at + old_len, extra, extra_len);
+  CombineValue(value_at, value_at, old_len, extra, extra_len, append);
   EncodeBlockHead(copy, version + 1, key, key_len, value_at, old_len + extra_len, meta);
-  // Only what changed goes out: the header words [8, kBlockHeaderBytes) (head version, checksum, value length,
-  // expiry word with its token lag; key length and flags are rewritten unchanged in the same put), and the new
-  // bytes at old_len. The key and the old value are already there, byte for byte, so the block ends up exactly
-  // as a put of the whole body would leave it, and every intermediate state is one that put could show too.
   uint8_t* block = arena_ + offset;
-  ctx_->Put(block + kHeadVersionOffset, copy + kHeadVersionOffset, kBlockHeaderBytes - kHeadVersionOffset, server);
-  if (extra_len == 0) return;
-  const size_t suffix_at = kBlockHeaderBytes + key_len + old_len;
-  // From buffer_, untouched until Unlock's quiet (or, with blocking_reads_, a blocking put: nothing left behind).
-  if (blocking_reads_) ctx_->Put(block + suffix_at, copy + suffix_at, extra_len, server);
-  else ctx_->PutNbi(block + suffix_at, copy + suffix_at, extra_len, server);
+  // From buffer_, untouched until Unlock's quiet (or, with blocking_reads_, blocking puts: nothing left behind).
+  auto put = [&](size_t from, size_t bytes) {
+    if (blocking_reads_) ctx_->Put(block + from, copy + from, bytes, server);
+    else ctx_->PutNbi(block + from, copy + from, bytes, server);
+  };
+  if (!append) {
+    // Every value byte moved: the header words, the key (unchanged) and the combined value in one put, from the
+    // copy that was composed in place (no staging copy of the value, one put instead of Write's two).
+    put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
+    return;
+  }
+  // An append changes only the header words [8, kBlockHeaderBytes) (head version, checksum, value length, expiry
+  // word with its token lag; key length and flags are rewritten unchanged in the same put), and the new bytes at
+  // old_len. The key and the old value are already there, byte for byte, so the block ends up exactly as a put of
+  // the whole body would leave it, and every intermediate state is one that put could show too.
+  put(kHeadVersionOffset, kBlockHeaderBytes - kHeadVersionOffset);
+  if (extra_len > 0) put(kBlockHeaderBytes + key_len + old_len, extra_len);
 }
 
 void DirectOps::Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {

@@ -52,8 +52,8 @@
 //      waiting for peers it never touched (tests/pe/pe_idle_peer_write.cc: a quiet there waited as long as an
 //      unrelated client stayed out of SHMEM). Releases unchanged and batches' unlocks likewise.
 // Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
-//   1-2), ReadHeld (the pair as it is: one get of the block, or loads through the mapping; nobody else writes
-//   while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
+//   1-2), ReadHeld (the pair as it is: header, key and value with one get, a second when the value outgrew the
+//   caller's length hint, or loads through the mapping; nobody else writes while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
 //   unchanged) when the client cannot decide alone.
 // Back-off grows from spinning to yielding to sleeping, so a lock holder descheduled on an oversubscribed node
 // gets the core it needs.
@@ -211,9 +211,15 @@ class DirectOps {
   // One locked write's remaining steps, for a caller that took the lock with Acquire (at *version = version).
   //   ReadHeld: the pair in the block (ReadHeldBlock, store/block.h); *view points into this PE's mapping or a
   //             buffer of this object, valid until the next call. False: not this key (release with Abandon).
+  //             Remotely it reads only what it needs (the lock keeps the block still between gets): the header,
+  //             the key and value_len_hint value bytes in one get (kNoLengthHint: the block's whole room, slack
+  //             included), then the rest of a longer value in a second; with_value false: the header and key only.
+  //             Through the mapping, loads in place. With with_value false, on either path, view->value is nullptr
+  //             (view->value_len is still the pair's length).
   //   Commit:   Write (the pair must fit the block), Fence, Release, Quiet: complete on return, as Set.
   //   Abandon:  releases the lock unchanged, complete on return.
-  bool ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, BlockView* view);
+  bool ReadHeld(int server, uint64_t offset, uint32_t block_bytes, const void* key, size_t key_len, BlockView* view,
+                uint32_t value_len_hint = kNoLengthHint, bool with_value = true);
   void Commit(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag, const void* key,
               size_t key_len, const void* value, size_t value_len, const PairMeta& meta = PairMeta{});
   void Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
@@ -222,10 +228,10 @@ class DirectOps {
   // Through the mapping the value is rewritten in place under the lock (CombineValue: a prepend moves the old
   // bytes up first), stores between W1's and W3's release fences like any Direct SET's body (store/block.h: a
   // seqlock reader that loads any of them sees the lock or a later version; no checksum, kUncheckedSum, as
-  // every write through the mapping); remotely, an append puts only the header words [8, kBlockHeaderBytes) and
-  // the extra bytes at the old length (AppendRemote: the checksum, over the whole combined value, computed from
-  // ReadHeld's copy), a prepend composes the combined value from that copy and puts it whole with its checksum
-  // (Commit). Publishes version + 1, complete on return.
+  // every write through the mapping); remotely (CombineRemote: the checksum, over the whole combined value,
+  // computed from ReadHeld's copy, composed in place there), an append puts only the header words
+  // [8, kBlockHeaderBytes) and the extra bytes at the old length, a prepend header, key and the whole combined
+  // value in one put. Publishes version + 1, complete on return.
   void CommitCombined(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
                       const void* key, size_t key_len, const BlockView& held, const void* extra, size_t extra_len,
                       bool append, const PairMeta& meta);
@@ -307,12 +313,13 @@ class DirectOps {
                    const void* value, size_t value_len, const PairMeta& meta);
   void WriteLocal(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
                   size_t value_len, const PairMeta& meta);
-  // CommitCombined's remote append, before the unlock: buffer_ holds ReadHeld's copy (header, key and the old_len
-  // value bytes, as in the block under our lock); composes the combined value and the header at version + 1 there
-  // and puts only [kHeadVersionOffset, kBlockHeaderBytes) and the extra_len bytes at old_len (36 + extra_len
-  // bytes, whatever old_len), ordered before the unlock by its fence.
-  void AppendRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, size_t old_len,
-                    const void* extra, size_t extra_len, const PairMeta& meta);
+  // CommitCombined's remote write, before the unlock: buffer_ holds ReadHeld's copy (header, key and the old_len
+  // value bytes, as in the block under our lock, with room behind them for the block's room); composes the
+  // combined value in place there (CombineValue) and the header at version + 1, then puts, ordered before the
+  // unlock by its fence: an append only [kHeadVersionOffset, kBlockHeaderBytes) and the extra_len bytes at old_len
+  // (36 + extra_len bytes, whatever old_len); a prepend [kHeadVersionOffset, end of the combined value) in one put.
+  void CombineRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, size_t old_len,
+                     const void* extra, size_t extra_len, bool append, const PairMeta& meta);
   // Commit's unlock at version + 1 after Write (or WriteLocal's stores), complete on return.
   void Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
   // Sets the target word after a fence, complete on return.
@@ -330,7 +337,7 @@ class DirectOps {
   Counters counters_;
   std::vector<uint8_t> buffer_;        // remote copies of blocks and bodies
   std::vector<uint8_t> value_buffer_;  // the value of the Get overload that keeps it
-  std::vector<uint8_t> combined_;      // a remote CommitCombined's value (put from here: kept until complete)
+  std::vector<uint8_t> combined_;      // a remote CommitCombined's value when held is not ReadHeld's copy
 };
 
 }  // namespace smc

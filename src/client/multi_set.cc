@@ -68,8 +68,13 @@ void Client::PostMultiSets(int server, const size_t* slots, size_t n, shmemcache
         const Operation& op = batch_[slots[k]].op;
         writer.Add(op.key, op.key_len, op.value, op.value_len);
       }
+      // Counted as PostActive counts a single SET: once the reply room is made and the request goes to the ring,
+      // whatever the post or the server then answers (a post that fails, a NO_SPACE item): active_sets counts the
+      // SETs this client sent Active, and a multi-set is the same SETs in fewer messages. (It counted only after a
+      // successful post, so the one failure both can meet, a ring write that fails the server, was counted by the
+      // single SET and not by the multi-set.)
+      counters_.active_sets += to - from;
       status = PostPart(server, part, h.request_id, reply_bytes);
-      if (status == SHMEMCACHE_OK) counters_.active_sets += to - from;
     }
     if (status != SHMEMCACHE_OK) {  // the server failed: nothing in flight, every item takes its status
       part->status = status;

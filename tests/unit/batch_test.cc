@@ -4,6 +4,9 @@
 // non-blocking requests in flight.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -229,6 +232,153 @@ TEST(Batch, ItemsNotInProgressAreLeftAlone) {
     EXPECT_EQ(StatsOf(node).sets, 0u);
   };
   ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+// A server-side error for one item of a multi-set message (server/multi_set.cc): every slab page of the server is
+// pinned by a reservation (store/kv_store.h, as a placed SET's client leaves it between reserve and commit) before
+// it serves, so a pair of a class that has no page yet cannot be placed (NO_SPACE: no run can be emptied) while
+// pairs of the class that has a page with room can. One mset of new keys (all Active, one message): the item that
+// cannot be placed gets NO_SPACE and nothing else changes (its key stays absent, nothing evicted), the items after
+// it in the same message are stored. Stats: every item counts as a SET sent Active (active_sets: an item counts once its part
+// is posted, whatever its answer, as PostActive counts a single SET), through one message; the server counts the
+// items it holds and one no_space_error.
+TEST(Batch, AnItemTheServerCannotPlaceGetsItsOwnStatusAndTheOthersAreStored) {
+  constexpr size_t kSmall = 10;
+  // First in the message: an item further on would find the pairs stored before it in the recency tiers, and
+  // the store evicts those (in vain: no page can come free) before it answers NO_SPACE.
+  constexpr size_t kFailing = 0;
+  std::vector<Reservation> pins;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    // Before serving, on the server's own thread: nobody else touches the store yet.
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    Reservation r;
+    ASSERT_EQ(store.ReserveBlock(8, 40, &r), SHMEMCACHE_OK);  // the small items' class: a page with room, pinned
+    pins.push_back(r);
+    while (store.ReserveBlock(8, 12000, &r) == SHMEMCACHE_OK) pins.push_back(r);  // a page each, every one pinned
+    EXPECT_EQ(store.slabs().pages_free(), 0u);
+    EXPECT_GT(pins.size(), 100u);
+    node.Serve();
+  };
+  hooks.after_serve = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    const shmemcache_stats_t st = StatsOf(node);
+    EXPECT_EQ(st.items, static_cast<uint64_t>(kSmall));
+    EXPECT_EQ(st.no_space_errors, 1u);
+    EXPECT_EQ(st.evictions, 0u);
+    for (Reservation& r : pins) store.Release(&r);
+    EXPECT_TRUE(store.CheckConsistency());
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    std::vector<std::string> keys, values;
+    for (size_t i = 0; i <= kSmall; ++i) {
+      keys.push_back("pin-" + std::to_string(i));
+      values.push_back(i == kFailing ? std::string(2000, 'B') : std::string(40, static_cast<char>('a' + i)));
+    }
+    std::vector<shmemcache_mset_item_t> items;
+    for (size_t i = 0; i < keys.size(); ++i)
+      items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
+    const shmemcache_stats_t a = StatsOf(node);
+    c->MultiSet(items.data(), items.size());
+    const shmemcache_stats_t b = StatsOf(node);
+    for (size_t i = 0; i < items.size(); ++i)
+      EXPECT_EQ(items[i].status, i == kFailing ? SHMEMCACHE_NO_SPACE : SHMEMCACHE_OK) << i;
+    EXPECT_EQ(b.sets - a.sets, items.size());
+    EXPECT_EQ(b.active_sets - a.active_sets, items.size()) << "every item was sent Active, the refused one too";
+    EXPECT_EQ(b.direct_sets, a.direct_sets);
+    EXPECT_EQ(b.messages_sent - a.messages_sent, 1u) << "one multi-set message";
+    for (size_t i = 0; i < items.size(); ++i) {
+      char buf[4096];
+      size_t len = 0;
+      const Status st = c->Get(keys[i].data(), keys[i].size(), buf, sizeof buf, &len);
+      if (i == kFailing) {
+        EXPECT_EQ(st, SHMEMCACHE_NOT_FOUND) << "the pair that could not be placed is absent";
+      } else {
+        ASSERT_EQ(st, SHMEMCACHE_OK) << i;
+        EXPECT_EQ(std::string(buf, len), values[i]);
+      }
+    }
+  };
+  shmemcache_config_t config = SmallConfig();
+  config.direct_policy = SHMEMCACHE_DIRECT_ALWAYS;  // the read-back may go Direct: the stored pairs' blocks
+  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
+}
+
+// A multi-set part that gets no answer (its server stays silent past op_timeout_ms: the client path of a part
+// refused or failed whole, RunActive): every item of that part takes the part's status (TIMEOUT) and caches no
+// block, while the items of the other server's part are stored; counted as sent Active (the part was posted).
+// A later mset to the failed server is answered TIMEOUT at once, sends nothing and counts nothing Active.
+TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAreStored) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool client_done = false;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    if (node.my_pe() == 0) {  // silent until the client has seen its TIMEOUTs (bounded: the test fails past it)
+      std::unique_lock<std::mutex> lock(m);
+      EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
+    }
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    std::vector<std::string> keys, values;
+    for (int i = 0; keys.size() < 12; ++i) {  // 6 keys on each server
+      std::string k = "silent-" + std::to_string(i);
+      const int server = Locate(k.data(), k.size(), 2).server;
+      int on_server = 0;
+      for (const std::string& kk : keys) on_server += Locate(kk.data(), kk.size(), 2).server == server;
+      if (on_server == 6) continue;
+      keys.push_back(k);
+      values.push_back("value-" + std::to_string(i));
+    }
+    std::vector<shmemcache_mset_item_t> items;
+    for (size_t i = 0; i < keys.size(); ++i)
+      items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
+    const shmemcache_stats_t a = StatsOf(node);
+    c->MultiSet(items.data(), items.size());
+    const shmemcache_stats_t b = StatsOf(node);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const bool silent = Locate(keys[i].data(), keys[i].size(), 2).server == 0;
+      EXPECT_EQ(items[i].status, silent ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK) << i;
+    }
+    EXPECT_EQ(b.active_sets - a.active_sets, items.size()) << "both parts were posted";
+    EXPECT_EQ(b.direct_sets, a.direct_sets);
+    // The answered server's pairs are there (their blocks cached: Direct reads), the silent server's keys are
+    // not in the directory (a read of one goes to its failed server: TIMEOUT).
+    for (size_t i = 0; i < items.size(); ++i) {
+      char buf[64];
+      size_t len = 0;
+      const bool silent = Locate(keys[i].data(), keys[i].size(), 2).server == 0;
+      const Status st = c->Get(keys[i].data(), keys[i].size(), buf, sizeof buf, &len);
+      if (silent) {
+        EXPECT_EQ(st, SHMEMCACHE_TIMEOUT) << i;
+      } else {
+        ASSERT_EQ(st, SHMEMCACHE_OK) << i;
+        EXPECT_EQ(std::string(buf, len), values[i]);
+      }
+    }
+    // Again: the failed server's items are answered at once, nothing posted to it, nothing counted Active for them.
+    for (auto& it : items) it.status = SHMEMCACHE_IN_PROGRESS;
+    const shmemcache_stats_t d = StatsOf(node);
+    c->MultiSet(items.data(), items.size());
+    const shmemcache_stats_t e = StatsOf(node);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const bool silent = Locate(keys[i].data(), keys[i].size(), 2).server == 0;
+      EXPECT_EQ(items[i].status, silent ? SHMEMCACHE_TIMEOUT : SHMEMCACHE_OK) << i;
+    }
+    EXPECT_EQ((e.active_sets - d.active_sets) + (e.direct_sets - d.direct_sets), items.size() / 2)
+        << "only the live server's items were sent";
+    {
+      std::lock_guard<std::mutex> lock(m);
+      client_done = true;
+    }
+    cv.notify_all();
+  };
+  shmemcache_config_t config = SmallConfig(2);
+  config.op_timeout_ms = 300;
+  ASSERT_EQ(RunCluster(3, config, hooks), SHMEMCACHE_OK);
 }
 
 }  // namespace

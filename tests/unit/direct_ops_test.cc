@@ -360,6 +360,13 @@ TEST_F(DirectOpsTest, ALockedReadThenCommitKeepsFlagsAndExpiryAndAbandonChangesN
     EXPECT_EQ(held.flags, 77u);
     EXPECT_GT(held.expiry_ms, 3600u * 1000) << "the store's expiry, an hour after its clock";
     EXPECT_FALSE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, "other-key", 9, &held)) << "another key";
+    BlockView header_only;  // without the value: the same header on both paths, no value pointer
+    ASSERT_TRUE(ops->ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &header_only,
+                              DirectOps::kNoLengthHint, /*with_value=*/false));
+    EXPECT_EQ(header_only.value, nullptr);
+    EXPECT_EQ(header_only.value_len, 2u);
+    EXPECT_EQ(header_only.token, held.token);
+    EXPECT_EQ(header_only.flags, 77u);
     // Abandon: the target word is back to what it was, the pair untouched.
     const uint64_t before = MakeTarget(version, tag, false);
     ops->Abandon(kServerPe, p.offset, p.block_bytes, version, tag);
@@ -1156,6 +1163,83 @@ TEST_F(DirectOpsBlockingReadsTest, ARemoteAppendPutsOnlyTheNewBytesAndTheHeaderA
                                          out.size(), &view),
                   BlockCheck::kValid);
         EXPECT_EQ(std::string(out.data(), view.value_len), want);
+        EXPECT_EQ(StoreGet(key), want);
+      }
+    }
+  }
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// ReadHeld under the lock reads only what its caller needs, never the block's slack: header, key and the hinted
+// value bytes in one get, the rest of a longer value in a second; header and key alone without the value; the whole
+// room only without a hint. Whatever the hint, the pair is the same, and an append or prepend committed from a copy
+// read in two pieces leaves the whole combined value (checked by a remote GET's checksum and by the server).
+TEST_F(DirectOpsBlockingReadsTest, ALockedReadFetchesTheHeaderAndTheValueNotTheSlack) {
+  const std::string extra = "<32-bytes-of-extra-for-the-pair>";
+  int round = 0;
+  for (const size_t old_len : {size_t{1024}, size_t{16384}, size_t{65536}}) {
+    for (const uint32_t hint : {static_cast<uint32_t>(old_len), static_cast<uint32_t>(old_len / 2), uint32_t{0},
+                                static_cast<uint32_t>(2 * old_len), DirectOps::kNoLengthHint}) {
+      for (const bool append : {true, false}) {
+        SCOPED_TRACE(std::to_string(old_len) + " hint " + std::to_string(hint) + (append ? " append" : " prepend"));
+        const std::string key = "held-" + std::to_string(round++);
+        const uint32_t tag = Loc(key).tag;
+        std::string old(old_len, '\0');
+        for (size_t i = 0; i < old_len; ++i) old[i] = static_cast<char>('a' + (i * 11 + round) % 26);
+        BlockPointer p;  // a block with room to spare (its slack): allocated for a longer value, then rewritten
+        const std::string longer(old_len + old_len / 2 + 4096, 'L');
+        ASSERT_EQ(store_->Store(Loc(key), key.data(), key.size(), longer.data(), longer.size(), StoreRequest{},
+                                AccessTime{1000, 1}, &p),
+                  SHMEMCACHE_OK);
+        uint64_t version = 0;
+        ASSERT_EQ(ops_->Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &version),
+                  DirectOps::Result::kDone);
+        ops_->Commit(kServerPe, p.offset, p.block_bytes, version, tag, key.data(), key.size(), old.data(), old.size());
+        p.version = version + 1;
+        const size_t head = kBlockHeaderBytes + key.size();
+        const size_t room = ValueRoom(p.block_bytes, key.size());
+        ASSERT_GE(room - old_len - extra.size(), size_t{1024}) << "the test needs slack";
+        DirectOps ops(ctx_.get(), client_arena_, {}, false, /*blocking_reads=*/true);
+        ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &version),
+                  DirectOps::Result::kDone);
+        std::vector<size_t> gets;  // bytes of each get from here
+        job_.faults().on_get = [&](int, int, void* dst, const void* src, size_t bytes) {
+          gets.push_back(bytes);
+          std::memcpy(dst, src, bytes);
+        };
+        BlockView header_only;
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &header_only, hint,
+                                 /*with_value=*/false));
+        EXPECT_EQ(gets, std::vector<size_t>{head}) << "header and key only";
+        EXPECT_EQ(header_only.value, nullptr);
+        EXPECT_EQ(header_only.value_len, old_len);
+        EXPECT_EQ(header_only.version, p.version);
+        gets.clear();
+        BlockView held;
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &held, hint));
+        job_.faults().on_get = nullptr;
+        if (hint == DirectOps::kNoLengthHint) {
+          EXPECT_EQ(gets, std::vector<size_t>{head + room}) << "no hint: the whole room in one get";
+        } else if (hint >= old_len) {
+          EXPECT_EQ(gets, std::vector<size_t>{head + std::min<size_t>(hint, room)}) << "one get";
+        } else {
+          EXPECT_EQ(gets, (std::vector<size_t>{head + hint, old_len - hint})) << "the rest in a second get";
+        }
+        ASSERT_EQ(held.value_len, old_len);
+        ASSERT_EQ(std::string(reinterpret_cast<const char*>(held.value), held.value_len), old);
+        EXPECT_FALSE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, "other-key", 9, &held, hint)) << "another key";
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &held, hint));
+        ops.CommitCombined(kServerPe, p.offset, p.block_bytes, version, tag, key.data(), key.size(), held,
+                           extra.data(), extra.size(), append, PairMeta{held.flags, held.expiry_ms, 0});
+        const std::string want = append ? old + extra : extra + old;
+        std::vector<char> out(p.block_bytes);
+        BlockView view;
+        DirectOps reader(ctx_.get(), client_arena_, {}, false, false);
+        ASSERT_EQ(reader.Get(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), tag, out.data(), out.size(),
+                             &view),
+                  DirectOps::Result::kDone);
+        EXPECT_EQ(std::string(out.data(), view.value_len), want);
+        EXPECT_EQ(reader.counters().unchecked_copies, 0u) << "a real checksum";
         EXPECT_EQ(StoreGet(key), want);
       }
     }
