@@ -7,7 +7,7 @@
  *   args.c      bytes-like arguments (keys, values, output buffers) and the per-thread get scratch buffer
  *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
  *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
- *   contract.c  Cache.store/fetch/touch/incr/flush_all/server_stats (issue 15; mget/mset not yet)
+ *   contract.c  Cache.store/istore/fetch/touch/incr/flush_all/server_stats (issue 15)
  *   batch.c     Cache.get_many / Cache.set_many on shmemcache_mget / shmemcache_mset
  *
  * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c

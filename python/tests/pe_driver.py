@@ -4,8 +4,9 @@
 
   1. (--mpi4py) `from mpi4py import MPI` before shmemcache is imported: MPI is initialised first, the case of an
      mpi4py application; the clients get their own communicator (COMM_WORLD split, collective on every PE).
-  2. Every PE constructs the Cache (collective). The server PE serves. Each client PE runs pytest on the tests of
-     phase 1 with the cache in pe_session, its output to DIR/client<rank>.log, its report to
+  2. Every PE constructs the Cache (collective). The server PE serves, in a second thread, while its main thread
+     creates DIR/server.serving: possible only because serve() lets the GIL go (test_threads.py waits for it).
+     Each client PE runs pytest on the tests of phase 1 with the cache in pe_session, its output to DIR/client<rank>.log, its report to
      DIR/client<rank>.xml, while the other client does the same (tests use keys private to their client, and a
      barrier of the clients' communicator where they meet).
   3. Every PE closes the cache (collective). Each client runs phase 2, the tests of a closed cache.
@@ -16,6 +17,7 @@ tests/python/run_pytest_job.sh launches this, prints the per-client logs and che
 import argparse
 import os
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PHASE_2 = ["test_closed.py"]
@@ -50,6 +52,34 @@ def run_pytest(report_dir, rank, phase, selection, extra):
     return int(status)
 
 
+def serve_beside_main_thread(cache, marker):
+    """cache.serve() in a second thread while this thread creates `marker`. The switch interval is raised so that
+    this thread gets the GIL only when the serving thread lets it go: inside serve() if the call runs with the GIL
+    released, else only once serve() returned, i.e. after every client closed, too late for test_threads.py."""
+    entering, failure = threading.Event(), []
+
+    def run():
+        entering.set()
+        try:
+            cache.serve()
+        except BaseException as e:  # re-raised in the main thread
+            failure.append(e)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e4)
+    try:
+        thread = threading.Thread(target=run, name="serve")
+        thread.start()
+        entering.wait()
+        with open(marker, "w") as f:
+            f.write(f"serving: {thread.is_alive()}\n")
+    finally:
+        sys.setswitchinterval(old)
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report-dir", required=True)
@@ -68,11 +98,12 @@ def main():
         if args.mpi4py:
             world = MPI.COMM_WORLD
             comm = world.Split(1 if not cache.is_server else 0, world.Get_rank())
+        marker = os.path.join(args.report_dir, "server.serving")
         if cache.is_server:
-            cache.serve()
+            serve_beside_main_thread(cache, marker)
             return 0
         rank = cache.client_rank
-        pe_session.cache, pe_session.clients = cache, comm
+        pe_session.cache, pe_session.clients, pe_session.serving_marker = cache, comm, marker
         selection = [os.path.join(HERE, f) for f in sorted(os.listdir(HERE))
                      if f.startswith("test_") and f.endswith(".py") and f not in PHASE_2]
         if not args.mpi4py:
