@@ -232,13 +232,17 @@ static PyObject *cache_idelete(scpy_cache *self, PyObject *const *args, Py_ssize
 
 /* ---- batches (batch.c) ------------------------------------------------------------------------------------- */
 
-static PyObject *cache_get_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
-  CHECK_NARGS("get_many", 1);
-  return initialised(self) ? scpy_get_many(self, args[0]) : NULL;
+static PyObject *cache_get_many(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"", "errors", NULL};
+  PyObject *keys, *errors = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:get_many", names, &keys, &errors)) return NULL;
+  return initialised(self) ? scpy_get_many(self, keys, errors) : NULL;
 }
-static PyObject *cache_set_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
-  CHECK_NARGS("set_many", 1);
-  return initialised(self) ? scpy_set_many(self, args[0]) : NULL;
+static PyObject *cache_set_many(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"", "errors", NULL};
+  PyObject *mapping, *errors = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:set_many", names, &mapping, &errors)) return NULL;
+  return initialised(self) ? scpy_set_many(self, mapping, errors) : NULL;
 }
 
 /* ---- mapping protocol -------------------------------------------------------------------------------------- */
@@ -372,14 +376,16 @@ static PyMethodDef cache_methods[] = {
     {"server_stats", FASTCALL(scpy_cache_server_stats),
      "server_stats(server) -> dict[str, int]\n\nThe server-side counters of server 0..num_servers-1, read "
      "one-sided (published when the server goes idle, at most every 10 ms while busy)."},
-    {"get_many", FASTCALL(cache_get_many),
-     "get_many(keys) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger than 4 KiB with a "
-     "second one): a dict from each key found (the objects given) to its value; absent keys are left out. Raises the "
-     "error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...)."},
-    {"set_many", FASTCALL(cache_set_many),
-     "set_many(mapping) -> None\n\nStores every (key, value) pair of a mapping or an iterable of pairs with one "
-     "shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the error of the first "
-     "that failed is raised (the others were stored; pairs with bad input change nothing)."},
+    {"get_many", (PyCFunction)(void (*)(void))cache_get_many, METH_VARARGS | METH_KEYWORDS,
+     "get_many(keys, *, errors=None) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger "
+     "than 4 KiB with a second one): a dict from each key found (the objects given) to its value; absent keys are "
+     "left out. Raises the error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...); "
+     "with errors=a dict, records key -> exception for each key that failed there instead and raises none."},
+    {"set_many", (PyCFunction)(void (*)(void))cache_set_many, METH_VARARGS | METH_KEYWORDS,
+     "set_many(mapping, *, errors=None) -> None\n\nStores every (key, value) pair of a mapping or an iterable of "
+     "pairs with one shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the "
+     "error of the first that failed is raised (the others were stored; pairs with bad input change nothing); with "
+     "errors=a dict, records key -> exception for each pair that failed there instead and raises none."},
     {NULL, NULL, 0, NULL}};
 
 static PyMappingMethods cache_as_mapping = {

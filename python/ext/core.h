@@ -57,6 +57,9 @@
  * registered (_core._set_error_factory). `needed` is the size a BUFFER_TOO_SMALL reports (else 0), `key` the
  * key of a NOT_FOUND from a mapping operation (may be NULL). Always returns NULL. */
 PyObject *scpy_raise(shmemcache_status_t status, size_t needed, PyObject *key);
+/* The exception scpy_raise would raise, as a new object, not raised (NULL with an exception set if it cannot be
+ * made). For the per-item failures of get_many/set_many(errors=dict). */
+PyObject *scpy_error(shmemcache_status_t status, size_t needed, PyObject *key);
 
 /* ---- fields.c ---------------------------------------------------------------------------------------------- */
 
@@ -134,8 +137,10 @@ void scpy_request_wait_all(scpy_cache *cache);
 
 /* ---- batch.c ----------------------------------------------------------------------------------------------- */
 
-/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). */
-PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys);
-PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping);
+/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). `errors`: NULL or None
+ * (the first item that failed is raised), or a dict that receives key -> exception for every item that failed
+ * (misses excepted), none raised: shmemcache_mget's / shmemcache_mset's per-item statuses. */
+PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys, PyObject *errors);
+PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping, PyObject *errors);
 
 #endif /* SHMEMCACHE_PY_CORE_H_ */
