@@ -17,10 +17,10 @@
  * Threads. The C handle may be shared by threads (shmemcache.h, "Threads"), so SCPY_HANDLE_THREAD_SAFE is 1:
  * every library call made through SCPY_CALL runs with the GIL released (argument buffers stay pinned by the
  * Py_buffer or reference the caller holds, and the get scratch buffer is per thread already). Set it to 0 and
- * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread). Python-side state (a Cache's list of
- * pending requests, a Request's outcome) is only touched with the GIL held. What stays the caller's rule then,
- * as in C: one Request is tested/waited by one thread at a time, and close() is not called while another
- * thread is inside a call on the same Cache.
+ * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread).
+ * Python-side state (a Cache's list of pending requests, a Request's outcome) is only touched with the GIL held;
+ * a Request reached by several threads at once is completed by one (request.c, `busy`). What stays the
+ * caller's rule: close() is not called while another thread is inside a call on the same Cache.
  */
 #ifndef SHMEMCACHE_PY_CORE_H_
 #define SHMEMCACHE_PY_CORE_H_

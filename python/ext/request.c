@@ -4,7 +4,15 @@
  * buffer export that keeps a bytearray from being resized), and the output buffer of a get. Completion — test()
  * that finds it done, wait(), Cache.close(), or the request being collected — calls shmemcache_wait exactly once,
  * releases all of that and keeps the outcome: wait() returns it (or raises it) as often as it is called.
- * Pending requests are linked into their Cache so that close() can complete them before finalizing. */
+ * Pending requests are linked into their Cache so that close() can complete them before finalizing.
+ *
+ * Threads: test() and wait() let go of the GIL inside the C call, so several threads (and close()) may reach one
+ * request at once. `busy` (read and written with the GIL held) marks the one thread inside shmemcache_test or
+ * shmemcache_wait for it; another thread that must complete it waits, the GIL released, until that one is out,
+ * then finds the outcome (or, after a test that said IN_PROGRESS, waits itself). So exactly one shmemcache_wait
+ * releases the C request, as the C API requires, whichever threads call. */
+#include <sched.h>
+
 #include "core.h"
 
 struct scpy_request {
@@ -12,6 +20,7 @@ struct scpy_request {
   scpy_cache *cache;             /* strong reference */
   shmemcache_request_t *request; /* NULL once released by shmemcache_wait (or never issued) */
   scpy_request *prev, *next;     /* in cache->pending while request != NULL */
+  int busy;                      /* a thread is inside shmemcache_test/wait for this request (GIL released) */
   int is_get;
   int is_store;                  /* istore: wait() returns the new token */
   int is_delete;                 /* idelete: wait() returns whether the key was present */
@@ -52,6 +61,7 @@ static scpy_request *request_new(scpy_cache *cache, int is_get) {
   r->cache = cache;
   r->request = NULL;
   r->prev = r->next = NULL;
+  r->busy = 0;
   r->is_get = is_get;
   r->is_store = 0;
   r->is_delete = 0;
@@ -101,14 +111,33 @@ static void complete(scpy_request *r, shmemcache_status_t status) {
   PyErr_Restore(saved_type, saved_value, saved_tb);
 }
 
+/* Until no other thread is inside a C call for r (GIL held on entry and return). */
+static void wait_not_busy(scpy_request *r) {
+  while (r->busy) {
+    Py_BEGIN_ALLOW_THREADS sched_yield();
+    Py_END_ALLOW_THREADS
+  }
+}
+
+/* Completes r unless another thread does: on return r->request == NULL and the outcome is kept. The caller holds
+ * a reference to r. */
 static void wait_and_complete(scpy_request *r) {
+  wait_not_busy(r);
+  if (r->request == NULL) return; /* the other thread completed it */
   shmemcache_status_t status;
+  r->busy = 1;
   SCPY_CALL(status = shmemcache_wait(r->cache->handle, r->request));
+  r->busy = 0;
   complete(r, status);
 }
 
 void scpy_request_wait_all(scpy_cache *cache) {
-  while (cache->pending != NULL) wait_and_complete(cache->pending);
+  while (cache->pending != NULL) {
+    scpy_request *r = cache->pending;
+    Py_INCREF(r); /* another thread completing it may drop the last other reference meanwhile */
+    wait_and_complete(r);
+    Py_DECREF(r);
+  }
 }
 
 /* Issue failed (nothing was issued): drop the request, raise the status. */
@@ -210,8 +239,11 @@ PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buf
 static PyObject *request_test(scpy_request *r, PyObject *unused) {
   (void)unused;
   if (r->request == NULL) Py_RETURN_TRUE;
+  if (r->busy) Py_RETURN_FALSE; /* another thread is testing or waiting for it: not complete yet */
   shmemcache_status_t status;
+  r->busy = 1;
   SCPY_CALL(status = shmemcache_test(r->cache->handle, r->request));
+  r->busy = 0;
   if (status == SHMEMCACHE_IN_PROGRESS) Py_RETURN_FALSE;
   wait_and_complete(r); /* done: this wait returns at once and releases the C request */
   Py_RETURN_TRUE;

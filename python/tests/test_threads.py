@@ -131,3 +131,31 @@ def test_threads_share_a_cache(cache, key):
     assert [int(cache.get(c)) for c in counters] == [per_counter] * 3
     for h in hot:
         check_verifiable(h, cache.get(h))
+
+
+def test_one_request_waited_by_many_threads(cache, key):
+    """Threads may wait for (and test) the same Request at once: the C request is released by exactly one
+    shmemcache_wait, the others return the same outcome once it has, and other pending requests stay tracked."""
+    k, value = key(), bytes(range(256)) * 1024
+    cache.set(k, value)
+    for round_ in range(200):
+        other = cache.iget(k, len(value))
+        request = cache.iget(k, len(value))
+        barrier, outcomes = threading.Barrier(4), []
+
+        def waiter(test_first):
+            barrier.wait()
+            try:
+                if test_first:
+                    request.test()
+                outcomes.append(request.wait())
+            except BaseException as e:
+                outcomes.append(e)
+
+        threads = [threading.Thread(target=waiter, args=(t % 2 == 1,)) for t in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert outcomes == [value] * 4, f"round {round_}: {[o if isinstance(o, BaseException) else len(o) for o in outcomes]}"
+        assert request.done and other.wait() == value
