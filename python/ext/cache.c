@@ -5,6 +5,8 @@
  * requests and calls shmemcache_finalize (collective). Every PE must therefore construct and close its caches in
  * the same order. After close() every data call raises ShutDown and stats() still works. The C handle itself is
  * released (shmemcache_destroy) when the object is collected. */
+#include <sched.h>
+
 #include "core.h"
 
 #define CHECK_NARGS(method, n)                                                                   \
@@ -45,6 +47,7 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL), -1;
   self->handle = handle;
   self->finalized = 0;
+  self->closing = 0;
   self->is_server = shmemcache_is_server(handle);
   self->client_rank = shmemcache_client_rank(handle);
   self->num_clients = shmemcache_num_clients(handle);
@@ -54,6 +57,14 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
 static PyObject *cache_close(scpy_cache *self, PyObject *unused) {
   (void)unused;
   if (self->handle == NULL || self->finalized) Py_RETURN_NONE;
+  if (self->closing) { /* another thread is closing it (the GIL is let go inside): done once it has finalized */
+    while (!self->finalized) {
+      Py_BEGIN_ALLOW_THREADS sched_yield();
+      Py_END_ALLOW_THREADS
+    }
+    Py_RETURN_NONE;
+  }
+  self->closing = 1;
   scpy_request_wait_all(self);
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_finalize(self->handle));

@@ -20,7 +20,8 @@
  * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread).
  * Python-side state (a Cache's list of pending requests, a Request's outcome) is only touched with the GIL held;
  * a Request reached by several threads at once is completed by one (request.c, `busy`). What stays the
- * caller's rule: close() is not called while another thread is inside a call on the same Cache.
+ * caller's rule: nothing. close() may run beside other threads' calls (shmemcache_finalize waits for the calls
+ * inside, later ones raise ShutDown) and in several threads at once (one finalizes, `closing`).
  */
 #ifndef SHMEMCACHE_PY_CORE_H_
 #define SHMEMCACHE_PY_CORE_H_
@@ -103,6 +104,7 @@ typedef struct {
   PyObject_HEAD
   shmemcache_t *handle; /* from shmemcache_init; NULL if init failed; destroyed with the object */
   int finalized;        /* close() ran shmemcache_finalize */
+  int closing;          /* a thread is inside close(): others return once it has finalized */
   int is_server, client_rank, num_clients;
   shmemcache_config_t config; /* what init was given */
   PyObject *keep;             /* keeps config.spill_dir's bytes alive */

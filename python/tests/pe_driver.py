@@ -9,7 +9,8 @@
      Each client PE runs pytest on the tests of phase 1 with the cache in pe_session, its output to DIR/client<rank>.log, its report to
      DIR/client<rank>.xml, while the other client does the same (tests use keys private to their client, and a
      barrier of the clients' communicator where they meet).
-  3. Every PE closes the cache (collective). Each client runs phase 2, the tests of a closed cache.
+  3. Every PE closes the cache (collective; each client from 3 threads at once while a 4th calls get(), the
+     outcomes in pe_session). Each client runs phase 2, the tests of a closed cache.
   4. Each client writes DIR/client<rank>.rc (0 or the failing pytest exit status) and exits with it, so the job
      fails when any PE fails. pytest's "no tests collected" (exit 5) counts as a failure.
 tests/python/run_pytest_job.sh launches this, prints the per-client logs and checks that every client reported.
@@ -18,6 +19,7 @@ import argparse
 import os
 import sys
 import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PHASE_2 = ["test_closed.py"]
@@ -80,6 +82,45 @@ def serve_beside_main_thread(cache, marker):
         raise failure[0]
 
 
+def close_from_threads(cache, key):
+    """close() from 3 threads at once while a 4th keeps calling get(): one finalizes, the others return once it
+    has (close() is idempotent, from any thread), and the caller gets ShutDown. The outcomes, for test_closed.py."""
+    import shmemcache
+
+    outcomes, started = {}, threading.Event()
+
+    def caller():
+        started.set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                cache.get(key)
+            except shmemcache.ShutDown:
+                outcomes["caller"] = "ShutDown"
+                return
+            except BaseException as e:
+                outcomes["caller"] = repr(e)
+                return
+        outcomes["caller"] = "no ShutDown within 120 s of calls"
+
+    def closer(name):
+        try:
+            cache.close()
+            outcomes[name] = "ok"
+        except BaseException as e:
+            outcomes[name] = repr(e)
+
+    calling = threading.Thread(target=caller)
+    calling.start()
+    started.wait()
+    closers = [threading.Thread(target=closer, args=(f"close{i}",)) for i in range(3)]
+    for thread in closers:
+        thread.start()
+    for thread in closers + [calling]:
+        thread.join()
+    return outcomes
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--report-dir", required=True)
@@ -109,6 +150,7 @@ def main():
         if not args.mpi4py:
             selection += ["-m", "not mpi4py"]
         status = run_pytest(args.report_dir, rank, 1, selection, extra)
+        pe_session.close_outcomes = close_from_threads(cache, b"py:close-race")
     # The cache is closed on every PE here (collective).
     pe_session.cache = cache
     status = status or run_pytest(args.report_dir, rank, 2, [os.path.join(HERE, f) for f in PHASE_2], extra)
