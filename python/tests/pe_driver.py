@@ -6,9 +6,9 @@
      mpi4py application; the clients get their own communicator (COMM_WORLD split, collective on every PE).
   2. Every PE constructs the Cache (collective). The server PE serves, in a second thread, while its main thread
      creates DIR/server.serving: possible only because serve() lets the GIL go (test_threads.py waits for it).
-     Each client PE runs pytest on the tests of phase 1 with the cache in pe_session, its output to DIR/client<rank>.log, its report to
-     DIR/client<rank>.xml, while the other client does the same (tests use keys private to their client, and a
-     barrier of the clients' communicator where they meet).
+     Each client PE runs pytest on the tests of phase 1 with the cache in pe_session, its output to
+     DIR/client<rank>.log, its report to DIR/client<rank>.xml, while the other client does the same (tests use
+     keys private to their client, and a barrier of the clients' communicator where they meet).
   3. Every PE closes the cache (collective; each client from 3 threads at once while a 4th calls get(), the
      outcomes in pe_session). Each client runs phase 2, the tests of a closed cache.
   4. Each client writes DIR/client<rank>.rc (0 or the failing pytest exit status) and exits with it, so the job

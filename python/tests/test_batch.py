@@ -57,7 +57,8 @@ def test_per_item_errors_are_recorded_with_errors_dict(cache, key):
     assert cache.set_many([(key("a"), b"1"), (too_long, b"v"), (key("b"), bytes(cache.config["max_value_len"] + 1)),
                            (empty, b"v"), (key("c"), b"3")], errors=errors) is None
     assert set(errors) == {too_long, key("b"), empty}
-    assert isinstance(errors[too_long], shmemcache.KeyTooLong) and errors[too_long].status == shmemcache.Status.KEY_TOO_LONG
+    assert isinstance(errors[too_long], shmemcache.KeyTooLong)
+    assert errors[too_long].status == shmemcache.Status.KEY_TOO_LONG
     assert isinstance(errors[key("b")], shmemcache.ValueTooLarge)
     assert isinstance(errors[empty], shmemcache.InvalidArgument)
     assert cache.get(key("a")) == b"1" and cache.get(key("c")) == b"3" and cache.get(key("b")) is None

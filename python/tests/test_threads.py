@@ -157,5 +157,6 @@ def test_one_request_waited_by_many_threads(cache, key):
             thread.start()
         for thread in threads:
             thread.join()
-        assert outcomes == [value] * 4, f"round {round_}: {[o if isinstance(o, BaseException) else len(o) for o in outcomes]}"
+        shown = [o if isinstance(o, BaseException) else len(o) for o in outcomes]
+        assert outcomes == [value] * 4, f"round {round_}: {shown}"
         assert request.done and other.wait() == value
