@@ -5,8 +5,6 @@
  * requests and calls shmemcache_finalize (collective). Every PE must therefore construct and close its caches in
  * the same order. After close() every data call raises ShutDown and stats() still works. The C handle itself is
  * released (shmemcache_destroy) when the object is collected. */
-#include <sched.h>
-
 #include "core.h"
 
 #define CHECK_NARGS(method, n)                                                                   \
@@ -48,6 +46,8 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   self->handle = handle;
   self->finalized = 0;
   self->closing = 0;
+  self->closer = 0;
+  self->issuing = 0;
   self->is_server = shmemcache_is_server(handle);
   self->client_rank = shmemcache_client_rank(handle);
   self->num_clients = shmemcache_num_clients(handle);
@@ -57,14 +57,17 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
 static PyObject *cache_close(scpy_cache *self, PyObject *unused) {
   (void)unused;
   if (self->handle == NULL || self->finalized) Py_RETURN_NONE;
-  if (self->closing) { /* another thread is closing it (the GIL is let go inside): done once it has finalized */
-    while (!self->finalized) {
-      Py_BEGIN_ALLOW_THREADS sched_yield();
-      Py_END_ALLOW_THREADS
-    }
+  if (self->closing) {
+    /* Re-entrant: Python code run by this thread's close() (a __del__ while completing a request) closes again.
+     * Waiting would wait for itself; the outer close() goes on and finalizes. */
+    if (self->closer == PyThread_get_thread_ident()) Py_RETURN_NONE;
+    /* Another thread is closing it (the GIL is let go inside): done once it has finalized. */
+    unsigned rounds = 0;
+    while (!self->finalized) scpy_backoff(&rounds);
     Py_RETURN_NONE;
   }
-  self->closing = 1;
+  self->closing = 1; /* from here on i-calls raise ShutDown (request.c, issue_begin) */
+  self->closer = PyThread_get_thread_ident();
   scpy_request_wait_all(self);
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_finalize(self->handle));
@@ -333,7 +336,10 @@ static PyGetSetDef cache_getset[] = {
 static PyMethodDef cache_methods[] = {
     {"close", (PyCFunction)cache_close, METH_NOARGS,
      "close() -> None\n\nCollective: waits for this PE's pending requests, then shmemcache_finalize. Servers return "
-     "from serve() once every client has closed. Idempotent; stats() still works afterwards."},
+     "from serve() once every client has closed. Idempotent; stats() still works afterwards. Threads: other "
+     "threads' i-calls raise ShutDown once close() began; a request already being issued then is completed by "
+     "close() with its real outcome. Several threads may close at once (the others return once one has "
+     "finalized); a close() re-entered from the closing thread (a __del__) returns at once."},
     {"__enter__", (PyCFunction)cache_enter, METH_NOARGS, "Returns the cache."},
     {"__exit__", FASTCALL(cache_exit), "Calls close() (collective)."},
     {"serve", (PyCFunction)cache_serve, METH_NOARGS,

@@ -21,13 +21,16 @@
  * Python-side state (a Cache's list of pending requests, a Request's outcome) is only touched with the GIL held;
  * a Request reached by several threads at once is completed by one (request.c, `busy`). What stays the
  * caller's rule: nothing. close() may run beside other threads' calls (shmemcache_finalize waits for the calls
- * inside, later ones raise ShutDown) and in several threads at once (one finalizes, `closing`).
+ * inside, later ones raise ShutDown; i-calls raise it as soon as close() began, and the ones issuing then are
+ * completed by close(), `issuing`) and in several threads at once (one finalizes, `closing`).
  */
 #ifndef SHMEMCACHE_PY_CORE_H_
 #define SHMEMCACHE_PY_CORE_H_
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <sched.h>
+#include <time.h>
 
 #include <shmemcache/shmemcache.h>
 
@@ -104,7 +107,9 @@ typedef struct {
   PyObject_HEAD
   shmemcache_t *handle; /* from shmemcache_init; NULL if init failed; destroyed with the object */
   int finalized;        /* close() ran shmemcache_finalize */
-  int closing;          /* a thread is inside close(): others return once it has finalized */
+  int closing;          /* close() has begun: i-calls raise ShutDown, other closers return once it has finalized */
+  unsigned long closer; /* the thread inside close() (PyThread_get_thread_ident): its re-entrant close() returns */
+  int issuing;          /* threads inside an i-call's C issue (GIL released); close() waits for them to link */
   int is_server, client_rank, num_clients;
   shmemcache_config_t config; /* what init was given */
   PyObject *keep;             /* keeps config.spill_dir's bytes alive */
@@ -134,8 +139,21 @@ PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key);
 /* Cache.istore: shmemcache_istore with *options (read at issue); wait() returns the new token. */
 PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
                                    const shmemcache_store_options_t *options);
-/* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
+/* Waits for every pending request of the cache (results kept in the request objects), and for the threads inside
+ * an i-call's issue to link theirs (cache->closing must be set, so no new issue starts). Before finalize. */
 void scpy_request_wait_all(scpy_cache *cache);
+
+/* One round of a wait for another thread (GIL held on entry and return, released meanwhile): sched_yield for the
+ * first rounds, then 50 us sleeps, so that a long wait (another thread's shmemcache_wait up to op_timeout_ms)
+ * does not keep a core and the GIL busy. `rounds` starts at 0. */
+static inline void scpy_backoff(unsigned *rounds) {
+  Py_BEGIN_ALLOW_THREADS if ((*rounds)++ < 64) sched_yield();
+  else {
+    struct timespec pause = {0, 50000};
+    nanosleep(&pause, NULL);
+  }
+  Py_END_ALLOW_THREADS
+}
 
 /* ---- batch.c ----------------------------------------------------------------------------------------------- */
 

@@ -9,8 +9,8 @@
      Each client PE runs pytest on the tests of phase 1 with the cache in pe_session, its output to
      DIR/client<rank>.log, its report to DIR/client<rank>.xml, while the other client does the same (tests use
      keys private to their client, and a barrier of the clients' communicator where they meet).
-  3. Every PE closes the cache (collective; each client from 3 threads at once while a 4th calls get(), the
-     outcomes in pe_session). Each client runs phase 2, the tests of a closed cache.
+  3. Every PE closes the cache (collective; each client from 3 threads at once while a 4th calls get() and a 5th
+     iset(), the outcomes in pe_session; close_from_threads). Each client runs phase 2, the tests of a closed cache.
   4. Each client writes DIR/client<rank>.rc (0 or the failing pytest exit status) and exits with it, so the job
      fails when any PE fails. pytest's "no tests collected" (exit 5) counts as a failure.
 tests/python/run_pytest_job.sh launches this, prints the per-client logs and checks that every client reported.
@@ -83,14 +83,32 @@ def serve_beside_main_thread(cache, marker):
 
 
 def close_from_threads(cache, key):
-    """close() from 3 threads at once while a 4th keeps calling get(): one finalizes, the others return once it
-    has (close() is idempotent, from any thread), and the caller gets ShutDown. The outcomes, for test_closed.py."""
+    """close() from 3 threads at once while a 4th keeps calling get() and a 5th keeps issuing iset(): one
+    finalizes, the others return once it has (close() is idempotent, from any thread); the caller gets ShutDown;
+    the issuer gets ShutDown at issue once close() began, and every request it was given completes with its real
+    outcome (None), its unfinished dropped ones collected meanwhile. A request left pending completes inside the
+    finalizing close() with BufferTooSmall, whose error factory closes again from that thread: that re-entrant
+    close() returns at once (it waited for itself forever before). The outcomes, for test_closed.py."""
     import shmemcache
+    from shmemcache import _core, _errors
 
-    outcomes, started = {}, threading.Event()
+    outcomes, started = {}, [threading.Event(), threading.Event()]
+    reentrant_key = key + b":reentrant"
+    cache.set(reentrant_key, bytes(64))
+    left_pending = cache.iget(reentrant_key, 8)  # completed by close(): BUFFER_TOO_SMALL
+
+    def reentrant_factory(status, needed, key_, detail):
+        if status == shmemcache.Status.BUFFER_TOO_SMALL and "reentrant" not in outcomes:
+            outcomes["reentrant"] = "entered"
+            try:
+                cache.close()
+                outcomes["reentrant"] = f"returned, closed={cache.closed}"
+            except BaseException as e:
+                outcomes["reentrant"] = repr(e)
+        return _errors._make_error(status, needed, key_, detail)
 
     def caller():
-        started.set()
+        started[0].set()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
@@ -103,6 +121,40 @@ def close_from_threads(cache, key):
                 return
         outcomes["caller"] = "no ShutDown within 120 s of calls"
 
+    def issuer():
+        kept, issued, wrong = [], 0, []
+
+        def check(request):
+            try:
+                outcome = request.wait()
+                if outcome is not None:
+                    wrong.append(repr(outcome))
+            except BaseException as e:
+                wrong.append(repr(e))
+
+        started[1].set()
+        deadline = time.monotonic() + 120
+        while True:
+            if time.monotonic() > deadline:
+                outcomes["issuer"] = "no ShutDown within 120 s of issues"
+                return
+            try:
+                request = cache.iset(key + b":issued", b"%d" % issued)
+            except shmemcache.ShutDown:
+                break
+            except BaseException as e:
+                outcomes["issuer"] = repr(e)
+                return
+            issued += 1
+            if issued % 2:
+                kept.append(request)  # the others are dropped unfinished: collected, maybe while close() runs
+            del request
+            if len(kept) > 256:
+                check(kept.pop(0))
+        for request in kept:
+            check(request)
+        outcomes["issuer"] = "ok" if not wrong else f"{len(wrong)} of {issued} requests: {wrong[:3]}"
+
     def closer(name):
         try:
             cache.close()
@@ -110,14 +162,27 @@ def close_from_threads(cache, key):
         except BaseException as e:
             outcomes[name] = repr(e)
 
-    calling = threading.Thread(target=caller)
-    calling.start()
-    started.wait()
-    closers = [threading.Thread(target=closer, args=(f"close{i}",)) for i in range(3)]
-    for thread in closers:
-        thread.start()
-    for thread in closers + [calling]:
-        thread.join()
+    _core._set_error_factory(reentrant_factory)
+    try:
+        others = [threading.Thread(target=caller), threading.Thread(target=issuer)]
+        for thread in others:
+            thread.start()
+        for event in started:
+            event.wait()
+        closers = [threading.Thread(target=closer, args=(f"close{i}",)) for i in range(3)]
+        for thread in closers:
+            thread.start()
+        for thread in closers + others:
+            thread.join()
+    finally:
+        _core._set_error_factory(_errors._make_error)
+    try:
+        left_pending.wait()
+        outcomes["left_pending"] = "no error"
+    except shmemcache.BufferTooSmall as e:
+        outcomes["left_pending"] = f"BufferTooSmall({e.needed})"
+    except BaseException as e:
+        outcomes["left_pending"] = repr(e)
     return outcomes
 
 

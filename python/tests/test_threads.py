@@ -16,6 +16,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 
 import pe_session
 import shmemcache
@@ -160,3 +161,42 @@ def test_one_request_waited_by_many_threads(cache, key):
         shown = [o if isinstance(o, BaseException) else len(o) for o in outcomes]
         assert outcomes == [value] * 4, f"round {round_}: {shown}"
         assert request.done and other.wait() == value
+
+
+def test_wait_beside_a_completion_that_lets_go_of_the_gil(cache, key):
+    """Completing a request runs Python code that may let the GIL go (the error factory here, which sleeps; a key's
+    __del__, a buffer's release). Another thread's wait() meanwhile waits for the outcome: before, it found the
+    request released with no outcome stored yet and crashed (Py_INCREF of a NULL result)."""
+    from shmemcache import _core, _errors
+
+    k = key()
+    cache.set(k, bytes(64))
+    inside = threading.Event()
+
+    def slow_factory(status, needed, key_, detail):
+        if status == shmemcache.Status.BUFFER_TOO_SMALL:
+            inside.set()
+            time.sleep(0.05)  # GIL released: the main thread's wait() runs now
+        return _errors._make_error(status, needed, key_, detail)
+
+    _core._set_error_factory(slow_factory)
+    try:
+        for round_ in range(10):
+            inside.clear()
+            request, outcomes = cache.iget(k, 8), []  # 8 bytes: completes with BUFFER_TOO_SMALL
+
+            def first():
+                try:
+                    request.wait()
+                except BaseException as e:
+                    outcomes.append(e)
+
+            thread = threading.Thread(target=first)
+            thread.start()
+            assert inside.wait(60), f"round {round_}: the first wait() never reached the error factory"
+            with pytest.raises(shmemcache.BufferTooSmall) as info:
+                request.wait()
+            thread.join()
+            assert info.value.needed == 64 and len(outcomes) == 1 and outcomes[0].needed == 64, f"round {round_}"
+    finally:
+        _core._set_error_factory(_errors._make_error)
