@@ -1,9 +1,9 @@
 /* shmemcache._core.Cache: memcached's contract (issue 15): store (modes, flags, ttl_ms, cas), fetch, touch, incr,
  * flush_all, server_stats. The rules of each call are those of shmemcache.h; statuses become the exceptions of
  * _errors.py, except the "no such pair" answers documented per method. */
-#include <limits.h>
+#include "core.h" /* Python.h first: it sets the POSIX feature macros (nanosleep in core.h) */
 
-#include "core.h"
+#include <limits.h>
 
 static int contract_ready(scpy_cache *self) {
   if (self->handle != NULL) return 1;

@@ -147,11 +147,11 @@ void scpy_request_wait_all(scpy_cache *cache);
  * first rounds, then 50 us sleeps, so that a long wait (another thread's shmemcache_wait up to op_timeout_ms)
  * does not keep a core and the GIL busy. `rounds` starts at 0. */
 static inline void scpy_backoff(unsigned *rounds) {
-  Py_BEGIN_ALLOW_THREADS if ((*rounds)++ < 64) sched_yield();
-  else {
-    struct timespec pause = {0, 50000};
-    nanosleep(&pause, NULL);
-  }
+  const int spin = (*rounds)++ < 64;
+  const struct timespec pause = {0, 50000};
+  Py_BEGIN_ALLOW_THREADS
+  if (spin) sched_yield();
+  else nanosleep(&pause, NULL);
   Py_END_ALLOW_THREADS
 }
 
