@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 SYSTEM_LIBDIRS = {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"}
 
@@ -79,12 +80,24 @@ def c_version(include_dirs):
     return ".".join(m.group(1) if m else "0" for m in parts)
 
 
+class build_ext_always(build_ext):
+    """Recompiles on every build. pip builds in the source tree (python/build/), and setuptools' up-to-date check
+    sees only the extension's own sources: an extension built earlier against another library (another
+    SHMEMCACHE_PREFIX, a build tree, an older shmemcache.h) would be reused, with that library's run path and
+    struct layouts."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        self.force = True
+
+
 include_dirs, library_dirs = locate()
 runtime_dirs = [d for d in library_dirs if os.path.realpath(d) not in SYSTEM_LIBDIRS]
 sources = sorted(str(p) for p in Path("ext").glob("*.c"))
 
 setup(
     version=c_version(include_dirs),
+    cmdclass={"build_ext": build_ext_always},
     ext_modules=[
         Extension(
             "shmemcache._core",

@@ -39,6 +39,10 @@ program status_mapping
     integer(c_size_t) function offsetof_oversubscribed() bind(C, name="shmemcache_test_offsetof_oversubscribed")
       import :: c_size_t
     end function
+    integer(c_int) function c_constant(name) bind(C, name="shmemcache_test_constant")
+      import :: c_int, c_char
+      character(kind=c_char), dimension(*), intent(in) :: name
+    end function
   end interface
 
   type point
@@ -111,7 +115,39 @@ contains
       end do
     end do
     call expect(shmemcache_strerror(SHMEMCACHE_WRONG_THREAD + 1000) == 'unknown status', 'strerror of a bad value')
+    ! Each named constant against the C enum, by name (abi_sizes.c), appended statuses included; and no C status
+    ! after the last one this module names (one appended to shmemcache.h needs its Fortran constant).
+    call same(SHMEMCACHE_OK, 'OK')
+    call same(SHMEMCACHE_NOT_FOUND, 'NOT_FOUND')
+    call same(SHMEMCACHE_INVALID_ARGUMENT, 'INVALID_ARGUMENT')
+    call same(SHMEMCACHE_KEY_TOO_LONG, 'KEY_TOO_LONG')
+    call same(SHMEMCACHE_VALUE_TOO_LARGE, 'VALUE_TOO_LARGE')
+    call same(SHMEMCACHE_BUFFER_TOO_SMALL, 'BUFFER_TOO_SMALL')
+    call same(SHMEMCACHE_NO_SPACE, 'NO_SPACE')
+    call same(SHMEMCACHE_WRONG_ROLE, 'WRONG_ROLE')
+    call same(SHMEMCACHE_IN_PROGRESS, 'IN_PROGRESS')
+    call same(SHMEMCACHE_IO_ERROR, 'IO_ERROR')
+    call same(SHMEMCACHE_CONFIG_ERROR, 'CONFIG_ERROR')
+    call same(SHMEMCACHE_SHUT_DOWN, 'SHUT_DOWN')
+    call same(SHMEMCACHE_EXISTS, 'EXISTS')
+    call same(SHMEMCACHE_NOT_STORED, 'NOT_STORED')
+    call same(SHMEMCACHE_NOT_NUMERIC, 'NOT_NUMERIC')
+    call same(SHMEMCACHE_TIMEOUT, 'TIMEOUT')
+    call same(SHMEMCACHE_WRONG_THREAD, 'WRONG_THREAD')
+    call same(SHMEMCACHE_MODE_SET, 'MODE_SET')
+    call same(SHMEMCACHE_MODE_ADD, 'MODE_ADD')
+    call same(SHMEMCACHE_MODE_REPLACE, 'MODE_REPLACE')
+    call same(SHMEMCACHE_MODE_APPEND, 'MODE_APPEND')
+    call same(SHMEMCACHE_MODE_PREPEND, 'MODE_PREPEND')
+    call expect(shmemcache_strerror(SHMEMCACHE_WRONG_THREAD + 1) == 'unknown status', &
+                'no C status after SHMEMCACHE_WRONG_THREAD (a new one needs its Fortran constant)')
   end subroutine check_abi_and_text
+
+  subroutine same(fortran_value, name)
+    integer(c_int), intent(in) :: fortran_value
+    character(len=*), intent(in) :: name
+    call expect(fortran_value == c_constant(name // c_null_char), 'SHMEMCACHE_' // name // ' has its C value')
+  end subroutine same
 
   integer(c_size_t) function offset(field)
     type(c_ptr), intent(in) :: field

@@ -31,6 +31,24 @@ static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) 
   return seq;
 }
 
+/* errors is NULL, None or a dict (anything else: TypeError). 0, or -1 with an exception set. */
+static int check_errors_arg(PyObject *errors) {
+  if (errors == NULL || errors == Py_None || PyDict_Check(errors)) return 0;
+  PyErr_Format(PyExc_TypeError, "errors must be a dict or None, not %.100s", Py_TYPE(errors)->tp_name);
+  return -1;
+}
+
+/* An item that failed with status: recorded as errors[key] = exception when errors is a dict (returns 0), else
+ * raised (returns -1). Also -1 if the exception or the dict entry cannot be made. */
+static int item_failed(PyObject *errors, PyObject *key, shmemcache_status_t status, size_t needed) {
+  if (errors == NULL || errors == Py_None) return scpy_raise(status, needed, NULL), -1;
+  PyObject *exc = scpy_error(status, needed, status == SHMEMCACHE_NOT_FOUND ? key : NULL);
+  if (exc == NULL) return -1;
+  int rc = PyDict_SetItem(errors, key, exc);
+  Py_DECREF(exc);
+  return rc;
+}
+
 static void release_keys(scpy_bytes *keys, Py_ssize_t n) {
   for (Py_ssize_t i = 0; i < n; i++) scpy_bytes_release(&keys[i]);
   PyMem_Free(keys);
@@ -82,7 +100,8 @@ static int read_large(scpy_cache *self, shmemcache_mget_item_t *items, Py_ssize_
   return 0; /* still growing after every round: left BUFFER_TOO_SMALL, raised by the caller */
 }
 
-PyObject *scpy_get_many(scpy_cache *self, PyObject *keys_obj) {
+PyObject *scpy_get_many(scpy_cache *self, PyObject *keys_obj, PyObject *errors) {
+  if (check_errors_arg(errors) < 0) return NULL;
   scpy_bytes *keys = NULL;
   Py_ssize_t n = 0;
   PyObject *seq = get_keys(keys_obj, &keys, &n);
@@ -115,12 +134,11 @@ PyObject *scpy_get_many(scpy_cache *self, PyObject *keys_obj) {
     if (values[i] == NULL) goto done;
   }
   if (read_large(self, items, n, values) < 0) goto done;
-  for (Py_ssize_t i = 0; i < n; i++) { /* the first item's error, as get() would raise it */
+  for (Py_ssize_t i = 0; i < n; i++) { /* the first item's error, as get() would raise it, or every one recorded */
     shmemcache_status_t s = items[i].status;
-    if (s != SHMEMCACHE_OK && s != SHMEMCACHE_NOT_FOUND) {
-      scpy_raise(s, items[i].value_len, NULL);
+    if (s != SHMEMCACHE_OK && s != SHMEMCACHE_NOT_FOUND &&
+        item_failed(errors, PySequence_Fast_GET_ITEM(seq, i), s, items[i].value_len) < 0)
       goto done;
-    }
   }
   result = PyDict_New();
   if (result == NULL) goto done;
@@ -140,7 +158,8 @@ done:
   return result;
 }
 
-PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping) {
+PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping, PyObject *errors) {
+  if (check_errors_arg(errors) < 0) return NULL;
   PyObject *pairs = PyMapping_Check(mapping) && !PySequence_Check(mapping) ? PyMapping_Items(mapping)
                                                                             : PySequence_List(mapping);
   if (pairs == NULL) return NULL;
@@ -174,11 +193,10 @@ PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping) {
     scpy_raise(status, 0, NULL);
     goto done;
   }
-  for (Py_ssize_t i = 0; i < n; i++) { /* every pair was tried; the first failure is raised */
-    if (items[i].status != SHMEMCACHE_OK) {
-      scpy_raise(items[i].status, 0, NULL);
+  for (Py_ssize_t i = 0; i < n; i++) { /* every pair was tried; the first failure is raised, or each recorded */
+    if (items[i].status != SHMEMCACHE_OK &&
+        item_failed(errors, PyTuple_GET_ITEM(PyList_GET_ITEM(pairs, i), 0), items[i].status, 0) < 0)
       goto done;
-    }
   }
   Py_INCREF(Py_None);
   result = Py_None;

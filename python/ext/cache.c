@@ -45,6 +45,9 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   if (status != SHMEMCACHE_OK) return scpy_raise(status, 0, NULL), -1;
   self->handle = handle;
   self->finalized = 0;
+  self->closing = 0;
+  self->closer = 0;
+  self->issuing = 0;
   self->is_server = shmemcache_is_server(handle);
   self->client_rank = shmemcache_client_rank(handle);
   self->num_clients = shmemcache_num_clients(handle);
@@ -54,6 +57,17 @@ static int cache_init(scpy_cache *self, PyObject *args, PyObject *kwargs) {
 static PyObject *cache_close(scpy_cache *self, PyObject *unused) {
   (void)unused;
   if (self->handle == NULL || self->finalized) Py_RETURN_NONE;
+  if (self->closing) {
+    /* Re-entrant: Python code run by this thread's close() (a __del__ while completing a request) closes again.
+     * Waiting would wait for itself; the outer close() goes on and finalizes. */
+    if (self->closer == PyThread_get_thread_ident()) Py_RETURN_NONE;
+    /* Another thread is closing it (the GIL is let go inside): done once it has finalized. */
+    unsigned rounds = 0;
+    while (!self->finalized) scpy_backoff(&rounds);
+    Py_RETURN_NONE;
+  }
+  self->closing = 1; /* from here on i-calls raise ShutDown (request.c, issue_begin) */
+  self->closer = PyThread_get_thread_ident();
   scpy_request_wait_all(self);
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_finalize(self->handle));
@@ -232,13 +246,17 @@ static PyObject *cache_idelete(scpy_cache *self, PyObject *const *args, Py_ssize
 
 /* ---- batches (batch.c) ------------------------------------------------------------------------------------- */
 
-static PyObject *cache_get_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
-  CHECK_NARGS("get_many", 1);
-  return initialised(self) ? scpy_get_many(self, args[0]) : NULL;
+static PyObject *cache_get_many(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"", "errors", NULL};
+  PyObject *keys, *errors = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:get_many", names, &keys, &errors)) return NULL;
+  return initialised(self) ? scpy_get_many(self, keys, errors) : NULL;
 }
-static PyObject *cache_set_many(scpy_cache *self, PyObject *const *args, Py_ssize_t nargs) {
-  CHECK_NARGS("set_many", 1);
-  return initialised(self) ? scpy_set_many(self, args[0]) : NULL;
+static PyObject *cache_set_many(scpy_cache *self, PyObject *args, PyObject *kwargs) {
+  static char *names[] = {"", "errors", NULL};
+  PyObject *mapping, *errors = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$O:set_many", names, &mapping, &errors)) return NULL;
+  return initialised(self) ? scpy_set_many(self, mapping, errors) : NULL;
 }
 
 /* ---- mapping protocol -------------------------------------------------------------------------------------- */
@@ -318,7 +336,10 @@ static PyGetSetDef cache_getset[] = {
 static PyMethodDef cache_methods[] = {
     {"close", (PyCFunction)cache_close, METH_NOARGS,
      "close() -> None\n\nCollective: waits for this PE's pending requests, then shmemcache_finalize. Servers return "
-     "from serve() once every client has closed. Idempotent; stats() still works afterwards."},
+     "from serve() once every client has closed. Idempotent; stats() still works afterwards. Threads: other "
+     "threads' i-calls raise ShutDown once close() began; a request already being issued then is completed by "
+     "close() with its real outcome. Several threads may close at once (the others return once one has "
+     "finalized); a close() re-entered from the closing thread (a __del__) returns at once."},
     {"__enter__", (PyCFunction)cache_enter, METH_NOARGS, "Returns the cache."},
     {"__exit__", FASTCALL(cache_exit), "Calls close() (collective)."},
     {"serve", (PyCFunction)cache_serve, METH_NOARGS,
@@ -372,14 +393,16 @@ static PyMethodDef cache_methods[] = {
     {"server_stats", FASTCALL(scpy_cache_server_stats),
      "server_stats(server) -> dict[str, int]\n\nThe server-side counters of server 0..num_servers-1, read "
      "one-sided (published when the server goes idle, at most every 10 ms while busy)."},
-    {"get_many", FASTCALL(cache_get_many),
-     "get_many(keys) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger than 4 KiB with a "
-     "second one): a dict from each key found (the objects given) to its value; absent keys are left out. Raises the "
-     "error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...)."},
-    {"set_many", FASTCALL(cache_set_many),
-     "set_many(mapping) -> None\n\nStores every (key, value) pair of a mapping or an iterable of pairs with one "
-     "shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the error of the first "
-     "that failed is raised (the others were stored; pairs with bad input change nothing)."},
+    {"get_many", (PyCFunction)(void (*)(void))cache_get_many, METH_VARARGS | METH_KEYWORDS,
+     "get_many(keys, *, errors=None) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger "
+     "than 4 KiB with a second one): a dict from each key found (the objects given) to its value; absent keys are "
+     "left out. Raises the error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...); "
+     "with errors=a dict, records key -> exception for each key that failed there instead and raises none."},
+    {"set_many", (PyCFunction)(void (*)(void))cache_set_many, METH_VARARGS | METH_KEYWORDS,
+     "set_many(mapping, *, errors=None) -> None\n\nStores every (key, value) pair of a mapping or an iterable of "
+     "pairs with one shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the "
+     "error of the first that failed is raised (the others were stored; pairs with bad input change nothing); with "
+     "errors=a dict, records key -> exception for each pair that failed there instead and raises none."},
     {NULL, NULL, 0, NULL}};
 
 static PyMappingMethods cache_as_mapping = {

@@ -1,9 +1,9 @@
 /* shmemcache._core.Cache: memcached's contract (issue 15): store (modes, flags, ttl_ms, cas), fetch, touch, incr,
  * flush_all, server_stats. The rules of each call are those of shmemcache.h; statuses become the exceptions of
  * _errors.py, except the "no such pair" answers documented per method. */
-#include <limits.h>
+#include "core.h" /* Python.h first: it sets the POSIX feature macros (nanosleep in core.h) */
 
-#include "core.h"
+#include <limits.h>
 
 static int contract_ready(scpy_cache *self) {
   if (self->handle != NULL) return 1;
@@ -11,20 +11,39 @@ static int contract_ready(scpy_cache *self) {
   return 0;
 }
 
+/* An unsigned integer argument that must fit `max`: OverflowError (with the argument's name) for a negative or
+ * larger int, TypeError for a non-int. PyArg's "k"/"K" formats would silently wrap -1 or 2**64 + 5. 0 with an
+ * exception set. */
+static int unsigned_arg(PyObject *obj, const char *name, unsigned long long max, unsigned long long *out) {
+  if (obj == NULL) return 1; /* not given: keeps the default in *out */
+  if (!PyLong_Check(obj)) {
+    PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name, Py_TYPE(obj)->tp_name);
+    return 0;
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(obj);
+  if ((v == (unsigned long long)-1 && PyErr_Occurred()) || v > max) {
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_OverflowError)) return 0;
+    PyErr_Format(PyExc_OverflowError, "%s must be in 0 .. %llu", name, max);
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
 /* store() and istore()'s arguments: key and value objects, and the options. 0 with an exception set. */
 static int parse_store(scpy_cache *self, PyObject *args, PyObject *kwargs, const char *format, PyObject **key_obj,
                        PyObject **value_obj, shmemcache_store_options_t *options) {
   static char *names[] = {"key", "value", "mode", "flags", "ttl_ms", "cas", NULL};
   int mode = SHMEMCACHE_MODE_SET;
-  unsigned long flags = 0;
-  unsigned long long ttl_ms = 0, cas = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, key_obj, value_obj, &mode, &flags, &ttl_ms, &cas))
+  PyObject *flags_obj = NULL, *ttl_obj = NULL, *cas_obj = NULL;
+  unsigned long long flags = 0, ttl_ms = 0, cas = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, format, names, key_obj, value_obj, &mode, &flags_obj, &ttl_obj,
+                                   &cas_obj))
     return 0;
   if (!contract_ready(self)) return 0;
-  if (flags > UINT32_MAX) {
-    PyErr_SetString(PyExc_OverflowError, "flags must fit 32 bits");
+  if (!unsigned_arg(flags_obj, "flags", UINT32_MAX, &flags) || !unsigned_arg(ttl_obj, "ttl_ms", UINT64_MAX, &ttl_ms) ||
+      !unsigned_arg(cas_obj, "cas", UINT64_MAX, &cas))
     return 0;
-  }
   shmemcache_store_options_t o = {(shmemcache_mode_t)mode, (uint32_t)flags, ttl_ms, cas};
   *options = o;
   return 1;
@@ -33,7 +52,7 @@ static int parse_store(scpy_cache *self, PyObject *args, PyObject *kwargs, const
 PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   PyObject *key_obj, *value_obj;
   shmemcache_store_options_t options;
-  if (!parse_store(self, args, kwargs, "OO|$ikKK:store", &key_obj, &value_obj, &options)) return NULL;
+  if (!parse_store(self, args, kwargs, "OO|$iOOO:store", &key_obj, &value_obj, &options)) return NULL;
   scpy_bytes key, value;
   if (scpy_bytes_get(key_obj, "key", 0, &key) < 0) return NULL;
   if (scpy_bytes_get(value_obj, "value", 0, &value) < 0) {
@@ -53,7 +72,7 @@ PyObject *scpy_cache_store(scpy_cache *self, PyObject *args, PyObject *kwargs) {
 PyObject *scpy_cache_istore(scpy_cache *self, PyObject *args, PyObject *kwargs) {
   PyObject *key_obj, *value_obj;
   shmemcache_store_options_t options;
-  if (!parse_store(self, args, kwargs, "OO|$ikKK:istore", &key_obj, &value_obj, &options)) return NULL;
+  if (!parse_store(self, args, kwargs, "OO|$iOOO:istore", &key_obj, &value_obj, &options)) return NULL;
   return scpy_request_issue_store(self, key_obj, value_obj, &options);
 }
 

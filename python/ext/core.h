@@ -7,7 +7,7 @@
  *   args.c      bytes-like arguments (keys, values, output buffers) and the per-thread get scratch buffer
  *   cache.c     shmemcache._core.Cache: init/finalize, serve, blocking calls, mapping protocol
  *   request.c   shmemcache._core.Request: non-blocking calls, test/wait, buffers kept alive until completion
- *   contract.c  Cache.store/fetch/touch/incr/flush_all/server_stats (issue 15; mget/mset not yet)
+ *   contract.c  Cache.store/istore/fetch/touch/incr/flush_all/server_stats (issue 15)
  *   batch.c     Cache.get_many / Cache.set_many on shmemcache_mget / shmemcache_mset
  *
  * Adding a C call (issue 15: store/fetch/touch/incr/mget/mset/flush_all/server_stats): one method in cache.c
@@ -17,16 +17,20 @@
  * Threads. The C handle may be shared by threads (shmemcache.h, "Threads"), so SCPY_HANDLE_THREAD_SAFE is 1:
  * every library call made through SCPY_CALL runs with the GIL released (argument buffers stay pinned by the
  * Py_buffer or reference the caller holds, and the get scratch buffer is per thread already). Set it to 0 and
- * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread). Python-side state (a Cache's list of
- * pending requests, a Request's outcome) is only touched with the GIL held. What stays the caller's rule then,
- * as in C: one Request is tested/waited by one thread at a time, and close() is not called while another
- * thread is inside a call on the same Cache.
+ * the GIL serialises the Python threads instead (a blocking call then holds up every Python thread).
+ * Python-side state (a Cache's list of pending requests, a Request's outcome) is only touched with the GIL held;
+ * a Request reached by several threads at once is completed by one (request.c, `busy`). What stays the
+ * caller's rule: nothing. close() may run beside other threads' calls (shmemcache_finalize waits for the calls
+ * inside, later ones raise ShutDown; i-calls raise it as soon as close() began, and the ones issuing then are
+ * completed by close(), `issuing`) and in several threads at once (one finalizes, `closing`).
  */
 #ifndef SHMEMCACHE_PY_CORE_H_
 #define SHMEMCACHE_PY_CORE_H_
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <sched.h>
+#include <time.h>
 
 #include <shmemcache/shmemcache.h>
 
@@ -57,6 +61,9 @@
  * registered (_core._set_error_factory). `needed` is the size a BUFFER_TOO_SMALL reports (else 0), `key` the
  * key of a NOT_FOUND from a mapping operation (may be NULL). Always returns NULL. */
 PyObject *scpy_raise(shmemcache_status_t status, size_t needed, PyObject *key);
+/* The exception scpy_raise would raise, as a new object, not raised (NULL with an exception set if it cannot be
+ * made). For the per-item failures of get_many/set_many(errors=dict). */
+PyObject *scpy_error(shmemcache_status_t status, size_t needed, PyObject *key);
 
 /* ---- fields.c ---------------------------------------------------------------------------------------------- */
 
@@ -100,6 +107,9 @@ typedef struct {
   PyObject_HEAD
   shmemcache_t *handle; /* from shmemcache_init; NULL if init failed; destroyed with the object */
   int finalized;        /* close() ran shmemcache_finalize */
+  int closing;          /* close() has begun: i-calls raise ShutDown, other closers return once it has finalized */
+  unsigned long closer; /* the thread inside close() (PyThread_get_thread_ident): its re-entrant close() returns */
+  int issuing;          /* threads inside an i-call's C issue (GIL released); close() waits for them to link */
   int is_server, client_rank, num_clients;
   shmemcache_config_t config; /* what init was given */
   PyObject *keep;             /* keeps config.spill_dir's bytes alive */
@@ -129,13 +139,28 @@ PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key);
 /* Cache.istore: shmemcache_istore with *options (read at issue); wait() returns the new token. */
 PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
                                    const shmemcache_store_options_t *options);
-/* Waits for every pending request of the cache (results kept in the request objects). Before finalize. */
+/* Waits for every pending request of the cache (results kept in the request objects), and for the threads inside
+ * an i-call's issue to link theirs (cache->closing must be set, so no new issue starts). Before finalize. */
 void scpy_request_wait_all(scpy_cache *cache);
+
+/* One round of a wait for another thread (GIL held on entry and return, released meanwhile): sched_yield for the
+ * first rounds, then 50 us sleeps, so that a long wait (another thread's shmemcache_wait up to op_timeout_ms)
+ * does not keep a core and the GIL busy. `rounds` starts at 0. */
+static inline void scpy_backoff(unsigned *rounds) {
+  const int spin = (*rounds)++ < 64;
+  const struct timespec pause = {0, 50000};
+  Py_BEGIN_ALLOW_THREADS
+  if (spin) sched_yield();
+  else nanosleep(&pause, NULL);
+  Py_END_ALLOW_THREADS
+}
 
 /* ---- batch.c ----------------------------------------------------------------------------------------------- */
 
-/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). */
-PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys);
-PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping);
+/* Cache.get_many(keys) -> dict and Cache.set_many(mapping) -> None (cache initialised). `errors`: NULL or None
+ * (the first item that failed is raised), or a dict that receives key -> exception for every item that failed
+ * (misses excepted), none raised: shmemcache_mget's / shmemcache_mset's per-item statuses. */
+PyObject *scpy_get_many(scpy_cache *cache, PyObject *keys, PyObject *errors);
+PyObject *scpy_set_many(scpy_cache *cache, PyObject *mapping, PyObject *errors);
 
 #endif /* SHMEMCACHE_PY_CORE_H_ */

@@ -5,15 +5,16 @@
 /* shmemcache._errors._make_error(status, needed, key, detail) -> exception instance; set once at import. */
 static PyObject *error_factory = NULL;
 
-PyObject *scpy_raise(shmemcache_status_t status, size_t needed, PyObject *key) {
-  if (error_factory == NULL) {
-    PyErr_Format(PyExc_RuntimeError, "shmemcache: %s", shmemcache_strerror(status));
-    return NULL;
-  }
+PyObject *scpy_error(shmemcache_status_t status, size_t needed, PyObject *key) {
+  if (error_factory == NULL) return PyErr_Format(PyExc_RuntimeError, "shmemcache: %s", shmemcache_strerror(status));
   /* last_error() may still describe an earlier failure of this thread; only init failures are sure to set it. */
   const char *detail = status == SHMEMCACHE_CONFIG_ERROR ? shmemcache_last_error() : "";
-  PyObject *exc = PyObject_CallFunction(error_factory, "inOs", (int)status, (Py_ssize_t)needed,
-                                        key != NULL ? key : Py_None, detail);
+  return PyObject_CallFunction(error_factory, "inOs", (int)status, (Py_ssize_t)needed, key != NULL ? key : Py_None,
+                               detail);
+}
+
+PyObject *scpy_raise(shmemcache_status_t status, size_t needed, PyObject *key) {
+  PyObject *exc = scpy_error(status, needed, key);
   if (exc != NULL) {
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);

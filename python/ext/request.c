@@ -4,14 +4,30 @@
  * buffer export that keeps a bytearray from being resized), and the output buffer of a get. Completion — test()
  * that finds it done, wait(), Cache.close(), or the request being collected — calls shmemcache_wait exactly once,
  * releases all of that and keeps the outcome: wait() returns it (or raises it) as often as it is called.
- * Pending requests are linked into their Cache so that close() can complete them before finalizing. */
+ * Pending requests are linked into their Cache so that close() can complete them before finalizing.
+ *
+ * Threads: test() and wait() let go of the GIL inside the C call, so several threads (and close()) may reach one
+ * request at once. `busy` (read and written with the GIL held) marks the one thread inside shmemcache_test, or
+ * inside shmemcache_wait and the complete() after it (which runs Python code that may let the GIL go: the error
+ * factory, a key's __del__); another thread that must complete it waits, the GIL released, until that one is
+ * out, then finds the outcome (or, after a test that said IN_PROGRESS, waits itself). So exactly one
+ * shmemcache_wait releases the C request, as the C API requires, whichever threads call, and `request` becomes
+ * NULL only once the outcome is stored.
+ *
+ * Close: a request is linked into cache->pending right after its issue, with the GIL held, and only while
+ * close() has not begun (`closing`); close() waits for the threads inside an issue (cache->issuing), so every
+ * request an i-call returned is completed with its real outcome before shmemcache_finalize. A request being
+ * collected is unlinked before its dealloc lets the GIL go: close() never takes (and resurrects) an object whose
+ * refcount is 0; shmemcache_finalize waits for that dealloc's shmemcache_wait inside the C library. */
 #include "core.h"
 
 struct scpy_request {
   PyObject_HEAD
   scpy_cache *cache;             /* strong reference */
   shmemcache_request_t *request; /* NULL once released by shmemcache_wait (or never issued) */
-  scpy_request *prev, *next;     /* in cache->pending while request != NULL */
+  scpy_request *prev, *next;     /* in cache->pending while linked */
+  int linked;                    /* in cache->pending: from issue until complete() or dealloc unlinks it */
+  int busy;                      /* a thread is inside shmemcache_test, or shmemcache_wait + complete() */
   int is_get;
   int is_store;                  /* istore: wait() returns the new token */
   int is_delete;                 /* idelete: wait() returns whether the key was present */
@@ -30,6 +46,7 @@ static void link_pending(scpy_request *r) {
   r->next = c->pending;
   if (c->pending != NULL) c->pending->prev = r;
   c->pending = r;
+  r->linked = 1;
 }
 
 static void unlink_pending(scpy_request *r) {
@@ -37,6 +54,7 @@ static void unlink_pending(scpy_request *r) {
   else r->cache->pending = r->next;
   if (r->next != NULL) r->next->prev = r->prev;
   r->prev = r->next = NULL;
+  r->linked = 0;
 }
 
 static void release_buffers(scpy_request *r) {
@@ -52,6 +70,8 @@ static scpy_request *request_new(scpy_cache *cache, int is_get) {
   r->cache = cache;
   r->request = NULL;
   r->prev = r->next = NULL;
+  r->linked = 0;
+  r->busy = 0;
   r->is_get = is_get;
   r->is_store = 0;
   r->is_delete = 0;
@@ -67,12 +87,12 @@ static scpy_request *request_new(scpy_cache *cache, int is_get) {
 }
 
 /* The C request completed with `status` and was released: keep the outcome, let go of every buffer. Never raises
- * (an exception already set by the caller is preserved). */
+ * (an exception already set by the caller is preserved). The caller set r->busy: the Python code run here may
+ * let the GIL go, and other threads must not read the outcome before r->request is NULL, set last. */
 static void complete(scpy_request *r, shmemcache_status_t status) {
   PyObject *saved_type, *saved_value, *saved_tb;
   PyErr_Fetch(&saved_type, &saved_value, &saved_tb);
-  r->request = NULL;
-  unlink_pending(r);
+  if (r->linked) unlink_pending(r);
   release_buffers(r);
   if (status == SHMEMCACHE_OK && r->is_get && r->owned != NULL) {
     r->result = PyBytes_FromStringAndSize(PyByteArray_AS_STRING(r->owned), (Py_ssize_t)r->value_len);
@@ -98,17 +118,56 @@ static void complete(scpy_request *r, shmemcache_status_t status) {
     Py_XDECREF(tb);
   }
   Py_CLEAR(r->owned);
+  r->request = NULL;
   PyErr_Restore(saved_type, saved_value, saved_tb);
 }
 
+/* Until no other thread is inside a C call for r (GIL held on entry and return). */
+static void wait_not_busy(scpy_request *r) {
+  unsigned rounds = 0;
+  while (r->busy) scpy_backoff(&rounds);
+}
+
+/* Completes r unless another thread does: on return r->request == NULL and the outcome is kept. The caller holds
+ * a reference to r. */
 static void wait_and_complete(scpy_request *r) {
+  wait_not_busy(r);
+  if (r->request == NULL) return; /* the other thread completed it */
   shmemcache_status_t status;
+  r->busy = 1;
   SCPY_CALL(status = shmemcache_wait(r->cache->handle, r->request));
   complete(r, status);
+  r->busy = 0;
 }
 
 void scpy_request_wait_all(scpy_cache *cache) {
-  while (cache->pending != NULL) wait_and_complete(cache->pending);
+  unsigned rounds = 0;
+  while (cache->pending != NULL || cache->issuing > 0) {
+    scpy_request *r = cache->pending;
+    if (r == NULL) { /* another thread is inside an issue: its request is linked when it gets the GIL back */
+      scpy_backoff(&rounds);
+      continue;
+    }
+    Py_INCREF(r); /* linked, so its refcount is > 0 (dealloc unlinks first); another thread may drop the rest */
+    wait_and_complete(r);
+    Py_DECREF(r);
+  }
+}
+
+/* Before an i-call's issue (GIL held): ShutDown once close() has begun, else counts the issuing thread. */
+static int issue_begin(scpy_cache *cache) {
+  if (cache->closing) {
+    scpy_raise(SHMEMCACHE_SHUT_DOWN, 0, NULL);
+    return -1;
+  }
+  cache->issuing++;
+  return 0;
+}
+
+/* After the issue returned (GIL held again): links an issued request, so that close() completes it. */
+static void issue_end(scpy_request *r, shmemcache_status_t status) {
+  if (status == SHMEMCACHE_OK) link_pending(r);
+  r->cache->issuing--;
 }
 
 /* Issue failed (nothing was issued): drop the request, raise the status. */
@@ -125,6 +184,10 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
     Py_DECREF(r);
     return NULL;
   }
+  if (issue_begin(cache) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
   shmemcache_status_t status;
   if (buffered)
     SCPY_CALL(status = shmemcache_bset(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
@@ -136,8 +199,8 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
     scpy_bytes_release(&r->key);
     scpy_bytes_release(&r->value);
   }
+  issue_end(r, status);
   if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  link_pending(r);
   return (PyObject *)r;
 }
 
@@ -150,11 +213,15 @@ PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *v
     Py_DECREF(r);
     return NULL;
   }
+  if (issue_begin(cache) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_istore(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
                                        (size_t)r->value.len, options, &r->token, &r->request));
+  issue_end(r, status);
   if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  link_pending(r);
   return (PyObject *)r;
 }
 
@@ -166,10 +233,14 @@ PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key) {
     Py_DECREF(r);
     return NULL;
   }
+  if (issue_begin(cache) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_idelete(cache->handle, r->key.data, (size_t)r->key.len, &r->request));
+  issue_end(r, status);
   if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  link_pending(r);
   return (PyObject *)r;
 }
 
@@ -194,6 +265,10 @@ PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buf
     Py_DECREF(r);
     return NULL;
   }
+  if (issue_begin(cache) < 0) {
+    Py_DECREF(r);
+    return NULL;
+  }
   shmemcache_status_t status;
   if (buffered)
     SCPY_CALL(status = shmemcache_bget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
@@ -202,16 +277,19 @@ PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buf
     SCPY_CALL(status = shmemcache_iget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
                                        (size_t)r->out.len, &r->value_len, &r->request));
   if (buffered) scpy_bytes_release(&r->key);
+  issue_end(r, status);
   if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  link_pending(r);
   return (PyObject *)r;
 }
 
 static PyObject *request_test(scpy_request *r, PyObject *unused) {
   (void)unused;
   if (r->request == NULL) Py_RETURN_TRUE;
+  if (r->busy) Py_RETURN_FALSE; /* another thread is testing or waiting for it: not complete yet */
   shmemcache_status_t status;
+  r->busy = 1;
   SCPY_CALL(status = shmemcache_test(r->cache->handle, r->request));
+  r->busy = 0;
   if (status == SHMEMCACHE_IN_PROGRESS) Py_RETURN_FALSE;
   wait_and_complete(r); /* done: this wait returns at once and releases the C request */
   Py_RETURN_TRUE;
@@ -219,7 +297,7 @@ static PyObject *request_test(scpy_request *r, PyObject *unused) {
 
 static PyObject *request_wait(scpy_request *r, PyObject *unused) {
   (void)unused;
-  if (r->request != NULL) wait_and_complete(r);
+  wait_and_complete(r); /* returns at once if completed; else waits for a thread inside test/wait first */
   if (r->error != NULL) {
     PyErr_SetObject((PyObject *)Py_TYPE(r->error), r->error);
     return NULL;
@@ -234,7 +312,12 @@ static PyObject *request_done(scpy_request *r, void *c) {
 }
 
 static void request_dealloc(scpy_request *r) {
-  if (r->request != NULL) wait_and_complete(r); /* its buffers must outlive the C request */
+  if (r->request != NULL) { /* its buffers must outlive the C request */
+    /* Refcount 0: no other thread holds r, so none is inside test/wait for it; unlinked before the GIL is let go,
+     * so that close() cannot take it from the pending list meanwhile. */
+    if (r->linked) unlink_pending(r);
+    wait_and_complete(r);
+  }
   release_buffers(r);
   Py_CLEAR(r->owned);
   Py_CLEAR(r->result);

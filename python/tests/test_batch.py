@@ -48,3 +48,29 @@ def test_bad_items_raise_but_the_others_are_processed(cache, key):
         cache.set_many([(key("a"), b"1", b"extra")])
     with pytest.raises(TypeError):
         cache.get_many([key("a"), 7])
+
+
+def test_per_item_errors_are_recorded_with_errors_dict(cache, key):
+    """errors=dict: shmemcache_mset's / shmemcache_mget's per-item statuses, key -> exception, nothing raised."""
+    too_long, empty = b"k" * 10_000, b""
+    errors = {}
+    assert cache.set_many([(key("a"), b"1"), (too_long, b"v"), (key("b"), bytes(cache.config["max_value_len"] + 1)),
+                           (empty, b"v"), (key("c"), b"3")], errors=errors) is None
+    assert set(errors) == {too_long, key("b"), empty}
+    assert isinstance(errors[too_long], shmemcache.KeyTooLong)
+    assert errors[too_long].status == shmemcache.Status.KEY_TOO_LONG
+    assert isinstance(errors[key("b")], shmemcache.ValueTooLarge)
+    assert isinstance(errors[empty], shmemcache.InvalidArgument)
+    assert cache.get(key("a")) == b"1" and cache.get(key("c")) == b"3" and cache.get(key("b")) is None
+    errors = {}
+    got = cache.get_many([key("a"), too_long, key("missing"), empty, key("c")], errors=errors)
+    assert got == {key("a"): b"1", key("c"): b"3"}  # a miss is neither a value nor an error
+    assert set(errors) == {too_long, empty}
+    assert isinstance(errors[too_long], shmemcache.KeyTooLong) and isinstance(errors[empty], shmemcache.InvalidArgument)
+    none = {}
+    cache.set_many({key("d"): b"4"}, errors=none)
+    assert cache.get_many([key("d")], errors=none) == {key("d"): b"4"} and none == {}
+    with pytest.raises(TypeError, match="errors"):
+        cache.get_many([key("d")], errors=[])
+    with pytest.raises(TypeError):
+        cache.set_many({key("d"): b"4"}, {})  # errors is keyword-only

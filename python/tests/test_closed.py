@@ -1,6 +1,7 @@
 """Phase 2 of pe_driver.py: the cache has been closed (collectively) on every PE."""
 import pytest
 
+import pe_session
 import shmemcache
 
 
@@ -27,3 +28,13 @@ def test_close_is_idempotent(cache):
     cache.close()
     cache.close()
     assert cache.closed
+
+
+def test_close_from_several_threads_beside_a_caller():
+    """pe_driver closed this cache from 3 threads at once while a 4th called get() and a 5th issued iset():
+    every close() returned (one finalized, the others waited for it), the caller got ShutDown, every request the
+    issuer was given completed with None (none raised ShutDown for a set issued beside close()), a re-entrant
+    close() from the finalizing thread returned at once, and the request left pending kept its outcome."""
+    assert pe_session.close_outcomes == {"close0": "ok", "close1": "ok", "close2": "ok", "caller": "ShutDown",
+                                         "issuer": "ok", "reentrant": "returned, closed=False",
+                                         "left_pending": "BufferTooSmall(64)"}

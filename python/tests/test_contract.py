@@ -66,6 +66,25 @@ def test_incr(cache, key):
     assert cache.incr(k, 1) == 0
 
 
+@pytest.mark.parametrize("store", ["store", "istore"])
+@pytest.mark.parametrize("option, bad", [("flags", -1), ("flags", 2**32), ("flags", 2**64 + 5), ("ttl_ms", -1),
+                                         ("ttl_ms", 2**64), ("cas", -1), ("cas", 2**64 + 1)])
+def test_store_options_out_of_range_are_refused(cache, key, store, option, bad):
+    """flags, ttl_ms and cas are unsigned C fields: a negative or too large int raises OverflowError and stores
+    nothing; it is never wrapped (ttl_ms=2**64 must not become 0, "never expires"; -1 must not become 2**64-1)."""
+    k = key()
+    with pytest.raises(OverflowError, match=option):
+        getattr(cache, store)(k, b"v", **{option: bad})
+    assert cache.get(k) is None
+    with pytest.raises(TypeError, match=option):
+        getattr(cache, store)(k, b"v", **{option: 1.5})
+    with pytest.raises(OverflowError):
+        cache.touch(k, -1)
+    largest = {"flags": 2**32 - 1, "ttl_ms": 0, "cas": 0}  # the extremes that fit are accepted
+    token = cache.store(k, b"v", **{option: largest[option]})
+    assert cache.fetch(k)[1:] == ((2**32 - 1 if option == "flags" else 0), token)
+
+
 def test_server_stats(cache, key):
     num_servers = cache.config["num_servers"]
     stats = [cache.server_stats(s) for s in range(num_servers)]

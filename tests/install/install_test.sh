@@ -116,6 +116,14 @@ if [ -e "$build/fortran/mod/shmemcache.mod" ]; then
     -lshmemcache
   mkdir -p "$work/fsrc" && (cd "$work/fsrc" && oshfort -o "$work/heat_oshfort_source" "$fdir/shmemcache.f90" \
     "$src/examples/fortran/heat_cache.f90" -L"$libdir" -lshmemcache)
+  # README "Building and linking": with -Wl,-rpath instead of LD_LIBRARY_PATH. The program needs only
+  # libshmemcache_fortran directly, and a run path is not searched for its libraries' own dependencies, so the
+  # installed libshmemcache_fortran must find libshmemcache beside itself ($ORIGIN).
+  oshfort -I"$fdir" -o "$work/heat_rpath" "$src/examples/fortran/heat_cache.f90" -L"$libdir" -lshmemcache_fortran \
+    -lshmemcache -Wl,-rpath,"$libdir"
+  (unset LD_LIBRARY_PATH; loads "$work/heat_rpath" "libshmemcache.so.* => $libdir/") \
+    || fail "a Fortran program linked with -Wl,-rpath,$libdir does not find libshmemcache without LD_LIBRARY_PATH: \
+$(env -u LD_LIBRARY_PATH ldd "$work/heat_rpath" | grep shmemcache)"
   heat_expect='^heat_cache: client 1: computed [0-9]+, fetched [0-9]+, 0 failed checks$'
   JOB_NP=3 run_job heat_oshfort "$heat_expect" "$work/heat_oshfort"
   JOB_NP=3 run_job heat_oshfort_source "$heat_expect" "$work/heat_oshfort_source"
@@ -135,8 +143,13 @@ done
 [ -n "$python" ] || fail "no python3 with venv, setuptools, wheel, numpy and Python.h (scripts/setup.sh installs them)"
 "$python" -m venv --system-site-packages "$work/venv"
 cp -r "$src/python" "$work/python-src"
+# First against the build tree: that leaves python-src/build/ (pip builds in the tree) with an extension linked to
+# another library. The install against the prefix must not reuse it (setup.py always rebuilds).
+(unset SHMEMCACHE_PREFIX
+ SHMEMCACHE_BUILD_DIR="$build" "$work/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps \
+   --no-index --disable-pip-version-check "$work/python-src")
 (unset SHMEMCACHE_PREFIX SHMEMCACHE_BUILD_DIR
- "$work/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --no-index \
+ "$work/venv/bin/python" -m pip install --quiet --no-build-isolation --no-deps --no-index --force-reinstall \
    --disable-pip-version-check "$work/python-src")
 ext=$(find "$work/venv" -name '_core*.so' -print -quit)
 (unset LD_LIBRARY_PATH; loads "$ext" "libshmemcache.so.* => $libdir/") \

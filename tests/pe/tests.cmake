@@ -146,6 +146,10 @@ shmemcache_pe_sanitize_test(spill_fault_corrupt_np3 pe_spill 3 ARGS ${CMAKE_CURR
 shmemcache_pe_test(threads_np3 pe_threads 3 ARGS multi 8 1500 LABELS threads)
 shmemcache_pe_test(threads_np3_tcp pe_threads 3 TCP ARGS multi 8 600 LABELS threads)
 shmemcache_pe_test(threads_single_np3 pe_threads 3 ARGS single LABELS threads)
+# Threads of both clients on the same keys: incr totals exact, mset/mget of shared hot keys whole; then
+# shmemcache_finalize beside threads that keep calling (OK, then only SHUT_DOWN). Both transports.
+shmemcache_pe_test(threads_shared_np3 pe_threads_shared 3 ARGS 8 300 LABELS threads)
+shmemcache_pe_test(threads_shared_np3_tcp pe_threads_shared 3 TCP ARGS 8 90 LABELS threads)
 # Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
 shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
 shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)

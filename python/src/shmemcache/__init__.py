@@ -12,8 +12,8 @@ Run every PE of the job with the same script (``oshrun -np 3 python3 app.py``)::
             assert cache.get("answer") == b"42"  # str keys are UTF-8
 
 ``Cache`` is the C handle (``shmemcache_t``); keyword arguments are ``shmemcache_config_t`` fields. Failed
-calls raise ``Error`` subclasses (see ``Status`` and ``_errors``). One thread at a time per Cache: the GIL is
-held during every library call, which serialises the threads of a process.
+calls raise ``Error`` subclasses (see ``Status`` and ``_errors``). Threads may share a Cache: every library call
+runs with the GIL released, so a thread blocked in a call (``serve()`` included) does not hold up the others.
 """
 from ._core import (
     C_VERSION,
