@@ -58,7 +58,6 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
                            shmemcache_request* batch) {
   ServerHold hold(this, server);  // holding none, or server's (items of a reply from it asked again)
   assert(hold.owns());
-  const size_t payload = ChunkPayloadBytes(config_);
   const size_t ring = RingPayloadBytes(config_);
   const size_t value_cap = config_.large_value_threshold > 0 ? config_.large_value_threshold - 1 : 0;
   size_t from = 0;

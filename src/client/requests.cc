@@ -456,6 +456,7 @@ void Client::CompletionRole::Take() {
 
 void Client::CompletionRole::Leave() {
   ClientPe::ServerLock& lock = client_->pe_->active[server_];
+  assert(held_ && lock.completing);
   held_ = lock.completing = false;
   if (lock.sleepers != 0) lock.wake = true;  // one of them takes the role over (ServerHold's release wakes them)
 }
@@ -661,7 +662,8 @@ Status Client::Wait(shmemcache_request* r) {
   // A failure completes r with TIMEOUT: its status is r's. Without the lock, other threads may post to the server
   // meanwhile (WaitOnServer).
   if (!r->done.load(std::memory_order_acquire))
-    WaitUntil(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); }, /*take_arrived=*/true);
+    // Its status is not needed: a failed server marks r done with its own status (FailServer), read below.
+    (void)WaitUntil(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); }, /*take_arrived=*/true);
   Status status = r->status;
   if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
   Release(r);
@@ -686,7 +688,7 @@ Status Client::WaitBatch(shmemcache_request* batch) {
     mine = false;
     for (int s = 0; s < config_.num_servers; ++s) {
       // A failed server completes its parts with TIMEOUT: its wait ends with nothing of this thread's there.
-      WaitUntil(s, [&] {
+      (void)WaitUntil(s, [&] {
         if (MineInFlight(s) == 0 || batch->batch_remaining.load(std::memory_order_acquire) == 0) return true;
         mine = true;  // the pass must repeat
         return false;

@@ -371,8 +371,8 @@ inline bool RememberedVersionHolds(const uint8_t* head, uint64_t known_version) 
 }
 
 // Reads a block whose lock the caller holds (no other writer can change it; the recency word may still move):
-// `block` holds at least its first block_bytes - kTargetWordBytes bytes (a copy fetched after the lock was
-// taken, or the live block through a mapping). True with *view filled (version from the head, token, flags,
+// `block` holds at least the header and key (a copy fetched after the lock was taken, or the live block through a
+// mapping); value bytes only as far as the caller will use them, which this function does not read. True with *view filled (version from the head, token, flags,
 // expiry, recency; view->value points into block) when it holds this key and its lengths fit block_bytes;
 // false (another key, a freed block) with *view unchanged. No checksum: nobody writes while the lock is held.
 bool ReadHeldBlock(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len, BlockView* view);
