@@ -1,6 +1,7 @@
 #include "backend/shmemcache_backend.h"
 
 #include "backend/request_wait.h"
+#include "backend/wire_token.h"
 
 namespace shmemcached {
 
@@ -92,6 +93,7 @@ class FetchBurst final : public InFlight {
       item.value_len = st == SHMEMCACHE_OK || st == SHMEMCACHE_BUFFER_TOO_SMALL ? lens_[i] : 0;
       if (st == SHMEMCACHE_OK) {
         item.value.assign(buffer_.data.get() + at_[i], lens_[i]);
+        item.cas = WireToken(item.key, item.cas);
       } else {
         item.value.clear();
       }
@@ -112,11 +114,12 @@ class FetchBurst final : public InFlight {
 };
 
 // One shmemcache_istore / itouch / iincr / idelete; Finish writes its status (and, through the request, the token or the
-// new value).
+// new value; a store's token is then shown as the client sees it: WireToken with the mask of its key).
 class RequestInFlight final : public InFlight {
  public:
-  RequestInFlight(shmemcache_t* cache, const RequestWait* wait, shmemcache_request_t* request, Status* status)
-      : cache_(cache), wait_(wait), request_(request), status_(status) {}
+  RequestInFlight(shmemcache_t* cache, const RequestWait* wait, shmemcache_request_t* request, Status* status,
+                  uint64_t* token = nullptr, uint64_t token_mask = 0)
+      : cache_(cache), wait_(wait), request_(request), status_(status), token_(token), token_mask_(token_mask) {}
   ~RequestInFlight() override { Finish(); }
 
   bool Ready() override { return request_ == nullptr || shmemcache_test(cache_, request_) != SHMEMCACHE_IN_PROGRESS; }
@@ -125,6 +128,7 @@ class RequestInFlight final : public InFlight {
     if (request_ == nullptr) return;
     *status_ = FromShmemcache(wait_->Wait(cache_, request_));
     request_ = nullptr;
+    if (*status_ == Status::kOk && token_ != nullptr && *token_ != 0) *token_ ^= token_mask_;
   }
 
  private:
@@ -132,19 +136,22 @@ class RequestInFlight final : public InFlight {
   const RequestWait* wait_;
   shmemcache_request_t* request_;
   Status* status_;
+  uint64_t* token_;      // a store's cas_out (null: none)
+  uint64_t token_mask_;  // KeyMask of its key
 };
 
 // A request issued (st OK) in flight; or the error found at issue in *status and nothing in flight.
 std::unique_ptr<InFlight> InFlightOrRefused(shmemcache_t* cache, const RequestWait* wait, shmemcache_status_t st,
-                                            shmemcache_request_t* request, Status* status) {
+                                            shmemcache_request_t* request, Status* status,
+                                            uint64_t* token = nullptr, uint64_t token_mask = 0) {
   if (st != SHMEMCACHE_OK) {
     *status = FromShmemcache(st);
     return nullptr;
   }
-  return std::make_unique<RequestInFlight>(cache, wait, request, status);
+  return std::make_unique<RequestInFlight>(cache, wait, request, status, token, token_mask);
 }
 
-shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
+shmemcache_store_options_t ToShmemcache(std::string_view key, const StoreOptions& options) {
   shmemcache_store_options_t o{};
   switch (options.mode) {
     case StoreMode::kSet: o.mode = SHMEMCACHE_MODE_SET; break;
@@ -155,7 +162,7 @@ shmemcache_store_options_t ToShmemcache(const StoreOptions& options) {
   }
   o.flags = options.flags;
   o.ttl_ms = options.ttl_ms;
-  o.cas = options.cas;
+  o.cas = TokenOfWire(key, options.cas);
   return o;
 }
 
@@ -179,7 +186,7 @@ Status ShmemcacheBackend::Fetch(std::string_view key, std::string* value, uint32
   if (st != SHMEMCACHE_OK) return FromShmemcache(st);
   value->assign(scratch_.data(), len);
   if (flags != nullptr) *flags = f;
-  if (cas != nullptr) *cas = c;
+  if (cas != nullptr) *cas = WireToken(key, c);
   return Status::kOk;
 }
 
@@ -189,8 +196,11 @@ Status ShmemcacheBackend::Delete(std::string_view key) {
 
 Status ShmemcacheBackend::Store(std::string_view key, std::string_view value, const StoreOptions& options,
                                 uint64_t* cas_out) {
-  const shmemcache_store_options_t o = ToShmemcache(options);
-  return FromShmemcache(shmemcache_store(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out));
+  const shmemcache_store_options_t o = ToShmemcache(key, options);
+  const shmemcache_status_t st =
+      shmemcache_store(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out);
+  if (st == SHMEMCACHE_OK && cas_out != nullptr) *cas_out = WireToken(key, *cas_out);
+  return FromShmemcache(st);
 }
 
 Status ShmemcacheBackend::Touch(std::string_view key, uint64_t ttl_ms) {
@@ -218,11 +228,11 @@ std::unique_ptr<InFlight> ShmemcacheBackend::StartStore(std::string_view key, st
                                                         uint64_t* cas_out) {
   // A plain set (no flags, expiry or token) is shmemcache_iset's operation (one-sided when it can be); any
   // option makes it a request to the server, in the same burst.
-  const shmemcache_store_options_t o = ToShmemcache(options);
+  const shmemcache_store_options_t o = ToShmemcache(key, options);
   shmemcache_request_t* request = nullptr;
   shmemcache_status_t st =
       shmemcache_istore(cache_, key.data(), key.size(), value.data(), value.size(), &o, cas_out, &request);
-  return InFlightOrRefused(cache_, &wait_, st, request, status);
+  return InFlightOrRefused(cache_, &wait_, st, request, status, cas_out, KeyMask(key));
 }
 
 std::unique_ptr<InFlight> ShmemcacheBackend::StartTouch(std::string_view key, uint64_t ttl_ms, Status* status) {

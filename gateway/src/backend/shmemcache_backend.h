@@ -10,6 +10,7 @@
 //     forms (StartMultiGet, StartStore, StartTouch, StartIncr, StartDelete) leave that burst, or a store's
 //     shmemcache_istore (every mode, flags, expiry, token), a shmemcache_itouch, a shmemcache_iincr or a
 //     shmemcache_idelete, in flight for the gateway's answer batch (protocol/answer_batch.h).
+// Tokens cross the wire as WireToken(key, token) (wire_token.h): unique across keys, as memcached's CAS unique is.
 #ifndef SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 #define SHMEMCACHED_BACKEND_SHMEMCACHE_BACKEND_H_
 

@@ -1,9 +1,9 @@
 """Command scripts whose answers must be byte-identical from memcached 1.6 and from shmemcached.
 
-A case is (name, basic, steps). `basic` cases use only what today's shmemcache API serves (set with flags 0
-and no expiry, get, delete, and everything the gateway answers without the backend: errors, framing, limits);
-they also run against a real shmemcached job. The others need issue 15's contract and run against the
-reference backend until it is merged.
+A case is (name, basic, steps). Every case runs against the reference backend and against a real shmemcached
+job (differential_test.py). `basic` only says which cases need no more than set with flags 0 and no expiry, get,
+delete, and what the gateway answers without the backend (errors, framing, limits); the others use issue 15's
+contract (flags, expiry, tokens, modes, counters, touch, flush_all).
 
 Steps:
   b"..."                 send, then sync (mn) and compare everything answered

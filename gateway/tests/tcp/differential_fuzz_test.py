@@ -2,7 +2,10 @@
 small key space, sent to a private memcached 1.6 and to shmemcached, whose answers must be identical after
 normalizing only what legitimately differs.
 
-  differential_fuzz_test.py [seconds] [seed] [--only N] [--verbose]
+  differential_fuzz_test.py [seconds] [seed] [--only N] [--verbose] [--job]
+
+Against shmemcached_reference (the gateway over the in-memory reference backend), or with --job against a
+real shmemcached job (scripts/shmemcached.sh: 1 server PE, 1 gateway PE), whose answers must be the same.
 
 Sequence i is generated from (seed, i) alone, so a failure reproduces with `--only i` and the printed seed.
 Each sequence runs on a fresh connection pair with its own key prefix (fresh state), both servers in step:
@@ -505,15 +508,21 @@ def main():
         only = int(argv[at + 1])
         del argv[at:at + 2]
     verbose = "--verbose" in argv
+    job = "--job" in argv
     args = [a for a in argv if not a.startswith("--")]
     seconds = float(args[0]) if args else 20.0
     seed = int(args[1]) if len(args) > 1 else random.randrange(1 << 30)
     print("differential fuzz: seed %d, %.0f s (reproduce: differential_fuzz_test.py %.0f %d --only N)"
           % (seed, seconds, seconds, seed), flush=True)
     memcached, mc_port = harness.start_memcached()
-    target, port = harness.start_reference()
+    if job:
+        target, gateways = harness.start_job(np=2, servers=1, timeout=int(seconds) + 240)
+        port = gateways[0][0]
+    else:
+        target, port = harness.start_reference()
     # `verbosity` makes memcached log every command: keep reading its output, or it blocks on a full pipe.
-    for proc in (memcached, target):
+    # (Not a job's: stop_job reads its shutdown lines; a gateway job logs nothing per command.)
+    for proc in (memcached,) if job else (memcached, target):
         threading.Thread(target=lambda f: [None for _ in iter(lambda: f.read1(65536), b"")],
                          args=(proc.stdout,), daemon=True).start()
     now = int(time.time())
@@ -553,7 +562,7 @@ def main():
         if only is not None or time.time() > deadline or failures >= 20:
             break
     harness.stop(memcached)
-    problem = harness.stop_target(target, "reference", np=1)
+    problem = harness.stop_target(target, "job" if job else "reference", np=2)
     print("%d sequences (%d steps), %d differing (seed %d)" % (ran, steps_run, failures, seed))
     if problem:
         print(problem)
