@@ -34,6 +34,15 @@ void MSet(Client* c, int n, int version, const std::string& value = "") {
   for (int i = 0; i < n; ++i) ASSERT_EQ(items[i].status, SHMEMCACHE_OK) << i;
 }
 
+// mset items (each IN_PROGRESS) of keys[i] = values[i]; both vectors must outlive the items.
+std::vector<shmemcache_mset_item_t> MsetItems(const std::vector<std::string>& keys,
+                                              const std::vector<std::string>& values) {
+  std::vector<shmemcache_mset_item_t> items;
+  for (size_t i = 0; i < keys.size(); ++i)
+    items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
+  return items;
+}
+
 // mget of keys [0, n); statuses and values out.
 void MGet(Client* c, int n, std::vector<Status>* statuses, std::vector<std::string>* values) {
   std::vector<std::string> keys(n);
@@ -276,9 +285,7 @@ TEST(Batch, AnItemTheServerCannotPlaceGetsItsOwnStatusAndTheOthersAreStored) {
       keys.push_back("pin-" + std::to_string(i));
       values.push_back(i == kFailing ? std::string(2000, 'B') : std::string(40, static_cast<char>('a' + i)));
     }
-    std::vector<shmemcache_mset_item_t> items;
-    for (size_t i = 0; i < keys.size(); ++i)
-      items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
+    std::vector<shmemcache_mset_item_t> items = MsetItems(keys, values);
     const shmemcache_stats_t a = StatsOf(node);
     c->MultiSet(items.data(), items.size());
     const shmemcache_stats_t b = StatsOf(node);
@@ -333,9 +340,7 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
       keys.push_back(k);
       values.push_back("value-" + std::to_string(i));
     }
-    std::vector<shmemcache_mset_item_t> items;
-    for (size_t i = 0; i < keys.size(); ++i)
-      items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
+    std::vector<shmemcache_mset_item_t> items = MsetItems(keys, values);
     const shmemcache_stats_t a = StatsOf(node);
     c->MultiSet(items.data(), items.size());
     const shmemcache_stats_t b = StatsOf(node);
