@@ -30,8 +30,15 @@ inline uint64_t KeyMask(std::string_view key) {
   return (h & ~(3ull << 62)) | (1ull << 62);
 }
 
-// 0 (no token) stays 0 both ways.
+// 0 (no token) stays 0 both ways. A non-zero wire value that maps to 0 (the mask itself: WireToken never gives
+// it, a client can still send it) must not become "no token", which would store unconditionally: it becomes
+// kNoSuchToken, above every real token, so the store answers EXISTS or NOT_FOUND as memcached does.
+constexpr uint64_t kNoSuchToken = 1ull << 63;
 inline uint64_t WireToken(std::string_view key, uint64_t token) { return token == 0 ? 0 : token ^ KeyMask(key); }
-inline uint64_t TokenOfWire(std::string_view key, uint64_t wire) { return wire == 0 ? 0 : wire ^ KeyMask(key); }
+inline uint64_t TokenOfWire(std::string_view key, uint64_t wire) {
+  if (wire == 0) return 0;
+  const uint64_t token = wire ^ KeyMask(key);
+  return token == 0 ? kNoSuchToken : token;
+}
 
 }  // namespace shmemcached

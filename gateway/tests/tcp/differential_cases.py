@@ -156,6 +156,13 @@ CASES = [
         b"cas {k}a 0 0 1 {cas} noreply\r\nw\r\ngets {k}a\r\n",
         b"gets {k}a {k}nope {k}a\r\n",
     ]),
+    # The gateway's wire token for "no modification yet" would be KeyMask(key) (wire_token.h): sent by a client
+    # it must match nothing (memcached: EXISTS on a present key, NOT_FOUND on an absent one), never mean "no token".
+    ("cas_with_the_key_mask", False, [
+        b"set {k}a 0 0 1\r\nx\r\n",
+        b"cas {k}a 0 0 1 {mask:a}\r\ny\r\ncas {k}nope 0 0 1 {mask:nope}\r\ny\r\nget {k}a {k}nope\r\n",
+        b"ms {k}a 1 C{mask:a}\r\nz\r\nms {k}nope 1 C{mask:nope}\r\nz\r\nmg {k}a v\r\nmg {k}nope v\r\n",
+    ]),
     ("cas_race_between_two_connections", False, [
         b"set {k}r 0 0 1\r\n0\r\ngets {k}r\r\n",
         ("conn", 1), b"gets {k}r\r\n",

@@ -49,6 +49,20 @@ def shape_ok(data):
     return re.fullmatch(rb"(STAT \S+ [^\r\n]*\r\n)+END\r\n", data) is not None
 
 
+def key_mask(key):
+    """The gateway's KeyMask (gateway/src/backend/wire_token.h): FNV-1a, splitmix64's finalizer, bit 62 set."""
+    m = (1 << 64) - 1
+    h = 0xcbf29ce484222325
+    for c in key:
+        h = ((h ^ c) * 0x100000001b3) & m
+    h ^= h >> 30
+    h = (h * 0xbf58476d1ce4e5b9) & m
+    h ^= h >> 27
+    h = (h * 0x94d049bb133111eb) & m
+    h ^= h >> 31
+    return (h & ~(3 << 62)) | (1 << 62)
+
+
 def run_case(port, index, name, steps):
     """Runs one case; returns the list of (step description, answer) as seen by this server."""
     prefix = b"d%d_" % index
@@ -66,6 +80,7 @@ def run_case(port, index, name, steps):
         data = data.replace(b"{k}", prefix)
         if cas[0] is not None:
             data = data.replace(b"{cas}", b"%d" % cas[0]).replace(b"{badcas}", b"%d" % (cas[0] + 1000000))
+        data = re.sub(rb"\{mask:([^}]*)\}", lambda m: b"%d" % key_mask(prefix + m.group(1)), data)
         return re.sub(rb"\{now\+(\d+)\}", lambda m: b"%d" % (int(time.time()) + int(m.group(1))), data)
 
     def note(desc, answer):

@@ -23,6 +23,14 @@ TEST(WireToken, IsABijectionPerKeyThatKeepsNoTokenAsZero) {
   }
 }
 
+TEST(WireToken, TheMaskItselfIsATokenThatMatchesNothingNotNoToken) {
+  // Sent by a client, KeyMask(key) would map to 0 = "store unconditionally" without the guard.
+  for (const std::string& key : {std::string("k"), std::string("absent")}) {
+    EXPECT_EQ(TokenOfWire(key, KeyMask(key)), kNoSuchToken);
+    EXPECT_NE(TokenOfWire(key, KeyMask(key)), 0u);
+  }
+}
+
 TEST(WireToken, EqualTokensOfDifferentKeysLookDifferentAndDoNotMatchEachOther) {
   // shmemcache gives new keys small, often equal tokens (block versions): on the wire they must differ, and
   // one key's wire token must not name another key's token (memcached answers EXISTS to such a cas).
