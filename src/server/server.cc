@@ -136,7 +136,7 @@ void Server::FinishSpillReads() {
                                       const std::vector<uint8_t>& value) {
     g.reply.epoch = CurrentEpoch();
     g.reply.server_ms = NowMs();
-    g.reply.token = ptr.token;
+    g.reply.token = ptr.token;  // the copy's token also when RAM had no room for it (Promote)
     Answer(g.client, g.reply, status, ptr, value.data(), value.size(), g.max_value);
   });
   conduit_.FlushAll();
@@ -356,7 +356,7 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         view.value = spill_->value().data();
         view.value_len = spill_->value().size();
         view.flags = spill_->meta().flags;
-        view.token = ptr.token;  // 0 when RAM had no room for it (served without a pointer)
+        view.token = ptr.token;  // the copy's token also when RAM had no room for it (Promote)
       }
       if (status == SHMEMCACHE_OK) {
         value = view.value;

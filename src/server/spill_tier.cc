@@ -63,8 +63,15 @@ void SpillTier::Promote(const KeyLocation& loc, const void* key, size_t key_len,
                         AccessTime at, BlockPointer* ptr) {
   EvictionPause pause(*ram_, max_eviction_pause_us_);
   Status s = ram_->Restore(loc, key, key_len, pair, at, ptr);
-  if (s == SHMEMCACHE_OK) store_->Erase(key, key_len);  // spilled again if evicted again
-  else *ptr = BlockPointer{};                           // served from flash without a pointer to cache
+  if (s == SHMEMCACHE_OK) {
+    store_->Erase(key, key_len);  // spilled again if evicted again
+  } else {
+    // No room in RAM: served from flash without a pointer to cache (Answer sends a pointer only when
+    // block_bytes != 0), but with the copy's token: the pair is present and keeps the token it had when evicted
+    // (store/contract.h, THE SSD TIER), never 0 (shmemcache.h).
+    *ptr = BlockPointer{};
+    ptr->token = pair.token;
+  }
   pause.End();
 }
 
@@ -129,6 +136,7 @@ void SpillTier::FinishReads(uint64_t now_ms, const Answer& answer) {
       // Promote only the record the index still holds: a SET or DELETE that came after this GET must win. The
       // GET's recency is still the right one: epochs only grow, and it was clamped to the epoch when it came.
       if (r.current) Promote(g.loc, g.key.data(), g.key.size(), meta, AccessTime{now_ms, g.recency}, &ptr);
+      else ptr.token = meta.token;  // the record read is answered as it was, with its token (never 0)
     }
     answer(g, r.status, ptr, r.value);
     parked_.erase(it);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -235,6 +236,93 @@ TEST(ServerDispatch, EvictedPairsGoToTheSsdTierAndAGetThatMissesRamReadsThemBack
     EXPECT_GT(st.spilled_items, 0u);
     EXPECT_GT(st.spill_reads, 0u);
     EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+  std::string cleanup = std::string("rm -rf ") + dir;
+  EXPECT_EQ(std::system(cleanup.c_str()), 0);
+}
+
+// A pair on flash only is present with the token it had when it was evicted (store/contract.h, THE SSD TIER),
+// never 0 (shmemcache.h), also when RAM has no room to take it back: served from flash without a pointer, it
+// answers a fetch with that token, and a cas with it stores (a stale one: EXISTS).
+TEST(ServerDispatch, APairServedFromFlashThatRamHasNoRoomForKeepsItsToken) {
+  char dir[] = "/tmp/shmemcache-server-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  shmemcache_config_t cfg = SmallConfig(1);
+  cfg.spill_dir = dir;
+  cfg.spill_bytes = 64u << 20;
+  const std::string key = "flash-only";
+  const std::string value(2000, 'f');
+  const std::string replacement = "replaced";  // the class of the small pinned page below
+  constexpr uint32_t kFlags = 0xC0FFEEu;
+  std::atomic<uint64_t> evicted_token{0};
+  std::atomic<bool> pinned{false};  // set before serving: a Direct GET or store could otherwise come first
+  std::vector<Reservation> pins;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    // Before serving, on the server's own thread: nobody else touches the store yet.
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    StoreRequest set;
+    set.flags = kFlags;
+    BlockPointer p;
+    EXPECT_EQ(store.Store(Locate(key.data(), key.size(), 1), key.data(), key.size(), value.data(), value.size(), set,
+                          AccessTime{0, 1}, &p),
+              SHMEMCACHE_OK);
+    evicted_token.store(p.token);
+    Reservation r;
+    // A page of the replacement's class with room, pinned: where the cas below can store.
+    EXPECT_EQ(store.ReserveBlock(key.size(), replacement.size(), &r), SHMEMCACHE_OK);
+    pins.push_back(r);
+    // Every block of the pair's class (its own too: the pair is evicted to flash), then every page left: no page
+    // can come free, so the read-back cannot be restored to RAM.
+    while (store.ReserveBlock(key.size(), value.size(), &r) == SHMEMCACHE_OK) pins.push_back(r);
+    while (store.ReserveBlock(8, 12000, &r) == SHMEMCACHE_OK) pins.push_back(r);
+    EXPECT_EQ(store.slabs().pages_free(), 0u);
+    EXPECT_EQ(store.items(), 0u);
+    pinned.store(true);
+    node.Serve();
+  };
+  hooks.after_serve = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    const shmemcache_stats_t st = StatsOf(node);
+    EXPECT_GE(st.spill_reads, 2u);
+    EXPECT_EQ(st.items, 1u);  // the cas's pair, in RAM
+    EXPECT_EQ(st.spilled_items, 1u);  // the pair, once (cumulative)
+    for (Reservation& r : pins) store.Release(&r);
+    EXPECT_TRUE(store.CheckConsistency());
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    for (int waited_ms = 0; !pinned.load() && waited_ms < 60000; ++waited_ms) usleep(1000);
+    ASSERT_TRUE(pinned.load()) << "the server pinned its pages within 60 s";
+    for (int i = 0; i < 2; ++i) {  // still on flash only after the first: RAM had no room
+      std::string got(4096, '\0');
+      size_t len = 0;
+      uint32_t flags = 0;
+      uint64_t token = 0;
+      ASSERT_EQ(c->Fetch(key.data(), key.size(), &got[0], got.size(), &len, &flags, &token), SHMEMCACHE_OK) << i;
+      EXPECT_EQ(got.substr(0, len), value) << i;
+      EXPECT_EQ(flags, kFlags) << i;
+      EXPECT_NE(token, 0u) << i << ": every pair has a token";
+      EXPECT_EQ(token, evicted_token.load()) << i << ": the token it had when it was evicted";
+    }
+    const uint64_t token = evicted_token.load();
+    StoreRequest cas;
+    cas.cas = token + 1;
+    uint64_t stored = 0;
+    EXPECT_EQ(c->Store(key.data(), key.size(), replacement.data(), replacement.size(), &cas, &stored),
+              SHMEMCACHE_EXISTS);
+    cas.cas = token;
+    ASSERT_EQ(c->Store(key.data(), key.size(), replacement.data(), replacement.size(), &cas, &stored), SHMEMCACHE_OK);
+    EXPECT_NE(stored, 0u);
+    EXPECT_NE(stored, token);
+    std::string got(4096, '\0');
+    size_t len = 0;
+    uint32_t flags = 0;
+    uint64_t now = 0;
+    ASSERT_EQ(c->Fetch(key.data(), key.size(), &got[0], got.size(), &len, &flags, &now), SHMEMCACHE_OK);
+    EXPECT_EQ(got.substr(0, len), replacement);
+    EXPECT_EQ(now, stored);
   };
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
   std::string cleanup = std::string("rm -rf ") + dir;

@@ -261,10 +261,65 @@ TEST_F(SpillTierTest, AParkedGetAnswersWhatItReadButNeverPromotesOverANewerSet) 
   EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
   EXPECT_EQ(answered[0].value, Value(k));  // the GET came first: it answers what it read
   EXPECT_EQ(answered[0].ptr.block_bytes, 0u);  // but it did not promote
+  EXPECT_NE(answered[0].ptr.token, 0u);         // and answers with the token of the record it read
   EXPECT_FALSE(tier_->parked());
   std::string in_ram;
   ASSERT_EQ(GetFromRam(Key(k), &in_ram), SHMEMCACHE_OK);
   EXPECT_EQ(in_ram, Value(k, 1));
+}
+
+// A pair RAM has no room to take back (every page pinned): served from flash without a pointer, with its flags
+// and the token it had when it was evicted (store/contract.h, THE SSD TIER; never 0), its copy kept on flash;
+// both when its read is parked (FinishReads) and when it is answered at once.
+TEST_F(SpillTierTest, APairRamHasNoRoomForIsServedWithTheTokenItHadWhenEvicted) {
+  TestHooks hooks;
+  hooks.spill_read_hold_path = dir_.path() + "/hold";  // flash reads wait while this file exists
+  Open(hooks);
+  const std::string key = Key(0);
+  StoreRequest set;
+  set.flags = 77;
+  uint64_t token = 0;
+  ASSERT_EQ(SetInRam(key, Value(0), set, &token), SHMEMCACHE_OK);
+  ASSERT_NE(token, 0u);
+  std::vector<Reservation> pins;
+  Reservation r;
+  while (ram_->ReserveBlock(key.size(), kValueLen, &r) == SHMEMCACHE_OK) pins.push_back(r);  // evicts the pair too
+  EXPECT_EQ(ram_->slabs().pages_free(), 0u);
+  tier_->Flush();
+  std::string v;
+  ASSERT_EQ(GetFromRam(key, &v), SHMEMCACHE_NOT_FOUND);
+  ASSERT_TRUE(HasCopy(key));
+
+  CreateFile(hooks.spill_read_hold_path);
+  BlockPointer ptr;
+  ASSERT_EQ(ReadBack(key, 1, &ptr), SHMEMCACHE_IN_PROGRESS);
+  ASSERT_EQ(unlink(hooks.spill_read_hold_path.c_str()), 0);
+  std::vector<Answered> answered = FinishReads();
+  ASSERT_EQ(answered.size(), 1u);
+  EXPECT_EQ(answered[0].status, SHMEMCACHE_OK);
+  EXPECT_EQ(answered[0].value, Value(0));
+  EXPECT_EQ(answered[0].flags, 77u);
+  EXPECT_EQ(answered[0].ptr.block_bytes, 0u);  // not restored: no pointer
+  EXPECT_EQ(answered[0].ptr.token, token);
+
+  ptr = BlockPointer{};
+  Status s = ReadBack(key, 2, &ptr);
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    answered = FinishReads();
+    ASSERT_EQ(answered.size(), 1u);
+    s = answered[0].status;
+    ptr = answered[0].ptr;
+    EXPECT_EQ(answered[0].value, Value(0));
+  } else {
+    EXPECT_EQ(std::string(tier_->value().begin(), tier_->value().end()), Value(0));
+    EXPECT_EQ(tier_->meta().flags, 77u);
+  }
+  EXPECT_EQ(s, SHMEMCACHE_OK);
+  EXPECT_EQ(ptr.block_bytes, 0u);
+  EXPECT_EQ(ptr.token, token);
+  EXPECT_TRUE(HasCopy(key));  // still on flash only
+  for (Reservation& p : pins) ram_->Release(&p);
+  EXPECT_TRUE(ram_->CheckConsistency());
 }
 
 TEST_F(SpillTierTest, AParkedGetThenADeleteLeavesTheKeyGone) {
