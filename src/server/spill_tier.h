@@ -20,7 +20,8 @@
 //     and FinishReads answers it when its read finishes. Replies to one client may so come out of request order
 //     (clients match them by request_id).
 //   - Promotion: a pair read back is hot again: it goes back into RAM and its flash copy is dropped (it spills
-//     again if evicted again). When RAM has no room it is still served, without a pointer for the client.
+//     again if evicted again). When RAM has no room it is still served, without a pointer for the client but
+//     with the token it had when it was evicted (never 0; store/contract.h, THE SSD TIER); the copy stays.
 //   - Per-key order: a SET or DELETE of a key drops its flash copy at once (the old value never comes back). A
 //     read in flight for that key still answers what it read (its GET came first) but never promotes it over
 //     the newer pair (SpillRead::current).
@@ -111,7 +112,8 @@ class SpillTier {
   // Splits a spilled value into *meta (flags, expiry, token; value pointing into *value) and the pair's value (in
   // place). False when it is too short (cannot happen for a record that passed its checksum).
   static bool TakeMeta(std::vector<uint8_t>* value, SpilledPair* meta);
-  // Puts a pair read from flash back into RAM and drops its flash copy; *ptr stays empty when RAM has no room.
+  // Puts a pair read from flash back into RAM and drops its flash copy; when RAM has no room, *ptr is empty (no
+  // block: block_bytes 0) but for the copy's token, pair.token, and the copy stays.
   void Promote(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair, AccessTime at,
                BlockPointer* ptr);
 
