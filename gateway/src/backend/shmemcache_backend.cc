@@ -128,7 +128,7 @@ class RequestInFlight final : public InFlight {
     if (request_ == nullptr) return;
     *status_ = FromShmemcache(wait_->Wait(cache_, request_));
     request_ = nullptr;
-    if (*status_ == Status::kOk && token_ != nullptr && *token_ != 0) *token_ ^= token_mask_;
+    if (*status_ == Status::kOk && token_ != nullptr) *token_ = WireTokenOfMask(token_mask_, *token_);
   }
 
  private:

@@ -34,7 +34,9 @@ inline uint64_t KeyMask(std::string_view key) {
 // it, a client can still send it) must not become "no token", which would store unconditionally: it becomes
 // kNoSuchToken, above every real token, so the store answers EXISTS or NOT_FOUND as memcached does.
 constexpr uint64_t kNoSuchToken = 1ull << 63;
-inline uint64_t WireToken(std::string_view key, uint64_t token) { return token == 0 ? 0 : token ^ KeyMask(key); }
+// With the key's mask computed already (a store in flight keeps the mask, not the key, until its token arrives).
+inline uint64_t WireTokenOfMask(uint64_t mask, uint64_t token) { return token == 0 ? 0 : token ^ mask; }
+inline uint64_t WireToken(std::string_view key, uint64_t token) { return WireTokenOfMask(KeyMask(key), token); }
 inline uint64_t TokenOfWire(std::string_view key, uint64_t wire) {
   if (wire == 0) return 0;
   const uint64_t token = wire ^ KeyMask(key);
