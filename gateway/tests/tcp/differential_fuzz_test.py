@@ -32,7 +32,7 @@ import time
 
 import binary_test
 import harness
-from differential_test import normalize
+from differential_test import finish, normalize, start_target
 
 MAX_STEPS = 24
 
@@ -515,11 +515,8 @@ def main():
     print("differential fuzz: seed %d, %.0f s (reproduce: differential_fuzz_test.py %.0f %d --only N)"
           % (seed, seconds, seconds, seed), flush=True)
     memcached, mc_port = harness.start_memcached()
-    if job:
-        target, gateways = harness.start_job(np=2, servers=1, timeout=int(seconds) + 240)
-        port = gateways[0][0]
-    else:
-        target, port = harness.start_reference()
+    mode = "job" if job else "reference"
+    target, port = start_target(mode, timeout=int(seconds) + 240)
     # `verbosity` makes memcached log every command: keep reading its output, or it blocks on a full pipe.
     # (Not a job's: stop_job reads its shutdown lines; a gateway job logs nothing per command.)
     for proc in (memcached,) if job else (memcached, target):
@@ -561,13 +558,8 @@ def main():
         index += 1
         if only is not None or time.time() > deadline or failures >= 20:
             break
-    harness.stop(memcached)
-    problem = harness.stop_target(target, "job" if job else "reference", np=2)
-    print("%d sequences (%d steps), %d differing (seed %d)" % (ran, steps_run, failures, seed))
-    if problem:
-        print(problem)
-        return 1
-    return 1 if failures else 0
+    return finish(memcached, target, mode,
+                  "%d sequences (%d steps), %d differing (seed %d)" % (ran, steps_run, failures, seed), failures)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,27 @@ def run_all(port, cases, results):
             results[name] = [("exception", repr(e).encode())]
 
 
+def start_target(mode, timeout=240):
+    """The shmemcached the differential scripts compare with memcached: the reference server (mode "reference")
+    or a job of 1 server PE and 1 gateway PE limited to `timeout` seconds (mode "job"). (process, port)"""
+    if mode == "reference":
+        return harness.start_reference()
+    target, gateways = harness.start_job(np=2, servers=1, timeout=timeout)
+    return target, gateways[0][0]
+
+
+def finish(memcached, target, mode, summary, failures):
+    """Stops memcached and the target (a job must shut down cleanly), prints the summary; the exit status: 1 when
+    anything differed or the target did not stop cleanly, else 0."""
+    harness.stop(memcached)
+    problem = harness.stop_target(target, mode, np=2)
+    print(summary)
+    if problem:
+        print(problem)
+        return 1
+    return 1 if failures else 0
+
+
 def main():
     mode = sys.argv[1] if len(sys.argv) > 1 else "reference"
     if mode not in ("reference", "job"):
@@ -130,11 +151,7 @@ def main():
         return 2
     cases = list(enumerate(CASES))
     memcached, mc_port = harness.start_memcached()
-    if mode == "reference":
-        target, port = harness.start_reference()
-    else:
-        target, gateways = harness.start_job(np=2, servers=1, timeout=240)
-        port = gateways[0][0]
+    target, port = start_target(mode)
     expected, actual = {}, {}
     threads = [threading.Thread(target=run_all, args=(mc_port, cases, expected)),
                threading.Thread(target=run_all, args=(port, cases, actual))]
@@ -153,13 +170,8 @@ def main():
             if ne != na:
                 failures += 1
                 print("DIFF %s step %d %r\n  memcached:   %r\n  shmemcached: %r" % (name, k, e[0], ne[:600], na[:600]))
-    harness.stop(memcached)
-    problem = harness.stop_target(target, mode, np=2)
-    print("%d cases, %d differing steps (%s)" % (len(cases), failures, mode))
-    if problem:
-        print(problem)
-        return 1
-    return 1 if failures else 0
+    return finish(memcached, target, mode, "%d cases, %d differing steps (%s)" % (len(cases), failures, mode),
+                  failures)
 
 
 if __name__ == "__main__":
