@@ -451,6 +451,25 @@ std::string StrictReason(const PeResult &r) {
   return reason;
 }
 
+// Before the load (PE 0): a warning when the records alone, without a block's header and class rounding, already
+// exceed what the servers hold together. YCSB measures a store that holds its records (as one sizes memcached's
+// -m for them); an undersized cache evicts during the load and the run then measures misses. The servers' own
+// Evictions line and the warning after the run say what really happened; this one says it before the minutes
+// of a large load.
+void WarnIfRecordsExceedMemory(const ycsb::WorkloadConfig &wc, const shmemcache_config_t &cc) {
+  const double records = static_cast<double>(wc.recordcount) * static_cast<double>(ycsb::RecordBytes(wc));
+  const double memory = static_cast<double>(cc.server_memory_bytes) * cc.num_servers;
+  if (records <= memory) return;
+  const double mib = 1024.0 * 1024.0;
+  std::fprintf(stderr,
+               "shmemcache_ycsb: warning: %" PRId64 " records of %zu bytes (%.0f MiB) exceed the servers' memory "
+               "(%d x %.0f MiB, server_memory_bytes): the load will evict; set SHMEMCACHE_SERVER_MEMORY_BYTES to "
+               "at least %.0f MiB per server (blocks add a header and round up to their class) and "
+               "SMA_SYMMETRIC_SIZE to hold it\n",
+               wc.recordcount, ycsb::RecordBytes(wc), records / mib, cc.num_servers,
+               static_cast<double>(cc.server_memory_bytes) / mib, 1.5 * records / cc.num_servers / mib);
+}
+
 // PE 0's report: YCSB's text format per phase, the cache's and the servers' lines, the histogram CSV.
 int Report(const Options &o, const Settings &st, const shmemcache_config_t &cc, int clients, const PeResult &r,
            const Totals &t) {
@@ -489,6 +508,13 @@ int Report(const Options &o, const Settings &st, const shmemcache_config_t &cc, 
   sline("Evictions", t.server_stats.evictions);
   sline("NoSpaceErrors", t.server_stats.no_space_errors);
   std::fflush(stdout);
+  if (t.server_stats.evictions != 0)
+    std::fprintf(stderr,
+                 "shmemcache_ycsb: warning: the servers evicted %llu pairs: READs of evicted records miss "
+                 "(NOT_FOUND, asked of the server: Active), so latency and the Direct share measure a cache "
+                 "too small for the records; give the servers room (SHMEMCACHE_SERVER_MEMORY_BYTES, and "
+                 "SMA_SYMMETRIC_SIZE for it and the hash table, a quarter more)\n",
+                 static_cast<unsigned long long>(t.server_stats.evictions));
   if (!st.csv_path.empty()) {
     FILE *f = std::fopen(st.csv_path.c_str(), "w");
     if (!f) {
@@ -533,6 +559,7 @@ int Drive(const Options &options, const bench::Job &job) {
     return 2;
   }
   const int first_client = cc.num_servers, clients = npes - cc.num_servers;
+  if (me == 0 && o.load) WarnIfRecordsExceedMemory(st.wc, cc);
   bench::ActiveSetBarrier client_barrier(first_client, clients);
   PeResult r(st.cap_us);
   int rc = bench::Session(job, cc,
