@@ -66,6 +66,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       range_nanos_(uint64_t{config.recency_range_ms} * 1000000),
       current_range_(range_nanos_),
       epoch_estimates_(config.num_servers),
+      bounds_memo_(config.num_servers),
       epochs_observed_(config.num_servers),
       arena_(base + layout.arena_offset),
       arena_bytes_(layout.arena_bytes),
@@ -171,13 +172,22 @@ bool Client::GetMapped(const Operation& op, Status* status) {
   if (direct_.ReadMapped(server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer, op.buffer_len,
                          &view) != BlockCheck::kValid)
     return false;
-  if (LiveCopy(op, view)) {
+  // A pair with an expiry is judged from one coarse clock reading (JudgeDirectExpiry's bounds): live goes the
+  // same way as a pair without one; expired, or too close to tell, goes to AcceptDirectGet, which judges again
+  // (the same rule) and answers NOT_FOUND or gives up to the server.
+  uint64_t now = 0;  // a clock reading, taken here only for a pair with an expiry (no reading is 0)
+  bool live = true;
+  if (view.expiry_ms != 0) {
+    now = RecencyNanos();
+    live = JudgeDirectExpiry(server, view.expiry_ms, &now) == ExpiryVerdict::kLive;
+  }
+  if (live) {
     if (const uint64_t epoch = PublishedEpoch(server, view.recency)) {
       // No clock reading: the server's epoch from its word, and the directory's range (which only orders its
       // sub-entries for replacement) from the last reading, refreshed by every operation that reads the clock.
       *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, CurrentRange(clock_.Last()), e);
     } else {
-      const uint64_t now = RecencyNanos();
+      if (now == 0) now = RecencyNanos();
       *status = AcceptLiveCopy(op, offset, block_bytes, view, CheckedEpoch(server, now), CurrentRange(now), e);
     }
     ++counters_.direct_gets;
@@ -367,6 +377,10 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
                               uint64_t epoch, uint64_t range, DirectoryEntry* found) {
   *op.out_len = view.value_len;
+  if (view.value_len <= op.buffer_len) {  // fetch's outputs, as AcceptDirectGet fills them
+    if (op.contract.out.flags) *op.contract.out.flags = view.flags;
+    if (op.contract.out.token) *op.contract.out.token = view.token;
+  }
   const uint64_t recency =
       epoch <= view.recency ? view.recency : AdvanceRecency(op.loc.server, offset, view.recency, epoch);
   directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found, LengthHint(view.value_len));

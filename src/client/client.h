@@ -259,10 +259,12 @@ class Client {
   // found as for TryDirectGet.
   bool AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
                        Status* status, DirectoryEntry* found = nullptr);
-  // AcceptDirectGet's common case: a valid copy (view) of a pair without expiry, read in place by an operation
-  // with no contract outputs (LiveCopy), its value already in op's buffer when it fits. Writes *op.out_len,
-  // advances the block's recency (now) and the directory entry (range, found); returns OK or BUFFER_TOO_SMALL.
-  // Counts nothing: the caller counts the hit (direct_gets, get_hits).
+  // AcceptDirectGet's common case: a valid copy (view) of a pair that is live without asking the server, read in
+  // place, its value already in op's buffer when it fits. LiveCopy: a pair without expiry, for an operation with
+  // no contract outputs (a batch's test; GetMapped also takes pairs whose expiry it judged kLive, and fetches).
+  // Writes *op.out_len and, where op asks, the pair's flags and token; advances the block's recency (now) and the
+  // directory entry (range, found); returns OK or BUFFER_TOO_SMALL. Counts nothing: the caller counts the hit
+  // (direct_gets, get_hits).
   static bool LiveCopy(const Operation& op, const BlockView& view) {
     return view.expiry_ms == 0 && !op.contract.out.flags && !op.contract.out.token;
   }
@@ -309,8 +311,10 @@ class Client {
   // wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's
   // hash-table set read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's
   // bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
-  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy, or AcceptDirectGet for
-  // expiry; a pointer found in the set is installed in the directory, as Execute's would be), counts the
+  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair without expiry or
+  // one whose expiry it judged live from a coarse clock reading, the one reading such a GET makes, issue 15's
+  // "expiry checking costs nothing measurable"; AcceptDirectGet for an expired pair; a pointer found in the set is
+  // installed in the directory, as Execute's would be), counts the
   // directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
   // the set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
   // server must judge) returns false having counted nothing but a valid read's local_gets, and the caller takes
@@ -827,6 +831,16 @@ class Client {
     uint64_t epoch = 0;
   };
   std::vector<EpochEstimate> epoch_estimates_;
+  // BoundServerTimeNow's last answer per server for a coarse reading: at reading `now` with lag bound `lag`, from
+  // server_time_[server] at (even) `sequence`. A coarse reading repeats for ~0.1 ms, so a hot key with a TTL judges its bounds once per refresh
+  // (issue 15: the cost of expiry checking on the Direct GET path). Empty as EpochEstimate is.
+  struct BoundsMemo {
+    uint64_t sequence = 1;
+    uint64_t now = 0;
+    uint64_t lag = 0;
+    ServerTimeBounds bounds;
+  };
+  std::vector<BoundsMemo> bounds_memo_;
   // Per server (ObserveServer): the largest epoch a reply brought that this client judged, and the epochs_ sequence
   // after judging it; sequence 1 (odd: never a settled one) until the first.
   struct EpochObserved {

@@ -103,7 +103,9 @@ Status Client::IssueStore(const void* key, size_t key_len, const void* value, si
 
 Status Client::Fetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
                      uint32_t* flags, uint64_t* token) {
-  return Execute(FetchOperation(key, key_len, buffer, buffer_len, value_len, flags, token));
+  const Operation op = FetchOperation(key, key_len, buffer, buffer_len, value_len, flags, token);
+  Status status;
+  return GetMapped(op, &status) ? status : Execute(op);  // as Get: the on-node Direct GET first
 }
 
 Status Client::IssueFetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,
@@ -308,16 +310,24 @@ bool Client::TryDirectCombine(const Operation& op, uint64_t offset, uint32_t blo
 }
 
 ServerTimeBounds Client::BoundServerTimeNow(int server, const uint64_t* coarse_now) {
-  const ServerTimeSample sample = server_time_[server].Load();
-  if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
   const uint64_t lag = clock_.max_lag_ns();
   // A frozen reading (batch window) may be older than the lag bound says: exact then.
-  if (coarse_now == nullptr || lag == 0 || clock_frozen_) return BoundServerTime(sample, clock_.Refresh());
+  const bool coarse = coarse_now != nullptr && lag != 0 && !clock_frozen_;
+  BoundsMemo& memo = bounds_memo_[server];
+  // The same reading, lag bound and sample give the same bounds (BoundServerTime is a pure function of them).
+  if (coarse && memo.now == *coarse_now && memo.lag == lag && memo.sequence == server_time_[server].Sequence())
+    return memo.bounds;
+  uint64_t sequence;
+  const ServerTimeSample sample = server_time_[server].Load(&sequence);
+  if (sample.received_ns == 0) return ServerTimeBounds{0, kMaxExpiryMs};  // never heard: cannot tell
+  if (!coarse) return BoundServerTime(sample, clock_.Refresh());
   // The coarse reading is at most lag behind the true time: the lower bound from it as is (lower still), the
   // upper one from it plus lag (an upper bound still). So the rule keeps its guarantees, and a pair within
   // about lag of its expiry is asked of the server rather than judged here.
-  return ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
-                          BoundServerTime(sample, *coarse_now + lag).upper_ms};
+  memo = BoundsMemo{sequence, *coarse_now, lag,
+                    ServerTimeBounds{BoundServerTime(sample, *coarse_now).lower_ms,
+                                     BoundServerTime(sample, *coarse_now + lag).upper_ms}};
+  return memo.bounds;
 }
 
 void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/issuer_in_flight.h"
@@ -116,6 +118,61 @@ TEST(ClientDecision, ABlockingGetWithoutAPointerFindsTheBlockThroughTheServersHa
     }
   };
   ASSERT_EQ(RunCluster(4, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
+// Issue 15: expiry checking costs nothing measurable on the Direct GET path. On a mapped server a fetch (flags,
+// token) and a GET of a pair with a TTL take the same flattened path as a plain GET (GetMapped: one seqlock read,
+// counted in local_gets), judging the expiry from a coarse clock reading with bounds remembered per reading; the
+// answers stay exact: the stored flags and token, the value while the pair provably lives, NOT_FOUND after.
+TEST(ClientDecision, AFetchAndAGetOfAPairWithATtlGoThroughTheMappingAndStayExact) {
+  ClusterHooks hooks;
+  hooks.client = [](Node& node) {
+    Client* c = node.client();
+    const std::string k = "ttl-key", v = "value-with-a-ttl";
+    StoreRequest r;
+    r.flags = 0xabcd;
+    r.ttl_ms = 400;
+    uint64_t token = 0;
+    ASSERT_EQ(c->Store(k.data(), k.size(), v.data(), v.size(), &r, &token), SHMEMCACHE_OK);
+    ASSERT_NE(token, 0u);
+    const shmemcache_stats_t s0 = StatsOf(node);
+    for (int i = 0; i < 50; ++i) {
+      char buf[64];
+      size_t len = 0;
+      uint32_t flags = 0;
+      uint64_t got = 0;
+      ASSERT_EQ(c->Fetch(k.data(), k.size(), buf, sizeof buf, &len, &flags, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(std::string(buf, len), v);
+      EXPECT_EQ(flags, 0xabcdu);
+      EXPECT_EQ(got, token);
+      std::string plain;
+      ASSERT_EQ(Get(c, k, &plain), SHMEMCACHE_OK);
+      EXPECT_EQ(plain, v);
+    }
+    const shmemcache_stats_t s1 = StatsOf(node);
+    EXPECT_EQ(s1.direct_gets - s0.direct_gets, 100u);
+    EXPECT_EQ(s1.local_gets - s0.local_gets, 100u);  // every one a read through the mapping
+    EXPECT_EQ(s1.active_gets, s0.active_gets);
+    // A buffer too small: the length, no flags or token (as the general path answers).
+    char small[4];
+    size_t len = 0;
+    uint32_t flags = 7;
+    uint64_t got = 7;
+    EXPECT_EQ(c->Fetch(k.data(), k.size(), small, sizeof small, &len, &flags, &got), SHMEMCACHE_BUFFER_TOO_SMALL);
+    EXPECT_EQ(len, v.size());
+    EXPECT_EQ(flags, 7u);
+    EXPECT_EQ(got, 7u);
+    // Past its TTL (plus the recency range the bounds may widen by) the pair is gone on every read path.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    std::string after;
+    Status s = SHMEMCACHE_OK;
+    while ((s = Get(c, k, &after)) == SHMEMCACHE_OK && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(s, SHMEMCACHE_NOT_FOUND);
+    char buf[64];
+    EXPECT_EQ(c->Fetch(k.data(), k.size(), buf, sizeof buf, &len, &flags, &got), SHMEMCACHE_NOT_FOUND);
+  };
+  ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
 }
 
 TEST(ClientDirectory, APointerToADeletedPairIsDroppedAndTheAnswerIsNotFound) {
