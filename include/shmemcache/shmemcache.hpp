@@ -214,6 +214,27 @@ class Cache {
     if (request != nullptr) *request = nullptr;
     return handle_ ? shmemcache_imget(handle_, items, count, request) : SHMEMCACHE_INVALID_ARGUMENT;
   }
+  /* shmemcache_iset, shmemcache_iget, shmemcache_ifetch (same contracts): key and value stay untouched, and the
+   * buffer, *value_len, *flags and *cas valid (written by completion, as the blocking calls write them), until the
+   * request completes. Non-owning on purpose: a std::string the wrapper resized could move under the request. */
+  Status iset(std::string_view key, std::string_view value, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_iset(handle_, key.data(), key.size(), value.data(), value.size(), request)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status iget(std::string_view key, void *buffer, std::size_t buffer_len, std::size_t *value_len,
+              shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_iget(handle_, key.data(), key.size(), buffer, buffer_len, value_len, request)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
+  Status ifetch(std::string_view key, void *buffer, std::size_t buffer_len, std::size_t *value_len,
+                std::uint32_t *flags, std::uint64_t *cas, shmemcache_request_t **request) noexcept {
+    if (request != nullptr) *request = nullptr;
+    return handle_ ? shmemcache_ifetch(handle_, key.data(), key.size(), buffer, buffer_len, value_len, flags, cas,
+                                       request)
+                   : SHMEMCACHE_INVALID_ARGUMENT;
+  }
   /* shmemcache_istore, shmemcache_itouch, shmemcache_iincr, shmemcache_idelete (same contracts): key and value
    * stay untouched, and cas_out / new_value valid, until the request completes; its status (test/wait) is the
    * blocking call's. */

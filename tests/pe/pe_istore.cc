@@ -292,7 +292,7 @@ void BadInput(shmemcache_t* c, int rank, size_t max_value_len) {
   PE_CHECK(f.status == SHMEMCACHE_OK && f.value == half && f.flags == 2 && f.token == t);
 }
 
-// The C++ wrapper's istore / itouch / iincr: the C calls' contracts.
+// The C++ wrapper's istore / itouch / iincr / iset / iget / ifetch: the C calls' contracts.
 void CppWrapper(shmemcache_t* c, int rank) {
   shmc::Cache cache(c);  // borrowed: released below, never finalized here
   const std::string k = Key(rank, "cpp");
@@ -313,6 +313,28 @@ void CppWrapper(shmemcache_t* c, int rank) {
   uint64_t now = 0;
   PE_CHECK_STATUS(cache.fetch(k, &v, &flags, &now), SHMEMCACHE_OK);
   PE_CHECK(v == "42" && flags == 21 && now > token);
+  // iset / iget / ifetch: the C calls' contracts through the wrapper (buffers the caller owns).
+  const std::string k2 = Key(rank, "cpp-i");
+  PE_CHECK_STATUS(cache.iset(k2, "value-2", &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  char buf[32];
+  size_t len = 0;
+  PE_CHECK_STATUS(cache.iget(k2, buf, sizeof buf, &len, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK(std::string(buf, len) == "value-2");
+  uint32_t f2 = 99;
+  uint64_t t2 = 0;
+  PE_CHECK_STATUS(cache.ifetch(k, buf, sizeof buf, &len, &f2, &t2, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_OK);
+  PE_CHECK(std::string(buf, len) == "42" && f2 == 21 && t2 == now);
+  PE_CHECK_STATUS(cache.ifetch(k2, buf, 3, &len, &f2, &t2, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_BUFFER_TOO_SMALL);
+  PE_CHECK(len == 7);
+  PE_CHECK_STATUS(cache.iget(Key(rank, "cpp-absent"), buf, sizeof buf, &len, &r), SHMEMCACHE_OK);
+  PE_CHECK_STATUS(cache.wait(r), SHMEMCACHE_NOT_FOUND);
+  r = reinterpret_cast<shmemcache_request_t*>(0x1);
+  PE_CHECK_STATUS(cache.iget("", buf, sizeof buf, &len, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  PE_CHECK(r == nullptr);
   r = reinterpret_cast<shmemcache_request_t*>(0x1);
   PE_CHECK_STATUS(cache.istore("", "x", nullptr, nullptr, &r), SHMEMCACHE_INVALID_ARGUMENT);
   PE_CHECK(r == nullptr);
