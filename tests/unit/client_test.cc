@@ -120,6 +120,53 @@ TEST(ClientDecision, ABlockingGetWithoutAPointerFindsTheBlockThroughTheServersHa
   ASSERT_EQ(RunCluster(4, SmallConfig(), hooks), SHMEMCACHE_OK);
 }
 
+// Issue 13 (4): a blocking SET whose key misses the directory looks the key up in the server's hash-table set with
+// one get, as a GET does, and writes Direct when the block fits; a SET of a key nobody stored still goes Active
+// (only the server allocates), and so does a non-blocking SET on a miss (it never probes).
+TEST(ClientDecision, ABlockingSetWithoutAPointerFindsTheBlockThroughTheServersHashTable) {
+  ThreadBarrier clients(2);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    if (node.client_rank() == 0) {
+      ASSERT_EQ(Set(c, "shared-set", std::string(1500, 'a')), SHMEMCACHE_OK);  // the insert: Active
+      ASSERT_EQ(Set(c, "shared-set-2", std::string(1500, 'c')), SHMEMCACHE_OK);
+    }
+    clients.Wait();
+    if (node.client_rank() == 1) {
+      const shmemcache_stats_t s0 = StatsOf(node);
+      ASSERT_EQ(Set(c, "shared-set", std::string(1400, 'b')), SHMEMCACHE_OK);  // fits the 1500 B block
+      const shmemcache_stats_t s1 = StatsOf(node);
+      EXPECT_EQ(s1.direct_sets - s0.direct_sets, 1u);
+      EXPECT_EQ(s1.active_sets, s0.active_sets);
+      EXPECT_EQ(s1.directory_misses - s0.directory_misses, 1u);
+      std::string v;
+      ASSERT_EQ(Get(c, "shared-set", &v), SHMEMCACHE_OK);  // the SET installed the pointer: a directory hit
+      EXPECT_EQ(v, std::string(1400, 'b'));
+      const shmemcache_stats_t s2 = StatsOf(node);
+      EXPECT_EQ(s2.directory_hits - s1.directory_hits, 1u);
+      EXPECT_EQ(s2.direct_gets - s1.direct_gets, 1u);
+      ASSERT_EQ(Set(c, "never-stored-before", "x"), SHMEMCACHE_OK);  // no tag in the set: Active insert
+      EXPECT_EQ(StatsOf(node).active_sets - s2.active_sets, 1u);
+      const std::string value(1400, 'd');
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kSet, "shared-set-2", 12, value.data(), value.size(), nullptr, 0, nullptr, &r),
+                SHMEMCACHE_OK);
+      ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+      EXPECT_EQ(StatsOf(node).active_sets - s2.active_sets, 2u);  // non-blocking: no probe, Active
+    }
+    clients.Wait();
+    if (node.client_rank() == 0) {  // the writer's own pointers see the other client's values
+      std::string v;
+      ASSERT_EQ(Get(c, "shared-set", &v), SHMEMCACHE_OK);
+      EXPECT_EQ(v, std::string(1400, 'b'));
+      ASSERT_EQ(Get(c, "shared-set-2", &v), SHMEMCACHE_OK);
+      EXPECT_EQ(v, std::string(1400, 'd'));
+    }
+  };
+  ASSERT_EQ(RunCluster(3, SmallConfig(), hooks), SHMEMCACHE_OK);
+}
+
 // Issue 15: expiry checking costs nothing measurable on the Direct GET path. On a mapped server a fetch (flags,
 // token) and a GET of a pair with a TTL take the same flattened path as a plain GET (GetMapped: one seqlock read,
 // counted in local_gets), judging the expiry from a coarse clock reading with bounds remembered per reading; the
