@@ -454,7 +454,8 @@ typedef struct {
                                    0), 2 = the runtime's atomics, 0 = not set up */
   uint64_t published_epoch_gets;/* client side: on-node Direct GETs that took the server's recency epoch from
                                    the word the server publishes (while it serves and sleeps when idle: config
-                                   idle_spin_us) instead of reading this PE's clock */
+                                   idle_spin_us) instead of reading this PE's clock for it (a pair with an
+                                   expiry still reads the clock once, for the expiry) */
   uint64_t direct_expiry_asks;  /* client side: Direct GETs that read a valid copy of a pair with an expiry but could
                                    not judge it (no recent reply from that server to bound its clock), so asked
                                    the server: counted in active_gets, and in local_gets when read on-node */

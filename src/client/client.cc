@@ -183,8 +183,9 @@ bool Client::GetMapped(const Operation& op, Status* status) {
   }
   if (live) {
     if (const uint64_t epoch = PublishedEpoch(server, view.recency)) {
-      // No clock reading: the server's epoch from its word, and the directory's range (which only orders its
-      // sub-entries for replacement) from the last reading, refreshed by every operation that reads the clock.
+      // No clock reading for recency (a pair with an expiry made one above, for its judgement only): the
+      // server's epoch from its word, and the directory's range (which only orders its sub-entries for
+      // replacement) from the last reading, refreshed by every operation that reads the clock.
       *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, CurrentRange(clock_.Last()), e);
     } else {
       if (now == 0) now = RecencyNanos();

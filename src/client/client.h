@@ -311,11 +311,11 @@ class Client {
   // wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's
   // hash-table set read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's
   // bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
-  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair without expiry or
-  // one whose expiry it judged live from a coarse clock reading, the one reading such a GET makes, issue 15's
-  // "expiry checking costs nothing measurable"; AcceptDirectGet for an expired pair; a pointer found in the set is
-  // installed in the directory, as Execute's would be), counts the
-  // directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
+  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair without expiry, or
+  // one whose expiry it judged live from one coarse clock reading: issue 15's "expiry checking costs nothing
+  // measurable"; AcceptDirectGet, which reads the clock again and judges again, for a pair it could not judge
+  // live; a pointer found in the set is installed in the directory, as Execute's would be), counts the directory
+  // hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
   // the set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
   // server must judge) returns false having counted nothing but a valid read's local_gets, and the caller takes
   // the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
@@ -757,7 +757,7 @@ class Client {
     Tally gets, sets, deletes;
     Tally get_hits, get_misses;
     Tally direct_gets, active_gets;
-    Tally published_epoch_gets;  // GetMapped answers that used PublishedEpoch (no clock reading)
+    Tally published_epoch_gets;  // GetMapped answers that used PublishedEpoch (no clock reading for recency)
     Tally direct_expiry_asks;    // valid Direct copies whose expiry went to the server (AcceptDirectGet)
     Tally direct_sets, active_sets;
     Tally direct_incrs;
@@ -832,8 +832,9 @@ class Client {
   };
   std::vector<EpochEstimate> epoch_estimates_;
   // BoundServerTimeNow's last answer per server for a coarse reading: at reading `now` with lag bound `lag`, from
-  // server_time_[server] at (even) `sequence`. A coarse reading repeats for ~0.1 ms, so a hot key with a TTL judges its bounds once per refresh
-  // (issue 15: the cost of expiry checking on the Direct GET path). Empty as EpochEstimate is.
+  // server_time_[server] at (even) `sequence`. A coarse reading repeats for ~0.1 ms, so a hot key with a TTL
+  // judges its bounds once per refresh (issue 15: the cost of expiry checking on the Direct GET path). Empty as
+  // EpochEstimate is (and lag 0 never matches: the memo is used only with a lag bound).
   struct BoundsMemo {
     uint64_t sequence = 1;
     uint64_t now = 0;
