@@ -182,15 +182,19 @@ bool Client::GetMapped(const Operation& op, Status* status) {
     live = JudgeDirectExpiry(server, view.expiry_ms, &now) == ExpiryVerdict::kLive;
   }
   if (live) {
-    if (const uint64_t epoch = PublishedEpoch(server, view.recency)) {
+    uint64_t epoch = PublishedEpoch(server, view.recency);
+    uint64_t range;
+    if (epoch != 0) {
       // No clock reading for recency (a pair with an expiry made one above, for its judgement only): the
       // server's epoch from its word, and the directory's range (which only orders its sub-entries for
       // replacement) from the last reading, refreshed by every operation that reads the clock.
-      *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, CurrentRange(clock_.Last()), e);
+      range = CurrentRange(clock_.Last());
     } else {
       if (now == 0) now = RecencyNanos();
-      *status = AcceptLiveCopy(op, offset, block_bytes, view, CheckedEpoch(server, now), CurrentRange(now), e);
+      epoch = CheckedEpoch(server, now);
+      range = CurrentRange(now);
     }
+    *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, range, e);  // one call site: inlined once
     ++counters_.direct_gets;
     ++counters_.get_hits;
   } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e)) {
@@ -373,19 +377,6 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
     return false;
   }
   return AcceptDirectGet(op, offset, block_bytes, view, status, found);
-}
-
-Status Client::AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                              uint64_t epoch, uint64_t range, DirectoryEntry* found) {
-  *op.out_len = view.value_len;
-  if (view.value_len <= op.buffer_len) {  // fetch's outputs, as AcceptDirectGet fills them
-    if (op.contract.out.flags) *op.contract.out.flags = view.flags;
-    if (op.contract.out.token) *op.contract.out.token = view.token;
-  }
-  const uint64_t recency =
-      epoch <= view.recency ? view.recency : AdvanceRecency(op.loc.server, offset, view.recency, epoch);
-  directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found, LengthHint(view.value_len));
-  return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
 }
 
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,

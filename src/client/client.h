@@ -269,9 +269,20 @@ class Client {
     return view.expiry_ms == 0 && !op.contract.out.flags && !op.contract.out.token;
   }
   // epoch: the server's current epoch as this client knows it (EstimatedEpoch, or PublishedEpoch); range: the
-  // directory's time range for the access.
+  // directory's time range for the access. Defined here so that GetMapped (and a batch) inline it: it is a few
+  // stores, and the call cost ~33 instructions of an on-node GET.
   Status AcceptLiveCopy(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                        uint64_t epoch, uint64_t range, DirectoryEntry* found);
+                        uint64_t epoch, uint64_t range, DirectoryEntry* found) {
+    *op.out_len = view.value_len;
+    if (view.value_len <= op.buffer_len) {  // fetch's outputs, as AcceptDirectGet fills them
+      if (op.contract.out.flags) *op.contract.out.flags = view.flags;
+      if (op.contract.out.token) *op.contract.out.token = view.token;
+    }
+    const uint64_t recency =
+        epoch <= view.recency ? view.recency : AdvanceRecency(op.loc.server, offset, view.recency, epoch);
+    directory_.Update(op.loc, offset, block_bytes, view.version, range, recency, found, LengthHint(view.value_len));
+    return view.value_len > op.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
+  }
   // The epoch a server on this node publishes (core/layout.h kEpochOffset), read through the mapping: one load
   // of a line that changes once per recency range, where a clock reading costs a cycle-counter read (~7 ns
   // here, a seventh of an on-node GET). Recency is coarse by design (ranges of recency_range_ms), and the word

@@ -5,17 +5,6 @@ namespace smc {
 PointerDirectory::PointerDirectory(size_t sets, unsigned ways, const std::vector<uint64_t>* bars)
     : sets_(sets), ways_(ways), set_index_(sets), entries_(sets * ways), hashes_(sets * ways), bars_(bars) {}
 
-DirectoryEntry* PointerDirectory::Find(const KeyLocation& loc) {
-  const size_t first = first_of_set(loc);
-  const uint64_t* hashes = &hashes_[first];
-  for (unsigned w = 0; w < ways_; ++w) {
-    if (hashes[w] != loc.hash) continue;
-    DirectoryEntry* e = &entries_[first + w];
-    if (e->valid() && e->server == loc.server) return e;
-  }
-  return nullptr;
-}
-
 DirectoryEntry* PointerDirectory::Lookup(const KeyLocation& loc) {
   DirectoryEntry* e = Find(loc);
   if (e != nullptr && Expired(*e)) {

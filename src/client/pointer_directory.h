@@ -141,7 +141,17 @@ class PointerDirectory {
   }
 
  private:
-  DirectoryEntry* Find(const KeyLocation& loc);
+  // Inline: every GET through a pointer starts here (Peek).
+  DirectoryEntry* Find(const KeyLocation& loc) {
+    const size_t first = first_of_set(loc);
+    const uint64_t* hashes = &hashes_[first];
+    for (unsigned w = 0; w < ways_; ++w) {
+      if (hashes[w] != loc.hash) continue;
+      DirectoryEntry* e = &entries_[first + w];
+      if (e->valid() && e->server == loc.server) return e;
+    }
+    return nullptr;
+  }
   // loc's sub-entry; else an empty, else an expired, else the least recent and least counted sub-entry of loc's
   // set, made loc's.
   DirectoryEntry* FindOrInstall(const KeyLocation& loc);
