@@ -8,6 +8,20 @@
 #define SCPY_GET_MANY_GUESS 4096
 #define SCPY_GET_MANY_ROUNDS 4
 
+/* A batch's key objects key the dicts it fills (get_many's result, errors=): each must be hashable. Checked for
+ * every key before anything is sent, so that a bad key is refused up front with its position, rather than
+ * found by a dict insertion once the batch has run (a bytearray key: "unhashable type" after the mget) or by the
+ * bytes-like check without saying which key (a list key). 0, or -1 with a TypeError (or what __hash__ raised
+ * other than TypeError). */
+static int check_key_hashable(PyObject *key, const char *call, Py_ssize_t position) {
+  if (PyObject_Hash(key) != -1) return 0;
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;
+  PyErr_Clear();
+  PyErr_Format(PyExc_TypeError, "%s() key at position %zd is unhashable (%.100s): keys must be hashable bytes, str "
+               "or bytes-like objects (they key the result and errors dicts)", call, position, Py_TYPE(key)->tp_name);
+  return -1;
+}
+
 /* keys_obj's items as a new sequence (list or tuple) and their bytes in *keys (PyMem_Calloc'd, n of them, to
  * be released with release_keys). Returns the sequence, or NULL with an exception set. */
 static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) {
@@ -21,7 +35,8 @@ static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) 
     return NULL;
   }
   for (Py_ssize_t i = 0; i < *n; i++) {
-    if (scpy_bytes_get(PySequence_Fast_GET_ITEM(seq, i), "key", 0, &(*keys)[i]) < 0) {
+    PyObject *key = PySequence_Fast_GET_ITEM(seq, i);
+    if (check_key_hashable(key, "get_many", i) < 0 || scpy_bytes_get(key, "key", 0, &(*keys)[i]) < 0) {
       for (Py_ssize_t j = 0; j < i; j++) scpy_bytes_release(&(*keys)[j]);
       PyMem_Free(*keys);
       Py_DECREF(seq);
@@ -178,7 +193,9 @@ PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping, PyObject *errors) {
       PyErr_SetString(PyExc_TypeError, "set_many() takes a mapping or an iterable of (key, value) pairs");
       goto done;
     }
-    if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), "key", 0, &bytes[held]) < 0) goto done;
+    if (check_key_hashable(PyTuple_GET_ITEM(pair, 0), "set_many", i) < 0 ||
+        scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), "key", 0, &bytes[held]) < 0)
+      goto done;
     held++;
     if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 1), "value", 0, &bytes[held]) < 0) goto done;
     held++;

@@ -50,6 +50,27 @@ def test_bad_items_raise_but_the_others_are_processed(cache, key):
         cache.get_many([key("a"), 7])
 
 
+@pytest.mark.parametrize("bad", [[b"k"], {b"k": 1}, bytearray(b"k"), np.frombuffer(b"k", dtype=np.uint8).copy()],
+                         ids=["list", "dict", "bytearray", "ndarray"])
+def test_unhashable_key_is_refused_with_its_position_before_anything_is_sent(cache, key, bad):
+    """Keys key the dicts a batch fills: an unhashable one (even a bytes-like one) is a TypeError naming its
+    position, raised before the batch is sent: no item of the call is stored or read."""
+    def issued():
+        stats = cache.stats()
+        return stats["gets"], stats["sets"], stats["messages_sent"]
+
+    named = r"\((\w+\.)?%s\)" % type(bad).__name__  # tp_name: numpy.ndarray
+    before = issued()
+    for errors in (None, {}):
+        with pytest.raises(TypeError, match=r"get_many\(\) key at position 2 is unhashable " + named):
+            cache.get_many([key("u0"), key("u1"), bad], errors=errors)
+        with pytest.raises(TypeError, match=r"set_many\(\) key at position 1 is unhashable " + named):
+            cache.set_many([(key("u0"), b"v"), (bad, b"v"), (key("u2"), b"v")], errors=errors)
+        assert errors in (None, {})
+    assert issued() == before
+    assert cache.get(key("u0")) is None and cache.get(key("u2")) is None
+
+
 def test_per_item_errors_are_recorded_with_errors_dict(cache, key):
     """errors=dict: shmemcache_mset's / shmemcache_mget's per-item statuses, key -> exception, nothing raised."""
     too_long, empty = b"k" * 10_000, b""
