@@ -75,10 +75,11 @@ void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
   shmemcache_request* batch = nullptr;  // made when a part is posted: none when Direct reads answer every item
   StartMultiGet(items, count, &batch);
   if (batch != nullptr) WaitBatch(batch);
+  ExplainItems(items, count);  // a part may have failed on another thread, an item at OpenWindow
 }
 
 Status Client::IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request) {
-  shmemcache_request* batch = NewBatch();
+  shmemcache_request* batch = NewBatch(items, count);
   StartMultiGet(items, count, &batch);
   *request = batch;
   return SHMEMCACHE_OK;
@@ -153,6 +154,7 @@ void Client::MultiSet(shmemcache_mset_item_t* items, size_t count) {
     RunActive(items);
     for (const BatchSlot& s : batch_) items[s.item].status = s.status;
   }
+  ExplainItems(items, count);  // an item failed at OpenWindow, or in a part that failed on another thread
 }
 
 void Client::AddGetSlot(shmemcache_mget_item_t* items, size_t i) {
@@ -230,7 +232,7 @@ void Client::OpenWindow() {
     const size_t server = static_cast<size_t>(s.op.loc.server);
     if (any_failed && conduit_.failed(server)) {
       s.path = BatchSlot::Path::kDone;
-      s.status = conduit_.FailedStatus(server);
+      s.status = SHMEMCACHE_TIMEOUT;  // explained once the call is answered (ExplainItems)
       if (s.op.op == Op::kGet) *s.op.out_len = 0;
       continue;
     }

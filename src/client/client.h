@@ -546,6 +546,26 @@ class Client {
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
+  // The one place a call that hands back TIMEOUT (its own status, or an item's) explains it on the calling
+  // thread: a server fails on whichever thread saw it (GiveUp, FailServer: LastError() there), and the requests
+  // and batch items in flight to it complete with a bare TIMEOUT, perhaps on another thread. Explain: for
+  // status TIMEOUT from a failed server, sets this thread's LastError() to the failure recorded for it
+  // (Conduit::FailedStatus); returns status. Any thread, no lock (the failure text is written before failed()).
+  Status Explain(Status status, int server) const {
+    if (status == SHMEMCACHE_TIMEOUT && conduit_.failed(static_cast<size_t>(server)))
+      conduit_.FailedStatus(static_cast<size_t>(server));
+    return status;
+  }
+  // A batch's items once answered (the end of MultiGet / MultiSet, an imget's Test or Wait that finds it done):
+  // Explain for the first item that holds TIMEOUT, so LastError() names a server that failed the batch.
+  template <class Item>
+  void ExplainItems(const Item* items, size_t count) const {
+    for (size_t i = 0; i < count; ++i) {
+      if (items[i].status != SHMEMCACHE_TIMEOUT) continue;
+      Explain(SHMEMCACHE_TIMEOUT, Locate(items[i].key, items[i].key_len, config_.num_servers).server);
+      return;
+    }
+  }
   // Holds server's lock (pe_->active[server]) for its scope, by the rule that rules out deadlock (client_pe.h):
   // it waits for it when this thread holds no server's lock or holds this one already; holding another server's
   // lock, or asked only to try, it takes it only if it is free. owns(): whether it got it.
@@ -668,7 +688,9 @@ class Client {
   // Whether an mget of one key may be the blocking GET (Get): not under mget_policy message, which sends every
   // item in a multi-get message.
   bool SingleItemBatch() { return config_.mget_policy != SHMEMCACHE_MGET_MESSAGE; }
-  shmemcache_request* NewBatch();
+  // A batch record; items and count: the caller's items it answers (an imget's, explained when its Test or Wait
+  // finds it done: ExplainItems), or nullptr and 0 (a MultiGet's, explained by MultiGet itself).
+  shmemcache_request* NewBatch(const shmemcache_mget_item_t* items = nullptr, size_t count = 0);
   // Runs a MultiGet's windows: Direct parts answered, Active parts in flight as parts of batch.
   // *batch: the batch record, or nullptr: then one is made (NewBatch) when the first part is posted (a MultiGet
   // whose items Direct reads all answer needs none).
@@ -685,8 +707,10 @@ class Client {
   // A part r that completed: its answers go to its items (a failed part's status to all of them), its batch
   // counts it, and it goes back to the pool. No-op for a request that is not a part or not done.
   void Settle(shmemcache_request* r);
+  // A batch record's Test and Wait: OK once every part settled (its items hold their answers; Test and Wait
+  // explain them, ExplainItems). WaitBatch releases (requests.cc, beside Wait).
   Status TestBatch(shmemcache_request* batch);
-  Status WaitBatch(shmemcache_request* batch);  // releases (requests.cc, beside Wait)
+  Status WaitBatch(shmemcache_request* batch);
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
   // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).

@@ -46,11 +46,13 @@ Client::MGetPath Client::mget_path() {
   return mget_path_;
 }
 
-shmemcache_request* Client::NewBatch() {
+shmemcache_request* Client::NewBatch(const shmemcache_mget_item_t* items, size_t count) {
   shmemcache_request* batch = NewRequest();
   batch->is_batch = true;
   batch->op = Op::kMultiGet;
   batch->batch_issuer = mine_in_flight_.get();
+  batch->batch_items = items;
+  batch->batch_count = count;
   return batch;
 }
 
@@ -209,7 +211,9 @@ Status Client::TestBatch(shmemcache_request* batch) {
     }
     if (!polled) transport_->Progress();
   }
-  return batch->batch_remaining.load(std::memory_order_acquire) > 0 ? SHMEMCACHE_IN_PROGRESS : SHMEMCACHE_OK;
+  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) return SHMEMCACHE_IN_PROGRESS;
+  ExplainItems(batch->batch_items, batch->batch_count);  // its parts may have failed on another thread
+  return SHMEMCACHE_OK;
 }
 
 RequestHeader Client::PartHeader(int server, uint64_t reply_bytes) {

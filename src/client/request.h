@@ -72,6 +72,8 @@ struct shmemcache_request {
   shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
   shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
   std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
+  const shmemcache_mget_item_t* batch_items = nullptr;  // an imget's batch: the caller's items, batch_count of
+  size_t batch_count = 0;                                // them (explained when it is found done: ExplainItems)
   // A multi-set part (client/multi_set.cc): the caller's items (their indices in mget_indices). Its record's op
   // is kMultiGet (so its reply's body is kept and handed to CompleteMultiGet, which passes it on), it is no
   // batch part (batch nullptr: its issuer waits for it as for a single request).
@@ -118,6 +120,8 @@ struct shmemcache_request {
     item_status = nullptr;
     mget_items = nullptr;
     mget_indices.clear();
+    batch_items = nullptr;
+    batch_count = 0;
     mset_items = nullptr;
     next_free = nullptr;
     issuer_in_flight = nullptr;
