@@ -79,7 +79,7 @@ void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
 }
 
 Status Client::IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request) {
-  shmemcache_request* batch = NewBatch(items, count);
+  shmemcache_request* batch = NewBatch();
   StartMultiGet(items, count, &batch);
   *request = batch;
   return SHMEMCACHE_OK;
@@ -98,8 +98,13 @@ void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcac
     FetchBlocks();
     bool active = false;  // every slot is kDone or kActive by now
     for (const BatchSlot& s : batch_) {
-      if (s.path == BatchSlot::Path::kDone) items[s.item].status = s.status;
-      else active = true;
+      if (s.path != BatchSlot::Path::kDone) {
+        active = true;
+        continue;
+      }
+      items[s.item].status = s.status;
+      // A failed server's item (OpenWindow): an imget's record explains it (a MultiGet's ExplainItems does).
+      if (s.status == SHMEMCACHE_TIMEOUT) NoteBatchTimeout(*batch, s.op.loc.server);
     }
     if (!active) continue;
     if (*batch == nullptr) *batch = NewBatch();

@@ -556,15 +556,30 @@ class Client {
       conduit_.FailedStatus(static_cast<size_t>(server));
     return status;
   }
-  // A batch's items once answered (the end of MultiGet / MultiSet, an imget's Test or Wait that finds it done):
-  // Explain for the first item that holds TIMEOUT, so LastError() names a server that failed the batch.
+  // A blocking batch's items once answered (the end of MultiGet / MultiSet, still the calling thread's): Explain
+  // for the first item that holds TIMEOUT from a failed server, so LastError() names a server that failed the
+  // batch. A TIMEOUT it cannot explain (its server has not failed here: one a server put in its reply) is
+  // skipped. Costs a status compare per item, and a key's hash only per TIMEOUT item. Never for an imget, whose
+  // items are the caller's once its Test returns OK: its record keeps the failed server (NoteBatchTimeout).
   template <class Item>
   void ExplainItems(const Item* items, size_t count) const {
     for (size_t i = 0; i < count; ++i) {
       if (items[i].status != SHMEMCACHE_TIMEOUT) continue;
-      Explain(SHMEMCACHE_TIMEOUT, Locate(items[i].key, items[i].key_len, config_.num_servers).server);
+      const size_t server = static_cast<size_t>(Locate(items[i].key, items[i].key_len, config_.num_servers).server);
+      if (!conduit_.failed(server)) continue;
+      conduit_.FailedStatus(server);  // LastError()
       return;
     }
+  }
+  // An item of batch (a batch record, or nullptr: none) is answered TIMEOUT from server: if server failed here
+  // (not a TIMEOUT a server put in its reply), the record keeps the first such server, for its TestBatch /
+  // WaitBatch to explain. Called before the batch_remaining decrement that settles the item (Settle), or before
+  // the record is handed back (at issue), so that a reader that finds batch_remaining 0 (acquire) sees it.
+  void NoteBatchTimeout(shmemcache_request* batch, int server) const {
+    if (batch == nullptr || !conduit_.failed(static_cast<size_t>(server))) return;
+    int none = -1;
+    batch->batch_failed_server.compare_exchange_strong(none, server, std::memory_order_release,
+                                                       std::memory_order_relaxed);
   }
   // Holds server's lock (pe_->active[server]) for its scope, by the rule that rules out deadlock (client_pe.h):
   // it waits for it when this thread holds no server's lock or holds this one already; holding another server's
@@ -688,9 +703,7 @@ class Client {
   // Whether an mget of one key may be the blocking GET (Get): not under mget_policy message, which sends every
   // item in a multi-get message.
   bool SingleItemBatch() { return config_.mget_policy != SHMEMCACHE_MGET_MESSAGE; }
-  // A batch record; items and count: the caller's items it answers (an imget's, explained when its Test or Wait
-  // finds it done: ExplainItems), or nullptr and 0 (a MultiGet's, explained by MultiGet itself).
-  shmemcache_request* NewBatch(const shmemcache_mget_item_t* items = nullptr, size_t count = 0);
+  shmemcache_request* NewBatch();
   // Runs a MultiGet's windows: Direct parts answered, Active parts in flight as parts of batch.
   // *batch: the batch record, or nullptr: then one is made (NewBatch) when the first part is posted (a MultiGet
   // whose items Direct reads all answer needs none).
@@ -708,7 +721,8 @@ class Client {
   // counts it, and it goes back to the pool. No-op for a request that is not a part or not done.
   void Settle(shmemcache_request* r);
   // A batch record's Test and Wait: OK once every part settled (its items hold their answers; Test and Wait
-  // explain them, ExplainItems). WaitBatch releases (requests.cc, beside Wait).
+  // explain a TIMEOUT from the record's batch_failed_server, never reading the items). WaitBatch releases
+  // (requests.cc, beside Wait).
   Status TestBatch(shmemcache_request* batch);
   Status WaitBatch(shmemcache_request* batch);
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load

@@ -693,7 +693,9 @@ Status Client::WaitBatch(shmemcache_request* batch) {
       }, /*take_arrived=*/false);
     }
   }
-  ExplainItems(batch->batch_items, batch->batch_count);  // its parts may have failed on another thread
+  // Its parts may have failed on another thread; its items may be the caller's already (a Test found it done).
+  const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
+  if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
   Release(batch);
   return SHMEMCACHE_OK;
 }
