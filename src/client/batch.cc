@@ -237,7 +237,7 @@ void Client::OpenWindow() {
     const size_t server = static_cast<size_t>(s.op.loc.server);
     if (any_failed && conduit_.failed(server)) {
       s.path = BatchSlot::Path::kDone;
-      s.status = SHMEMCACHE_TIMEOUT;  // explained once the call is answered (ExplainItems)
+      s.status = SHMEMCACHE_TIMEOUT;  // explained once answered (ExplainItems, an imget's NoteBatchTimeout)
       if (s.op.op == Op::kGet) *s.op.out_len = 0;
       continue;
     }
