@@ -290,6 +290,9 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
  * The call returns OK once every item has its status (whatever those are), or an error about the call itself,
  * and then no item is touched: INVALID_ARGUMENT (cache NULL, or items NULL with count > 0), WRONG_ROLE (a
  * server PE), SHUT_DOWN (after shmemcache_finalize). count == 0 returns OK and does nothing.
+ * When an item holds TIMEOUT because its server failed, shmemcache_last_error() on the calling thread says what
+ * failed that server, whichever thread saw the failure: the first such item's for shmemcache_mget / mset; for
+ * shmemcache_imget the first such server's, once test returns OK or wait returns (neither reads the items then).
  *
  * Ordering: the client's earlier operations (non-blocking ones included) on those servers take effect first,
  * and nothing of this thread's is left in flight to them on return (a blocking single-key call waits only for

@@ -8,11 +8,51 @@
 #define SCPY_GET_MANY_GUESS 4096
 #define SCPY_GET_MANY_ROUNDS 4
 
-/* keys_obj's items as a new sequence (list or tuple) and their bytes in *keys (PyMem_Calloc'd, n of them, to
+/* A batch's key objects key the dicts it fills (get_many's result, set_many's and get_many's errors=): there
+ * each must be hashable. Checked for every such key before anything is sent, so that a bad key is refused up
+ * front with its position, rather than found by a dict insertion once the batch has run (a bytearray key:
+ * "unhashable type" after the mget) or by the bytes-like check without saying which key (a list key).
+ * 0, or -1 with a TypeError naming call and position whose __cause__ is what hashing raised when that was a
+ * TypeError (unhashable type) or a ValueError (a writable memoryview); anything else hashing raised propagates
+ * as it is. */
+static int check_key_hashable(PyObject *key, const char *call, Py_ssize_t position) {
+  if (PyObject_Hash(key) != -1) return 0;
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
+  PyObject *type, *cause, *tb;
+  PyErr_Fetch(&type, &cause, &tb);
+  PyErr_NormalizeException(&type, &cause, &tb);
+  if (tb != NULL) PyException_SetTraceback(cause, tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  PyErr_Format(PyExc_TypeError, "%s() key at position %zd is unhashable (%.100s): keys must be hashable bytes, str "
+               "or bytes-like objects (they key the result and errors dicts)", call, position, Py_TYPE(key)->tp_name);
+  PyObject *etype, *exc, *etb;
+  PyErr_Fetch(&etype, &exc, &etb);
+  PyErr_NormalizeException(&etype, &exc, &etb);
+  if (exc != NULL && cause != NULL) {
+    Py_INCREF(cause);
+    PyException_SetContext(exc, cause); /* steals */
+    PyException_SetCause(exc, cause);   /* steals; sets __suppress_context__ */
+    cause = NULL;
+  }
+  Py_XDECREF(cause);
+  PyErr_Restore(etype, exc, etb);
+  return -1;
+}
+
+/* keys_obj's items as a new tuple and their bytes in *keys (PyMem_Calloc'd, n of them, to
  * be released with release_keys). Returns the sequence, or NULL with an exception set. */
 static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) {
+  /* A tuple of its own, never the caller's list: the mget runs without the GIL while reading the keys' bytes,
+   * which another thread could otherwise free by changing the list meanwhile. */
   PyObject *seq = PySequence_Fast(keys_obj, "get_many() takes an iterable of keys");
   if (seq == NULL) return NULL;
+  if (!PyTuple_Check(seq)) {
+    PyObject *list = seq;
+    seq = PyList_AsTuple(list);
+    Py_DECREF(list);
+    if (seq == NULL) return NULL;
+  }
   *n = PySequence_Fast_GET_SIZE(seq);
   *keys = PyMem_Calloc((size_t)(*n > 0 ? *n : 1), sizeof(scpy_bytes));
   if (*keys == NULL) {
@@ -21,7 +61,8 @@ static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) 
     return NULL;
   }
   for (Py_ssize_t i = 0; i < *n; i++) {
-    if (scpy_bytes_get(PySequence_Fast_GET_ITEM(seq, i), "key", 0, &(*keys)[i]) < 0) {
+    PyObject *key = PySequence_Fast_GET_ITEM(seq, i);
+    if (check_key_hashable(key, "get_many", i) < 0 || scpy_bytes_get(key, "key", 0, &(*keys)[i]) < 0) {
       for (Py_ssize_t j = 0; j < i; j++) scpy_bytes_release(&(*keys)[j]);
       PyMem_Free(*keys);
       Py_DECREF(seq);
@@ -178,7 +219,10 @@ PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping, PyObject *errors) {
       PyErr_SetString(PyExc_TypeError, "set_many() takes a mapping or an iterable of (key, value) pairs");
       goto done;
     }
-    if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), "key", 0, &bytes[held]) < 0) goto done;
+    /* Hashable only where a key may key errors=: without it an unhashable bytes-like key (bytearray) is fine. */
+    if ((errors != NULL && errors != Py_None && check_key_hashable(PyTuple_GET_ITEM(pair, 0), "set_many", i) < 0) ||
+        scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), "key", 0, &bytes[held]) < 0)
+      goto done;
     held++;
     if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 1), "value", 0, &bytes[held]) < 0) goto done;
     held++;

@@ -397,12 +397,16 @@ static PyMethodDef cache_methods[] = {
      "get_many(keys, *, errors=None) -> dict[key, bytes]\n\nReads every key with one shmemcache_mget (values larger "
      "than 4 KiB with a second one): a dict from each key found (the objects given) to its value; absent keys are "
      "left out. Raises the error of the first key that failed otherwise (InvalidArgument, KeyTooLong, Timeout, ...); "
-     "with errors=a dict, records key -> exception for each key that failed there instead and raises none."},
+     "with errors=a dict, records key -> exception for each key that failed there instead and raises none. A key "
+     "that is unhashable (list, bytearray, writable memoryview, ...) is a TypeError naming its position, before "
+     "anything is read."},
     {"set_many", (PyCFunction)(void (*)(void))cache_set_many, METH_VARARGS | METH_KEYWORDS,
      "set_many(mapping, *, errors=None) -> None\n\nStores every (key, value) pair of a mapping or an iterable of "
      "pairs with one shmemcache_mset (repeated keys: the last one wins). Every pair is tried; if any failed, the "
      "error of the first that failed is raised (the others were stored; pairs with bad input change nothing); with "
-     "errors=a dict, records key -> exception for each pair that failed there instead and raises none."},
+     "errors=a dict, records key -> exception for each pair that failed there instead and raises none; then "
+     "each key must be hashable: an unhashable one (bytearray, ...) is a TypeError naming its position, before "
+     "anything is stored (without errors=, any bytes-like key)."},
     {NULL, NULL, 0, NULL}};
 
 static PyMappingMethods cache_as_mapping = {

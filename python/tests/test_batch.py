@@ -50,6 +50,38 @@ def test_bad_items_raise_but_the_others_are_processed(cache, key):
         cache.get_many([key("a"), 7])
 
 
+@pytest.mark.parametrize("bad", [[b"k"], {b"k": 1}, bytearray(b"k"), np.frombuffer(b"k", dtype=np.uint8).copy(),
+                                 memoryview(bytearray(b"k"))],
+                         ids=["list", "dict", "bytearray", "ndarray", "writable-memoryview"])
+def test_unhashable_key_is_refused_with_its_position_before_anything_is_sent(cache, key, bad):
+    """Keys key the dicts a batch fills (get_many's result, errors=): an unhashable one (even a bytes-like one;
+    hashing a writable memoryview raises ValueError) is a TypeError naming its position, chained from what hashing
+    raised, before the batch is sent: no item of the call is stored or read. set_many checks only with errors=."""
+    def issued():
+        stats = cache.stats()
+        return stats["gets"], stats["sets"], stats["messages_sent"]
+
+    named = r"\((\w+\.)?%s\)" % type(bad).__name__  # tp_name: numpy.ndarray
+    before = issued()
+    for errors in (None, {}):
+        with pytest.raises(TypeError, match=r"get_many\(\) key at position 2 is unhashable " + named) as raised:
+            cache.get_many([key("u0"), key("u1"), bad], errors=errors)
+        assert isinstance(raised.value.__cause__, (TypeError, ValueError))
+        assert errors in (None, {})
+    with pytest.raises(TypeError, match=r"set_many\(\) key at position 1 is unhashable " + named) as raised:
+        cache.set_many([(key("u0"), b"v"), (bad, b"v"), (key("u2"), b"v")], errors={})
+    assert isinstance(raised.value.__cause__, (TypeError, ValueError))
+    assert issued() == before
+    assert cache.get(key("u0")) is None and cache.get(key("u2")) is None
+
+
+def test_set_many_without_errors_takes_an_unhashable_bytes_like_key(cache, key):
+    """Without errors= no key keys a dict: set_many stores a bytearray (or writable memoryview) key as its bytes."""
+    k0, k1 = key("ba0"), key("ba1")
+    cache.set_many([(bytearray(k0), b"v0"), (memoryview(bytearray(k1)), b"v1")])
+    assert cache.get(k0) == b"v0" and cache.get(k1) == b"v1"
+
+
 def test_per_item_errors_are_recorded_with_errors_dict(cache, key):
     """errors=dict: shmemcache_mset's / shmemcache_mget's per-item statuses, key -> exception, nothing raised."""
     too_long, empty = b"k" * 10_000, b""

@@ -75,6 +75,7 @@ void Client::MultiGet(shmemcache_mget_item_t* items, size_t count) {
   shmemcache_request* batch = nullptr;  // made when a part is posted: none when Direct reads answer every item
   StartMultiGet(items, count, &batch);
   if (batch != nullptr) WaitBatch(batch);
+  ExplainItems(items, count);  // a part may have failed on another thread, an item at OpenWindow
 }
 
 Status Client::IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request) {
@@ -97,8 +98,13 @@ void Client::StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcac
     FetchBlocks();
     bool active = false;  // every slot is kDone or kActive by now
     for (const BatchSlot& s : batch_) {
-      if (s.path == BatchSlot::Path::kDone) items[s.item].status = s.status;
-      else active = true;
+      if (s.path != BatchSlot::Path::kDone) {
+        active = true;
+        continue;
+      }
+      items[s.item].status = s.status;
+      // A failed server's item (OpenWindow): an imget's record explains it (a MultiGet's ExplainItems does).
+      if (s.status == SHMEMCACHE_TIMEOUT) NoteBatchTimeout(*batch, s.op.loc.server);
     }
     if (!active) continue;
     if (*batch == nullptr) *batch = NewBatch();
@@ -153,6 +159,7 @@ void Client::MultiSet(shmemcache_mset_item_t* items, size_t count) {
     RunActive(items);
     for (const BatchSlot& s : batch_) items[s.item].status = s.status;
   }
+  ExplainItems(items, count);  // an item failed at OpenWindow, or in a part that failed on another thread
 }
 
 void Client::AddGetSlot(shmemcache_mget_item_t* items, size_t i) {
@@ -230,7 +237,7 @@ void Client::OpenWindow() {
     const size_t server = static_cast<size_t>(s.op.loc.server);
     if (any_failed && conduit_.failed(server)) {
       s.path = BatchSlot::Path::kDone;
-      s.status = conduit_.FailedStatus(server);
+      s.status = SHMEMCACHE_TIMEOUT;  // explained once answered (ExplainItems, an imget's NoteBatchTimeout)
       if (s.op.op == Op::kGet) *s.op.out_len = 0;
       continue;
     }

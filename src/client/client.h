@@ -561,6 +561,41 @@ class Client {
   // The server's conduit has failed: completes every request in flight to it with TIMEOUT and returns TIMEOUT
   // with LastError() saying what failed it.
   Status FailServer(int server);  // [active]
+  // The one place a call that hands back TIMEOUT (its own status, or an item's) explains it on the calling
+  // thread: a server fails on whichever thread saw it (GiveUp, FailServer: LastError() there), and the requests
+  // and batch items in flight to it complete with a bare TIMEOUT, perhaps on another thread. Explain: for
+  // status TIMEOUT from a failed server, sets this thread's LastError() to the failure recorded for it
+  // (Conduit::FailedStatus); returns status. Any thread, no lock (the failure text is written before failed()).
+  Status Explain(Status status, int server) const {
+    if (status == SHMEMCACHE_TIMEOUT && conduit_.failed(static_cast<size_t>(server)))
+      conduit_.FailedStatus(static_cast<size_t>(server));
+    return status;
+  }
+  // A blocking batch's items once answered (the end of MultiGet / MultiSet, still the calling thread's): Explain
+  // for the first item that holds TIMEOUT from a failed server, so LastError() names a server that failed the
+  // batch. A TIMEOUT it cannot explain (its server has not failed here: one a server put in its reply) is
+  // skipped. Costs a status compare per item, and a key's hash only per TIMEOUT item. Never for an imget, whose
+  // items are the caller's once its Test returns OK: its record keeps the failed server (NoteBatchTimeout).
+  template <class Item>
+  void ExplainItems(const Item* items, size_t count) const {
+    for (size_t i = 0; i < count; ++i) {
+      if (items[i].status != SHMEMCACHE_TIMEOUT) continue;
+      const size_t server = static_cast<size_t>(Locate(items[i].key, items[i].key_len, config_.num_servers).server);
+      if (!conduit_.failed(server)) continue;
+      conduit_.FailedStatus(server);  // LastError()
+      return;
+    }
+  }
+  // An item of batch (a batch record, or nullptr: none) is answered TIMEOUT from server: if server failed here
+  // (not a TIMEOUT a server put in its reply), the record keeps the first such server, for its TestBatch /
+  // WaitBatch to explain. Called before the batch_remaining decrement that settles the item (Settle), or before
+  // the record is handed back (at issue), so that a reader that finds batch_remaining 0 (acquire) sees it.
+  void NoteBatchTimeout(shmemcache_request* batch, int server) const {
+    if (batch == nullptr || !conduit_.failed(static_cast<size_t>(server))) return;
+    int none = -1;
+    batch->batch_failed_server.compare_exchange_strong(none, server, std::memory_order_release,
+                                                       std::memory_order_relaxed);
+  }
   // Holds server's lock (pe_->active[server]) for its scope, by the rule that rules out deadlock (client_pe.h):
   // it waits for it when this thread holds no server's lock or holds this one already; holding another server's
   // lock, or asked only to try, it takes it only if it is free. owns(): whether it got it.
@@ -700,8 +735,11 @@ class Client {
   // A part r that completed: its answers go to its items (a failed part's status to all of them), its batch
   // counts it, and it goes back to the pool. No-op for a request that is not a part or not done.
   void Settle(shmemcache_request* r);
+  // A batch record's Test and Wait: OK once every part settled (its items hold their answers; Test and Wait
+  // explain a TIMEOUT from the record's batch_failed_server, never reading the items). WaitBatch releases
+  // (requests.cc, beside Wait).
   Status TestBatch(shmemcache_request* batch);
-  Status WaitBatch(shmemcache_request* batch);  // releases (requests.cc, beside Wait)
+  Status WaitBatch(shmemcache_request* batch);
   // Starts a copy of bytes of server's symmetric memory at remote (this PE's address of it) into local: a load
   // through the mapping when the server is on this node (false: done), else a non-blocking get (true: complete
   // after Quiet). alone: the only remote read of its round, done with one blocking get (false: done).

@@ -119,6 +119,7 @@ void Client::PostSingleGet(shmemcache_mget_item_t* items, size_t i, shmemcache_r
   part->item_status = &it.status;
   Status posted = PostActive(op, &part);
   if (posted != SHMEMCACHE_OK) {  // the server failed: nothing issued
+    if (posted == SHMEMCACHE_TIMEOUT) NoteBatchTimeout(batch, op.loc.server);
     Release(part);
     it.status = posted;
     it.value_len = 0;
@@ -193,6 +194,7 @@ void Client::Settle(shmemcache_request* r) {
   } else if (r->item_status != nullptr) {
     *r->item_status = r->status;
   }
+  if (r->status == SHMEMCACHE_TIMEOUT) NoteBatchTimeout(r->batch, r->loc.server);
   --r->batch->batch_remaining;
   Release(r);
 }
@@ -209,7 +211,11 @@ Status Client::TestBatch(shmemcache_request* batch) {
     }
     if (!polled) transport_->Progress();
   }
-  return batch->batch_remaining.load(std::memory_order_acquire) > 0 ? SHMEMCACHE_IN_PROGRESS : SHMEMCACHE_OK;
+  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) return SHMEMCACHE_IN_PROGRESS;
+  // Its parts may have failed on another thread; its items are the caller's from here on: not read.
+  const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
+  if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
+  return SHMEMCACHE_OK;
 }
 
 RequestHeader Client::PartHeader(int server, uint64_t reply_bytes) {

@@ -72,6 +72,10 @@ struct shmemcache_request {
   shmemcache_status_t* item_status = nullptr;  // a single GET part: where its status goes
   shmemcache_mget_item_t* mget_items = nullptr;  // a kMultiGet part: the caller's items, and which of them it
   std::vector<size_t> mget_indices;              // carries (capacity survives recycling)
+  // A batch: the first server whose failure answered one of its items TIMEOUT (-1: none), set once
+  // (NoteBatchTimeout) before the batch_remaining decrement that settles the item, or at issue; TestBatch and
+  // WaitBatch explain it (Explain) without reading the items, which are the caller's again once Test returns OK.
+  std::atomic<int> batch_failed_server{-1};
   // A multi-set part (client/multi_set.cc): the caller's items (their indices in mget_indices). Its record's op
   // is kMultiGet (so its reply's body is kept and handed to CompleteMultiGet, which passes it on), it is no
   // batch part (batch nullptr: its issuer waits for it as for a single request).
@@ -118,6 +122,7 @@ struct shmemcache_request {
     item_status = nullptr;
     mget_items = nullptr;
     mget_indices.clear();
+    batch_failed_server.store(-1, std::memory_order_relaxed);
     mset_items = nullptr;
     next_free = nullptr;
     issuer_in_flight = nullptr;

@@ -652,8 +652,7 @@ Status Client::Test(shmemcache_request* r) {
     else transport_->Progress();
   }
   if (!r->done.load(std::memory_order_acquire)) return SHMEMCACHE_IN_PROGRESS;
-  if (r->status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
-  return r->status;
+  return Explain(r->status, r->loc.server);
 }
 
 Status Client::Wait(shmemcache_request* r) {
@@ -664,8 +663,7 @@ Status Client::Wait(shmemcache_request* r) {
   if (!r->done.load(std::memory_order_acquire))
     // Its status is not needed: a failed server marks r done with its own status (FailServer), read below.
     (void)WaitUntil(r->loc.server, [r] { return r->done.load(std::memory_order_acquire); }, /*take_arrived=*/true);
-  Status status = r->status;
-  if (status == SHMEMCACHE_TIMEOUT) conduit_.FailedStatus(static_cast<size_t>(r->loc.server));  // LastError
+  const Status status = Explain(r->status, r->loc.server);
   Release(r);
   return status;
 }
@@ -695,6 +693,9 @@ Status Client::WaitBatch(shmemcache_request* batch) {
       }, /*take_arrived=*/false);
     }
   }
+  // Its parts may have failed on another thread; its items may be the caller's already (a Test found it done).
+  const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
+  if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
   Release(batch);
   return SHMEMCACHE_OK;
 }

@@ -11,7 +11,9 @@
 //           an iget behind an iset, a blocking get whose key waits for the thread's own iset (CompleteKey), an
 //           mget and an imget's wait (WaitBatch). One of them polls, the others sleep (Client::WaitOnServer): when
 //           the poller's deadline fails the server, every sleeper must wake and return TIMEOUT (each item of a
-//           batch too). A watchdog bounds the whole (a thread still blocked after 4 x op_timeout_ms + 60 s fails the
+//           batch too, with last_error naming PE 0 in every thread). Before they start, the main thread issues an
+//           imget it waits for only after they returned: its parts were failed by another thread, and its wait
+//           must still leave last_error naming PE 0 on the main thread. A watchdog bounds the whole (a thread still blocked after 4 x op_timeout_ms + 60 s fails the
 //           job rather than hang it); the first start to the last return is at least op_timeout_ms (a deadline
 //           never ends early). Then the handle still answers: every call on the failed server returns TIMEOUT at
 //           once from every thread, and finalize returns OK.
@@ -177,7 +179,7 @@ std::string BlockOnSilentServer(shmemcache_t* c, int t) {
         expect(item.status, "a batch item");
         if (item.value_len != 0) wrong += "a timed-out item has value_len " + std::to_string(item.value_len) + "; ";
       }
-      return wrong;  // a batch's call returns OK: its items' TIMEOUT need not leave this thread's last error
+      break;  // the call returns OK, its items TIMEOUT: last error says why, whichever thread failed the server
     }
   }
   if (std::strstr(shmemcache_last_error(), "PE 0") == nullptr)
@@ -196,6 +198,21 @@ void SilentThreads(shmemcache_t* c, unsigned timeout_ms, int threads) {
     uint64_t start_ms = 0, end_ms = 0;
     std::string wrong;
   };
+  // An imget whose parts another thread fails (the poller of the threads below): the threads that then look at it
+  // took no part in the failure, and find the batch already settled with TIMEOUT items. It is tested by a fresh
+  // thread, then waited for by this one (each thread's last error is still empty). One imget only: a second one's
+  // reply room would wait for the first's reply in this small ring.
+  constexpr int kItems = 3;
+  std::vector<std::string> keys;
+  std::vector<std::vector<char>> buffers(kItems, std::vector<char>(64));
+  std::vector<shmemcache_mget_item_t> items(kItems);
+  for (int i = 0; i < kItems; ++i) keys.push_back("silent-main-" + std::to_string(i));
+  for (int i = 0; i < kItems; ++i)
+    items[i] = shmemcache_mget_item_t{keys[i].data(), keys[i].size(), buffers[i].data(), 64, 99,
+                                      SHMEMCACHE_IN_PROGRESS};
+  shmemcache_request_t* issued = nullptr;
+  PE_CHECK_STATUS(shmemcache_imget(c, items.data(), items.size(), &issued), SHMEMCACHE_OK);
+  PE_CHECK(std::strcmp(shmemcache_last_error(), "") == 0);  // nothing has failed on this thread yet
   std::vector<Outcome> outcome(threads);
   std::atomic<int> ready{0}, returned{0};
   std::atomic<bool> go{false};
@@ -233,6 +250,21 @@ void SilentThreads(shmemcache_t* c, unsigned timeout_ms, int threads) {
   }
   // The poller's deadline started after the first thread did: no thread can have seen the failure before it.
   PE_CHECK(last_end - first_start >= timeout_ms);
+  // The imget issued before: its test and its wait explain its items' TIMEOUT on the calling thread.
+  std::string tested;
+  std::thread tester([&] {
+    if (shmemcache_test(c, issued) != SHMEMCACHE_OK) tested = "test did not return OK; ";
+    else if (!Mentions("PE 0")) tested = std::string("last error does not name PE 0: ") + shmemcache_last_error();
+  });
+  tester.join();
+  std::printf("PE %d: test, from a fresh thread, of an imget another thread failed: %s\n", shmem_my_pe(),
+              tested.empty() ? "last error names PE 0" : tested.c_str());
+  PE_CHECK(tested.empty());
+  PE_CHECK(std::strcmp(shmemcache_last_error(), "") == 0);
+  PE_CHECK_STATUS(shmemcache_wait(c, issued), SHMEMCACHE_OK);
+  for (const shmemcache_mget_item_t& item : items) PE_CHECK_STATUS(item.status, SHMEMCACHE_TIMEOUT);
+  std::printf("PE %d: wait on an imget another thread failed: %s\n", shmem_my_pe(), shmemcache_last_error());
+  PE_CHECK(Mentions("PE 0"));
   // The handle still answers, from every thread: TIMEOUT at once for the failed server.
   std::vector<std::string> fast(threads);
   blocked.clear();

@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "client/client.h"
+#include "core/status.h"
 #include "loopback_cluster.h"
 
 namespace smc {
@@ -384,6 +387,122 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
   shmemcache_config_t config = SmallConfig(2);
   config.op_timeout_ms = 300;
   ASSERT_EQ(RunCluster(3, config, hooks), SHMEMCACHE_OK);
+}
+
+// A batch whose items are answered TIMEOUT explains it on the calling thread, whoever failed the server and
+// whenever: here an earlier call of this thread failed it (a blocking SET that timed out) while an imget's parts
+// were in flight, and LastError() was cleared since (as any later call may overwrite it). The imget's Test and
+// Wait, then an mget and an mset on the failed server, each leave LastError() naming the server's failure.
+TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastError) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool client_done = false;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {  // silent until the client is done (bounded: the test fails past it)
+    std::unique_lock<std::mutex> lock(m);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
+    lock.unlock();
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    constexpr int kItems = 3;
+    std::vector<std::string> keys;
+    std::vector<std::vector<char>> bufs(kItems, std::vector<char>(64));
+    std::vector<shmemcache_mget_item_t> items(kItems);
+    for (int i = 0; i < kItems; ++i) keys.push_back("explained-" + std::to_string(i));
+    auto reset = [&] {
+      for (int i = 0; i < kItems; ++i)
+        items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), bufs[i].size(), 0, SHMEMCACHE_IN_PROGRESS};
+    };
+    auto names_the_failure = [] { return std::string(LastError()).find("from PE 0") != std::string::npos; };
+    reset();
+    shmemcache_request* r = nullptr;
+    ASSERT_EQ(c->IssueMultiGet(items.data(), items.size(), &r), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Set("explained-set", 13, "v", 1), SHMEMCACHE_TIMEOUT);  // fails the server, the imget's parts too
+    EXPECT_TRUE(names_the_failure()) << LastError();
+    ClearLastError();
+    EXPECT_EQ(c->Test(r), SHMEMCACHE_OK);
+    for (const auto& it : items) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
+    EXPECT_TRUE(names_the_failure()) << "test of the imget: '" << LastError() << "'";
+    ClearLastError();
+    EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    EXPECT_TRUE(names_the_failure()) << "wait of the imget: '" << LastError() << "'";
+    ClearLastError();
+    reset();
+    c->MultiGet(items.data(), items.size());
+    for (const auto& it : items) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
+    EXPECT_TRUE(names_the_failure()) << "mget: '" << LastError() << "'";
+    ClearLastError();
+    std::vector<std::string> values(kItems, "v");
+    std::vector<shmemcache_mset_item_t> sets = MsetItems(keys, values);
+    c->MultiSet(sets.data(), sets.size());
+    for (const auto& it : sets) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
+    EXPECT_TRUE(names_the_failure()) << "mset: '" << LastError() << "'";
+    {
+      std::lock_guard<std::mutex> lock(m);
+      client_done = true;
+    }
+    cv.notify_all();
+  };
+  shmemcache_config_t config = SmallConfig();
+  config.op_timeout_ms = 300;
+  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, not answered by Direct reads
+  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
+}
+
+// The caller owns an imget's items and keys again once its Test returns OK (shmemcache.h, Batches): it may free
+// them before the Wait that releases the request, which must still name the failure that answered them TIMEOUT
+// without reading them (the batch record keeps the failed server, not the items). Under ASan reading them again
+// is a heap-use-after-free.
+TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool client_done = false;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {  // silent until the client is done (bounded: the test fails past it)
+    std::unique_lock<std::mutex> lock(m);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
+    lock.unlock();
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    constexpr size_t kItems = 3, kKeyLen = 40;
+    auto* keys = new char[kItems][kKeyLen];
+    auto* bufs = new char[kItems][64];
+    auto* items = new shmemcache_mget_item_t[kItems];
+    for (size_t i = 0; i < kItems; ++i) {
+      std::snprintf(keys[i], kKeyLen, "freed-before-wait-%zu", i);
+      items[i] = {keys[i], std::strlen(keys[i]), bufs[i], 64, 0, SHMEMCACHE_IN_PROGRESS};
+    }
+    auto names_the_failure = [] { return std::string(LastError()).find("from PE 0") != std::string::npos; };
+    shmemcache_request* r = nullptr;
+    ASSERT_EQ(c->IssueMultiGet(items, kItems, &r), SHMEMCACHE_OK);
+    ASSERT_EQ(c->Set("freed-set", 9, "v", 1), SHMEMCACHE_TIMEOUT);  // fails the server, the imget's parts too
+    ClearLastError();
+    EXPECT_EQ(c->Test(r), SHMEMCACHE_OK);
+    for (size_t i = 0; i < kItems; ++i) EXPECT_EQ(items[i].status, SHMEMCACHE_TIMEOUT);
+    EXPECT_TRUE(names_the_failure()) << "test of the imget: '" << LastError() << "'";
+    // The items and keys are the caller's again: overwritten, then freed, before the wait.
+    for (size_t i = 0; i < kItems; ++i) items[i] = {nullptr, 0, nullptr, 0, 0, SHMEMCACHE_OK};
+    std::memset(keys, 'x', kItems * kKeyLen);
+    delete[] items;
+    delete[] keys;
+    delete[] bufs;
+    ClearLastError();
+    EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    EXPECT_TRUE(names_the_failure()) << "wait of the imget: '" << LastError() << "'";
+    {
+      std::lock_guard<std::mutex> lock(m);
+      client_done = true;
+    }
+    cv.notify_all();
+  };
+  shmemcache_config_t config = SmallConfig();
+  config.op_timeout_ms = 300;
+  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, not answered by Direct reads
+  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
 }
 
 }  // namespace
