@@ -669,13 +669,15 @@ Status Client::Wait(shmemcache_request* r) {
 }
 
 Status Client::WaitBatch(shmemcache_request* batch) {
-  // Every part is in its server's queue until it settles, counted in this (issuing) thread's MineInFlight
-  // there, and is settled under that server's lock by whoever completes it (a part asked again goes back into
-  // the same server's queue under the same hold, counted before the part it replaces drops: issuer_in_flight.h).
-  // So one pass over the servers, each waited on until this thread has nothing in flight there (read under its
-  // lock), settles every part: each wait is bounded (a failed server settles its parts with TIMEOUT), and this
-  // thread posts nothing meanwhile. The loop only repeats that pass should a part have been settled elsewhere
-  // while the pass ran; it stops once a pass finds nothing of this thread's.
+  // Every part is in its server's queue until it settles, counted in the issuing thread's counts there
+  // (batch_issuer: the waiter's own MineInFlight only when it issued the batch; any thread may wait for a
+  // request, shmemcache.h), and is settled under that server's lock by whoever completes it (a part asked again
+  // goes back into the same server's queue under the same hold, counted before the part it replaces drops:
+  // issuer_in_flight.h). So one pass over the servers, each waited on until the issuer has nothing in flight
+  // there (read under its lock) or the batch is done, settles every part: each wait is bounded (a failed server
+  // settles its parts with TIMEOUT; requests of the issuer's that are not the batch's complete too). The loop
+  // only repeats that pass should a part have been settled elsewhere while the pass ran; it stops once a pass
+  // finds nothing of the issuer's.
   // Each server's wait is WaitUntil's: WaitOnServer where it may (WaitsWithoutLock), so the lock is held only to
   // poll and the other threads of the PE post to that server while this batch waits there (a part held at its
   // flash does not hold them up); the batch's parts that another thread's poll takes in are settled under the
@@ -687,7 +689,9 @@ Status Client::WaitBatch(shmemcache_request* batch) {
     for (int s = 0; s < config_.num_servers; ++s) {
       // A failed server completes its parts with TIMEOUT: its wait ends with nothing of this thread's there.
       (void)WaitUntil(s, [&] {
-        if (MineInFlight(s) == 0 || batch->batch_remaining.load(std::memory_order_acquire) == 0) return true;
+        if (batch->batch_issuer[s].all.load(std::memory_order_acquire) == 0 ||
+            batch->batch_remaining.load(std::memory_order_acquire) == 0)
+          return true;
         mine = true;  // the pass must repeat
         return false;
       }, /*take_arrived=*/false);

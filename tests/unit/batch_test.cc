@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/client.h"
@@ -502,6 +503,53 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
   shmemcache_config_t config = SmallConfig();
   config.op_timeout_ms = 300;
   config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, not answered by Direct reads
+  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
+}
+
+// Any thread may wait for a request (shmemcache.h): a thread that did not issue the imget waits until its parts
+// have settled (they are counted in the issuer's counts, not the waiter's), and only then are the items final.
+TEST(Batch, AnImgetWaitedForByAnotherThreadReturnsOnlyOnceItsItemsAreFinal) {
+  std::mutex m;
+  std::condition_variable cv;
+  bool serve = false;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {  // silent until the other thread waits (bounded: the test fails past it)
+    std::unique_lock<std::mutex> lock(m);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return serve; }));
+    lock.unlock();
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    constexpr size_t kItems = 4;
+    std::vector<std::string> keys;
+    std::vector<std::vector<char>> bufs(kItems, std::vector<char>(64));
+    std::vector<shmemcache_mget_item_t> items(kItems);
+    for (size_t i = 0; i < kItems; ++i) keys.push_back("waited-elsewhere-" + std::to_string(i));
+    for (size_t i = 0; i < kItems; ++i)
+      items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), bufs[i].size(), 0, SHMEMCACHE_IN_PROGRESS};
+    shmemcache_request* r = nullptr;
+    ASSERT_EQ(c->IssueMultiGet(items.data(), kItems, &r), SHMEMCACHE_OK);
+    std::vector<shmemcache_status_t> seen(kItems, SHMEMCACHE_IN_PROGRESS);
+    Status waited = SHMEMCACHE_IN_PROGRESS;
+    std::thread waiter([&] {
+      Client* other = node.client();  // this thread's own client
+      waited = other->Wait(r);
+      for (size_t i = 0; i < kItems; ++i) seen[i] = items[i].status;  // what the caller may read now
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the waiter is in its wait (or returned)
+    {
+      std::lock_guard<std::mutex> lock(m);
+      serve = true;
+    }
+    cv.notify_all();
+    waiter.join();
+    EXPECT_EQ(waited, SHMEMCACHE_OK);
+    for (size_t i = 0; i < kItems; ++i) EXPECT_EQ(seen[i], SHMEMCACHE_NOT_FOUND) << i;
+  };
+  shmemcache_config_t config = SmallConfig();
+  config.op_timeout_ms = 20000;
+  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, answered by the server
   ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
 }
 
