@@ -25,6 +25,31 @@ using namespace testing_loopback;
 std::string Key(int i) { return "bk-" + std::to_string(i); }
 std::string ValueOf(int i, int version) { return "value-" + std::to_string(i) + "-" + std::to_string(version); }
 
+// A server kept silent until the client opens the gate (bounded: a gate never opened fails the test after
+// `bound`), so that requests stay in flight, or time out, while the client looks at them.
+class ServerGate {
+ public:
+  // Waits until Open (EXPECT fails past bound); returns whether it was opened.
+  bool Wait(std::chrono::seconds bound = std::chrono::seconds(120)) {
+    std::unique_lock<std::mutex> lock(m_);
+    const bool opened = cv_.wait_for(lock, bound, [&] { return open_; });
+    EXPECT_TRUE(opened) << "the server's gate was never opened";
+    return opened;
+  }
+  void Open() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
 // mset of keys [0, n) with ValueOf(i, version) (or `value` when not empty); every item must succeed.
 void MSet(Client* c, int n, int version, const std::string& value = "") {
   std::vector<std::string> keys(n), values(n);
@@ -321,15 +346,10 @@ TEST(Batch, AnItemTheServerCannotPlaceGetsItsOwnStatusAndTheOthersAreStored) {
 // block, while the items of the other server's part are stored; counted as sent Active (the part was posted).
 // A later mset to the failed server is answered TIMEOUT at once, sends nothing and counts nothing Active.
 TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAreStored) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool client_done = false;
+  ServerGate gate;
   ClusterHooks hooks;
   hooks.server = [&](Node& node) {
-    if (node.my_pe() == 0) {  // silent until the client has seen its TIMEOUTs (bounded: the test fails past it)
-      std::unique_lock<std::mutex> lock(m);
-      EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
-    }
+    if (node.my_pe() == 0) gate.Wait();  // silent until the client has seen its TIMEOUTs
     node.Serve();
   };
   hooks.client = [&](Node& node) {
@@ -379,11 +399,7 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
     }
     EXPECT_EQ((e.active_sets - d.active_sets) + (e.direct_sets - d.direct_sets), items.size() / 2)
         << "only the live server's items were sent";
-    {
-      std::lock_guard<std::mutex> lock(m);
-      client_done = true;
-    }
-    cv.notify_all();
+    gate.Open();
   };
   shmemcache_config_t config = SmallConfig(2);
   config.op_timeout_ms = 300;
@@ -395,14 +411,10 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
 // were in flight, and LastError() was cleared since (as any later call may overwrite it). The imget's Test and
 // Wait, then an mget and an mset on the failed server, each leave LastError() naming the server's failure.
 TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastError) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool client_done = false;
+  ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the client is done (bounded: the test fails past it)
-    std::unique_lock<std::mutex> lock(m);
-    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
-    lock.unlock();
+  hooks.server = [&](Node& node) {  // silent until the client is done
+    gate.Wait();
     node.Serve();
   };
   hooks.client = [&](Node& node) {
@@ -440,11 +452,7 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
     c->MultiSet(sets.data(), sets.size());
     for (const auto& it : sets) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
     EXPECT_TRUE(names_the_failure()) << "mset: '" << LastError() << "'";
-    {
-      std::lock_guard<std::mutex> lock(m);
-      client_done = true;
-    }
-    cv.notify_all();
+    gate.Open();
   };
   shmemcache_config_t config = SmallConfig();
   config.op_timeout_ms = 300;
@@ -457,14 +465,10 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
 // without reading them (the batch record keeps the failed server, not the items). Under ASan reading them again
 // is a heap-use-after-free.
 TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool client_done = false;
+  ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the client is done (bounded: the test fails past it)
-    std::unique_lock<std::mutex> lock(m);
-    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(120), [&] { return client_done; }));
-    lock.unlock();
+  hooks.server = [&](Node& node) {  // silent until the client is done
+    gate.Wait();
     node.Serve();
   };
   hooks.client = [&](Node& node) {
@@ -494,11 +498,7 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
     ClearLastError();
     EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
     EXPECT_TRUE(names_the_failure()) << "wait of the imget: '" << LastError() << "'";
-    {
-      std::lock_guard<std::mutex> lock(m);
-      client_done = true;
-    }
-    cv.notify_all();
+    gate.Open();
   };
   shmemcache_config_t config = SmallConfig();
   config.op_timeout_ms = 300;
@@ -509,14 +509,10 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
 // Any thread may wait for a request (shmemcache.h): a thread that did not issue the imget waits until its parts
 // have settled (they are counted in the issuer's counts, not the waiter's), and only then are the items final.
 TEST(Batch, AnImgetWaitedForByAnotherThreadReturnsOnlyOnceItsItemsAreFinal) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool serve = false;
+  ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the other thread waits (bounded: the test fails past it)
-    std::unique_lock<std::mutex> lock(m);
-    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return serve; }));
-    lock.unlock();
+  hooks.server = [&](Node& node) {  // silent until the other thread waits
+    gate.Wait(std::chrono::seconds(60));
     node.Serve();
   };
   hooks.client = [&](Node& node) {
@@ -538,11 +534,7 @@ TEST(Batch, AnImgetWaitedForByAnotherThreadReturnsOnlyOnceItsItemsAreFinal) {
       for (size_t i = 0; i < kItems; ++i) seen[i] = items[i].status;  // what the caller may read now
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the waiter is in its wait (or returned)
-    {
-      std::lock_guard<std::mutex> lock(m);
-      serve = true;
-    }
-    cv.notify_all();
+    gate.Open();
     waiter.join();
     EXPECT_EQ(waited, SHMEMCACHE_OK);
     for (size_t i = 0; i < kItems; ++i) EXPECT_EQ(seen[i], SHMEMCACHE_NOT_FOUND) << i;
