@@ -586,6 +586,12 @@ class Client {
       return;
     }
   }
+  // A batch record whose parts have all settled (batch_remaining read 0, acquire): Explain the first server that
+  // failed one of its items (NoteBatchTimeout), without reading the items (TestBatch, WaitBatch).
+  void ExplainBatch(const shmemcache_request* batch) const {
+    const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
+    if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
+  }
   // An item of batch (a batch record, or nullptr: none) is answered TIMEOUT from server: if server failed here
   // (not a TIMEOUT a server put in its reply), the record keeps the first such server, for its TestBatch /
   // WaitBatch to explain. Called before the batch_remaining decrement that settles the item (Settle), or before

@@ -212,9 +212,7 @@ Status Client::TestBatch(shmemcache_request* batch) {
     if (!polled) transport_->Progress();
   }
   if (batch->batch_remaining.load(std::memory_order_acquire) > 0) return SHMEMCACHE_IN_PROGRESS;
-  // Its parts may have failed on another thread; its items are the caller's from here on: not read.
-  const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
-  if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
+  ExplainBatch(batch);  // its parts may have failed on another thread; its items are the caller's from here on
   return SHMEMCACHE_OK;
 }
 

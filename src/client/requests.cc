@@ -687,7 +687,7 @@ Status Client::WaitBatch(shmemcache_request* batch) {
   while (mine && batch->batch_remaining.load(std::memory_order_acquire) > 0) {
     mine = false;
     for (int s = 0; s < config_.num_servers; ++s) {
-      // A failed server completes its parts with TIMEOUT: its wait ends with nothing of this thread's there.
+      // A failed server completes its parts with TIMEOUT: its wait ends with nothing of the issuer's there.
       (void)WaitUntil(s, [&] {
         if (batch->batch_issuer[s].all.load(std::memory_order_acquire) == 0 ||
             batch->batch_remaining.load(std::memory_order_acquire) == 0)
@@ -697,9 +697,7 @@ Status Client::WaitBatch(shmemcache_request* batch) {
       }, /*take_arrived=*/false);
     }
   }
-  // Its parts may have failed on another thread; its items may be the caller's already (a Test found it done).
-  const int failed = batch->batch_failed_server.load(std::memory_order_acquire);
-  if (failed >= 0) (void)Explain(SHMEMCACHE_TIMEOUT, failed);
+  ExplainBatch(batch);  // its items may be the caller's already (a Test found it done): not read
   Release(batch);
   return SHMEMCACHE_OK;
 }
