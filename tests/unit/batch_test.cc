@@ -25,6 +25,9 @@ using namespace testing_loopback;
 std::string Key(int i) { return "bk-" + std::to_string(i); }
 std::string ValueOf(int i, int version) { return "value-" + std::to_string(i) + "-" + std::to_string(version); }
 
+// Whether this thread's LastError() names server PE 0's failure (Conduit::FailedStatus's text).
+bool LastErrorNamesPe0() { return std::string(LastError()).find("from PE 0") != std::string::npos; }
+
 // A server kept silent until the client opens the gate (bounded: a gate never opened fails the test after
 // `bound`), so that requests stay in flight, or time out, while the client looks at them.
 class ServerGate {
@@ -35,6 +38,11 @@ class ServerGate {
     const bool opened = cv_.wait_for(lock, bound, [&] { return open_; });
     EXPECT_TRUE(opened) << "the server's gate was never opened";
     return opened;
+  }
+  // A server hook's body: silent until opened, then serves.
+  void Serve(Node& node, std::chrono::seconds bound = std::chrono::seconds(120)) {
+    Wait(bound);
+    node.Serve();
   }
   void Open() {
     {
@@ -413,10 +421,7 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
 TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastError) {
   ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the client is done
-    gate.Wait();
-    node.Serve();
-  };
+  hooks.server = [&](Node& node) { gate.Serve(node); };  // silent until the client is done
   hooks.client = [&](Node& node) {
     Client* c = node.client();
     constexpr int kItems = 3;
@@ -428,30 +433,29 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
       for (int i = 0; i < kItems; ++i)
         items[i] = {keys[i].data(), keys[i].size(), bufs[i].data(), bufs[i].size(), 0, SHMEMCACHE_IN_PROGRESS};
     };
-    auto names_the_failure = [] { return std::string(LastError()).find("from PE 0") != std::string::npos; };
     reset();
     shmemcache_request* r = nullptr;
     ASSERT_EQ(c->IssueMultiGet(items.data(), items.size(), &r), SHMEMCACHE_OK);
     ASSERT_EQ(c->Set("explained-set", 13, "v", 1), SHMEMCACHE_TIMEOUT);  // fails the server, the imget's parts too
-    EXPECT_TRUE(names_the_failure()) << LastError();
+    EXPECT_TRUE(LastErrorNamesPe0()) << LastError();
     ClearLastError();
     EXPECT_EQ(c->Test(r), SHMEMCACHE_OK);
     for (const auto& it : items) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
-    EXPECT_TRUE(names_the_failure()) << "test of the imget: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "test of the imget: '" << LastError() << "'";
     ClearLastError();
     EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
-    EXPECT_TRUE(names_the_failure()) << "wait of the imget: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "wait of the imget: '" << LastError() << "'";
     ClearLastError();
     reset();
     c->MultiGet(items.data(), items.size());
     for (const auto& it : items) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
-    EXPECT_TRUE(names_the_failure()) << "mget: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "mget: '" << LastError() << "'";
     ClearLastError();
     std::vector<std::string> values(kItems, "v");
     std::vector<shmemcache_mset_item_t> sets = MsetItems(keys, values);
     c->MultiSet(sets.data(), sets.size());
     for (const auto& it : sets) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
-    EXPECT_TRUE(names_the_failure()) << "mset: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "mset: '" << LastError() << "'";
     gate.Open();
   };
   shmemcache_config_t config = SmallConfig();
@@ -467,10 +471,7 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
 TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
   ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the client is done
-    gate.Wait();
-    node.Serve();
-  };
+  hooks.server = [&](Node& node) { gate.Serve(node); };  // silent until the client is done
   hooks.client = [&](Node& node) {
     Client* c = node.client();
     constexpr size_t kItems = 3, kKeyLen = 40;
@@ -481,14 +482,13 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
       std::snprintf(keys[i], kKeyLen, "freed-before-wait-%zu", i);
       items[i] = {keys[i], std::strlen(keys[i]), bufs[i], 64, 0, SHMEMCACHE_IN_PROGRESS};
     }
-    auto names_the_failure = [] { return std::string(LastError()).find("from PE 0") != std::string::npos; };
     shmemcache_request* r = nullptr;
     ASSERT_EQ(c->IssueMultiGet(items, kItems, &r), SHMEMCACHE_OK);
     ASSERT_EQ(c->Set("freed-set", 9, "v", 1), SHMEMCACHE_TIMEOUT);  // fails the server, the imget's parts too
     ClearLastError();
     EXPECT_EQ(c->Test(r), SHMEMCACHE_OK);
     for (size_t i = 0; i < kItems; ++i) EXPECT_EQ(items[i].status, SHMEMCACHE_TIMEOUT);
-    EXPECT_TRUE(names_the_failure()) << "test of the imget: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "test of the imget: '" << LastError() << "'";
     // The items and keys are the caller's again: overwritten, then freed, before the wait.
     for (size_t i = 0; i < kItems; ++i) items[i] = {nullptr, 0, nullptr, 0, 0, SHMEMCACHE_OK};
     std::memset(keys, 'x', kItems * kKeyLen);
@@ -497,7 +497,7 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
     delete[] bufs;
     ClearLastError();
     EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
-    EXPECT_TRUE(names_the_failure()) << "wait of the imget: '" << LastError() << "'";
+    EXPECT_TRUE(LastErrorNamesPe0()) << "wait of the imget: '" << LastError() << "'";
     gate.Open();
   };
   shmemcache_config_t config = SmallConfig();
@@ -511,10 +511,7 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
 TEST(Batch, AnImgetWaitedForByAnotherThreadReturnsOnlyOnceItsItemsAreFinal) {
   ServerGate gate;
   ClusterHooks hooks;
-  hooks.server = [&](Node& node) {  // silent until the other thread waits
-    gate.Wait(std::chrono::seconds(60));
-    node.Serve();
-  };
+  hooks.server = [&](Node& node) { gate.Serve(node, std::chrono::seconds(60)); };  // until the other thread waits
   hooks.client = [&](Node& node) {
     Client* c = node.client();
     constexpr size_t kItems = 4;
