@@ -40,6 +40,13 @@ static int check_key_hashable(PyObject *key, const char *call, Py_ssize_t positi
   return -1;
 }
 
+/* "CALL() WHAT at position I": what scpy_bytes_get names in its errors, so that a key or value that is not
+ * bytes-like is refused with its position too (a list key of set_many without errors=, a dict value). */
+static const char *item_name(char *out, size_t size, const char *call, const char *what, Py_ssize_t position) {
+  snprintf(out, size, "%s() %s at position %zd", call, what, position);
+  return out;
+}
+
 /* keys_obj's items as a new tuple and their bytes in *keys (PyMem_Calloc'd, n of them, to
  * be released with release_keys). Returns the sequence, or NULL with an exception set. */
 static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) {
@@ -62,7 +69,9 @@ static PyObject *get_keys(PyObject *keys_obj, scpy_bytes **keys, Py_ssize_t *n) 
   }
   for (Py_ssize_t i = 0; i < *n; i++) {
     PyObject *key = PySequence_Fast_GET_ITEM(seq, i);
-    if (check_key_hashable(key, "get_many", i) < 0 || scpy_bytes_get(key, "key", 0, &(*keys)[i]) < 0) {
+    char name[64];
+    if (check_key_hashable(key, "get_many", i) < 0 ||
+        scpy_bytes_get(key, item_name(name, sizeof name, "get_many", "key", i), 0, &(*keys)[i]) < 0) {
       for (Py_ssize_t j = 0; j < i; j++) scpy_bytes_release(&(*keys)[j]);
       PyMem_Free(*keys);
       Py_DECREF(seq);
@@ -220,11 +229,15 @@ PyObject *scpy_set_many(scpy_cache *self, PyObject *mapping, PyObject *errors) {
       goto done;
     }
     /* Hashable only where a key may key errors=: without it an unhashable bytes-like key (bytearray) is fine. */
+    char name[64];
     if ((errors != NULL && errors != Py_None && check_key_hashable(PyTuple_GET_ITEM(pair, 0), "set_many", i) < 0) ||
-        scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), "key", 0, &bytes[held]) < 0)
+        scpy_bytes_get(PyTuple_GET_ITEM(pair, 0), item_name(name, sizeof name, "set_many", "key", i), 0,
+                       &bytes[held]) < 0)
       goto done;
     held++;
-    if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 1), "value", 0, &bytes[held]) < 0) goto done;
+    if (scpy_bytes_get(PyTuple_GET_ITEM(pair, 1), item_name(name, sizeof name, "set_many", "value", i), 0,
+                       &bytes[held]) < 0)
+      goto done;
     held++;
     items[i].key = bytes[2 * i].data;
     items[i].key_len = (size_t)bytes[2 * i].len;

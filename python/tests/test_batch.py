@@ -46,7 +46,8 @@ def test_bad_items_raise_but_the_others_are_processed(cache, key):
         cache.get_many([key("ok"), b""])
     with pytest.raises(TypeError):
         cache.set_many([(key("a"), b"1", b"extra")])
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"get_many\(\) key at position 1 must be bytes, str or a bytes-like "
+                                        r"object, not int"):
         cache.get_many([key("a"), 7])
 
 
@@ -73,6 +74,19 @@ def test_unhashable_key_is_refused_with_its_position_before_anything_is_sent(cac
     assert isinstance(raised.value.__cause__, (TypeError, ValueError))
     assert issued() == before
     assert cache.get(key("u0")) is None and cache.get(key("u2")) is None
+
+
+def test_an_item_that_is_not_bytes_like_is_refused_with_its_position_before_anything_is_sent(cache, key):
+    """A key or value that is neither bytes, str nor bytes-like is a TypeError naming the call, the item and its
+    position (set_many without errors= does not hash its keys, so the bytes-like check is what names a list key);
+    nothing of the call is stored."""
+    with pytest.raises(TypeError, match=r"set_many\(\) key at position 1 must be bytes, str or a bytes-like "
+                                        r"object, not list"):
+        cache.set_many([(key("p0"), b"v"), ([1], b"v"), (key("p2"), b"v")])
+    with pytest.raises(TypeError, match=r"set_many\(\) value at position 2 must be bytes, str or a bytes-like "
+                                        r"object, not dict"):
+        cache.set_many([(key("p0"), b"v"), (key("p1"), b"v"), (key("p2"), {})])
+    assert cache.get_many([key("p0"), key("p1"), key("p2")]) == {}
 
 
 def test_set_many_without_errors_takes_an_unhashable_bytes_like_key(cache, key):
