@@ -35,7 +35,8 @@
 #   gwspin     issue 17: compare.sh with SHMEMCACHE_IDLE_SPIN_US 1000/100/20/5 and SHMEMCACHED_YIELD=0
 # Knobs: QUICK=1 shrinks every sweep to a pipeline check; SECONDS_PER_RUN (2); LOCAL=1 (no device set-up,
 # oversubscribed jobs, binaries from BUILD_DIR); PIN_CPUS="a b ..." pins rank i of a job to the i-th CPU; PERF_RANK,
-# PERF_MODE (stat|record), PERF_EVENTS, PERF_OUT run that rank under perf. CPUs the machine lacks: no pinning.
+# PERF_MODE (stat|record), PERF_EVENTS, PERF_OUT run that rank under perf; GW_CPUS (2,3) and CL_CPUS (8-11): gwperf's
+# shmemcached and memcaslap CPUs; REPS: active14's repeats (3). CPUs the machine lacks: no pinning.
 set -u
 out="${OUT:-/tmp/sweep16}"
 quick="${QUICK:-0}"
@@ -46,7 +47,7 @@ if [ "${LOCAL:-0}" != 1 ]; then
   [ -f .devcarry/env.sh ] && source .devcarry/env.sh
   if [ -f .devcarry/extra.tgz ]; then
     mkdir -p /tmp/extra && tar -xzf .devcarry/extra.tgz -C /tmp/extra
-    export PATH=$PATH:/tmp/extra/bin LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}:/tmp/extra/lib PERF_LD=/tmp/extra/lib
+    export PATH=$PATH:/tmp/extra/bin LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}/tmp/extra/lib PERF_LD=/tmp/extra/lib
   fi
 else
   bd=$(cd "${BUILD_DIR:-build-dev}" 2>/dev/null && pwd) || bd=build
@@ -70,7 +71,7 @@ t_start=$(now_ms)
 left_s() { echo $(( ${BUDGET_S:-520} - ($(now_ms) - t_start) / 1000 )); }
 has_cpus() { taskset -c "$1" true 2>/dev/null; }  # has_cpus LIST: every CPU of the taskset list is usable here
 pin() { has_cpus "$1" && echo "taskset -c $1"; }  # pin LIST: the taskset prefix, or nothing where CPUs are missing
-perf_env() { LD_LIBRARY_PATH="${PERF_LD:+$PERF_LD:}$LD_LIBRARY_PATH" "$@"; }  # perf with the packed libraries
+perf_env() { LD_LIBRARY_PATH="$PERF_LD${LD_LIBRARY_PATH:+${PERF_LD:+:}$LD_LIBRARY_PATH}" "$@"; }  # perf, packed libraries
 
 # The rank wrapper: PIN_CPUS pins rank i to its i-th CPU; PERF_RANK's rank runs under perf (no perf: runs bare).
 wrap="$tmp/rankwrap.sh"
@@ -79,7 +80,7 @@ cat > "$wrap" <<'EOF'
 r=${OMPI_COMM_WORLD_RANK:-0}
 cmd=("$@")
 if [ -n "${PERF_RANK:-}" ] && [ "$r" = "$PERF_RANK" ] && command -v perf > /dev/null; then
-  ld="${PERF_LD:+$PERF_LD:}${LD_LIBRARY_PATH:-}"
+  ld="${PERF_LD:-}${LD_LIBRARY_PATH:+${PERF_LD:+:}$LD_LIBRARY_PATH}"
   if [ "$PERF_MODE" = stat ]; then
     cmd=(env LD_LIBRARY_PATH="$ld" perf stat -o "$PERF_OUT" -e "$PERF_EVENTS" -- "$@")
   else
