@@ -326,13 +326,22 @@ bool DirectOps::SetTarget(int server, uint64_t* word, uint64_t value) {
 
 void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                             const void* value, size_t value_len, const PairMeta& meta) {
-  // Head and key from buffer_, the value straight from the caller's buffer: no staging copy of the value.
   const size_t head = kBlockHeaderBytes + key_len;
+  uint8_t* block = arena_ + offset;
+  if (value_len <= staged_put_max()) {
+    // Header, key and value staged in buffer_ and put in one piece (kStagedPutMaxBytes). A blocking put: buffer_
+    // may be reused on return (a batch's next Write comes before its Quiet). The checksum is taken from the
+    // caller's value, as the two-put form takes it: the same bytes either way.
+    const size_t body = head + value_len;
+    if (buffer_.size() < body) buffer_.resize(body);
+    EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len, meta);
+    ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, body - kHeadVersionOffset, server);
+    return;
+  }
+  // Head and key from buffer_, the value straight from the caller's buffer: no staging copy of a large value.
   if (buffer_.size() < head) buffer_.resize(head);
   EncodeBlockHead(buffer_.data(), version, key, key_len, value, value_len, meta);
-  uint8_t* block = arena_ + offset;
   ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, head - kHeadVersionOffset, server);
-  if (value_len == 0) return;
   // Where the unlock is completed by a fetching atomic instead of a quiet (blocking_reads_), the value is put
   // with a blocking put: the caller's buffer is free on return whatever the transport does with its lanes.
   if (blocking_reads_) ctx_->Put(block + head, value, value_len, server);
@@ -483,7 +492,13 @@ void DirectOps::CombineRemote(int server, uint64_t offset, uint64_t version, con
     put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
     return;
   }
-  // An append changes only the header words [8, kBlockHeaderBytes) (head version, checksum, value length, expiry
+  // An append of up to staged_put_max() bytes of combined value: the whole body in one put too (the copy holds
+  // it: one message instead of two, as Write's staged put).
+  if (old_len + extra_len <= staged_put_max()) {
+    put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
+    return;
+  }
+  // A longer one changes only the header words [8, kBlockHeaderBytes) (head version, checksum, value length, expiry
   // word with its token lag; key length and flags are rewritten unchanged in the same put), and the new bytes at
   // old_len. The key and the old value are already there, byte for byte, so the block ends up exactly as a put of
   // the whole body would leave it, and every intermediate state is one that put could show too.
