@@ -308,8 +308,14 @@ bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t 
   return LoadU32(head + kKeyLenOffset) == key_len && std::memcmp(head + kBlockHeaderBytes, key, key_len) == 0;
 }
 
-void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
-  if (!words_.on_cpu(server)) ctx_->Fence();  // the cpu way's store is ordered after this thread's stores
+void DirectOps::ReleaseUnchanged(int server, uint64_t* word, uint64_t value) {
+  // No fence before it (there was one until issue 13): a fence orders this context's earlier puts before the
+  // atomic, and a lock released unchanged had none to order. Its holder only read (the lock's CAS and the gets of
+  // KeyMatches or ReadHeld, all complete on return; nothing is put between Acquire and Abandon), and the word goes
+  // back to the value the CAS replaced, so a reader that sees it unlocked reads the body that was there before
+  // the lock, which nobody changed. A caller that puts anything under the lock must publish a new version through
+  // Unlock (fence first) instead. Checked by DirectOpsProtocolTest: every put under a lock is fenced before the
+  // atomic that releases it, and every release is complete on return.
   if (SetTarget(server, word, value)) ctx_->Quiet();
 }
 
@@ -386,7 +392,7 @@ DirectOps::Result DirectOps::Acquire(int server, uint64_t offset, uint32_t block
   if (*version != known_version) {
     const uint8_t* head = nullptr;
     if (!KeyMatches(server, offset, key, key_len, &head)) {
-      Publish(server, word, locked_from);  // release unchanged
+      ReleaseUnchanged(server, word, locked_from);
       return Result::kNotThisKey;
     }
     *version = FullVersion(LoadU64(head + kHeadVersionOffset), locked_from);
@@ -516,7 +522,7 @@ void DirectOps::Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64
 }
 
 void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
-  Publish(server, target_word(offset, block_bytes), MakeTarget(version, tag, false));
+  ReleaseUnchanged(server, target_word(offset, block_bytes), MakeTarget(version, tag, false));
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {

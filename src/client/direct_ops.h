@@ -35,7 +35,8 @@
 //      and retry; version differs -> retry at once with the returned version.
 //   2. If the lock was taken at a version this client never saw, the block may have been freed and reused for
 //      another key with the same 24-bit tag: fetch its key and, if it is not ours, release the lock unchanged
-//      and answer kNotThisKey.
+//      and answer kNotThisKey. A release unchanged (here, and Abandon) needs no fence: nothing was put under the
+//      lock (ReleaseUnchanged).
 //   3. Put the head version v+1 with the rest of the header, the key and the value: up to staged_put_max()
 //      value bytes (kStagedPutMaxBytes) all staged in one buffer and put in ONE blocking put; above it the
 //      header and key in one put from a small buffer, then the value straight from the caller's buffer (a
@@ -346,8 +347,9 @@ class DirectOps {
                      const void* extra, size_t extra_len, bool append, const PairMeta& meta);
   // Commit's unlock at version + 1 after Write (or WriteLocal's stores), complete on return.
   void Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
-  // Sets the target word after a fence, complete on return.
-  void Publish(int server, uint64_t* word, uint64_t value);
+  // Releases a lock unchanged (the word it replaced), complete on return: a swap where blocking_reads_, else a set
+  // and a quiet (the cpu way: a store). No fence: see the definition.
+  void ReleaseUnchanged(int server, uint64_t* word, uint64_t value);
   // Sets a target word (after the caller's fence, on the runtime's way): a CPU store through the mapping on the
   // cpu way, a fetching swap on the runtime's way where blocking_reads_ (both complete on return), else the
   // runtime's set. Returns whether the set still needs a quiet to complete: only that last one.

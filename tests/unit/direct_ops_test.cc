@@ -1595,6 +1595,48 @@ TEST_F(DirectOpsProtocolTest, AValueUpToTheStagedMaximumGoesWithItsHeaderInOnePu
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
+// A lock released unchanged (the block holds another key; Abandon after a locked read) had nothing put under it:
+// the release is the atomic alone, complete on return, with no fence (DirectOps::ReleaseUnchanged), and the block
+// is exactly as before. A put slipped in before such a release would fail ExpectLockedWriteContract.
+TEST_F(DirectOpsProtocolTest, ALockReleasedUnchangedPutsNothingAndNeedsNoFence) {
+  BlockPointer p = StoreSet("key", "value-0");
+  const uint32_t tag = Loc("key").tag;
+  const uint8_t* block = client_arena_ + p.offset;
+  const uint8_t* target = block + TargetOffset(p.block_bytes);
+  std::vector<uint8_t> before(server_arena_ + p.offset, server_arena_ + p.offset + p.block_bytes);
+  for (const bool blocking : {false, true}) {
+    SCOPED_TRACE(blocking ? "blocking reads" : "non-blocking reads");
+    for (const bool abandon : {false, true}) {
+      SCOPED_TRACE(abandon ? "abandon" : "not this key");
+      TraceContext trace(ctx_.get());
+      DirectOps ops(&trace, client_arena_, {}, false, blocking);
+      uint64_t version = 0;
+      if (abandon) {
+        ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, p.version, "key", 3, tag, &version),
+                  DirectOps::Result::kDone);
+        BlockView held;
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, "key", 3, &held));
+        ops.Abandon(kServerPe, p.offset, p.block_bytes, version, tag);
+      } else {
+        ASSERT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, /*known_version=*/0, "kez", 3, "x", 1, tag, &version),
+                  DirectOps::Result::kNotThisKey);
+      }
+      ExpectLockedWriteContract(trace.ops, block, target, blocking);
+      ASSERT_FALSE(trace.ops.empty());
+      const TraceContext::Kind last = trace.ops.back().kind;
+      const TraceContext::Kind release = trace.ops[trace.ops.size() - (blocking ? 1 : 2)].kind;
+      EXPECT_EQ(release, blocking ? TraceContext::kSwap : TraceContext::kSet);
+      EXPECT_EQ(last, blocking ? TraceContext::kSwap : TraceContext::kQuiet);
+      for (const auto& op : trace.ops) {
+        EXPECT_NE(op.kind, TraceContext::kFence);
+        EXPECT_NE(op.kind, TraceContext::kPut);
+        EXPECT_NE(op.kind, TraceContext::kPutNbi);
+      }
+      EXPECT_EQ(std::memcmp(server_arena_ + p.offset, before.data(), before.size()), 0) << "the block unchanged";
+    }
+  }
+}
+
 // Remote appends keep the same contract whichever form they take (one put of the whole body up to
 // staged_put_max(), header words and suffix above it).
 TEST_F(DirectOpsProtocolTest, ARemoteAppendKeepsTheContractInEitherForm) {
