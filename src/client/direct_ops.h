@@ -123,12 +123,14 @@ class DirectOps {
   //   kStagedPutMaxBytes         shared memory and RDMA: a put is a memcpy by the writer (or a NIC's DMA), so
   //                              the second put costs a call, not a message, and the staging copy soon costs more.
   //   kBlockingStagedPutMaxBytes UCX tcp: every one-sided operation is a message the server's CPU must handle.
-  // Measured (bench_latency --mode direct, SET p50 / mean, interleaved A/B x6, 16-core host idle (load 0.1-1.1),
-  // two puts -> one): shared memory with local_access=0, 32 B 0.56 -> 0.30 us, 1 KiB 0.72 -> 0.61, 4 KiB 0.87 ->
-  // 0.67, 8 KiB 1.10 -> 0.95 (one put faster in 3 rounds of 6), 16 KiB 1.46 -> 1.54, 64 KiB 5.26 -> 8.23;
-  // UCX tcp, 32 B 39.7 -> 32.7 us, 4 KiB 42.1 -> 33.0, 16 KiB 57.2 -> 48.3, 64 KiB 110 -> 106, 256 KiB 312 -> 326,
-  // 1 MiB 1161 -> 1197. So 4 KiB (8 KiB is a coin toss) and 64 KiB. They also bound buffer_'s growth for writes.
-  static constexpr size_t kStagedPutMaxBytes = 4096;
+  // Measured (bench_latency --mode direct, SET p50, interleaved A/B, two puts -> one, 16-core host at load 0-1.1):
+  // UCX tcp (6 rounds), 32 B 39.7 -> 32.7 us, 4 KiB 42.1 -> 33.0, 16 KiB 57.2 -> 48.3, 64 KiB 110 -> 106 (one put
+  // faster in 5 rounds of 6), 256 KiB 312 -> 326, 1 MiB 1161 -> 1197: the SET comes down to the raw sequence's
+  // cost (set / sequence 1.20-1.25 -> 1.00-1.04). Shared memory with local_access=0 runs bimodally from one job to
+  // the next (a 32 B SET at ~0.30 or ~0.56 us whichever way it puts), so by rounds won (of 22, two sessions): one
+  // put faster at 32 B 16, 1 KiB 12, 2 KiB 16, 4 KiB 11, 8 KiB 6, 16 KiB 6, and at 64 KiB 0 of 6 (5.3 -> 8.2 us:
+  // the copy). So 2 KiB (4 KiB is a coin toss) and 64 KiB. They also bound buffer_'s growth for writes.
+  static constexpr size_t kStagedPutMaxBytes = 2048;
   static constexpr size_t kBlockingStagedPutMaxBytes = 65536;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;

@@ -1,4 +1,4 @@
-// Remote Direct SETs of every length around the staged single put (issue 13: DirectOps::kStagedPutMaxBytes, 4 KiB,
+// Remote Direct SETs of every length around the staged single put (issue 13: DirectOps::kStagedPutMaxBytes, 2 KiB,
 // and kBlockingStagedPutMaxBytes, 64 KiB over UCX tcp; up to them header, key and value go in one put from a
 // staging buffer, above them in two) land byte for byte and read back whole from another client. 1 server, 2
 // clients, local_access 0 and direct_policy always: every write and read is one-sided on the remote path, on
@@ -20,7 +20,7 @@
 namespace {
 
 // Both thresholds, each with its neighbours, and lengths well inside each form.
-const std::vector<size_t> kLengths = {1, 32, 1000, 4095, 4096, 4097, 8192, 65535, 65536, 65537, 100000};
+const std::vector<size_t> kLengths = {1, 32, 1000, 2047, 2048, 2049, 4096, 8192, 65535, 65536, 65537, 100000};
 constexpr int kRounds = 4;
 constexpr size_t kMaxLen = 100000;
 
