@@ -308,8 +308,14 @@ bool DirectOps::KeyMatches(int server, uint64_t offset, const void* key, size_t 
   return LoadU32(head + kKeyLenOffset) == key_len && std::memcmp(head + kBlockHeaderBytes, key, key_len) == 0;
 }
 
-void DirectOps::Publish(int server, uint64_t* word, uint64_t value) {
-  if (!words_.on_cpu(server)) ctx_->Fence();  // the cpu way's store is ordered after this thread's stores
+void DirectOps::ReleaseUnchanged(int server, uint64_t* word, uint64_t value) {
+  // No fence before it (there was one until issue 13): a fence orders this context's earlier puts before the
+  // atomic, and a lock released unchanged had none to order. Its holder only read (the lock's CAS and the gets of
+  // KeyMatches or ReadHeld, all complete on return; nothing is put between Acquire and Abandon), and the word goes
+  // back to the value the CAS replaced, so a reader that sees it unlocked reads the body that was there before
+  // the lock, which nobody changed. A caller that puts anything under the lock must publish a new version through
+  // Unlock (fence first) instead. Checked by DirectOpsProtocolTest: every put under a lock is fenced before the
+  // atomic that releases it, and every release is complete on return.
   if (SetTarget(server, word, value)) ctx_->Quiet();
 }
 
@@ -326,13 +332,22 @@ bool DirectOps::SetTarget(int server, uint64_t* word, uint64_t value) {
 
 void DirectOps::WriteRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len,
                             const void* value, size_t value_len, const PairMeta& meta) {
-  // Head and key from buffer_, the value straight from the caller's buffer: no staging copy of the value.
   const size_t head = kBlockHeaderBytes + key_len;
+  uint8_t* block = arena_ + offset;
+  if (value_len <= staged_put_max()) {
+    // Header, key and value staged in buffer_ and put in one piece (kStagedPutMaxBytes). A blocking put: buffer_
+    // may be reused on return (a batch's next Write comes before its Quiet). The checksum is taken from the
+    // caller's value, as the two-put form takes it: the same bytes either way.
+    const size_t body = head + value_len;
+    if (buffer_.size() < body) buffer_.resize(body);
+    EncodeBlockBody(buffer_.data(), version, key, key_len, value, value_len, meta);
+    ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, body - kHeadVersionOffset, server);
+    return;
+  }
+  // Head and key from buffer_, the value straight from the caller's buffer: no staging copy of a large value.
   if (buffer_.size() < head) buffer_.resize(head);
   EncodeBlockHead(buffer_.data(), version, key, key_len, value, value_len, meta);
-  uint8_t* block = arena_ + offset;
   ctx_->Put(block + kHeadVersionOffset, buffer_.data() + kHeadVersionOffset, head - kHeadVersionOffset, server);
-  if (value_len == 0) return;
   // Where the unlock is completed by a fetching atomic instead of a quiet (blocking_reads_), the value is put
   // with a blocking put: the caller's buffer is free on return whatever the transport does with its lanes.
   if (blocking_reads_) ctx_->Put(block + head, value, value_len, server);
@@ -377,7 +392,7 @@ DirectOps::Result DirectOps::Acquire(int server, uint64_t offset, uint32_t block
   if (*version != known_version) {
     const uint8_t* head = nullptr;
     if (!KeyMatches(server, offset, key, key_len, &head)) {
-      Publish(server, word, locked_from);  // release unchanged
+      ReleaseUnchanged(server, word, locked_from);
       return Result::kNotThisKey;
     }
     *version = FullVersion(LoadU64(head + kHeadVersionOffset), locked_from);
@@ -483,7 +498,13 @@ void DirectOps::CombineRemote(int server, uint64_t offset, uint64_t version, con
     put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
     return;
   }
-  // An append changes only the header words [8, kBlockHeaderBytes) (head version, checksum, value length, expiry
+  // An append of up to staged_put_max() bytes of combined value: the whole body in one put too (the copy holds
+  // it: one message instead of two, as Write's staged put).
+  if (old_len + extra_len <= staged_put_max()) {
+    put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
+    return;
+  }
+  // A longer one changes only the header words [8, kBlockHeaderBytes) (head version, checksum, value length, expiry
   // word with its token lag; key length and flags are rewritten unchanged in the same put), and the new bytes at
   // old_len. The key and the old value are already there, byte for byte, so the block ends up exactly as a put of
   // the whole body would leave it, and every intermediate state is one that put could show too.
@@ -501,7 +522,7 @@ void DirectOps::Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64
 }
 
 void DirectOps::Abandon(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {
-  Publish(server, target_word(offset, block_bytes), MakeTarget(version, tag, false));
+  ReleaseUnchanged(server, target_word(offset, block_bytes), MakeTarget(version, tag, false));
 }
 
 void DirectOps::Release(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag) {

@@ -35,12 +35,17 @@
 //      and retry; version differs -> retry at once with the returned version.
 //   2. If the lock was taken at a version this client never saw, the block may have been freed and reused for
 //      another key with the same 24-bit tag: fetch its key and, if it is not ours, release the lock unchanged
-//      and answer kNotThisKey.
-//   3. Put the head version v+1 with the rest of the header and the key (one put from a small buffer), then
-//      the value straight from the caller's buffer (a non-blocking put: no staging copy), leaving the recency
-//      word alone; fence (local: plain stores, no checksum, then a release fence instead of the runtime's
-//      fence, which orders only its own puts); atomically set the target word to (v+1, tag, unlocked); quiet
-//      (none on the cpu way: its sequentially consistent store is complete on return).
+//      and answer kNotThisKey. A release unchanged (here, and Abandon) needs no fence: nothing was put under the
+//      lock (ReleaseUnchanged).
+//   3. Put the head version v+1 with the rest of the header, the key and the value: up to staged_put_max()
+//      value bytes (kStagedPutMaxBytes) all staged in one buffer and put in ONE blocking put; above it the
+//      header and key in one put from a small buffer, then the value straight from the caller's buffer (a
+//      non-blocking put: no staging copy of a large value). The recency word is left alone. Then fence (local:
+//      plain stores, no checksum, then a release fence instead of the runtime's fence, which orders only its
+//      own puts); atomically set the target word to (v+1, tag, unlocked); quiet (none on the cpu way: its
+//      sequentially consistent store is complete on return). Each of these is needed: the fence keeps the
+//      unlock from overtaking the body (a reader through a mapping has no checksum to catch that), the quiet
+//      (or the swap below) makes the SET complete on return (DirectOpsProtocolTest checks both).
 //      The contract: when Set returns the SET is complete, so every GET that starts afterwards, on any PE and
 //      either path, sees this value or a later one; the quiet is what completes the non-fetching atomic. (A
 //      fetching swap instead of set + quiet would complete it too, and over UCX tcp a quiet is a round trip to
@@ -109,6 +114,24 @@ class DirectOps {
   // into the caller's (when it holds the value and the block's room is at least kOneCopyMinBytes): one more round
   // trip instead of moving the value (~10 us for 512 KiB here, in cache).
   static constexpr size_t kSplitLandingMinBytes = 262144;
+  // Step 3's puts (Direct SET, and every remote writer under the lock: Write, Commit, batches, an append) put the
+  // body [kHeadVersionOffset, end of value) in ONE put from buffer_ when the value is at most staged_put_max():
+  // header, key and value staged there first (one copy of the value), one message instead of two. Above it the
+  // header and key go from buffer_ and the value straight from where it lies (two puts, no staging copy). The
+  // bound depends on the transport, so there are two (staged_put_max() picks by blocking_reads_, which is the
+  // transport fact "UCX tcp or UCX not understood", client.cc):
+  //   kStagedPutMaxBytes         shared memory and RDMA: a put is a memcpy by the writer (or a NIC's DMA), so
+  //                              the second put costs a call, not a message, and the staging copy soon costs more.
+  //   kBlockingStagedPutMaxBytes UCX tcp: every one-sided operation is a message the server's CPU must handle.
+  // Measured (bench_latency --mode direct, SET p50, interleaved A/B, two puts -> one, 16-core host at load 0-1.1):
+  // UCX tcp (6 rounds), 32 B 39.7 -> 32.7 us, 4 KiB 42.1 -> 33.0, 16 KiB 57.2 -> 48.3, 64 KiB 110 -> 106 (one put
+  // faster in 5 rounds of 6), 256 KiB 312 -> 326, 1 MiB 1161 -> 1197: the SET comes down to the raw sequence's
+  // cost (set / sequence 1.20-1.25 -> 1.00-1.04). Shared memory with local_access=0 runs bimodally from one job to
+  // the next (a 32 B SET at ~0.30 or ~0.56 us whichever way it puts), so by rounds won (of 22, two sessions): one
+  // put faster at 32 B 16, 1 KiB 12, 2 KiB 16, 4 KiB 11, 8 KiB 6, 16 KiB 6, and at 64 KiB 0 of 6 (5.3 -> 8.2 us:
+  // the copy). So 2 KiB (4 KiB is a coin toss) and 64 KiB. They also bound buffer_'s growth for writes.
+  static constexpr size_t kStagedPutMaxBytes = 2048;
+  static constexpr size_t kBlockingStagedPutMaxBytes = 65536;
   // Get's value_len_hint when the caller knows no length for the pair.
   static constexpr uint32_t kNoLengthHint = UINT32_MAX;
   // Get's known_version when the caller remembers none (no pair is ever published at version 0).
@@ -230,8 +253,9 @@ class DirectOps {
   // seqlock reader that loads any of them sees the lock or a later version; no checksum, kUncheckedSum, as
   // every write through the mapping); remotely (CombineRemote: the checksum, over the whole combined value,
   // computed from ReadHeld's copy, composed in place there), an append puts only the header words
-  // [8, kBlockHeaderBytes) and the extra bytes at the old length, a prepend header, key and the whole combined
-  // value in one put. Publishes version + 1, complete on return.
+  // [8, kBlockHeaderBytes) and the extra bytes at the old length (a combined value of at most staged_put_max():
+  // header, key and the whole combined value in one put), a prepend header, key and the whole combined value in
+  // one put. Publishes version + 1, complete on return.
   void CommitCombined(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag,
                       const void* key, size_t key_len, const BlockView& held, const void* extra, size_t extra_len,
                       bool append, const PairMeta& meta);
@@ -246,6 +270,8 @@ class DirectOps {
   // The constructor's blocking_reads: this object never leaves an operation for a quiet to complete, and its
   // callers should not either (their quiet could wait for every peer).
   bool blocking_reads() const { return blocking_reads_; }
+  // The most value bytes a remote writer stages with its header for one put (kStagedPutMaxBytes above).
+  size_t staged_put_max() const { return blocking_reads_ ? kBlockingStagedPutMaxBytes : kStagedPutMaxBytes; }
   // This PE's mapping of server's arena, or nullptr.
   uint8_t* local_arena(int server) const {
     return static_cast<size_t>(server) < local_arenas_.size() ? local_arenas_[server] : nullptr;
@@ -317,13 +343,15 @@ class DirectOps {
   // value bytes, as in the block under our lock, with room behind them for the block's room); composes the
   // combined value in place there (CombineValue) and the header at version + 1, then puts, ordered before the
   // unlock by its fence: an append only [kHeadVersionOffset, kBlockHeaderBytes) and the extra_len bytes at old_len
-  // (36 + extra_len bytes, whatever old_len); a prepend [kHeadVersionOffset, end of the combined value) in one put.
+  // (36 + extra_len bytes, whatever old_len), or, when the combined value is at most staged_put_max(), the whole
+  // body in one put; a prepend [kHeadVersionOffset, end of the combined value) in one put.
   void CombineRemote(int server, uint64_t offset, uint64_t version, const void* key, size_t key_len, size_t old_len,
                      const void* extra, size_t extra_len, bool append, const PairMeta& meta);
   // Commit's unlock at version + 1 after Write (or WriteLocal's stores), complete on return.
   void Unlock(int server, uint64_t offset, uint32_t block_bytes, uint64_t version, uint32_t tag);
-  // Sets the target word after a fence, complete on return.
-  void Publish(int server, uint64_t* word, uint64_t value);
+  // Releases a lock unchanged (the word it replaced), complete on return: a swap where blocking_reads_, else a set
+  // and a quiet (the cpu way: a store). No fence: see the definition.
+  void ReleaseUnchanged(int server, uint64_t* word, uint64_t value);
   // Sets a target word (after the caller's fence, on the runtime's way): a CPU store through the mapping on the
   // cpu way, a fetching swap on the runtime's way where blocking_reads_ (both complete on return), else the
   // runtime's set. Returns whether the set still needs a quiet to complete: only that last one.

@@ -582,7 +582,8 @@ class ReadCountingContext final : public Context {
 // With blocking_reads a Direct SET leaves nothing for a quiet either (over UCX tcp a quiet could wait for every
 // peer, tests/pe/pe_idle_peer_write.cc): the value goes with a blocking put and the unlock is a fetching swap
 // after the fence, complete on return; a release unchanged (the block holds another key) likewise. Without it:
-// a non-blocking value put, a set and a quiet.
+// a set and a quiet. (A value this short is staged with its header: one blocking put either way, no
+// non-blocking one; DirectOpsProtocolTest has the longer ones.)
 TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
   BlockPointer p = StoreSet("key", "value-0");
   for (const bool blocking : {true, false}) {
@@ -596,7 +597,7 @@ TEST_F(DirectOpsTest, BlockingReadsSetCompletesWithoutAQuiet) {
               DirectOps::Result::kDone);
     p.version = version;
     EXPECT_EQ(counting.quiets, blocking ? 0u : 1u);
-    EXPECT_EQ(counting.nbi_puts, blocking ? 0u : 1u);
+    EXPECT_EQ(counting.nbi_puts, 0u);
     EXPECT_EQ(counting.swaps, blocking ? 1u : 0u);
     EXPECT_EQ(counting.sets, blocking ? 0u : 1u);
     EXPECT_EQ(*Target(p), MakeTarget(version, Loc("key").tag, false)) << "unlocked at the new version";
@@ -1063,7 +1064,8 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingWritersNeverSeesATorn
 
 // A remote Direct append (DirectOps::CommitCombined without a mapping) puts only what changes: the header words
 // [8, kBlockHeaderBytes) and the new bytes at the old length, never the key or a byte of the old value (counted
-// through the loopback's puts, with and without blocking_reads); the block then holds the combined value with a
+// through the loopback's puts, with and without blocking_reads; a combined value of at most staged_put_max() is
+// put whole with its header, one put); the block then holds the combined value with a
 // real checksum over all of it, so a remote reader (checksum; the head-and-value form with a length hint, and the
 // whole block), a reader through the mapping (seqlock) and the server all read it whole, with the pair's flags and
 // expiry and a new token. A prepend still puts the whole value (it moves the old bytes).
@@ -1126,7 +1128,10 @@ TEST_F(DirectOpsBlockingReadsTest, ARemoteAppendPutsOnlyTheNewBytesAndTheHeaderA
           put_bytes += to - from;
           if (from < value_at + old_len && to > kBlockHeaderBytes) old_bytes_rewritten = true;  // key or old value
         }
-        if (append) {
+        if (old_len + extra.size() <= ops.staged_put_max()) {  // short enough: the whole body in one put
+          ASSERT_EQ(puts.size(), 1u);
+          EXPECT_EQ(puts[0], std::make_pair(kHeadVersionOffset, value_at + old_len + extra.size()));
+        } else if (append) {
           EXPECT_EQ(put_bytes, kBlockHeaderBytes - kHeadVersionOffset + extra.size()) << "header words + suffix";
           EXPECT_FALSE(old_bytes_rewritten) << "neither the key nor the old value is put again";
           ASSERT_EQ(puts.size(), 2u);
@@ -1446,6 +1451,229 @@ TEST_F(DirectOpsBlockingReadsTest, ARememberingReaderRacingMovesAndDeletesNeverG
   EXPECT_GT(done, 0);
   EXPECT_GT(refreshed, 0);
   EXPECT_GT(reader.counters().remote_gets_head_value, 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// Records every call a DirectOps makes on its context, in order, with the remote address and length.
+class TraceContext final : public Context {
+ public:
+  enum Kind { kGet, kPut, kGetNbi, kPutNbi, kCas, kFetch, kSwap, kFetchAdd, kSet, kAdd, kOr, kFence, kQuiet };
+  struct Op {
+    Kind kind;
+    const uint8_t* at;  // remote address (nullptr for fence and quiet)
+    size_t bytes;
+  };
+  explicit TraceContext(Context* inner) : inner_(inner) {}
+  void Get(void* d, const void* s, size_t n, int pe) override { Log(kGet, s, n); inner_->Get(d, s, n, pe); }
+  void Put(void* d, const void* s, size_t n, int pe) override { Log(kPut, d, n); inner_->Put(d, s, n, pe); }
+  void GetNbi(void* d, const void* s, size_t n, int pe) override { Log(kGetNbi, s, n); inner_->GetNbi(d, s, n, pe); }
+  void PutNbi(void* d, const void* s, size_t n, int pe) override { Log(kPutNbi, d, n); inner_->PutNbi(d, s, n, pe); }
+  uint64_t CompareSwap(uint64_t* w, uint64_t e, uint64_t d, int pe) override {
+    Log(kCas, w, 8);
+    return inner_->CompareSwap(w, e, d, pe);
+  }
+  uint64_t Fetch(uint64_t* w, int pe) override { Log(kFetch, w, 8); return inner_->Fetch(w, pe); }
+  uint64_t Swap(uint64_t* w, uint64_t v, int pe) override { Log(kSwap, w, 8); return inner_->Swap(w, v, pe); }
+  uint64_t FetchAdd(uint64_t* w, uint64_t v, int pe) override {
+    Log(kFetchAdd, w, 8);
+    return inner_->FetchAdd(w, v, pe);
+  }
+  void Set(uint64_t* w, uint64_t v, int pe) override { Log(kSet, w, 8); inner_->Set(w, v, pe); }
+  void Add(uint64_t* w, uint64_t v, int pe) override { Log(kAdd, w, 8); inner_->Add(w, v, pe); }
+  void Or(uint64_t* w, uint64_t v, int pe) override { Log(kOr, w, 8); inner_->Or(w, v, pe); }
+  void Fence() override { Log(kFence, nullptr, 0); inner_->Fence(); }
+  void Quiet() override { Log(kQuiet, nullptr, 0); inner_->Quiet(); }
+  bool is_private() const override { return inner_->is_private(); }
+  std::vector<Op> ops;
+
+ private:
+  void Log(Kind kind, const void* at, size_t bytes) { ops.push_back({kind, static_cast<const uint8_t*>(at), bytes}); }
+  Context* inner_;
+};
+
+// The contract of direct_ops.h, step 3, checked on one locked write's trace (a lock taken on `target`, then
+// released): every put issued while the lock is held is followed by a fence before the atomic that releases it
+// (else the unlock may overtake the body), puts land only in the block's body [block + 8, target), and the release
+// is complete on return (a fetching swap, or a set followed by a quiet). With blocking_reads, nothing is left for
+// a quiet: no non-blocking operation and no quiet at all.
+void ExpectLockedWriteContract(const std::vector<TraceContext::Op>& ops, const uint8_t* block, const uint8_t* target,
+                               bool blocking_reads) {
+  using Op = TraceContext;
+  size_t i = 0;
+  while (i < ops.size() && !(ops[i].kind == Op::kCas && ops[i].at == target)) ++i;
+  ASSERT_LT(i, ops.size()) << "no lock taken";
+  bool unfenced_put = false, released = false, quiet_after_set = false, set_release = false;
+  for (++i; i < ops.size(); ++i) {
+    const TraceContext::Op& op = ops[i];
+    if (blocking_reads) {
+      EXPECT_NE(op.kind, Op::kQuiet) << "op " << i;
+      EXPECT_NE(op.kind, Op::kPutNbi) << "op " << i;
+      EXPECT_NE(op.kind, Op::kGetNbi) << "op " << i;
+    }
+    if (op.kind == Op::kPut || op.kind == Op::kPutNbi) {
+      EXPECT_FALSE(released) << "a put after the release, op " << i;
+      EXPECT_GE(op.at, block + kHeadVersionOffset) << "op " << i;
+      EXPECT_LE(op.at + op.bytes, target) << "op " << i;
+      unfenced_put = true;
+    } else if (op.kind == Op::kFence) {
+      unfenced_put = false;
+    } else if ((op.kind == Op::kSwap || op.kind == Op::kSet) && op.at == target) {
+      EXPECT_FALSE(released) << "released twice";
+      EXPECT_FALSE(unfenced_put) << "a put under the lock reaches its release unfenced, op " << i;
+      released = true;
+      set_release = op.kind == Op::kSet;
+    } else if (op.kind == Op::kQuiet && released) {
+      quiet_after_set = true;
+    }
+  }
+  EXPECT_TRUE(released) << "the lock is never released";
+  if (set_release) EXPECT_TRUE(quiet_after_set) << "a non-fetching release is complete only after a quiet";
+}
+
+// Where the staged single put of step 3 stops: a remote Direct SET of up to staged_put_max() value bytes puts the
+// body [8, end of value) in ONE blocking put (staged with its header; the buffer may be reused on return, as a
+// batch's next Write does before its quiet), above it header and key, then the value from the caller's buffer.
+// Either way the block ends up byte for byte as EncodeBlockBody lays it out (so a reader's checksum holds), is
+// read back whole by a remote GET and the server, and the sequence keeps the contract (fence before the unlock,
+// complete on return). On both kinds of context (kStagedPutMaxBytes, kBlockingStagedPutMaxBytes).
+class DirectOpsProtocolTest : public DirectOpsTest {
+ protected:
+  DirectOpsProtocolTest() : DirectOpsTest(16 << 20, 1 << 20, 2 * DirectOps::kBlockingStagedPutMaxBytes + 64) {}
+};
+
+TEST_F(DirectOpsProtocolTest, AValueUpToTheStagedMaximumGoesWithItsHeaderInOnePut) {
+  int round = 0;
+  for (const bool blocking : {false, true}) {
+    const size_t max = blocking ? DirectOps::kBlockingStagedPutMaxBytes : DirectOps::kStagedPutMaxBytes;
+    for (const size_t len : {size_t{0}, size_t{1}, size_t{32}, max - 1, max, max + 1, 2 * max}) {
+      SCOPED_TRACE(std::to_string(len) + (blocking ? " blocking reads" : " non-blocking reads"));
+      TraceContext trace(ctx_.get());
+      DirectOps ops(&trace, client_arena_, {}, false, blocking);
+      ASSERT_EQ(ops.staged_put_max(), max);
+      const std::string key = "staged-" + std::to_string(round++);
+      const uint32_t tag = Loc(key).tag;
+      std::string value(len, '\0');
+      for (size_t i = 0; i < len; ++i) value[i] = static_cast<char>(i * 131 + round);
+      BlockPointer p = StoreSet(key, std::string(len, 'o'));
+      uint64_t version = 0;
+      ASSERT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), value.data(),
+                        value.size(), tag, &version),
+                DirectOps::Result::kDone);
+      const uint8_t* block = client_arena_ + p.offset;  // the symmetric address the client names
+      ExpectLockedWriteContract(trace.ops, block, block + TargetOffset(p.block_bytes), blocking);
+      std::vector<TraceContext::Op> puts;
+      for (const auto& op : trace.ops)
+        if (op.kind == TraceContext::kPut || op.kind == TraceContext::kPutNbi) puts.push_back(op);
+      const size_t head = kBlockHeaderBytes + key.size();
+      if (len <= max) {
+        ASSERT_EQ(puts.size(), 1u);
+        EXPECT_EQ(puts[0].kind, TraceContext::kPut) << "blocking: the staging buffer is reused on return";
+        EXPECT_EQ(puts[0].at, block + kHeadVersionOffset);
+        EXPECT_EQ(puts[0].bytes, head + len - kHeadVersionOffset);
+      } else {
+        ASSERT_EQ(puts.size(), 2u);
+        EXPECT_EQ(puts[0].kind, TraceContext::kPut);
+        EXPECT_EQ(puts[0].at, block + kHeadVersionOffset);
+        EXPECT_EQ(puts[0].bytes, head - kHeadVersionOffset);
+        EXPECT_EQ(puts[1].kind, blocking ? TraceContext::kPut : TraceContext::kPutNbi);
+        EXPECT_EQ(puts[1].at, block + head);
+        EXPECT_EQ(puts[1].bytes, len);
+      }
+      // Byte for byte the body EncodeBlockBody lays out for this write; the recency word untouched.
+      std::vector<uint8_t> want(head + len);
+      EncodeBlockBody(want.data(), version, key.data(), key.size(), value.data(), value.size());
+      EXPECT_EQ(std::memcmp(server_arena_ + p.offset + kHeadVersionOffset, want.data() + kHeadVersionOffset,
+                            want.size() - kHeadVersionOffset),
+                0);
+      EXPECT_EQ(*Target(p), MakeTarget(version, tag, false));
+      std::string got;
+      ASSERT_EQ(Get(p, key, &got), DirectOps::Result::kDone);
+      EXPECT_TRUE(got == value) << "a remote GET (checksum) reads it back";
+      EXPECT_TRUE(StoreGet(key) == value);
+    }
+  }
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// A lock released unchanged (the block holds another key; Abandon after a locked read) had nothing put under it:
+// the release is the atomic alone, complete on return, with no fence (DirectOps::ReleaseUnchanged), and the block
+// is exactly as before. A put slipped in before such a release would fail ExpectLockedWriteContract.
+TEST_F(DirectOpsProtocolTest, ALockReleasedUnchangedPutsNothingAndNeedsNoFence) {
+  BlockPointer p = StoreSet("key", "value-0");
+  const uint32_t tag = Loc("key").tag;
+  const uint8_t* block = client_arena_ + p.offset;
+  const uint8_t* target = block + TargetOffset(p.block_bytes);
+  std::vector<uint8_t> before(server_arena_ + p.offset, server_arena_ + p.offset + p.block_bytes);
+  for (const bool blocking : {false, true}) {
+    SCOPED_TRACE(blocking ? "blocking reads" : "non-blocking reads");
+    for (const bool abandon : {false, true}) {
+      SCOPED_TRACE(abandon ? "abandon" : "not this key");
+      TraceContext trace(ctx_.get());
+      DirectOps ops(&trace, client_arena_, {}, false, blocking);
+      uint64_t version = 0;
+      if (abandon) {
+        ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, p.version, "key", 3, tag, &version),
+                  DirectOps::Result::kDone);
+        BlockView held;
+        ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, "key", 3, &held));
+        ops.Abandon(kServerPe, p.offset, p.block_bytes, version, tag);
+      } else {
+        ASSERT_EQ(ops.Set(kServerPe, p.offset, p.block_bytes, /*known_version=*/0, "kez", 3, "x", 1, tag, &version),
+                  DirectOps::Result::kNotThisKey);
+      }
+      ExpectLockedWriteContract(trace.ops, block, target, blocking);
+      ASSERT_FALSE(trace.ops.empty());
+      const TraceContext::Kind last = trace.ops.back().kind;
+      const TraceContext::Kind release = trace.ops[trace.ops.size() - (blocking ? 1 : 2)].kind;
+      EXPECT_EQ(release, blocking ? TraceContext::kSwap : TraceContext::kSet);
+      EXPECT_EQ(last, blocking ? TraceContext::kSwap : TraceContext::kQuiet);
+      for (const auto& op : trace.ops) {
+        EXPECT_NE(op.kind, TraceContext::kFence);
+        EXPECT_NE(op.kind, TraceContext::kPut);
+        EXPECT_NE(op.kind, TraceContext::kPutNbi);
+      }
+      EXPECT_EQ(std::memcmp(server_arena_ + p.offset, before.data(), before.size()), 0) << "the block unchanged";
+    }
+  }
+}
+
+// Remote appends keep the same contract whichever form they take (one put of the whole body up to
+// staged_put_max(), header words and suffix above it).
+TEST_F(DirectOpsProtocolTest, ARemoteAppendKeepsTheContractInEitherForm) {
+  int round = 0;
+  for (const bool blocking : {false, true}) {
+    const size_t max = blocking ? DirectOps::kBlockingStagedPutMaxBytes : DirectOps::kStagedPutMaxBytes;
+    for (const size_t combined : {max, max + 1}) {
+      SCOPED_TRACE(std::to_string(combined) + (blocking ? " blocking reads" : " non-blocking reads"));
+      const std::string key = "append-" + std::to_string(round++);
+      const uint32_t tag = Loc(key).tag;
+      const std::string extra = "0123456789abcdef";
+      const std::string old(combined - extra.size(), 'q');
+      BlockPointer p = StoreSet(key, old + extra);  // a block with room for the combined value
+      // The old value alone in that block (a locked rewrite; the server would move it to a smaller class).
+      uint64_t v = 0;
+      ASSERT_EQ(ops_->Acquire(kServerPe, p.offset, p.block_bytes, p.version, key.data(), key.size(), tag, &v),
+                DirectOps::Result::kDone);
+      ops_->Commit(kServerPe, p.offset, p.block_bytes, v, tag, key.data(), key.size(), old.data(), old.size());
+      TraceContext trace(ctx_.get());
+      DirectOps ops(&trace, client_arena_, {}, false, blocking);
+      uint64_t version = 0;
+      ASSERT_EQ(ops.Acquire(kServerPe, p.offset, p.block_bytes, v + 1, key.data(), key.size(), tag, &version),
+                DirectOps::Result::kDone);
+      BlockView held;
+      ASSERT_TRUE(ops.ReadHeld(kServerPe, p.offset, p.block_bytes, key.data(), key.size(), &held));
+      ops.CommitCombined(kServerPe, p.offset, p.block_bytes, version, tag, key.data(), key.size(), held, extra.data(),
+                         extra.size(), /*append=*/true, PairMeta{});
+      const uint8_t* block = client_arena_ + p.offset;
+      ExpectLockedWriteContract(trace.ops, block, block + TargetOffset(p.block_bytes), blocking);
+      size_t puts = 0;
+      for (const auto& op : trace.ops) puts += op.kind == TraceContext::kPut || op.kind == TraceContext::kPutNbi;
+      EXPECT_EQ(puts, combined <= max ? 1u : 2u);
+      std::string got;
+      ASSERT_EQ(Get(p, key, &got), DirectOps::Result::kDone);
+      EXPECT_TRUE(got == old + extra);
+    }
+  }
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
