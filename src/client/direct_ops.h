@@ -58,8 +58,9 @@
 //      unrelated client stayed out of SHMEM). Releases unchanged and batches' unlocks likewise.
 // Direct incr (client/contract_ops.cc) is a Direct SET whose value is computed under the lock: Acquire (steps
 //   1-2), ReadHeld (the pair as it is: header, key and value with one get, a second when the value outgrew the
-//   caller's length hint, or loads through the mapping; nobody else writes while the lock is held), then Commit (step 3, keeping the pair's flags and expiry) or Abandon (release
-//   unchanged) when the client cannot decide alone.
+//   caller's length hint, or loads through the mapping; nobody else writes while the lock is held), then Commit
+//   (step 3, keeping the pair's flags and expiry) or Abandon (release unchanged) when the client cannot decide
+//   alone.
 // Back-off grows from spinning to yielding to sleeping, so a lock holder descheduled on an oversubscribed node
 // gets the core it needs.
 #ifndef SHMEMCACHE_CLIENT_DIRECT_OPS_H_
@@ -130,6 +131,9 @@ class DirectOps {
   // the next (a 32 B SET at ~0.30 or ~0.56 us whichever way it puts), so by rounds won (of 22, two sessions): one
   // put faster at 32 B 16, 1 KiB 12, 2 KiB 16, 4 KiB 11, 8 KiB 6, 16 KiB 6, and at 64 KiB 0 of 6 (5.3 -> 8.2 us:
   // the copy). So 2 KiB (4 KiB is a coin toss) and 64 KiB. They also bound buffer_'s growth for writes.
+  // Not measured: RDMA (it takes the shared-memory bound), and UCX whose transport the probe could not tell
+  // (kUnknown: it reads with blocking gets, as tcp does, and so takes the tcp bound; were it shared memory, a
+  // 64 KiB SET would pay the staging copy, 5.3 -> 8.2 us above).
   static constexpr size_t kStagedPutMaxBytes = 2048;
   static constexpr size_t kBlockingStagedPutMaxBytes = 65536;
   // Get's value_len_hint when the caller knows no length for the pair.

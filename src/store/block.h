@@ -19,9 +19,9 @@
 // the former 32-byte header (a block grows by 8 or 16 bytes, depending on key_len + value_len mod 8).
 // Everything a writer changes, [8, 44+key_len+value_len), is contiguous (the recency word, which writers leave
 // alone, comes first): a writer may put it in one piece (a remote client staging header, key and a value of up
-// to DirectOps::kStagedPutMaxBytes, EncodeBlockBody), or (a remote client with a larger value, EncodeBlockHead)
-// the header and key in one put and the value straight from its caller's buffer in another; the fence of step 3
-// orders both before the unlock.
+// to DirectOps::staged_put_max(), 2 KiB or 64 KiB with blocking reads (UCX tcp): EncodeBlockBody), or (a remote
+// client with a larger value, EncodeBlockHead) the header and key in one put and the value straight from its
+// caller's buffer in another; the fence of step 3 orders both before the unlock.
 //
 // Versions. head_version is 64 bits and never wraps in practice; the target word holds its low 39 bits. A
 // writer holding the lock knows the full version (the server reads the head in place; a client gets it with
@@ -294,7 +294,7 @@ enum class BlockSum { kCompute, kSkip };
 void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t key_len, const void* value,
                      size_t value_len, const PairMeta& meta = PairMeta{}, BlockSum sum = BlockSum::kCompute);
 // EncodeBlockBody without the value: bytes [8, kBlockHeaderBytes + key_len) of `head`, the checksum computed
-// from the value where it lies. A remote writer of a value above DirectOps::kStagedPutMaxBytes puts these bytes
+// from the value where it lies. A remote writer of a value above DirectOps::staged_put_max() puts these bytes
 // and then the value straight from its caller's buffer (two puts, no staging copy); both land before the fence
 // that precedes the unlock. (Up to it, EncodeBlockBody into a staging buffer and one put.)
 void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t key_len, const void* value,
