@@ -7,16 +7,21 @@
 // its PRIMARY set the displaced bit, kept from a server-local count per primary set, so a client that misses in
 // the primary reads the alternate too). When both are full it moves one pair of either set to that pair's other
 // set (a native pair to its alternate, a displaced one back to its primary) if that has a free way, and takes
-// the freed way (one cuckoo step). A client takes the first way with the key's tag (in the primary, then the
-// alternate), so no set ever holds two pairs with one tag, and a displaced pair's tag is never in its primary's
-// ways: a pair that would break this goes to its other set, or (two keys with the same primary set and tag, about
-// N^2 / (2 sets 2^24) of them: 0.02 expected with 150 k pairs in 32 k sets) to overflow. Only when none of this
-// works does the pair go to the server-local overflow list of its primary set, which clients never chase
-// (overflow means Active; way 0's overflow bit says a set has one). A way freed by Remove takes back what fits.
-// Primary first keeps displaced pairs (a second set read for a remote lookup) to the few whose set was full.
-// A full server at the default sizing (kv_store_test DefaultSizingTest) kept in overflow, of typical pairs (16 B
-// keys, 32 B values: 0.6 pairs per way) 2.3% with one choice, 0.19% with two, none with the cuckoo step; of the
-// smallest pairs (8 B + 8 B: 0.8 per way) 6.7%, 1.7%, and ??? with the step.
+// the freed way (one cuckoo step). Only when none of this works does the pair go to the server-local overflow list
+// of its primary set, which clients never chase (overflow means Active; way 0's overflow bit says a set has one).
+// A client takes the first way with the key's tag (in the primary, then the alternate), so no set ever holds two
+// pairs with one tag, and a displaced pair's tag is never in its primary's ways (Shadowed): a pair that would
+// break this goes to its other set, or to overflow when both keys have the same primary set and tag (about
+// N^2 / (2 sets 2^24) such pairs of keys: 0.02 expected with 150 k pairs in 32 k sets). Remove empties the way
+// and moves into free ways what now fits of the overflow lists (the set's own, and the removed pair's primary's).
+// Primary first keeps displaced pairs (a second set read on a remote lookup) to those whose set was full.
+// A full server at the default sizing (kv_store_test DefaultSizingTest, filled until its first eviction, then as
+// many again) kept in overflow, of typical pairs (16 B keys, 32 B values: 0.6 pairs per way) 2.3% with one set
+// per key, 0.19% with two, none with the cuckoo step (2.7% displaced); of the smallest pairs (8 B + 8 B: 0.8 per
+// way) 6.7%, 1.7%, none (9.6% displaced); of 1 KiB values (0.06 per way) none in every case.
+// Iteration (ForEach, CollectSet) walks the physical ways and overflow lists: a displaced pair is visited once,
+// in its alternate set. A pair an operation moves during a crawl (Remove's refill, an Insert's cuckoo step) may
+// be visited twice or not at all in that sweep, as a pair inserted during it may: the crawl only reclaims.
 //
 // Way layout (16 bytes, what a client fetches):
 //   meta   u64: bit 63 valid | bit 62 overflow (way 0 only: this set has overflow entries) |
@@ -31,8 +36,6 @@
 // overflow entry into a freed way, a pair into its alternate) costs at most one Active fallback. Writes store the
 // offset before the meta word, and a displaced pair's way before its primary's displaced bit, so on ordered
 // transports a freshly valid way never points at garbage and a client that sees the bit finds the pair.
-// Iteration (ForEach, CollectSet) walks the physical ways and overflow lists: a displaced pair is visited once,
-// in its alternate set.
 #ifndef SHMEMCACHE_STORE_HASH_TABLE_H_
 #define SHMEMCACHE_STORE_HASH_TABLE_H_
 
