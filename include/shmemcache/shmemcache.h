@@ -97,8 +97,9 @@ typedef struct {
   int num_servers;              /* PEs 0..num_servers-1 serve; default 1 */
   size_t server_memory_bytes;   /* KV block memory per server; default 64 MiB */
   size_t hash_sets;             /* sets in each server's hash table; default 0 = sized from server_memory_bytes:
-                                   one way per 64 bytes (a full server of typical pairs fills about half the
-                                   ways, so almost nothing overflows to where Direct operations cannot reach);
+                                   one way per 64 bytes (a full server holds 0.6 typical pairs per way,
+                                   0.8 of the smallest; with two candidate sets per key none of them is left
+                                   where Direct operations cannot reach);
                                    the table then takes a quarter of server_memory_bytes more symmetric heap */
   unsigned hash_ways;           /* ways (sub-entries) per set; default 8 */
   size_t directory_entries;     /* client pointer-directory sets; default 8192 (x 8 ways: 65536 pointers, 3.5 MiB);

@@ -278,21 +278,33 @@ void Client::ProbeSets() {
   }
   if (bytes == 0) return;
   if (batch_scratch_.size() < bytes) batch_scratch_.resize(bytes);  // before any get targets it
-  bool pending = false;
-  const bool alone = RemoteReads(0, batch_.size(), BatchSlot::Path::kProbe) == 1;
-  for (const BatchSlot& s : batch_) {
-    if (s.path == BatchSlot::Path::kProbe)
-      pending |= BatchRead(batch_scratch_.data() + s.scratch, RemoteSet(s.op.loc), set_bytes, s.op.loc.server,
-                           alone);
-  }
-  if (pending) ctx_->Quiet();
-  for (BatchSlot& s : batch_) {
-    if (s.path != BatchSlot::Path::kProbe) continue;
-    const std::vector<uint64_t>* classes;
-    ClassSizes(s.op.loc.server, &classes);  // known since the loop above
-    const HashWay* ways = reinterpret_cast<const HashWay*>(batch_scratch_.data() + s.scratch);
-    s.path = SearchSet(ways, s.op.loc, *classes, &s.offset, &s.block_bytes) ? BatchSlot::Path::kFetch
-                                                                              : BatchSlot::Path::kActive;
+  // Two rounds: every probed key's primary set, then the alternate set of the keys that missed in a primary whose
+  // displaced bit is set (store/hash_table.h "Two choices"); a slot still kProbe after round 0 is one of those.
+  for (int round = 0; round < 2; ++round) {
+    bool pending = false;
+    const bool alone = RemoteReads(0, batch_.size(), BatchSlot::Path::kProbe) == 1;
+    for (const BatchSlot& s : batch_) {
+      if (s.path == BatchSlot::Path::kProbe)
+        pending |= BatchRead(batch_scratch_.data() + s.scratch,
+                             round == 0 ? RemoteSet(s.op.loc) : RemoteAlternateSet(s.op.loc), set_bytes,
+                             s.op.loc.server, alone);
+    }
+    if (pending) ctx_->Quiet();
+    bool again = false;
+    for (BatchSlot& s : batch_) {
+      if (s.path != BatchSlot::Path::kProbe) continue;
+      const std::vector<uint64_t>* classes;
+      ClassSizes(s.op.loc.server, &classes);  // known since the loop above
+      const HashWay* ways = reinterpret_cast<const HashWay*>(batch_scratch_.data() + s.scratch);
+      if (SearchSet(ways, s.op.loc, *classes, &s.offset, &s.block_bytes)) {
+        s.path = BatchSlot::Path::kFetch;
+      } else if (round == 0 && HasDisplaced(ways)) {
+        again = true;  // stays kProbe: its alternate set next
+      } else {
+        s.path = BatchSlot::Path::kActive;
+      }
+    }
+    if (!again) break;
   }
 }
 

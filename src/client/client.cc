@@ -428,13 +428,22 @@ bool Client::ClassSizes(int server, const std::vector<uint64_t>** sizes) {
 bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes) {
   const std::vector<uint64_t>* classes;
   if (!ClassSizes(loc.server, &classes)) return false;
-  direct_.ReadWords(loc.server, RemoteSet(loc), set_buffer_.data(), sizeof(HashWay) * config_.hash_ways);
+  const size_t set_bytes = sizeof(HashWay) * config_.hash_ways;
+  direct_.ReadWords(loc.server, RemoteSet(loc), set_buffer_.data(), set_bytes);
+  if (SearchSet(set_buffer_.data(), loc, *classes, offset, block_bytes)) return true;
+  if (!HasDisplaced(set_buffer_.data())) return false;
+  direct_.ReadWords(loc.server, RemoteAlternateSet(loc), set_buffer_.data(), set_bytes);
   return SearchSet(set_buffer_.data(), loc, *classes, offset, block_bytes);
 }
 
 const HashWay* Client::RemoteSet(const KeyLocation& loc) const {
   return reinterpret_cast<const HashWay*>(table_ + SetOf(loc.hash, config_.hash_sets) * sizeof(HashWay) *
                                                        config_.hash_ways);
+}
+
+const HashWay* Client::RemoteAlternateSet(const KeyLocation& loc) const {
+  const size_t set = AlternateSetOf(SetOf(loc.hash, config_.hash_sets), loc.tag, config_.hash_sets);
+  return reinterpret_cast<const HashWay*>(table_ + set * sizeof(HashWay) * config_.hash_ways);
 }
 
 bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
@@ -451,7 +460,7 @@ bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::v
     *block_bytes = static_cast<uint32_t>(classes[cls]);
     return true;
   }
-  return false;  // no match, or the pair sits in the server-local overflow list: never chased remotely
+  return false;  // no match: another set, the server-local overflow list (never chased remotely), or absent
 }
 
 void Client::Remember(const KeyLocation& loc, const WirePointer& p, size_t value_len) {

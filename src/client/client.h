@@ -327,18 +327,25 @@ class Client {
   // measurable"; AcceptDirectGet, which reads the clock again and judges again, for a pair it could not judge
   // live; a pointer found in the set is installed in the directory, as Execute's would be), counts the directory
   // hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
-  // the set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
+  // the set or, where its displaced bit says so, its alternate set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
   // server must judge) returns false having counted nothing but a valid read's local_gets, and the caller takes
   // the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
   // DirectOps::Get may.
   bool GetMapped(const Operation& op, Status* status);
-  // Fetches the key's hash-table set with one get and looks for its tag; true with the block if found.
+  // Fetches the key's hash-table set with one get and looks for its tag; on a miss in a set whose displaced bit
+  // is set, fetches the key's alternate set too (store/hash_table.h "Two choices"). True with the block if found;
+  // false never means "absent" (the pair may be in the server-local overflow list, or moving): the caller asks
+  // the server.
   bool FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t* block_bytes);
-  // The symmetric address of the key's hash-table set (hash_ways ways) on its server.
+  // The symmetric address of the key's primary hash-table set (hash_ways ways) on its server, and of its
+  // alternate set (AlternateSetOf).
   const HashWay* RemoteSet(const KeyLocation& loc) const;
+  const HashWay* RemoteAlternateSet(const KeyLocation& loc) const;
   // Looks for loc's tag among the hash_ways ways of a fetched set; true with the block (offset, size) if found.
   bool SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
                  uint64_t* offset, uint32_t* block_bytes) const;
+  // Whether a fetched primary set says some of its pairs sit in their alternate set (way 0's displaced bit).
+  static bool HasDisplaced(const HashWay* ways) { return (ways[0].meta & kWayDisplaced) != 0; }
   // The block size of each slab class of server, as it published them (learned with one get, once).
   bool ClassSizes(int server, const std::vector<uint64_t>** sizes);
   // Caches the pointer a reply carried (p.valid), with the value length it told (or none) as the entry's hint.

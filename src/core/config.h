@@ -24,10 +24,12 @@ bool ParseMGetPolicy(const char* text, int* out);  // auto / message / single, o
 Status ConfigDefaults(shmemcache_config_t* config);
 
 // hash_sets = 0 (the default) sizes each server's table from its memory: one way per kServerBytesPerWay bytes
-// of server_memory_bytes. The smallest block is 56 bytes, a typical small pair's 128 or more, so a full server
-// fills at most about half its ways with typical pairs: with 8-way sets that leaves ~0.2% of pairs in the
-// server-local overflow list (Poisson(4) tail), which Direct operations never reach (DESIGN.md). The table
-// costs 16 B per way: a quarter of server_memory_bytes, in the symmetric heap.
+// of server_memory_bytes. A full server holds 0.6 typical pairs per way (16 B keys, 32 B values: 104 B blocks)
+// and 0.8 of the smallest (56 B blocks; the slab pages of other classes keep it below 1). With one set per key
+// that left 2.3% and 6.7% of pairs in the server-local overflow list, which Direct operations never reach
+// (DESIGN.md); with two candidate sets per key and a cuckoo step (store/hash_table.h) none
+// (kv_store_test DefaultSizingTest). The table costs 16 B per way: a quarter of server_memory_bytes, in the
+// symmetric heap.
 constexpr size_t kServerBytesPerWay = 64;
 // chunks_per_peer = 0 (the default) sizes each message ring from max_outstanding (issue 14): enough chunks for a
 // window of max_outstanding one-chunk messages (values up to 4 KiB at the default chunk_bytes) in flight to one

@@ -102,6 +102,29 @@ class SetIndex {
   uint64_t magic_;
 };
 
+// A key's alternate set (issue 13, store/hash_table.h "Two choices"): where the server puts the pair when its
+// primary set `set` has no free way. A function of the primary set and the tag alone, so the server (which knows
+// an entry's set and tag, not its key) and a client (KeyLocation) compute the same one; it differs from `set`
+// whenever sets > 1. The step is the tag (24 bits, uniform, independent of the set's bits) scaled onto
+// 1..sets-1, so the keys of one full set spread over the whole table; PrimarySetOf undoes it.
+inline size_t AlternateStep(uint32_t tag, size_t sets) {  // sets > 1; in [1, sets - 1]
+  const uint64_t span = sets - 1;
+  const uint64_t scaled = span < (uint64_t{1} << 40) ? (static_cast<uint64_t>(tag & kTagMask) * span) >> 24
+                                                     : (static_cast<uint64_t>(tag) << 16) % span;
+  return 1 + static_cast<size_t>(scaled);
+}
+inline size_t AlternateSetOf(size_t set, uint32_t tag, size_t sets) {
+  if (sets < 2) return set;
+  const size_t step = AlternateStep(tag, sets);
+  return set < sets - step ? set + step : set + step - sets;
+}
+// The primary set of a pair with `tag` that sits in its alternate set `alternate`.
+inline size_t PrimarySetOf(size_t alternate, uint32_t tag, size_t sets) {
+  if (sets < 2) return alternate;
+  const size_t step = AlternateStep(tag, sets);
+  return alternate >= step ? alternate - step : alternate + sets - step;
+}
+
 inline uint64_t Remix(uint64_t h) {  // splitmix64 finaliser
   h ^= h >> 30; h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 27; h *= 0x94d049bb133111ebull;

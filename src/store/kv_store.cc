@@ -361,7 +361,7 @@ void KvStore::FillStats(shmemcache_stats_t* stats) const {
 }
 
 bool KvStore::CheckConsistency() const {
-  if (!slabs_.CheckConsistency()) return false;
+  if (!slabs_.CheckConsistency() || !table_.CheckConsistency()) return false;
   if (slabs_.blocks_in_use() != table_.size() + reservations_ || tiers_.size() != table_.size()) return false;
   if (!tiers_.CheckConsistency() || tiers_.block_bytes() + reserved_bytes_ != slabs_.bytes_in_use()) return false;
   bool ok = true;

@@ -13,7 +13,8 @@ size_t KvStore::CrawlExpired(uint64_t now_ms, size_t max_slots, size_t* examined
       crawl_cursor_ = 0;
       ++crawl_sweeps_;
     }
-    // Collected first: freeing a pair changes its set (an overflow entry moves into the freed way).
+    // Collected first: freeing a pair changes its set (an overflow entry moves into the freed way, which is in
+    // this set). A displaced pair is collected with the set it sits in (its alternate), so once per sweep.
     for (const HashEntry& e : crawling_) {
       // A plain look first (the block may be mid-write by a client: RemoveBlock decides under the lock).
       if (!Expired(ExpiryOf(LoadU64(block(e.offset) + kExpiryOffset)), now)) continue;

@@ -61,6 +61,13 @@ shmemcache_pe_test(direct_stress_options_np6_tcp pe_direct_stress 6 TCP ARGS 8 2
 # Mapped, but UCX's atomics are not CPU atomics (device mode, no NIC here: software atomics): no CPU word atomics.
 shmemcache_pe_test(local_access_np3_device_atomics pe_local_access 3 ARGS 2
                    ENV UCX_ATOMIC_MODE=device SHMEMCACHE_IDLE_SPIN_US=0)
+# A server filled to 0.57 pairs per way at the default table sizing (issue 13): every pair Direct, single GETs and
+# mgets, through the mapping, with one-sided gets (local_access 0) and over tcp (16 MiB server: fewer pairs; one
+# pair of its keys shares set and tag, so one GET is Active: pe_full_server.cc).
+shmemcache_pe_test(full_server_np3 pe_full_server 3 ARGS 600000)
+shmemcache_pe_test(full_server_np3_remote pe_full_server 3 ARGS 600000 ENV SHMEMCACHE_LOCAL_ACCESS=0)
+shmemcache_pe_test(full_server_np3_tcp pe_full_server 3 TCP ARGS 150000 1
+                   ENV SHMEMCACHE_SERVER_MEMORY_BYTES=16M SHMEMCACHE_DIRECT_POLICY=always SHMEMCACHE_MGET_POLICY=single)
 # The blocking GET's flattened on-node path and its fall-backs (miss, stale pointer, expiry, torn or locked copies,
 # no mapping); over tcp the same checks hold on the general path.
 shmemcache_pe_test(get_mapped_np4 pe_get_mapped 4 ARGS 1)

@@ -1,5 +1,9 @@
-// HashTable: ways, overflow list, overflow flag, promotion, Replace, ForEach and counters.
+// HashTable: ways, alternate sets (two choices, the cuckoo step, the displaced and in-alternate bits), overflow
+// list, overflow flag, promotion, Replace, ForEach, CollectSet and counters. Tests of the overflow list alone use
+// one set (no alternate set exists), so a full set overflows at once.
 #include "store/hash_table.h"
+
+#include "core/hash.h"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +52,9 @@ TEST_F(HashTableTest, MetaEncoding) {
   EXPECT_EQ(WayClass(m), 17);
   EXPECT_EQ(WayTag(m | kWayOverflow), 0xabcdefu);
   EXPECT_EQ(WayClass(m | kWayOverflow), 17);
+  EXPECT_EQ(WayTag(m | kWayDisplaced | kWayInAlternate), 0xabcdefu);
+  EXPECT_EQ(WayClass(m | kWayDisplaced | kWayInAlternate), 17);
+  EXPECT_EQ(m & (kWayDisplaced | kWayInAlternate), 0u);
   EXPECT_FALSE(WayValid(0));
   EXPECT_FALSE(WayValid(kWayOverflow));
   EXPECT_EQ(HashTable::BytesFor(4096, 8), 4096u * 8 * 16);
@@ -99,63 +106,62 @@ TEST_F(HashTableTest, SameTagDistinguishedByKey) {
   EXPECT_EQ(e.offset, 64u);
 }
 
-TEST_F(HashTableTest, FullSetGoesToOverflow) {
-  Make(8, 2);
-  EXPECT_FALSE(table_->Insert(5, HashEntry{1, 0, 64}));
-  EXPECT_FALSE(table_->Insert(5, HashEntry{2, 0, 128}));
-  EXPECT_EQ(Way(5, 0).meta & kWayOverflow, 0u);
-  EXPECT_TRUE(table_->Insert(5, HashEntry{3, 0, 192}));
-  EXPECT_TRUE(table_->Insert(5, HashEntry{4, 1, 256}));
+TEST_F(HashTableTest, FullSetWithoutAlternateGoesToOverflow) {
+  Make(1, 2);
+  EXPECT_FALSE(table_->Insert(0, HashEntry{1, 0, 64}));
+  EXPECT_FALSE(table_->Insert(0, HashEntry{2, 0, 128}));
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_TRUE(table_->Insert(0, HashEntry{3, 0, 192}));
+  EXPECT_TRUE(table_->Insert(0, HashEntry{4, 1, 256}));
   EXPECT_EQ(table_->size(), 4u);
   EXPECT_EQ(table_->overflow_size(), 2u);
-  EXPECT_NE(Way(5, 0).meta & kWayOverflow, 0u);
-  EXPECT_EQ(Way(5, 1).meta & kWayOverflow, 0u);  // the flag lives in way 0 only
+  EXPECT_EQ(table_->displaced_size(), 0u);
+  EXPECT_NE(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_EQ(Way(0, 1).meta & kWayOverflow, 0u);  // the flag lives in way 0 only
   // Way 0 still decodes as its entry despite the flag.
-  EXPECT_TRUE(WayValid(Way(5, 0).meta));
-  EXPECT_EQ(WayTag(Way(5, 0).meta), 1u);
-  // Other sets are untouched.
-  for (size_t s = 0; s < 8; ++s)
-    if (s != 5) EXPECT_EQ(Way(s, 0).meta, 0u);
+  EXPECT_TRUE(WayValid(Way(0, 0).meta));
+  EXPECT_EQ(WayTag(Way(0, 0).meta), 1u);
 
   HashEntry e;
   HashSlot slot;
-  ASSERT_TRUE(FindOffset(5, 3, 192, &e, &slot));
+  ASSERT_TRUE(FindOffset(0, 3, 192, &e, &slot));
   EXPECT_EQ(slot.way, -1);
   EXPECT_EQ(e.tag, 3u);
-  ASSERT_TRUE(FindOffset(5, 4, 256, &e, &slot));
+  ASSERT_TRUE(FindOffset(0, 4, 256, &e, &slot));
   EXPECT_EQ(slot.way, -1);
   EXPECT_EQ(e.cls, 1);
-  ASSERT_TRUE(FindOffset(5, 1, 64, &e, &slot));
+  ASSERT_TRUE(FindOffset(0, 1, 64, &e, &slot));
   EXPECT_GE(slot.way, 0);
   EXPECT_EQ(CountAll(), 4u);
+  EXPECT_TRUE(table_->CheckConsistency());
 }
 
 TEST_F(HashTableTest, RemovingWayPromotesOverflowAndClearsFlag) {
-  Make(4, 2);
-  table_->Insert(2, HashEntry{1, 0, 64});
-  table_->Insert(2, HashEntry{2, 0, 128});
-  EXPECT_TRUE(table_->Insert(2, HashEntry{3, 0, 192}));
+  Make(1, 2);
+  table_->Insert(0, HashEntry{1, 0, 64});
+  table_->Insert(0, HashEntry{2, 0, 128});
+  EXPECT_TRUE(table_->Insert(0, HashEntry{3, 0, 192}));
   HashSlot slot;
-  ASSERT_TRUE(FindOffset(2, 1, 64, nullptr, &slot));
+  ASSERT_TRUE(FindOffset(0, 1, 64, nullptr, &slot));
   ASSERT_EQ(slot.way, 0);
   table_->Remove(slot);
   EXPECT_EQ(table_->size(), 2u);
   EXPECT_EQ(table_->overflow_size(), 0u);
   // The overflow entry now sits in the freed way, and the set's overflow flag is clear.
-  EXPECT_TRUE(WayValid(Way(2, 0).meta));
-  EXPECT_EQ(WayTag(Way(2, 0).meta), 3u);
-  EXPECT_EQ(Way(2, 0).offset, 192u);
-  EXPECT_EQ(Way(2, 0).meta & kWayOverflow, 0u);
+  EXPECT_TRUE(WayValid(Way(0, 0).meta));
+  EXPECT_EQ(WayTag(Way(0, 0).meta), 3u);
+  EXPECT_EQ(Way(0, 0).offset, 192u);
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
   HashEntry e;
-  ASSERT_TRUE(FindOffset(2, 3, 192, &e, &slot));
+  ASSERT_TRUE(FindOffset(0, 3, 192, &e, &slot));
   EXPECT_EQ(slot.way, 0);
-  EXPECT_FALSE(FindOffset(2, 1, 64));
-  ASSERT_TRUE(FindOffset(2, 2, 128));
+  EXPECT_FALSE(FindOffset(0, 1, 64));
+  ASSERT_TRUE(FindOffset(0, 2, 128));
   EXPECT_EQ(CountAll(), 2u);
 }
 
 TEST_F(HashTableTest, PromotionKeepsFlagWhileOverflowRemains) {
-  Make(4, 2);
+  Make(1, 2);
   table_->Insert(0, HashEntry{1, 0, 64});
   table_->Insert(0, HashEntry{2, 0, 128});
   table_->Insert(0, HashEntry{3, 0, 192});
@@ -182,25 +188,25 @@ TEST_F(HashTableTest, PromotionKeepsFlagWhileOverflowRemains) {
 }
 
 TEST_F(HashTableTest, RemovingOverflowEntryDirectly) {
-  Make(4, 1);
-  table_->Insert(1, HashEntry{1, 0, 64});
-  table_->Insert(1, HashEntry{2, 0, 128});
-  table_->Insert(1, HashEntry{3, 0, 192});
+  Make(1, 1);
+  table_->Insert(0, HashEntry{1, 0, 64});
+  table_->Insert(0, HashEntry{2, 0, 128});
+  table_->Insert(0, HashEntry{3, 0, 192});
   HashSlot slot;
-  ASSERT_TRUE(FindOffset(1, 2, 128, nullptr, &slot));
+  ASSERT_TRUE(FindOffset(0, 2, 128, nullptr, &slot));
   ASSERT_EQ(slot.way, -1);
   table_->Remove(slot);
   EXPECT_EQ(table_->overflow_size(), 1u);
-  EXPECT_NE(Way(1, 0).meta & kWayOverflow, 0u);
-  EXPECT_FALSE(FindOffset(1, 2, 128));
-  EXPECT_TRUE(FindOffset(1, 3, 192));
-  ASSERT_TRUE(FindOffset(1, 3, 192, nullptr, &slot));
+  EXPECT_NE(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_FALSE(FindOffset(0, 2, 128));
+  EXPECT_TRUE(FindOffset(0, 3, 192));
+  ASSERT_TRUE(FindOffset(0, 3, 192, nullptr, &slot));
   ASSERT_EQ(slot.way, -1);
   table_->Remove(slot);
   EXPECT_EQ(table_->overflow_size(), 0u);
-  EXPECT_EQ(Way(1, 0).meta & kWayOverflow, 0u);
-  EXPECT_TRUE(WayValid(Way(1, 0).meta));
-  EXPECT_EQ(WayTag(Way(1, 0).meta), 1u);
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_TRUE(WayValid(Way(0, 0).meta));
+  EXPECT_EQ(WayTag(Way(0, 0).meta), 1u);
   EXPECT_EQ(table_->size(), 1u);
 }
 
@@ -214,98 +220,353 @@ TEST_F(HashTableTest, EmptyWayZeroKeepsNoStaleFlag) {
 }
 
 TEST_F(HashTableTest, ReplaceWayAndOverflow) {
-  Make(4, 1);
-  table_->Insert(2, HashEntry{9, 1, 64});
-  table_->Insert(2, HashEntry{10, 1, 128});  // overflow
+  Make(1, 1);
+  table_->Insert(0, HashEntry{9, 1, 64});
+  table_->Insert(0, HashEntry{10, 1, 128});  // overflow
   HashSlot slot;
-  ASSERT_TRUE(FindOffset(2, 9, 64, nullptr, &slot));
+  ASSERT_TRUE(FindOffset(0, 9, 64, nullptr, &slot));
   table_->Replace(slot, HashEntry{9, 4, 4096});
-  EXPECT_EQ(Way(2, 0).offset, 4096u);
-  EXPECT_EQ(WayClass(Way(2, 0).meta), 4);
-  EXPECT_NE(Way(2, 0).meta & kWayOverflow, 0u) << "Replace on way 0 must keep the overflow flag";
+  EXPECT_EQ(Way(0, 0).offset, 4096u);
+  EXPECT_EQ(WayClass(Way(0, 0).meta), 4);
+  EXPECT_NE(Way(0, 0).meta & kWayOverflow, 0u) << "Replace on way 0 must keep the overflow flag";
   HashEntry e;
-  ASSERT_TRUE(FindOffset(2, 9, 4096, &e));
+  ASSERT_TRUE(FindOffset(0, 9, 4096, &e));
   EXPECT_EQ(e.cls, 4);
-  EXPECT_FALSE(FindOffset(2, 9, 64));
+  EXPECT_FALSE(FindOffset(0, 9, 64));
 
-  ASSERT_TRUE(FindOffset(2, 10, 128, nullptr, &slot));
+  ASSERT_TRUE(FindOffset(0, 10, 128, nullptr, &slot));
   ASSERT_EQ(slot.way, -1);
   table_->Replace(slot, HashEntry{10, 3, 8192});
-  ASSERT_TRUE(FindOffset(2, 10, 8192, &e));
+  ASSERT_TRUE(FindOffset(0, 10, 8192, &e));
   EXPECT_EQ(e.cls, 3);
-  EXPECT_FALSE(FindOffset(2, 10, 128));
+  EXPECT_FALSE(FindOffset(0, 10, 128));
   EXPECT_EQ(table_->size(), 2u);
   EXPECT_EQ(table_->overflow_size(), 1u);
 }
 
-TEST_F(HashTableTest, ForEachCountsWaysAndOverflow) {
-  Make(8, 2);
-  uint64_t off = 64;
-  std::multiset<uint64_t> inserted;
-  for (size_t s = 0; s < 8; ++s) {
-    for (size_t i = 0; i < s; ++i) {  // set s gets s entries: sets 3..7 overflow
-      table_->Insert(s, HashEntry{static_cast<uint32_t>(i + 1), 0, off});
-      inserted.insert(off);
-      off += 64;
+// A tag with AlternateSetOf(set, tag, sets) == want (and != every tag in `avoid`), searched from `from`.
+uint32_t TagWithAlternate(size_t set, size_t want, size_t sets, uint32_t from = 1) {
+  for (uint32_t t = from; t < (1u << 24); ++t)
+    if (AlternateSetOf(set, t, sets) == want) return t;
+  ADD_FAILURE() << "no tag takes set " << set << " to " << want;
+  return 0;
+}
+
+TEST(AlternateSet, DiffersFromThePrimaryAndPrimarySetOfUndoesIt) {
+  std::mt19937_64 rng(11);
+  for (size_t sets : {size_t{2}, size_t{3}, size_t{7}, size_t{4096}, size_t{131072}, size_t{1} << 30}) {
+    std::set<size_t> seen;
+    for (int i = 0; i < 2000; ++i) {
+      const size_t set = rng() % sets;
+      const uint32_t tag = TagOf(rng());
+      const size_t alt = AlternateSetOf(set, tag, sets);
+      ASSERT_LT(alt, sets);
+      ASSERT_NE(alt, set) << "sets " << sets;
+      ASSERT_EQ(PrimarySetOf(alt, tag, sets), set) << "sets " << sets;
+      seen.insert((alt + sets - set) % sets);
     }
+    // The step spreads: a set's keys do not all share one alternate.
+    EXPECT_GE(seen.size(), std::min<size_t>(sets - 1, 1000)) << "sets " << sets;
   }
-  EXPECT_EQ(table_->size(), 28u);
-  EXPECT_EQ(table_->overflow_size(), 28u - 2 * 6 - 1);  // sets 2..7 fill 2 ways, set 1 fills 1
+  EXPECT_EQ(AlternateSetOf(0, 5, 1), 0u);  // one set: no alternate
+  EXPECT_EQ(PrimarySetOf(0, 5, 1), 0u);
+}
+
+TEST_F(HashTableTest, FullPrimaryPlacesInAlternateAndSetsBothBits) {
+  const size_t sets = 64;
+  Make(sets, 2);
+  table_->Insert(5, HashEntry{1, 0, 64});
+  table_->Insert(5, HashEntry{2, 0, 128});
+  const uint32_t tag = TagWithAlternate(5, 40, sets);
+  EXPECT_FALSE(table_->Insert(5, HashEntry{tag, 3, 192}));  // not overflow
+  EXPECT_EQ(table_->size(), 3u);
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(table_->displaced_size(), 1u);
+  // The primary's way 0 says "look in the alternate"; the alternate's way carries the pair, marked in-alternate,
+  // exactly as a client reads it (its own way-0 set bits untouched).
+  EXPECT_NE(Way(5, 0).meta & kWayDisplaced, 0u);
+  EXPECT_EQ(Way(5, 0).meta & kWayOverflow, 0u);
+  EXPECT_EQ(WayTag(Way(5, 0).meta), 1u);
+  EXPECT_EQ(Way(5, 1).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(WayValid(Way(40, 0).meta));
+  EXPECT_EQ(WayTag(Way(40, 0).meta), tag);
+  EXPECT_EQ(WayClass(Way(40, 0).meta), 3);
+  EXPECT_EQ(Way(40, 0).offset, 192u);
+  EXPECT_NE(Way(40, 0).meta & kWayInAlternate, 0u);
+  EXPECT_EQ(Way(40, 0).meta & kWaySetFlags, 0u);
+  HashEntry e;
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(5, tag, 192, &e, &slot));
+  EXPECT_EQ(slot.set, 40u);
+  EXPECT_EQ(slot.home, 5u);
+  EXPECT_EQ(slot.way, 0);
+  EXPECT_EQ(e.cls, 3);
+  EXPECT_EQ(CountAll(), 3u);
+  EXPECT_TRUE(table_->CheckConsistency());
+
+  // Replace keeps the pair where it is, still marked in-alternate.
+  table_->Replace(slot, HashEntry{tag, 4, 4096});
+  EXPECT_NE(Way(40, 0).meta & kWayInAlternate, 0u);
+  ASSERT_TRUE(FindOffset(5, tag, 4096, &e));
+  EXPECT_EQ(e.cls, 4);
+  // The alternate's own pair goes in beside it; a miss there reads nothing of set 5.
+  const uint32_t own = TagWithAlternate(40, 41, sets);
+  EXPECT_FALSE(table_->Insert(40, HashEntry{own, 0, 256}));
+  ASSERT_TRUE(FindOffset(40, own, 256, nullptr, &slot));
+  EXPECT_EQ(slot.set, 40u);
+  EXPECT_EQ(slot.home, 40u);
+  EXPECT_EQ(Way(40, 1).meta & kWayInAlternate, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+TEST_F(HashTableTest, RemovingTheLastDisplacedPairClearsTheBit) {
+  const size_t sets = 64;
+  Make(sets, 1);
+  table_->Insert(9, HashEntry{1, 0, 64});
+  const uint32_t t1 = TagWithAlternate(9, 20, sets);
+  const uint32_t t2 = TagWithAlternate(9, 30, sets);
+  table_->Insert(9, HashEntry{t1, 0, 128});
+  table_->Insert(9, HashEntry{t2, 0, 192});
+  EXPECT_EQ(table_->displaced_size(), 2u);
+  EXPECT_NE(Way(9, 0).meta & kWayDisplaced, 0u);
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(9, t1, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, 20u);
+  table_->Remove(slot);
+  EXPECT_NE(Way(9, 0).meta & kWayDisplaced, 0u) << "one pair of set 9 is still in its alternate";
+  EXPECT_FALSE(WayValid(Way(20, 0).meta));
+  EXPECT_EQ(Way(20, 0).meta, 0u);  // no in-alternate bit left behind
+  EXPECT_TRUE(table_->CheckConsistency());
+  // Freeing the primary's own way does not clear the bit either (the pair stays in its alternate).
+  ASSERT_TRUE(FindOffset(9, 1, 64, nullptr, &slot));
+  table_->Remove(slot);
+  EXPECT_NE(Way(9, 0).meta & kWayDisplaced, 0u);
+  ASSERT_TRUE(FindOffset(9, t2, 192, nullptr, &slot));
+  EXPECT_EQ(slot.set, 30u);
+  table_->Remove(slot);
+  EXPECT_EQ(Way(9, 0).meta, 0u);
+  EXPECT_EQ(table_->displaced_size(), 0u);
+  EXPECT_EQ(table_->size(), 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// Both sets full: one pair moves to its own other set (the cuckoo step) and the new pair takes its way.
+TEST_F(HashTableTest, CuckooStepMovesANativePairToItsAlternate) {
+  const size_t sets = 16;
+  Make(sets, 1);
+  const uint32_t tx = TagWithAlternate(3, 8, sets);   // x: primary 3, alternate 8 (full)
+  const uint32_t ty = TagWithAlternate(7, 12, sets);  // y: primary 7, alternate 12 (free)
+  const uint32_t tz = TagWithAlternate(8, 3, sets);   // z fills 8
+  const uint32_t te = TagWithAlternate(3, 7, sets);   // e: primary 3, alternate 7
+  table_->Insert(3, HashEntry{tx, 0, 64});
+  table_->Insert(7, HashEntry{ty, 0, 128});
+  table_->Insert(8, HashEntry{tz, 0, 192});
+  EXPECT_FALSE(table_->Insert(3, HashEntry{te, 0, 256}));
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  HashSlot slot;
+  // x could not move (8 is full); y moved to its alternate 12; e took y's way in 7, its own alternate.
+  ASSERT_TRUE(FindOffset(3, tx, 64, nullptr, &slot));
+  EXPECT_EQ(slot.set, 3u);
+  ASSERT_TRUE(FindOffset(7, ty, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, 12u);
+  EXPECT_NE(Way(7, 0).meta & kWayDisplaced, 0u);
+  ASSERT_TRUE(FindOffset(3, te, 256, nullptr, &slot));
+  EXPECT_EQ(slot.set, 7u);
+  EXPECT_NE(Way(3, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(FindOffset(8, tz, 192));
+  EXPECT_EQ(table_->displaced_size(), 2u);
+  EXPECT_EQ(CountAll(), 4u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+TEST_F(HashTableTest, CuckooStepMovesADisplacedPairBackHome) {
+  const size_t sets = 3;
+  Make(sets, 1);
+  const uint32_t tx = TagWithAlternate(0, 2, sets);
+  const uint32_t td = TagWithAlternate(0, 1, sets);
+  const uint32_t tz = TagWithAlternate(2, 1, sets, tx + 1);  // four distinct tags
+  const uint32_t te = TagWithAlternate(1, 2, sets, td + 1);
+  ASSERT_EQ(std::set<uint32_t>({tx, td, tz, te}).size(), 4u);
+  table_->Insert(0, HashEntry{tx, 0, 64});
+  table_->Insert(0, HashEntry{td, 0, 128});  // displaced into 1
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(0, tx, 64, nullptr, &slot));
+  table_->Remove(slot);  // set 0 is free again; d stays in its alternate
+  table_->Insert(2, HashEntry{tz, 0, 192});
+  // e: primary 1 (holds d), alternate 2 (holds z, which cannot move: its alternate 1 is full). d goes home.
+  EXPECT_FALSE(table_->Insert(1, HashEntry{te, 0, 256}));
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(table_->displaced_size(), 0u);
+  ASSERT_TRUE(FindOffset(0, td, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, 0u);
+  EXPECT_EQ(Way(0, 0).meta & (kWayDisplaced | kWayInAlternate), 0u);
+  ASSERT_TRUE(FindOffset(1, te, 256, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_EQ(Way(1, 0).meta & kWayInAlternate, 0u);
+  EXPECT_TRUE(FindOffset(2, tz, 192));
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+TEST_F(HashTableTest, OverflowOnlyWhenNothingCanMoveAndAFreedAlternateWayTakesIt) {
+  Make(2, 1);  // each set is the other's alternate
+  const uint32_t ta = 1, tb = 2, tc = 3;
+  table_->Insert(0, HashEntry{ta, 0, 64});
+  table_->Insert(0, HashEntry{tb, 0, 128});  // displaced into 1
+  EXPECT_TRUE(table_->Insert(0, HashEntry{tc, 0, 192}));  // both full, neither pair can move
+  EXPECT_EQ(table_->overflow_size(), 1u);
+  EXPECT_NE(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(0, tc, 192, nullptr, &slot));
+  EXPECT_EQ(slot.way, -1);
+  // b's way in set 1 frees: set 1 has no overflow of its own, so c (primary 0, alternate 1) moves in.
+  ASSERT_TRUE(FindOffset(0, tb, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  table_->Remove(slot);
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);  // now c's
+  ASSERT_TRUE(FindOffset(0, tc, 192, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_NE(Way(1, 0).meta & kWayInAlternate, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// A client takes the first way with its tag (in the primary, then the alternate): a second pair with the same primary
+// set and tag could never be reached, so it waits in overflow, even beside free ways, until the first one goes.
+TEST_F(HashTableTest, SamePrimaryAndTagWaitsInOverflow) {
+  const size_t sets = 8;
+  Make(sets, 2);
+  table_->Insert(1, HashEntry{7, 0, 64});
+  EXPECT_TRUE(table_->Insert(1, HashEntry{7, 0, 128}));  // room in the primary and the alternate, but unreachable
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, 7, 128, nullptr, &slot));
+  EXPECT_EQ(slot.way, -1);
+  EXPECT_TRUE(table_->CheckConsistency());
+  ASSERT_TRUE(FindOffset(1, 7, 64, nullptr, &slot));
+  table_->Remove(slot);  // the way freed takes it
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  ASSERT_TRUE(FindOffset(1, 7, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_GE(slot.way, 0);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// The same when the first pair is displaced: its tag must not appear in its primary's ways, where a client would stop.
+TEST_F(HashTableTest, DisplacedPairShadowsItsTagInThePrimary) {
+  const size_t sets = 8;
+  Make(sets, 1);
+  const size_t alt = AlternateSetOf(1, 7, sets);
+  table_->Insert(1, HashEntry{5, 0, 64});
+  table_->Insert(1, HashEntry{7, 0, 128});  // displaced
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, 5, 64, nullptr, &slot));
+  table_->Remove(slot);  // the primary is free again
+  EXPECT_TRUE(table_->Insert(1, HashEntry{7, 0, 192}));  // not into the free primary: it would hide the displaced one
+  EXPECT_FALSE(WayValid(Way(1, 0).meta));
+  EXPECT_TRUE(table_->CheckConsistency());
+  ASSERT_TRUE(FindOffset(1, 7, 128, nullptr, &slot));
+  EXPECT_EQ(slot.set, alt);
+  table_->Remove(slot);  // the displaced one goes: the waiting one settles in its primary
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(Way(1, 0).meta & (kWayDisplaced | kWayOverflow), 0u);
+  ASSERT_TRUE(FindOffset(1, 7, 192, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// Every entry once: ForEach, and CollectSet over all sets (what one sweep of the expiry crawl collects), each give
+// the inserted entries exactly, with pairs in their primary, in their alternate and in overflow.
+TEST_F(HashTableTest, ForEachAndCollectSetVisitEachEntryOnce) {
+  const size_t sets = 16;
+  Make(sets, 2);
+  std::mt19937_64 rng(3);
+  std::multiset<uint64_t> inserted;
+  for (uint64_t off = 64; inserted.size() < 40; off += 64) {  // 40 pairs in 32 ways
+    table_->Insert(rng() % sets, HashEntry{TagOf(rng()), 0, off});
+    inserted.insert(off);
+  }
+  ASSERT_GT(table_->displaced_size(), 0u);
+  ASSERT_GT(table_->overflow_size(), 0u);
   std::multiset<uint64_t> seen;
   table_->ForEach([&](const HashEntry& e) { seen.insert(e.offset); });
   EXPECT_EQ(seen, inserted);
-  for (size_t s = 0; s < 8; ++s)
-    EXPECT_EQ((Way(s, 0).meta & kWayOverflow) != 0, s > 2) << "set " << s;
+  std::vector<HashEntry> collected;
+  size_t looked = 0;
+  for (size_t s = 0; s < sets; ++s) looked += table_->CollectSet(s, &collected);
+  std::multiset<uint64_t> swept;
+  for (const HashEntry& e : collected) swept.insert(e.offset);
+  EXPECT_EQ(swept, inserted);
+  EXPECT_EQ(looked, sets * 2 + table_->overflow_size());
+  EXPECT_TRUE(table_->CheckConsistency());
 }
 
-// Random inserts/removes against a reference; every entry stays findable, counters agree, flags agree.
+// Random inserts/removes against a reference; every entry stays findable through its primary set, counters and
+// bits agree (CheckConsistency), ForEach sees each entry once, and overflow only holds what could not be placed.
 TEST_F(HashTableTest, RandomAgainstReference) {
-  const size_t sets = 4;
-  const unsigned ways = 3;
-  Make(sets, ways);
-  std::mt19937_64 rng(7);
-  std::map<uint64_t, HashEntry> ref;  // offset -> entry
-  std::map<uint64_t, size_t> set_of;
-  uint64_t next = 8;
-  for (int step = 0; step < 5000; ++step) {
-    if (ref.empty() || rng() % 100 < 55) {
-      size_t s = rng() % sets;
-      HashEntry e{static_cast<uint32_t>(1 + rng() % 5), static_cast<uint8_t>(rng() % 4), next};
-      next += 8;
-      table_->Insert(s, e);
-      ref[e.offset] = e;
-      set_of[e.offset] = s;
-    } else {
-      auto it = ref.begin();
-      std::advance(it, rng() % ref.size());
-      HashSlot slot;
-      ASSERT_TRUE(FindOffset(set_of[it->first], it->second.tag, it->first, nullptr, &slot));
-      table_->Remove(slot);
-      set_of.erase(it->first);
-      ref.erase(it);
-    }
-    ASSERT_EQ(table_->size(), ref.size());
-    if (step % 50 == 0) {
-      std::vector<size_t> per_set(sets, 0);
-      for (auto& kv : ref) {
-        HashEntry e;
-        ASSERT_TRUE(FindOffset(set_of[kv.first], kv.second.tag, kv.first, &e));
-        EXPECT_EQ(e.cls, kv.second.cls);
-        ++per_set[set_of[kv.first]];
+  for (size_t sets : {size_t{1}, size_t{2}, size_t{5}, size_t{16}}) {
+    const unsigned ways = 3;
+    Make(sets, ways);
+    std::mt19937_64 rng(7 + sets);
+    std::map<uint64_t, HashEntry> ref;  // offset -> entry
+    std::map<uint64_t, size_t> set_of;
+    uint64_t next = 8;
+    const size_t target = sets * ways + 2;  // hovers around full: moves, displacement and overflow all happen
+    size_t displaced_seen = 0, overflow_seen = 0;
+    for (int step = 0; step < 5000; ++step) {
+      if (ref.empty() || (ref.size() < target ? rng() % 100 < 70 : rng() % 100 < 30)) {
+        size_t s = rng() % sets;
+        HashEntry e{TagOf(rng()) % 7 + 1, static_cast<uint8_t>(rng() % 4), next};  // few tags: false matches
+        next += 8;
+        bool twin = false;  // another pair with the same primary and tag
+        for (auto& kv : ref) twin |= set_of[kv.first] == s && kv.second.tag == e.tag;
+        const bool overflowed = table_->Insert(s, e);
+        ref[e.offset] = e;
+        set_of[e.offset] = s;
+        if (overflowed && sets > 1 && !twin) {
+          // Only when the primary and the alternate are full, or hold the same tag already (a clash in the primary
+          // is enough: a client would stop there).
+          for (size_t t : {s, AlternateSetOf(s, e.tag, sets)}) {
+            // clash: t holds the tag, or a pair of t's displaced to its alternate does (a client stops at either)
+            bool full = true, clash = false;
+            const size_t t_alt = AlternateSetOf(t, e.tag, sets);
+            for (unsigned w = 0; w < ways; ++w) {
+              full &= WayValid(Way(t, w).meta);
+              clash |= WayValid(Way(t, w).meta) && WayTag(Way(t, w).meta) == e.tag && Way(t, w).offset != e.offset;
+              clash |= t_alt != t && WayValid(Way(t_alt, w).meta) && WayTag(Way(t_alt, w).meta) == e.tag &&
+                       (Way(t_alt, w).meta & kWayInAlternate) != 0 && Way(t_alt, w).offset != e.offset;
+            }
+            ASSERT_TRUE(full || clash) << "step " << step;
+            if (clash) break;
+          }
+        }
+      } else {
+        auto it = ref.begin();
+        std::advance(it, rng() % ref.size());
+        HashSlot slot;
+        ASSERT_TRUE(FindOffset(set_of[it->first], it->second.tag, it->first, nullptr, &slot));
+        EXPECT_EQ(slot.home, set_of[it->first]);
+        table_->Remove(slot);
+        set_of.erase(it->first);
+        ref.erase(it);
       }
-      size_t overflow = 0;
-      for (size_t s = 0; s < sets; ++s) {
-        size_t over = per_set[s] > ways ? per_set[s] - ways : 0;
-        overflow += over;
-        ASSERT_EQ((Way(s, 0).meta & kWayOverflow) != 0, over > 0) << "set " << s << " step " << step;
-        // Ways are filled before anything overflows.
-        size_t valid = 0;
-        for (unsigned w = 0; w < ways; ++w) valid += WayValid(Way(s, w).meta);
-        ASSERT_EQ(valid, std::min<size_t>(per_set[s], ways)) << "set " << s << " step " << step;
+      ASSERT_EQ(table_->size(), ref.size());
+      displaced_seen += table_->displaced_size() > 0;
+      overflow_seen += table_->overflow_size() > 0;
+      if (step % 50 == 0) {
+        for (auto& kv : ref) {
+          HashEntry e;
+          ASSERT_TRUE(FindOffset(set_of[kv.first], kv.second.tag, kv.first, &e)) << "step " << step;
+          EXPECT_EQ(e.cls, kv.second.cls);
+        }
+        ASSERT_TRUE(table_->CheckConsistency()) << "sets " << sets << " step " << step;
+        ASSERT_EQ(CountAll(), ref.size());
+        if (sets == 1) ASSERT_EQ(table_->displaced_size(), 0u);
       }
-      ASSERT_EQ(table_->overflow_size(), overflow);
-      ASSERT_EQ(CountAll(), ref.size());
     }
+    if (sets > 1) EXPECT_GT(displaced_seen, 0u) << "sets " << sets;
+    EXPECT_GT(overflow_seen, 0u) << "sets " << sets;
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -1162,6 +1163,87 @@ TEST_F(KvStoreReservationTest, SlabMovesNeverTakeAReservedBlock) {
   EXPECT_EQ(got, vb);
   EXPECT_EQ(Set("c", "small"), SHMEMCACHE_OK);  // committed pairs are evictable as any
   EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// Issue 13: a server filled to its memory at the default configuration (server_memory_bytes, the table sized
+// from it) must keep every pair where a Direct lookup reaches it (a way of its set or of its alternate set), not
+// in the server-local overflow list (overflow means Active). Filled with distinct keys until the first eviction;
+// the count is taken at the fullest point, and again (the most) while as many keys again are stored, evicting.
+// Typical pairs (16 B keys, 32 B values), the smallest (8 B + 8 B: 56 B blocks, 0.8 pairs per way when full) and
+// 1 KiB values: nothing in overflow. With one choice per key this left 2.3%, 6.7% and 0% there.
+struct FillResult {
+  size_t items = 0;     // at the fullest (the last store before the first eviction)
+  size_t overflow = 0;  // pairs in the overflow list then
+  size_t displaced = 0;  // pairs in their alternate set then (a remote lookup reads two sets)
+  size_t churn_overflow = 0;  // the most in the overflow list while as many again were stored, evicting
+  size_t ways = 0;
+};
+
+class DefaultSizingTest : public KvStoreTest {
+ protected:
+  FillResult FillUntilEviction(size_t key_len, size_t value_len) {
+    shmemcache_config_t c;
+    EXPECT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
+    ResolveAutoSettings(&c, 2);
+    StoreOptions o;
+    o.arena_bytes = (c.server_memory_bytes + 7) / 8 * 8;
+    o.page_bytes = c.slab_page_bytes;
+    o.growth_factor = c.slab_growth_factor;
+    o.max_key_len = c.max_key_len;
+    o.max_value_len = c.max_value_len;
+    o.sets = c.hash_sets;
+    o.ways = c.hash_ways;
+    Make(o);
+    FillResult r;
+    r.ways = o.sets * o.ways;
+    const std::string value(value_len, 'v');
+    char key[32];
+    uint64_t full_at = 0;
+    for (uint64_t i = 0; i < (uint64_t{1} << 26); ++i) {
+      std::snprintf(key, sizeof(key), "%0*llx", static_cast<int>(key_len), static_cast<unsigned long long>(i));
+      KeyLocation loc = Locate(key, key_len, 1);
+      EXPECT_EQ(store_->Store(loc, key, key_len, value.data(), value.size(), StoreRequest{}, AccessTime{0, i >> 12},
+                              nullptr),
+                SHMEMCACHE_OK);
+      if (full_at == 0 && store_->evictions() > 0) full_at = i;
+      if (full_at == 0) {
+        r.items = store_->items();
+        r.overflow = store_->table().overflow_size();
+        r.displaced = store_->table().displaced_size();
+      } else {
+        r.churn_overflow = std::max(r.churn_overflow, store_->table().overflow_size());
+        if (i == 2 * full_at) break;
+      }
+    }
+    std::printf("pairs %zu+%zu: %zu stored at the fullest (%.3f per way), %zu in overflow (%.4f%%), %zu displaced "
+                "(%.2f%%); storing as many again: at most %zu in overflow\n",
+                key_len, value_len, r.items, static_cast<double>(r.items) / static_cast<double>(r.ways), r.overflow,
+                100.0 * static_cast<double>(r.overflow) / static_cast<double>(r.items), r.displaced,
+                100.0 * static_cast<double>(r.displaced) / static_cast<double>(r.items), r.churn_overflow);
+    EXPECT_TRUE(store_->CheckConsistency());
+    return r;
+  }
+};
+
+TEST_F(DefaultSizingTest, TypicalPairsAllReachableDirectWhenFull) {
+  FillResult r = FillUntilEviction(16, 32);
+  EXPECT_GT(r.items, r.ways / 4);  // the memory filled, not the loop's bound
+  EXPECT_EQ(r.overflow, 0u);
+  EXPECT_EQ(r.churn_overflow, 0u);
+}
+
+TEST_F(DefaultSizingTest, KibValuesAllReachableDirectWhenFull) {
+  FillResult r = FillUntilEviction(16, 1024);
+  EXPECT_GT(r.items, r.ways / 32);
+  EXPECT_EQ(r.overflow, 0u);
+  EXPECT_EQ(r.churn_overflow, 0u);
+}
+
+TEST_F(DefaultSizingTest, SmallestPairsAllReachableDirectWhenFull) {
+  FillResult r = FillUntilEviction(8, 8);
+  EXPECT_GT(r.items, r.ways / 2);  // 0.8 per way: the slab pages of other classes and the tiers keep it below 1
+  EXPECT_EQ(r.overflow, 0u);
+  EXPECT_EQ(r.churn_overflow, 0u);
 }
 
 }  // namespace
