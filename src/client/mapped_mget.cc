@@ -1,0 +1,144 @@
+// Client: the on-node batched read of shmemcache_mget / shmemcache_imget (issue 15: "mget/mset are batches, not
+// loops"). On shared memory a single GET of a cached key is GetMapped (client.cc): admission checks, the key's
+// hash, a directory lookup, one seqlock read through the mapping (store/block.h "Reading through a mapping"),
+// recency and directory updates, counters. A batch window (batch.cc) did the same per item, plus a ~200-byte slot
+// per item: an mget of 32 cached keys cost what 32 GETs cost. ReadMappedBatch does GetMapped's work for the items
+// it can answer, with everything that does not depend on the item done once per call, in two passes over chunks of
+// at most kMappedChunk items:
+//   1. every item's key hashed and its directory sub-entry found (Peek: counted nothing yet), the server looked at
+//      once per call (OpenMappedServer: mapped, not failed, nothing of this thread's in flight to it, its
+//      expiration bar drained, its epoch), and the block's header and target word prefetched, so that the loads
+//      of many items overlap instead of running one dependent chain (key -> hash -> directory -> block) at a time;
+//   2. each block read with ReadBlockInPlace, the single GET's seqlock (its R1-R3, nothing else), and a valid copy
+//      of a pair judged live accepted as GetMapped accepts it (AcceptLiveCopy's outputs, recency CAS only when
+//      the server's epoch moved past the block's, the same directory update); the counters of all the accepted
+//      items go in once per chunk, the ones GetMapped counts per GET (gets, direct_gets, get_hits, local_gets,
+//      directory hits) plus mget_local_items.
+// Anything else is left IN_PROGRESS with nothing counted, and the windows take it from the start (OpenWindow's
+// Lookup, ReadMappedBlocks: the single GET's retry, another key's pointer dropped, the server's judgement of an
+// expiry, Active): no pointer (the windows probe the set), a server not mapped, failed or with this thread's
+// requests in flight (the window completes them first: a batch's ordering), a copy locked or torn (no retry here:
+// the window's read retries with back-off), another key's block, and a pair with an expiry not provably live at a
+// clock reading taken after its read (GetMapped's rule; expired or too close to tell goes to AcceptDirectGet in
+// the window, as in GetMapped). So every item's answer is the one the window, and the single GET, would give.
+//
+// Recency: the epoch of each server is taken once per call (CheckedEpoch: the larger of this PE's estimate and
+// the server's published word, both epochs the server has reached), as a window freezes its clock once; recency
+// moves in ranges of recency_range_ms, a call takes microseconds. Threads: like every Direct GET, on this thread's
+// own directory and counters; blocks are shared and read only under the seqlock.
+#include <cstring>
+
+#include "client/client.h"
+#include "store/block.h"
+
+namespace smc {
+
+namespace {
+
+constexpr size_t kMappedChunk = 64;  // items per pass: their reads' prefetches stay in flight together
+
+}  // namespace
+
+void Client::OpenMappedServer(int server, uint64_t now, MappedServer* state) {
+  state->call = mapped_call_;
+  state->arena = nullptr;
+  const uint8_t* arena = direct_.local_arena(server);
+  if (arena == nullptr || conduit_.failed(static_cast<size_t>(server)) || MineInFlight(server) != 0) return;
+  DrainNotices(server);  // before its Peeks: a pointer below a new bar is not used
+  state->arena = arena;
+  state->epoch = CheckedEpoch(server, now);
+}
+
+size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
+  ++mapped_call_;
+  const uint64_t now = clock_.Nanos();  // the call's reading: epochs and the directory's range
+  const uint64_t range = CurrentRange(now);
+  const int num_servers = config_.num_servers;
+  if (mapped_reads_.size() < kMappedChunk) mapped_reads_.resize(kMappedChunk);
+  MappedRead* const reads = mapped_reads_.data();
+  size_t left = 0;
+  for (size_t from = 0; from < count; from += kMappedChunk) {
+    const size_t to = count - from < kMappedChunk ? count : from + kMappedChunk;
+    // Pass 1: pointers.
+    size_t n = 0;
+    for (size_t i = from; i < to; ++i) {
+      const shmemcache_mget_item_t& it = items[i];
+      if (it.status != SHMEMCACHE_IN_PROGRESS) continue;
+      const KeyLocation loc = Locate(it.key, it.key_len, num_servers);
+      MappedServer& server = mapped_servers_[loc.server];
+      if (server.call != mapped_call_) OpenMappedServer(loc.server, now, &server);
+      DirectoryEntry* e = server.arena != nullptr ? directory_.Peek(loc) : nullptr;
+      if (e == nullptr) {
+        ++left;
+        continue;
+      }
+      MappedRead& r = reads[n++];
+      r.block = server.arena + e->offset;
+      r.entry = e;
+      r.loc = loc;
+      r.offset = e->offset;
+      r.epoch = server.epoch;
+      r.block_bytes = e->block_bytes;
+      r.item = static_cast<uint32_t>(i - from);
+      __builtin_prefetch(r.block);
+      __builtin_prefetch(r.block + TargetOffset(r.block_bytes));
+    }
+    // Pass 2: reads. Until an item takes AcceptDirectGet (an expiry not provably live), which may remove its
+    // sub-entry or install one, pass 2 writes only the sub-entries pass 1 found, each through itself (Refresh
+    // keeps it valid and its key's): every item's sub-entry still names its key. After that, each is checked.
+    bool entries_exact = true;
+    uint64_t accepted = 0, judged = 0, local = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const MappedRead& r = reads[k];
+      DirectoryEntry* const e = r.entry;
+      if (!entries_exact && !directory_.Names(e, r.loc)) {
+        ++left;  // its pointer was dropped or reused since pass 1: the window looks it up again
+        continue;
+      }
+      shmemcache_mget_item_t& it = items[from + r.item];
+      BlockView view;
+      if (ReadBlockInPlace(r.block, r.block_bytes, it.key, it.key_len, r.loc.tag, it.buffer, it.buffer_len, &view) !=
+          BlockCheck::kValid) {
+        ++left;  // locked, torn or another key's: the window's read decides
+        continue;
+      }
+      ++local;
+      if (view.expiry_ms != 0) {
+        uint64_t after = clock_.Nanos();  // after the read: an upper bound on its server time
+        if (JudgeDirectExpiry(r.loc.server, view.expiry_ms, &after) != ExpiryVerdict::kLive) {
+          // GetMapped's own answer: AcceptDirectGet judges again (NOT_FOUND, or live after all), or gives up to
+          // the server (counted direct_expiry_asks: the window reads again and asks).
+          entries_exact = false;
+          const Operation op = MakeOperation(Op::kGet, it.key, it.key_len, nullptr, 0, it.buffer, it.buffer_len,
+                                             &it.value_len);
+          Status status;
+          if (AcceptDirectGet(op, r.offset, r.block_bytes, view, &status, e)) {
+            it.status = status;
+            ++judged;
+          } else {
+            ++left;
+          }
+          continue;
+        }
+      }
+      // AcceptLiveCopy's outputs for an item (no contract outputs): the length, and the value already in the buffer
+      // when it fit.
+      it.value_len = view.value_len;
+      it.status = view.value_len > it.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
+      const uint64_t recency =
+          r.epoch <= view.recency ? view.recency : AdvanceRecency(r.loc.server, r.offset, view.recency, r.epoch);
+      directory_.Refresh(e, r.offset, r.block_bytes, view.version, range, recency, LengthHint(view.value_len));
+      ++accepted;
+    }
+    direct_.CountLocalGets(local);
+    // AcceptDirectGet counted its own (direct_gets, and get_hits or get_misses); GetMapped counts the rest.
+    counters_.gets += accepted + judged;
+    counters_.mget_local_items += accepted + judged;
+    directory_.CountHits(accepted + judged);
+    counters_.direct_gets += accepted;
+    counters_.get_hits += accepted;
+  }
+  return left;
+}
+
+}  // namespace smc
