@@ -10,17 +10,21 @@
 //      expiration bar drained, its epoch), and the block's header and target word prefetched, so that the loads
 //      of many items overlap instead of running one dependent chain (key -> hash -> directory -> block) at a time;
 //   2. each block read with ReadBlockInPlace, the single GET's seqlock (its R1-R3, nothing else), and a valid copy
-//      of a pair judged live accepted as GetMapped accepts it (AcceptLiveCopy's outputs, recency CAS only when
-//      the server's epoch moved past the block's, the same directory update); the counters of all the accepted
-//      items go in once per chunk, the ones GetMapped counts per GET (gets, direct_gets, get_hits, local_gets,
-//      directory hits) plus mget_local_items.
-// Anything else is left IN_PROGRESS with nothing counted, and the windows take it from the start (OpenWindow's
-// Lookup, ReadMappedBlocks: the single GET's retry, another key's pointer dropped, the server's judgement of an
-// expiry, Active): no pointer (the windows probe the set), a server not mapped, failed or with this thread's
-// requests in flight (the window completes them first: a batch's ordering), a copy locked or torn (no retry here:
-// the window's read retries with back-off), another key's block, and a pair with an expiry not provably live at a
-// clock reading taken after its read (GetMapped's rule; expired or too close to tell goes to AcceptDirectGet in
-// the window, as in GetMapped). So every item's answer is the one the window, and the single GET, would give.
+//      accepted as GetMapped accepts it: a pair without expiry, or one judged live from a clock reading taken after
+//      its read, with AcceptLiveCopy's outputs (recency CAS only when the server's epoch moved past the block's,
+//      the same directory update); any other expiry through AcceptDirectGet, which judges again exactly
+//      (NOT_FOUND, live after all, or the server's to judge). The counters GetMapped counts per GET (gets,
+//      direct_gets, get_hits, local_gets, directory hits; AcceptDirectGet's own) go in once per chunk, plus
+//      mget_local_items for every item answered here.
+// Anything else is left IN_PROGRESS, and the windows take it from the start (OpenWindow's Lookup,
+// ReadMappedBlocks: the single GET's retry, another key's pointer dropped, the server's judgement of an expiry,
+// Active), as Execute takes what GetMapped declines: no pointer (the windows probe the set), a server not mapped,
+// failed or with this thread's requests in flight (the window completes them first: a batch's ordering), a copy
+// locked or torn (no retry here: the window's read retries with back-off), another key's block, an expiry only
+// the server can judge (counted, as GetMapped counts it: local_gets and direct_expiry_asks), and an item whose
+// sub-entry an earlier AcceptDirectGet of the pass dropped or reused. So every item's answer is the one the
+// window, and the single GET, would give. Items are read in array order within a chunk; what is left is read
+// again later, by the windows.
 //
 // Recency: the epoch of each server is taken once per call (CheckedEpoch: the larger of this PE's estimate and
 // the server's published word, both epochs the server has reached), as a window freezes its clock once; recency

@@ -123,7 +123,7 @@ class PointerDirectory {
     e->block_bytes = block_bytes;
     e->version = version;
     e->value_len = value_len;
-    e->access_count += e->access_count != UINT32_MAX;  // saturates
+    if (e->access_count != UINT32_MAX) e->access_count += 1;
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;
   }
