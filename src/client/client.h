@@ -747,11 +747,10 @@ class Client {
   // One item ReadMappedBatch's first pass found a pointer for: what its second pass reads and updates.
   struct MappedRead {
     const uint8_t* block;   // the block through the mapping
-    DirectoryEntry* entry;  // the directory's sub-entry that named it (Peek)
-    KeyLocation loc;
-    uint64_t offset;        // the block, as the sub-entry named it then
+    DirectoryEntry* entry;  // the directory's sub-entry that named it (Peek): the block's offset, size, server
+    uint64_t hash;          // the key's (KeyLocation::hash)
     uint64_t epoch;         // its server's MappedServer::epoch
-    uint32_t block_bytes;
+    uint32_t tag;           // the key's (KeyLocation::tag)
     uint32_t item;          // index in the caller's array, from the chunk's first
   };
   // ReadMappedBatch's state of a server within one call (call == mapped_call_; older: not looked at yet).
@@ -763,6 +762,15 @@ class Client {
   // Looks at server for the call mapped_call_ (reading now): mapped, not failed, nothing of this thread in flight
   // to it (a window would complete that first: CompleteServer), its expiration bar drained; and its epoch.
   void OpenMappedServer(int server, uint64_t now, MappedServer* state);
+  // A valid copy (view) of r's block whose pair has an expiry, for item *it: kLive when provably live at a clock
+  // reading taken now (after the read), as GetMapped judges; else GetMapped's AcceptDirectGet: kAnswered (*it's
+  // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; counted
+  // direct_expiry_asks). Out of line: pass 2's loop stays small for the pairs without expiry.
+  enum class MappedExpiry : uint8_t { kLive, kAnswered, kLeft };
+  [[gnu::noinline]] MappedExpiry JudgeMappedExpiry(const MappedRead& r, const BlockView& view,
+                                                   shmemcache_mget_item_t* it);
+  // r's key as a KeyLocation (its server: the sub-entry's, which named it in pass 1).
+  static KeyLocation MappedKey(const MappedRead& r) { return KeyLocation{r.hash, r.entry->server, r.tag}; }
   // The window's kActive GET slots: in multi-get messages, one or a few per server, or as single GETs.
   void PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch);
   // Items indices[0, n) of items, all for server: in as few kMultiGet messages as the rings allow.

@@ -53,6 +53,21 @@ void Client::OpenMappedServer(int server, uint64_t now, MappedServer* state) {
   state->epoch = CheckedEpoch(server, now);
 }
 
+Client::MappedExpiry Client::JudgeMappedExpiry(const MappedRead& r, const BlockView& view,
+                                               shmemcache_mget_item_t* it) {
+  DirectoryEntry* const e = r.entry;
+  uint64_t after = clock_.Nanos();  // after the read: an upper bound on its server time
+  if (JudgeDirectExpiry(e->server, view.expiry_ms, &after) == ExpiryVerdict::kLive) return MappedExpiry::kLive;
+  // GetMapped's own answer: AcceptDirectGet judges again (NOT_FOUND, or live after all), or gives up to the server
+  // (counted direct_expiry_asks: the window reads again and asks).
+  const Operation op =
+      MakeOperation(Op::kGet, it->key, it->key_len, nullptr, 0, it->buffer, it->buffer_len, &it->value_len);
+  Status status;
+  if (!AcceptDirectGet(op, e->offset, e->block_bytes, view, &status, e)) return MappedExpiry::kLeft;
+  it->status = status;
+  return MappedExpiry::kAnswered;
+}
+
 size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
   ++mapped_call_;
   const uint64_t now = clock_.Nanos();  // the call's reading: epochs and the directory's range
@@ -79,49 +94,42 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
       MappedRead& r = reads[n++];
       r.block = server.arena + e->offset;
       r.entry = e;
-      r.loc = loc;
-      r.offset = e->offset;
+      r.hash = loc.hash;
       r.epoch = server.epoch;
-      r.block_bytes = e->block_bytes;
+      r.tag = loc.tag;
       r.item = static_cast<uint32_t>(i - from);
       __builtin_prefetch(r.block);
-      __builtin_prefetch(r.block + TargetOffset(r.block_bytes));
+      __builtin_prefetch(r.block + TargetOffset(e->block_bytes));
     }
     // Pass 2: reads. Until an item takes AcceptDirectGet (an expiry not provably live), which may remove its
-    // sub-entry or install one, pass 2 writes only the sub-entries pass 1 found, each through itself (Refresh
-    // keeps it valid and its key's): every item's sub-entry still names its key. After that, each is checked.
+    // sub-entry or install one, pass 2 writes only the sub-entries pass 1 found, each through itself (Refresh,
+    // with the offset and size it holds: it stays valid, its key's, naming the block pass 1 prefetched): every
+    // item's sub-entry is as pass 1 found it. After that, each is checked (Names): a sub-entry that still names
+    // its key names the block pass 1 saw (an AcceptDirectGet that installs a key installs the block it read).
     bool entries_exact = true;
     uint64_t accepted = 0, judged = 0, local = 0;
     for (size_t k = 0; k < n; ++k) {
       const MappedRead& r = reads[k];
       DirectoryEntry* const e = r.entry;
-      if (!entries_exact && !directory_.Names(e, r.loc)) {
+      if (!entries_exact && !directory_.Names(e, MappedKey(r))) {
         ++left;  // its pointer was dropped or reused since pass 1: the window looks it up again
         continue;
       }
+      const uint32_t block_bytes = e->block_bytes;
       shmemcache_mget_item_t& it = items[from + r.item];
       BlockView view;
-      if (ReadBlockInPlace(r.block, r.block_bytes, it.key, it.key_len, r.loc.tag, it.buffer, it.buffer_len, &view) !=
+      if (ReadBlockInPlace(r.block, block_bytes, it.key, it.key_len, r.tag, it.buffer, it.buffer_len, &view) !=
           BlockCheck::kValid) {
         ++left;  // locked, torn or another key's: the window's read decides
         continue;
       }
       ++local;
       if (view.expiry_ms != 0) {
-        uint64_t after = clock_.Nanos();  // after the read: an upper bound on its server time
-        if (JudgeDirectExpiry(r.loc.server, view.expiry_ms, &after) != ExpiryVerdict::kLive) {
-          // GetMapped's own answer: AcceptDirectGet judges again (NOT_FOUND, or live after all), or gives up to
-          // the server (counted direct_expiry_asks: the window reads again and asks).
-          entries_exact = false;
-          const Operation op = MakeOperation(Op::kGet, it.key, it.key_len, nullptr, 0, it.buffer, it.buffer_len,
-                                             &it.value_len);
-          Status status;
-          if (AcceptDirectGet(op, r.offset, r.block_bytes, view, &status, e)) {
-            it.status = status;
-            ++judged;
-          } else {
-            ++left;
-          }
+        const MappedExpiry expiry = JudgeMappedExpiry(r, view, &it);
+        if (expiry != MappedExpiry::kLive) {
+          entries_exact = false;  // AcceptDirectGet may have dropped or installed a sub-entry
+          if (expiry == MappedExpiry::kAnswered) ++judged;
+          else ++left;
           continue;
         }
       }
@@ -129,9 +137,10 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
       // when it fit.
       it.value_len = view.value_len;
       it.status = view.value_len > it.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
+      const uint64_t offset = e->offset;
       const uint64_t recency =
-          r.epoch <= view.recency ? view.recency : AdvanceRecency(r.loc.server, r.offset, view.recency, r.epoch);
-      directory_.Refresh(e, r.offset, r.block_bytes, view.version, range, recency, LengthHint(view.value_len));
+          r.epoch <= view.recency ? view.recency : AdvanceRecency(e->server, offset, view.recency, r.epoch);
+      directory_.Refresh(e, offset, block_bytes, view.version, range, recency, LengthHint(view.value_len));
       ++accepted;
     }
     direct_.CountLocalGets(local);
