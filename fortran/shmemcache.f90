@@ -147,7 +147,8 @@ module shmemcache
                           mget_message_items, unchecked_copies, idle_sleeps, doorbell_wakes, &
                           cpu_word_atomics, published_epoch_gets, direct_expiry_asks, &
                           remote_gets_whole, remote_gets_head_value, remote_gets_split, &
-                          large_sets_placed, large_value_copies, expired_crawled
+                          large_sets_placed, large_value_copies, expired_crawled, &
+                          mget_local_items
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

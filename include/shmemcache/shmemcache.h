@@ -278,9 +278,10 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
 
 /*
  * Batches: many keys in one call, issued together rather than one after the other. Direct reads of different
- * keys go out back to back and complete together; the GETs a server must answer travel in one multi-get
- * message per server and come back in one reply (config mget_policy); Active SETs to one server share a burst
- * (see README, "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
+ * keys go out back to back and complete together (on a server this PE maps, the keys with a cached pointer are
+ * looked up together and then read in place one after another, each with a single GET's checks: stats
+ * mget_local_items); the GETs a server must answer travel in one multi-get message per server and come back in
+ * one reply (config mget_policy); Active SETs to one server share a burst (see README, "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
  *
  * Every item is processed and gets its own status in item->status: what shmemcache_get / shmemcache_set would
  * return for it alone (BUFFER_TOO_SMALL with value_len set to the size needed, NOT_FOUND, TIMEOUT when its
@@ -484,6 +485,11 @@ typedef struct {
                                    table and freed (a ttl written by a Direct store leaves the server no hint of
                                    the expiry; the crawl runs when the server is idle, and before it evicts live
                                    pairs) */
+  /* client side, batches on the node (local_access) */
+  uint64_t mget_local_items;    /* shmemcache_mget / shmemcache_imget items answered by the batched read through
+                                   the mapping: every item's pointer looked up first, then each block read with
+                                   the seqlock of a single on-node GET (also counted where that GET counts:
+                                   gets, direct_gets, get_hits or get_misses, local_gets, directory_hits) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

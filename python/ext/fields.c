@@ -58,7 +58,8 @@ static const config_field config_fields[] = {
   X(policy_get_path) X(policy_reason) X(local_gets) X(local_sets) X(direct_incrs) X(mget_messages)         \
   X(mget_message_items) X(unchecked_copies) X(idle_sleeps) X(doorbell_wakes) X(cpu_word_atomics) \
   X(published_epoch_gets) X(direct_expiry_asks) X(remote_gets_whole) X(remote_gets_head_value)                \
-  X(remote_gets_split) X(large_sets_placed) X(large_value_copies) X(expired_crawled)
+  X(remote_gets_split) X(large_sets_placed) X(large_value_copies) X(expired_crawled) \
+  X(mget_local_items)
 
 /* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
  * the build instead of silently missing from stats(). */

@@ -10,9 +10,9 @@ def test_stats_fields(cache):
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
                  "published_epoch_gets", "direct_expiry_asks", "remote_gets_whole", "remote_gets_head_value",
                  "remote_gets_split", "large_sets_placed", "large_value_copies",
-                 "expired_crawled"):
+                 "expired_crawled", "mget_local_items"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 66
+    assert len(stats) == 67
 
 
 def test_counters_move(cache, key):

@@ -18,8 +18,8 @@ Status CheckBatchCall(const shmemcache_t* c, const void* items, size_t count) {
 }
 
 // IN_PROGRESS marks the items the client runs; the others already hold their answer.
-Status CheckItem(const shmemcache_t* c, const shmemcache_mget_item_t& it) {
-  Status s = CheckKey(c, it.key, it.key_len);
+Status CheckItem(const shmemcache_mget_item_t& it, size_t max_key_len) {
+  Status s = CheckKey(it.key, it.key_len, max_key_len);
   if (s == SHMEMCACHE_OK) s = CheckBuffer(it.buffer, it.buffer_len);
   return s == SHMEMCACHE_OK ? SHMEMCACHE_IN_PROGRESS : s;
 }
@@ -30,9 +30,10 @@ Status CheckItem(const shmemcache_t* c, const shmemcache_mset_item_t& it) {
 }
 
 void Prepare(shmemcache_t* c, shmemcache_mget_item_t* items, size_t count) {
+  const size_t max_key_len = c->node->config().max_key_len;  // once: the item stores below might alias it
   for (size_t i = 0; i < count; ++i) {
     items[i].value_len = 0;
-    items[i].status = CheckItem(c, items[i]);
+    items[i].status = CheckItem(items[i], max_key_len);
   }
 }
 void Prepare(shmemcache_t* c, shmemcache_mset_item_t* items, size_t count) {

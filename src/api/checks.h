@@ -19,10 +19,13 @@ inline Status CheckClientCall(const shmemcache_t* c) {
 }
 
 // A key: not NULL, not empty, at most max_key_len bytes.
-inline Status CheckKey(const shmemcache_t* c, const void* key, size_t key_len) {
+inline Status CheckKey(const void* key, size_t key_len, size_t max_key_len) {
   if (key == nullptr || key_len == 0) return SHMEMCACHE_INVALID_ARGUMENT;
-  if (key_len > c->node->config().max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
+  if (key_len > max_key_len) return SHMEMCACHE_KEY_TOO_LONG;
   return SHMEMCACHE_OK;
+}
+inline Status CheckKey(const shmemcache_t* c, const void* key, size_t key_len) {
+  return CheckKey(key, key_len, c->node->config().max_key_len);
 }
 
 // A value to store: NULL only when empty, at most max_value_len bytes.

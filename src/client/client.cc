@@ -75,8 +75,10 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       landing_slot_bytes_(layout.landing_slot_bytes),
       batch_server_(config.num_servers, 0),
       mapped_offset_(config.num_servers, 0),
-      mapped_(config.num_servers, 0) {
+      mapped_(config.num_servers, 0),
+      mapped_servers_(config.num_servers) {
   held_depth_.assign(config.num_servers, 0);
+  for (int s = 0; s < config.num_servers; ++s) any_local_arena_ |= direct_.local_arena(s) != nullptr;
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {
     uint8_t* p = static_cast<uint8_t*>(transport->LocalPointer(base, s));
@@ -546,6 +548,7 @@ void Client::FillStats(Stats* stats) const {
   stats->policy_active_ops += c.policy_active_ops;
   stats->mget_messages += c.mget_messages;
   stats->mget_message_items += c.mget_message_items;
+  stats->mget_local_items += c.mget_local_items;
   stats->policy_set_path = direct_sets_allowed_ ? 1 : 2;
   stats->policy_get_path = direct_gets_allowed_ ? 1 : 2;
   stats->policy_reason = policy_reason_;

@@ -736,6 +736,48 @@ class Client {
   // *batch: the batch record, or nullptr: then one is made (NewBatch) when the first part is posted (a MultiGet
   // whose items Direct reads all answer needs none).
   void StartMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** batch);
+
+  // ---- the on-node batched read of an mget (mapped_mget.cc) ----
+  // Whether an mget may take ReadMappedBatch at all: Direct GETs allowed, mget_policy not messages only, and
+  // some server mapped (local_access).
+  bool MappedBatchAllowed() {
+    return direct_gets_allowed_ && any_local_arena_ && mget_path() != MGetPath::kMessagesOnly;
+  }
+  // Answers, in place, the IN_PROGRESS items of items[0, count) that GetMapped would answer through a directory
+  // pointer with one valid seqlock read (OK or BUFFER_TOO_SMALL for a pair judged live, NOT_FOUND for one
+  // AcceptDirectGet finds expired; value_len, the value, recency, directory and counters as that GET leaves
+  // them), on servers this PE maps with nothing of this thread's in flight to them; leaves every other item
+  // IN_PROGRESS for the windows, which take it from the start as Execute takes what GetMapped declines (having
+  // counted, as GetMapped has, only a valid read whose expiry went to the server). Returns how many items it left
+  // IN_PROGRESS.
+  size_t ReadMappedBatch(shmemcache_mget_item_t* items, size_t count);
+  // One item ReadMappedBatch's first pass found a pointer for: what its second pass reads and updates.
+  struct MappedRead {
+    const uint8_t* block;   // the block through the mapping
+    DirectoryEntry* entry;  // the directory's sub-entry that named it (Peek): the block's offset, size, server
+    uint64_t hash;          // the key's (KeyLocation::hash)
+    uint64_t epoch;         // its server's MappedServer::epoch
+    uint32_t tag;           // the key's (KeyLocation::tag)
+    uint32_t item;          // index in the caller's array, from the chunk's first
+  };
+  // ReadMappedBatch's state of a server within one call (call == mapped_call_; older: not looked at yet).
+  struct MappedServer {
+    uint64_t call = 0;
+    const uint8_t* arena = nullptr;  // this PE's mapping of the server's arena; nullptr: not on this path now
+    uint64_t epoch = 0;              // the server's epoch to stamp recency with (CheckedEpoch, once per call)
+  };
+  // Looks at server for the call mapped_call_ (reading now): mapped, not failed, nothing of this thread in flight
+  // to it (a window would complete that first: CompleteServer), its expiration bar drained; and its epoch.
+  void OpenMappedServer(int server, uint64_t now, MappedServer* state);
+  // A valid copy (view) of r's block whose pair has an expiry, for item *it: kLive when provably live at a clock
+  // reading taken now (after the read), as GetMapped judges; else GetMapped's AcceptDirectGet: kAnswered (*it's
+  // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; counted
+  // direct_expiry_asks). Out of line: pass 2's loop stays small for the pairs without expiry.
+  enum class MappedExpiry : uint8_t { kLive, kAnswered, kLeft };
+  [[gnu::noinline]] MappedExpiry JudgeMappedExpiry(const MappedRead& r, const BlockView& view,
+                                                   shmemcache_mget_item_t* it);
+  // r's key as a KeyLocation (its server: the sub-entry's, which named it in pass 1).
+  static KeyLocation MappedKey(const MappedRead& r) { return KeyLocation{r.hash, r.entry->server, r.tag}; }
   // The window's kActive GET slots: in multi-get messages, one or a few per server, or as single GETs.
   void PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch);
   // Items indices[0, n) of items, all for server: in as few kMultiGet messages as the rings allow.
@@ -831,6 +873,7 @@ class Client {
     Tally large_gets_pulled, large_pull_retries, large_sets_landed, large_sets_placed;
     Tally policy_active_ops;
     Tally mget_messages, mget_message_items;  // kMultiGet messages sent, items they answered
+    Tally mget_local_items;  // mget items ReadMappedBatch answered
   };
   // shmemcache_stats_t's policy_reason values.
   enum PolicyReason : uint64_t {
@@ -962,6 +1005,10 @@ class Client {
   MGetPath mget_path_ = MGetPath::kUndecided;
   std::vector<ptrdiff_t> mapped_offset_;  // per server with mapped_: its memory's address here - symmetric address
   std::vector<uint8_t> mapped_;           // per server: 1 when LocalPointer maps its symmetric memory
+  std::vector<MappedRead> mapped_reads_;      // ReadMappedBatch: one chunk's reads
+  std::vector<MappedServer> mapped_servers_;  // ReadMappedBatch: per server
+  uint64_t mapped_call_ = 0;                  // ReadMappedBatch's calls so far
+  bool any_local_arena_ = false;              // some server's arena is mapped for Direct operations
   // Set by TryDirectGet when its Direct GET gave up (kGiveUp: the block stayed locked or torn), cleared by
   // Start before it tries Direct: the Active GET that follows then asks for no pull of that block.
   bool direct_get_gave_up_ = false;

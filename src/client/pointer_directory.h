@@ -92,6 +92,7 @@ class PointerDirectory {
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
   void CountHit() { ++stats_.hits; }
+  void CountHits(uint64_t n) { stats_.hits += n; }
   // What Lookup would have counted for a key Peek did not find (a miss, and an expired lookup when loc's
   // sub-entry is there below its bar), for a caller that then answered without a pointer.
   void CountMiss(const KeyLocation& loc) {
@@ -110,6 +111,14 @@ class PointerDirectory {
               uint32_t value_len = DirectoryEntry::kUnknownValueLen) {
     if (block_bytes == 0) return;
     DirectoryEntry* e = found != nullptr && Names(found, loc) ? found : FindOrInstall(loc);
+    Refresh(e, offset, block_bytes, version, recency, server_recency, value_len);
+  }
+  // Update of a sub-entry known to be loc's still (Names(e, loc) holds: what Peek or Lookup returned for loc,
+  // with no Remove and no Update of another key since), without looking: a batch that peeked all its items'
+  // sub-entries first and then updates each one only through its own sub-entry (client/mapped_mget.cc).
+  // block_bytes is not 0 (the sub-entry stays valid).
+  void Refresh(DirectoryEntry* e, uint64_t offset, uint32_t block_bytes, uint64_t version, uint64_t recency,
+               uint64_t server_recency, uint32_t value_len) {
     e->offset = offset;
     e->block_bytes = block_bytes;
     e->version = version;

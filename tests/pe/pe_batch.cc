@@ -6,7 +6,9 @@
 // keys goes Direct (pointers cached by the first), and a client that never stored the keys finds them too, the
 // misses (and on tcp every key) through multi-get messages (stats mget_messages); the same through
 // shmemcache_imget (more items than a window, polled with shmemcache_test); pairs whose ttl has surely passed
-// are NOT_FOUND in a batch, by the owner (cached pointers) and by another client, next to pairs that stay.
+// are NOT_FOUND in a batch, by the owner (cached pointers) and by another client, next to pairs that stay; the
+// on-node batched read (LocalPath: stats mget_local_items) answers exactly the cached live pairs of a mix of hits,
+// misses, expired pairs, short buffers and size queries, each as shmemcache_get, counted as a loop of it counts.
 // Then the concurrency case: half the clients mset self-verifying values of changing sizes (Direct and Active
 // SETs) to a few shared keys while the others mget them all: no torn or foreign value, and for one reader, key
 // and writer the sequence never goes backwards. Fixed iteration counts (nothing races a clock).
@@ -305,6 +307,136 @@ void ExpiredPairs(shmemcache_t* c, int rank, int clients, unsigned recency_range
   read((rank + 1) % clients, true, true);
 }
 
+// The on-node batched read (client/mapped_mget.cc): one mget mixing cached hits (fitting buffers, a byte short, size
+// queries, a repeated key), misses, pairs whose ttl has surely passed, pairs with a far ttl and bad input, its keys
+// on every server of the job. Every item's status, value_len and buffer are what shmemcache_get gives; where this
+// client reads through a mapping (a single GET counts local_gets) and mget_policy is not message, exactly the
+// cached pairs are answered by the batched read (stats mget_local_items: every live one, on every server, and the
+// expired ones it can judge), and an mget of hits only moves the counters a loop of shmemcache_get over the same
+// keys moves; elsewhere it never runs.
+void LocalPath(shmemcache_t* c, int rank, unsigned recency_range_ms, int mget_policy) {
+  constexpr int kKeys = 48;
+  constexpr uint64_t kTtlMs = 150;
+  auto key = [rank](int i) { return Key(rank, 11000 + i); };
+  auto value = [rank](int i) {
+    std::vector<uint8_t> v(1 + i % 40);
+    pe_test::FillPattern(v.data(), v.size(), static_cast<uint64_t>(rank) * 7 + i);
+    return v;
+  };
+  // i % 8 == 7: never stored; i % 8 == 6: a ttl that passes before the read; i % 8 == 5: a ttl far beyond it.
+  for (int i = 0; i < kKeys; ++i) {
+    if (i % 8 == 7) continue;
+    const std::string k = key(i);
+    const std::vector<uint8_t> v = value(i);
+    shmemcache_store_options_t o{SHMEMCACHE_MODE_SET, 0, i % 8 == 6 ? kTtlMs : i % 8 == 5 ? 3600 * 1000 : 0, 0};
+    PE_CHECK_STATUS(shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, nullptr), SHMEMCACHE_OK);
+  }
+  // Pointers cached (the stores' replies, and these reads); whether they read through a mapping.
+  shmemcache_stats_t a{}, b{};
+  std::vector<uint8_t> single(64);
+  shmemcache_get_stats(c, &a);
+  for (int i = 0; i < kKeys; ++i) {
+    size_t len = 0;
+    const std::string k = key(i);
+    shmemcache_get(c, k.data(), k.size(), single.data(), single.size(), &len);
+  }
+  shmemcache_get_stats(c, &b);
+  const bool local = b.local_gets > a.local_gets && mget_policy != SHMEMCACHE_MGET_MESSAGE;
+  const uint64_t end = pe_test::NowNanos() + ((kTtlMs + recency_range_ms) * 101 / 100 + 50) * 1000000;
+  while (pe_test::NowNanos() < end) usleep(1000);
+
+  // Hits only: the batch counts what the loop counts.
+  std::vector<std::string> keys;
+  for (int i = 0; i < kKeys; ++i)
+    if (i % 8 < 5) keys.push_back(key(i));
+  std::vector<std::vector<uint8_t>> bufs(keys.size(), std::vector<uint8_t>(64));
+  std::vector<shmemcache_mget_item_t> items(keys.size());
+  for (size_t j = 0; j < keys.size(); ++j)
+    items[j] = {keys[j].data(), keys[j].size(), bufs[j].data(), 64, 0, SHMEMCACHE_IO_ERROR};
+  shmemcache_stats_t l0{}, l1{}, m1{};
+  shmemcache_get_stats(c, &l0);
+  for (const std::string& k : keys) {
+    size_t len = 0;
+    PE_CHECK_STATUS(shmemcache_get(c, k.data(), k.size(), single.data(), single.size(), &len), SHMEMCACHE_OK);
+  }
+  shmemcache_get_stats(c, &l1);
+  PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &m1);
+  for (const auto& it : items) PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
+  PE_CHECK(m1.gets - l1.gets == l1.gets - l0.gets && m1.get_hits - l1.get_hits == l1.get_hits - l0.get_hits);
+  if (local) {
+    PE_CHECK(m1.direct_gets - l1.direct_gets == l1.direct_gets - l0.direct_gets);
+    PE_CHECK(m1.active_gets - l1.active_gets == l1.active_gets - l0.active_gets);
+    PE_CHECK(m1.local_gets - l1.local_gets == l1.local_gets - l0.local_gets);
+    PE_CHECK(m1.directory_hits - l1.directory_hits == l1.directory_hits - l0.directory_hits);
+  }
+  PE_CHECK(m1.mget_local_items - l1.mget_local_items == (local ? keys.size() : 0));
+
+  // The mix.
+  keys.clear();
+  std::vector<int> ids;
+  std::vector<size_t> caps;
+  for (int i = 0; i < kKeys; ++i) {
+    keys.push_back(key(i));
+    ids.push_back(i);
+    const size_t want = value(i).size();
+    caps.push_back(i % 8 == 1 ? want - 1 : i % 8 == 2 ? 0 : 64);  // a byte short, a size query, room
+  }
+  keys.push_back(key(0));  // a repeated key
+  ids.push_back(0);
+  caps.push_back(64);
+  keys.push_back(std::string());  // bad input: not run
+  ids.push_back(-1);
+  caps.push_back(64);
+  const size_t n = keys.size();
+  bufs.assign(n, std::vector<uint8_t>(64, 0xAB));
+  items.resize(n);
+  size_t cached_live = 0, expired = 0;
+  for (size_t j = 0; j < n; ++j) {
+    items[j] = {keys[j].data(), keys[j].size(), caps[j] ? bufs[j].data() : nullptr, caps[j], 77, SHMEMCACHE_IO_ERROR};
+    cached_live += ids[j] >= 0 && ids[j] % 8 < 6;
+    expired += ids[j] >= 0 && ids[j] % 8 == 6;
+  }
+  shmemcache_get_stats(c, &a);
+  PE_CHECK_STATUS(shmemcache_mget(c, items.data(), n), SHMEMCACHE_OK);
+  shmemcache_get_stats(c, &b);
+  // Expired pairs with a pointer: answered in place when this client's bounds of the server's clock prove them
+  // expired (as shmemcache_get answers them), else asked of the server.
+  const uint64_t batched = b.mget_local_items - a.mget_local_items;
+  PE_CHECK(local ? batched >= cached_live && batched <= cached_live + expired : batched == 0);
+  PE_CHECK(b.gets - a.gets == n - 1);
+  for (size_t j = 0; j < n; ++j) {
+    const shmemcache_mget_item_t& it = items[j];
+    if (ids[j] < 0) {
+      PE_CHECK_STATUS(it.status, SHMEMCACHE_INVALID_ARGUMENT);
+      PE_CHECK(it.value_len == 0);
+      continue;
+    }
+    size_t len = 99;
+    const shmemcache_status_t s =
+        shmemcache_get(c, keys[j].data(), keys[j].size(), single.data(), single.size(), &len);
+    const int i = ids[j];
+    if (i % 8 >= 6) {  // expired, or never stored (its buffer untouched: no block was read)
+      PE_CHECK_STATUS(it.status, SHMEMCACHE_NOT_FOUND);
+      PE_CHECK_STATUS(s, SHMEMCACHE_NOT_FOUND);
+      PE_CHECK(it.value_len == 0 && len == 0);
+      if (i % 8 == 7)
+        for (uint8_t byte : bufs[j]) PE_CHECK(byte == 0xAB);
+      continue;
+    }
+    const std::vector<uint8_t> v = value(i);
+    PE_CHECK_STATUS(s, SHMEMCACHE_OK);
+    PE_CHECK(it.value_len == v.size() && len == v.size());
+    if (caps[j] < v.size()) {
+      PE_CHECK_STATUS(it.status, SHMEMCACHE_BUFFER_TOO_SMALL);
+      for (uint8_t byte : bufs[j]) PE_CHECK(byte == 0xAB);  // unchanged
+      continue;
+    }
+    PE_CHECK_STATUS(it.status, SHMEMCACHE_OK);
+    PE_CHECK(std::memcmp(bufs[j].data(), v.data(), v.size()) == 0 && bufs[j][v.size()] == 0xAB);
+  }
+}
+
 void Mixed(shmemcache_t* c, int rank, size_t max_value_len) {
   std::vector<std::string> keys(kItems);
   std::vector<std::vector<uint8_t>> values(kItems);
@@ -542,12 +674,14 @@ void Concurrency(shmemcache_t* c, int rank, int clients, int rounds) {
   shmemcache_stats_t st{};
   shmemcache_get_stats(c, &st);
   std::printf("client %d (%s): found=%llu bad=%llu regressions=%llu direct_gets=%llu active_gets=%llu "
-              "direct_sets=%llu active_sets=%llu read_retries=%llu lock_retries=%llu mget_messages=%llu\n",
+              "direct_sets=%llu active_sets=%llu read_retries=%llu lock_retries=%llu mget_messages=%llu "
+              "mget_local_items=%llu\n",
               rank, writer ? "writer" : "reader", (unsigned long long)found, (unsigned long long)bad,
               (unsigned long long)regressions, (unsigned long long)st.direct_gets,
               (unsigned long long)st.active_gets, (unsigned long long)st.direct_sets,
               (unsigned long long)st.active_sets, (unsigned long long)st.read_retries,
-              (unsigned long long)st.lock_retries, (unsigned long long)st.mget_messages);
+              (unsigned long long)st.lock_retries, (unsigned long long)st.mget_messages,
+              (unsigned long long)st.mget_local_items);
   std::fflush(stdout);
   PE_CHECK(bad == 0);
   PE_CHECK(regressions == 0);
@@ -587,6 +721,7 @@ int main(int argc, char** argv) {
     ReadBackThroughMessages(c, (rank + 2) % clients, cfg.max_value_len, true);
     NonBlockingErrors(c);
     ExpiredPairs(c, rank, clients, cfg.recency_range_ms);
+    LocalPath(c, rank, cfg.recency_range_ms, cfg.mget_policy);
     Repeats(c, rank, cfg.max_value_len);
     MultiSetMessages(c, rank, cfg.max_value_len, cfg.large_value_threshold, cfg.direct_ops != 0);
     AfterNonBlocking(c, rank);

@@ -15,7 +15,8 @@
 // pointers it leaves) runs all along; the server checks that it evicted.
 // batch = 1: readers read every hot key with one shmemcache_mget (keys in a rotating order), each item checked as
 // a single read is: the batch's Direct reads (on shared memory, seqlock reads in place through the mapping,
-// straight into the items' buffers) under the same writers and eviction.
+// straight into the items' buffers: the batched read of client/mapped_mget.cc, stats mget_local_items, and the
+// windows' reads for what it leaves) under the same writers and eviction.
 // large = 1: values of 64 KiB and more (mostly 66000..75000 bytes, one slab class, rewritten in place; else
 // 100000..120000 or 270000..300000, moves), so remote readers take the one-copy GET with its value-length hint
 // (client/direct_ops.h) while the length changes under them; over UCX tcp, where reads are blocking gets, the
@@ -610,7 +611,7 @@ int main(int argc, char** argv) {
         "direct_gets=%llu active_gets=%llu direct_sets=%llu active_sets=%llu read_retries=%llu "
         "lock_retries=%llu cas_lock_busy=%llu cas_tag_mismatch=%llu cas_version_mismatch=%llu fallbacks=%llu "
         "local_gets=%llu local_sets=%llu unchecked_copies=%llu cpu_word_atomics=%llu expiry_asks=%llu "
-        "remote_gets whole=%llu head_value=%llu split=%llu\n",
+        "remote_gets whole=%llu head_value=%llu split=%llu mget_local_items=%llu\n",
         rank, writer ? "writer" : "reader", (unsigned long long)reads, (unsigned long long)found,
         (unsigned long long)writes, (unsigned long long)deletes, (unsigned long long)bad,
         (unsigned long long)regressions, (unsigned long long)st.direct_gets, (unsigned long long)st.active_gets,
@@ -621,7 +622,8 @@ int main(int argc, char** argv) {
         (unsigned long long)st.local_gets, (unsigned long long)st.local_sets,
         (unsigned long long)st.unchecked_copies, (unsigned long long)st.cpu_word_atomics,
         (unsigned long long)st.direct_expiry_asks, (unsigned long long)st.remote_gets_whole,
-        (unsigned long long)st.remote_gets_head_value, (unsigned long long)st.remote_gets_split);
+        (unsigned long long)st.remote_gets_head_value, (unsigned long long)st.remote_gets_split,
+        (unsigned long long)st.mget_local_items);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     PE_CHECK(regressions == 0);
@@ -635,6 +637,9 @@ int main(int argc, char** argv) {
     // Pulls of large values read through the mapping too, and so does a valid copy whose expiry only the server
     // could judge (a ttl store's pair read while this reader had no recent reply from the server).
     else PE_CHECK(st.local_gets == st.direct_gets + st.large_gets_pulled + st.direct_expiry_asks);
+    // batch = 1: a reader through the mapping answers most of its mgets' items with the batched read
+    // (client/mapped_mget.cc), whose seqlock reads are the ones checked above; a remote reader never does.
+    if (batch && !writer) PE_CHECK(local ? st.mget_local_items > 0 : st.mget_local_items == 0);
   }
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
   shmemcache_destroy(c);
