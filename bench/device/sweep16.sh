@@ -303,10 +303,11 @@ part_active14() {
 }
 
 part_keys13() {
-  # GET throughput at 10 k vs 1 M keys, same server memory, with the raw floor (--raw), 1 and 4 clients.
+  # GET throughput at 10 k vs 1 M keys, same server memory (KEYS13_MEM, 512M), with the raw floor (--raw), 1 and 4
+  # clients (KEYS13_NPS: the job sizes, "2 5").
   echo "thp shmem_enabled: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled 2>/dev/null)" \
     "enabled: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null)"
-  local k np nps="2 5" keys="10000 1000000" sym=2G mem=512M
+  local k np nps="${KEYS13_NPS:-2 5}" keys="10000 1000000" sym=2G mem="${KEYS13_MEM:-512M}"
   [ "$quick" = 1 ] && nps="2" keys="10000 100000" sym=512M mem=128M
   for np in $nps; do
     for k in $keys; do
