@@ -433,6 +433,65 @@ TEST_F(HashTableTest, OverflowOnlyWhenNothingCanMoveAndAFreedAlternateWayTakesIt
   EXPECT_TRUE(table_->CheckConsistency());
 }
 
+// A native pair's way frees in a set that is ANOTHER primary's alternate: that primary's overflow pair moves in
+// (before, only the freed set's own list and a displaced pair's primary's were looked at, and c stayed in overflow,
+// served Active, beside an empty set).
+TEST_F(HashTableTest, FreedWayTakesAnotherPrimarysOverflowPair) {
+  Make(2, 1);  // each set is the other's alternate
+  const uint32_t ta = 1, tx = 2, tc = 3;
+  table_->Insert(0, HashEntry{ta, 0, 64});
+  table_->Insert(1, HashEntry{tx, 0, 128});
+  EXPECT_TRUE(table_->Insert(0, HashEntry{tc, 0, 192}));  // both full, neither pair can move
+  EXPECT_TRUE(table_->CheckConsistency());
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, tx, 128, nullptr, &slot));
+  ASSERT_EQ(slot.set, 1u);
+  table_->Remove(slot);
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(table_->displaced_size(), 1u);
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(WayValid(Way(1, 0).meta));
+  EXPECT_NE(Way(1, 0).meta & kWayInAlternate, 0u);
+  EXPECT_EQ(WayTag(Way(1, 0).meta), tc);
+  ASSERT_TRUE(FindOffset(0, tc, 192, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_EQ(slot.home, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// A native pair leaves its primary: an overflow pair it shadowed (same primary and tag) may now go to its
+// alternate, even when the freed way went to another overflow pair of the primary.
+TEST_F(HashTableTest, UnshadowedOverflowPairGoesToItsAlternate) {
+  const size_t sets = 3;
+  Make(sets, 1);
+  const uint32_t t = TagWithAlternate(0, 1, sets);          // a and y: primary 0, alternate 1
+  const uint32_t u = TagWithAlternate(0, 2, sets);          // z: primary 0, alternate 2
+  const uint32_t w = TagWithAlternate(2, 0, sets, t + 1);   // w fills 2 and cannot move (its alternate 0 is full)
+  const uint32_t v = TagWithAlternate(1, 2, sets, w + 1);   // v fills 1 for a while
+  ASSERT_EQ(std::set<uint32_t>({t, u, w, v}).size(), 4u);
+  table_->Insert(0, HashEntry{t, 0, 64});   // a
+  table_->Insert(2, HashEntry{w, 0, 128});
+  table_->Insert(1, HashEntry{v, 0, 192});
+  EXPECT_TRUE(table_->Insert(0, HashEntry{u, 0, 256}));  // z: 0 and 2 full, nothing can move
+  EXPECT_TRUE(table_->Insert(0, HashEntry{t, 0, 320}));  // y: shadowed by a
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, v, 192, nullptr, &slot));
+  table_->Remove(slot);  // set 1 frees, but y is still shadowed by a
+  EXPECT_EQ(table_->overflow_size(), 2u);
+  EXPECT_FALSE(WayValid(Way(1, 0).meta));
+  EXPECT_TRUE(table_->CheckConsistency());
+  ASSERT_TRUE(FindOffset(0, t, 64, nullptr, &slot));
+  table_->Remove(slot);  // z takes a's way; y, no longer shadowed, goes to its alternate
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  ASSERT_TRUE(FindOffset(0, u, 256, nullptr, &slot));
+  EXPECT_EQ(slot.set, 0u);
+  ASSERT_TRUE(FindOffset(0, t, 320, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
 // A client takes the first way with its tag (in the primary, then the alternate): a second pair with the same primary
 // set and tag could never be reached, so it waits in overflow, even beside free ways, until the first one goes.
 TEST_F(HashTableTest, SamePrimaryAndTagWaitsInOverflow) {
@@ -552,6 +611,9 @@ TEST_F(HashTableTest, RandomAgainstReference) {
         ref.erase(it);
       }
       ASSERT_EQ(table_->size(), ref.size());
+      // After every operation: no overflow pair is left with room it may take (Remove's refill, Insert's cuckoo
+      // step sending a displaced pair home), besides the bits and counts.
+      ASSERT_TRUE(table_->CheckConsistency()) << "sets " << sets << " step " << step;
       displaced_seen += table_->displaced_size() > 0;
       overflow_seen += table_->overflow_size() > 0;
       if (step % 50 == 0) {
@@ -560,7 +622,6 @@ TEST_F(HashTableTest, RandomAgainstReference) {
           ASSERT_TRUE(FindOffset(set_of[kv.first], kv.second.tag, kv.first, &e)) << "step " << step;
           EXPECT_EQ(e.cls, kv.second.cls);
         }
-        ASSERT_TRUE(table_->CheckConsistency()) << "sets " << sets << " step " << step;
         ASSERT_EQ(CountAll(), ref.size());
         if (sets == 1) ASSERT_EQ(table_->displaced_size(), 0u);
       }
