@@ -269,6 +269,13 @@ TEST(AlternateSet, DiffersFromThePrimaryAndPrimarySetOfUndoesIt) {
     EXPECT_GE(seen.size(), std::min<size_t>(sets - 1, 1000)) << "sets " << sets;
   }
   EXPECT_EQ(AlternateSetOf(0, 5, 1), 0u);  // one set: no alternate
+  // Only the tag's 24 bits count, in both of AlternateStep's branches (span below and from 2^40).
+  for (size_t sets : {size_t{4096}, (size_t{1} << 40) + 7, size_t{1} << 50}) {
+    for (uint32_t tag : {1u, 0x123456u, 0xffffffu}) {
+      EXPECT_EQ(AlternateStep(tag | 0xff000000u, sets), AlternateStep(tag, sets)) << "sets " << sets;
+      EXPECT_EQ(AlternateStep(tag | 0x01000000u, sets), AlternateStep(tag, sets)) << "sets " << sets;
+    }
+  }
   EXPECT_EQ(PrimarySetOf(0, 5, 1), 0u);
 }
 
