@@ -11,9 +11,12 @@
 // of its primary set, which clients never chase (overflow means Active; way 0's overflow bit says a set has one).
 // A client takes the first way with the key's tag (in the primary, then the alternate), so no set ever holds two
 // pairs with one tag, and a displaced pair's tag is never in its primary's ways (Shadowed): a pair that would
-// break this goes to its other set, or to overflow when both keys have the same primary set and tag (about
-// N^2 / (2 sets 2^24) such pairs of keys: 0.02 expected with 150 k pairs in 32 k sets). Remove empties the way
-// and moves into free ways what now fits of the overflow lists (the set's own, the removed pair's primary's, and
+// break this goes to its other set, or to overflow when its primary's ways already hold its tag (or a pair with
+// its primary and tag sits displaced), whether that pair has the same primary set (about N^2 / (2 sets 2^24)
+// such pairs of keys: 0.02 expected with 150 k pairs in 32 k sets) or is another primary's pair displaced into
+// this set (about 2^-24 per displaced way in the primary: 0.001 expected with 150 k pairs, 2.7% of them
+// displaced, in 32 k sets). A client would stop at that pair's way and never reach this one. Remove empties the
+// way and moves into free ways what now fits of the overflow lists (the set's own, the removed pair's primary's, and
 // any other primary's whose alternate is that set, and those the removed tag shadowed), so no overflow pair is
 // left with room it could take (nor after a cuckoo step sends a displaced pair home, unshadowing its tag).
 // Primary first keeps displaced pairs (a second set read on a remote lookup) to those whose set was full.
