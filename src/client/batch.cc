@@ -313,6 +313,9 @@ void Client::ProbeSets() {
 
 bool Client::BatchRead(void* local, const void* remote, size_t bytes, int server, bool alone) {
   if (mapped_[server]) {
+    // A plain copy, no acquire: on a weakly ordered CPU a probed set may show its displaced bit (ProbeSets) before
+    // the alternate set's way the server stored first (store/hash_table.h), so the second read can miss the pair.
+    // Harmless: a miss goes Active, which finds it.
     std::memcpy(local, static_cast<const uint8_t*>(remote) + mapped_offset_[server], bytes);
     return false;
   }

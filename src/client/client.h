@@ -345,6 +345,9 @@ class Client {
   bool SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
                  uint64_t* offset, uint32_t* block_bytes) const;
   // Whether a fetched primary set says some of its pairs sit in their alternate set (way 0's displaced bit).
+  // Through a mapping the sets are read without acquire ordering (FindInRemoteSet's relaxed loads, ProbeSets'
+  // memcpy), so on a weakly ordered CPU seeing the bit does not guarantee seeing the alternate's way the server
+  // stored before it: the lookup then misses, which is harmless (a miss goes Active).
   static bool HasDisplaced(const HashWay* ways) { return (ways[0].meta & kWayDisplaced) != 0; }
   // The block size of each slab class of server, as it published them (learned with one get, once).
   bool ClassSizes(int server, const std::vector<uint64_t>** sizes);

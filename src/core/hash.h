@@ -110,7 +110,7 @@ class SetIndex {
 inline size_t AlternateStep(uint32_t tag, size_t sets) {  // sets > 1; in [1, sets - 1]
   const uint64_t span = sets - 1;
   const uint64_t scaled = span < (uint64_t{1} << 40) ? (static_cast<uint64_t>(tag & kTagMask) * span) >> 24
-                                                     : (static_cast<uint64_t>(tag) << 16) % span;
+                                                     : (static_cast<uint64_t>(tag & kTagMask) << 16) % span;
   return 1 + static_cast<size_t>(scaled);
 }
 inline size_t AlternateSetOf(size_t set, uint32_t tag, size_t sets) {

@@ -55,7 +55,7 @@ void HashTable::Displace(size_t home, size_t set, unsigned w, const HashEntry& e
   if (displaced_[home]++ == 0) SetFlag(home, kWayDisplaced, true);
 }
 
-int HashTable::MakeRoom(size_t set, uint32_t tag) {
+int HashTable::MakeRoom(size_t set, uint32_t tag, uint32_t* went_home) {
   if (Shadowed(set, tag)) return -1;
   for (unsigned w = 0; w < ways_; ++w) {
     const HashWay* hw = way(set, w);
@@ -70,6 +70,7 @@ int HashTable::MakeRoom(size_t set, uint32_t tag) {
       const int free = TagClash(home, moving.tag) ? -1 : FreeWay(home);  // Room(home) would see this pair itself
       if (free < 0) continue;
       StoreWay(home, static_cast<unsigned>(free), &moving);  // back home before it leaves this way
+      *went_home = moving.tag;
       --displaced_size_;
       if (--displaced_[home] == 0) SetFlag(home, kWayDisplaced, false);
     }
@@ -90,12 +91,17 @@ bool HashTable::Insert(size_t set, const HashEntry& entry) {
   const size_t alt = alternate(set, entry.tag);
   if (alt != set && !Shadowed(set, entry.tag)) {
     // The way MakeRoom frees still shows its old pair (now also in its other set) until this store replaces it.
-    if ((w = Room(alt, entry.tag)) >= 0 || (w = MakeRoom(alt, entry.tag)) >= 0) {
+    // A displaced pair it sent home no longer shadows its tag in the set it left: that set's overflow pairs with
+    // the tag may go to their alternate (Settle, after the store: the freed way is the new pair's).
+    uint32_t went_home = kFreeTag;
+    if ((w = Room(alt, entry.tag)) >= 0 || (w = MakeRoom(alt, entry.tag, &went_home)) >= 0) {
       Displace(set, alt, static_cast<unsigned>(w), entry);
+      if (went_home != kFreeTag && overflow_size_ > 0) Settle(alt, alternate(alt, went_home));
       return false;
     }
-    if ((w = MakeRoom(set, entry.tag)) >= 0) {
+    if ((w = MakeRoom(set, entry.tag, &went_home)) >= 0) {
       StoreWay(set, static_cast<unsigned>(w), &entry);
+      if (went_home != kFreeTag && overflow_size_ > 0) Settle(set, alternate(set, went_home));
       return false;
     }
   }
@@ -151,27 +157,49 @@ void HashTable::Remove(const HashSlot& slot) {
   }
   const unsigned freed = static_cast<unsigned>(slot.way);
   const bool displaced = slot.home != slot.set;
+  const uint32_t tag = WayTag(way(slot.set, freed)->meta);
   // Emptied first (a client reading the set meanwhile misses and goes Active), then refilled from the overflow
   // lists so clients can reach those pairs directly again: pairs whose primary is this set, then (a displaced
-  // pair's way) its primary's pairs that may now go home, then those that may go to this set as their alternate.
+  // pair's way) its primary's pairs that may now go home, then those that may go to this set as their alternate;
+  // then those the removed tag shadowed (below); last any other primary's pairs whose alternate is this set.
+  // Afterwards no overflow pair has unshadowed room in its primary or its alternate (CheckConsistency).
   StoreWay(slot.set, freed, nullptr);
   if (displaced) {
     --displaced_size_;
     if (--displaced_[slot.home] == 0) SetFlag(slot.home, kWayDisplaced, false);
   }
-  Settle(slot.set);
-  if (!displaced) return;
-  Settle(slot.home);
-  int w;
-  HashEntry taken;
-  while ((w = FreeWay(slot.set)) >= 0 && TakeOverflow(slot.home, slot.set, -1, &taken))
-    Displace(slot.home, slot.set, static_cast<unsigned>(w), taken);
+  if (overflow_size_ == 0) return;
+  Settle(slot.set, slot.set);
+  if (displaced) {
+    Settle(slot.home, slot.home);
+    Settle(slot.home, slot.set);
+  }
+  // The removed pair no longer shadows its tag (Shadowed) in this set, nor (displaced) in its primary: pairs with
+  // that tag whose primary is one of them may go to their alternate, and pairs with that tag whose alternate is
+  // the primary may go there (Room), where either has a free way.
+  Settle(slot.set, alternate(slot.set, tag));
+  if (displaced) Settle(PrimarySetOf(slot.home, tag, sets_), slot.home);
+  // Pairs of other primaries whose alternate is this set. The overflow lists are normally empty or a few pairs,
+  // so the walk over them is short.
+  if (overflow_size_ == 0 || FreeWay(slot.set) < 0) return;
+  for (auto it = overflow_.begin(); it != overflow_.end();) {
+    const size_t home = it->first;
+    ++it;  // Settle may erase home's list (only that element: `it` stays valid)
+    if (home != slot.set) Settle(home, slot.set);
+    if (FreeWay(slot.set) < 0) break;
+  }
 }
 
-void HashTable::Settle(size_t set) {
+void HashTable::Settle(size_t home, size_t set) {
   int w;
   HashEntry taken;
-  while ((w = FreeWay(set)) >= 0 && TakeOverflow(set, set, -1, &taken)) StoreWay(set, static_cast<unsigned>(w), &taken);
+  while ((w = FreeWay(set)) >= 0 && TakeOverflow(home, set, -1, &taken)) {
+    if (set == home) {
+      StoreWay(set, static_cast<unsigned>(w), &taken);
+    } else {
+      Displace(home, set, static_cast<unsigned>(w), taken);  // the way before the primary's displaced bit
+    }
+  }
 }
 
 size_t HashTable::CollectSet(size_t set, std::vector<HashEntry>* out) const {
@@ -220,10 +248,15 @@ bool HashTable::CheckConsistency() const {
     auto it = overflow_.find(s);
     const bool has_overflow = it != overflow_.end() && !it->second.empty();
     if (((flags & kWayOverflow) != 0) != has_overflow) return false;
-    // Overflow only what the set could not take (full, or a pair with the same primary and tag in the ways).
+    // Overflow only what neither set could take: the primary and the alternate full, or a pair with the same
+    // primary and tag in the ways, or (the alternate) a clash there (Room). Remove's refill and Insert keep this.
     if (has_overflow)
-      for (const HashEntry& e : it->second)
-        if (FreeWay(s) >= 0 && !Shadowed(s, e.tag)) return false;
+      for (const HashEntry& e : it->second) {
+        if (Shadowed(s, e.tag)) continue;
+        if (FreeWay(s) >= 0) return false;
+        const size_t alt = alternate(s, e.tag);
+        if (alt != s && Room(alt, e.tag) >= 0) return false;
+      }
   }
   size_t overflow = 0;
   for (const auto& kv : overflow_) overflow += kv.second.size();

@@ -11,9 +11,14 @@
 // of its primary set, which clients never chase (overflow means Active; way 0's overflow bit says a set has one).
 // A client takes the first way with the key's tag (in the primary, then the alternate), so no set ever holds two
 // pairs with one tag, and a displaced pair's tag is never in its primary's ways (Shadowed): a pair that would
-// break this goes to its other set, or to overflow when both keys have the same primary set and tag (about
-// N^2 / (2 sets 2^24) such pairs of keys: 0.02 expected with 150 k pairs in 32 k sets). Remove empties the way
-// and moves into free ways what now fits of the overflow lists (the set's own, and the removed pair's primary's).
+// break this goes to its other set, or to overflow when its primary's ways already hold its tag (or a pair with
+// its primary and tag sits displaced), whether that pair has the same primary set (about N^2 / (2 sets 2^24)
+// such pairs of keys: 0.02 expected with 150 k pairs in 32 k sets) or is another primary's pair displaced into
+// this set (about 2^-24 per displaced way in the primary: 0.001 expected with 150 k pairs, 2.7% of them
+// displaced, in 32 k sets). A client would stop at that pair's way and never reach this one. Remove empties the
+// way and moves into free ways what now fits of the overflow lists (the set's own, the removed pair's primary's, and
+// any other primary's whose alternate is that set, and those the removed tag shadowed), so no overflow pair is
+// left with room it could take (nor after a cuckoo step sends a displaced pair home, unshadowing its tag).
 // Primary first keeps displaced pairs (a second set read on a remote lookup) to those whose set was full.
 // A full server at the default sizing (kv_store_test DefaultSizingTest, filled until its first eviction, then as
 // many again) kept in overflow, of typical pairs (16 B keys, 32 B values: 0.6 pairs per way) 2.3% with one set
@@ -109,8 +114,10 @@ class HashTable {
   // Points an existing slot at a new block.
   void Replace(const HashSlot& slot, const HashEntry& entry);
   // Removes the entry at slot (as Find gave it). A freed way takes an overflow entry: one whose primary is the
-  // way's set, else (a displaced pair's way) one of the removed pair's primary whose alternate is that set.
-  // Removing a primary's last displaced pair clears its displaced bit.
+  // way's set, else (a displaced pair's way) one of the removed pair's primary whose alternate is that set, else
+  // one of any other primary whose alternate is that set; an overflow entry the removed pair shadowed (same
+  // primary and tag) may also go to its alternate. Removing a primary's last displaced pair clears its displaced
+  // bit.
   void Remove(const HashSlot& slot);
 
   // Appends the entries of one set (its ways, then its overflow list) to *out; returns the slots it looked at
@@ -122,8 +129,8 @@ class HashTable {
   size_t overflow_size() const { return overflow_size_; }
   size_t displaced_size() const { return displaced_size_; }  // pairs in a way of their alternate set
   // Whether the way bits and the counts agree: each set's displaced bit and count with the in-alternate ways whose
-  // primary it is, its overflow bit with its list, size() with the entries. O(table); for tests and
-  // KvStore::CheckConsistency.
+  // primary it is, its overflow bit with its list, size() with the entries; and no overflow entry has a free way
+  // it may take (unshadowed) in its primary or its alternate. O(table); for tests and KvStore::CheckConsistency.
   bool CheckConsistency() const;
 
  private:
@@ -142,16 +149,18 @@ class HashTable {
   // Whether a pair whose primary is home and with tag sits in the ways (the primary's, or displaced in the
   // alternate's), way skip of home ignored: another such pair would be unreachable by a client.
   bool Shadowed(size_t home, uint32_t tag, int skip = -1) const;
-  // Moves into free ways of set the pairs of its overflow list that may go there.
-  void Settle(size_t set);
+  // Moves into free ways of set the pairs of home's overflow list that may go there: set == home as native pairs,
+  // else as displaced ones (set is their alternate).
+  void Settle(size_t home, size_t set);
   // Takes from home's overflow list a pair that may go into a way of set (its primary or its alternate) without a
   // tag clash (way skip ignored).
   bool TakeOverflow(size_t home, size_t set, int skip, HashEntry* taken);
   // Puts entry (primary `home`) into way w of its alternate set `set` and counts it displaced.
   void Displace(size_t home, size_t set, unsigned w, const HashEntry& entry);
   // The cuckoo step, for a pair with tag: frees a way of `set` by moving its pair to that pair's other set; -1 if
-  // none can move (or Shadowed(set, tag)).
-  int MakeRoom(size_t set, uint32_t tag);
+  // none can move (or Shadowed(set, tag)). *went_home: the moved pair's tag when it was a displaced pair that went
+  // back to its primary, else left as it was.
+  int MakeRoom(size_t set, uint32_t tag, uint32_t* went_home);
   template <class IsKey>
   bool FindInWays(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, int* found) const;
 

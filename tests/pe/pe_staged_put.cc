@@ -9,6 +9,12 @@
 //   3. Client 0 reads client 1's values back, exactly.
 // A staged put that lost, shifted or truncated any byte, or a checksum that no longer matched the body (the
 // reader would retry and fall back, or return wrong bytes), fails here.
+// Both bounds write the same bytes, so the job also proves which one was in force: its argument names the
+// transport (tests.cmake: "tcp" or "shm"), and client 0's remote reads must have taken that transport's forms
+// (DirectOps::blocking_reads, which also picks staged_put_max()): header and value in one get
+// (remote_gets_head_value) over tcp, never the split form; on shared memory the split form for the values of
+// 64 KiB of room and more (remote_gets_split), never head-and-value. Over tcp lengths 4096..65536 then took the
+// one-put form.
 #include <shmem.h>
 
 #include <cstdio>
@@ -54,9 +60,12 @@ shmemcache_stats_t Stats(shmemcache_t* c) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   shmem_init();
   pe_test::Begin(shmem_my_pe());
+  const std::string transport = argc > 1 ? argv[1] : "";
+  PE_CHECK(transport == "tcp" || transport == "shm");  // the job's transport (tests.cmake)
+  const bool tcp = transport == "tcp";
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
@@ -109,6 +118,18 @@ int main() {
     pe_test::ClientBarrier(first_client, 2);
     if (rank == 0) {
       for (size_t i = 0; i < n; ++i) ExpectValue(c, i, kRounds + 1, &buf);
+      // Which read forms, hence which staging bound, the transport gave (the header comment).
+      const shmemcache_stats_t st = Stats(c);
+      std::printf("client 0 (%s): remote_gets_whole %llu remote_gets_head_value %llu remote_gets_split %llu\n",
+                  transport.c_str(), (unsigned long long)st.remote_gets_whole,
+                  (unsigned long long)st.remote_gets_head_value, (unsigned long long)st.remote_gets_split);
+      if (tcp) {
+        PE_CHECK(st.remote_gets_head_value > 0);
+        PE_CHECK(st.remote_gets_split == 0);
+      } else {
+        PE_CHECK(st.remote_gets_head_value == 0);
+        PE_CHECK(st.remote_gets_split > 0);
+      }
     }
     std::fflush(stdout);
   }

@@ -41,9 +41,10 @@ shmemcache_pe_test(local_access_np3 pe_local_access 3 ARGS 1 ENV UCX_ATOMIC_MODE
 shmemcache_pe_test(local_access_np3_tcp pe_local_access 3 TCP ARGS 0 ${direct_always})
 # Remote Direct SETs of lengths around the staged single put's bounds (DirectOps::kStagedPutMaxBytes, and
 # kBlockingStagedPutMaxBytes over tcp), written and read back byte for byte by two clients; local_access 0 and
-# direct_policy always are set by the program.
-shmemcache_pe_test(staged_put_np3 pe_staged_put 3)
-shmemcache_pe_test(staged_put_np3_tcp pe_staged_put 3 TCP)
+# direct_policy always are set by the program. The argument names the transport: the program checks by its read
+# forms that the tcp job ran with blocking reads (the 64 KiB bound) and the other without.
+shmemcache_pe_test(staged_put_np3 pe_staged_put 3 ARGS shm)
+shmemcache_pe_test(staged_put_np3_tcp pe_staged_put 3 TCP ARGS tcp)
 # The value-length hint of a remote one-copy Direct GET: grow and shrink within and across slab classes.
 shmemcache_pe_test(length_hint_np3_tcp pe_length_hint 3 TCP)
 shmemcache_pe_test(length_hint_np3_remote pe_length_hint 3 ENV SHMEMCACHE_LOCAL_ACCESS=0)

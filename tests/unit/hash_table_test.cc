@@ -269,6 +269,13 @@ TEST(AlternateSet, DiffersFromThePrimaryAndPrimarySetOfUndoesIt) {
     EXPECT_GE(seen.size(), std::min<size_t>(sets - 1, 1000)) << "sets " << sets;
   }
   EXPECT_EQ(AlternateSetOf(0, 5, 1), 0u);  // one set: no alternate
+  // Only the tag's 24 bits count, in both of AlternateStep's branches (span below and from 2^40).
+  for (size_t sets : {size_t{4096}, (size_t{1} << 40) + 7, size_t{1} << 50}) {
+    for (uint32_t tag : {1u, 0x123456u, 0xffffffu}) {
+      EXPECT_EQ(AlternateStep(tag | 0xff000000u, sets), AlternateStep(tag, sets)) << "sets " << sets;
+      EXPECT_EQ(AlternateStep(tag | 0x01000000u, sets), AlternateStep(tag, sets)) << "sets " << sets;
+    }
+  }
   EXPECT_EQ(PrimarySetOf(0, 5, 1), 0u);
 }
 
@@ -433,6 +440,65 @@ TEST_F(HashTableTest, OverflowOnlyWhenNothingCanMoveAndAFreedAlternateWayTakesIt
   EXPECT_TRUE(table_->CheckConsistency());
 }
 
+// A native pair's way frees in a set that is ANOTHER primary's alternate: that primary's overflow pair moves in
+// (before, only the freed set's own list and a displaced pair's primary's were looked at, and c stayed in overflow,
+// served Active, beside an empty set).
+TEST_F(HashTableTest, FreedWayTakesAnotherPrimarysOverflowPair) {
+  Make(2, 1);  // each set is the other's alternate
+  const uint32_t ta = 1, tx = 2, tc = 3;
+  table_->Insert(0, HashEntry{ta, 0, 64});
+  table_->Insert(1, HashEntry{tx, 0, 128});
+  EXPECT_TRUE(table_->Insert(0, HashEntry{tc, 0, 192}));  // both full, neither pair can move
+  EXPECT_TRUE(table_->CheckConsistency());
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, tx, 128, nullptr, &slot));
+  ASSERT_EQ(slot.set, 1u);
+  table_->Remove(slot);
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  EXPECT_EQ(table_->displaced_size(), 1u);
+  EXPECT_EQ(Way(0, 0).meta & kWayOverflow, 0u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(WayValid(Way(1, 0).meta));
+  EXPECT_NE(Way(1, 0).meta & kWayInAlternate, 0u);
+  EXPECT_EQ(WayTag(Way(1, 0).meta), tc);
+  ASSERT_TRUE(FindOffset(0, tc, 192, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_EQ(slot.home, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
+// A native pair leaves its primary: an overflow pair it shadowed (same primary and tag) may now go to its
+// alternate, even when the freed way went to another overflow pair of the primary.
+TEST_F(HashTableTest, UnshadowedOverflowPairGoesToItsAlternate) {
+  const size_t sets = 3;
+  Make(sets, 1);
+  const uint32_t t = TagWithAlternate(0, 1, sets);          // a and y: primary 0, alternate 1
+  const uint32_t u = TagWithAlternate(0, 2, sets);          // z: primary 0, alternate 2
+  const uint32_t w = TagWithAlternate(2, 0, sets, t + 1);   // w fills 2 and cannot move (its alternate 0 is full)
+  const uint32_t v = TagWithAlternate(1, 2, sets, w + 1);   // v fills 1 for a while
+  ASSERT_EQ(std::set<uint32_t>({t, u, w, v}).size(), 4u);
+  table_->Insert(0, HashEntry{t, 0, 64});   // a
+  table_->Insert(2, HashEntry{w, 0, 128});
+  table_->Insert(1, HashEntry{v, 0, 192});
+  EXPECT_TRUE(table_->Insert(0, HashEntry{u, 0, 256}));  // z: 0 and 2 full, nothing can move
+  EXPECT_TRUE(table_->Insert(0, HashEntry{t, 0, 320}));  // y: shadowed by a
+  HashSlot slot;
+  ASSERT_TRUE(FindOffset(1, v, 192, nullptr, &slot));
+  table_->Remove(slot);  // set 1 frees, but y is still shadowed by a
+  EXPECT_EQ(table_->overflow_size(), 2u);
+  EXPECT_FALSE(WayValid(Way(1, 0).meta));
+  EXPECT_TRUE(table_->CheckConsistency());
+  ASSERT_TRUE(FindOffset(0, t, 64, nullptr, &slot));
+  table_->Remove(slot);  // z takes a's way; y, no longer shadowed, goes to its alternate
+  EXPECT_EQ(table_->overflow_size(), 0u);
+  ASSERT_TRUE(FindOffset(0, u, 256, nullptr, &slot));
+  EXPECT_EQ(slot.set, 0u);
+  ASSERT_TRUE(FindOffset(0, t, 320, nullptr, &slot));
+  EXPECT_EQ(slot.set, 1u);
+  EXPECT_NE(Way(0, 0).meta & kWayDisplaced, 0u);
+  EXPECT_TRUE(table_->CheckConsistency());
+}
+
 // A client takes the first way with its tag (in the primary, then the alternate): a second pair with the same primary
 // set and tag could never be reached, so it waits in overflow, even beside free ways, until the first one goes.
 TEST_F(HashTableTest, SamePrimaryAndTagWaitsInOverflow) {
@@ -502,22 +568,47 @@ TEST_F(HashTableTest, ForEachAndCollectSetVisitEachEntryOnce) {
   EXPECT_TRUE(table_->CheckConsistency());
 }
 
-// Random inserts/removes against a reference; every entry stays findable through its primary set, counters and
-// bits agree (CheckConsistency), ForEach sees each entry once, and overflow only holds what could not be placed.
+// What a client reaches for a key (primary set, tag) from the ways alone (client.cc FindInRemoteSet, batch.cc
+// ProbeSets): the first way with its tag in the primary, else (way 0's displaced bit) the first in the alternate.
+// Returns that way's offset, or 0 when the sets hold no way with the tag.
+uint64_t ClientReaches(const std::vector<HashWay>& memory, size_t sets, unsigned ways, size_t set, uint32_t tag) {
+  const auto first = [&](size_t s) -> uint64_t {
+    for (unsigned w = 0; w < ways; ++w) {
+      const HashWay& hw = memory[s * ways + w];
+      if (WayValid(hw.meta) && WayTag(hw.meta) == tag) return hw.offset;
+    }
+    return 0;
+  };
+  if (const uint64_t found = first(set)) return found;
+  if ((memory[set * ways].meta & kWayDisplaced) == 0) return 0;
+  return first(AlternateSetOf(set, tag, sets));
+}
+
+// Random inserts, replaces and removes against a reference; every entry stays findable through its primary set,
+// every entry in a way is what a client reaches for its key, counters and bits agree and no overflow pair has room
+// it may take (CheckConsistency), ForEach sees each entry once, and overflow only holds what could not be placed.
+// Tags come from a small pool of full 24-bit tags: pairs share tags (clashes, shadowing) and the alternate step
+// varies (a tag below 2^24 / (sets - 1) steps by 1 only).
 TEST_F(HashTableTest, RandomAgainstReference) {
-  for (size_t sets : {size_t{1}, size_t{2}, size_t{5}, size_t{16}}) {
+  for (size_t sets : {size_t{1}, size_t{2}, size_t{5}, size_t{16}, size_t{37}}) {
     const unsigned ways = 3;
     Make(sets, ways);
     std::mt19937_64 rng(7 + sets);
+    std::vector<uint32_t> tags;
+    for (int i = 0; i < 7; ++i) tags.push_back(TagOf(rng()));
+    std::set<size_t> steps;
+    for (uint32_t t : tags) steps.insert(sets > 1 ? AlternateStep(t, sets) : 0);
+    if (sets > 2) ASSERT_GT(steps.size(), 1u) << "sets " << sets;
     std::map<uint64_t, HashEntry> ref;  // offset -> entry
     std::map<uint64_t, size_t> set_of;
     uint64_t next = 8;
     const size_t target = sets * ways + 2;  // hovers around full: moves, displacement and overflow all happen
-    size_t displaced_seen = 0, overflow_seen = 0;
+    size_t displaced_seen = 0, overflow_seen = 0, replaced = 0;
     for (int step = 0; step < 5000; ++step) {
-      if (ref.empty() || (ref.size() < target ? rng() % 100 < 70 : rng() % 100 < 30)) {
+      const unsigned roll = static_cast<unsigned>(rng() % 100);
+      if (ref.empty() || (ref.size() < target ? roll < 60 : roll < 25)) {
         size_t s = rng() % sets;
-        HashEntry e{TagOf(rng()) % 7 + 1, static_cast<uint8_t>(rng() % 4), next};  // few tags: false matches
+        HashEntry e{tags[rng() % tags.size()], static_cast<uint8_t>(rng() % 4), next};
         next += 8;
         bool twin = false;  // another pair with the same primary and tag
         for (auto& kv : ref) twin |= set_of[kv.first] == s && kv.second.tag == e.tag;
@@ -544,14 +635,41 @@ TEST_F(HashTableTest, RandomAgainstReference) {
       } else {
         auto it = ref.begin();
         std::advance(it, rng() % ref.size());
+        const size_t home = set_of[it->first];
+        const HashEntry old = it->second;
         HashSlot slot;
-        ASSERT_TRUE(FindOffset(set_of[it->first], it->second.tag, it->first, nullptr, &slot));
-        EXPECT_EQ(slot.home, set_of[it->first]);
-        table_->Remove(slot);
-        set_of.erase(it->first);
+        ASSERT_TRUE(FindOffset(home, old.tag, old.offset, nullptr, &slot));
+        EXPECT_EQ(slot.home, home);
+        set_of.erase(old.offset);
         ref.erase(it);
+        if (roll % 2 == 0) {  // the same key at a new block (KvStore's overwrite): it stays where it sits
+          const HashEntry e{old.tag, static_cast<uint8_t>(rng() % 4), next};
+          next += 8;
+          table_->Replace(slot, e);
+          ref[e.offset] = e;
+          set_of[e.offset] = home;
+          HashSlot now;
+          ASSERT_TRUE(FindOffset(home, e.tag, e.offset, nullptr, &now)) << "step " << step;
+          EXPECT_EQ(now.set, slot.set);
+          EXPECT_EQ(now.way, slot.way);
+          EXPECT_FALSE(FindOffset(home, old.tag, old.offset));
+          ++replaced;
+        } else {
+          table_->Remove(slot);
+        }
       }
       ASSERT_EQ(table_->size(), ref.size());
+      // After every operation: no overflow pair is left with room it may take (Remove's refill, Insert's cuckoo
+      // step sending a displaced pair home), besides the bits and counts.
+      ASSERT_TRUE(table_->CheckConsistency()) << "sets " << sets << " step " << step;
+      // The client's view: every pair in a way is the one a client reaches for its key.
+      for (auto& kv : ref) {
+        HashSlot slot;
+        ASSERT_TRUE(FindOffset(set_of[kv.first], kv.second.tag, kv.first, nullptr, &slot)) << "step " << step;
+        if (slot.way < 0) continue;  // overflow: the server answers it
+        ASSERT_EQ(ClientReaches(memory_, sets, ways, set_of[kv.first], kv.second.tag), kv.first)
+            << "sets " << sets << " step " << step << " slot " << slot.set << "/" << slot.way;
+      }
       displaced_seen += table_->displaced_size() > 0;
       overflow_seen += table_->overflow_size() > 0;
       if (step % 50 == 0) {
@@ -560,13 +678,13 @@ TEST_F(HashTableTest, RandomAgainstReference) {
           ASSERT_TRUE(FindOffset(set_of[kv.first], kv.second.tag, kv.first, &e)) << "step " << step;
           EXPECT_EQ(e.cls, kv.second.cls);
         }
-        ASSERT_TRUE(table_->CheckConsistency()) << "sets " << sets << " step " << step;
         ASSERT_EQ(CountAll(), ref.size());
         if (sets == 1) ASSERT_EQ(table_->displaced_size(), 0u);
       }
     }
     if (sets > 1) EXPECT_GT(displaced_seen, 0u) << "sets " << sets;
     EXPECT_GT(overflow_seen, 0u) << "sets " << sets;
+    EXPECT_GT(replaced, 100u) << "sets " << sets;
   }
 }
 
