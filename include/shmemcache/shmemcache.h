@@ -259,8 +259,9 @@ shmemcache_status_t shmemcache_set(shmemcache_t *cache, const void *key, size_t 
 /* Copies the value of key into buffer[0 .. *value_len). On NOT_FOUND *value_len is 0 and buffer unchanged.
  * If buffer_len is smaller than the value, returns BUFFER_TOO_SMALL with *value_len set to the size needed
  * and buffer unchanged. One exception to "unchanged": a Direct GET copies the value straight into buffer and
- * validates it afterwards, so a GET that raced a write, move or delete of the same key may have left bytes in
- * buffer[0 .. buffer_len) whatever it returns (so may an Active GET the server answered with the block's location
+ * validates it afterwards, so a GET that raced a write, move or delete of the same key, or that found the pair
+ * expired (its expiry is judged from the copy's header), may have left bytes in buffer[0 .. buffer_len)
+ * whatever it returns (so may an Active GET the server answered with the block's location
  * for the client to pull: buffer_len of large_value_threshold or more, or of 1 KiB or more from a server this PE
  * maps); so may a GET of a value of 64 KiB or more that grew beyond
  * buffer_len since this client last read it (a remote Direct GET reads as many bytes as it last saw first). A remote
@@ -281,7 +282,8 @@ shmemcache_status_t shmemcache_delete(shmemcache_t *cache, const void *key, size
  * keys go out back to back and complete together (on a server this PE maps, the keys with a cached pointer are
  * looked up together and then read in place one after another, each with a single GET's checks: stats
  * mget_local_items); the GETs a server must answer travel in one multi-get message per server and come back in
- * one reply (config mget_policy); Active SETs to one server share a burst (see README, "Batches"). A batch is not atomic: its items take effect one by one, in no particular order across keys.
+ * one reply (config mget_policy); Active SETs to one server share a burst (see README, "Batches"). A batch is
+ * not atomic: its items take effect one by one, in no particular order across keys.
  *
  * Every item is processed and gets its own status in item->status: what shmemcache_get / shmemcache_set would
  * return for it alone (BUFFER_TOO_SMALL with value_len set to the size needed, NOT_FOUND, TIMEOUT when its
