@@ -13,8 +13,7 @@
 
 namespace smc {
 
-namespace {
-StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) {
+StoreOptions StoreOptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) {
   StoreOptions o;
   o.arena_bytes = l.arena_bytes;
   o.page_bytes = c.slab_page_bytes;
@@ -25,6 +24,8 @@ StoreOptions OptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l) 
   o.ways = c.hash_ways;
   return o;
 }
+
+namespace {
 
 // Operations whose outcome depends on the key's current pair (store/contract.h): on a key that RAM lacks they
 // must see the SSD tier's copy. A plain set overwrites whatever is there and a GET reads back on its own.
@@ -51,7 +52,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       ctx_(ctx),
       atomics_(transport, ctx, config.op_timeout_ms, cpu_word_atomics),
       store_(base + layout.arena_offset, reinterpret_cast<HashWay*>(base + layout.table_offset),
-             OptionsFor(config, layout), &atomics_),
+             StoreOptionsFor(config, layout), &atomics_),
       conduit_(transport, ctx, ConduitLayoutFor(config, layout, base), static_cast<size_t>(server_index),
                /*first_peer_pe=*/config.num_servers, config.op_timeout_ms,
                /*map_rings=*/config.local_access != 0, cpu_word_atomics),

@@ -51,6 +51,10 @@
 
 namespace smc {
 
+// The store's options for a server of this configuration and layout: the Server builds its KvStore with them,
+// and a test that sizes a store as a server would (tests/unit/kv_store_test.cc, DefaultSizingTest) uses them too.
+StoreOptions StoreOptionsFor(const shmemcache_config_t& c, const SymmetricLayout& l);
+
 class Server {
  public:
   Server(const shmemcache_config_t& config, const SymmetricLayout& layout, uint8_t* symmetric_base,

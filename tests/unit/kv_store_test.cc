@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/layout.h"
+#include "server/server.h"
 
 namespace smc {
 namespace {
@@ -1185,14 +1187,9 @@ class DefaultSizingTest : public KvStoreTest {
     shmemcache_config_t c;
     EXPECT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK);
     ResolveAutoSettings(&c, 2);
-    StoreOptions o;
-    o.arena_bytes = (c.server_memory_bytes + 7) / 8 * 8;
-    o.page_bytes = c.slab_page_bytes;
-    o.growth_factor = c.slab_growth_factor;
-    o.max_key_len = c.max_key_len;
-    o.max_value_len = c.max_value_len;
-    o.sets = c.hash_sets;
-    o.ways = c.hash_ways;
+    SymmetricLayout l;
+    EXPECT_EQ(SymmetricLayout::Compute(c, 2, &l), SHMEMCACHE_OK) << LastError();
+    const StoreOptions o = StoreOptionsFor(c, l);  // what a server of this configuration runs with
     Make(o);
     FillResult r;
     r.ways = o.sets * o.ways;
