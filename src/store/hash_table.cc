@@ -83,13 +83,14 @@ bool HashTable::Insert(size_t set, const HashEntry& entry) {
   ++size_;
   // A pair with the same primary and tag in the ways already: a client stops at that pair's way (its primary's
   // first way with the tag, or the alternate's), so this one could not be reached wherever it went.
-  int w = Shadowed(set, entry.tag) ? -1 : FreeWay(set);
+  const bool shadowed = Shadowed(set, entry.tag);
+  int w = shadowed ? -1 : FreeWay(set);
   if (w >= 0) {
     StoreWay(set, static_cast<unsigned>(w), &entry);
     return false;
   }
   const size_t alt = alternate(set, entry.tag);
-  if (alt != set && !Shadowed(set, entry.tag)) {
+  if (alt != set && !shadowed) {
     // The way MakeRoom frees still shows its old pair (now also in its other set) until this store replaces it.
     // A displaced pair it sent home no longer shadows its tag in the set it left: that set's overflow pairs with
     // the tag may go to their alternate (Settle, after the store: the freed way is the new pair's).
