@@ -14,6 +14,11 @@ namespace smc {
 
 namespace {
 
+// Set `set` of a server's hash table at `table` (its address in the symmetric heap): sets of `ways` ways, in order.
+const HashWay* TableSet(const uint8_t* table, size_t set, unsigned ways) {
+  return reinterpret_cast<const HashWay*>(table + set * sizeof(HashWay) * ways);
+}
+
 // Each server's arena as this PE can load and store it, per local_access (shmemcache.h): empty when off.
 std::vector<uint8_t*> LocalArenas(const shmemcache_config_t& config, Transport* transport, uint8_t* arena) {
   std::vector<uint8_t*> mapped;
@@ -439,13 +444,12 @@ bool Client::FindInRemoteSet(const KeyLocation& loc, uint64_t* offset, uint32_t*
 }
 
 const HashWay* Client::RemoteSet(const KeyLocation& loc) const {
-  return reinterpret_cast<const HashWay*>(table_ + SetOf(loc.hash, config_.hash_sets) * sizeof(HashWay) *
-                                                       config_.hash_ways);
+  return TableSet(table_, SetOf(loc.hash, config_.hash_sets), config_.hash_ways);
 }
 
 const HashWay* Client::RemoteAlternateSet(const KeyLocation& loc) const {
-  const size_t set = AlternateSetOf(SetOf(loc.hash, config_.hash_sets), loc.tag, config_.hash_sets);
-  return reinterpret_cast<const HashWay*>(table_ + set * sizeof(HashWay) * config_.hash_ways);
+  return TableSet(table_, AlternateSetOf(SetOf(loc.hash, config_.hash_sets), loc.tag, config_.hash_sets),
+                  config_.hash_ways);
 }
 
 bool Client::SearchSet(const HashWay* ways, const KeyLocation& loc, const std::vector<uint64_t>& classes,
