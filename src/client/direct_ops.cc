@@ -492,15 +492,10 @@ void DirectOps::CombineRemote(int server, uint64_t offset, uint64_t version, con
     if (blocking_reads_) ctx_->Put(block + from, copy + from, bytes, server);
     else ctx_->PutNbi(block + from, copy + from, bytes, server);
   };
-  if (!append) {
-    // Every value byte moved: the header words, the key (unchanged) and the combined value in one put, from the
-    // copy that was composed in place (no staging copy of the value, one put instead of Write's two).
-    put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
-    return;
-  }
-  // An append of up to staged_put_max() bytes of combined value: the whole body in one put too (the copy holds
-  // it: one message instead of two, as Write's staged put).
-  if (old_len + extra_len <= staged_put_max()) {
+  // A prepend moved every value byte, and an append of up to staged_put_max() bytes of combined value is one
+  // message instead of two (as Write's staged put): the header words, the key (unchanged) and the combined value
+  // in one put, from the copy composed in place (no staging copy of the value).
+  if (!append || old_len + extra_len <= staged_put_max()) {
     put(kHeadVersionOffset, kBlockHeaderBytes + key_len + old_len + extra_len - kHeadVersionOffset);
     return;
   }
