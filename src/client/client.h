@@ -755,13 +755,13 @@ class Client {
   // IN_PROGRESS.
   size_t ReadMappedBatch(shmemcache_mget_item_t* items, size_t count);
   // One item ReadMappedBatch's first pass found a pointer for: what its second pass reads and updates.
+  // What pass 2 needs and no more (the key's hash, for the rare Names check, is computed again there).
   struct MappedRead {
-    const uint8_t* block;   // the block through the mapping
-    DirectoryEntry* entry;  // the directory's sub-entry that named it (Peek): the block's offset, size, server
-    uint64_t hash;          // the key's (KeyLocation::hash)
-    uint64_t epoch;         // its server's MappedServer::epoch
-    uint32_t tag;           // the key's (KeyLocation::tag)
-    uint32_t item;          // index in the caller's array, from the chunk's first
+    const uint8_t* block;          // the block through the mapping
+    DirectoryEntry* entry;         // the directory's sub-entry that named it (Peek): the block's offset, size, server
+    shmemcache_mget_item_t* item;  // the caller's item
+    uint64_t epoch;                // its server's MappedServer::epoch
+    uint32_t tag;                  // the key's (KeyLocation::tag)
   };
   // ReadMappedBatch's state of a server within one call (call == mapped_call_; older: not looked at yet).
   struct MappedServer {
@@ -777,10 +777,9 @@ class Client {
   // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; counted
   // direct_expiry_asks). Out of line: pass 2's loop stays small for the pairs without expiry.
   enum class MappedExpiry : uint8_t { kLive, kAnswered, kLeft };
-  [[gnu::noinline]] MappedExpiry JudgeMappedExpiry(const MappedRead& r, const BlockView& view,
-                                                   shmemcache_mget_item_t* it);
-  // r's key as a KeyLocation (its server: the sub-entry's, which named it in pass 1).
-  static KeyLocation MappedKey(const MappedRead& r) { return KeyLocation{r.hash, r.entry->server, r.tag}; }
+  // e: the item's sub-entry (MappedRead::entry); read: its valid copy, the value in it->buffer when it fit (by value:
+  // the caller's copy stays in registers on the path without expiry).
+  [[gnu::noinline]] MappedExpiry JudgeMappedExpiry(DirectoryEntry* e, InPlaceRead read, shmemcache_mget_item_t* it);
   // The window's kActive GET slots: in multi-get messages, one or a few per server, or as single GETs.
   void PostGetParts(shmemcache_mget_item_t* items, shmemcache_request* batch);
   // Items indices[0, n) of items, all for server: in as few kMultiGet messages as the rings allow.

@@ -9,7 +9,8 @@
 //      once per call (OpenMappedServer: mapped, not failed, nothing of this thread's in flight to it, its
 //      expiration bar drained, its epoch), and the block's header and target word prefetched, so that the loads
 //      of many items overlap instead of running one dependent chain (key -> hash -> directory -> block) at a time;
-//   2. each block read with ReadBlockInPlace, the single GET's seqlock (its R1-R3, nothing else), and a valid copy
+//   2. each block read with ReadBlockWordsInPlace, the single GET's seqlock (ReadBlockInPlace's R1-R3, nothing else;
+//      its outputs kept as words, a BlockView made only for a pair with an expiry), and a valid copy
 //      accepted as GetMapped accepts it: a pair without expiry, or one judged live from a clock reading taken after
 //      its read, with AcceptLiveCopy's outputs (recency CAS only when the server's epoch moved past the block's,
 //      the same directory update); any other expiry through AcceptDirectGet, which judges again exactly
@@ -41,6 +42,11 @@ namespace {
 
 constexpr size_t kMappedChunk = 64;  // items per pass: their reads' prefetches stay in flight together
 
+// Locate, out of line: pass 2's rare check (Names) stays off the hot loop.
+[[gnu::noinline]] KeyLocation LocateAgain(const void* key, size_t key_len, int num_servers) {
+  return Locate(key, key_len, num_servers);
+}
+
 }  // namespace
 
 void Client::OpenMappedServer(int server, uint64_t now, MappedServer* state) {
@@ -53,9 +59,9 @@ void Client::OpenMappedServer(int server, uint64_t now, MappedServer* state) {
   state->epoch = CheckedEpoch(server, now);
 }
 
-Client::MappedExpiry Client::JudgeMappedExpiry(const MappedRead& r, const BlockView& view,
-                                               shmemcache_mget_item_t* it) {
-  DirectoryEntry* const e = r.entry;
+Client::MappedExpiry Client::JudgeMappedExpiry(DirectoryEntry* e, InPlaceRead read, shmemcache_mget_item_t* it) {
+  BlockView view;
+  InPlaceView(read, it->buffer, &view);
   uint64_t after = clock_.Nanos();  // after the read: an upper bound on its server time
   if (JudgeDirectExpiry(e->server, view.expiry_ms, &after) == ExpiryVerdict::kLive) return MappedExpiry::kLive;
   // GetMapped's own answer: AcceptDirectGet judges again (NOT_FOUND, or live after all), or gives up to the server
@@ -70,6 +76,7 @@ Client::MappedExpiry Client::JudgeMappedExpiry(const MappedRead& r, const BlockV
 
 size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
   ++mapped_call_;
+  const uint64_t call = mapped_call_;
   const uint64_t now = clock_.Nanos();  // the call's reading: epochs and the directory's range
   const uint64_t range = CurrentRange(now);
   const int num_servers = config_.num_servers;
@@ -78,54 +85,57 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
   size_t left = 0;
   for (size_t from = 0; from < count; from += kMappedChunk) {
     const size_t to = count - from < kMappedChunk ? count : from + kMappedChunk;
-    // Pass 1: pointers.
-    size_t n = 0;
+    // Pass 1: pointers. The last server looked at is kept in locals (a batch's keys mostly share few servers).
+    int server = -1;
+    const uint8_t* arena = nullptr;
+    uint64_t epoch = 0;
+    MappedRead* last = reads;
     for (size_t i = from; i < to; ++i) {
-      const shmemcache_mget_item_t& it = items[i];
+      shmemcache_mget_item_t& it = items[i];
       if (it.status != SHMEMCACHE_IN_PROGRESS) continue;
-      const KeyLocation loc = Locate(it.key, it.key_len, num_servers);
-      MappedServer& server = mapped_servers_[loc.server];
-      if (server.call != mapped_call_) OpenMappedServer(loc.server, now, &server);
-      DirectoryEntry* e = server.arena != nullptr ? directory_.Peek(loc) : nullptr;
+      const KeyLocation loc = LocateInline(it.key, it.key_len, num_servers);
+      if (loc.server != server) {
+        MappedServer& state = mapped_servers_[loc.server];
+        if (state.call != call) OpenMappedServer(loc.server, now, &state);
+        server = loc.server;
+        arena = state.arena;
+        epoch = state.epoch;
+      }
+      DirectoryEntry* e = arena != nullptr ? directory_.Peek(loc) : nullptr;
       if (e == nullptr) {
         ++left;
         continue;
       }
-      MappedRead& r = reads[n++];
-      r.block = server.arena + e->offset;
-      r.entry = e;
-      r.hash = loc.hash;
-      r.epoch = server.epoch;
-      r.tag = loc.tag;
-      r.item = static_cast<uint32_t>(i - from);
-      __builtin_prefetch(r.block);
-      __builtin_prefetch(r.block + TargetOffset(e->block_bytes));
+      const uint8_t* block = arena + e->offset;
+      __builtin_prefetch(block);
+      __builtin_prefetch(block + TargetOffset(e->block_bytes));
+      *last++ = MappedRead{block, e, &it, epoch, loc.tag};
     }
     // Pass 2: reads. Until an item takes AcceptDirectGet (an expiry not provably live), which may remove its
     // sub-entry or install one, pass 2 writes only the sub-entries pass 1 found, each through itself (Refresh,
-    // with the offset and size it holds: it stays valid, its key's, naming the block pass 1 prefetched): every
-    // item's sub-entry is as pass 1 found it. After that, each is checked (Names): a sub-entry that still names
-    // its key names the block pass 1 saw (an AcceptDirectGet that installs a key installs the block it read).
+    // keeping the offset and size it holds: it stays valid, its key's, naming the block pass 1 prefetched): every
+    // item's sub-entry is as pass 1 found it. After that, each is checked (Names, with the key's location computed
+    // again): a sub-entry that still names its key names the block pass 1 saw (an AcceptDirectGet that installs a
+    // key installs the block it read).
     bool entries_exact = true;
     uint64_t accepted = 0, judged = 0, local = 0;
-    for (size_t k = 0; k < n; ++k) {
-      const MappedRead& r = reads[k];
+    for (const MappedRead* read_at = reads; read_at != last; ++read_at) {
+      const MappedRead& r = *read_at;
       DirectoryEntry* const e = r.entry;
-      if (!entries_exact && !directory_.Names(e, MappedKey(r))) {
+      shmemcache_mget_item_t& it = *r.item;
+      if (!entries_exact && !directory_.Names(e, LocateAgain(it.key, it.key_len, num_servers))) {
         ++left;  // its pointer was dropped or reused since pass 1: the window looks it up again
         continue;
       }
-      const uint32_t block_bytes = e->block_bytes;
-      shmemcache_mget_item_t& it = items[from + r.item];
-      BlockView view;
-      if (ReadBlockInPlace(r.block, block_bytes, it.key, it.key_len, r.tag, it.buffer, it.buffer_len, &view) !=
-          BlockCheck::kValid) {
+      InPlaceRead read;
+      if (ReadBlockWordsInPlace(r.block, e->block_bytes, it.key, it.key_len, r.tag, it.buffer, it.buffer_len,
+                                &read) != BlockCheck::kValid) {
         ++left;  // locked, torn or another key's: the window's read decides
         continue;
       }
       ++local;
-      if (view.expiry_ms != 0) {
-        const MappedExpiry expiry = JudgeMappedExpiry(r, view, &it);
+      if (ExpiryOf(read.expiry_word) != 0) {
+        const MappedExpiry expiry = JudgeMappedExpiry(e, read, &it);
         if (expiry != MappedExpiry::kLive) {
           entries_exact = false;  // AcceptDirectGet may have dropped or installed a sub-entry
           if (expiry == MappedExpiry::kAnswered) ++judged;
@@ -135,12 +145,11 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
       }
       // AcceptLiveCopy's outputs for an item (no contract outputs): the length, and the value already in the buffer
       // when it fit.
-      it.value_len = view.value_len;
-      it.status = view.value_len > it.buffer_len ? SHMEMCACHE_BUFFER_TOO_SMALL : SHMEMCACHE_OK;
-      const uint64_t offset = e->offset;
+      it.value_len = read.value_len;
+      it.status = read.copied ? SHMEMCACHE_OK : SHMEMCACHE_BUFFER_TOO_SMALL;
       const uint64_t recency =
-          r.epoch <= view.recency ? view.recency : AdvanceRecency(e->server, offset, view.recency, r.epoch);
-      directory_.Refresh(e, offset, block_bytes, view.version, range, recency, LengthHint(view.value_len));
+          r.epoch <= read.recency ? read.recency : AdvanceRecency(e->server, e->offset, read.recency, r.epoch);
+      directory_.Refresh(e, read.version, range, recency, LengthHint(read.value_len));
       ++accepted;
     }
     direct_.CountLocalGets(local);

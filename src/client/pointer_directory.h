@@ -127,6 +127,15 @@ class PointerDirectory {
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;
   }
+  // Refresh of a sub-entry whose pointer (offset, block size) stays as it is: a batch's read through the very pointer
+  // the sub-entry holds (client/mapped_mget.cc). The same sub-entry as Refresh(e, e->offset, e->block_bytes, ...).
+  void Refresh(DirectoryEntry* e, uint64_t version, uint64_t recency, uint64_t server_recency, uint32_t value_len) {
+    e->version = version;
+    e->value_len = value_len;
+    if (e->access_count != UINT32_MAX) e->access_count += 1;
+    e->recency = static_cast<uint32_t>(recency);
+    if (server_recency > e->server_recency) e->server_recency = server_recency;
+  }
   // Whether e (a sub-entry of this directory, e.g. what Lookup returned earlier) is still loc's: a sub-entry can be
   // dropped or reused for another key between a Lookup and its use (Update's hint, above).
   bool Names(const DirectoryEntry* e, const KeyLocation& loc) const {

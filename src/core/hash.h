@@ -140,9 +140,15 @@ struct KeyLocation {
   int server;
   uint32_t tag;
 };
-inline KeyLocation Locate(const void* key, size_t key_len, int num_servers) {
+// Locate, always inline: for a large hot loop that GCC would outline it from (the on-node batched read,
+// client/mapped_mget.cc: +5 instructions per key for the call). Locate itself stays an ordinary inline function:
+// forcing it everywhere grew Client::MakeOperation past what GCC inlines into Client::Get (+43 per GET).
+[[gnu::always_inline]] inline KeyLocation LocateInline(const void* key, size_t key_len, int num_servers) {
   uint64_t h = HashKey(key, key_len);
   return KeyLocation{h, ServerOf(h, num_servers), TagOf(h)};
+}
+inline KeyLocation Locate(const void* key, size_t key_len, int num_servers) {
+  return LocateInline(key, key_len, num_servers);
 }
 
 }  // namespace smc

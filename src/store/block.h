@@ -386,7 +386,22 @@ bool ReadHeldBlock(const uint8_t* block, size_t block_bytes, const void* key, si
 // checksum: the fences order the loads. Inline: the on-node GET (Client::GetMapped) is a few hundred instructions,
 // and a call here cost ~30 of them (saved registers, arguments on the stack, the view through memory).
 inline BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len,
-                                   uint32_t tag, void* out, size_t out_capacity, BlockView* view) {
+                                   uint32_t tag, void* out, size_t out_capacity, BlockView* view);
+
+// What a valid ReadBlockInPlace saw, as the header's words: for a caller that keeps them in registers and fills a
+// BlockView (InPlaceView) only where it needs one (a batch of on-node reads, client/mapped_mget.cc: a view made
+// for every item went through the stack).
+struct InPlaceRead {
+  uint64_t version;      // full head version
+  uint64_t recency;
+  uint64_t expiry_word;  // expiry and token lag (ExpiryOf, TokenLagOf)
+  size_t value_len;
+  uint32_t flags;
+  bool copied;           // the value is in out (value_len <= out_capacity)
+};
+// ReadBlockInPlace with its outputs as an InPlaceRead (*read filled on kValid only): the same reads, the same answer.
+inline BlockCheck ReadBlockWordsInPlace(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len,
+                                        uint32_t tag, void* out, size_t out_capacity, InPlaceRead* read) {
   const uint8_t* target_at = block + TargetOffset(block_bytes);
   // R1.
   const uint64_t t1 = __atomic_load_n(reinterpret_cast<const uint64_t*>(target_at), __ATOMIC_ACQUIRE);
@@ -417,16 +432,27 @@ inline BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, con
   if (t2 != t1 || !SameVersion(version, t1) || !fits) return BlockCheck::kRetry;
   // The copy is consistent: what it says about identity is the truth at version t1.
   if (!same_key) return BlockCheck::kNotThisKey;
-  if (view != nullptr) {
-    view->version = version;
-    view->token = version - TokenLagOf(expiry_word);
-    view->recency = recency;
-    view->flags = flags;
-    view->expiry_ms = ExpiryOf(expiry_word);
-    view->value = copied ? static_cast<const uint8_t*>(out) : nullptr;
-    view->value_len = value_len;
-  }
+  *read = InPlaceRead{version, recency, expiry_word, value_len, flags, copied};
   return BlockCheck::kValid;
+}
+
+// The BlockView ReadBlockInPlace fills from a valid read (out: the buffer the read copied the value to).
+inline void InPlaceView(const InPlaceRead& read, void* out, BlockView* view) {
+  view->version = read.version;
+  view->token = read.version - TokenLagOf(read.expiry_word);
+  view->recency = read.recency;
+  view->flags = read.flags;
+  view->expiry_ms = ExpiryOf(read.expiry_word);
+  view->value = read.copied ? static_cast<const uint8_t*>(out) : nullptr;
+  view->value_len = read.value_len;
+}
+
+inline BlockCheck ReadBlockInPlace(const uint8_t* block, size_t block_bytes, const void* key, size_t key_len,
+                                   uint32_t tag, void* out, size_t out_capacity, BlockView* view) {
+  InPlaceRead read;
+  const BlockCheck check = ReadBlockWordsInPlace(block, block_bytes, key, key_len, tag, out, out_capacity, &read);
+  if (check == BlockCheck::kValid && view != nullptr) InPlaceView(read, out, view);
+  return check;
 }
 
 }  // namespace smc

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +95,74 @@ TEST_F(SeqlockBlock, NeedsNoChecksum) {
   std::string v;
   EXPECT_EQ(Read(&v), BlockCheck::kValid);
   EXPECT_EQ(v, "hello");
+}
+
+// ReadBlockWordsInPlace (the on-node batched read's form, client/mapped_mget.cc) in every outcome: the answer
+// ReadBlockInPlace gives, the words a valid read saw (version, token lag, flags, expiry, value length, whether the
+// value was copied), the value copied into the buffer only when it fits, and its output untouched on any other
+// answer.
+TEST_F(SeqlockBlock, TheWordsFormReadsWhatTheBlockHolds) {
+  struct Case {
+    const char* what;
+    std::function<void()> prepare;
+    size_t capacity;
+    BlockCheck check;
+    uint64_t version, token, flags, expiry_ms;
+    std::string value;  // the block's value (valid cases)
+    bool copied;
+  };
+  auto write_with_expiry = [&] {
+    EncodeBlockBody(block(), 7, kKey.data(), kKey.size(), "abc", 3, PairMeta{9, 123456, 2});
+    *target() = MakeTarget(7, kTag, false);
+  };
+  auto another_key = [&] {
+    EncodeBlockBody(block(), 12, "seq-kez", 7, "x", 1);
+    *target() = MakeTarget(12, kTag, false);
+  };
+  const std::vector<Case> cases = {
+      {"valid", [&] { Write(3, "hello"); }, kValueLen, BlockCheck::kValid, 3, 3, 7, 0, "hello", true},
+      {"exact fit", [&] { Write(4, "hello"); }, 5, BlockCheck::kValid, 4, 4, 7, 0, "hello", true},
+      {"a byte short", [&] { Write(5, "hello"); }, 4, BlockCheck::kValid, 5, 5, 7, 0, "hello", false},
+      {"size query", [&] { Write(6, std::string()); }, 0, BlockCheck::kValid, 6, 6, 7, 0, "", true},
+      {"with expiry", write_with_expiry, kValueLen, BlockCheck::kValid, 7, 5, 9, 123456, "abc", true},
+      {"locked", [&] { Write(8, "hello"); *target() = Locked(*target()); }, kValueLen, BlockCheck::kRetry},
+      {"head behind", [&] { Write(9, "hello"); *target() = MakeTarget(10, kTag, false); }, kValueLen,
+       BlockCheck::kRetry},
+      {"another tag", [&] { Write(11, "hello", kTag + 1); }, kValueLen, BlockCheck::kNotThisKey},
+      {"another key", another_key, kValueLen, BlockCheck::kNotThisKey},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    c.prepare();
+    std::vector<char> out(c.capacity + 1, '?'), out_view(c.capacity + 1, '?');
+    BlockView view;
+    EXPECT_EQ(ReadBlockInPlace(block(), block_bytes_, kKey.data(), kKey.size(), kTag, out_view.data(), c.capacity,
+                               &view),
+              c.check);
+    InPlaceRead read{91, 92, 93, 94, 95, false};
+    ASSERT_EQ(ReadBlockWordsInPlace(block(), block_bytes_, kKey.data(), kKey.size(), kTag, out.data(), c.capacity,
+                                    &read),
+              c.check);
+    EXPECT_EQ(out, out_view);
+    if (c.check != BlockCheck::kValid) {
+      EXPECT_EQ(read.version, 91u);  // untouched (the buffer may hold a copy that failed R3, as ReadBlockInPlace's)
+      EXPECT_EQ(read.value_len, 94u);
+      continue;
+    }
+    EXPECT_EQ(read.version, c.version);
+    EXPECT_EQ(read.version - TokenLagOf(read.expiry_word), c.token);
+    EXPECT_EQ(read.flags, c.flags);
+    EXPECT_EQ(ExpiryOf(read.expiry_word), c.expiry_ms);
+    EXPECT_EQ(read.value_len, c.value.size());
+    EXPECT_EQ(read.copied, c.copied);
+    if (c.copied) EXPECT_EQ(std::string(out.data(), c.value.size()), c.value);
+    EXPECT_EQ(out[c.copied ? c.value.size() : 0], '?');  // nothing past the value; nothing at all when not copied
+    BlockView from_words;
+    InPlaceView(read, out.data(), &from_words);
+    EXPECT_EQ(from_words.token, c.token);
+    EXPECT_EQ(from_words.expiry_ms, c.expiry_ms);
+    EXPECT_EQ(from_words.value, c.copied ? reinterpret_cast<const uint8_t*>(out.data()) : nullptr);
+  }
 }
 
 // Every byte of a value written at version v is Fill(v, i): any mix of two writes shows.

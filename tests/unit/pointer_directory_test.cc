@@ -75,6 +75,40 @@ TEST(PointerDirectory, PeekFindsWithoutCountingAndCountHitCounts) {
   EXPECT_EQ(d.stats().hits + d.stats().misses, 2u);
 }
 
+// The pointer-keeping Refresh (a batch's read through the pointer a sub-entry holds, client/mapped_mget.cc) leaves
+// the sub-entry as Refresh with its own offset and size does: version, recency, value length replaced, a lower
+// server recency not taken, the access count saturating.
+TEST(PointerDirectory, RefreshKeepingThePointerIsRefreshWithItsOwnPointer) {
+  std::vector<uint64_t> bars(2, 0);
+  PointerDirectory d(16, 4, &bars);
+  const KeyLocation a = Loc(0x1234567890abcdefull, 1);
+  d.Update(a, 448, 128, 7, 1, /*server_recency=*/3);
+  DirectoryEntry* e = d.Peek(a);
+  ASSERT_NE(e, nullptr);
+  DirectoryEntry same = *e;
+  d.Refresh(&same, same.offset, same.block_bytes, 9, 11, 2, 33);
+  d.Refresh(e, 9, 11, 2, 33);
+  EXPECT_EQ(e->offset, same.offset);
+  EXPECT_EQ(e->block_bytes, same.block_bytes);
+  EXPECT_EQ(e->server, same.server);
+  EXPECT_EQ(e->access_count, same.access_count);
+  EXPECT_EQ(e->version, same.version);
+  EXPECT_EQ(e->recency, same.recency);
+  EXPECT_EQ(e->value_len, same.value_len);
+  EXPECT_EQ(e->server_recency, same.server_recency);
+  EXPECT_EQ(e->offset, 448u);
+  EXPECT_EQ(e->block_bytes, 128u);
+  EXPECT_EQ(e->version, 9u);
+  EXPECT_EQ(e->recency, 11u);
+  EXPECT_EQ(e->value_len, 33u);
+  EXPECT_EQ(e->server_recency, 3u);
+  EXPECT_EQ(d.Peek(a), e);
+  e->access_count = UINT32_MAX;
+  d.Refresh(e, 10, 12, 8, 34);
+  EXPECT_EQ(e->access_count, UINT32_MAX);  // saturates
+  EXPECT_EQ(e->server_recency, 8u);
+}
+
 TEST(PointerDirectory, CountMissCountsWhatLookupWouldHave) {
   std::vector<uint64_t> bars(1, 0);
   PointerDirectory d(16, 4, &bars);
