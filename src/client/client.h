@@ -772,7 +772,7 @@ class Client {
   // Looks at server for the call mapped_call_ (reading now): mapped, not failed, nothing of this thread in flight
   // to it (a window would complete that first: CompleteServer), its expiration bar drained; and its epoch.
   void OpenMappedServer(int server, uint64_t now, MappedServer* state);
-  // A valid copy (view) of r's block whose pair has an expiry, for item *it: kLive when provably live at a clock
+  // A valid copy of an item's block whose pair has an expiry, for item *it: kLive when provably live at a clock
   // reading taken now (after the read), as GetMapped judges; else GetMapped's AcceptDirectGet: kAnswered (*it's
   // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; counted
   // direct_expiry_asks). Out of line: pass 2's loop stays small for the pairs without expiry.

@@ -271,7 +271,7 @@ class DirectOps {
   void ReadWords(int server, const void* remote, void* local, size_t bytes);
 
   const Counters& counters() const { return counters_; }
-  // Counts n valid ReadMapped reads that a caller did itself (ReadBlockInPlace), as ReadMapped would have.
+  // Counts n valid ReadMapped reads that a caller did itself (ReadBlockInPlace or its words form), as ReadMapped would have.
   void CountLocalGets(uint64_t n) { counters_.local_gets += n; }
   // The constructor's blocking_reads: this object never leaves an operation for a quiet to complete, and its
   // callers should not either (their quiet could wait for every peer).
