@@ -479,8 +479,11 @@ class Client {
   void CompleteOldestAnywhere();       // CompleteNext on the server whose oldest request is the oldest of all
                                        // (none in flight: returns); [active]
   // Completes the replies that have arrived, without blocking; fails the server when its oldest request has
-  // waited longer than op_timeout_ms.
-  void PollReplies(int server);  // [active]
+  // waited longer than op_timeout_ms. progress false: the caller progressed just before taking the lock (Test,
+  // TestBatch: see there).
+  void PollReplies(int server, bool progress = true);  // [active]
+  // Sends what this PE staged for server, if its lock is free (holding none, or it: never waits).
+  void PushStagedIfFree(int server);
   // Completes the replies from server that have arrived, without waiting (at most the requests in flight to it).
   // A reply flagged but torn for op_timeout_ms fails the server (conduit.h): false then. [active]
   bool CompleteArrived(int server);

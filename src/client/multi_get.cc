@@ -202,14 +202,14 @@ void Client::Settle(shmemcache_request* r) {
 Status Client::TestBatch(shmemcache_request* batch) {
   if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
     // Never blocks: while another thread holds a server's lock it is taking in replies (perhaps this batch's).
-    bool polled = false;
+    // Progress once, outside the locks, after what this PE staged went out (as Test).
+    for (int s = 0; s < config_.num_servers; ++s) PushStagedIfFree(s);
+    transport_->Progress();
     for (int s = 0; s < config_.num_servers && batch->batch_remaining.load(std::memory_order_relaxed) > 0; ++s) {
       ServerHold hold(this, s, /*try_only=*/true);
       if (!hold.owns() || pending_[s].empty()) continue;
-      PollReplies(s);
-      polled = true;
+      PollReplies(s, /*progress=*/false);
     }
-    if (!polled) transport_->Progress();
   }
   if (batch->batch_remaining.load(std::memory_order_acquire) > 0) return SHMEMCACHE_IN_PROGRESS;
   ExplainBatch(batch);  // its parts may have failed on another thread; its items are the caller's from here on

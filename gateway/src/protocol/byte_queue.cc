@@ -1,5 +1,7 @@
 #include "protocol/byte_queue.h"
 
+#include <algorithm>
+
 namespace shmemcached {
 
 namespace {
@@ -9,31 +11,38 @@ constexpr size_t kKeepCapacity = 64 * 1024;
 
 void ByteQueue::Consume(size_t n) {
   head_ += n;
-  if (head_ == buf_.size()) {
+  if (head_ == end_) {
     Clear();
-  } else if (head_ >= 4096 && head_ * 2 >= buf_.size()) {
+  } else if (head_ >= 4096 && head_ * 2 >= end_) {
     Compact();
   }
 }
 
 void ByteQueue::Clear() {
-  buf_.clear();
   head_ = 0;
-  if (buf_.capacity() > kKeepCapacity) buf_.shrink_to_fit();
+  end_ = 0;
+  if (buf_.capacity() > kKeepCapacity) {
+    buf_.clear();
+    buf_.shrink_to_fit();
+  }
 }
 
 void ByteQueue::Compact() {
-  buf_.erase(0, head_);
+  std::memmove(&buf_[0], &buf_[head_], size());
+  end_ -= head_;
   head_ = 0;
 }
 
-char* ByteQueue::PrepareAppend(size_t n) {
-  if (head_ != 0 && head_ * 2 >= buf_.size()) Compact();
-  size_t old = buf_.size();
-  buf_.resize(old + n);
-  return &buf_[old];
+char* ByteQueue::Room(size_t n) {
+  if (buf_.size() - end_ < n) buf_.resize(std::max(end_ + n, 2 * buf_.size()));
+  return &buf_[end_];
 }
 
-void ByteQueue::CommitAppend(size_t written, size_t prepared) { buf_.resize(buf_.size() - (prepared - written)); }
+char* ByteQueue::PrepareAppend(size_t n) {
+  if (head_ != 0 && head_ * 2 >= end_) Compact();
+  return Room(n);
+}
+
+void ByteQueue::CommitAppend(size_t written, size_t /*prepared*/) { end_ += written; }
 
 }  // namespace shmemcached
