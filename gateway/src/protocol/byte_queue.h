@@ -24,6 +24,7 @@ class ByteQueue {
   // Bytes of memory held (for bounds checks in tests).
   size_t capacity() const { return buf_.capacity(); }
 
+  // bytes must not point into this queue: Room may move the storage before the copy.
   void Append(const char* bytes, size_t n) {
     if (n == 0) return;
     std::memcpy(Room(n), bytes, n);
