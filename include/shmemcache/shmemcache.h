@@ -340,8 +340,9 @@ shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t 
  *   shmemcache_iget: the key must stay untouched until completion; buffer and *value_len are written by
  *                    completion (as shmemcache_get would write them).
  *   shmemcache_bget: returns with the key buffer free; buffer and *value_len as for iget.
- * (This version copies keys and values at issue for every call, so iset/iget also allow early reuse; do not
- * rely on that.)
+ * (This version copies keys at issue for every call, and values too, except an iset's value of 4 KiB or more
+ * that a server on this node lets the client write into its memory: that one is read when the server's answer
+ * comes, during a later test, wait or call. Do not rely on early reuse.)
  *
  * Ordering: operations of one client on the same key take effect in issue order, and a GET issued after a
  * SET of the same key by the same client sees that SET or a later one. Blocking calls are issue + wait and mix

@@ -59,6 +59,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       reply_room_(pe->reply_room),
       landing_busy_(pe->landing_busy),
       reserving_(pe->reserving),
+      placing_(pe->placing),
       pullable_in_flight_(pe->pullable_in_flight),
       next_request_id_(pe->next_request_id),
       request_(pe->request),
@@ -224,8 +225,10 @@ Status Client::IssueDelete(const void* key, size_t key_len, shmemcache_request**
 }
 
 Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
-                     size_t buffer_len, size_t* out_len, shmemcache_request** request) {
-  return IssueOperation(MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len), request);
+                     size_t buffer_len, size_t* out_len, shmemcache_request** request, bool may_place) {
+  Operation o = MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len);
+  if (may_place) o.place = kPlaceWindow;
+  return IssueOperation(o, request);
 }
 
 Status Client::IssueOperation(const Operation& o, shmemcache_request** request) {

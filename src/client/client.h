@@ -118,9 +118,11 @@ class Client {
 
   // Non-blocking: issues op (kSet: key, value; kGet: key, buffer, buffer_len, out_len; kDelete: key) and
   // returns the request in *request: OK, or an error found at issue (TIMEOUT: the server had failed) with
-  // nothing issued. Keys and values are copied or sent before it returns.
+  // nothing issued. Keys are copied or sent before it returns; so are values, except with may_place (a kSet of
+  // shmemcache_iset, whose value stays valid until it completes): a value that is placed (conduit/message.h
+  // kReserve) is read when the reservation's reply comes.
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
-               size_t buffer_len, size_t* out_len, shmemcache_request** request);
+               size_t buffer_len, size_t* out_len, shmemcache_request** request, bool may_place = false);
 
   // ---- memcached's contract (issue 15, contract_ops.cc; statuses as in shmemcache.h) ----
   // request NULL: a plain set. A plain set, or mode set / replace / append / prepend with any flags, ttl and cas,
@@ -202,10 +204,11 @@ class Client {
     size_t* out_len;     // kGet: where the value's length goes
     ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
     // A large SET or store placed by this client (conduit/message.h kReserve): kPlaceMay from a blocking call (its
-    // value stays valid until the request completes); kPlaceCommit for the commit of a reservation (PlaceValue).
+    // value stays valid until the request completes); kPlaceWindow from shmemcache_iset (the same, and placed
+    // from kNearPlaceMinBytes on); kPlaceCommit for the commit of a reservation (PlaceValue).
     uint8_t place = 0;
   };
-  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2;
+  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2, kPlaceWindow = 3;
   Operation DeleteOperation(const void* key, size_t key_len) const;  // Delete's and IssueDelete's
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
@@ -422,6 +425,10 @@ class Client {
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;
+  // True while a placed SET (kReserve) whose commit is not posted yet is in flight to server for the key with
+  // this hash, or for any key when every_key: a request of that key posted now would reach the server before the
+  // SET's commit, which takes effect then (per-key issue order, shmemcache.h).
+  bool WaitsForPlacement(int server, uint64_t hash, bool every_key) const;
   // Completes requests to server until its reply ring has room for one more reply of at most reply_bytes bytes,
   // plus `alone` chunks charged on their own (conduit/reply_room.h), or nothing is in flight: a server never
   // waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
@@ -903,7 +910,8 @@ class Client {
   std::vector<RequestQueue>& pending_;
   std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
-  std::vector<uint8_t>& reserving_;
+  std::vector<uint32_t>& reserving_;
+  std::vector<unsigned>& placing_;
   std::vector<unsigned>& pullable_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
   // Request ids (NextRequestId): this thread takes them from next_request_id_ kRequestIdBlock at a time, so a

@@ -49,6 +49,17 @@ unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
   return reply_room_[0].CostAlone(ReplyBytes(op, buffer_len));
 }
 
+bool Client::WaitsForPlacement(int server, uint64_t hash, bool every_key) const {
+  if (placing_[server] == 0) return false;
+  if (every_key) return true;
+  const RequestQueue& q = pending_[server];
+  for (size_t i = 0; i < q.size(); ++i) {
+    const shmemcache_request* r = q.at(i);
+    if ((r->flags & message_flags::kReserve) && r->loc.hash == hash) return true;
+  }
+  return false;
+}
+
 bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   if (pullable_in_flight_[server] == 0) return false;
   const RequestQueue& q = pending_[server];
@@ -94,6 +105,22 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
       if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     }
   }
+  // Any other request of a key whose placed SET still waits for its reservation waits until that SET's commit
+  // is posted (its reserve's reply came): the commit is where the SET takes effect, and a request posted before
+  // it would overtake it. A new request only: one posted again from a completion (a commit, a GET asked again)
+  // was issued before any reserve still waiting. Blocking calls and batches find nothing here: they complete
+  // their thread's requests on the key (CompleteKey) or server (CompleteServer) first.
+  if (!(flags & message_flags::kReserve) && *request == nullptr) {
+    const bool every_key = InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+    while (WaitsForPlacement(s, op.loc.hash, every_key)) {
+      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
+    }
+  }
+  // kReserve: a free reservation slot (MayPlace saw one; completions since only free slots); kCommit: its
+  // reserve's.
+  uint8_t slot = 0;
+  if (flags & message_flags::kReserve) slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
+  else if (flags & message_flags::kCommit) slot = (*request)->place_slot;
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
@@ -105,6 +132,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   RequestHeader h{};
   h.op = static_cast<uint8_t>(op.op);
   h.wire_flags = flags;
+  h.slot = slot;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
   h.request_id = NextRequestId();
@@ -147,7 +175,9 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   if (landed) landing_busy_[s] = true;
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
-    reserving_[s] = true;
+    reserving_[s] |= 1u << slot;
+    ++placing_[s];
+    r->place_slot = slot;
     r->SetKey(op.key, op.key_len);
     r->value = op.value;
     r->value_bytes = op.value_len;
@@ -238,6 +268,9 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   const uint8_t slot = r->issuer_slot;
   bool in_flight_again = false;  // asked again (Pull) or committed (placed SET): Track counted it again
   if (!well_formed) {
+    // A reserve answered by a reply we cannot read: its slot is free again (the server frees any block it
+    // reserved there at our next reserve in it).
+    if (r->flags & message_flags::kReserve) reserving_[server] &= ~(1u << r->place_slot);
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else {
@@ -299,14 +332,23 @@ void Client::Retire(int server, shmemcache_request* r) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
-  if (r->flags & message_flags::kCommit) reserving_[server] = false;  // the reservation is used up
+  if (r->flags & message_flags::kReserve) --placing_[server];  // its commit, if any, is posted before the lock goes
+  if (r->flags & message_flags::kCommit) reserving_[server] &= ~(1u << r->place_slot);  // the reservation is used up
 }
 
 bool Client::MayPlace(const Operation& op, int s) const {
-  // Only where this client stores into the server's memory itself, one reservation per PE per server at a time.
-  if (op.place != kPlaceMay || reserving_[s] || direct_.local_arena(s) == nullptr ||
-      !SymmetricLayout::LargeValue(config_, op.value_len))
+  // Only where this client stores into the server's memory itself. A large value (from large_value_threshold
+  // on) only while no other reservation of this PE is held there: at most one large block pinned per PE and
+  // server. A non-blocking SET (kPlaceWindow) from kNearPlaceMinBytes up to the threshold in any free slot
+  // (conduit/message.h): at most kPlaceSlots such blocks.
+  if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
+  if (SymmetricLayout::LargeValue(config_, op.value_len)) {
+    if (reserving_[s] != 0) return false;
+  } else if (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
+             op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len ||
+             reserving_[s] == ~uint32_t{0}) {
     return false;
+  }
   // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
   // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
   // eviction the reservation made could decide it (landed, the server decides first).
@@ -320,7 +362,8 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
       h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) ||
       !InArena(h.pointer.offset, h.pointer.block_bytes)) {  // a write through the mapping: inside the arena
-    reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
+    // Nothing reserved (or a reply we cannot use: the server frees it at our next reserve in this slot).
+    reserving_[server] &= ~(1u << r->place_slot);
     if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
     CompleteContract(server, r, h);
     return false;
@@ -339,7 +382,7 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
     ++counters_.large_sets_placed;
     return true;
   }
-  reserving_[server] = false;
+  reserving_[server] &= ~(1u << r->place_slot);
   r->status = SHMEMCACHE_TIMEOUT;
   return false;
 }
@@ -562,7 +605,8 @@ Status Client::FailServer(int server) {
   reply_room_[server].Clear();
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
-  reserving_[server] = false;
+  reserving_[server] = 0;
+  placing_[server] = 0;
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }

@@ -251,6 +251,11 @@ shmemcache_pe_test(large_values_near_np4 pe_large_values 4 ARGS 3 1024 ${large_e
 shmemcache_pe_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
 shmemcache_pe_test(large_placed_np5_tcp pe_large_placed 5 TCP ARGS 3 landed ${large_env})
 shmemcache_pe_sanitize_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
+# Windows of non-blocking SETs of 4-8 KiB placed by their client (kPlaceSlots reservations per client), racing a
+# Direct writer, eviction and readers; per-key issue order within the window; bset not placed.
+shmemcache_pe_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
+shmemcache_pe_test(window_placed_np4_tcp pe_window_placed 4 TCP ARGS 3 inline ${large_env})
+shmemcache_pe_sanitize_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
