@@ -166,6 +166,8 @@ shmemcache_pe_test(threads_shared_np3_tcp pe_threads_shared 3 TCP ARGS 8 90 LABE
 # Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
 shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
 shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)
+# The same with values up to 8000 B: bursts' isets placed in several reservation slots at once (kPlaceSlots).
+shmemcache_pe_test(threads_placed_np4 pe_threads 4 ARGS active 8 800 8000 LABELS threads)
 # The same with most values "large" (threshold 256 B): threads of one PE race for its one reservation per server
 # (placed SETs, conduit/message.h kReserve) and land when it is taken.
 shmemcache_pe_test(threads_large_np4 pe_threads 4 ARGS active 8 800 ENV SHMEMCACHE_LARGE_VALUE_THRESHOLD=256
