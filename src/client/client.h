@@ -462,6 +462,9 @@ class Client {
   bool PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h);
   // Whether op may go as a placed large SET to server s (kReserve) now.
   bool MayPlace(const Operation& op, int s) const;
+  // r's reservation slot on server is free again (its commit answered, or nothing reserved there to use);
+  // nothing if it is free already (the server failed).
+  void FreeSlot(int server, const shmemcache_request* r);  // [active]
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request
@@ -911,6 +914,7 @@ class Client {
   std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
   std::vector<uint32_t>& reserving_;
+  std::vector<size_t>& reserved_bytes_;
   std::vector<unsigned>& placing_;
   std::vector<unsigned>& pullable_in_flight_;
   std::atomic<uint64_t>& next_request_id_;

@@ -176,6 +176,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   if (landed) landing_busy_[s] = true;
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
     reserving_[s] |= 1u << slot;
+    reserved_bytes_[s] += op.value_len;
     ++placing_[s];
     r->place_slot = slot;
     r->SetKey(op.key, op.key_len);
@@ -270,7 +271,7 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   if (!well_formed) {
     // A reserve answered by a reply we cannot read: its slot is free again (the server frees any block it
     // reserved there at our next reserve in it).
-    if (r->flags & message_flags::kReserve) reserving_[server] &= ~(1u << r->place_slot);
+    if (r->flags & message_flags::kReserve) FreeSlot(server, r);
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else {
@@ -333,22 +334,29 @@ void Client::Retire(int server, shmemcache_request* r) {
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
   if (r->flags & message_flags::kReserve) --placing_[server];  // its commit, if any, is posted before the lock goes
-  if (r->flags & message_flags::kCommit) reserving_[server] &= ~(1u << r->place_slot);  // the reservation is used up
+  if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
+}
+
+void Client::FreeSlot(int server, const shmemcache_request* r) {
+  const uint32_t bit = 1u << r->place_slot;
+  if (!(reserving_[server] & bit)) return;  // freed already: the server failed (FailServer cleared every slot)
+  reserving_[server] &= ~bit;
+  reserved_bytes_[server] -= r->value_bytes;
 }
 
 bool Client::MayPlace(const Operation& op, int s) const {
-  // Only where this client stores into the server's memory itself. A large value (from large_value_threshold
-  // on) only while no other reservation of this PE is held there: at most one large block pinned per PE and
-  // server. A non-blocking SET (kPlaceWindow) from kNearPlaceMinBytes up to the threshold in any free slot
-  // (conduit/message.h): at most kPlaceSlots such blocks.
+  // Only where this client stores into the server's memory itself: a large value (from large_value_threshold
+  // on), or from kNearPlaceMinBytes a non-blocking SET's (kPlaceWindow: conduit/message.h). In a free slot of
+  // the kPlaceSlots, and while the values reserved there stay within max_value_len bytes, or alone: a PE pins at
+  // most about one largest value's worth of the server's memory (the one reservation per PE and server of old).
   if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
-  if (SymmetricLayout::LargeValue(config_, op.value_len)) {
-    if (reserving_[s] != 0) return false;
-  } else if (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
-             op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len ||
-             reserving_[s] == ~uint32_t{0}) {
+  if (!SymmetricLayout::LargeValue(config_, op.value_len) &&
+      (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
+       op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len))
     return false;
-  }
+  if (reserving_[s] == ~uint32_t{0} ||
+      (reserving_[s] != 0 && reserved_bytes_[s] + op.value_len > config_.max_value_len))
+    return false;
   // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
   // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
   // eviction the reservation made could decide it (landed, the server decides first).
@@ -363,7 +371,7 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
       h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) ||
       !InArena(h.pointer.offset, h.pointer.block_bytes)) {  // a write through the mapping: inside the arena
     // Nothing reserved (or a reply we cannot use: the server frees it at our next reserve in this slot).
-    reserving_[server] &= ~(1u << r->place_slot);
+    FreeSlot(server, r);
     if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
     CompleteContract(server, r, h);
     return false;
@@ -382,7 +390,7 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
     ++counters_.large_sets_placed;
     return true;
   }
-  reserving_[server] &= ~(1u << r->place_slot);
+  FreeSlot(server, r);
   r->status = SHMEMCACHE_TIMEOUT;
   return false;
 }
@@ -606,6 +614,7 @@ Status Client::FailServer(int server) {
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
   reserving_[server] = 0;
+  reserved_bytes_[server] = 0;
   placing_[server] = 0;
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));

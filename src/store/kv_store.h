@@ -62,7 +62,9 @@
 // A reservation that is not committed is given back with Release(Reservation): by the server when the same
 // client asks for its next one in the same slot (conduit/message.h, kPlaceSlots per client), or at the end of the
 // job. So a client whose commit never came (a reply it could not use, a commit it could not post) keeps that
-// slot's block reserved until its next placed SET there: at most kPlaceSlots blocks per client and server.
+// slot's block reserved until its next placed SET there: at most kPlaceSlots blocks per client and server (and
+// the client keeps the values it has reserved on a server within max_value_len bytes: client/requests.cc,
+// MayPlace).
 // Invariant: slab blocks in use == items + reservations == pairs in tiers + reservations, block bytes in use ==
 // block bytes in tiers + reserved bytes, the tiers' totals match their pairs, and every indexed block is unlocked
 // with a consistent head (CheckConsistency).
