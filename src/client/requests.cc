@@ -79,10 +79,13 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
+  uint8_t slot = 0;  // kCommit: its reserve's; kReserve: a free one (the waits below only free slots)
   if (op.place == kPlaceCommit) {
     flags = message_flags::kCommit;
+    slot = (*request)->place_slot;
   } else if (MayPlace(op, s)) {
     flags = message_flags::kReserve;
+    slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
   } else if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
     while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
@@ -110,17 +113,12 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   // it would overtake it. A new request only: one posted again from a completion (a commit, a GET asked again)
   // was issued before any reserve still waiting. Blocking calls and batches find nothing here: they complete
   // their thread's requests on the key (CompleteKey) or server (CompleteServer) first.
-  if (!(flags & message_flags::kReserve) && *request == nullptr) {
+  if (placing_[s] != 0 && !(flags & message_flags::kReserve) && *request == nullptr) {
     const bool every_key = InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
     while (WaitsForPlacement(s, op.loc.hash, every_key)) {
       if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
     }
   }
-  // kReserve: a free reservation slot (MayPlace saw one; completions since only free slots); kCommit: its
-  // reserve's.
-  uint8_t slot = 0;
-  if (flags & message_flags::kReserve) slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
-  else if (flags & message_flags::kCommit) slot = (*request)->place_slot;
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
@@ -271,7 +269,10 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   if (!well_formed) {
     // A reserve answered by a reply we cannot read: its slot is free again (the server frees any block it
     // reserved there at our next reserve in it).
-    if (r->flags & message_flags::kReserve) FreeSlot(server, r);
+    if (r->flags & message_flags::kReserve) {
+      --placing_[server];
+      FreeSlot(server, r);
+    }
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else {
@@ -333,7 +334,6 @@ void Client::Retire(int server, shmemcache_request* r) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
-  if (r->flags & message_flags::kReserve) --placing_[server];  // its commit, if any, is posted before the lock goes
   if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
 }
 
@@ -349,6 +349,8 @@ bool Client::MayPlace(const Operation& op, int s) const {
   // on), or from kNearPlaceMinBytes a non-blocking SET's (kPlaceWindow: conduit/message.h). In a free slot of
   // the kPlaceSlots, and while the values reserved there stay within max_value_len bytes, or alone: a PE pins at
   // most about one largest value's worth of the server's memory (the one reservation per PE and server of old).
+  if (op.value_len < message_flags::kNearPlaceMinBytes && op.value_len < config_.large_value_threshold)
+    return false;  // the common case first: too small for either
   if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
   if (!SymmetricLayout::LargeValue(config_, op.value_len) &&
       (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
@@ -365,6 +367,7 @@ bool Client::MayPlace(const Operation& op, int s) const {
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
+  --placing_[server];  // its reserve is answered: the commit, if any, is posted before the lock goes
   uint8_t* local = direct_.local_arena(server);
   const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
