@@ -148,7 +148,10 @@ class Client {
   // snapshot that stayed torn for op_timeout_ms).
   Status ServerStats(int server, Stats* stats);
 
-  Status Test(shmemcache_request* request);  // never blocks; does not release
+  // Waits for no reply of its own and for no lock; takes in what has arrived, and a post a reply asks for (a
+  // commit, a GET asked again) may wait for reply room, bounded (shmemcache.h, shmemcache_test). Does not
+  // release.
+  Status Test(shmemcache_request* request);
   // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
   Status Wait(shmemcache_request* request);
   // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
@@ -420,8 +423,10 @@ class Client {
   void Release(shmemcache_request* r);  // back to the pool
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]
-  // *request: nullptr for a new record, or a GET's own record asked again (Pull). may_pull: a GET may be
-  // answered with the block's location (large values).
+  // *request: nullptr for a request issued now, or a record posted again from its reply's completion, issued
+  // before whatever it waits for now (a GET asked again by Pull, a placed SET's commit), or a batch's part (its
+  // thread completed its requests to the server first).
+  // may_pull: a GET may be answered with the block's location (large values).
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;

@@ -79,7 +79,9 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
-  uint8_t slot = 0;  // kCommit: its reserve's; kReserve: a free one (the waits below only free slots)
+  // kCommit: its reserve's; kReserve: a free one. The waits below only free slots and budget (what they may post
+  // is never a reserve), so MayPlace's answer holds when the request goes.
+  uint8_t slot = 0;
   if (op.place == kPlaceCommit) {
     flags = message_flags::kCommit;
     slot = (*request)->place_slot;
@@ -88,9 +90,6 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
   } else if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
-    while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
-      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    }
   } else if (op.op == Op::kGet && may_pull) {
     // From a server whose arena this PE loads from (mapped, local_access on) a pull is a local copy: pulled from
     // 1 KiB on (message.h, kPullNear); from any other from large_value_threshold on. Not with an SSD tier: there
@@ -101,23 +100,35 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     if (PullSized(config_.large_value_threshold, config_.max_value_len, op.buffer_len, near))
       flags = message_flags::kMayPull | near;
   }
-  // A write waits for this client's pull-eligible GETs of the same key: their pull must not see it (per-key
-  // issue order, client.h).
-  if (op.op != Op::kGet) {
-    while (WriteWaitsForPull(s, op.loc.hash)) {
-      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    }
-  }
-  // Any other request of a key whose placed SET still waits for its reservation waits until that SET's commit
-  // is posted (its reserve's reply came): the commit is where the SET takes effect, and a request posted before
-  // it would overtake it. A new request only: one posted again from a completion (a commit, a GET asked again)
-  // was issued before any reserve still waiting. Blocking calls and batches find nothing here: they complete
-  // their thread's requests on the key (CompleteKey) or server (CompleteServer) first.
-  if (placing_[s] != 0 && !(flags & message_flags::kReserve) && *request == nullptr) {
-    const bool every_key = InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
-    while (WaitsForPlacement(s, op.loc.hash, every_key)) {
-      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    }
+  // What must hold when the request goes (each wait completes replies of s until it does):
+  //   room      the reply ring has room for its reply (MakeReplyRoom's).
+  //   landing   a landed SET: the landing slot is ours again (the previous landed SET's reply has come).
+  //   pull      a write: none of this client's pull-eligible GETs of the key is in flight (their pull must not
+  //             see it: per-key issue order, client.h).
+  //   placement a request issued now (a new record; not one posted again from a completion: a commit, a GET
+  //             asked again, a multi-get's item asked again, each issued before any reserve still waiting): no
+  //             placed SET (kReserve) of its key (of any key for a request that may touch any) waits for its
+  //             reserve's reply. The commit is where that SET takes effect, posted from that reply's completion:
+  //             a request posted before it would overtake it. This holds for a reserve too: two placed SETs of one
+  //             key then have their commits posted in issue order (the later reserve is posted only once the
+  //             earlier one's commit is: Complete takes a reserve out of the queue and posts its commit within one
+  //             hold of the lock). Blocking calls and batches find nothing of their own thread here: they complete
+  //             their thread's requests on the key (CompleteKey) or server (CompleteServer, OpenWindow) first.
+  // Completing a reply may post (a commit, a GET asked again): that takes reply room and may add a pull-eligible
+  // GET. So the conditions are checked together, after every completion, and the request is encoded only once
+  // they all hold with nothing completed since: no completion comes between that check and the post below (the
+  // lock is held).
+  const bool landed = flags & message_flags::kValueLanded;
+  const bool writes = op.op != Op::kGet;
+  const bool issued_now = *request == nullptr;
+  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;  // MakeReplyRoom's
+  // (placing_ never grows during the waits: only a request issued now is a reserve.)
+  const bool every_key =
+      issued_now && placing_[s] != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+  while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
+         (writes && WriteWaitsForPull(s, op.loc.hash)) ||
+         (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
+    if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
@@ -141,7 +152,6 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.ttl_ms = op.contract.store.ttl_ms;
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
-  const bool landed = flags & message_flags::kValueLanded;
   const size_t value_bytes = flags & message_flags::kValueElsewhere ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
@@ -702,7 +712,7 @@ Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
   if (r->is_batch) return TestBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
-    // Never blocks: while another thread holds the lock it is taking in replies (perhaps this one's).
+    // Never waits for the lock: while another thread holds it, it is taking in replies (perhaps this one's).
     ServerHold hold(this, r->loc.server, /*try_only=*/true);
     if (hold.owns()) PollReplies(r->loc.server);
     else transport_->Progress();

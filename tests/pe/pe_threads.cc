@@ -21,7 +21,8 @@
 // batches and bursts cross both.
 // Args: [multi|single|active] [threads] [ops per thread] [largest value] (default 2048; from 4 KiB, bursts' isets
 // to a mapped server are placed, several reservations at once, and whichever thread holds the server's lock when
-// a reservation comes writes the issuer's value: conduit/message.h, kPlaceSlots)
+// a reservation comes writes the issuer's value: conduit/message.h, kPlaceSlots; so with a largest value from
+// 4 KiB some SETs must be placed: run it on shared memory)
 #include <shmem.h>
 
 #include <atomic>
@@ -227,6 +228,7 @@ void MultiClient(shmemcache_t* c, int threads, uint64_t ops) {
   PE_CHECK(sum.stale == 0);
   PE_CHECK(sum.errors == 0);
   PE_CHECK(sum.shared_reads > 0);
+  if (g_max_value >= 4096) PE_CHECK(st.large_sets_placed > 0);
 }
 
 // Below SHMEM_THREAD_MULTIPLE: a second thread is refused, the init thread works.

@@ -258,6 +258,12 @@ shmemcache_pe_sanitize_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${l
 shmemcache_pe_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
 shmemcache_pe_test(window_placed_np4_tcp pe_window_placed 4 TCP ARGS 3 inline ${large_env})
 shmemcache_pe_sanitize_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
+# Per-key issue order of placed isets: two or three isets of one key in flight, then igets that fill the reply
+# ring (their posts complete the reservations' replies): the last iset wins; imgets after an iset read it; a window
+# of isets holds several reservation slots at once (all placed). Over tcp nothing is placed, the same order holds.
+shmemcache_pe_test(placed_order_np3 pe_placed_order 3 ARGS placed)
+shmemcache_pe_test(placed_order_np3_tcp pe_placed_order 3 TCP ARGS inline)
+shmemcache_pe_sanitize_test(placed_order_np3 pe_placed_order 3 ARGS placed)
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
