@@ -367,7 +367,7 @@ shmemcache_status_t shmemcache_bget(shmemcache_t *cache, const void *key, size_t
                                     size_t buffer_len, size_t *value_len, shmemcache_request_t **request);
 /* Does not wait for the request (it lets the runtime progress once and takes in the replies that have arrived):
  * SHMEMCACHE_IN_PROGRESS, or the operation's final status. Taking in a reply may send what its request needs
- * next (the commit of an iset's value written into the server's memory, a GET asked again),
+ * next (the commit of an iset's value written into the server's memory, a GET asked again, a SET sent again),
  * and that may wait for room in the server's reply ring, completing other requests meanwhile: bounded, as any
  * wait for a reply, by op_timeout_ms. Does not release the request. */
 shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *request);

@@ -77,6 +77,10 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epochs_observed_(config.num_servers),
       arena_(base + layout.arena_offset),
       arena_bytes_(layout.arena_bytes),
+      place_budget_(std::min<size_t>(config.max_value_len,
+                                     layout.arena_bytes / (kPlaceArenaShare *
+                                                           static_cast<size_t>(std::max(
+                                                               1, transport->NumPes() - config.num_servers))))),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),

@@ -149,8 +149,8 @@ class Client {
   Status ServerStats(int server, Stats* stats);
 
   // Waits for no reply of its own and for no lock; takes in what has arrived, and a post a reply asks for (a
-  // commit, a GET asked again) may wait for reply room, bounded (shmemcache.h, shmemcache_test). Does not
-  // release.
+  // commit, a GET asked again, a SET sent again unplaced) may wait for reply room, bounded (shmemcache.h,
+  // shmemcache_test). Does not release.
   Status Test(shmemcache_request* request);
   // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
   Status Wait(shmemcache_request* request);
@@ -424,8 +424,8 @@ class Client {
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]
   // *request: nullptr for a request issued now, or a record posted again from its reply's completion, issued
-  // before whatever it waits for now (a GET asked again by Pull, a placed SET's commit), or a batch's part (its
-  // thread completed its requests to the server first).
+  // before whatever it waits for now (a GET asked again by Pull, a placed SET's commit, a SET sent again unplaced
+  // after its reserve was refused), or a batch's part (its thread completed its requests to the server first).
   // may_pull: a GET may be answered with the block's location (large values).
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
@@ -981,6 +981,13 @@ class Client {
   bool InArena(uint64_t offset, uint64_t bytes) const {
     return offset <= arena_bytes_ && bytes <= arena_bytes_ - offset;
   }
+  // The value bytes this PE may hold reserved on one server by placed SETs (reserved_bytes_, MayPlace): at most
+  // max_value_len, and at most 1/kPlaceArenaShare of the server's arena shared among the job's clients, so that
+  // the clients' reservations together (each pins its block until its commit) leave most of a small server to
+  // pairs and to the SETs that go unplaced (a refused reserve included: PlaceValue). One reservation alone may
+  // always be taken (the one reservation per PE and server of old).
+  static constexpr size_t kPlaceArenaShare = 4;
+  size_t place_budget_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   uint8_t* landing_;                  // symmetric address of the servers' landing slots

@@ -106,18 +106,19 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   //   pull      a write: none of this client's pull-eligible GETs of the key is in flight (their pull must not
   //             see it: per-key issue order, client.h).
   //   placement a request issued now (a new record; not one posted again from a completion: a commit, a GET
-  //             asked again, a multi-get's item asked again, each issued before any reserve still waiting): no
-  //             placed SET (kReserve) of its key (of any key for a request that may touch any) waits for its
-  //             reserve's reply. The commit is where that SET takes effect, posted from that reply's completion:
-  //             a request posted before it would overtake it. This holds for a reserve too: two placed SETs of one
-  //             key then have their commits posted in issue order (the later reserve is posted only once the
-  //             earlier one's commit is: Complete takes a reserve out of the queue and posts its commit within one
-  //             hold of the lock). Blocking calls and batches find nothing of their own thread here: they complete
-  //             their thread's requests on the key (CompleteKey) or server (CompleteServer, OpenWindow) first.
-  // Completing a reply may post (a commit, a GET asked again): that takes reply room and may add a pull-eligible
-  // GET. So the conditions are checked together, after every completion, and the request is encoded only once
-  // they all hold with nothing completed since: no completion comes between that check and the post below (the
-  // lock is held).
+  //             asked again, a SET sent again after its reservation was refused, a multi-get's item asked again,
+  //             each issued before any reserve still waiting): no placed SET (kReserve) of its key (of any key for
+  //             a request that may touch any) waits for its reserve's reply. The commit is where that SET takes
+  //             effect, posted from that reply's completion: a request posted before it would overtake it. This
+  //             holds for a reserve too: two placed SETs of one key then have their commits posted in issue order
+  //             (the later reserve is posted only once the earlier one's commit, or its refusal's resend, is
+  //             posted: Complete takes a reserve out of the queue and posts what follows it within one hold of
+  //             the lock). Blocking calls and batches find nothing of their own thread here: they complete their
+  //             thread's requests on the key (CompleteKey) or server (CompleteServer, OpenWindow) first.
+  // Completing a reply may post (a commit, a GET asked again, a SET sent again, landed or not): that takes reply
+  // room and may take the landing slot or add a pull-eligible GET. So the conditions are checked together, after
+  // every completion, and the request is encoded only once they all hold with nothing completed since: no
+  // completion comes between that check and the post below (the lock is held).
   const bool landed = flags & message_flags::kValueLanded;
   const bool writes = op.op != Op::kGet;
   const bool issued_now = *request == nullptr;
@@ -357,8 +358,9 @@ void Client::FreeSlot(int server, const shmemcache_request* r) {
 bool Client::MayPlace(const Operation& op, int s) const {
   // Only where this client stores into the server's memory itself: a large value (from large_value_threshold
   // on), or from kNearPlaceMinBytes a non-blocking SET's (kPlaceWindow: conduit/message.h). In a free slot of
-  // the kPlaceSlots, and while the values reserved there stay within max_value_len bytes, or alone: a PE pins at
-  // most about one largest value's worth of the server's memory (the one reservation per PE and server of old).
+  // the kPlaceSlots, and while the values reserved there stay within place_budget_ bytes (at most max_value_len,
+  // and this PE's share of a quarter of the server's arena), or alone: the one reservation per PE and server of
+  // old.
   if (op.value_len < message_flags::kNearPlaceMinBytes && op.value_len < config_.large_value_threshold)
     return false;  // the common case first: too small for either
   if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
@@ -367,7 +369,7 @@ bool Client::MayPlace(const Operation& op, int s) const {
        op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len))
     return false;
   if (reserving_[s] == ~uint32_t{0} ||
-      (reserving_[s] != 0 && reserved_bytes_[s] + op.value_len > config_.max_value_len))
+      (reserving_[s] != 0 && reserved_bytes_[s] + op.value_len > place_budget_))
     return false;
   // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
   // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
@@ -378,6 +380,22 @@ bool Client::MayPlace(const Operation& op, int s) const {
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
   --placing_[server];  // its reserve is answered: the commit, if any, is posted before the lock goes
+  if (r->status == SHMEMCACHE_NO_SPACE) {
+    // Refused for want of a block: reservations (this client's other slots', other clients') may pin memory
+    // the SET sent unplaced would not need, whose block the server takes only when it stores it. Nothing is
+    // reserved in this slot (the server gave the last one back before it tried); the value is still valid
+    // (iset's, or a blocking call's: kPlaceMay, kPlaceWindow), so the SET goes again the way it goes unplaced
+    // (landed, or its value in the message) and its answer is that one's: NO_SPACE only where that way
+    // too finds no room. Sent from here like a commit: before any later request of its key (PostActive).
+    FreeSlot(server, r);
+    Operation op{r->op, r->loc, r->key_data(), r->key_len, r->value, r->value_bytes, nullptr, 0, nullptr, {}};
+    op.contract.store = r->store;
+    op.contract.out = r->out;  // op.place 0: not placed again
+    --counters_.active_sets;   // counted once per operation (a Tally: this thread's may dip below its own count)
+    if (PostActive(op, &r) == SHMEMCACHE_OK) return true;
+    r->status = SHMEMCACHE_TIMEOUT;
+    return false;
+  }
   uint8_t* local = direct_.local_arena(server);
   const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||

@@ -51,8 +51,9 @@ enum class Op : uint8_t {
 //                 path, load 4-6): 4 KiB 0.66 -> 0.47-0.49 us, 3 KiB about even (0.46-0.73 -> 0.47-0.53),
 //                 2 KiB 0.37 -> 0.45 and 1 KiB 0.28 -> 0.46 worse (two small messages cost more than the ring's
 //                 copy of so few bytes): so from 4 KiB. A PE places into a free slot while the values it has reserved
-//                 on the server stay within max_value_len bytes, or into an empty table: at most about one
-//                 largest value pinned per PE and server. Windowed large isets, which landed one at a time
+//                 on the server stay within its budget (max_value_len, and its share of a quarter of the server's
+//                 arena: client.h, place_budget_), or into an empty table (one reservation alone). A reserve refused
+//                 NO_SPACE is sent again unplaced (client/requests.cc, PlaceValue). Windowed large isets, which landed one at a time
 //                 (the landing slot is the client's one), then overlap too: window 32, p50 per op, 8 KiB
 //                 1.87 -> 0.83 us, 16 KiB 4.5 -> 1.3, 64 KiB 18.9 -> 12.4 (2-core VM, load 5-6).
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location

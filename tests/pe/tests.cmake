@@ -264,6 +264,10 @@ shmemcache_pe_sanitize_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed $
 shmemcache_pe_test(placed_order_np3 pe_placed_order 3 ARGS placed)
 shmemcache_pe_test(placed_order_np3_tcp pe_placed_order 3 TCP ARGS inline)
 shmemcache_pe_sanitize_test(placed_order_np3 pe_placed_order 3 ARGS placed)
+# Windows of 32 placed isets of 64 KiB from 7 clients on a 6 MiB server: none fails NO_SPACE (the landed path
+# stores them all; reservations must not pin what it would use).
+shmemcache_pe_test(placed_small_server_np8 pe_placed_small_server 8 ARGS 40 65536 placed
+                   ENV SHMEMCACHE_SERVER_MEMORY_BYTES=6M)
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
