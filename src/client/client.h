@@ -42,9 +42,11 @@
 // (mode set, no cas: the server reserves before it decides, so add / replace / cas / append / prepend are not placed)
 // of a large value to a server this client maps (local_access) is placed: the server reserves a block
 // (kReserve), this client copies the value into it through the mapping and the server publishes it (kCommit), never
-// reading it (one reservation per PE per server). Any other Active SET of a large value (one that finds the
-// reservation taken, a non-blocking one, whose value must be free at issue, one to a server it does not map) puts
-// it into this client's landing slot on the server first (one landed SET in flight per server); other stores
+// reading it (up to kPlaceSlots reservations per PE and server, within a byte budget: MayPlace; a non-blocking
+// SET from 4 KiB is placed too, and a reserve refused NO_SPACE is sent again unplaced). Any other Active SET of a
+// large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a server it
+// does not map) puts it into this client's landing slot on the server first (one landed SET in flight per
+// server); other stores
 // carry the value in the message; an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
