@@ -340,8 +340,9 @@ shmemcache_status_t shmemcache_mset(shmemcache_t *cache, shmemcache_mset_item_t 
  *   shmemcache_iget: the key must stay untouched until completion; buffer and *value_len are written by
  *                    completion (as shmemcache_get would write them).
  *   shmemcache_bget: returns with the key buffer free; buffer and *value_len as for iget.
- * (This version copies keys and values at issue for every call, so iset/iget also allow early reuse; do not
- * rely on that.)
+ * (This version copies keys at issue for every call, and values too, except an iset's value of 4 KiB or more
+ * that a server on this node lets the client write into its memory: that one is read when the server's answer
+ * comes, during a later test, wait or call. Do not rely on early reuse.)
  *
  * Ordering: operations of one client on the same key take effect in issue order, and a GET issued after a
  * SET of the same key by the same client sees that SET or a later one. Blocking calls are issue + wait and mix
@@ -364,8 +365,11 @@ shmemcache_status_t shmemcache_iget(shmemcache_t *cache, const void *key, size_t
                                     size_t buffer_len, size_t *value_len, shmemcache_request_t **request);
 shmemcache_status_t shmemcache_bget(shmemcache_t *cache, const void *key, size_t key_len, void *buffer,
                                     size_t buffer_len, size_t *value_len, shmemcache_request_t **request);
-/* Never blocks (it lets the runtime progress once): SHMEMCACHE_IN_PROGRESS, or the operation's final status.
- * Does not release the request. */
+/* Does not wait for the request (it lets the runtime progress once and takes in the replies that have arrived):
+ * SHMEMCACHE_IN_PROGRESS, or the operation's final status. Taking in a reply may send what its request needs
+ * next (the commit of an iset's value written into the server's memory, a GET asked again, a SET sent again),
+ * and that may wait for room in the server's reply ring, completing other requests meanwhile: bounded, as any
+ * wait for a reply, by op_timeout_ms. Does not release the request. */
 shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *request);
 /* Blocks until the request completes (at most op_timeout_ms per reply awaited), returns its final status and
  * releases it. */

@@ -106,12 +106,14 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_idelete(shmemcache_t* c, const 
 
 namespace {
 
+// may_place: iset's (its value stays valid until it completes), not bset's (its value is free on return).
 Status IssueSet(shmemcache_t* c, const void* key, size_t key_len, const void* value, size_t value_len,
-                shmemcache_request_t** request) {
-  return IssueCall(c, "shmemcache_iset", request, [&] {
+                shmemcache_request_t** request, bool may_place) {
+  return IssueCall(c, may_place ? "shmemcache_iset" : "shmemcache_bset", request, [&] {
     Status s = CheckSet(c, key, key_len, value, value_len);
     if (s != SHMEMCACHE_OK) return s;
-    return c->node->client()->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request);
+    return c->node->client()->Issue(Op::kSet, key, key_len, value, value_len, nullptr, 0, nullptr, request,
+                                    may_place);
   });
 }
 
@@ -134,16 +136,17 @@ Status CheckRequestCall(shmemcache_t* c, shmemcache_request_t* request) {
 }  // namespace
 
 // The i- and b-variants share one implementation: keys and values are copied into the request message at
-// issue, which meets both contracts (see shmemcache.h).
+// issue, which meets both contracts (see shmemcache.h), except an iset's value placed into a mapped server
+// (conduit/message.h, kReserve), read when the reservation's reply comes, as iset's contract allows.
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iset(shmemcache_t* c, const void* key, size_t key_len,
                                                       const void* value, size_t value_len,
                                                       shmemcache_request_t** request) {
-  return IssueSet(c, key, key_len, value, value_len, request);
+  return IssueSet(c, key, key_len, value, value_len, request, /*may_place=*/true);
 }
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_bset(shmemcache_t* c, const void* key, size_t key_len,
                                                       const void* value, size_t value_len,
                                                       shmemcache_request_t** request) {
-  return IssueSet(c, key, key_len, value, value_len, request);
+  return IssueSet(c, key, key_len, value, value_len, request, /*may_place=*/false);
 }
 SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_iget(shmemcache_t* c, const void* key, size_t key_len,
                                                       void* buffer, size_t buffer_len, size_t* value_len,

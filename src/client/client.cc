@@ -59,6 +59,8 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       reply_room_(pe->reply_room),
       landing_busy_(pe->landing_busy),
       reserving_(pe->reserving),
+      reserved_bytes_(pe->reserved_bytes),
+      placing_(pe->placing),
       pullable_in_flight_(pe->pullable_in_flight),
       next_request_id_(pe->next_request_id),
       request_(pe->request),
@@ -75,6 +77,10 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       epochs_observed_(config.num_servers),
       arena_(base + layout.arena_offset),
       arena_bytes_(layout.arena_bytes),
+      place_budget_(std::min<size_t>(config.max_value_len,
+                                     layout.arena_bytes / (kPlaceArenaShare *
+                                                           static_cast<size_t>(std::max(
+                                                               1, transport->NumPes() - config.num_servers))))),
       mailboxes_(reinterpret_cast<volatile uint64_t*>(base + layout.mailbox_offset)),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
@@ -224,8 +230,10 @@ Status Client::IssueDelete(const void* key, size_t key_len, shmemcache_request**
 }
 
 Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
-                     size_t buffer_len, size_t* out_len, shmemcache_request** request) {
-  return IssueOperation(MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len), request);
+                     size_t buffer_len, size_t* out_len, shmemcache_request** request, bool may_place) {
+  Operation o = MakeOperation(op, key, key_len, value, value_len, buffer, buffer_len, out_len);
+  if (may_place) o.place = kPlaceWindow;
+  return IssueOperation(o, request);
 }
 
 Status Client::IssueOperation(const Operation& o, shmemcache_request** request) {

@@ -42,9 +42,11 @@
 // (mode set, no cas: the server reserves before it decides, so add / replace / cas / append / prepend are not placed)
 // of a large value to a server this client maps (local_access) is placed: the server reserves a block
 // (kReserve), this client copies the value into it through the mapping and the server publishes it (kCommit), never
-// reading it (one reservation per PE per server). Any other Active SET of a large value (one that finds the
-// reservation taken, a non-blocking one, whose value must be free at issue, one to a server it does not map) puts
-// it into this client's landing slot on the server first (one landed SET in flight per server); other stores
+// reading it (up to kPlaceSlots reservations per PE and server, within a byte budget: MayPlace; a non-blocking
+// SET from 4 KiB is placed too, and a reserve refused NO_SPACE is sent again unplaced). Any other Active SET of a
+// large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a server it
+// does not map) puts it into this client's landing slot on the server first (one landed SET in flight per
+// server); other stores
 // carry the value in the message; an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
@@ -118,9 +120,11 @@ class Client {
 
   // Non-blocking: issues op (kSet: key, value; kGet: key, buffer, buffer_len, out_len; kDelete: key) and
   // returns the request in *request: OK, or an error found at issue (TIMEOUT: the server had failed) with
-  // nothing issued. Keys and values are copied or sent before it returns.
+  // nothing issued. Keys are copied or sent before it returns; so are values, except with may_place (a kSet of
+  // shmemcache_iset, whose value stays valid until it completes): a value that is placed (conduit/message.h
+  // kReserve) is read when the reservation's reply comes.
   Status Issue(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
-               size_t buffer_len, size_t* out_len, shmemcache_request** request);
+               size_t buffer_len, size_t* out_len, shmemcache_request** request, bool may_place = false);
 
   // ---- memcached's contract (issue 15, contract_ops.cc; statuses as in shmemcache.h) ----
   // request NULL: a plain set. A plain set, or mode set / replace / append / prepend with any flags, ttl and cas,
@@ -146,7 +150,10 @@ class Client {
   // snapshot that stayed torn for op_timeout_ms).
   Status ServerStats(int server, Stats* stats);
 
-  Status Test(shmemcache_request* request);  // never blocks; does not release
+  // Waits for no reply of its own and for no lock; takes in what has arrived, and a post a reply asks for (a
+  // commit, a GET asked again, a SET sent again unplaced) may wait for reply room, bounded (shmemcache.h,
+  // shmemcache_test). Does not release.
+  Status Test(shmemcache_request* request);
   // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
   Status Wait(shmemcache_request* request);
   // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
@@ -202,10 +209,11 @@ class Client {
     size_t* out_len;     // kGet: where the value's length goes
     ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
     // A large SET or store placed by this client (conduit/message.h kReserve): kPlaceMay from a blocking call (its
-    // value stays valid until the request completes); kPlaceCommit for the commit of a reservation (PlaceValue).
+    // value stays valid until the request completes); kPlaceWindow from shmemcache_iset (the same, and placed
+    // from kNearPlaceMinBytes on); kPlaceCommit for the commit of a reservation (PlaceValue).
     uint8_t place = 0;
   };
-  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2;
+  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2, kPlaceWindow = 3;
   Operation DeleteOperation(const void* key, size_t key_len) const;  // Delete's and IssueDelete's
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
@@ -417,11 +425,17 @@ class Client {
   void Release(shmemcache_request* r);  // back to the pool
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]
-  // *request: nullptr for a new record, or a GET's own record asked again (Pull). may_pull: a GET may be
-  // answered with the block's location (large values).
+  // *request: nullptr for a request issued now, or a record posted again from its reply's completion, issued
+  // before whatever it waits for now (a GET asked again by Pull, a placed SET's commit, a SET sent again unplaced
+  // after its reserve was refused), or a batch's part (its thread completed its requests to the server first).
+  // may_pull: a GET may be answered with the block's location (large values).
   Status PostActive(const Operation& op, shmemcache_request** request, bool may_pull = true);
   // True while a pull-eligible GET of the key with this hash is in flight to server.
   bool WriteWaitsForPull(int server, uint64_t hash) const;
+  // True while a placed SET (kReserve) whose commit is not posted yet is in flight to server for the key with
+  // this hash, or for any key when every_key: a request of that key posted now would reach the server before the
+  // SET's commit, which takes effect then (per-key issue order, shmemcache.h).
+  bool WaitsForPlacement(int server, uint64_t hash, bool every_key) const;
   // Completes requests to server until its reply ring has room for one more reply of at most reply_bytes bytes,
   // plus `alone` chunks charged on their own (conduit/reply_room.h), or nothing is in flight: a server never
   // waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
@@ -455,6 +469,9 @@ class Client {
   bool PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h);
   // Whether op may go as a placed large SET to server s (kReserve) now.
   bool MayPlace(const Operation& op, int s) const;
+  // r's reservation slot on server is free again (its commit answered, or nothing reserved there to use);
+  // nothing if it is free already (the server failed).
+  void FreeSlot(int server, const shmemcache_request* r);  // [active]
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request
@@ -905,7 +922,9 @@ class Client {
   std::vector<RequestQueue>& pending_;
   std::vector<ReplyRoom>& reply_room_;
   std::vector<uint8_t>& landing_busy_;
-  std::vector<uint8_t>& reserving_;
+  std::vector<uint32_t>& reserving_;
+  std::vector<size_t>& reserved_bytes_;
+  std::vector<unsigned>& placing_;
   std::vector<unsigned>& pullable_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
   // Request ids (NextRequestId): this thread takes them from next_request_id_ kRequestIdBlock at a time, so a
@@ -966,6 +985,13 @@ class Client {
   bool InArena(uint64_t offset, uint64_t bytes) const {
     return offset <= arena_bytes_ && bytes <= arena_bytes_ - offset;
   }
+  // The value bytes this PE may hold reserved on one server by placed SETs (reserved_bytes_, MayPlace): at most
+  // max_value_len, and at most 1/kPlaceArenaShare of the server's arena shared among the job's clients, so that
+  // the clients' reservations together (each pins its block until its commit) leave most of a small server to
+  // pairs and to the SETs that go unplaced (a refused reserve included: PlaceValue). One reservation alone may
+  // always be taken (the one reservation per PE and server of old).
+  static constexpr size_t kPlaceArenaShare = 4;
+  size_t place_budget_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers
   uint32_t empty_polls_ = 0;  // PollReplies calls that found nothing (paces its clock reads)
   uint8_t* landing_;                  // symmetric address of the servers' landing slots

@@ -85,6 +85,8 @@ struct ClientPe {
                                                                               kChunkTrailerBytes)),
         landing_busy(config.num_servers, 0),
         reserving(config.num_servers, 0),
+        reserved_bytes(config.num_servers, 0),
+        placing(config.num_servers, 0),
         pullable_in_flight(config.num_servers, 0),
         request(config.num_servers),
         reply(config.num_servers),
@@ -124,7 +126,14 @@ struct ClientPe {
   std::vector<RequestQueue> pending;
   std::vector<ReplyRoom> reply_room;         // per server: the reply ring's room those requests may take
   std::vector<uint8_t> landing_busy;         // per server: a landed SET is in flight (our slot there is in use)
-  std::vector<uint8_t> reserving;            // per server: a placed SET (kReserve, then kCommit) is in flight
+  // Per server: the reservation slots (conduit/message.h kPlaceSlots) of the placed SETs in flight there (kReserve,
+  // then kCommit: a slot is free again once its commit's reply came, or its reserve failed), and how many of them
+  // still wait for their reserve's reply (their commit is not posted yet: WaitsForPlacement), and the value bytes
+  // those slots hold (Client::MayPlace's budget).
+  std::vector<uint32_t> reserving;
+  std::vector<size_t> reserved_bytes;
+  static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
+  std::vector<unsigned> placing;
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
   std::vector<std::vector<uint8_t>> request;  // per server: the message being encoded
   std::vector<std::vector<uint8_t>> reply;    // per server: the reply being decoded

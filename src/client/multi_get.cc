@@ -201,7 +201,7 @@ void Client::Settle(shmemcache_request* r) {
 
 Status Client::TestBatch(shmemcache_request* batch) {
   if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
-    // Never blocks: while another thread holds a server's lock it is taking in replies (perhaps this batch's).
+    // Never waits for a lock: while another thread holds a server's, it is taking in replies (perhaps this batch's).
     // Progress once, outside the locks, after what this PE staged went out (as Test).
     for (int s = 0; s < config_.num_servers; ++s) PushStagedIfFree(s);
     transport_->Progress();

@@ -57,6 +57,7 @@ struct shmemcache_request {
   const void* value = nullptr;
   size_t value_bytes = 0;
   smc::StoreRequest store;
+  uint8_t place_slot = 0;  // kReserve, kCommit: its reservation slot on the server (Client::reserving_)
   uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
   // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
   // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:
@@ -114,6 +115,7 @@ struct shmemcache_request {
     value = nullptr;
     value_bytes = 0;
     store = smc::StoreRequest{};
+    place_slot = 0;
     polled_since_ns = 0;
     is_batch = false;
     batch_remaining.store(0, std::memory_order_relaxed);

@@ -49,6 +49,17 @@ unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
   return reply_room_[0].CostAlone(ReplyBytes(op, buffer_len));
 }
 
+bool Client::WaitsForPlacement(int server, uint64_t hash, bool every_key) const {
+  if (placing_[server] == 0) return false;
+  if (every_key) return true;
+  const RequestQueue& q = pending_[server];
+  for (size_t i = 0; i < q.size(); ++i) {
+    const shmemcache_request* r = q.at(i);
+    if ((r->flags & message_flags::kReserve) && r->loc.hash == hash) return true;
+  }
+  return false;
+}
+
 bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   if (pullable_in_flight_[server] == 0) return false;
   const RequestQueue& q = pending_[server];
@@ -68,15 +79,17 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
+  // kCommit: its reserve's; kReserve: a free one. The waits below only free slots and budget (what they may post
+  // is never a reserve), so MayPlace's answer holds when the request goes.
+  uint8_t slot = 0;
   if (op.place == kPlaceCommit) {
     flags = message_flags::kCommit;
+    slot = (*request)->place_slot;
   } else if (MayPlace(op, s)) {
     flags = message_flags::kReserve;
+    slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
   } else if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
-    while (landing_busy_[s]) {  // the slot is ours again once the previous landed SET's reply has come
-      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    }
   } else if (op.op == Op::kGet && may_pull) {
     // From a server whose arena this PE loads from (mapped, local_access on) a pull is a local copy: pulled from
     // 1 KiB on (message.h, kPullNear); from any other from large_value_threshold on. Not with an SSD tier: there
@@ -87,12 +100,36 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     if (PullSized(config_.large_value_threshold, config_.max_value_len, op.buffer_len, near))
       flags = message_flags::kMayPull | near;
   }
-  // A write waits for this client's pull-eligible GETs of the same key: their pull must not see it (per-key
-  // issue order, client.h).
-  if (op.op != Op::kGet) {
-    while (WriteWaitsForPull(s, op.loc.hash)) {
-      if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
-    }
+  // What must hold when the request goes (each wait completes replies of s until it does):
+  //   room      the reply ring has room for its reply (MakeReplyRoom's).
+  //   landing   a landed SET: the landing slot is ours again (the previous landed SET's reply has come).
+  //   pull      a write: none of this client's pull-eligible GETs of the key is in flight (their pull must not
+  //             see it: per-key issue order, client.h).
+  //   placement a request issued now (a new record; not one posted again from a completion: a commit, a GET
+  //             asked again, a SET sent again after its reservation was refused, a multi-get's item asked again,
+  //             each issued before any reserve still waiting): no placed SET (kReserve) of its key (of any key for
+  //             a request that may touch any) waits for its reserve's reply. The commit is where that SET takes
+  //             effect, posted from that reply's completion: a request posted before it would overtake it. This
+  //             holds for a reserve too: two placed SETs of one key then have their commits posted in issue order
+  //             (the later reserve is posted only once the earlier one's commit, or its refusal's resend, is
+  //             posted: Complete takes a reserve out of the queue and posts what follows it within one hold of
+  //             the lock). Blocking calls and batches find nothing of their own thread here: they complete their
+  //             thread's requests on the key (CompleteKey) or server (CompleteServer, OpenWindow) first.
+  // Completing a reply may post (a commit, a GET asked again, a SET sent again, landed or not): that takes reply
+  // room and may take the landing slot or add a pull-eligible GET. So the conditions are checked together, after
+  // every completion, and the request is encoded only once they all hold with nothing completed since: no
+  // completion comes between that check and the post below (the lock is held).
+  const bool landed = flags & message_flags::kValueLanded;
+  const bool writes = op.op != Op::kGet;
+  const bool issued_now = *request == nullptr;
+  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;  // MakeReplyRoom's
+  // (placing_ never grows during the waits: only a request issued now is a reserve.)
+  const bool every_key =
+      issued_now && placing_[s] != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+  while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
+         (writes && WriteWaitsForPull(s, op.loc.hash)) ||
+         (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
+    if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
@@ -105,6 +142,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   RequestHeader h{};
   h.op = static_cast<uint8_t>(op.op);
   h.wire_flags = flags;
+  h.slot = slot;
   h.key_len = static_cast<uint32_t>(op.key_len);
   h.value_len = static_cast<uint32_t>(op.value_len);
   h.request_id = NextRequestId();
@@ -115,7 +153,6 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   h.ttl_ms = op.contract.store.ttl_ms;
   h.cas = op.contract.store.cas;
   h.delta = op.contract.delta;
-  const bool landed = flags & message_flags::kValueLanded;
   const size_t value_bytes = flags & message_flags::kValueElsewhere ? 0 : op.value_len;
   // Before sending: a request on the wire always has its record (a GET asked again keeps the caller's).
   shmemcache_request* r = *request != nullptr ? *request : NewRequest();
@@ -147,7 +184,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   }
   if (landed) landing_busy_[s] = true;
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
-    reserving_[s] = true;
+    reserving_[s] |= 1u << slot;
+    reserved_bytes_[s] += op.value_len;
+    ++placing_[s];
+    r->place_slot = slot;
     r->SetKey(op.key, op.key_len);
     r->value = op.value;
     r->value_bytes = op.value_len;
@@ -238,6 +278,12 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   const uint8_t slot = r->issuer_slot;
   bool in_flight_again = false;  // asked again (Pull) or committed (placed SET): Track counted it again
   if (!well_formed) {
+    // A reserve answered by a reply we cannot read: its slot is free again (the server frees any block it
+    // reserved there at our next reserve in it).
+    if (r->flags & message_flags::kReserve) {
+      --placing_[server];
+      FreeSlot(server, r);
+    }
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
     if (r->op == Op::kGet) *r->value_len = 0;
   } else {
@@ -299,13 +345,31 @@ void Client::Retire(int server, shmemcache_request* r) {
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
-  if (r->flags & message_flags::kCommit) reserving_[server] = false;  // the reservation is used up
+  if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
+}
+
+void Client::FreeSlot(int server, const shmemcache_request* r) {
+  const uint32_t bit = 1u << r->place_slot;
+  if (!(reserving_[server] & bit)) return;  // freed already: the server failed (FailServer cleared every slot)
+  reserving_[server] &= ~bit;
+  reserved_bytes_[server] -= r->value_bytes;
 }
 
 bool Client::MayPlace(const Operation& op, int s) const {
-  // Only where this client stores into the server's memory itself, one reservation per PE per server at a time.
-  if (op.place != kPlaceMay || reserving_[s] || direct_.local_arena(s) == nullptr ||
-      !SymmetricLayout::LargeValue(config_, op.value_len))
+  // Only where this client stores into the server's memory itself: a large value (from large_value_threshold
+  // on), or from kNearPlaceMinBytes a non-blocking SET's (kPlaceWindow: conduit/message.h). In a free slot of
+  // the kPlaceSlots, and while the values reserved there stay within place_budget_ bytes (at most max_value_len,
+  // and this PE's share of a quarter of the server's arena), or alone: the one reservation per PE and server of
+  // old.
+  if (op.value_len < message_flags::kNearPlaceMinBytes && op.value_len < config_.large_value_threshold)
+    return false;  // the common case first: too small for either
+  if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
+  if (!SymmetricLayout::LargeValue(config_, op.value_len) &&
+      (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
+       op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len))
+    return false;
+  if (reserving_[s] == ~uint32_t{0} ||
+      (reserving_[s] != 0 && reserved_bytes_[s] + op.value_len > place_budget_))
     return false;
   // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
   // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
@@ -315,12 +379,30 @@ bool Client::MayPlace(const Operation& op, int s) const {
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
+  --placing_[server];  // its reserve is answered: the commit, if any, is posted before the lock goes
+  if (r->status == SHMEMCACHE_NO_SPACE) {
+    // Refused for want of a block: reservations (this client's other slots', other clients') may pin memory
+    // the SET sent unplaced would not need, whose block the server takes only when it stores it. Nothing is
+    // reserved in this slot (the server gave the last one back before it tried); the value is still valid
+    // (iset's, or a blocking call's: kPlaceMay, kPlaceWindow), so the SET goes again the way it goes unplaced
+    // (landed, or its value in the message) and its answer is that one's: NO_SPACE only where that way
+    // too finds no room. Sent from here like a commit: before any later request of its key (PostActive).
+    FreeSlot(server, r);
+    Operation op{r->op, r->loc, r->key_data(), r->key_len, r->value, r->value_bytes, nullptr, 0, nullptr, {}};
+    op.contract.store = r->store;
+    op.contract.out = r->out;  // op.place 0: not placed again
+    --counters_.active_sets;   // counted once per operation (a Tally: this thread's may dip below its own count)
+    if (PostActive(op, &r) == SHMEMCACHE_OK) return true;
+    r->status = SHMEMCACHE_TIMEOUT;
+    return false;
+  }
   uint8_t* local = direct_.local_arena(server);
   const size_t key_len = r->key_len;
   if (r->status != SHMEMCACHE_OK || !(h.wire_flags & message_flags::kReserve) || local == nullptr ||
       h.pointer.block_bytes < BlockBytesFor(key_len, r->value_bytes) ||
       !InArena(h.pointer.offset, h.pointer.block_bytes)) {  // a write through the mapping: inside the arena
-    reserving_[server] = false;  // nothing reserved (or a reply we cannot use: the server frees it at our next)
+    // Nothing reserved (or a reply we cannot use: the server frees it at our next reserve in this slot).
+    FreeSlot(server, r);
     if (r->status == SHMEMCACHE_OK) r->status = SHMEMCACHE_INVALID_ARGUMENT;
     CompleteContract(server, r, h);
     return false;
@@ -339,7 +421,7 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
     ++counters_.large_sets_placed;
     return true;
   }
-  reserving_[server] = false;
+  FreeSlot(server, r);
   r->status = SHMEMCACHE_TIMEOUT;
   return false;
 }
@@ -568,7 +650,9 @@ Status Client::FailServer(int server) {
   reply_room_[server].Clear();
   pullable_in_flight_[server] = 0;
   landing_busy_[server] = false;
-  reserving_[server] = false;
+  reserving_[server] = 0;
+  reserved_bytes_[server] = 0;
+  placing_[server] = 0;
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
@@ -657,7 +741,7 @@ Status Client::Test(shmemcache_request* r) {
     // a thread that posts to this server meanwhile would sleep on the lock until this one got a core back (issue
     // 17: a gateway's threads, 0.07-0.15 futex waits per operation at 8-32 connections). What this PE staged for
     // the server goes out first, as PollReplies would send it before it progresses.
-    // Never blocks: while another thread holds the lock it is taking in replies (perhaps this one's).
+    // Never waits for the lock: while another thread holds it, it is taking in replies (perhaps this one's).
     PushStagedIfFree(r->loc.server);
     transport_->Progress();
     ServerHold hold(this, r->loc.server, /*try_only=*/true);

@@ -28,7 +28,8 @@ enum class Op : uint8_t {
 //   kReserve      kSet, kStore (mode set without cas: the client places no conditional store, since the
 //                 reservation, which may evict, comes before the decision): no value bytes. The client maps the
 //                 server's memory and will write the value itself: the server reserves a block for key_len + value_len
-//                 (store/kv_store.h, Reservations; one per client, a new one gives the last back) and answers OK
+//                 (store/kv_store.h, Reservations; kPlaceSlots per client, named by RequestHeader::slot: a new
+//                 one in a slot gives that slot's last back) and answers OK
 //                 with its location in reply.pointer (valid 0: not a pair to cache), or a refusal (NO_SPACE,
 //                 VALUE_TOO_LARGE, ...). Nothing is stored yet; this request's commit comes only after this reply
 //                 (other requests of the client's threads may come between; nothing relies on their order).
@@ -42,6 +43,19 @@ enum class Op : uint8_t {
 //                 14.5 -> 3.6, 512 KiB 67 -> 13, 1 MiB 172 -> 48. Where the client cannot map the server (UCX
 //                 tcp across nodes) the value lands (kValueLanded): placing it with puts would add a round trip
 //                 that costs more there than the server's copy.
+//                 A non-blocking SET (shmemcache_iset: its value stays valid until it completes) on a mapped
+//                 server is placed from kNearPlaceMinBytes on, below the threshold too: in a window the second
+//                 round trip overlaps the others' and the server never reads the value, whose lines stay in
+//                 the client's cache, where a ring message makes both cores move every byte. Measured on the
+//                 2-core VM (bench_nonblocking --mode active, window 32, p50 per op, interleaved with the ring
+//                 path, load 4-6): 4 KiB 0.66 -> 0.47-0.49 us, 3 KiB about even (0.46-0.73 -> 0.47-0.53),
+//                 2 KiB 0.37 -> 0.45 and 1 KiB 0.28 -> 0.46 worse (two small messages cost more than the ring's
+//                 copy of so few bytes): so from 4 KiB. A PE places into a free slot while the values it has reserved
+//                 on the server stay within its budget (max_value_len, and its share of a quarter of the server's
+//                 arena: client.h, place_budget_), or into an empty table (one reservation alone). A reserve refused
+//                 NO_SPACE is sent again unplaced (client/requests.cc, PlaceValue). Windowed large isets, which landed one at a time
+//                 (the landing slot is the client's one), then overlap too: window 32, p50 per op, 8 KiB
+//                 1.87 -> 0.83 us, 16 KiB 4.5 -> 1.3, 64 KiB 18.9 -> 12.4 (2-core VM, load 5-6).
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
 //   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at
@@ -64,6 +78,10 @@ constexpr uint8_t kValueElsewhere = kValueLanded | kReserve | kCommit;
 constexpr uint8_t kPull = 1;
 // The smallest value a kPullNear GET is answered by location for (kPullNear, above).
 constexpr size_t kNearPullMinBytes = 1024;
+// The smallest value a non-blocking SET placed into a mapped server is (kCommit, above).
+constexpr size_t kNearPlaceMinBytes = 4096;
+// Reservations a client may hold on one server at a time (kReserve, RequestHeader::slot): a window's worth.
+constexpr unsigned kPlaceSlots = 32;
 }  // namespace message_flags
 
 // The smallest value a kMayPull GET with these wire flags is answered by location for: large_value_threshold
@@ -85,7 +103,7 @@ struct RequestHeader {
   uint8_t op;
   uint8_t mode;           // kStore: StoreMode
   uint8_t wire_flags;     // message_flags
-  uint8_t reserved;
+  uint8_t slot;           // kReserve, kCommit: the client's reservation slot on the server (< kPlaceSlots)
   uint32_t key_len;
   uint32_t value_len;     // kSet, kStore: bytes of value following the key (or landed: kValueLanded)
   uint32_t flags;         // kStore: the pair's flags

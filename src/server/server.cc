@@ -62,7 +62,7 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mailbox_(reinterpret_cast<uint64_t*>(base + layout.mailbox_offset) + server_index),
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
-      reservations_(static_cast<size_t>(num_clients)),
+      reservations_(static_cast<size_t>(num_clients) * message_flags::kPlaceSlots),
       clock_(clock),
       crawl_(clock.Nanos()),
       start_nanos_(clock_.Nanos()),
@@ -314,9 +314,13 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
       StoreRequest request;  // kSet: a plain set
       if (static_cast<Op>(h.op) == Op::kStore)  // a mode out of range is refused by the store (INVALID_ARGUMENT)
         request = StoreRequest{static_cast<StoreMode>(h.mode), h.flags, h.ttl_ms, h.cas};
-      Reservation& reserved = reservations_[client];
+      if ((h.wire_flags & (message_flags::kReserve | message_flags::kCommit)) && h.slot >= message_flags::kPlaceSlots) {
+        status = SHMEMCACHE_INVALID_ARGUMENT;  // a client bug: no such slot
+        break;
+      }
+      Reservation& reserved = reservations_[client * message_flags::kPlaceSlots + h.slot];
       if (h.wire_flags & message_flags::kReserve) {  // the client writes the value itself: a block for it
-        store_.Release(&reserved);  // one per client: an earlier one was never committed
+        store_.Release(&reserved);  // one per slot: an earlier one there was never committed
         status = store_.ReserveBlock(h.key_len, h.value_len, &reserved);
         if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
         if (status == SHMEMCACHE_OK) {

@@ -200,7 +200,8 @@ class Server {
   uint64_t* mailbox_;  // symmetric address of this server's bar mailbox on every client
   const uint8_t* landing_;     // the landing slots (core/layout.h): client c's large SET values at c * slot
   size_t landing_slot_bytes_;  // 0: no landing slots
-  // Per client: the block its kReserve asked for, until its kCommit (conduit/message.h; store/kv_store.h).
+  // Per client and slot (client * kPlaceSlots + RequestHeader::slot): the block its kReserve asked for, until its
+  // kCommit in the same slot (conduit/message.h; store/kv_store.h). At most kPlaceSlots blocks per client.
   std::vector<Reservation> reservations_;
   // How an Active SET's block is sealed: kSkip (kUncheckedSum, no hash of the value) where every client loads
   // this server's arena through a mapping (local_access on, every client on this node), so no one-sided copy of

@@ -60,8 +60,12 @@
 // lock, a version above every one the key had: contract.h), writing only the header and key: the value bytes are
 // never read or copied by the server (the block carries kUncheckedSum, as any block written through a mapping).
 // A reservation that is not committed is given back with Release(Reservation): by the server when the same
-// client asks for its next one, or at the end of the job. So a client whose commit never came (a reply it could
-// not use, a commit it could not post) keeps one block per server reserved until its next placed SET.
+// client asks for its next one in the same slot (conduit/message.h, kPlaceSlots per client), or at the end of the
+// job. The client bounds the values it has reserved on a server and still means to commit (its budget:
+// client/client.h place_budget_, client/requests.cc MayPlace). A reservation left through an error path (a reply
+// it could not use, a commit it could not post) is outside that budget: the client takes the slot as free, while
+// the block stays reserved here, its slab pinned, until that client's next reserve in that slot or the job's end.
+// So error paths may pin up to kPlaceSlots blocks (each at most of the largest class) per client and server.
 // Invariant: slab blocks in use == items + reservations == pairs in tiers + reservations, block bytes in use ==
 // block bytes in tiers + reserved bytes, the tiers' totals match their pairs, and every indexed block is unlocked
 // with a consistent head (CheckConsistency).

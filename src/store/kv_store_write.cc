@@ -112,13 +112,13 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
   HashEntry entry{loc.tag, static_cast<uint8_t>(cls), fresh};
   if (held.found) {
     table_.Replace(held.slot, entry);
-    tiers_.Remove(held.entry.offset);
+    tiers_.Replace(held.entry.offset, fresh, recency, Sizes(bytes, key_len + next.value_len));
     FreeLockedBlock(held.entry, held.locked_from);
   } else {
     table_.Insert(set_of(loc), entry);
+    tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
   }
   AddExpiryHint(next.meta.expiry_ms, fresh);
-  tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
   if (pointer != nullptr) {
     *pointer = BlockPointer{fresh, static_cast<uint32_t>(bytes), static_cast<uint8_t>(cls), version, loc.tag,
                             recency, version - meta.token_lag};

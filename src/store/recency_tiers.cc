@@ -101,6 +101,22 @@ void RecencyTiers::Remove(uint64_t offset) {
   nodes_.erase(found);
 }
 
+void RecencyTiers::Replace(uint64_t from, uint64_t to, uint64_t epoch, PairSizes sizes) {
+  auto found = nodes_.find(from);
+  if (found == nodes_.end() || from == to || nodes_.find(to) != nodes_.end()) {
+    Remove(from);
+    Touch(to, epoch, sizes);
+    return;
+  }
+  Unlink(found->second);  // as Remove, the node kept
+  auto handle = nodes_.extract(found);
+  handle.key() = to;
+  Node& node = nodes_.insert(std::move(handle)).position->second;  // `to` was in no tier: inserted
+  Account(node.sizes, sizes);  // as Remove's (to nothing) then Touch's (from nothing)
+  node.sizes = sizes;
+  Link(to, node, epoch);
+}
+
 bool RecencyTiers::EpochOf(uint64_t offset, uint64_t* epoch) const {
   auto found = nodes_.find(offset);
   if (found == nodes_.end()) return false;

@@ -19,7 +19,10 @@
 // Active request, private keys, hot keys, bursts and batches spread over both servers, so threads whose
 // requests go to different servers run side by side under their servers' locks (client/client_pe.h) while
 // batches and bursts cross both.
-// Args: [multi|single|active] [threads] [ops per thread]
+// Args: [multi|single|active] [threads] [ops per thread] [largest value] (default 2048; from 4 KiB, bursts' isets
+// to a mapped server are placed, several reservations at once, and whichever thread holds the server's lock when
+// a reservation comes writes the issuer's value: conduit/message.h, kPlaceSlots; so with a largest value from
+// 4 KiB some SETs must be placed: run it on shared memory)
 #include <shmem.h>
 
 #include <atomic>
@@ -35,7 +38,7 @@
 namespace {
 
 constexpr int kSharedKeys = 6;
-constexpr size_t kMaxValue = 2048;
+size_t g_max_value = 2048;  // the largest value written (argument 4)
 
 std::string PrivateKey(int rank, int thread, uint64_t i) {
   return "p-" + std::to_string(rank) + "-" + std::to_string(thread) + "-" + std::to_string(i);
@@ -62,7 +65,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
   const uint32_t writer = static_cast<uint32_t>(rank * threads + thread);
   Reference reference;  // absent: deleted or never set
   std::vector<std::map<uint32_t, uint64_t>> last_seen(kSharedKeys);  // shared key -> writer -> highest seq
-  std::vector<uint8_t> value(kMaxValue), got(kMaxValue);
+  std::vector<uint8_t> value(g_max_value), got(g_max_value);
   uint64_t seq = 0;
   for (uint64_t n = 0; n < ops; ++n) {
     ++out->ops;
@@ -72,7 +75,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       const std::string k = PrivateKey(rank, thread, i);
       const uint64_t what = rng.Uniform(10);
       if (what < 4) {
-        size_t len = 1 + rng.Uniform(kMaxValue - 1);
+        size_t len = 1 + rng.Uniform(g_max_value - 1);
         pe_test::FillPattern(value.data(), len, rng.Next());
         shmemcache_status_t s = shmemcache_set(c, k.data(), k.size(), value.data(), len);
         if (s == SHMEMCACHE_OK) reference[i].assign(value.begin(), value.begin() + len);
@@ -90,7 +93,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       const int k = static_cast<int>(rng.Uniform(kSharedKeys));
       const std::string key = SharedKey(k);
       if (rng.Uniform(4) == 0) {
-        size_t len = sizeof(pe_test::VerifiableHeader) + rng.Uniform(kMaxValue - sizeof(pe_test::VerifiableHeader));
+        size_t len = sizeof(pe_test::VerifiableHeader) + rng.Uniform(g_max_value - sizeof(pe_test::VerifiableHeader));
         pe_test::WriteVerifiable(value.data(), len, static_cast<uint32_t>(k), writer, ++seq);
         if (shmemcache_set(c, key.data(), key.size(), value.data(), len) != SHMEMCACHE_OK) ++out->errors;
         // A thread's own write is seen by its later reads.
@@ -118,7 +121,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
       const int burst = 1 + static_cast<int>(rng.Uniform(8));
       std::vector<shmemcache_request_t*> requests(burst, nullptr);
       std::vector<std::string> keys(burst);
-      std::vector<std::vector<uint8_t>> values(burst), outs(burst, std::vector<uint8_t>(kMaxValue));
+      std::vector<std::vector<uint8_t>> values(burst), outs(burst, std::vector<uint8_t>(g_max_value));
       std::vector<size_t> lens(burst, 0);
       std::vector<uint64_t> idx(burst);
       std::vector<bool> is_set(burst);
@@ -127,7 +130,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
         keys[b] = PrivateKey(rank, thread, idx[b]);
         is_set[b] = rng.Uniform(2) == 0;
         if (is_set[b]) {
-          values[b].resize(1 + rng.Uniform(kMaxValue - 1));
+          values[b].resize(1 + rng.Uniform(g_max_value - 1));
           pe_test::FillPattern(values[b].data(), values[b].size(), rng.Next());
           if (shmemcache_iset(c, keys[b].data(), keys[b].size(), values[b].data(), values[b].size(),
                               &requests[b]) != SHMEMCACHE_OK)
@@ -150,7 +153,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
     } else if (dice < 98) {  // a batch of GETs of private keys (mget, or imget then wait), checked item by item
       const int n = 1 + static_cast<int>(rng.Uniform(8));
       std::vector<std::string> keys(n);
-      std::vector<std::vector<uint8_t>> outs(n, std::vector<uint8_t>(kMaxValue));
+      std::vector<std::vector<uint8_t>> outs(n, std::vector<uint8_t>(g_max_value));
       std::vector<shmemcache_mget_item_t> items(n);
       for (int b = 0; b < n; ++b) {
         keys[b] = PrivateKey(rank, thread, 64 + static_cast<uint64_t>(b));
@@ -161,7 +164,7 @@ void Worker(shmemcache_t* c, int rank, int thread, int threads, uint64_t ops, Th
         std::vector<std::vector<uint8_t>> values(n);
         std::vector<shmemcache_mset_item_t> sets(n);
         for (int b = 0; b < n; ++b) {
-          values[b].resize(1 + rng.Uniform(kMaxValue - 1));
+          values[b].resize(1 + rng.Uniform(g_max_value - 1));
           pe_test::FillPattern(values[b].data(), values[b].size(), rng.Next());
           sets[b] = shmemcache_mset_item_t{keys[b].data(), keys[b].size(), values[b].data(), values[b].size(),
                                            SHMEMCACHE_IN_PROGRESS};
@@ -211,18 +214,21 @@ void MultiClient(shmemcache_t* c, int threads, uint64_t ops) {
   shmemcache_stats_t st;
   PE_CHECK_STATUS(shmemcache_get_stats(c, &st), SHMEMCACHE_OK);
   std::printf("client %d: %d threads, ops=%llu shared_reads=%llu private_mismatches=%llu torn_or_foreign=%llu "
-              "stale=%llu errors=%llu direct_gets=%llu active_gets=%llu read_retries=%llu lock_retries=%llu\n",
+              "stale=%llu errors=%llu direct_gets=%llu active_gets=%llu read_retries=%llu lock_retries=%llu "
+              "placed=%llu landed=%llu\n",
               rank, threads, (unsigned long long)sum.ops, (unsigned long long)sum.shared_reads,
               (unsigned long long)sum.private_mismatches, (unsigned long long)sum.torn_or_foreign,
               (unsigned long long)sum.stale, (unsigned long long)sum.errors, (unsigned long long)st.direct_gets,
               (unsigned long long)st.active_gets, (unsigned long long)st.read_retries,
-              (unsigned long long)st.lock_retries);
+              (unsigned long long)st.lock_retries, (unsigned long long)st.large_sets_placed,
+              (unsigned long long)st.large_sets_landed);
   PE_CHECK(sum.ops == ops * static_cast<uint64_t>(threads));
   PE_CHECK(sum.private_mismatches == 0);
   PE_CHECK(sum.torn_or_foreign == 0);
   PE_CHECK(sum.stale == 0);
   PE_CHECK(sum.errors == 0);
   PE_CHECK(sum.shared_reads > 0);
+  if (g_max_value >= 4096) PE_CHECK(st.large_sets_placed > 0);
 }
 
 // Below SHMEM_THREAD_MULTIPLE: a second thread is refused, the init thread works.
@@ -258,6 +264,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "multi";
   const int threads = argc > 2 ? std::atoi(argv[2]) : 8;
   const uint64_t ops = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 1500;
+  if (argc > 4) g_max_value = std::strtoull(argv[4], nullptr, 10);
   if (mode == "single") {
     shmem_init();  // SHMEM_THREAD_SINGLE
   } else {

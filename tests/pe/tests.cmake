@@ -166,6 +166,8 @@ shmemcache_pe_test(threads_shared_np3_tcp pe_threads_shared 3 TCP ARGS 8 90 LABE
 # Per-server locks (issue 16): 2 servers, every operation Active, threads' requests and batches over both.
 shmemcache_pe_test(threads_active_np4 pe_threads 4 ARGS active 8 800 LABELS threads)
 shmemcache_pe_test(threads_active_np4_tcp pe_threads 4 TCP ARGS active 8 400 LABELS threads)
+# The same with values up to 8000 B: bursts' isets placed in several reservation slots at once (kPlaceSlots).
+shmemcache_pe_test(threads_placed_np4 pe_threads 4 ARGS active 8 800 8000 LABELS threads)
 # The same with most values "large" (threshold 256 B): threads of one PE race for its one reservation per server
 # (placed SETs, conduit/message.h kReserve) and land when it is taken.
 shmemcache_pe_test(threads_large_np4 pe_threads 4 ARGS active 8 800 ENV SHMEMCACHE_LARGE_VALUE_THRESHOLD=256
@@ -251,6 +253,21 @@ shmemcache_pe_test(large_values_near_np4 pe_large_values 4 ARGS 3 1024 ${large_e
 shmemcache_pe_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
 shmemcache_pe_test(large_placed_np5_tcp pe_large_placed 5 TCP ARGS 3 landed ${large_env})
 shmemcache_pe_sanitize_test(large_placed_np5 pe_large_placed 5 ARGS 3 placed ${large_env})
+# Windows of non-blocking SETs of 4-8 KiB placed by their client (kPlaceSlots reservations per client), racing a
+# Direct writer, eviction and readers; per-key issue order within the window; bset not placed.
+shmemcache_pe_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
+shmemcache_pe_test(window_placed_np4_tcp pe_window_placed 4 TCP ARGS 3 inline ${large_env})
+shmemcache_pe_sanitize_test(window_placed_np4 pe_window_placed 4 ARGS 3 placed ${large_env})
+# Per-key issue order of placed isets: two or three isets of one key in flight, then igets that fill the reply
+# ring (their posts complete the reservations' replies): the last iset wins; imgets after an iset read it; a window
+# of isets holds several reservation slots at once (all placed). Over tcp nothing is placed, the same order holds.
+shmemcache_pe_test(placed_order_np3 pe_placed_order 3 ARGS placed)
+shmemcache_pe_test(placed_order_np3_tcp pe_placed_order 3 TCP ARGS inline)
+shmemcache_pe_sanitize_test(placed_order_np3 pe_placed_order 3 ARGS placed)
+# Windows of 32 placed isets of 64 KiB from 7 clients on a 6 MiB server: none fails NO_SPACE (the landed path
+# stores them all; reservations must not pin what it would use).
+shmemcache_pe_test(placed_small_server_np8 pe_placed_small_server 8 ARGS 40 65536 placed
+                   ENV SHMEMCACHE_SERVER_MEMORY_BYTES=6M)
 # The Direct/Active policy, asserted on the stats.
 shmemcache_pe_test(policy_never_np3 pe_policy 3 ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)
 shmemcache_pe_test(policy_never_np3_tcp pe_policy 3 TCP ARGS never ENV SHMEMCACHE_DIRECT_POLICY=never)

@@ -51,6 +51,9 @@ shmemcache_pe_test(tsan.threads_active_np4_tcp pe_threads_tsan 4 TCP ARGS active
                    LABELS sanitize threads)
 shmemcache_pe_test(tsan.threads_large_np4 pe_threads_tsan 4 ARGS active 8 200 ENV ${tsan_env}
                    SHMEMCACHE_LARGE_VALUE_THRESHOLD=256 LABELS sanitize threads)
+# Values up to 8000 B: bursts of isets placed in several reservation slots at once (conduit/message.h kPlaceSlots).
+shmemcache_pe_test(tsan.threads_placed_np4 pe_threads_tsan 4 ARGS active 8 200 8000 ENV ${tsan_env}
+                   LABELS sanitize threads)
 shmemcache_pe_test(tsan.threads_wait_np2 pe_threads_wait_tsan 2
                    ARGS ${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2 4 100
                    ENV ${tsan_env} SHMEMCACHE_TEST_SPILL_READ_HOLD=${CMAKE_CURRENT_BINARY_DIR}/tsan-threads-wait-np2.hold

@@ -293,5 +293,56 @@ TEST(RecencyTiers, CappedRandomAgainstReference) {
   EXPECT_TRUE(t.CheckConsistency());
 }
 
+// Replace (a pair moved to another block) is exactly Remove then Touch: the same tiers, order, epochs, sizes and
+// totals as a twin driven by those two calls, whether the old block is in a tier or not and whether the new one
+// is (the node-reusing path is taken only when it is not), under a tier cap.
+TEST(RecencyTiers, ReplaceIsRemoveThenTouch) {
+  const size_t cap = 1500;
+  RecencyTiers t(cap), twin(cap);
+  std::mt19937_64 rng(23);
+  int reused = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const unsigned dice = rng() % 100;
+    const uint64_t b = 8 * (rng() % 300);
+    const uint64_t epoch = rng() % 12;
+    const PairSizes s{static_cast<uint32_t>(64 + (b * 37) % 400), static_cast<uint32_t>(rng() % 64)};
+    if (dice < 40) {
+      t.Touch(b, epoch, s);
+      twin.Touch(b, epoch, s);
+    } else if (dice < 55) {
+      t.Remove(b);
+      twin.Remove(b);
+    } else if (dice < 95) {
+      const uint64_t to = 8 * (rng() % 300);
+      uint64_t e;
+      reused += t.EpochOf(b, &e) && !t.EpochOf(to, &e) && b != to;
+      t.Replace(b, to, epoch, s);
+      twin.Remove(b);
+      twin.Touch(to, epoch, s);
+    } else if (!t.empty()) {
+      std::vector<uint64_t> a, c;
+      std::vector<PairSizes> as, cs;
+      ASSERT_EQ(t.PopBottom(&a, &as), twin.PopBottom(&c, &cs)) << step;
+      ASSERT_EQ(a, c) << step;
+      for (size_t i = 0; i < as.size(); ++i) ASSERT_EQ(as[i].payload_bytes, cs[i].payload_bytes) << step;
+    }
+    ASSERT_EQ(t.size(), twin.size()) << step;
+    ASSERT_EQ(t.tier_count(), twin.tier_count()) << step;
+    ASSERT_EQ(t.block_bytes(), twin.block_bytes()) << step;
+    ASSERT_EQ(t.payload_bytes(), twin.payload_bytes()) << step;
+    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+  }
+  EXPECT_GT(reused, 1000);
+  // Drained tier by tier: the same blocks in the same order.
+  while (!twin.empty()) {
+    ASSERT_FALSE(t.empty());
+    std::vector<uint64_t> a, c;
+    ASSERT_EQ(t.PopBottom(&a), twin.PopBottom(&c));
+    ASSERT_EQ(a, c);
+  }
+  EXPECT_TRUE(t.empty());
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
 }  // namespace
 }  // namespace smc
