@@ -40,17 +40,21 @@ void RecencyTiers::Link(Node& node, uint64_t epoch) {
   // The newest tier of this epoch, if it has room; otherwise a new tier of the same epoch (sorted after the
   // epoch's older tiers: sequences only grow). The top tier is the common one (pairs get the current epoch):
   // checked before the search.
-  auto it = tiers_.end();
-  if (tiers_.empty() || tiers_.rbegin()->first.first > epoch) it = tiers_.lower_bound(TierKey{epoch + 1, 0});
-  bool open_new = true;
-  if (it != tiers_.begin()) {
-    auto prev = std::prev(it);
-    if (prev->first.first == epoch &&
-        (max_tier_bytes_ == 0 || prev->second.block_bytes + node.sizes.block_bytes <= max_tier_bytes_ ||
-         prev->second.block_bytes == 0)) {
-      it = prev;
-      open_new = false;
+  // it: where a new tier goes (the first tier above the epoch); prev: the tier before it (end: none).
+  auto it = tiers_.end(), prev = tiers_.end();
+  if (!tiers_.empty()) {
+    prev = std::prev(it);  // the top tier
+    if (prev->first.first > epoch) {
+      it = tiers_.lower_bound(TierKey{epoch + 1, 0});
+      prev = it == tiers_.begin() ? tiers_.end() : std::prev(it);
     }
+  }
+  bool open_new = true;
+  if (prev != tiers_.end() && prev->first.first == epoch &&
+      (max_tier_bytes_ == 0 || prev->second.block_bytes + node.sizes.block_bytes <= max_tier_bytes_ ||
+       prev->second.block_bytes == 0)) {
+    it = prev;
+    open_new = false;
   }
   if (open_new) it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
   Tier& t = it->second;
