@@ -8,15 +8,20 @@
 # Prints the total, the total without the runtime's progress calls, and each function's self cost per operation.
 # --side server counts the server PE (PE 0) instead: what smc::Server::ServeReady executes (taking the requests
 # from the ring, running them, staging and flushing the replies), without its waits on the doorbell.
+# --keys new: every windowed SET stores a key never stored before (the memcached gateway's memcaslap load: an
+# Active SET of a new key, a block allocated, a hash-table way and a recency-tier node added); default: the window
+# cycles over 8 windows' worth of keys stored beforehand (a GET hits, a SET overwrites). --window N: N requests per
+# window instead of 32 (1: one request per server pass, as a blocking client's).
+# WINDOW_KEEP=DIR in the environment copies the two callgrind outputs there (callgrind_annotate --inclusive=yes).
 # OpenSHMEM is started by the program as bench_nonblocking starts it (plain shmem_init), or at
 # SHMEM_THREAD_MULTIPLE with --multiple.
 #
 # Usage: scripts/bench/window_instructions.sh [--build-dir DIR] [--size BYTES] [--op get|set] [--multiple]
-#                                             [--side client|server]
-#   defaults: build, 4096, get, client. Needs valgrind and oshcc (openmpi-bin).
+#                                             [--side client|server] [--keys existing|new] [--window N]
+#   defaults: build, 4096, get, client, existing, 32. Needs valgrind and oshcc (openmpi-bin).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-build="$root/build" size=4096 op=get multiple= side=client
+build="$root/build" size=4096 op=get multiple= side=client keys=existing window=32
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build="$(cd "$2" && pwd)"; shift 2 ;;
@@ -24,10 +29,14 @@ while [ $# -gt 0 ]; do
     --op) op="$2"; shift 2 ;;
     --multiple) multiple=1; shift ;;
     --side) side="$2"; shift 2 ;;
+    --keys) keys="$2"; shift 2 ;;
+    --window) window="$2"; shift 2 ;;
     *) echo "window_instructions.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 case "$side" in client|server) ;; *) echo "window_instructions.sh: --side client or server" >&2; exit 2 ;; esac
+case "$keys" in existing|new) ;; *) echo "window_instructions.sh: --keys existing or new" >&2; exit 2 ;; esac
+[ "$keys" = existing ] || [ "$op" = set ] || { echo "window_instructions.sh: --keys new is for --op set" >&2; exit 2; }
 command -v valgrind >/dev/null || { echo "window_instructions.sh: valgrind not found" >&2; exit 2; }
 [ -f "$build/libshmemcache.so" ] || { echo "window_instructions.sh: $build/libshmemcache.so not built" >&2; exit 2; }
 work="$(mktemp -d)"
@@ -39,10 +48,12 @@ cat >"$work/window.c" <<'C'
 #include <string.h>
 #include <unistd.h>
 #include <shmemcache/shmemcache.h>
-#define W 32
+#define WMAX 64
 int main(int argc, char** argv) {
   size_t size = strtoul(argv[1], 0, 10);
-  int get = strcmp(argv[2], "get") == 0, iters = atoi(argv[3]), provided;
+  int get = strcmp(argv[2], "get") == 0, iters = atoi(argv[3]), fresh = strcmp(argv[4], "new") == 0,
+      W = atoi(argv[5]), provided;
+  if (W < 1 || W > WMAX) return 2;
   const char* multiple = getenv("WINDOW_MULTIPLE");
   if (multiple && *multiple) shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided); else shmem_init();
   shmemcache_config_t cfg;
@@ -58,8 +69,8 @@ int main(int argc, char** argv) {
     shmemcache_serve(c);
   } else {
     char *value = malloc(size), *bufs = malloc(size * W), key[32];
-    size_t lens[W];
-    shmemcache_request_t* reqs[W];
+    size_t lens[WMAX];
+    shmemcache_request_t* reqs[WMAX];
     memset(value, 'v', size);
     for (int i = 0; i < W * 8; ++i) {
       snprintf(key, sizeof key, "key:%d", i);
@@ -67,7 +78,8 @@ int main(int argc, char** argv) {
     }
     for (int it = 0; it < iters; ++it) {
       for (int w = 0; w < W; ++w) {
-        snprintf(key, sizeof key, "key:%d", (it * W + w) % (W * 8));
+        if (fresh) snprintf(key, sizeof key, "new:%d", it * W + w);  /* never stored before */
+        else snprintf(key, sizeof key, "key:%d", (it * W + w) % (W * 8));
         bad += (get ? shmemcache_iget(c, key, strlen(key), bufs + w * size, size, &lens[w], &reqs[w])
                     : shmemcache_iset(c, key, strlen(key), value, size, &reqs[w])) != SHMEMCACHE_OK;
       }
@@ -99,20 +111,21 @@ PE
 chmod +x "$work/pe.sh"
 for iters in 20 60; do
   WINDOW_SIDE="$side" WINDOW_OP="$op" WINDOW_MULTIPLE="$multiple" CALLGRIND_OUT="$work/cg.$iters" \
-    "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" \
+    "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" "$keys" "$window" \
     >"$work/out.$iters" 2>&1 || { cat "$work/out.$iters" >&2; exit 1; }
   grep -q "bad=0" "$work/out.$iters" || { cat "$work/out.$iters" >&2; exit 1; }
 done
-CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$op" "$side" <<'PY'
+if [ -n "${WINDOW_KEEP:-}" ]; then mkdir -p "$WINDOW_KEEP" && cp "$work"/cg.* "$WINDOW_KEEP"/; fi
+CALLGRIND_PROFILE_DIR="$root/scripts/bench" python3 - "$work" "$op" "$side" "$window" <<'PY'
 import os, re, subprocess, sys
 sys.path.insert(0, os.environ["CALLGRIND_PROFILE_DIR"])
 import callgrind_profile
-work, op, side = sys.argv[1], sys.argv[2], sys.argv[3]
+work, op, side, window = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 def profile(iters):
     return callgrind_profile.profile(f"{work}/cg.{iters}")
 t1, f1 = profile(20)
 t2, f2 = profile(60)
-n = 32 * (60 - 20)
+n = window * (60 - 20)
 per = {k: (f2.get(k, 0) - f1.get(k, 0)) / n for k in set(f1) | set(f2)}
 progress = sum(v for k, v in per.items() if re.search(r"opal_|ucp_|ucs_|uct_|spml|libnbc|\?\?\?|Progress|PeerWait", k))
 print(f"{side} instructions per windowed {op.upper()}: {(t2 - t1) / n:.1f}; without the runtime's progress calls "

@@ -429,7 +429,7 @@ uint8_t* Server::ReserveReply(size_t client, const RequestHeader& h) {
   return at;
 }
 
-void Server::Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
+void Server::Answer(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr, const uint8_t* value,
                     size_t value_len, uint64_t max_value, uint8_t* reserved) {
   if (static_cast<Op>(reply.op) == Op::kGet && status == SHMEMCACHE_OK) {
     reply.value_len = static_cast<uint32_t>(value_len);

@@ -126,8 +126,8 @@ class Server {
   // Finishes a request: sets the pointer (OK/BUFFER_TOO_SMALL SET/GET), the bar and the stats, and replies.
   // For a GET, value[0..value_len) is sent when it fits max_value, else BUFFER_TOO_SMALL with its size.
   // reserved: the reply's record, from ReserveReply, whose value bytes (if any) lie in it already; nullptr: the
-  // reply is posted (Reply).
-  void Answer(size_t client, ReplyHeader reply, Status status, const BlockPointer& ptr, const uint8_t* value,
+  // reply is posted (Reply). *reply is completed in place (the callers' header, not a 104-byte copy of it).
+  void Answer(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value, uint8_t* reserved = nullptr);
   // A GET's reply written in place (issue 14): reserves its record in the client's reply staging at the largest
   // length the client counted for it (ReplyHeader + its buffer: reply_room.h), so that the store copies the value

@@ -59,6 +59,11 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
     uint64_t fresh;
     s = AllocateOrEvict(cls, &fresh);
     if (s != SHMEMCACHE_OK) return s;
+    // A key that was not indexed still is not: only this thread inserts keys (a client's Direct SET rewrites a pair
+    // the table holds), and allocating only removes pairs. The decision stands too: it saw no RAM pair, and the SSD
+    // copy and the clock it judged by are as they were (AllocateOrEvict reaps and crawls at clock_ms_). So a new
+    // key's write skips the second lookup and decision (issue 14: ~200 of its server's ~2550 instructions).
+    if (!held.found) return WriteMoved(held, fresh, cls, loc, key, key_len, next, recency, pointer, next.sum);
     Held again;
     int again_cls = -1;
     if (!LockKey(loc, key, key_len, &again)) return SHMEMCACHE_TIMEOUT;

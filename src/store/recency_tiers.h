@@ -17,18 +17,23 @@
 // and their totals over all pairs, so the store can report the payload it holds without scanning blocks.
 // Invariant (CheckConsistency): the totals and every tier's count and bytes equal the sums over its nodes.
 //
-// Tiers are kept in an ordered map from (epoch, sequence) to a doubly linked list of block offsets (the paper's
-// doubly linked list of tiers, each a doubly linked list of pairs); both links are server-local, never in
-// symmetric memory. Not thread-safe.
+// Tiers are kept in an ordered map from (epoch, sequence) to a doubly linked list of pairs (the paper's doubly
+// linked list of tiers, each a doubly linked list of pairs); both links are server-local, never in symmetric
+// memory. Each pair is a node in a pool (a vector, with a free list of the nodes of pairs removed), linked by node
+// index and pointing at its tier; a flat index (store/offset_index.h) finds a block's node. Issue 14: the nodes
+// were the values of a std::unordered_map keyed by offset, each link a lookup in it and each new pair a heap
+// allocation: a new pair's Touch cost 304 instructions (callgrind), one already in a tier 89. At most 2^32 - 1
+// pairs (a node index is 32 bits: a 256 GiB arena of the smallest blocks). Not thread-safe.
 #ifndef SHMEMCACHE_STORE_RECENCY_TIERS_H_
 #define SHMEMCACHE_STORE_RECENCY_TIERS_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "store/offset_index.h"
 
 namespace smc {
 
@@ -67,7 +72,9 @@ class RecencyTiers {
 
   bool empty() const { return tiers_.empty(); }
   size_t tier_count() const { return tiers_.size(); }  // tiers, counting each sub-tier of an epoch
-  size_t size() const { return nodes_.size(); }
+  size_t size() const { return index_.size(); }
+  // Nodes in the pool, in use or free: the most pairs ever held at once (a removed pair's node is reused).
+  size_t node_pool_size() const { return nodes_.size(); }
   uint64_t bottom_epoch() const { return tiers_.begin()->first.first; }
   uint64_t top_epoch() const { return tiers_.rbegin()->first.first; }
   size_t bottom_size() const { return tiers_.begin()->second.count; }
@@ -83,23 +90,37 @@ class RecencyTiers {
   bool CheckConsistency() const;
 
  private:
-  static constexpr uint64_t kNil = ~0ull;
+  static constexpr uint32_t kNil = ~0u;  // no node
   using TierKey = std::pair<uint64_t, uint64_t>;  // (epoch, sequence of creation)
-  struct Node {
-    TierKey tier;
-    uint64_t prev = kNil, next = kNil;
-    PairSizes sizes;
-  };
   struct Tier {
-    uint64_t head = kNil, tail = kNil;
+    uint32_t head = kNil, tail = kNil;  // node indices
     size_t count = 0;
     size_t block_bytes = 0;
   };
+  using Tiers = std::map<TierKey, Tier>;
+  struct Node {
+    uint64_t offset = 0;
+    Tiers::iterator tier;  // valid while the node is linked (a map iterator stays valid until its tier is erased)
+    uint32_t prev = kNil, next = kNil;
+    PairSizes sizes;
+    uint64_t epoch() const { return tier->first.first; }
+  };
+  // The node of a block in a tier, or nullptr.
+  Node* Find(uint64_t offset) {
+    const uint32_t* i = index_.Find(offset);
+    return i != nullptr ? &nodes_[*i] : nullptr;
+  }
+  const Node* Find(uint64_t offset) const { return const_cast<RecencyTiers*>(this)->Find(offset); }
+  // A node for a block in no tier (from the free list, else a new one), indexed, with zero sizes; not yet linked.
+  Node& NewNode(uint64_t offset);
+  // Unindexes a node (already unlinked) and puts it on the free list.
+  void FreeNode(Node& node);
+  uint32_t IndexOf(const Node& node) const { return static_cast<uint32_t>(&node - nodes_.data()); }
   void Unlink(Node& node);
-  void Link(uint64_t offset, Node& node, uint64_t epoch);
+  void Link(Node& node, uint64_t epoch);
   void TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes);
-  // Moves an indexed node to `epoch` (a different epoch than its tier's), recording sizes if given.
-  void Move(uint64_t offset, Node& node, uint64_t epoch, const PairSizes* sizes);
+  // Moves a linked node to `epoch` (a different epoch than its tier's), recording sizes if given.
+  void Move(Node& node, uint64_t epoch, const PairSizes* sizes);
   // Records new sizes of a node that stays in its tier.
   void Resize(Node& node, const PairSizes& sizes);
   void Account(const PairSizes& was, const PairSizes& now) {  // totals follow one node's sizes
@@ -111,8 +132,10 @@ class RecencyTiers {
   uint64_t next_sequence_ = 0;
   uint64_t block_bytes_ = 0;
   uint64_t payload_bytes_ = 0;
-  std::map<TierKey, Tier> tiers_;
-  std::unordered_map<uint64_t, Node> nodes_;
+  Tiers tiers_;
+  std::vector<Node> nodes_;          // the pool: every node ever needed, in use or on free_nodes_
+  std::vector<uint32_t> free_nodes_;  // indices of nodes of no pair
+  OffsetIndex index_;                // block offset -> node index, for the nodes in use
 };
 
 }  // namespace smc

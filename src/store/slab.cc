@@ -36,13 +36,15 @@ SlabAllocator::SlabAllocator(size_t arena_bytes, size_t page_bytes, double growt
     while (n > 1 && (n * page_bytes_) % bytes > n * page_bytes_ / kMaxTailWaste) ++n;
     classes_.push_back(SlabClass{bytes, static_cast<uint32_t>(n), {}, 0, 0});
   }
+  class_table_.resize(kClassTableBytes / 8 + 1);
+  for (size_t i = 0; i < class_table_.size(); ++i) class_table_[i] = static_cast<int16_t>(SearchClassFor(8 * i));
   size_t pages = arena_bytes / page_bytes_;
   pages_.resize(pages);
   last_class_.assign(pages, kNoClass);
   for (size_t i = 0; i < pages; ++i) free_pages_.insert(free_pages_.end(), static_cast<uint32_t>(i));
 }
 
-int SlabAllocator::ClassFor(size_t block_bytes) const {
+int SlabAllocator::SearchClassFor(size_t block_bytes) const {
   auto it = std::lower_bound(classes_.begin(), classes_.end(), block_bytes,
                              [](const SlabClass& c, size_t b) { return c.block_bytes < b; });
   return it == classes_.end() ? -1 : static_cast<int>(it - classes_.begin());

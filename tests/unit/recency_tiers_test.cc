@@ -133,6 +133,7 @@ TEST(RecencyTiers, RandomAgainstReference) {
     }
     ASSERT_EQ(t.size(), where.size()) << step;
     ASSERT_EQ(t.tier_count(), ref.size()) << step;
+    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
     if (!ref.empty()) {
       ASSERT_EQ(t.bottom_epoch(), ref.begin()->first) << step;
       ASSERT_EQ(t.top_epoch(), ref.rbegin()->first) << step;
@@ -144,6 +145,42 @@ TEST(RecencyTiers, RandomAgainstReference) {
     ASSERT_TRUE(t.EpochOf(kv.first, &e));
     EXPECT_EQ(e, kv.second);
   }
+}
+
+// The node pool: a removed, popped or replaced pair's node is reused by the next new pair, so the pool never holds
+// more nodes than the most pairs held at once; the reused nodes link and count as new ones.
+TEST(RecencyTiers, NodesAreReused) {
+  RecencyTiers t(/*max_tier_bytes=*/1000);
+  for (uint64_t b = 0; b < 100; ++b) t.Touch(b * 64, b % 3, PairSizes{64, 10});
+  EXPECT_EQ(t.node_pool_size(), 100u);
+  for (uint64_t b = 0; b < 100; b += 2) t.Remove(b * 64);
+  std::vector<uint64_t> popped;
+  t.PopBottom(&popped);  // epoch 0's first tier
+  const size_t held = t.size();
+  EXPECT_EQ(held, 50u - popped.size());
+  for (uint64_t b = 0; b < 100 - held; ++b) t.Touch(100000 + b * 64, 7, PairSizes{64, 10});  // new blocks
+  EXPECT_EQ(t.size(), 100u);
+  EXPECT_EQ(t.node_pool_size(), 100u);
+  for (uint64_t b = 0; b < 100 - held; ++b) t.Replace(100000 + b * 64, 200000 + b * 64, 8, PairSizes{128, 20});
+  EXPECT_EQ(t.node_pool_size(), 100u);
+  t.Touch(1 << 30, 9, PairSizes{64, 10});  // one more pair than ever: one more node
+  EXPECT_EQ(t.node_pool_size(), 101u);
+  EXPECT_TRUE(t.CheckConsistency());
+  uint64_t e = 0;
+  EXPECT_FALSE(t.EpochOf(100000, &e));
+  ASSERT_TRUE(t.EpochOf(200000, &e));
+  EXPECT_EQ(e, 8u);
+  EXPECT_EQ(t.block_bytes(), uint64_t{held} * 64 + (100 - held) * 128 + 64);
+  EXPECT_EQ(t.payload_bytes(), uint64_t{held} * 10 + (100 - held) * 20 + 10);
+  size_t drained = 0;
+  while (!t.empty()) {
+    std::vector<uint64_t> b;
+    t.PopBottom(&b);
+    drained += b.size();
+  }
+  EXPECT_EQ(drained, 101u);
+  EXPECT_EQ(t.size(), 0u);
+  EXPECT_TRUE(t.CheckConsistency());
 }
 
 // Tier cap (issue 4): an epoch that fills more than max_tier_bytes gets further tiers of the same epoch, ordered

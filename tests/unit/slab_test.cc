@@ -72,6 +72,25 @@ TEST(SlabClasses, ClassForPicksSmallestFit) {
   }
 }
 
+// ClassFor's table (sizes up to kClassTableBytes) and its search beyond agree with the smallest fitting class at
+// every size, across the table's end, for a largest block inside the table and one far past it.
+TEST(SlabClasses, ClassForTableMatchesSearch) {
+  for (size_t max_block : {size_t{1000}, size_t{5000}, size_t{1} << 20}) {
+    SlabAllocator s(64u << 20, 1u << 20, 1.25, max_block);
+    const size_t top = std::min<size_t>(SlabAllocator::kClassTableBytes * 3, max_block + 64);
+    for (size_t b = 0; b <= top; ++b) {
+      int want = -1;
+      for (int k = 0; k < s.num_classes(); ++k)
+        if (s.class_bytes(k) >= b) {
+          want = k;
+          break;
+        }
+      ASSERT_EQ(s.ClassFor(b), want) << max_block << " " << b;
+    }
+    EXPECT_EQ(s.ClassFor(s.class_bytes(s.num_classes() - 1) + 1), -1);
+  }
+}
+
 // Issue 12: pages no longer grow to the largest block; they shrink to 1/256 of a small arena instead.
 TEST(SlabClasses, PageSizedToArenaNotToLargestBlock) {
   EXPECT_EQ(SlabAllocator::PageBytesFor(8u << 20, 1u << 20), 32u * 1024);
