@@ -211,6 +211,11 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.private_context < -1 || c.private_context > 1) return bad("private_context must be -1, 0 or 1");
   if (c.recency_range_ms == 0) return bad("recency_range_ms must be > 0");
   if (c.server_memory_bytes < (1u << 20)) return bad("server_memory_bytes must be at least 1 MiB");
+  // A server indexes at most 2^32 - 1 pairs (store/recency_tiers.h: 32-bit node links), each in a block of at least
+  // 64 B (store/slab.h kMinBlockBytes): refused here, not met as an exception inside the server's loop.
+  if (c.server_memory_bytes >= ((1ull << 32) - 1) * 64)
+    return bad("server_memory_bytes must be below 256 GiB (SHMEMCACHE_SERVER_MEMORY_BYTES; a server holds at most "
+               "2^32 - 1 pairs)");
   if (c.op_timeout_ms == 0) return bad("op_timeout_ms must be at least 1 (SHMEMCACHE_OP_TIMEOUT_MS)");
   if (c.direct_policy < SHMEMCACHE_DIRECT_AUTO || c.direct_policy > SHMEMCACHE_DIRECT_NEVER)
     return bad("direct_policy must be SHMEMCACHE_DIRECT_AUTO, _ALWAYS or _NEVER (SHMEMCACHE_DIRECT_POLICY=auto, "

@@ -364,6 +364,7 @@ bool KvStore::CheckConsistency() const {
   if (!slabs_.CheckConsistency() || !table_.CheckConsistency()) return false;
   if (slabs_.blocks_in_use() != table_.size() + reservations_ || tiers_.size() != table_.size()) return false;
   if (!tiers_.CheckConsistency() || tiers_.block_bytes() + reserved_bytes_ != slabs_.bytes_in_use()) return false;
+  if (!tiers_.empty() && tiers_.bottom_epoch() < expiration_bar_) return false;  // the bar never passes a pair
   bool ok = true;
   table_.ForEach([&](const HashEntry& e) {
     size_t bytes = slabs_.class_bytes(e.cls);

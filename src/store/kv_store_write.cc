@@ -59,6 +59,9 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
     uint64_t fresh;
     s = AllocateOrEvict(cls, &fresh);
     if (s != SHMEMCACHE_OK) return s;
+    // Allocation may have evicted a tier and moved the bar past the recency clamped above (a client's lagging
+    // epoch): clamp again, so the bar still never passes a stored pair (kv_store.h).
+    if (recency < expiration_bar_) recency = expiration_bar_;
     // A key that was not indexed still is not: only this thread inserts keys (a client's Direct SET rewrites a pair
     // the table holds), and allocating only removes pairs. The decision stands too: it saw no RAM pair, and the SSD
     // copy and the clock it judged by are as they were (AllocateOrEvict reaps and crawls at clock_ms_). So a new

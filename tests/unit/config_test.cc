@@ -362,6 +362,7 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"private_context -2", [](shmemcache_config_t* c) { c->private_context = -2; }, 2},
       {"recency_range_ms 0", [](shmemcache_config_t* c) { c->recency_range_ms = 0; }, 2},
       {"server_memory_bytes tiny", [](shmemcache_config_t* c) { c->server_memory_bytes = 4096; }, 2},
+      {"server_memory_bytes 256 GiB", [](shmemcache_config_t* c) { c->server_memory_bytes = 256ull << 30; }, 2},
       {"op_timeout_ms 0", [](shmemcache_config_t* c) { c->op_timeout_ms = 0; }, 2},
       {"direct_policy 3", [](shmemcache_config_t* c) { c->direct_policy = 3; }, 2},
       {"direct_policy -1", [](shmemcache_config_t* c) { c->direct_policy = -1; }, 2},

@@ -469,6 +469,28 @@ TEST_F(KvStoreTest, FullArenaEvictsBottomTierWhole) {
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
+// A SET whose allocation evicts the bottom tier and moves the bar, arriving with a client's lagging epoch (at the
+// evicted epoch): the pair is stored at the new bar, never below it (the bar never passes a stored pair, so a
+// client told the bar in the same reply may read it Direct). Before the clamp after allocating, it was stored at
+// epoch 1 with the bar at 2: invisible to every Direct GET and the next to be evicted.
+TEST_F(KvStoreTest, ASetThatMovesTheBarByEvictingIsStoredAtTheNewBar) {
+  MakeSmall(3 * 4096);  // 1500-byte values: 2 blocks per page, 6 in all
+  const std::string val(1500, 'b');
+  const uint64_t epochs[] = {1, 1, 2, 2, 2, 2};
+  for (int i = 0; i < 6; ++i) ASSERT_EQ(Set("l" + std::to_string(i), val, nullptr, epochs[i]), SHMEMCACHE_OK) << i;
+  ASSERT_EQ(store_->expiration_bar(), 0u);
+  BlockPointer p;
+  ASSERT_EQ(Set("lag", val, &p, /*recency=*/1), SHMEMCACHE_OK);  // full: evicts epoch 1, the bar moves to 2
+  EXPECT_EQ(store_->expiration_bar(), 2u);
+  uint64_t epoch = 0;
+  ASSERT_TRUE(store_->tiers().EpochOf(p.offset, &epoch));
+  EXPECT_EQ(epoch, 2u);
+  EXPECT_GE(p.recency, store_->expiration_bar());
+  EXPECT_GE(LoadU64(arena() + p.offset + kRecencyOffset), 2u);
+  EXPECT_EQ(store_->tiers().bottom_epoch(), 2u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
 TEST_F(KvStoreTest, OverwriteWhenFullMayEvictTheOldPairItself) {
   MakeSmall(2 * 4096);
   const std::string val(1500, 'b');
