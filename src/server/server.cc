@@ -322,7 +322,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
       if (h.wire_flags & message_flags::kReserve) {  // the client writes the value itself: a block for it
         store_.Release(&reserved);  // one per slot: an earlier one there was never committed
         status = store_.ReserveBlock(h.key_len, h.value_len, &reserved);
-        if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
+        // A refusal of NO_SPACE is not counted in no_space_errors: the client sends the SET again unplaced
+        // (Client::PlaceValue), and that request counts it if it finds no room either (one count per NO_SPACE a
+        // caller sees).
         if (status == SHMEMCACHE_OK) {
           ptr = BlockPointer{reserved.offset, reserved.block_bytes, static_cast<uint8_t>(reserved.cls)};
           reply.wire_flags = message_flags::kReserve;  // a reservation, not a pair: Answer marks it uncacheable
