@@ -50,24 +50,9 @@ int main(int argc, char** argv) {
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  shmemcache_stats_t st{};
   const int clients = shmem_n_pes() - cfg.num_servers;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-    shmemcache_get_stats(c, &st);
-    std::printf("server: evictions=%llu items=%llu large_value_copies=%llu\n", (unsigned long long)st.evictions,
-                (unsigned long long)st.items, (unsigned long long)st.large_value_copies);
-    PE_CHECK(st.evictions > 0);
-    // The server never copied a large value where clients place them; where they land, it copied each one.
-    const uint64_t conditional = shmem_ulonglong_atomic_fetch(&g_conditional_stores, shmem_my_pe());
-    std::printf("server: conditional large stores issued=%llu\n", (unsigned long long)conditional);
-    if (expect == "placed") PE_CHECK(st.large_value_copies <= conditional);
-    else PE_CHECK(st.large_value_copies > 0);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  auto client = [&](shmemcache_t* c, int rank) {
+    shmemcache_stats_t st{};
     pe_test::ClientBarrier(cfg.num_servers, clients);
     pe_test::Rng rng(rank * 31 + 7);
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0, refused = 0, conditional = 0;
@@ -185,10 +170,14 @@ int main(int argc, char** argv) {
       PE_CHECK(st.large_sets_placed == 0);
       if (rank == 1) PE_CHECK(st.large_sets_landed > 0);
     }
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_large_placed");
-  shmem_finalize();
-  return rc;
+  };
+  auto server = [&](shmemcache_t* c) {
+    const shmemcache_stats_t st = pe_test::ServedStats(c);
+    // The server never copied a large value where clients place them; where they land, it copied each one.
+    const uint64_t conditional = shmem_ulonglong_atomic_fetch(&g_conditional_stores, shmem_my_pe());
+    std::printf("server: conditional large stores issued=%llu\n", (unsigned long long)conditional);
+    if (expect == "placed") PE_CHECK(st.large_value_copies <= conditional);
+    else PE_CHECK(st.large_value_copies > 0);
+  };
+  return pe_test::ServeOrRun("pe_large_placed", cfg, client, server);
 }

@@ -63,19 +63,9 @@ int main(int argc, char** argv) {
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  shmemcache_stats_t st{};
   const int clients = shmem_n_pes() - cfg.num_servers;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-    shmemcache_get_stats(c, &st);
-    std::printf("server: evictions=%llu items=%llu\n", (unsigned long long)st.evictions,
-                (unsigned long long)st.items);
-    PE_CHECK(st.evictions > 0);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  auto client = [&](shmemcache_t* c, int rank) {
+    shmemcache_stats_t st{};
     RoundTrips(c, rank, cfg.max_value_len);
     pe_test::ClientBarrier(cfg.num_servers, clients);
     const bool writer = rank == 0;
@@ -142,10 +132,6 @@ int main(int argc, char** argv) {
     PE_CHECK(st.large_sets_landed + st.large_sets_placed >= 5);  // the round trips
     if (writer) PE_CHECK(st.direct_sets > 0 && st.active_sets > 0);
     else PE_CHECK(found > 0 && st.large_gets_pulled > 0);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_large_values");
-  shmem_finalize();
-  return rc;
+  };
+  return pe_test::ServeOrRun("pe_large_values", cfg, client, [](shmemcache_t* c) { pe_test::ServedStats(c); });
 }

@@ -140,19 +140,9 @@ int main(int argc, char** argv) {
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
-  shmemcache_stats_t st{};
   const int clients = shmem_n_pes() - cfg.num_servers;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-    shmemcache_get_stats(c, &st);
-    std::printf("server: evictions=%llu items=%llu large_value_copies=%llu\n", (unsigned long long)st.evictions,
-                (unsigned long long)st.items, (unsigned long long)st.large_value_copies);
-    PE_CHECK(st.evictions > 0);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  auto client = [&](shmemcache_t* c, int rank) {
+    shmemcache_stats_t st{};
     pe_test::ClientBarrier(cfg.num_servers, clients);
     pe_test::Rng rng(rank * 37 + 11);
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0, windows = 0;
@@ -227,10 +217,6 @@ int main(int argc, char** argv) {
     }
     if (rank == 1) PE_CHECK(st.direct_sets > 0);
     if (rank >= 2) PE_CHECK(found > 0);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_window_placed");
-  shmem_finalize();
-  return rc;
+  };
+  return pe_test::ServeOrRun("pe_window_placed", cfg, client, [](shmemcache_t* c) { pe_test::ServedStats(c); });
 }

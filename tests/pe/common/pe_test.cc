@@ -263,12 +263,14 @@ int RunTwoClientScript(const char* name, int steps, const std::function<void(shm
 }
 
 int ServeOrRun(const char* name, const shmemcache_config_t& config,
-               const std::function<void(shmemcache_t* c, int rank)>& client) {
+               const std::function<void(shmemcache_t* c, int rank)>& client,
+               const std::function<void(shmemcache_t* c)>& server) {
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&config, &c), SHMEMCACHE_OK);
   if (c == nullptr) return 1;
   if (shmemcache_is_server(c)) {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    if (server) server(c);
   } else {
     client(c, shmemcache_client_rank(c));
   }
@@ -277,6 +279,15 @@ int ServeOrRun(const char* name, const shmemcache_config_t& config,
   const int rc = Finish(name);
   shmem_finalize();
   return rc;
+}
+
+shmemcache_stats_t ServedStats(shmemcache_t* c) {
+  shmemcache_stats_t st{};
+  shmemcache_get_stats(c, &st);
+  std::printf("server: evictions=%llu items=%llu large_value_copies=%llu\n", (unsigned long long)st.evictions,
+              (unsigned long long)st.items, (unsigned long long)st.large_value_copies);
+  PE_CHECK(st.evictions > 0);
+  return st;
 }
 
 }  // namespace pe_test

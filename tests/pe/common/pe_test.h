@@ -159,10 +159,15 @@ bool StayIdle(int working, int wake, int limit_s, const char* what);
 bool ScriptMaps(int pe);
 
 // The common end of a PE program, once OpenSHMEM is up and Begin was called: starts shmemcache with `config`;
-// servers serve, clients run `client` with their client rank; then finalize and destroy (each checked), Finish
-// and shmem_finalize. Returns the process exit code (1 if shmemcache_init gave no handle).
+// servers serve, then run `server` (may be empty: checks of the server's own counters, before finalize), clients
+// run `client` with their client rank; then finalize and destroy (each checked), Finish and shmem_finalize.
+// Returns the process exit code (1 if shmemcache_init gave no handle).
 int ServeOrRun(const char* name, const shmemcache_config_t& config,
-               const std::function<void(shmemcache_t* c, int rank)>& client);
+               const std::function<void(shmemcache_t* c, int rank)>& client,
+               const std::function<void(shmemcache_t* c)>& server = {});
+// A ServeOrRun `server` step of the tests that make their server evict: prints the server's evictions, items and
+// large value copies, checks that it evicted, and returns its stats.
+shmemcache_stats_t ServedStats(shmemcache_t* c);
 
 }  // namespace pe_test
 
