@@ -96,6 +96,7 @@ shmemcache_pe_test(mget_order_large_np3_tcp pe_mget_order 3 TCP ARGS large)
 shmemcache_pe_test(mget_order_budget_np3 pe_mget_order 3 ARGS budget)
 shmemcache_pe_test(mget_order_budget_np3_tcp pe_mget_order 3 TCP ARGS budget)
 shmemcache_pe_test(mget_order_spill_np3 pe_mget_order 3 ARGS spill ${CMAKE_CURRENT_BINARY_DIR}/mget-order-spill-np3)
+shmemcache_pe_sanitize_test(mget_order_large_np3 pe_mget_order 3 ARGS large)
 # Pipelined windows (issue 14): windows past the ring and max_outstanding, mixed sizes (packed, a chunk,
 # fragmented, large), shuffled completion by test and wait, self-checked values; many clients on one server; a
 # 2-chunk ring of 512 B chunks.
