@@ -7,12 +7,12 @@
 // from before the write. 1 server, the other PEs clients, each on keys of its own; every key of a batch goes in
 // multi-get messages (mget_policy message). Each round: a blocking SET of the old values, shmemcache_imget of the
 // batch, then a non-blocking write of one of its keys (iset of a small value, iset of a large one, istore append,
-// idelete; iincr where the values are numbers), then the write's wait and the imget's: the item holds the old
-// value, a GET after them the write's.
+// idelete; iincr where the values are numbers; a blocking set too, which completes the imget's parts on its key
+// first), then the write's wait and the imget's: the item holds the old value, a GET after them the write's.
 // Args: mode
 //   large        default sizes: the written key holds 10 KiB (>= large_value_threshold: asked alone, then pulled).
 //   budget       large_value_threshold 0, so a message reserves no room for values (client/multi_get.cc,
-//                value_cap) and its reply answers one item: the others are asked again alone or in a new message
+//                value_cap) and its reply answers few items: the others are asked again alone or in a new message
 //                (at least 2 messages per batch: checked, so that this job keeps testing that path).
 //   spill DIR    an SSD tier in DIR: a key absent from RAM is asked alone (it may be on flash); a write that
 //                creates it after the imget must not show in the imget's NOT_FOUND.
@@ -28,7 +28,7 @@
 
 namespace {
 
-enum class Write { kSetSmall, kSetLarge, kAppend, kDelete, kIncr };
+enum class Write { kSetSmall, kSetLarge, kAppend, kDelete, kIncr, kSetBlocking };
 const char* Name(Write w) {
   switch (w) {
     case Write::kSetSmall: return "iset small";
@@ -36,6 +36,7 @@ const char* Name(Write w) {
     case Write::kAppend: return "istore append";
     case Write::kDelete: return "idelete";
     case Write::kIncr: return "iincr";
+    case Write::kSetBlocking: return "set (blocking)";
   }
   return "?";
 }
@@ -46,10 +47,15 @@ shmemcache_stats_t Stats(shmemcache_t* c) {
   return st;
 }
 
-// Issues w on key (new_value: its value argument), returns the request.
-shmemcache_request_t* IssueWrite(shmemcache_t* c, Write w, const std::string& key, const std::string& new_value) {
+// Issues w on key (new_value: its value argument), returns the request (nullptr for a blocking call: its status
+// in *status).
+shmemcache_request_t* IssueWrite(shmemcache_t* c, Write w, const std::string& key, const std::string& new_value,
+                                 shmemcache_status_t* status) {
   shmemcache_request_t* r = nullptr;
   switch (w) {
+    case Write::kSetBlocking:
+      *status = shmemcache_set(c, key.data(), key.size(), new_value.data(), new_value.size());
+      break;
     case Write::kSetSmall: case Write::kSetLarge:
       PE_CHECK_STATUS(shmemcache_iset(c, key.data(), key.size(), new_value.data(), new_value.size(), &r),
                       SHMEMCACHE_OK);
@@ -87,8 +93,9 @@ void Round(shmemcache_t* c, const std::vector<std::string>& keys, const std::vec
     items[k] = {keys[k].data(), keys[k].size(), buffers[k].data(), buffer_len, 0, SHMEMCACHE_IN_PROGRESS};
   shmemcache_request_t* batch = nullptr;
   PE_CHECK_STATUS(shmemcache_imget(c, items.data(), items.size(), &batch), SHMEMCACHE_OK);
-  shmemcache_request_t* write = IssueWrite(c, w, keys[target], new_value);
-  const shmemcache_status_t written = shmemcache_wait(c, write);
+  shmemcache_status_t written = SHMEMCACHE_IN_PROGRESS;
+  shmemcache_request_t* write = IssueWrite(c, w, keys[target], new_value, &written);
+  if (write != nullptr) written = shmemcache_wait(c, write);
   PE_CHECK_STATUS(shmemcache_wait(c, batch), SHMEMCACHE_OK);
   for (size_t k = 0; k < keys.size(); ++k) {
     const shmemcache_status_t want = olds[k] != nullptr ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND;
@@ -106,7 +113,7 @@ void Round(shmemcache_t* c, const std::vector<std::string>& keys, const std::vec
   shmemcache_status_t expect_status = SHMEMCACHE_OK;
   const std::string* old = olds[target];
   switch (w) {
-    case Write::kSetSmall: case Write::kSetLarge: expect = new_value; break;
+    case Write::kSetSmall: case Write::kSetLarge: case Write::kSetBlocking: expect = new_value; break;
     case Write::kAppend:
       if (old != nullptr) expect = *old + new_value;
       expect_status = old != nullptr ? SHMEMCACHE_OK : SHMEMCACHE_NOT_STORED;
@@ -122,7 +129,8 @@ void Round(shmemcache_t* c, const std::vector<std::string>& keys, const std::vec
   size_t len = 0;
   const shmemcache_status_t s = shmemcache_get(c, keys[target].data(), keys[target].size(), buf.data(), buf.size(),
                                                &len);
-  const bool present = w != Write::kDelete && !(old == nullptr && w != Write::kSetSmall && w != Write::kSetLarge);
+  const bool sets = w == Write::kSetSmall || w == Write::kSetLarge || w == Write::kSetBlocking;
+  const bool present = w != Write::kDelete && (old != nullptr || sets);
   PE_CHECK_STATUS(s, present ? SHMEMCACHE_OK : SHMEMCACHE_NOT_FOUND);
   if (present) PE_CHECK(std::string(buf.data(), len) == expect);
 }
@@ -136,9 +144,10 @@ std::string Pattern(char c, size_t n, int round) {
 
 // Values of 10 KiB, asked alone and pulled: the written key is first, last or in the middle of 3.
 void LargeValues(shmemcache_t* c, int rank) {
-  const std::vector<Write> writes = {Write::kSetSmall, Write::kSetLarge, Write::kAppend, Write::kDelete};
+  const std::vector<Write> writes = {Write::kSetSmall, Write::kSetLarge, Write::kAppend, Write::kDelete,
+                                     Write::kSetBlocking};
   const shmemcache_stats_t s0 = Stats(c);
-  for (int round = 0; round < 12; ++round) {
+  for (int round = 0; round < 15; ++round) {
     std::vector<std::string> keys, values;
     for (int k = 0; k < 3; ++k) {
       keys.push_back("mo-large-" + std::to_string(rank) + "-" + std::to_string(k));
@@ -156,10 +165,12 @@ void LargeValues(shmemcache_t* c, int rank) {
   PE_CHECK(s1.large_gets_pulled > s0.large_gets_pulled);
 }
 
-// large_value_threshold 0: small values, each message answers one item, the rest are asked again.
+// large_value_threshold 0: values of 200 bytes in a budget of 64 bytes per item (its answer alone): a reply answers
+// about a quarter of its items (the first one alone at least), the rest are asked again.
 void SmallBudget(shmemcache_t* c, int rank) {
-  const std::vector<Write> writes = {Write::kSetSmall, Write::kAppend, Write::kDelete, Write::kIncr};
-  for (int round = 0; round < 16; ++round) {
+  const std::vector<Write> writes = {Write::kSetSmall, Write::kAppend, Write::kDelete, Write::kIncr,
+                                     Write::kSetBlocking};
+  for (int round = 0; round < 20; ++round) {
     std::vector<std::string> keys, values;
     const Write w = writes[static_cast<size_t>(round) % writes.size()];
     for (int k = 0; k < 4; ++k) {
@@ -167,7 +178,7 @@ void SmallBudget(shmemcache_t* c, int rank) {
       values.push_back(w == Write::kIncr ? std::to_string(1000 * round + k) : Pattern(static_cast<char>('a' + k), 200,
                                                                                       round));
     }
-    const size_t target = static_cast<size_t>(round / 4) % 4;
+    const size_t target = static_cast<size_t>(round / 5) % 4;
     const std::vector<const std::string*> olds = {&values[0], &values[1], &values[2], &values[3]};
     const shmemcache_stats_t s0 = Stats(c);
     Round(c, keys, olds, target, w, Pattern('n', 40, round), 1024);
@@ -178,8 +189,9 @@ void SmallBudget(shmemcache_t* c, int rank) {
 
 // An SSD tier: a key absent from RAM is asked alone; the write creates it (or finds it absent).
 void AbsentKeys(shmemcache_t* c, int rank) {
-  const std::vector<Write> writes = {Write::kSetSmall, Write::kSetLarge, Write::kAppend, Write::kDelete};
-  for (int round = 0; round < 12; ++round) {
+  const std::vector<Write> writes = {Write::kSetSmall, Write::kSetLarge, Write::kAppend, Write::kDelete,
+                                     Write::kSetBlocking};
+  for (int round = 0; round < 15; ++round) {
     std::vector<std::string> keys, values;
     for (int k = 0; k < 3; ++k) {
       keys.push_back("mo-absent-" + std::to_string(rank) + "-" + std::to_string(k));
