@@ -385,7 +385,9 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  * calls on this handle. An item whose status is no longer SHMEMCACHE_IN_PROGRESS is answered, but read the
  * items only after test returned OK or wait returned.
  * Ordering: as a non-blocking GET of each key: the client's earlier operations on those keys take effect
- * first; a later SET of one of its keys by this client takes effect after it. Batches of more than 256 items
+ * first; a later write of one of its keys by the same thread (set, store, incr, touch, delete; blocking or not)
+ * takes effect after it, also for an item the library has to ask for again (a large value, a key the server may
+ * have on flash, a reply that had no room left for it). Batches of more than 256 items
  * wait at issue for the replies to their earlier 256 before reading the next ones. */
 shmemcache_status_t shmemcache_imget(shmemcache_t *cache, shmemcache_mget_item_t *items, size_t count,
                                      shmemcache_request_t **request);

@@ -52,7 +52,8 @@
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
 // value with one get validated as a Direct GET's (Pull); a block that changed hands or stays locked makes it ask
 // again with the value in the reply. A SET or DELETE of a key waits for this client's pull-eligible GETs of the
-// same key, so a pull never sees a later write of its own client.
+// same key, so a pull never sees a later write of its own client; a write issued by a thread also waits for that
+// thread's multi-get messages in flight with an item of its key (multi_get.cc: an item may be asked again).
 // A Direct operation on a key runs only when none of this thread's requests in flight to that server could touch
 // that key (issue 17, client/issuer_in_flight.h): none whose key shares its bucket of the key hash, and none that
 // may touch any key (flush_all, a multi-get message); else it goes Active behind them (non-blocking) or completes
@@ -436,6 +437,14 @@ class Client {
   // this hash, or for any key when every_key: a request of that key posted now would reach the server before the
   // SET's commit, which takes effect then (per-key issue order, shmemcache.h).
   bool WaitsForPlacement(int server, uint64_t hash, bool every_key) const;
+  // True while a kMultiGet part of a batch this thread issued is in flight to server with an item of this key: its
+  // reply may send the item back to be asked again (multi_get.cc), and that GET, posted when the reply is taken in,
+  // would reach the server after a write of the key posted now (per-key issue order, shmemcache.h).
+  // Inline: its common case (no multi-get message in flight to server) is one compare of every Active write.
+  bool WriteWaitsForMultiGet(int server, const void* key, size_t key_len) const {
+    return multi_gets_in_flight_[server] != 0 && MultiGetHoldsKey(server, key, key_len);
+  }
+  bool MultiGetHoldsKey(int server, const void* key, size_t key_len) const;  // WriteWaitsForMultiGet's scan
   // Completes requests to server until its reply ring has room for one more reply of at most reply_bytes bytes,
   // plus `alone` chunks charged on their own (conduit/reply_room.h), or nothing is in flight: a server never
   // waits on a client that is not reading. Not OK: the server failed, nothing may be issued.
@@ -926,6 +935,7 @@ class Client {
   std::vector<size_t>& reserved_bytes_;
   std::vector<unsigned>& placing_;
   std::vector<unsigned>& pullable_in_flight_;
+  std::vector<unsigned>& multi_gets_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
   // Request ids (NextRequestId): this thread takes them from next_request_id_ kRequestIdBlock at a time, so a
   // request costs no locked read-modify-write of a line every thread shares (issue 14). Ids stay unique in the PE

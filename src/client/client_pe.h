@@ -7,12 +7,12 @@
 //   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
 //              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
-//              pullable_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and server_time[s] (their
-//              one writer). Posting a request to s, taking in replies from s (whoever holds active[s] completes
-//              every thread's requests whose replies it reads), failing s. A blocking Wait (and a blocking call's
-//              CompleteKey / CompleteServer) holds it only to poll, not while it backs off between polls (Client::
-//              WaitOnServer; a batch's wait too, through Client::WaitUntil), so other threads post to s while it waits;
-//              the waits for reply room and the other waits inside a post still hold it (bounded by
+//              pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and
+//              server_time[s] (their one writer). Posting a request to s, taking in replies from s (whoever holds
+//              active[s] completes every thread's requests whose replies it reads), failing s. A blocking Wait (and a
+//              blocking call's CompleteKey / CompleteServer) holds it only to poll, not while it backs off between
+//              polls (Client::WaitOnServer; a batch's wait too, through Client::WaitUntil), so other threads post to s
+//              while it waits; the waits for reply room and the other waits inside a post still hold it (bounded by
 //              op_timeout_ms). Direct operations never take it.
 //   ctx        the PE's main context, used through a SerializedContext (its own mutex per operation, a leaf): the
 //              conduit's context (all servers' rings), and the context of every thread that could not get one of
@@ -88,6 +88,7 @@ struct ClientPe {
         reserved_bytes(config.num_servers, 0),
         placing(config.num_servers, 0),
         pullable_in_flight(config.num_servers, 0),
+        multi_gets_in_flight(config.num_servers, 0),
         request(config.num_servers),
         reply(config.num_servers),
         burst_read_ns(config.num_servers, 0),
@@ -135,6 +136,9 @@ struct ClientPe {
   static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
   std::vector<unsigned> placing;
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
+  // Per server: kMultiGet parts of batches in flight (every thread's; multi-set parts are not counted): a write
+  // issued now looks for its key among their items only while there are some (Client::WriteWaitsForMultiGet).
+  std::vector<unsigned> multi_gets_in_flight;
   std::vector<std::vector<uint8_t>> request;  // per server: the message being encoded
   std::vector<std::vector<uint8_t>> reply;    // per server: the reply being decoded
   // Clock readings shared by several requests (issue 14; core/server_time.h allows both, client/requests.cc):

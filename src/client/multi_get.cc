@@ -16,6 +16,13 @@
 // it, so that thread's later Direct operations on the server wait for it as for its single requests: a kMultiGet
 // part as a request that may touch any key (its keys are not looked at: every Direct operation of that thread on
 // the server waits for it), a single GET part in its key's bucket (client/issuer_in_flight.h).
+//
+// Order (shmemcache.h, imget): an item asked again is posted when its part's reply is taken in, so a write of its
+// key that the batch's thread issued meanwhile would reach the server first. A write issued while a kMultiGet part
+// of its thread with an item of its key is in flight to its server waits for that part's reply, and so for what
+// it asks again (Client::WriteWaitsForMultiGet, in PostActive): a key the server answers in the reply costs that
+// write the wait too (the item's key is all it looks at). Counted per server (multi_gets_in_flight_), so a write
+// with no multi-get in flight looks at one number.
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -233,6 +240,7 @@ Status Client::PostPart(int server, shmemcache_request* part, uint64_t request_i
   part->reply_bytes = reply_bytes;
   part->reply_alone = 0;  // answered within its group (a multi-get item on flash is asked again alone)
   Track(server, part);
+  if (part->mget_items != nullptr) ++multi_gets_in_flight_[server];  // a multi-get's (Retire takes it off)
   return SHMEMCACHE_OK;
 }
 

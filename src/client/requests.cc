@@ -70,6 +70,21 @@ bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
   return false;
 }
 
+bool Client::MultiGetHoldsKey(int server, const void* key, size_t key_len) const {
+  const IssuerInFlight* const mine = &mine_in_flight_[server];
+  const RequestQueue& q = pending_[server];
+  for (size_t i = 0; i < q.size(); ++i) {
+    const shmemcache_request* r = q.at(i);
+    // Another thread's batch is concurrent with this write (shmemcache.h, "Threads"): it holds nothing back.
+    if (r->op != Op::kMultiGet || r->mget_items == nullptr || r->issuer_in_flight != mine) continue;
+    for (const size_t k : r->mget_indices) {
+      const shmemcache_mget_item_t& it = r->mget_items[k];
+      if (it.key_len == key_len && std::memcmp(it.key, key, key_len) == 0) return true;
+    }
+  }
+  return false;
+}
+
 Status Client::PostActive(const Operation& op, shmemcache_request** request, bool may_pull) {
   const int s = op.loc.server;
   // A thread posts to s holding no other server's lock (client_pe.h): a reply from s re-posts only to s.
@@ -105,6 +120,13 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   //   landing   a landed SET: the landing slot is ours again (the previous landed SET's reply has come).
   //   pull      a write: none of this client's pull-eligible GETs of the key is in flight (their pull must not
   //             see it: per-key issue order, client.h).
+  //   mget      a write issued now: no multi-get message of this thread's batches with an item of its key is in
+  //             flight (WriteWaitsForMultiGet). Its reply may send the item back to be asked again, alone or in a
+  //             new message, posted when the reply is taken in: after this write, which it would then see. Once the
+  //             message is answered, what it asked again is in flight before the write (a single GET's pull
+  //             waits as above, a new message as this). Writes posted again from a completion (a commit, a SET
+  //             sent again) were issued before any batch of their thread that is in flight: a batch completes its
+  //             thread's requests to its servers first (OpenWindow).
   //   placement a request issued now (a new record; not one posted again from a completion: a commit, a GET
   //             asked again, a SET sent again after its reservation was refused, a multi-get's item asked again,
   //             each issued before any reserve still waiting): no placed SET (kReserve) of its key (of any key for
@@ -128,6 +150,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
       issued_now && placing_[s] != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
   while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
          (writes && WriteWaitsForPull(s, op.loc.hash)) ||
+         (writes && issued_now && WriteWaitsForMultiGet(s, op.key, op.key_len)) ||
          (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
@@ -344,6 +367,7 @@ void Client::Retire(int server, shmemcache_request* r) {
   reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
+  if (r->op == Op::kMultiGet && r->mget_items != nullptr) --multi_gets_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
   if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
 }
@@ -649,6 +673,7 @@ Status Client::FailServer(int server) {
   q.clear();
   reply_room_[server].Clear();
   pullable_in_flight_[server] = 0;
+  multi_gets_in_flight_[server] = 0;
   landing_busy_[server] = false;
   reserving_[server] = 0;
   reserved_bytes_[server] = 0;

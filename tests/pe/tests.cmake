@@ -88,6 +88,15 @@ shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
 # operations; other keys of the server stay Direct; a multi-get message holds every key.
 shmemcache_pe_test(nonblocking_per_key_np3 pe_per_key_order 3)
 shmemcache_pe_test(nonblocking_per_key_np3_tcp pe_per_key_order 3 TCP)
+# Per-key issue order of a multi-get's items that its reply sends back to be asked again (alone: large values, keys
+# absent from RAM with an SSD tier; in a new message: the reply budget ran out): a non-blocking write of such a key
+# issued after the imget does not show in it (pe_mget_order.cc).
+shmemcache_pe_test(mget_order_large_np3 pe_mget_order 3 ARGS large)
+shmemcache_pe_test(mget_order_large_np3_tcp pe_mget_order 3 TCP ARGS large)
+shmemcache_pe_test(mget_order_budget_np3 pe_mget_order 3 ARGS budget)
+shmemcache_pe_test(mget_order_budget_np3_tcp pe_mget_order 3 TCP ARGS budget)
+shmemcache_pe_test(mget_order_spill_np3 pe_mget_order 3 ARGS spill ${CMAKE_CURRENT_BINARY_DIR}/mget-order-spill-np3)
+shmemcache_pe_sanitize_test(mget_order_large_np3 pe_mget_order 3 ARGS large)
 # Pipelined windows (issue 14): windows past the ring and max_outstanding, mixed sizes (packed, a chunk,
 # fragmented, large), shuffled completion by test and wait, self-checked values; many clients on one server; a
 # 2-chunk ring of 512 B chunks.
