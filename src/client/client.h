@@ -440,9 +440,13 @@ class Client {
   // True while a kMultiGet part of a batch this thread issued is in flight to server with an item of this key: its
   // reply may send the item back to be asked again (multi_get.cc), and that GET, posted when the reply is taken in,
   // would reach the server after a write of the key posted now (per-key issue order, shmemcache.h).
-  // Inline: its common case (no multi-get message in flight to server) is one compare of every Active write.
+  // Inline: its common case (no multi-get message in flight to server) is one compare of every Active write; with
+  // some in flight, a thread that has no request which may touch any key in flight to server (a multi-get part
+  // counts as one: every_key) has none of its own among them, and skips the scan of the queue.
   bool WriteWaitsForMultiGet(int server, const void* key, size_t key_len) const {
-    return multi_gets_in_flight_[server] != 0 && MultiGetHoldsKey(server, key, key_len);
+    return multi_gets_in_flight_[server] != 0 &&
+           mine_in_flight_[server].every_key.load(std::memory_order_relaxed) != 0 &&
+           MultiGetHoldsKey(server, key, key_len);
   }
   bool MultiGetHoldsKey(int server, const void* key, size_t key_len) const;  // WriteWaitsForMultiGet's scan
   // Completes requests to server until its reply ring has room for one more reply of at most reply_bytes bytes,
