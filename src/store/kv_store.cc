@@ -32,17 +32,6 @@ Status KvStore::CheckKey(size_t key_len) const {
   return SHMEMCACHE_OK;
 }
 
-bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
-                      HashSlot* slot) const {
-  // Only the server writes keys into blocks (a Direct SET rewrites the same key bytes), so comparing the key
-  // in place is safe here.
-  auto is_key = [&](const HashEntry& e) {
-    const uint8_t* b = block(e.offset);
-    return LoadU32(b + kKeyLenOffset) == key_len && std::memcmp(b + kBlockHeaderBytes, key, key_len) == 0;
-  };
-  return table_.Find(set_of(loc), loc.tag, is_key, entry, slot);
-}
-
 bool KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
   uint64_t* word = target_word(offset, bytes);
   // The first guess is a plain load of this PE's own word (saves a transport atomic per lock on the server);
@@ -86,7 +75,8 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
 }
 
 bool KvStore::LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held) {
-  held->found = FindKey(loc, key, key_len, &held->entry, &held->slot);
+  // A miss keeps what the lookup saw for the Insert of this key that may follow (HashTable::InsertHint).
+  held->found = table_.Find(set_of(loc), loc.tag, IsKey(key, key_len), &held->entry, &held->slot, &held->hint);
   if (!held->found) return true;
   uint64_t offset = held->entry.offset;
   if (!LockBlock(offset, slabs_.class_bytes(held->entry.cls), &held->locked_from)) {

@@ -80,6 +80,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "core/hash.h"
@@ -271,6 +272,7 @@ class KvStore {
     bool live = false;  // found and not expired
     HashEntry entry;
     HashSlot slot;
+    InsertHint hint;           // not found: for inserting the key (stale once the table changed)
     uint64_t locked_from = 0;  // the target word before the lock
     uint64_t version = 0;      // full version
     PairMeta meta;
@@ -327,7 +329,18 @@ class KvStore {
     return PairSizes{static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(payload_bytes)};
   }
   Status CheckKey(size_t key_len) const;
-  bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
+  // Whether an indexed block holds this key (for HashTable::Find).
+  auto IsKey(const void* key, size_t key_len) const {
+    // Only the server writes keys into blocks (a Direct SET rewrites the same key bytes), so comparing the key in
+    // place is safe here.
+    return [this, key, key_len](const HashEntry& e) {
+      const uint8_t* b = block(e.offset);
+      return LoadU32(b + kKeyLenOffset) == key_len && std::memcmp(b + kBlockHeaderBytes, key, key_len) == 0;
+    };
+  }
+  bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const {
+    return table_.Find(set_of(loc), loc.tag, IsKey(key, key_len), entry, slot);
+  }
   // Takes a block's lock: true with *unlocked = the target word it replaced; false (and failed_) when the wait
   // for a client's lock gave up.
   bool LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);

@@ -123,7 +123,7 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
     tiers_.Replace(held.entry.offset, fresh, recency, Sizes(bytes, key_len + next.value_len));
     FreeLockedBlock(held.entry, held.locked_from);
   } else {
-    table_.Insert(set_of(loc), entry);
+    table_.Insert(set_of(loc), entry, &held.hint);  // the miss's scan of the set, if nothing changed since
     tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
   }
   AddExpiryHint(next.meta.expiry_ms, fresh);
