@@ -121,7 +121,7 @@ void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
   });
 }
 
-Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
+Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   // The crawl before evicting: crawl_budget_ slots (see "Expiry crawl" in kv_store.h).
@@ -161,8 +161,22 @@ Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
     StoreU32(block(*offset) + kKeyLenOffset, 0);
     StoreU32(block(*offset) + kValueLenOffset, 0);
     StoreU64(block(*offset) + kExpiryOffset, 0);
-    Publish(*offset, bytes, version, kFreeTag);
+    if (locked_from == nullptr) {
+      Publish(*offset, bytes, version, kFreeTag);
+      return SHMEMCACHE_OK;
+    }
+    // Wanted locked: the word goes from whatever the page held straight to locked at that version (issue 14: a new
+    // key's block published free, then locked with a CAS, cost a fence and two transport atomics where one store
+    // does). No fence before it: a locked word vouches for no byte of the block (block.h), so nothing need be
+    // visible first; and no CAS: no client expects a version this server never published, so no client CAS can
+    // have taken or can take this word (a stale one that matched the page's old bytes is overwritten, as Publish
+    // overwrites it). The caller's write publishes above it.
+    max_version_ = version;
+    *locked_from = MakeTarget(version, kFreeTag, false);
+    atomics_->Set(target_word(*offset, bytes), Locked(*locked_from));
+    return SHMEMCACHE_OK;
   }
+  if (locked_from != nullptr && !LockBlock(*offset, slabs_.class_bytes(cls), locked_from)) return SHMEMCACHE_TIMEOUT;
   return SHMEMCACHE_OK;
 }
 

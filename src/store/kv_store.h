@@ -362,14 +362,18 @@ class KvStore {
   // Ends a reservation's accounting (unpinned, uncounted, *reservation cleared) and returns what it held: its block
   // is then the caller's, to free (Release) or to publish (StoreReserved).
   Reservation Unreserve(Reservation* reservation);
-  // sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the server never reads.
-  Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
-                    size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
+  // fresh: the new block, locked by the caller (LockBlock, or AllocateOrEvict's locked_from), fresh_unlocked the
+  // word its lock replaced. sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the
+  // server never reads.
+  Status WriteMoved(const Held& held, uint64_t fresh, uint64_t fresh_unlocked, int cls, const KeyLocation& loc,
+                    const void* key, size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
                     BlockSum sum = BlockSum::kCompute);
   void AddExpiryHint(uint64_t expiry_ms, uint64_t offset);
   // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
-  // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_.
-  Status AllocateOrEvict(int cls, uint64_t* offset);
+  // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_ (also when locked_from is given and the lock wait
+  // gave up). The block is free and unlocked, or (locked_from not NULL) locked for a write that follows at once,
+  // *locked_from the unlocked word the lock replaced (what LockBlock gives).
+  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr);
   void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
   // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport
   // atomic needless (issue 14: a rewrite within one epoch, the common case, pays one atomic less); a client's
