@@ -127,7 +127,7 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, uint64_t fresh_unlo
     FreeLockedBlock(held.entry, held.locked_from);
   } else {
     table_.Insert(set_of(loc), entry, &held.hint);  // the miss's scan of the set, if nothing changed since
-    tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
+    tiers_.Add(fresh, recency, Sizes(bytes, key_len + next.value_len));  // allocated: in no tier
   }
   AddExpiryHint(next.meta.expiry_ms, fresh);
   if (pointer != nullptr) {
