@@ -22,7 +22,7 @@ void EncodeBlockHead(uint8_t* head, uint64_t version, const void* key, size_t ke
   StoreU64(head + kExpiryOffset, MakeExpiryWord(meta.expiry_ms, meta.token_lag));
   StoreU32(head + kFlagsOffset, meta.flags);
   uint8_t* key_at = head + kBlockHeaderBytes;
-  if (key != key_at) std::memcpy(key_at, key, key_len);
+  if (key != key_at) CopyBytes(key_at, key, key_len);  // inline for short keys (core/bytes.h)
   StoreU64(head + kChecksumOffset, sum == BlockSum::kSkip
                                        ? kUncheckedSum
                                        : BlockChecksumSplit(head, key_len, value_len > 0 ? value : key_at,
@@ -35,7 +35,7 @@ void EncodeBlockBody(uint8_t* block, uint64_t version, const void* key, size_t k
   // (the server writes in place), and the source is in this core's cache anyway.
   EncodeBlockHead(block, version, key, key_len, value, value_len, meta, sum);
   uint8_t* value_at = block + kBlockHeaderBytes + key_len;
-  if (value_len > 0 && value != value_at) std::memcpy(value_at, value, value_len);
+  if (value_len > 0 && value != value_at) CopyBytes(value_at, value, value_len);  // inline for small values
 }
 
 void CombineValue(uint8_t* dst, const uint8_t* old, size_t old_len, const void* extra, size_t extra_len,

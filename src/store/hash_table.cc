@@ -79,11 +79,14 @@ int HashTable::MakeRoom(size_t set, uint32_t tag, uint32_t* went_home) {
   return -1;
 }
 
-bool HashTable::Insert(size_t set, const HashEntry& entry) {
+bool HashTable::Insert(size_t set, const HashEntry& entry, const InsertHint* hint) {
+  // A hint of this table as it is now answers Shadowed's scans (InsertHint).
+  const bool hinted = hint != nullptr && hint->generation == generation_;
+  ++generation_;
   ++size_;
   // A pair with the same primary and tag in the ways already: a client stops at that pair's way (its primary's
   // first way with the tag, or the alternate's), so this one could not be reached wherever it went.
-  const bool shadowed = Shadowed(set, entry.tag);
+  const bool shadowed = hinted ? hint->shadowed : Shadowed(set, entry.tag);
   int w = shadowed ? -1 : FreeWay(set);
   if (w >= 0) {
     StoreWay(set, static_cast<unsigned>(w), &entry);
@@ -135,6 +138,7 @@ bool HashTable::TakeOverflow(size_t home, size_t set, int skip, HashEntry* taken
 }
 
 void HashTable::Replace(const HashSlot& slot, const HashEntry& entry) {
+  ++generation_;
   if (slot.way >= 0) {
     StoreWay(slot.set, static_cast<unsigned>(slot.way), &entry, slot.home != slot.set);
   } else {
@@ -143,6 +147,7 @@ void HashTable::Replace(const HashSlot& slot, const HashEntry& entry) {
 }
 
 void HashTable::Remove(const HashSlot& slot) {
+  ++generation_;
   --size_;
   if (slot.way < 0) {
     auto it = overflow_.find(slot.set);

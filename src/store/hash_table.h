@@ -79,6 +79,18 @@ inline bool WayValid(uint64_t meta) { return (meta & kWayValid) != 0; }
 inline uint32_t WayTag(uint64_t meta) { return static_cast<uint32_t>(meta & 0xffffffu); }
 inline uint8_t WayClass(uint64_t meta) { return static_cast<uint8_t>(meta >> 32); }
 
+// What a miss in HashTable::Find saw of the key's primary set, for the Insert of that key that follows: Insert
+// would otherwise scan the primary's ways (and, displaced bit, the alternate's) again for pairs with the key's tag
+// (issue 14: ~90 instructions of a new key's ~1950 on the server). The first free way is not part of it: tracking
+// it in the miss's scan cost more than Insert's own search, which stops there. Good only while the table is as the
+// Find saw it: the table counts its changes (Insert, Replace, Remove, with everything they move) and Insert ignores
+// a hint taken at another count, deciding as if it had none. So a hint carried across an allocation that evicted or
+// reaped pairs is only a wasted word.
+struct InsertHint {
+  uint64_t generation = 0;  // the table's change count at the Find (0: no hint; counts start at 1)
+  bool shadowed = false;    // Shadowed(primary, tag): the primary's ways, or a pair of it displaced, hold the tag
+};
+
 // Where an entry sits: a way of its primary or alternate set, or a position in its primary's overflow list.
 struct HashSlot {
   size_t set = 0;         // the set it sits in (for overflow: its primary's list)
@@ -106,11 +118,20 @@ class HashTable {
   // A template rather than a std::function: the server calls it once or twice per Active operation, and a
   // std::function of a lambda capturing more than two words allocates on the heap each time (issue 14).
   template <class IsKey>
-  bool Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot) const;
+  bool Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot) const {
+    return FindImpl<false>(set, tag, is_key, entry, slot, nullptr);
+  }
+  // The same, and on a miss *hint says what Insert(set, entry with tag) needs of the primary set (InsertHint). On a
+  // hit *hint is no hint.
+  template <class IsKey>
+  bool Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot, InsertHint* hint) const {
+    return FindImpl<true>(set, tag, is_key, entry, slot, hint);
+  }
   // Adds an entry whose primary set is `set` (the key must not be present): into a free way of `set`, else of
   // its alternate set, else into a way the cuckoo step frees, else the overflow list (a set whose other way holds
-  // the same tag counts as full). Returns true if it went to the overflow list.
-  bool Insert(size_t set, const HashEntry& entry);
+  // the same tag counts as full). Returns true if it went to the overflow list. hint (may be NULL): what a Find of
+  // this key that missed saw; the same placement with or without it.
+  bool Insert(size_t set, const HashEntry& entry, const InsertHint* hint = nullptr);
   // Points an existing slot at a new block.
   void Replace(const HashSlot& slot, const HashEntry& entry);
   // Removes the entry at slot (as Find gave it). A freed way takes an overflow entry: one whose primary is the
@@ -161,8 +182,14 @@ class HashTable {
   // none can move (or Shadowed(set, tag)). *went_home: the moved pair's tag when it was a displaced pair that went
   // back to its primary, else left as it was.
   int MakeRoom(size_t set, uint32_t tag, uint32_t* went_home);
-  template <class IsKey>
-  bool FindInWays(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, int* found) const;
+  template <bool kHint, class IsKey>
+  bool FindImpl(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot,
+                InsertHint* hint) const;
+  // The first way of set with tag for which is_key is true (*found). kHint: a way with the tag and the bits of
+  // `shadowing` that is not the key sets *shadowed.
+  template <bool kHint, class IsKey>
+  bool FindInWays(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, int* found, uint64_t shadowing,
+                  bool* shadowed) const;
 
   HashWay* ways_memory_;
   size_t sets_;
@@ -170,30 +197,39 @@ class HashTable {
   std::unordered_map<size_t, std::vector<HashEntry>> overflow_;
   // Per primary set: how many of its pairs sit displaced in their alternate set (the displaced bit is this != 0).
   std::vector<uint32_t> displaced_;
+  uint64_t generation_ = 1;  // counts Insert, Replace and Remove (InsertHint)
   size_t size_ = 0;
   size_t overflow_size_ = 0;
   size_t displaced_size_ = 0;
 };
 
-template <class IsKey>
-bool HashTable::FindInWays(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, int* found) const {
-  for (unsigned w = 0; w < ways_; ++w) {
-    const HashWay* hw = way(set, w);
-    if (!WayValid(hw->meta) || WayTag(hw->meta) != tag) continue;
+template <bool kHint, class IsKey>
+bool HashTable::FindInWays(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, int* found,
+                           uint64_t shadowing, bool* shadowed) const {
+  // A pointer walk (no way counter): a miss visits every way, and most ways of a table below full are free.
+  const HashWay* const first = way(set, 0);
+  const HashWay* const end = first + ways_;
+  for (const HashWay* hw = first; hw != end; ++hw) {
+    const uint64_t meta = hw->meta;
+    if (!WayValid(meta) || WayTag(meta) != tag) continue;
     HashEntry e = Decode(*hw);
     if (is_key(e)) {
       if (entry) *entry = e;
-      *found = static_cast<int>(w);
+      *found = static_cast<int>(hw - first);
       return true;
     }
+    if (kHint && (meta & shadowing) == shadowing) *shadowed = true;
   }
   return false;
 }
 
-template <class IsKey>
-bool HashTable::Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot) const {
+template <bool kHint, class IsKey>
+bool HashTable::FindImpl(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* entry, HashSlot* slot,
+                         InsertHint* hint) const {
   int w;
-  if (FindInWays(set, tag, is_key, entry, &w)) {
+  bool shadowed = false;
+  if (kHint) hint->generation = 0;
+  if (FindInWays<kHint>(set, tag, is_key, entry, &w, 0, &shadowed)) {
     if (slot) *slot = HashSlot{set, w, 0, set};
     return true;
   }
@@ -201,23 +237,27 @@ bool HashTable::Find(size_t set, uint32_t tag, const IsKey& is_key, HashEntry* e
   // miss in a set with neither costs no second set and no map lookup.
   const uint64_t flags = way(set, 0)->meta & kWaySetFlags;
   if (flags & kWayDisplaced) {
+    // A pair of this primary displaced there with the tag shadows it as one in the primary does (Shadowed).
     const size_t alt = alternate(set, tag);
-    if (FindInWays(alt, tag, is_key, entry, &w)) {
+    if (FindInWays<kHint>(alt, tag, is_key, entry, &w, kWayInAlternate, &shadowed)) {
       if (slot) *slot = HashSlot{alt, w, 0, set};
       return true;
     }
   }
-  if ((flags & kWayOverflow) == 0) return false;
-  auto it = overflow_.find(set);
-  if (it == overflow_.end()) return false;
-  for (size_t i = 0; i < it->second.size(); ++i) {
-    const HashEntry& e = it->second[i];
-    if (e.tag == tag && is_key(e)) {
-      if (entry) *entry = e;
-      if (slot) *slot = HashSlot{set, -1, i, set};
-      return true;
+  if ((flags & kWayOverflow) != 0) {
+    auto it = overflow_.find(set);
+    if (it != overflow_.end()) {
+      for (size_t i = 0; i < it->second.size(); ++i) {
+        const HashEntry& e = it->second[i];
+        if (e.tag == tag && is_key(e)) {
+          if (entry) *entry = e;
+          if (slot) *slot = HashSlot{set, -1, i, set};
+          return true;
+        }
+      }
     }
   }
+  if (kHint) *hint = InsertHint{generation_, shadowed};
   return false;
 }
 

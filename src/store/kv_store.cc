@@ -32,17 +32,6 @@ Status KvStore::CheckKey(size_t key_len) const {
   return SHMEMCACHE_OK;
 }
 
-bool KvStore::FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry,
-                      HashSlot* slot) const {
-  // Only the server writes keys into blocks (a Direct SET rewrites the same key bytes), so comparing the key
-  // in place is safe here.
-  auto is_key = [&](const HashEntry& e) {
-    const uint8_t* b = block(e.offset);
-    return LoadU32(b + kKeyLenOffset) == key_len && std::memcmp(b + kBlockHeaderBytes, key, key_len) == 0;
-  };
-  return table_.Find(set_of(loc), loc.tag, is_key, entry, slot);
-}
-
 bool KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
   uint64_t* word = target_word(offset, bytes);
   // The first guess is a plain load of this PE's own word (saves a transport atomic per lock on the server);
@@ -86,7 +75,8 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
 }
 
 bool KvStore::LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held) {
-  held->found = FindKey(loc, key, key_len, &held->entry, &held->slot);
+  // A miss keeps what the lookup saw for the Insert of this key that may follow (HashTable::InsertHint).
+  held->found = table_.Find(set_of(loc), loc.tag, IsKey(key, key_len), &held->entry, &held->slot, &held->hint);
   if (!held->found) return true;
   uint64_t offset = held->entry.offset;
   if (!LockBlock(offset, slabs_.class_bytes(held->entry.cls), &held->locked_from)) {
@@ -131,7 +121,7 @@ void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
   });
 }
 
-Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
+Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   // The crawl before evicting: crawl_budget_ slots (see "Expiry crawl" in kv_store.h).
@@ -171,8 +161,22 @@ Status KvStore::AllocateOrEvict(int cls, uint64_t* offset) {
     StoreU32(block(*offset) + kKeyLenOffset, 0);
     StoreU32(block(*offset) + kValueLenOffset, 0);
     StoreU64(block(*offset) + kExpiryOffset, 0);
-    Publish(*offset, bytes, version, kFreeTag);
+    if (locked_from == nullptr) {
+      Publish(*offset, bytes, version, kFreeTag);
+      return SHMEMCACHE_OK;
+    }
+    // Wanted locked: the word goes from whatever the page held straight to locked at that version (issue 14: a new
+    // key's block published free, then locked with a CAS, cost a fence and two transport atomics where one store
+    // does). No fence before it: a locked word vouches for no byte of the block (block.h), so nothing need be
+    // visible first; and no CAS: no client expects a version this server never published, so no client CAS can
+    // have taken or can take this word (a stale one that matched the page's old bytes is overwritten, as Publish
+    // overwrites it). The caller's write publishes above it.
+    max_version_ = version;
+    *locked_from = MakeTarget(version, kFreeTag, false);
+    atomics_->Set(target_word(*offset, bytes), Locked(*locked_from));
+    return SHMEMCACHE_OK;
   }
+  if (locked_from != nullptr && !LockBlock(*offset, slabs_.class_bytes(cls), locked_from)) return SHMEMCACHE_TIMEOUT;
   return SHMEMCACHE_OK;
 }
 

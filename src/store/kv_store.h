@@ -271,6 +271,7 @@ class KvStore {
     bool live = false;  // found and not expired
     HashEntry entry;
     HashSlot slot;
+    InsertHint hint;           // not found: for inserting the key (stale once the table changed)
     uint64_t locked_from = 0;  // the target word before the lock
     uint64_t version = 0;      // full version
     PairMeta meta;
@@ -327,7 +328,18 @@ class KvStore {
     return PairSizes{static_cast<uint32_t>(block_bytes), static_cast<uint32_t>(payload_bytes)};
   }
   Status CheckKey(size_t key_len) const;
-  bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const;
+  // Whether an indexed block holds this key (for HashTable::Find).
+  auto IsKey(const void* key, size_t key_len) const {
+    // Only the server writes keys into blocks (a Direct SET rewrites the same key bytes), so comparing the key in
+    // place is safe here. Inline for short keys (core/bytes.h): libc's memcmp call was ~19 of a GET's instructions.
+    return [this, key, key_len](const HashEntry& e) {
+      const uint8_t* b = block(e.offset);
+      return LoadU32(b + kKeyLenOffset) == key_len && EqualBytes(b + kBlockHeaderBytes, key, key_len);
+    };
+  }
+  bool FindKey(const KeyLocation& loc, const void* key, size_t key_len, HashEntry* entry, HashSlot* slot) const {
+    return table_.Find(set_of(loc), loc.tag, IsKey(key, key_len), entry, slot);
+  }
   // Takes a block's lock: true with *unlocked = the target word it replaced; false (and failed_) when the wait
   // for a client's lock gave up.
   bool LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);
@@ -349,14 +361,18 @@ class KvStore {
   // Ends a reservation's accounting (unpinned, uncounted, *reservation cleared) and returns what it held: its block
   // is then the caller's, to free (Release) or to publish (StoreReserved).
   Reservation Unreserve(Reservation* reservation);
-  // sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the server never reads.
-  Status WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
-                    size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
+  // fresh: the new block, locked by the caller (LockBlock, or AllocateOrEvict's locked_from), fresh_unlocked the
+  // word its lock replaced. sum: kSkip for a value a client wrote through its mapping (StoreReserved), which the
+  // server never reads.
+  Status WriteMoved(const Held& held, uint64_t fresh, uint64_t fresh_unlocked, int cls, const KeyLocation& loc,
+                    const void* key, size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
                     BlockSum sum = BlockSum::kCompute);
   void AddExpiryHint(uint64_t expiry_ms, uint64_t offset);
   // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
-  // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_.
-  Status AllocateOrEvict(int cls, uint64_t* offset);
+  // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_ (also when locked_from is given and the lock wait
+  // gave up). The block is free and unlocked, or (locked_from not NULL) locked for a write that follows at once,
+  // *locked_from the unlocked word the lock replaced (what LockBlock gives).
+  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr);
   void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
   // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport
   // atomic needless (issue 14: a rewrite within one epoch, the common case, pays one atomic less); a client's

@@ -56,8 +56,9 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
     // Another block: allocation may evict this very pair, so let it go, and decide again once the block is had
     // (a Direct SET may have changed the pair meanwhile).
     Drop(held);
-    uint64_t fresh;
-    s = AllocateOrEvict(cls, &fresh);
+    // A key that was not indexed writes its block at once (below): it comes locked (fresh_unlocked: the word before).
+    uint64_t fresh, fresh_unlocked;
+    s = AllocateOrEvict(cls, &fresh, held.found ? nullptr : &fresh_unlocked);
     if (s != SHMEMCACHE_OK) return s;
     // Allocation may have evicted a tier and moved the bar past the recency clamped above (a client's lagging
     // epoch): clamp again, so the bar still never passes a stored pair (kv_store.h).
@@ -66,7 +67,8 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
     // the table holds), and allocating only removes pairs. The decision stands too: it saw no RAM pair, and the SSD
     // copy and the clock it judged by are as they were (AllocateOrEvict reaps and crawls at clock_ms_). So a new
     // key's write skips the second lookup and decision (issue 14: ~200 of its server's ~2550 instructions).
-    if (!held.found) return WriteMoved(held, fresh, cls, loc, key, key_len, next, recency, pointer, next.sum);
+    if (!held.found)
+      return WriteMoved(held, fresh, fresh_unlocked, cls, loc, key, key_len, next, recency, pointer, next.sum);
     Held again;
     int again_cls = -1;
     if (!LockKey(loc, key, key_len, &again)) return SHMEMCACHE_TIMEOUT;
@@ -77,7 +79,9 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       if (s != SHMEMCACHE_OK) return s;
       continue;  // the pair now needs another class than the block we hold: start over
     }
-    return WriteMoved(again, fresh, cls, loc, key, key_len, next, recency, pointer, next.sum);
+    // Free blocks are unlocked (a Direct writer's stale CAS may hold one briefly).
+    if (!LockBlock(fresh, slabs_.class_bytes(cls), &fresh_unlocked)) return SHMEMCACHE_TIMEOUT;
+    return WriteMoved(again, fresh, fresh_unlocked, cls, loc, key, key_len, next, recency, pointer, next.sum);
   }
 }
 
@@ -98,14 +102,13 @@ void KvStore::WriteInPlace(const Held& held, const KeyLocation& loc, const void*
   }
 }
 
-Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyLocation& loc, const void* key,
-                           size_t key_len, const NewPair& next, uint64_t recency, BlockPointer* pointer,
-                           BlockSum sum) {
+Status KvStore::WriteMoved(const Held& held, uint64_t fresh, uint64_t fresh_unlocked, int cls,
+                           const KeyLocation& loc, const void* key, size_t key_len, const NewPair& next,
+                           uint64_t recency, BlockPointer* pointer, BlockSum sum) {
   // The old block (if any) stays locked until the new one is published: its readers see it locked, then freed,
   // never the old value after the new one became visible.
   size_t bytes = slabs_.class_bytes(cls);
-  uint64_t t;  // free blocks are unlocked (a Direct writer's stale CAS may hold one briefly)
-  if (!LockBlock(fresh, bytes, &t)) return SHMEMCACHE_TIMEOUT;
+  const uint64_t t = fresh_unlocked;
   uint64_t version = std::max(FullVersion(LoadU64(block(fresh) + kHeadVersionOffset), t), max_version_);
   if (held.found) version = std::max(version, held.version);
   ++version;  // contract.h (b): above every version this key had, here or anywhere
@@ -123,8 +126,8 @@ Status KvStore::WriteMoved(const Held& held, uint64_t fresh, int cls, const KeyL
     tiers_.Replace(held.entry.offset, fresh, recency, Sizes(bytes, key_len + next.value_len));
     FreeLockedBlock(held.entry, held.locked_from);
   } else {
-    table_.Insert(set_of(loc), entry);
-    tiers_.Touch(fresh, recency, Sizes(bytes, key_len + next.value_len));
+    table_.Insert(set_of(loc), entry, &held.hint);  // the miss's scan of the set, if nothing changed since
+    tiers_.Add(fresh, recency, Sizes(bytes, key_len + next.value_len));  // allocated: in no tier
   }
   AddExpiryHint(next.meta.expiry_ms, fresh);
   if (pointer != nullptr) {
@@ -245,7 +248,9 @@ Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t ke
   // The value is where the client wrote it: EncodeBlockBody leaves it there and skips the checksum.
   const Reservation r = Unreserve(reservation);
   const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, r.value_len, PairMeta{request.flags, expiry, 0}};
-  return WriteMoved(held, r.offset, r.cls, loc, key, key_len, next, recency, pointer, BlockSum::kSkip);
+  uint64_t t;  // reserved blocks are free ones: unlocked (a Direct writer's stale CAS may hold one briefly)
+  if (!LockBlock(r.offset, r.block_bytes, &t)) return SHMEMCACHE_TIMEOUT;
+  return WriteMoved(held, r.offset, t, r.cls, loc, key, key_len, next, recency, pointer, BlockSum::kSkip);
 }
 
 Status KvStore::Restore(const KeyLocation& loc, const void* key, size_t key_len, const SpilledPair& pair,

@@ -103,6 +103,13 @@ void RecencyTiers::TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* s
   Link(node, epoch);
 }
 
+void RecencyTiers::Add(uint64_t offset, uint64_t epoch, PairSizes sizes) {
+  Node& node = NewNode(offset);
+  Account(PairSizes{}, sizes);
+  node.sizes = sizes;
+  Link(node, epoch);
+}
+
 bool RecencyTiers::Raise(uint64_t offset, uint64_t epoch, PairSizes sizes) {
   Node* found = Find(offset);
   if (found == nullptr) return false;

@@ -688,5 +688,80 @@ TEST_F(HashTableTest, RandomAgainstReference) {
   }
 }
 
+// An Insert given the hint of the Find that missed places exactly as one without (the same ways memory, bits and
+// overflow lists), also when the pair's tag is shadowed (a small tag pool: clashes and displaced twins) and when the
+// table changed between the Find and the Insert (a Remove or Replace of another pair, as an allocation that evicts
+// does between KvStore's lookup and its Insert): the stale hint is ignored, never used.
+TEST_F(HashTableTest, HintedInsertPlacesAsUnhinted) {
+  for (size_t sets : {size_t{1}, size_t{2}, size_t{5}, size_t{16}}) {
+    const unsigned ways = 3;
+    Make(sets, ways);
+    std::vector<HashWay> twin_memory(sets * ways, HashWay{0, 0});
+    HashTable twin(twin_memory.data(), sets, ways);  // the same operations, its inserts hinted
+    std::mt19937_64 rng(11 + sets);
+    std::vector<uint32_t> tags;
+    for (int i = 0; i < 5; ++i) tags.push_back(TagOf(rng()));
+    std::map<uint64_t, std::pair<size_t, uint32_t>> ref;  // offset -> (primary, tag)
+    uint64_t next = 8;
+    size_t hinted = 0, stale = 0, shadowed = 0;
+    const auto remove_one = [&](bool replace) {
+      auto it = ref.begin();
+      std::advance(it, rng() % ref.size());
+      HashSlot a, b;
+      ASSERT_TRUE(FindOffset(it->second.first, it->second.second, it->first, nullptr, &a));
+      ASSERT_TRUE(twin.Find(it->second.first, it->second.second, IsOffset(it->first), nullptr, &b));
+      if (replace) {
+        table_->Replace(a, HashEntry{it->second.second, 1, next});
+        twin.Replace(b, HashEntry{it->second.second, 1, next});
+        ref[next] = it->second;
+        next += 8;
+      } else {
+        table_->Remove(a);
+        twin.Remove(b);
+      }
+      ref.erase(it);
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const unsigned roll = static_cast<unsigned>(rng() % 100);
+      if (ref.empty() || roll < (ref.size() < sets * ways + 2 ? 60u : 30u)) {
+        const size_t s = rng() % sets;
+        const HashEntry e{tags[rng() % tags.size()], 0, next};
+        next += 8;
+        InsertHint hint;
+        ASSERT_FALSE(twin.Find(s, e.tag, IsOffset(e.offset), nullptr, nullptr, &hint));
+        ASSERT_NE(hint.generation, 0u);
+        shadowed += hint.shadowed;
+        if (roll % 4 == 0 && !ref.empty()) {  // the table changes in between: the hint is stale
+          remove_one(roll % 8 == 0);
+          ++stale;
+        } else {
+          ++hinted;
+        }
+        ASSERT_EQ(table_->Insert(s, e), twin.Insert(s, e, &hint)) << "sets " << sets << " step " << step;
+        ref[e.offset] = {s, e.tag};
+      } else {
+        remove_one(roll % 2 == 0);
+      }
+      ASSERT_EQ(twin.size(), table_->size());
+      ASSERT_EQ(twin.overflow_size(), table_->overflow_size());
+      ASSERT_EQ(twin.displaced_size(), table_->displaced_size());
+      for (size_t i = 0; i < memory_.size(); ++i) {
+        ASSERT_EQ(twin_memory[i].meta, memory_[i].meta) << "sets " << sets << " step " << step << " way " << i;
+        ASSERT_EQ(twin_memory[i].offset, memory_[i].offset) << "sets " << sets << " step " << step << " way " << i;
+      }
+      ASSERT_TRUE(twin.CheckConsistency()) << "sets " << sets << " step " << step;
+    }
+    // A hit gives no hint.
+    ASSERT_FALSE(ref.empty());
+    InsertHint hint;
+    ASSERT_TRUE(twin.Find(ref.begin()->second.first, ref.begin()->second.second, IsOffset(ref.begin()->first),
+                          nullptr, nullptr, &hint));
+    EXPECT_EQ(hint.generation, 0u);
+    EXPECT_GT(hinted, 500u) << "sets " << sets;
+    EXPECT_GT(stale, 100u) << "sets " << sets;
+    EXPECT_GT(shadowed, 50u) << "sets " << sets;
+  }
+}
+
 }  // namespace
 }  // namespace smc

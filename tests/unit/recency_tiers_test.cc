@@ -381,5 +381,53 @@ TEST(RecencyTiers, ReplaceIsRemoveThenTouch) {
   EXPECT_TRUE(t.CheckConsistency());
 }
 
+// Add is Touch for a block in no tier: the same tiers, order, epochs, sizes and totals as a twin driven by Touch,
+// under a tier cap, with blocks that come and go (a removed or evicted block is in no tier again).
+TEST(RecencyTiers, AddIsTouchOfABlockInNoTier) {
+  const size_t cap = 1500;
+  RecencyTiers t(cap), twin(cap);
+  std::mt19937_64 rng(29);
+  int added = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const unsigned dice = rng() % 100;
+    const uint64_t b = 8 * (rng() % 300);
+    const uint64_t epoch = rng() % 12;
+    const PairSizes s{static_cast<uint32_t>(64 + (b * 37) % 400), static_cast<uint32_t>(rng() % 64)};
+    uint64_t e;
+    if (dice < 60) {
+      if (t.EpochOf(b, &e)) {
+        t.Touch(b, epoch, s);
+      } else {
+        t.Add(b, epoch, s);
+        ++added;
+      }
+      twin.Touch(b, epoch, s);
+    } else if (dice < 95) {
+      t.Remove(b);
+      twin.Remove(b);
+    } else if (!t.empty()) {
+      std::vector<uint64_t> a, c;
+      std::vector<PairSizes> as, cs;
+      ASSERT_EQ(t.PopBottom(&a, &as), twin.PopBottom(&c, &cs)) << step;
+      ASSERT_EQ(a, c) << step;
+      for (size_t i = 0; i < as.size(); ++i) ASSERT_EQ(as[i].payload_bytes, cs[i].payload_bytes) << step;
+    }
+    ASSERT_EQ(t.size(), twin.size()) << step;
+    ASSERT_EQ(t.tier_count(), twin.tier_count()) << step;
+    ASSERT_EQ(t.block_bytes(), twin.block_bytes()) << step;
+    ASSERT_EQ(t.payload_bytes(), twin.payload_bytes()) << step;
+    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+  }
+  EXPECT_GT(added, 3000);
+  while (!twin.empty()) {
+    ASSERT_FALSE(t.empty());
+    std::vector<uint64_t> a, c;
+    ASSERT_EQ(t.PopBottom(&a), twin.PopBottom(&c));
+    ASSERT_EQ(a, c);
+  }
+  EXPECT_TRUE(t.empty());
+  EXPECT_TRUE(t.CheckConsistency());
+}
+
 }  // namespace
 }  // namespace smc
