@@ -94,7 +94,9 @@ struct ClientPe {
         reply_read_ns(config.num_servers, 0),
         sample_judged(config.num_servers),
         epochs(config.num_servers),
-        server_time(config.num_servers) {}
+        server_time(config.num_servers),
+        wake_line(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kWakeLineOffset)) {}
+  ~ClientPe();  // closes the completion eventfd (client/completion_wake.cc)
   ClientPe(const ClientPe&) = delete;
   ClientPe& operator=(const ClientPe&) = delete;
 
@@ -152,6 +154,11 @@ struct ClientPe {
   std::atomic<size_t> in_flight{0};          // requests in flight, every thread's (max_outstanding)
   std::vector<SeqLocked<EpochHeard>> epochs;              // per server; written under active[s]
   std::vector<SeqLocked<ServerTimeSample>> server_time;   // per server, likewise; received_ns 0: none yet
+  // ---- completion wake-ups (issue 17, conduit/completion_wake.h), any thread ----
+  uint64_t* const wake_line;             // this PE's wake line (its own symmetric memory)
+  std::mutex wake_mutex;                 // the registration (Client::CompletionFd), once
+  std::atomic<int> wake_fd{-1};          // the handle's eventfd once registered, else -1
+  std::atomic<uint64_t> completions{0};  // moves whenever a thread completed requests, once registered
 };
 
 }  // namespace smc

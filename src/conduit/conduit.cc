@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/bytes.h"
+#include "core/event_fd.h"
 
 namespace smc {
 
@@ -28,6 +29,42 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
     peer_doorbell_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
     peer_sleeping_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.sleeping, PeerPe(peer)));
   }
+}
+
+Conduit::~Conduit() {
+  for (Peer& p : peers_) {
+    if (p.wake_fd >= 0) CloseFd(p.wake_fd);
+  }
+}
+
+void Conduit::WakeArmedClients(bool refuse) {
+  refuse_wakes_ = refuse;
+  if (layout_.wake_line == nullptr || my_slot_ >= WakeLine::kMaxServers) return;  // beyond: never accepted
+  for (size_t peer = 0; peer < peers_.size(); ++peer) {
+    Peer& p = peers_[peer];
+    if (p.mapped_ring == nullptr) continue;  // replies go by put: the client cannot be woken (it answers NOT_SUPPORTED)
+    p.mapped_wake = static_cast<uint64_t*>(transport_->LocalPointer(layout_.wake_line, PeerPe(peer)));
+  }
+}
+
+void Conduit::WakeIfArmed(Peer& p, uint64_t registration) {
+  uint64_t* line = p.mapped_wake;
+  if (registration != p.wake_registration) {  // a new registration (a handle's first, or a later handle's)
+    if (p.wake_fd >= 0) CloseFd(p.wake_fd);
+    p.wake_registration = registration;
+    p.wake_fd = refuse_wakes_ ? -1 : TakeFdOfProcess(WakeLine::Pid(registration), WakeLine::Fd(registration));
+    if (p.wake_fd < 0) {
+      __atomic_store_n(&line[WakeLine::kRefused], 1, __ATOMIC_RELEASE);
+      return;
+    }
+    __atomic_fetch_or(&line[WakeLine::kAccepted + my_slot_ / 64], 1ull << (my_slot_ % 64), __ATOMIC_SEQ_CST);
+  }
+  if (p.wake_fd < 0) return;  // refused
+  // Dekker with the client's arm (completion_wake.h): the use_flags published above before armed is read.
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&line[WakeLine::kArmed], __ATOMIC_RELAXED) == 0) return;
+  SignalEventFd(p.wake_fd);
+  ++p.stats.client_wakes;
 }
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
@@ -201,6 +238,10 @@ void Conduit::Flush(size_t peer) {
     p.stats.fragments_sent += p.staged_count;
     p.stats.in_place += p.staged_count;
     p.staged_count = 0;
+    if (p.mapped_wake != nullptr) {  // a client's wake line (WakeArmedClients): one relaxed load unless registered
+      const uint64_t registration = __atomic_load_n(&p.mapped_wake[WakeLine::kRegistration], __ATOMIC_RELAXED);
+      if (registration != 0) WakeIfArmed(p, registration);
+    }
   } else if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
@@ -272,6 +313,7 @@ ConduitStats Conduit::stats() const {
     sum.wakes += p.stats.wakes;
     sum.rings_skipped += p.stats.rings_skipped;
     sum.in_place += p.stats.in_place;
+    sum.client_wakes += p.stats.client_wakes;
   }
   return sum;
 }

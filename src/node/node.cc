@@ -143,6 +143,7 @@ Status Node::SetUp() {
     server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
                                        EpochClock(hooks_.clock_offset_ms), cpu_word_atomics_);
     if (oversubscribed_) server_->YieldEachPass();
+    server_->WakeArmedClients(hooks_.refuse_completion_fd);
     std::string spill_error;
     if (config_.spill_dir != nullptr && server_->AttachSpill(hooks_, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);

@@ -162,7 +162,18 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       // op_timeout_ms (shmemcache_test), and the first socket event ends a nap.
       const bool idle = NowNs() - busy_at > int64_t{poll_spin_us_} * 1000;
       if (idle) ++counters.poll_idle_turns;
-      if (idle && poll_nap_us_ > 0) {
+      // Armed (issue 17), it sleeps until a socket or the backend's completion descriptor wakes it, bounded so
+      // that requests still time out (only a test notices) and delayed flushes run.
+      const Backend::ArmResult arm =
+          idle && !gateway_->batch().empty() ? ArmCompletion() : Backend::ArmResult::kUnsupported;
+      if (arm == Backend::ArmResult::kSleep) {
+        ++counters.poll_sleeps;
+        int64_t sleep_ns = kArmedSleepNs;
+        if (timeout >= 0) sleep_ns = std::min(sleep_ns, int64_t{timeout} * 1000000);
+        events = loop_.RunOnceNs(sleep_ns);
+      } else if (arm == Backend::ArmResult::kPoll) {
+        events = loop_.RunOnceNs(0);  // something may be done: test it rather than nap or yield
+      } else if (idle && poll_nap_us_ > 0) {
         events = loop_.RunOnceNs(nap_ns);
         nap_ns = std::min(nap_ns * 2, int64_t{poll_nap_us_} * 1000);
       } else {
@@ -184,6 +195,20 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
     closed_.clear();
   }
   CompleteAnswers();
+}
+
+Backend::ArmResult GatewayServer::ArmCompletion() {
+  if (completion_fd_ == kCompletionFdNotAsked) {
+    completion_fd_ = gateway_->backend().CompletionFd();
+    // Edge-triggered and never read: other threads over the same handle sleep on it too (backend.h).
+    if (completion_fd_ >= 0 && !loop_.Add(completion_fd_, EPOLLIN | EPOLLET, &completion_handler_))
+      completion_fd_ = -1;
+  }
+  if (completion_fd_ < 0) return Backend::ArmResult::kUnsupported;
+  if (arm_again_at_ns_ != 0 && NowNs() < arm_again_at_ns_) return Backend::ArmResult::kUnsupported;
+  const Backend::ArmResult arm = gateway_->backend().Arm();
+  arm_again_at_ns_ = arm == Backend::ArmResult::kUnsupported ? NowNs() + kArmRetryNs : 0;
+  return arm;
 }
 
 bool GatewayServer::PollAnswers() {
