@@ -39,7 +39,8 @@ void Client::WakeArmedThreads() {
   // the count.
   pe_->completions.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (__atomic_load_n(&pe_->wake_line[WakeLine::kArmed], __ATOMIC_RELAXED) != 0)
+  if (__atomic_load_n(&pe_->wake_line[WakeLine::kArmed], __ATOMIC_ACQUIRE) != 0 &&
+      __atomic_exchange_n(&pe_->wake_line[WakeLine::kWoken], 1, __ATOMIC_SEQ_CST) == 0)
     SignalEventFd(pe_->wake_fd.load(std::memory_order_relaxed));
 }
 
@@ -82,6 +83,7 @@ Status Client::Arm() {
     return s;
   }
   // Second pass, armed (Dekker with the servers and the other threads: completion_wake.h).
+  __atomic_store_n(&pe_->wake_line[WakeLine::kWoken], 0, __ATOMIC_RELAXED);  // ordered by the add that follows
   __atomic_fetch_add(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
   armed_ = true;
   std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read

@@ -9,6 +9,8 @@
 //                 to disarm; servers read it.
 //   refused       nonzero once some server could not take the eventfd (shmemcache_arm: NOT_SUPPORTED from then
 //                 on). Written by servers through their mapping.
+//   woken         nonzero once the eventfd was written since the last arm: later writers skip the syscall. The
+//                 writer exchanges it to 1 and writes only if it was 0; every arm stores 0 before it adds to armed.
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
 //
@@ -16,7 +18,10 @@
 // the client: same node, map_rings), it reads the client's registration word (relaxed: a client that never
 // registers costs that one load per flush, of a line nobody writes). For a new registration it takes the eventfd
 // (core/event_fd.h: pidfd_open + pidfd_getfd) and sets its accepted bit, or sets refused. Then, holding the copy:
-// seq_cst fence, read armed; nonzero: write 1 to the eventfd.
+// seq_cst fence, read armed; nonzero: exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per
+// arm, however many replies land while the client sleeps: an arm after the write stores woken 0 before its armed
+// add, so a reply published after that arm's checks finds woken 0 (the store precedes the add, the add precedes
+// the arm's fence, and the server's exchange follows its own fence after it saw armed).
 //
 // Client (Client::Arm), two passes over the servers with requests in flight. First, not armed: each must map this
 // client and have accepted the eventfd (else NOT_SUPPORTED, or "not now" while a server has yet to take it: it
@@ -56,8 +61,9 @@ struct WakeLine {
   static constexpr size_t kRegistration = 0;  // word indices
   static constexpr size_t kArmed = 1;
   static constexpr size_t kRefused = 2;
-  static constexpr size_t kAccepted = 3;
-  static constexpr size_t kAcceptedWords = 5;
+  static constexpr size_t kWoken = 3;
+  static constexpr size_t kAccepted = 4;
+  static constexpr size_t kAcceptedWords = 4;
   static constexpr size_t kMaxServers = 64 * kAcceptedWords;  // servers beyond: NOT_SUPPORTED
   static constexpr size_t kWords = kAccepted + kAcceptedWords;
 
