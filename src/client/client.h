@@ -177,7 +177,7 @@ class Client {
   // NOT_SUPPORTED (disarmed) when a server with requests in flight cannot wake it; INVALID_ARGUMENT before
   // CompletionFd. Holds no lock on return; takes each server's lock in turn (called holding none).
   Status Arm();
-  // Ends this thread's arm, if armed (Test and Arm call it; finalize too).
+  // Ends this thread's arm, if armed (Test and Arm call it).
   void Disarm() {
     if (!armed_) return;
     armed_ = false;
