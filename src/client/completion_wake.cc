@@ -28,6 +28,9 @@ Status Client::CompletionFd(int* fd) {
       __atomic_store_n(&pe_->wake_line[WakeLine::kRegistration], WakeLine::Registration(getpid(), have),
                        __ATOMIC_RELEASE);
       pe_->wake_fd.store(have, std::memory_order_release);
+      // Every completion after this one under a server's lock sees the eventfd registered (NoteCompleted counts
+      // it for Arm); every one before it is visible to this thread's next Test, which reads done after this.
+      for (int server = 0; server < config_.num_servers; ++server) ServerHold hold(this, server);
     }
   }
   *fd = have;
