@@ -72,6 +72,12 @@ Status Client::Arm() {
                                              "local_access 0): it cannot wake it");
       break;
     }
+    if (conduit_.WakesNone(peer)) {
+      s = Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
+                                             " writes this client's replies by put (its local_access is 0): it "
+                                             "cannot wake it");
+      break;
+    }
     if ((__atomic_load_n(&line[WakeLine::kAccepted + peer / 64], __ATOMIC_ACQUIRE) & (1ull << (peer % 64))) == 0)
       s = SHMEMCACHE_IN_PROGRESS;  // it takes the eventfd at its next flush here (or refuses: the top, next arm)
     if (conduit_.unflushed(peer) != 0) conduit_.Flush(peer);

@@ -13,6 +13,12 @@
 //                 writer exchanges it to 1 and writes only if it was 0; every arm stores 0 before it adds to armed.
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
+// A server never registers; on its own line one word has a meaning of its own:
+//   wakes none    (word kWakesNone) nonzero once the server set up without map_rings (its local_access is 0):
+//                 it writes every reply by put and wakes no client, not even one that maps it (local_access
+//                 is each PE's own: core/config.h). A client that maps it reads this at arm (NOT_SUPPORTED)
+//                 rather than wait for an accepted bit that never comes. Zero before the server set up: arm
+//                 says "not now" meanwhile (no accepted bit yet), and NOT_SUPPORTED once it is set.
 //
 // Server (Conduit::WakeArmedClients): after a Flush that published replies in place into a client's ring (it maps
 // the client: same node, map_rings), it reads the client's registration word (relaxed: a client that never
@@ -65,6 +71,7 @@ struct WakeLine {
   static constexpr size_t kAccepted = 4;
   static constexpr size_t kAcceptedWords = 4;
   static constexpr size_t kMaxServers = 64 * kAcceptedWords;  // servers beyond: NOT_SUPPORTED
+  static constexpr size_t kWakesNone = kRegistration;  // on a server's own line (servers never register)
   static constexpr size_t kWords = kAccepted + kAcceptedWords;
 
   static uint64_t Registration(int pid, int fd) {

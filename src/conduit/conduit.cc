@@ -14,11 +14,14 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
       peers_(layout.peers), cpu_atomics_(cpu_atomics), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
+  map_rings_ = map_rings;
   for (size_t peer = 0; map_rings && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
     if (PeerPe(peer) == transport->MyPe()) continue;
     Peer& p = peers_[peer];
     uint8_t* ring = layout.inbox + my_slot * layout.chunks * layout.chunk_bytes;
     p.mapped_ring = static_cast<uint8_t*>(transport->LocalPointer(ring, PeerPe(peer)));
+    if (p.mapped_ring && layout.wake_line)
+      p.peer_wake_line = static_cast<const uint64_t*>(transport->LocalPointer(layout.wake_line, PeerPe(peer)));
     if (!p.mapped_ring || !cpu_atomics) continue;
     p.mapped_doorbell = static_cast<uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
     p.mapped_ready = static_cast<uint64_t*>(transport->LocalPointer(layout.ready_bits + my_slot / 64, PeerPe(peer)));
@@ -39,7 +42,12 @@ Conduit::~Conduit() {
 
 void Conduit::WakeArmedClients(bool refuse) {
   refuse_wakes_ = refuse;
-  if (layout_.wake_line == nullptr || my_slot_ >= WakeLine::kMaxServers) return;  // beyond: never accepted
+  if (layout_.wake_line == nullptr) return;
+  // Without map_rings (this PE's local_access 0) it writes every reply by put, so it wakes no client, even one
+  // that maps it (local_access differs per PE): say so on its own line, where such a client's Arm reads it
+  // (completion_wake.h). Beyond kMaxServers it never accepts either (clients know that from its slot).
+  if (!map_rings_) __atomic_store_n(&layout_.wake_line[WakeLine::kWakesNone], 1, __ATOMIC_RELEASE);
+  if (!map_rings_ || my_slot_ >= WakeLine::kMaxServers) return;
   for (size_t peer = 0; peer < peers_.size(); ++peer) {
     Peer& p = peers_[peer];
     if (p.mapped_ring == nullptr) continue;  // replies go by put: the client cannot be woken (it answers NOT_SUPPORTED)

@@ -276,6 +276,12 @@ class Conduit {
   // Client side: whether this PE maps peer (map_rings; same node): a server then maps this client too, and
   // writes its replies in place, where Arrived sees them land.
   bool maps(size_t peer) const { return peers_[peer].mapped_ring != nullptr; }
+  // Client side, for a peer it maps: whether that server said it wakes no client (its local_access is 0: it
+  // writes replies by put although this PE maps it; completion_wake.h). False until it set up (then it answers).
+  bool WakesNone(size_t peer) const {
+    const uint64_t* line = peers_[peer].peer_wake_line;
+    return line != nullptr && __atomic_load_n(&line[WakeLine::kWakesNone], __ATOMIC_ACQUIRE) != 0;
+  }
   // Under ring's one-at-a-time: whether a Poll of ring would find something now: a packed chunk still holding
   // records, or the next chunk expected flagged (acquire). Never waits, never progresses.
   bool Arrived(size_t ring) const {
@@ -321,6 +327,8 @@ class Conduit {
     // Server side, after WakeArmedClients: the client's wake line through the mapping (nullptr: not mapped, or
     // not asked), the registration whose eventfd this PE took (0: none yet) and its copy here (-1: none; refused).
     uint64_t* mapped_wake = nullptr;
+    // Client side, for a server this PE maps: the server's own wake line through the mapping (WakesNone).
+    const uint64_t* peer_wake_line = nullptr;
     uint64_t wake_registration = 0;
     int wake_fd = -1;
     uint64_t staged_from = 0;
@@ -401,6 +409,7 @@ class Conduit {
   std::optional<DoorbellSleep> sleep_;  // server side, after SleepWhenIdle
   ServerYield* waiting_yield_ = nullptr;  // server side, after YieldWhileWaiting
   bool refuse_wakes_ = false;             // server side: WakeArmedClients' test hook
+  bool map_rings_ = false;                // the constructor's map_rings
 };
 
 }  // namespace smc

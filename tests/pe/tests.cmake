@@ -338,4 +338,7 @@ shmemcache_pe_test(completion_fd_np3_refused pe_completion_fd 3 ARGS unsupported
                    ENV SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_TEST_REFUSE_COMPLETION_FD=1)
 shmemcache_pe_test(completion_fd_np2_unmapped pe_completion_fd 2 ARGS unsupported 2000
                    ENV SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_LOCAL_ACCESS=0)
+# local_access per PE (core/config.h): the server at 0 writes replies by put though the client maps it.
+shmemcache_pe_test(completion_fd_np2_server_unmapped pe_completion_fd 2 ARGS unsupported_server_unmapped 2000
+                   ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(completion_fd_np2_tcp pe_completion_fd 2 TCP ARGS unsupported 500 ENV SHMEMCACHE_DIRECT_OPS=0)

@@ -164,13 +164,22 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       if (idle) ++counters.poll_idle_turns;
       // Armed (issue 17), it sleeps until a socket or the backend's completion descriptor wakes it, bounded so
       // that requests still time out (only a test notices) and delayed flushes run.
-      const Backend::ArmResult arm =
+      Backend::ArmResult arm =
           idle && !gateway_->batch().empty() ? ArmCompletion() : Backend::ArmResult::kUnsupported;
+      // "Poll once more" turn after turn (replies keep landing, or a backend that never settles) must not spin
+      // the core: past kPollsInARow the turn yields or naps as an unarmed one does.
+      polls_in_a_row_ = arm == Backend::ArmResult::kPoll ? polls_in_a_row_ + 1 : 0;
+      if (polls_in_a_row_ > kPollsInARow) {
+        arm = Backend::ArmResult::kUnsupported;
+        ++counters.poll_arm_fallbacks;
+      }
       if (arm == Backend::ArmResult::kSleep) {
         ++counters.poll_sleeps;
         int64_t sleep_ns = kArmedSleepNs;
         if (timeout >= 0) sleep_ns = std::min(sleep_ns, int64_t{timeout} * 1000000);
+        const uint64_t wakeups = counters.completion_wakeups.get();
         events = loop_.RunOnceNs(sleep_ns);
+        if (counters.completion_wakeups.get() != wakeups) ++counters.poll_sleeps_woken;
       } else if (arm == Backend::ArmResult::kPoll) {
         events = loop_.RunOnceNs(0);  // something may be done: test it rather than nap or yield
       } else if (idle && poll_nap_us_ > 0) {

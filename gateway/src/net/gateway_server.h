@@ -11,7 +11,8 @@
 // shmemcache_arm: every server with requests in flight is on this node), such an idle turn arms instead and sleeps
 // in epoll_wait (at most kArmedSleepNs) until a socket or the completion descriptor is readable: no polling, no
 // naps, the gateway's cores go to the server PE and the clients until a reply lands. Arm says "poll once more"
-// when something may be done, and "unsupported" (then the turn yields or naps as above, and arming is retried
+// when something may be done (more than kPollsInARow times in a row: that turn yields or naps as below,
+// so that a backend that keeps saying it never spins the core), and "unsupported" (then the turn yields or naps as above, and arming is retried
 // after kArmRetryNs) when a server cannot wake it. poll_spin_us < 0: it waits for the whole burst after every
 // wake-up instead. Idle (nothing in flight), it sleeps in epoll_wait.
 // Connections beyond max_connections (counted over all threads of the gateway: GatewayShared) get memcached's
@@ -147,6 +148,7 @@ class GatewayServer {
   int completion_fd_ = kCompletionFdNotAsked;  // the backend's (not owned), -1: none
   CompletionHandler completion_handler_{&gateway_->counters()};
   int64_t arm_again_at_ns_ = 0;  // after an unsupported arm: the first time to try again
+  int polls_in_a_row_ = 0;       // consecutive idle turns whose arm said "poll once more"
   int poll_spin_us_ = kDefaultPollSpinUs;
   int poll_nap_us_ = kDefaultPollNapUs;
 
@@ -156,6 +158,7 @@ class GatewayServer {
   static constexpr int64_t kFirstNapNs = 2000;
   static constexpr int64_t kArmedSleepNs = 100000000;  // 100 ms
   static constexpr int64_t kArmRetryNs = 100000000;
+  static constexpr int kPollsInARow = 3;  // kPoll answers taken at face value before a turn yields or naps
 };
 
 }  // namespace shmemcached
