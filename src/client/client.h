@@ -595,12 +595,13 @@ class Client {
     ClientPe::ServerLock& lock = pe_->active[server];
     ++lock.completions;
     if (lock.sleepers != 0) lock.wake = true;
-    if (pe_->wake_fd.load(std::memory_order_relaxed) >= 0) WakeArmedThreads();
+    if (pe_->wake_counting.load(std::memory_order_relaxed) >= 0) WakeArmedThreads();
   }
   void WakeArmedThreads();
-  // Test's part in Arm's count check: the first Test since the last Arm remembers the completion count.
+  // Test's part in Arm's count check: the first Test since the last Arm remembers the completion count. Only once
+  // the registration swept every server's lock (wake_fd, acquire: every completion not counted is visible here).
   void NoteTested() {
-    if (seen_set_ || pe_->wake_fd.load(std::memory_order_relaxed) < 0) return;
+    if (seen_set_ || pe_->wake_fd.load(std::memory_order_acquire) < 0) return;
     completions_seen_ = pe_->completions.load(std::memory_order_seq_cst);
     seen_set_ = true;
   }

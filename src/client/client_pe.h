@@ -157,7 +157,13 @@ struct ClientPe {
   // ---- completion wake-ups (issue 17, conduit/completion_wake.h), any thread ----
   uint64_t* const wake_line;             // this PE's wake line (its own symmetric memory)
   std::mutex wake_mutex;                 // the registration (Client::CompletionFd), once
-  std::atomic<int> wake_fd{-1};          // the handle's eventfd once registered, else -1
+  // The handle's eventfd: wake_counting from the registration on (completions count for Arm and wake armed
+  // threads from then on: NoteCompleted), wake_fd only once every server's lock was taken after that (the sweep
+  // in Client::CompletionFd: every completion from then on sees wake_counting). Test's count (NoteTested), Arm
+  // and CompletionFd's fast path read wake_fd (acquire), never wake_counting: a thread that counted from before
+  // the sweep could miss a completion made under a lock with wake_counting still -1 (no count, no wake).
+  std::atomic<int> wake_counting{-1};
+  std::atomic<int> wake_fd{-1};
   std::atomic<uint64_t> completions{0};  // moves whenever a thread completed requests, once registered
 };
 

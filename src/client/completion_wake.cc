@@ -12,7 +12,7 @@
 namespace smc {
 
 ClientPe::~ClientPe() {
-  const int fd = wake_fd.load(std::memory_order_relaxed);
+  const int fd = wake_counting.load(std::memory_order_relaxed);
   if (fd >= 0) CloseFd(fd);
 }
 
@@ -24,13 +24,16 @@ Status Client::CompletionFd(int* fd) {
     if (have < 0) {
       have = OpenEventFd();
       if (have < 0) return Fail(SHMEMCACHE_IO_ERROR, std::string("eventfd: ") + std::strerror(errno));
-      // Servers read the registration at their next flush here; this thread's completions count from now.
+      // Servers read the registration at their next flush here; completions count from now (wake_counting).
       __atomic_store_n(&pe_->wake_line[WakeLine::kRegistration], WakeLine::Registration(getpid(), have),
                        __ATOMIC_RELEASE);
-      pe_->wake_fd.store(have, std::memory_order_release);
-      // Every completion after this one under a server's lock sees the eventfd registered (NoteCompleted counts
-      // it for Arm); every one before it is visible to this thread's next Test, which reads done after this.
+      pe_->wake_counting.store(have, std::memory_order_release);
+      // Every completion after this one under a server's lock sees wake_counting (NoteCompleted counts it for
+      // Arm); every one before it happens before the release below, so a Test that sees wake_fd (acquire) and
+      // then reads done sees it. Published only after the sweep: a Test that counted earlier (client_pe.h) could
+      // remember a count that a completion made under a lock, not counted, never moves.
       for (int server = 0; server < config_.num_servers; ++server) ServerHold hold(this, server);
+      pe_->wake_fd.store(have, std::memory_order_release);
     }
   }
   *fd = have;
@@ -44,7 +47,7 @@ void Client::WakeArmedThreads() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (__atomic_load_n(&pe_->wake_line[WakeLine::kArmed], __ATOMIC_ACQUIRE) != 0 &&
       __atomic_exchange_n(&pe_->wake_line[WakeLine::kWoken], 1, __ATOMIC_SEQ_CST) == 0)
-    SignalEventFd(pe_->wake_fd.load(std::memory_order_relaxed));
+    SignalEventFd(pe_->wake_counting.load(std::memory_order_relaxed));
 }
 
 Status Client::Arm() {
