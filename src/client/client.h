@@ -177,6 +177,9 @@ class Client {
   // NOT_SUPPORTED (disarmed) when a server with requests in flight cannot wake it; INVALID_ARGUMENT before
   // CompletionFd. Holds no lock on return; takes each server's lock in turn (called holding none).
   Status Arm();
+  // Finalize, before the goodbye (no other thread calls on the handle then): unregisters the eventfd and clears
+  // the armed count, so that no server writes it again and a thread left armed is not counted.
+  void EndWakeUps();
   // Ends this thread's arm, if armed (Test and Arm call it).
   void Disarm() {
     if (!armed_) return;

@@ -25,6 +25,7 @@ Status Client::CompletionFd(int* fd) {
       have = OpenEventFd();
       if (have < 0) return Fail(SHMEMCACHE_IO_ERROR, std::string("eventfd: ") + std::strerror(errno));
       // Servers read the registration at their next flush here; completions count from now (wake_counting).
+      __atomic_store_n(&pe_->wake_line[WakeLine::kPidNamespace], PidNamespace(), __ATOMIC_RELAXED);
       __atomic_store_n(&pe_->wake_line[WakeLine::kRegistration], WakeLine::Registration(getpid(), have),
                        __ATOMIC_RELEASE);
       pe_->wake_counting.store(have, std::memory_order_release);
@@ -38,6 +39,13 @@ Status Client::CompletionFd(int* fd) {
   }
   *fd = have;
   return SHMEMCACHE_OK;
+}
+
+void Client::EndWakeUps() {
+  if (pe_->wake_counting.load(std::memory_order_acquire) < 0) return;
+  __atomic_store_n(&pe_->wake_line[WakeLine::kRegistration], 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&pe_->wake_line[WakeLine::kArmed], 0, __ATOMIC_SEQ_CST);
+  armed_ = false;
 }
 
 void Client::WakeArmedThreads() {
@@ -57,7 +65,8 @@ Status Client::Arm() {
   const uint64_t* line = pe_->wake_line;
   if (__atomic_load_n(&line[WakeLine::kRefused], __ATOMIC_ACQUIRE) != 0) {
     return Fail(SHMEMCACHE_NOT_SUPPORTED, "a server on this node could not take this client's eventfd "
-                                          "(pidfd_getfd refused: another user, or Yama's ptrace_scope)");
+                                          "(pidfd_getfd refused: another user, Yama's ptrace_scope; or another "
+                                          "pid namespace)");
   }
   // First pass, not armed: every server with requests in flight must be able to wake this client (NOT_SUPPORTED
   // wins over "not now": the caller then polls without arming for a while); what has arrived from them is taken

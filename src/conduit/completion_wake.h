@@ -11,6 +11,9 @@
 //                 on). Written by servers through their mapping.
 //   woken         nonzero once the eventfd was written since the last arm: later writers skip the syscall. The
 //                 writer exchanges it to 1 and writes only if it was 0; every arm stores 0 before it adds to armed.
+//   pid namespace the client's pid namespace (the inode of /proc/self/ns/pid; 0: unknown), written before the
+//                 registration (which publishes it). A server takes the eventfd only where it is its own (a pid
+//                 means the same process to both) and refuses it otherwise, or where either is unknown.
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
 // A server never registers; on its own line one word has a meaning of its own:
@@ -23,11 +26,13 @@
 // Server (Conduit::WakeArmedClients): after a Flush that published replies in place into a client's ring (it maps
 // the client: same node, map_rings), it reads the client's registration word (relaxed: a client that never
 // registers costs that one load per flush, of a line nobody writes). For a new registration it takes the eventfd
-// (core/event_fd.h: pidfd_open + pidfd_getfd) and sets its accepted bit, or sets refused. Then, holding the copy:
-// seq_cst fence, read armed; nonzero: exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per
-// arm, however many replies land while the client sleeps: an arm after the write stores woken 0 before its armed
+// (core/event_fd.h: pidfd_open + pidfd_getfd; same pid namespace, and the descriptor it got must be an eventfd)
+// and sets its accepted bit, or sets refused. Then, holding the copy: seq_cst fence, read armed; nonzero:
+// exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per arm, however many replies land while the client sleeps: an arm after the write stores woken 0 before its armed
 // add, so a reply published after that arm's checks finds woken 0 (the store precedes the add, the add precedes
-// the arm's fence, and the server's exchange follows its own fence after it saw armed).
+// the arm's fence, and the server's exchange follows its own fence after it saw armed). A client that finalizes
+// stores registration 0 and armed 0 first (Client::EndWakeUps): a thread left armed is no longer counted, and
+// no server writes its eventfd again.
 //
 // Client (Client::Arm), two passes over the servers with requests in flight. First, not armed: each must map this
 // client and have accepted the eventfd (else NOT_SUPPORTED, or "not now" while a server has yet to take it: it
@@ -68,8 +73,9 @@ struct WakeLine {
   static constexpr size_t kArmed = 1;
   static constexpr size_t kRefused = 2;
   static constexpr size_t kWoken = 3;
-  static constexpr size_t kAccepted = 4;
-  static constexpr size_t kAcceptedWords = 4;
+  static constexpr size_t kPidNamespace = 4;
+  static constexpr size_t kAccepted = 5;
+  static constexpr size_t kAcceptedWords = 3;
   static constexpr size_t kMaxServers = 64 * kAcceptedWords;  // servers beyond: NOT_SUPPORTED
   static constexpr size_t kWakesNone = kRegistration;  // on a server's own line (servers never register)
   static constexpr size_t kWords = kAccepted + kAcceptedWords;

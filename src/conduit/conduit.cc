@@ -48,6 +48,7 @@ void Conduit::WakeArmedClients(bool refuse) {
   // (completion_wake.h). Beyond kMaxServers it never accepts either (clients know that from its slot).
   if (!map_rings_) __atomic_store_n(&layout_.wake_line[WakeLine::kWakesNone], 1, __ATOMIC_RELEASE);
   if (!map_rings_ || my_slot_ >= WakeLine::kMaxServers) return;
+  pid_namespace_ = PidNamespace();
   for (size_t peer = 0; peer < peers_.size(); ++peer) {
     Peer& p = peers_[peer];
     if (p.mapped_ring == nullptr) continue;  // replies go by put: the client cannot be woken (it answers NOT_SUPPORTED)
@@ -60,7 +61,17 @@ void Conduit::WakeIfArmed(Peer& p, uint64_t registration) {
   if (registration != p.wake_registration) {  // a new registration (a handle's first, or a later handle's)
     if (p.wake_fd >= 0) CloseFd(p.wake_fd);
     p.wake_registration = registration;
-    p.wake_fd = refuse_wakes_ ? -1 : TakeFdOfProcess(WakeLine::Pid(registration), WakeLine::Fd(registration));
+    p.wake_fd = -1;
+    // Acquire: the client's pid namespace, stored before its registration (released), read after it.
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const uint64_t client_namespace = __atomic_load_n(&line[WakeLine::kPidNamespace], __ATOMIC_RELAXED);
+    // Another pid namespace (containers sharing memory): the pid would name some other process here.
+    if (!refuse_wakes_ && pid_namespace_ != 0 && client_namespace == pid_namespace_)
+      p.wake_fd = TakeFdOfProcess(WakeLine::Pid(registration), WakeLine::Fd(registration));
+    if (p.wake_fd >= 0 && !IsEventFd(p.wake_fd)) {  // the pid reused, the number closed and reused: not its own
+      CloseFd(p.wake_fd);
+      p.wake_fd = -1;
+    }
     if (p.wake_fd < 0) {
       __atomic_store_n(&line[WakeLine::kRefused], 1, __ATOMIC_RELEASE);
       return;

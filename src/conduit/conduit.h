@@ -410,6 +410,7 @@ class Conduit {
   ServerYield* waiting_yield_ = nullptr;  // server side, after YieldWhileWaiting
   bool refuse_wakes_ = false;             // server side: WakeArmedClients' test hook
   bool map_rings_ = false;                // the constructor's map_rings
+  uint64_t pid_namespace_ = 0;            // server side, after WakeArmedClients: its own (core/event_fd.h)
 };
 
 }  // namespace smc

@@ -1,10 +1,13 @@
 #include "core/event_fd.h"
 
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
 
 namespace smc {
 
@@ -31,6 +34,20 @@ int TakeFdOfProcess(int pid, int fd) {
   close(static_cast<int>(pidfd));
   errno = saved;
   return static_cast<int>(copy);
+}
+
+bool IsEventFd(int fd) {
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  char target[64];
+  const ssize_t n = readlink(path.c_str(), target, sizeof target);
+  static constexpr char kEventFd[] = "anon_inode:[eventfd]";
+  return n == static_cast<ssize_t>(sizeof kEventFd - 1) && std::memcmp(target, kEventFd, sizeof kEventFd - 1) == 0;
+}
+
+uint64_t PidNamespace() {
+  struct stat st;
+  if (stat("/proc/self/ns/pid", &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
 }
 
 void SignalEventFd(int fd) {

@@ -18,6 +18,10 @@ int OpenEventFd();
 // A descriptor of this process for descriptor fd of process pid (see the top), close-on-exec; -1 (errno set)
 // when the kernel refuses (no such process, not permitted, a kernel without the calls).
 int TakeFdOfProcess(int pid, int fd);
+// Whether descriptor fd of this process is an eventfd (/proc/self/fd/fd reads "anon_inode:[eventfd]").
+bool IsEventFd(int fd);
+// This process's pid namespace: the inode of /proc/self/ns/pid; 0 when it cannot be read.
+uint64_t PidNamespace();
 // Adds 1 to eventfd fd's counter (it becomes readable). Never blocks (non-blocking descriptor); a full counter
 // (2^64 - 2, never reached at one write per wake-up) leaves it readable anyway.
 void SignalEventFd(int fd);

@@ -198,6 +198,7 @@ void Node::Finalize() {
     // Every wait inside is bounded and a failed server is not waited for; an exception (no memory) must not
     // keep this PE from the collective steps below.
     Guarded("shmemcache_finalize", SHMEMCACHE_NO_SPACE, [&] {
+      client()->EndWakeUps();
       client()->SayGoodbye();
       return SHMEMCACHE_OK;
     });
