@@ -65,7 +65,8 @@ typedef enum {
   SHMEMCACHE_WRONG_THREAD,       /* a call from a thread other than the one that called shmemcache_init while
                                     OpenSHMEM runs below SHMEM_THREAD_MULTIPLE (see "Threads" below) */
   SHMEMCACHE_NOT_SUPPORTED       /* shmemcache_arm: a server with requests in flight cannot wake this client
-                                    (another node, UCX tcp, local_access 0, pidfd_getfd refused) */
+                                    (another node, UCX tcp, local_access 0 on either PE, pidfd_getfd refused,
+                                    another pid namespace) */
 } shmemcache_status_t;
 
 /* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */
@@ -399,9 +400,12 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  *                 a server has yet to take the fd (it does with its next reply). Test again, then arm again.
  *   NOT_SUPPORTED do not sleep: a server with requests in flight cannot wake this client; keep polling.
  *   INVALID_ARGUMENT  before shmemcache_completion_fd; WRONG_ROLE on a server.
- * The thread stays armed until its next shmemcache_test or arm on the handle. Read the fd (8 bytes) to make it
- * unreadable again; it only says "something arrived", never what. Threads: arming is per thread and any thread
- * may arm; several armed threads sleeping on the one fd are all woken. A thread that reads the fd back to 0 may
+ * The thread stays armed until its next shmemcache_test or arm on the handle. An OK covers only the requests
+ * in flight when arm was called: issue nothing between arm and the sleep. A request issued after an OK arm may
+ * never wake the fd: it may sit staged in this client until the issuing thread's next test or arm sends it, and
+ * its server may be one that cannot wake this client. After issuing, test (or arm again) before sleeping.
+ * Read the fd (8 bytes) to make it unreadable again; it only says "something arrived", never what. Threads:
+ * arming is per thread and any thread may arm; several armed threads sleeping on the one fd are all woken. A thread that reads the fd back to 0 may
  * take the readiness from another sleeper that has not seen it yet: where several threads sleep on it, register
  * it edge-triggered (EPOLLET) in each thread's epoll set and never read it.
  */

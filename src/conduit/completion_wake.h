@@ -28,8 +28,9 @@
 // registers costs that one load per flush, of a line nobody writes). For a new registration it takes the eventfd
 // (core/event_fd.h: pidfd_open + pidfd_getfd; same pid namespace, and the descriptor it got must be an eventfd)
 // and sets its accepted bit, or sets refused. Then, holding the copy: seq_cst fence, read armed; nonzero:
-// exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per arm, however many replies land while the client sleeps: an arm after the write stores woken 0 before its armed
-// add, so a reply published after that arm's checks finds woken 0 (the store precedes the add, the add precedes
+// exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per arm, however many replies land
+// while the client sleeps: an arm after the write stores woken 0 before its armed add, so a reply published
+// after that arm's checks finds woken 0 (the store precedes the add, the add precedes
 // the arm's fence, and the server's exchange follows its own fence after it saw armed). A client that finalizes
 // stores registration 0 and armed 0 first (Client::EndWakeUps): a thread left armed is no longer counted, and
 // no server writes its eventfd again.

@@ -13,8 +13,8 @@
 // naps, the gateway's cores go to the server PE and the clients until a reply lands. Arm says "poll once more"
 // when something may be done (more than kPollsInARow times in a row: that turn yields or naps as below, so
 // that a backend that keeps saying so never spins the core), and "unsupported" (then the turn yields or naps as
-// above, and arming is retried after kArmRetryNs) when a server cannot wake it. poll_spin_us < 0: it waits for the whole burst after every
-// wake-up instead. Idle (nothing in flight), it sleeps in epoll_wait.
+// above, and arming is retried after kArmRetryNs) when a server cannot wake it. poll_spin_us < 0: it waits for
+// the whole burst after every wake-up instead. Idle (nothing in flight), it sleeps in epoll_wait.
 // Connections beyond max_connections (counted over all threads of the gateway: GatewayShared) get memcached's
 // "ERROR Too many open connections" and are closed. A gateway of several threads (net/gateway_threads.h) runs one
 // GatewayServer per thread: the first listens and hands the connections it accepts to the servers in turn
