@@ -175,7 +175,7 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       }
       if (arm == Backend::ArmResult::kSleep) {
         ++counters.poll_sleeps;
-        int64_t sleep_ns = kArmedSleepNs;
+        int64_t sleep_ns = armed_sleep_ns_;
         if (timeout >= 0) sleep_ns = std::min(sleep_ns, int64_t{timeout} * 1000000);
         const uint64_t wakeups = counters.completion_wakeups.get();
         events = loop_.RunOnceNs(sleep_ns);

@@ -55,6 +55,9 @@ class GatewayServer {
   // (0: sched_yield instead).
   void set_poll_spin_us(int us) { poll_spin_us_ = us; }
   void set_poll_nap_us(int us) { poll_nap_us_ = us; }
+  // The longest armed sleep (kArmedSleepNs unless set; before Run): tests raise it so that a sleep the
+  // completion descriptor did not end is unmistakable.
+  void set_armed_sleep_ns(int64_t ns) { armed_sleep_ns_ = ns; }
   // Closes every connection (after Run, at shutdown), and those handed over but not yet taken.
   void CloseAll();
 
@@ -148,6 +151,7 @@ class GatewayServer {
   int completion_fd_ = kCompletionFdNotAsked;  // the backend's (not owned), -1: none
   CompletionHandler completion_handler_{&gateway_->counters()};
   int64_t arm_again_at_ns_ = 0;  // after an unsupported arm: the first time to try again
+  int64_t armed_sleep_ns_ = kArmedSleepNs;
   int polls_in_a_row_ = 0;       // consecutive idle turns whose arm said "poll once more"
   int poll_spin_us_ = kDefaultPollSpinUs;
   int poll_nap_us_ = kDefaultPollNapUs;
