@@ -153,6 +153,7 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
     // With operations in flight (or connections whose answers were written by a blocking call), poll.
     const bool polling = poll_spin_us_ >= 0 && !(gateway_->batch().empty() && awaiting_.empty());
     int events;
+    const uint64_t wakeups_before = counters.completion_wakeups.get();  // the turn's descriptor events: below
     if (!polling) {
       events = loop_.RunOnce(timeout);
     } else {
@@ -177,9 +178,8 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
         ++counters.poll_sleeps;
         int64_t sleep_ns = armed_sleep_ns_;
         if (timeout >= 0) sleep_ns = std::min(sleep_ns, int64_t{timeout} * 1000000);
-        const uint64_t wakeups = counters.completion_wakeups.get();
         events = loop_.RunOnceNs(sleep_ns);
-        if (counters.completion_wakeups.get() != wakeups) ++counters.poll_sleeps_woken;
+        if (counters.completion_wakeups.get() != wakeups_before) ++counters.poll_sleeps_woken;
       } else if (arm == Backend::ArmResult::kPoll) {
         events = loop_.RunOnceNs(0);  // something may be done: test it rather than nap or yield
       } else if (idle && poll_nap_us_ > 0) {
@@ -191,9 +191,12 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       }
     }
     if (events < 0) break;
+    // The completion descriptor's event alone is no work of this turn (it may be another thread's reply: the
+    // descriptor is the handle's): the turn is busy if a socket moved or an answer went out (review item 4).
+    const int64_t socket_events = events - static_cast<int64_t>(counters.completion_wakeups.get() - wakeups_before);
     if (poll_spin_us_ < 0) {
       CompleteAnswers();
-    } else if (PollAnswers() || events > 0 || !polling) {
+    } else if (PollAnswers() || socket_events > 0 || !polling) {
       busy_at = NowNs();
       nap_ns = kFirstNapNs;
     }
