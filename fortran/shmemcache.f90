@@ -57,6 +57,7 @@ module shmemcache
   integer(c_int), parameter, public :: SHMEMCACHE_NOT_NUMERIC = 14     ! incr: not a decimal number (issue 15)
   integer(c_int), parameter, public :: SHMEMCACHE_TIMEOUT = 15         ! a peer did not answer in op_timeout_ms
   integer(c_int), parameter, public :: SHMEMCACHE_WRONG_THREAD = 16    ! another thread, below THREAD_MULTIPLE
+  integer(c_int), parameter, public :: SHMEMCACHE_NOT_SUPPORTED = 17   ! shmemcache_arm: a server cannot wake it
 
   ! shmemcache_mode_t (shmemcache_store)
   integer(c_int), parameter, public :: SHMEMCACHE_MODE_SET = 0      ! store unconditionally

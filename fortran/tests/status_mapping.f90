@@ -107,14 +107,14 @@ contains
                 'config%mget_policy at its C offset')
     call expect(offset(c_loc(config%oversubscribed)) == offsetof_oversubscribed(), &
                 'config%oversubscribed (the last field) at its C offset')
-    do s = SHMEMCACHE_OK, SHMEMCACHE_WRONG_THREAD
+    do s = SHMEMCACHE_OK, SHMEMCACHE_NOT_SUPPORTED
       call expect(len(shmemcache_strerror(s)) > 0 .and. shmemcache_strerror(s) /= 'unknown status', &
                   'strerror of every status')
       do t = SHMEMCACHE_OK, s - 1
         call expect(shmemcache_strerror(s) /= shmemcache_strerror(t), 'each status has its own text')
       end do
     end do
-    call expect(shmemcache_strerror(SHMEMCACHE_WRONG_THREAD + 1000) == 'unknown status', 'strerror of a bad value')
+    call expect(shmemcache_strerror(SHMEMCACHE_NOT_SUPPORTED + 1000) == 'unknown status', 'strerror of a bad value')
     ! Each named constant against the C enum, by name (abi_sizes.c), appended statuses included; and no C status
     ! after the last one this module names (one appended to shmemcache.h needs its Fortran constant).
     call same(SHMEMCACHE_OK, 'OK')
@@ -134,13 +134,14 @@ contains
     call same(SHMEMCACHE_NOT_NUMERIC, 'NOT_NUMERIC')
     call same(SHMEMCACHE_TIMEOUT, 'TIMEOUT')
     call same(SHMEMCACHE_WRONG_THREAD, 'WRONG_THREAD')
+    call same(SHMEMCACHE_NOT_SUPPORTED, 'NOT_SUPPORTED')
     call same(SHMEMCACHE_MODE_SET, 'MODE_SET')
     call same(SHMEMCACHE_MODE_ADD, 'MODE_ADD')
     call same(SHMEMCACHE_MODE_REPLACE, 'MODE_REPLACE')
     call same(SHMEMCACHE_MODE_APPEND, 'MODE_APPEND')
     call same(SHMEMCACHE_MODE_PREPEND, 'MODE_PREPEND')
-    call expect(shmemcache_strerror(SHMEMCACHE_WRONG_THREAD + 1) == 'unknown status', &
-                'no C status after SHMEMCACHE_WRONG_THREAD (a new one needs its Fortran constant)')
+    call expect(shmemcache_strerror(SHMEMCACHE_NOT_SUPPORTED + 1) == 'unknown status', &
+                'no C status after SHMEMCACHE_NOT_SUPPORTED (a new one needs its Fortran constant)')
   end subroutine check_abi_and_text
 
   subroutine same(fortran_value, name)

@@ -62,8 +62,11 @@ typedef enum {
   SHMEMCACHE_TIMEOUT,            /* a peer did not answer within config.op_timeout_ms; shmemcache_last_error()
                                     names the PE, the ring and what was seen. Later calls that need that server
                                     return TIMEOUT at once (see "Failures" below) */
-  SHMEMCACHE_WRONG_THREAD        /* a call from a thread other than the one that called shmemcache_init while
+  SHMEMCACHE_WRONG_THREAD,       /* a call from a thread other than the one that called shmemcache_init while
                                     OpenSHMEM runs below SHMEM_THREAD_MULTIPLE (see "Threads" below) */
+  SHMEMCACHE_NOT_SUPPORTED       /* shmemcache_arm: a server with requests in flight cannot wake this client
+                                    (another node, UCX tcp, local_access 0 on either PE, pidfd_getfd refused,
+                                    another pid namespace) */
 } shmemcache_status_t;
 
 /* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */
@@ -374,6 +377,40 @@ shmemcache_status_t shmemcache_test(shmemcache_t *cache, shmemcache_request_t *r
 /* Blocks until the request completes (at most op_timeout_ms per reply awaited), returns its final status and
  * releases it. */
 shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *request);
+
+/*
+ * Sleeping until a reply lands (issue 17), as UCX's ucp_worker_get_efd / ucp_worker_arm: an event loop with
+ * requests in flight may sleep in poll/epoll instead of polling shmemcache_test, and is woken when a reply
+ * for this client arrives. Works where every server with requests in flight is on this node and maps this
+ * client's memory (shared-memory transports, local_access on); elsewhere arm says NOT_SUPPORTED and the caller
+ * keeps polling.
+ *
+ * shmemcache_completion_fd: *fd is the handle's eventfd (owned by the handle: do not close it; valid until
+ * shmemcache_finalize), registered for wake-ups on the first call (later calls return the same one). OK;
+ * IO_ERROR when no eventfd could be made; WRONG_ROLE on a server.
+ *
+ * shmemcache_arm: call with every request's shmemcache_test made since the last arm (the usual loop: test what
+ * is in flight, find nothing done, arm, sleep). Returns
+ *   OK            the calling thread is armed: it may sleep on the fd (poll/epoll, EPOLLIN); the fd becomes
+ *                 readable when a reply arrives for any request of this handle, so no request in flight
+ *                 completes without waking it. Sleep with a timeout anyway if requests must time out on time:
+ *                 shmemcache_test fails a request after op_timeout_ms, and only a test notices.
+ *   IN_PROGRESS   do not sleep: something can be taken in now (a reply arrived, or another thread completed
+ *                 requests since this thread's first test after its last arm, or no test was made since), or
+ *                 a server has yet to take the fd (it does with its next reply). Test again, then arm again.
+ *   NOT_SUPPORTED do not sleep: a server with requests in flight cannot wake this client; keep polling.
+ *   INVALID_ARGUMENT  before shmemcache_completion_fd; WRONG_ROLE on a server.
+ * The thread stays armed until its next shmemcache_test or arm on the handle. An OK covers only the requests
+ * in flight when arm was called: issue nothing between arm and the sleep. A request issued after an OK arm may
+ * never wake the fd: it may sit staged in this client until the issuing thread's next test or arm sends it, and
+ * its server may be one that cannot wake this client. After issuing, test (or arm again) before sleeping.
+ * Read the fd (8 bytes) to make it unreadable again; it only says "something arrived", never what. Threads:
+ * arming is per thread and any thread may arm; several armed threads sleeping on the one fd are all woken. A thread that reads the fd back to 0 may
+ * take the readiness from another sleeper that has not seen it yet: where several threads sleep on it, register
+ * it edge-triggered (EPOLLET) in each thread's epoll set and never read it.
+ */
+shmemcache_status_t shmemcache_completion_fd(shmemcache_t *cache, int *fd);
+shmemcache_status_t shmemcache_arm(shmemcache_t *cache);
 
 /* Non-blocking shmemcache_mget. Checks the call and every item as shmemcache_mget does, reads what Direct
  * operations answer, sends the rest to the servers, and returns OK with *request, which shmemcache_test and

@@ -53,7 +53,7 @@
 #define SCPY_STATUSES(X)                                                                              \
   X(OK) X(NOT_FOUND) X(INVALID_ARGUMENT) X(KEY_TOO_LONG) X(VALUE_TOO_LARGE) X(BUFFER_TOO_SMALL) \
   X(NO_SPACE) X(WRONG_ROLE) X(IN_PROGRESS) X(IO_ERROR) X(CONFIG_ERROR) X(SHUT_DOWN) X(EXISTS) X(NOT_STORED)  \
-  X(NOT_NUMERIC) X(TIMEOUT) X(WRONG_THREAD)
+  X(NOT_NUMERIC) X(TIMEOUT) X(WRONG_THREAD) X(NOT_SUPPORTED)
 
 /* ---- module.c ---------------------------------------------------------------------------------------------- */
 

@@ -177,6 +177,24 @@ SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_wait(shmemcache_t* c, shmemcach
   });
 }
 
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_completion_fd(shmemcache_t* c, int* fd) {
+  if (c == nullptr || fd == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_completion_fd", [&] {
+    Status s = CheckClientCall(c);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->CompletionFd(fd);
+  });
+}
+
+SHMEMCACHE_EXPORT shmemcache_status_t shmemcache_arm(shmemcache_t* c) {
+  if (c == nullptr) return SHMEMCACHE_INVALID_ARGUMENT;
+  return Locked(c, "shmemcache_arm", [&] {
+    Status s = CheckClientCall(c);
+    if (s != SHMEMCACHE_OK) return s;
+    return c->node->client()->Arm();
+  });
+}
+
 // ---- memcached's contract (issue 15) -----------------------------------------------------------------------
 
 namespace {

@@ -168,6 +168,26 @@ class Client {
   // waited for like any request, done when every item has its answer. Always OK.
   Status IssueMultiGet(shmemcache_mget_item_t* items, size_t count, shmemcache_request** request);
 
+  // Completion wake-ups (issue 17, conduit/completion_wake.h; shmemcache_completion_fd, shmemcache_arm).
+  // CompletionFd: the handle's eventfd in *fd, registered on the first call (any thread; later calls return the
+  // same descriptor): OK, or IO_ERROR (LastError says why) when no eventfd could be made.
+  Status CompletionFd(int* fd);
+  // Arms the calling thread: OK when it may sleep on the eventfd (every request in flight wakes it); IN_PROGRESS
+  // (disarmed) when something can be taken in now, another thread completed requests since this thread's first
+  // Test after its last arm, that Test has not been made yet, or a server has yet to take the eventfd;
+  // NOT_SUPPORTED (disarmed) when a server with requests in flight cannot wake it; INVALID_ARGUMENT before
+  // CompletionFd. Holds no lock on return; takes each server's lock in turn (called holding none).
+  Status Arm();
+  // Finalize, before the goodbye (no other thread calls on the handle then): unregisters the eventfd and clears
+  // the armed count, so that no server writes it again and a thread left armed is not counted.
+  void EndWakeUps();
+  // Ends this thread's arm, if armed (Test and Arm call it).
+  void Disarm() {
+    if (!armed_) return;
+    armed_ = false;
+    __atomic_fetch_sub(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
+  }
+
   // Completes every request in flight, every thread's (finalize): with its reply, or with TIMEOUT if its
   // server failed.
   void CompleteAll();
@@ -585,11 +605,25 @@ class Client {
   // Under server's lock, after requests completed there (CompleteNext, CompleteArrived, FailServer: the only
   // callers of Complete): moves the poller's deadline on and has the sleeping waiters woken at the unlock
   // (ServerHold).
+  // Once the handle registered its eventfd: counts the completion for Arm and wakes the armed threads
+  // (conduit/completion_wake.h: one relaxed load otherwise).
   void NoteCompleted(int server) {
     ClientPe::ServerLock& lock = pe_->active[server];
     ++lock.completions;
     if (lock.sleepers != 0) lock.wake = true;
+    if (pe_->wake_counting.load(std::memory_order_relaxed) >= 0) WakeArmedThreads();
   }
+  void WakeArmedThreads();
+  // Test's part in Arm's count check: the first Test since the last Arm remembers the completion count. Only once
+  // the registration swept every server's lock (wake_fd, acquire: every completion not counted is visible here).
+  void NoteTested() {
+    if (seen_set_ || pe_->wake_fd.load(std::memory_order_acquire) < 0) return;
+    completions_seen_ = pe_->completions.load(std::memory_order_seq_cst);
+    seen_set_ = true;
+  }
+  bool armed_ = false;              // this thread is armed (counted in the wake line's armed word)
+  bool seen_set_ = false;           // completions_seen_ holds the count the first Test since the last Arm saw
+  uint64_t completions_seen_ = 0;
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
   // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).

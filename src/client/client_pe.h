@@ -95,7 +95,9 @@ struct ClientPe {
         reply_read_ns(config.num_servers, 0),
         sample_judged(config.num_servers),
         epochs(config.num_servers),
-        server_time(config.num_servers) {}
+        server_time(config.num_servers),
+        wake_line(reinterpret_cast<uint64_t*>(base + SymmetricLayout::kWakeLineOffset)) {}
+  ~ClientPe();  // closes the completion eventfd (client/completion_wake.cc)
   ClientPe(const ClientPe&) = delete;
   ClientPe& operator=(const ClientPe&) = delete;
 
@@ -156,6 +158,17 @@ struct ClientPe {
   std::atomic<size_t> in_flight{0};          // requests in flight, every thread's (max_outstanding)
   std::vector<SeqLocked<EpochHeard>> epochs;              // per server; written under active[s]
   std::vector<SeqLocked<ServerTimeSample>> server_time;   // per server, likewise; received_ns 0: none yet
+  // ---- completion wake-ups (issue 17, conduit/completion_wake.h), any thread ----
+  uint64_t* const wake_line;             // this PE's wake line (its own symmetric memory)
+  std::mutex wake_mutex;                 // the registration (Client::CompletionFd), once
+  // The handle's eventfd: wake_counting from the registration on (completions count for Arm and wake armed
+  // threads from then on: NoteCompleted), wake_fd only once every server's lock was taken after that (the sweep
+  // in Client::CompletionFd: every completion from then on sees wake_counting). Test's count (NoteTested), Arm
+  // and CompletionFd's fast path read wake_fd (acquire), never wake_counting: a thread that counted from before
+  // the sweep could miss a completion made under a lock with wake_counting still -1 (no count, no wake).
+  std::atomic<int> wake_counting{-1};
+  std::atomic<int> wake_fd{-1};
+  std::atomic<uint64_t> completions{0};  // moves whenever a thread completed requests, once registered
 };
 
 }  // namespace smc

@@ -760,6 +760,8 @@ void Client::CompleteAll() {
 
 Status Client::Test(shmemcache_request* r) {
   if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+  Disarm();
+  NoteTested();  // before r's done is read (conduit/completion_wake.h)
   if (r->is_batch) return TestBatch(r);
   if (!r->done.load(std::memory_order_acquire)) {
     // Progress outside the lock, not under it: the runtime's progress may yield the core (yield_when_idle), and

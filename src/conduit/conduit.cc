@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/bytes.h"
+#include "core/event_fd.h"
 
 namespace smc {
 
@@ -13,11 +14,14 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
     : transport_(transport),
       ctx_(ctx), layout_(layout), my_slot_(my_slot), first_peer_pe_(first_peer_pe), op_timeout_ms_(op_timeout_ms),
       peers_(layout.peers), cpu_atomics_(cpu_atomics), peer_doorbell_(layout.peers), peer_sleeping_(layout.peers) {
+  map_rings_ = map_rings;
   for (size_t peer = 0; map_rings && peer < layout.peers && PeerPe(peer) < transport->NumPes(); ++peer) {
     if (PeerPe(peer) == transport->MyPe()) continue;
     Peer& p = peers_[peer];
     uint8_t* ring = layout.inbox + my_slot * layout.chunks * layout.chunk_bytes;
     p.mapped_ring = static_cast<uint8_t*>(transport->LocalPointer(ring, PeerPe(peer)));
+    if (p.mapped_ring && layout.wake_line)
+      p.peer_wake_line = static_cast<const uint64_t*>(transport->LocalPointer(layout.wake_line, PeerPe(peer)));
     if (!p.mapped_ring || !cpu_atomics) continue;
     p.mapped_doorbell = static_cast<uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
     p.mapped_ready = static_cast<uint64_t*>(transport->LocalPointer(layout.ready_bits + my_slot / 64, PeerPe(peer)));
@@ -28,6 +32,60 @@ Conduit::Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout
     peer_doorbell_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.doorbell, PeerPe(peer)));
     peer_sleeping_[peer] = static_cast<const uint64_t*>(transport->LocalPointer(layout.sleeping, PeerPe(peer)));
   }
+}
+
+Conduit::~Conduit() {
+  for (Peer& p : peers_) {
+    if (p.wake_fd >= 0) CloseFd(p.wake_fd);
+  }
+}
+
+void Conduit::WakeArmedClients(bool refuse) {
+  refuse_wakes_ = refuse;
+  if (layout_.wake_line == nullptr) return;
+  // Without map_rings (this PE's local_access 0) it writes every reply by put, so it wakes no client, even one
+  // that maps it (local_access differs per PE): say so on its own line, where such a client's Arm reads it
+  // (completion_wake.h). Beyond kMaxServers it never accepts either (clients know that from its slot).
+  if (!map_rings_) __atomic_store_n(&layout_.wake_line[WakeLine::kWakesNone], 1, __ATOMIC_RELEASE);
+  if (!map_rings_ || my_slot_ >= WakeLine::kMaxServers) return;
+  pid_namespace_ = PidNamespace();
+  for (size_t peer = 0; peer < peers_.size(); ++peer) {
+    Peer& p = peers_[peer];
+    if (p.mapped_ring == nullptr) continue;  // replies go by put: the client cannot be woken (it answers NOT_SUPPORTED)
+    p.mapped_wake = static_cast<uint64_t*>(transport_->LocalPointer(layout_.wake_line, PeerPe(peer)));
+  }
+}
+
+void Conduit::WakeIfArmed(Peer& p, uint64_t registration) {
+  uint64_t* line = p.mapped_wake;
+  if (registration != p.wake_registration) {  // a new registration (a handle's first, or a later handle's)
+    if (p.wake_fd >= 0) CloseFd(p.wake_fd);
+    p.wake_registration = registration;
+    p.wake_fd = -1;
+    // Acquire: the client's pid namespace, stored before its registration (released), read after it.
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    const uint64_t client_namespace = __atomic_load_n(&line[WakeLine::kPidNamespace], __ATOMIC_RELAXED);
+    // Another pid namespace (containers sharing memory): the pid would name some other process here.
+    if (!refuse_wakes_ && pid_namespace_ != 0 && client_namespace == pid_namespace_)
+      p.wake_fd = TakeFdOfProcess(WakeLine::Pid(registration), WakeLine::Fd(registration));
+    if (p.wake_fd >= 0 && !IsEventFd(p.wake_fd)) {  // the pid reused, the number closed and reused: not its own
+      CloseFd(p.wake_fd);
+      p.wake_fd = -1;
+    }
+    if (p.wake_fd < 0) {
+      __atomic_store_n(&line[WakeLine::kRefused], 1, __ATOMIC_RELEASE);
+      return;
+    }
+    __atomic_fetch_or(&line[WakeLine::kAccepted + my_slot_ / 64], 1ull << (my_slot_ % 64), __ATOMIC_SEQ_CST);
+  }
+  if (p.wake_fd < 0) return;  // refused
+  // Dekker with the client's arm (completion_wake.h): the use_flags published above before armed is read.
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+  // Acquire: the arm's woken store (before its armed add) is seen by the exchange below.
+  if (__atomic_load_n(&line[WakeLine::kArmed], __ATOMIC_ACQUIRE) == 0) return;
+  if (__atomic_exchange_n(&line[WakeLine::kWoken], 1, __ATOMIC_SEQ_CST) != 0) return;  // written since the arm
+  SignalEventFd(p.wake_fd);
+  ++p.stats.client_wakes;
 }
 
 Status Conduit::GiveUp(size_t peer, const std::string& what) {
@@ -201,6 +259,10 @@ void Conduit::Flush(size_t peer) {
     p.stats.fragments_sent += p.staged_count;
     p.stats.in_place += p.staged_count;
     p.staged_count = 0;
+    if (p.mapped_wake != nullptr) {  // a client's wake line (WakeArmedClients): one relaxed load unless registered
+      const uint64_t registration = __atomic_load_n(&p.mapped_wake[WakeLine::kRegistration], __ATOMIC_RELAXED);
+      if (registration != 0) WakeIfArmed(p, registration);
+    }
   } else if (p.staged_count != 0) {
     // Consecutive sequences sit in consecutive chunks of the remote ring: one put, two where the ring wraps.
     const uint64_t count = p.staged_count;
@@ -272,6 +334,7 @@ ConduitStats Conduit::stats() const {
     sum.wakes += p.stats.wakes;
     sum.rings_skipped += p.stats.rings_skipped;
     sum.in_place += p.stats.in_place;
+    sum.client_wakes += p.stats.client_wakes;
   }
   return sum;
 }

@@ -42,6 +42,8 @@
 // so it works whatever state the client's ring is in.
 // Idle servers (issue 17): a server may sleep on its doorbell once idle (SleepWhenIdle); a client on its node
 // wakes it after every doorbell it rings (conduit/doorbell_sleep.h says how, and why no wake-up is lost).
+// Sleeping clients (issue 17): a server that maps a client writes the client's eventfd after a Flush of replies
+// when the client is armed (WakeArmedClients; conduit/completion_wake.h says how, and why no wake-up is lost).
 //
 // Failure (issue 12): every wait for a peer is bounded by op_timeout_ms (PeerWait) and ends in TIMEOUT:
 // a ring that stays full, a reply that does not come, a fragment that is flagged but never completes. The peer
@@ -66,6 +68,7 @@
 #include <string>
 #include <vector>
 
+#include "conduit/completion_wake.h"
 #include "conduit/doorbell_sleep.h"
 #include "conduit/fragment.h"
 #include "core/bytes.h"
@@ -88,6 +91,8 @@ struct ConduitLayout {
   uint64_t* ready_bits = nullptr; // ReadyWords(peers) words
   uint64_t* sleeping = nullptr;   // 1 word: nonzero while the server sleeps on its doorbell (doorbell_sleep.h);
                                   // nullptr: this PE neither sleeps nor wakes a peer
+  uint64_t* wake_line = nullptr;  // WakeLine::kWords words: this PE's wake line (completion_wake.h); nullptr:
+                                  // this PE neither registers nor wakes a client
 
   static size_t ReadyWords(size_t peers) { return (peers + 63) / 64; }
   size_t payload_max() const { return chunk_bytes - kChunkHeaderBytes - kChunkTrailerBytes; }
@@ -104,6 +109,7 @@ inline ConduitLayout ConduitLayoutFor(const shmemcache_config_t& c, const Symmet
   cl.departures = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kDeparturesOffset);
   cl.ready_bits = reinterpret_cast<uint64_t*>(base + l.ready_offset);
   cl.sleeping = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kSleepingOffset);
+  cl.wake_line = reinterpret_cast<uint64_t*>(base + SymmetricLayout::kWakeLineOffset);
   return cl;
 }
 
@@ -131,6 +137,7 @@ struct ConduitStats {
   uint64_t wakes = 0;         // sleeping servers woken after a doorbell (doorbell_sleep.h)
   uint64_t rings_skipped = 0; // Flushes that owed a doorbell but found their ready bit still set (cpu_atomics)
   uint64_t in_place = 0;      // fragments written in place (map_rings)
+  uint64_t client_wakes = 0;  // eventfd writes to armed clients (WakeArmedClients)
 };
 
 class Conduit {
@@ -140,6 +147,7 @@ class Conduit {
   // map_rings: write in place to peers this PE maps; cpu_atomics: the job's agreement (both: see the top).
   Conduit(Transport* transport, Context* ctx, const ConduitLayout& layout, size_t my_slot, int first_peer_pe,
           uint64_t op_timeout_ms, bool map_rings = false, bool cpu_atomics = false);
+  ~Conduit();  // closes the clients' eventfds it took (WakeArmedClients)
   Conduit(const Conduit&) = delete;
   Conduit& operator=(const Conduit&) = delete;
 
@@ -261,6 +269,27 @@ class Conduit {
   void YieldWhileWaiting(ServerYield* yield) { waiting_yield_ = yield; }
   // The same without waiting: false (and *ready empty) when the doorbell has not moved, after one progress call.
   bool PollDoorbell(std::vector<size_t>* ready);
+  // Server side (completion_wake.h): from now on, a Flush that published messages in place to a client (a peer
+  // this PE maps) takes the client's eventfd once it registers, and writes it when the client is armed.
+  // Needs layout.wake_line. refuse (a test hook, core/test_hooks.h): every registration is refused.
+  void WakeArmedClients(bool refuse = false);
+  // Client side: whether this PE maps peer (map_rings; same node): a server then maps this client too, and
+  // writes its replies in place, where Arrived sees them land.
+  bool maps(size_t peer) const { return peers_[peer].mapped_ring != nullptr; }
+  // Client side, for a peer it maps: whether that server said it wakes no client (its local_access is 0: it
+  // writes replies by put although this PE maps it; completion_wake.h). False until it set up (then it answers).
+  bool WakesNone(size_t peer) const {
+    const uint64_t* line = peers_[peer].peer_wake_line;
+    return line != nullptr && __atomic_load_n(&line[WakeLine::kWakesNone], __ATOMIC_ACQUIRE) != 0;
+  }
+  // Under ring's one-at-a-time: whether a Poll of ring would find something now: a packed chunk still holding
+  // records, or the next chunk expected flagged (acquire). Never waits, never progresses.
+  bool Arrived(size_t ring) const {
+    const Peer& p = peers_[ring];
+    if (p.held != 0 && p.held_at < p.held_len) return true;
+    return __atomic_load_n(reinterpret_cast<const uint64_t*>(chunk(ring, p.next_recv) + fragment::kUseFlagOffset),
+                           __ATOMIC_ACQUIRE) == p.next_recv;
+  }
   // Server side: how many clients have departed.
   uint64_t departures() const { return __atomic_load_n(layout_.departures, __ATOMIC_ACQUIRE); }
 
@@ -295,6 +324,13 @@ class Conduit {
     uint8_t* mapped_ring = nullptr;
     uint64_t* mapped_doorbell = nullptr;
     uint64_t* mapped_ready = nullptr;
+    // Server side, after WakeArmedClients: the client's wake line through the mapping (nullptr: not mapped, or
+    // not asked), the registration whose eventfd this PE took (0: none yet) and its copy here (-1: none; refused).
+    uint64_t* mapped_wake = nullptr;
+    // Client side, for a server this PE maps: the server's own wake line through the mapping (WakesNone).
+    const uint64_t* peer_wake_line = nullptr;
+    uint64_t wake_registration = 0;
+    int wake_fd = -1;
     uint64_t staged_from = 0;
     uint64_t staged_count = 0;
     size_t staged_tail_bytes = 0;
@@ -355,6 +391,8 @@ class Conduit {
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
   void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits
   void Ring(size_t peer);  // adds 1 to peer's doorbell and wakes it if it sleeps (doorbell_sleep.h)
+  // Flush's wake-up of a registered client (completion_wake.h), past the registration word's first look.
+  void WakeIfArmed(Peer& p, uint64_t registration);
 
   Transport* transport_;
   Context* ctx_;
@@ -370,6 +408,9 @@ class Conduit {
   std::vector<const uint64_t*> peer_doorbell_, peer_sleeping_;
   std::optional<DoorbellSleep> sleep_;  // server side, after SleepWhenIdle
   ServerYield* waiting_yield_ = nullptr;  // server side, after YieldWhileWaiting
+  bool refuse_wakes_ = false;             // server side: WakeArmedClients' test hook
+  bool map_rings_ = false;                // the constructor's map_rings
+  uint64_t pid_namespace_ = 0;            // server side, after WakeArmedClients: its own (core/event_fd.h)
 };
 
 }  // namespace smc

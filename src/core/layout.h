@@ -3,7 +3,7 @@
 //
 //   [control: doorbell, epoch, expiration bar,  4 KiB
 //    departures, sleeping, slab class sizes,
-//    stats]
+//    wake line, stats]
 //   [bar mailboxes]                             one u64 per server (used on clients: the latest expiration
 //                                               bar each server has pushed with a one-sided atomic set)
 //   [ready bitmap]                              one bit per client
@@ -44,6 +44,10 @@ struct SymmetricLayout {
   // way names its block by class number).
   static constexpr size_t kClassSizesOffset = 256;
   static constexpr size_t kMaxClassSizes = 255;
+  // A client's wake line (issue 17, conduit/completion_wake.h: its registration, armed count, the servers'
+  // answers), one cache line of its own: written by the client and its servers only once it registered.
+  static constexpr size_t kWakeLineOffset = 2304;
+  static constexpr size_t kWakeLineBytes = 64;
   // A server's published stats (core/published_stats.h): a sequence word, then a shmemcache_stats_t.
   static constexpr size_t kStatsOffset = 2368;
 
@@ -56,7 +60,9 @@ struct SymmetricLayout {
   size_t arena_offset = 0, arena_bytes = 0;
   size_t total_bytes = 0;
 
-  static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kStatsOffset, "class sizes fit the control");
+  static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kWakeLineOffset, "class sizes end before the wake line");
+  static_assert(kWakeLineOffset % 64 == 0 && kWakeLineOffset + kWakeLineBytes <= kStatsOffset,
+                "the wake line is a cache line of its own before the stats");
   static_assert(kStatsOffset + 8 + sizeof(shmemcache_stats_t) <= kControlBytes, "stats fit the control");
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }

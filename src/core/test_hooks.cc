@@ -57,6 +57,10 @@ TestHooks TestHooks::FromEnvironment() {
     else Ignore("SHMEMCACHE_TEST_SPILL_READ_DELAY_MS", t);
   }
   if (const char* t = Variable("SHMEMCACHE_TEST_SPILL_READ_HOLD")) hooks.spill_read_hold_path = t;
+  if (const char* t = Variable("SHMEMCACHE_TEST_REFUSE_COMPLETION_FD")) {
+    if (ParseInteger(t, 0, 1, &v)) hooks.refuse_completion_fd = v != 0;
+    else Ignore("SHMEMCACHE_TEST_REFUSE_COMPLETION_FD", t);
+  }
   if (const char* t = Variable("SHMEMCACHE_TEST_SPILL_FAULT")) {
     if (!ParseSpillFault(t, &hooks.spill_fault)) Ignore("SHMEMCACHE_TEST_SPILL_FAULT", t);
   }

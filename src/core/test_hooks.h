@@ -16,6 +16,9 @@
 //                                        first write fails), eio_read | short_read | corrupt (the first file
 //                                        read fails, comes back short, or comes back with a flipped byte),
 //                                        delete_file (the newest segment file is deleted at the first file read).
+//   SHMEMCACHE_TEST_REFUSE_COMPLETION_FD=1  servers refuse every client's completion eventfd, as a kernel that
+//                                        forbids pidfd_getfd would (conduit/completion_wake.h): arm answers
+//                                        NOT_SUPPORTED.
 // The spill hooks act through the tier's file operations (spill/faulty_file_ops.h), never through branches in
 // the tier itself. A variable that does not parse is reported on stderr and ignored.
 #ifndef SHMEMCACHE_CORE_TEST_HOOKS_H_
@@ -33,6 +36,7 @@ struct TestHooks {
   unsigned spill_read_delay_ms = 0;
   std::string spill_read_hold_path;  // empty: reads are never held
   SpillFault spill_fault = SpillFault::kNone;
+  bool refuse_completion_fd = false;
 
   // True when any hook of the SSD tier is set (the tier then runs on faulty file operations).
   bool spill_hooked() const {

@@ -143,6 +143,7 @@ Status Node::SetUp() {
     server_ = std::make_unique<Server>(config_, layout_, symmetric_, transport_, ctx_.get(), my_pe_, num_clients(),
                                        EpochClock(hooks_.clock_offset_ms), cpu_word_atomics_);
     if (oversubscribed_) server_->YieldEachPass();
+    server_->WakeArmedClients(hooks_.refuse_completion_fd);
     std::string spill_error;
     if (config_.spill_dir != nullptr && server_->AttachSpill(hooks_, &spill_error) != SHMEMCACHE_OK)
       return Fail(SHMEMCACHE_CONFIG_ERROR, "spill_dir (SHMEMCACHE_SPILL_DIR) is unusable: " + spill_error);
@@ -197,6 +198,7 @@ void Node::Finalize() {
     // Every wait inside is bounded and a failed server is not waited for; an exception (no memory) must not
     // keep this PE from the collective steps below.
     Guarded("shmemcache_finalize", SHMEMCACHE_NO_SPACE, [&] {
+      client()->EndWakeUps();
       client()->SayGoodbye();
       return SHMEMCACHE_OK;
     });

@@ -66,6 +66,9 @@ class Server {
   // Puts an SSD tier behind this server (config.spill_dir, server/spill_tier.h), on the file operations the
   // test hooks ask for. CONFIG_ERROR/IO_ERROR with *error when the directory is unusable.
   Status AttachSpill(const TestHooks& hooks, std::string* error);
+  // Wakes the armed clients it maps after flushing their replies (conduit/completion_wake.h); refuse: the test
+  // hook that refuses every client's eventfd.
+  void WakeArmedClients(bool refuse) { conduit_.WakeArmedClients(refuse); }
   // Serves until every client has departed (finalized): OK. TIMEOUT when the server cannot go on (see the top
   // of this file; LastError() says what was seen).
   Status Serve();

@@ -332,3 +332,22 @@ shmemcache_pe_sanitize_test(contract_audit_np4 pe_contract_audit 4 TIMEOUT 240)
 shmemcache_pe_test(contract_audit_np4_2servers pe_contract_audit 4 TIMEOUT 180 ${two_servers})
 shmemcache_pe_test(contract_audit_np4_2servers_tcp pe_contract_audit 4 TCP TIMEOUT 240
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_DIRECT_POLICY=always)
+
+# Sleeping clients (issue 17, shmemcache_completion_fd / shmemcache_arm): thousands of rounds of requests, arm and
+# sleep on the eventfd, with a sleep that runs out failing the job (no lost wake-up); 1 and 2 servers, and several
+# threads sharing the handle (a thread takes in another's reply and must wake it). Where a server cannot wake the
+# client (its eventfd refused, local_access 0, UCX tcp) arm says NOT_SUPPORTED and never OK.
+set(completion_sleep_env SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1)
+shmemcache_pe_test(completion_fd_np2 pe_completion_fd 2 ARGS sleep 20000 ENV ${completion_sleep_env})
+# (2 servers: not oversubscribed, else a client's first test yields until every reply is in and it never arms.)
+shmemcache_pe_test(completion_fd_np3_2servers pe_completion_fd 3 ARGS sleep 10000
+                   ENV ${completion_sleep_env} SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_OVERSUBSCRIBED=0)
+shmemcache_pe_test(completion_fd_np2_threads pe_completion_fd 2 ARGS sleep 5000 3 ENV ${completion_sleep_env})
+shmemcache_pe_test(completion_fd_np3_refused pe_completion_fd 3 ARGS unsupported 2000
+                   ENV SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_TEST_REFUSE_COMPLETION_FD=1)
+shmemcache_pe_test(completion_fd_np2_unmapped pe_completion_fd 2 ARGS unsupported 2000
+                   ENV SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_LOCAL_ACCESS=0)
+# local_access per PE (core/config.h): the server at 0 writes replies by put though the client maps it.
+shmemcache_pe_test(completion_fd_np2_server_unmapped pe_completion_fd 2 ARGS unsupported_server_unmapped 2000
+                   ENV SHMEMCACHE_DIRECT_OPS=0)
+shmemcache_pe_test(completion_fd_np2_tcp pe_completion_fd 2 TCP ARGS unsupported 500 ENV SHMEMCACHE_DIRECT_OPS=0)

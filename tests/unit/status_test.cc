@@ -21,13 +21,13 @@ TEST(Status, ValuesAreStableAndAppended) {
 
 TEST(Status, EveryStatusHasItsOwnText) {
   std::set<std::string> texts;
-  for (int s = SHMEMCACHE_OK; s <= SHMEMCACHE_WRONG_THREAD; ++s) {
+  for (int s = SHMEMCACHE_OK; s <= SHMEMCACHE_NOT_SUPPORTED; ++s) {
     const char* text = shmemcache_strerror(static_cast<shmemcache_status_t>(s));
     ASSERT_NE(text, nullptr);
     EXPECT_STRNE(text, "unknown status") << s;
     EXPECT_TRUE(texts.insert(text).second) << "duplicate text for " << s << ": " << text;
   }
-  EXPECT_STREQ(shmemcache_strerror(static_cast<shmemcache_status_t>(SHMEMCACHE_WRONG_THREAD + 1)), "unknown status");
+  EXPECT_STREQ(shmemcache_strerror(static_cast<shmemcache_status_t>(SHMEMCACHE_NOT_SUPPORTED + 1)), "unknown status");
   EXPECT_STREQ(shmemcache_strerror(static_cast<shmemcache_status_t>(-1)), "unknown status");
 }
 

@@ -286,6 +286,22 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
   return Status::kOk;
 }
 
+int ShmemcacheBackend::CompletionFd() {
+  int fd = -1;
+  return shmemcache_completion_fd(cache_, &fd) == SHMEMCACHE_OK ? fd : -1;
+}
+
+Backend::ArmResult ShmemcacheBackend::Arm() {
+  switch (shmemcache_arm(cache_)) {
+    case SHMEMCACHE_OK:
+      return ArmResult::kSleep;
+    case SHMEMCACHE_IN_PROGRESS:
+      return ArmResult::kPoll;
+    default:  // NOT_SUPPORTED, or no descriptor
+      return ArmResult::kUnsupported;
+  }
+}
+
 void ShmemcacheBackend::ThreadRows(std::vector<StatRow>* rows) const {
   rows->emplace_back("shmemcache_gateway_wait_naps", wait_.naps());
 }

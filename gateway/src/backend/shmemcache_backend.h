@@ -54,6 +54,8 @@ class ShmemcacheBackend final : public Backend {
                                       uint64_t* new_value) override;
   std::unique_ptr<InFlight> StartDelete(std::string_view key, Status* status) override;
   void BeforeWaits(size_t sessions) override { wait_.set_sessions(sessions); }
+  int CompletionFd() override;  // shmemcache_completion_fd (-1 if it fails)
+  ArmResult Arm() override;     // shmemcache_arm: OK -> kSleep, IN_PROGRESS -> kPoll, anything else -> kUnsupported
   void ThreadRows(std::vector<StatRow>* rows) const override;  // shmemcache_gateway_wait_naps
   Status FlushAll() override;
   bool CanFlushAll() const override { return true; }

@@ -153,6 +153,7 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
     // With operations in flight (or connections whose answers were written by a blocking call), poll.
     const bool polling = poll_spin_us_ >= 0 && !(gateway_->batch().empty() && awaiting_.empty());
     int events;
+    const uint64_t wakeups_before = counters.completion_wakeups.get();  // the turn's descriptor events: below
     if (!polling) {
       events = loop_.RunOnce(timeout);
     } else {
@@ -162,7 +163,26 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       // op_timeout_ms (shmemcache_test), and the first socket event ends a nap.
       const bool idle = NowNs() - busy_at > int64_t{poll_spin_us_} * 1000;
       if (idle) ++counters.poll_idle_turns;
-      if (idle && poll_nap_us_ > 0) {
+      // Armed (issue 17), it sleeps until a socket or the backend's completion descriptor wakes it, bounded so
+      // that requests still time out (only a test notices) and delayed flushes run.
+      Backend::ArmResult arm =
+          idle && !gateway_->batch().empty() ? ArmCompletion() : Backend::ArmResult::kUnsupported;
+      // "Poll once more" turn after turn (replies keep landing, or a backend that never settles) must not spin
+      // the core: past kPollsInARow the turn yields or naps as an unarmed one does.
+      polls_in_a_row_ = arm == Backend::ArmResult::kPoll ? polls_in_a_row_ + 1 : 0;
+      if (polls_in_a_row_ > kPollsInARow) {
+        arm = Backend::ArmResult::kUnsupported;
+        ++counters.poll_arm_fallbacks;
+      }
+      if (arm == Backend::ArmResult::kSleep) {
+        ++counters.poll_sleeps;
+        int64_t sleep_ns = armed_sleep_ns_;
+        if (timeout >= 0) sleep_ns = std::min(sleep_ns, int64_t{timeout} * 1000000);
+        events = loop_.RunOnceNs(sleep_ns);
+        if (counters.completion_wakeups.get() != wakeups_before) ++counters.poll_sleeps_woken;
+      } else if (arm == Backend::ArmResult::kPoll) {
+        events = loop_.RunOnceNs(0);  // something may be done: test it rather than nap or yield
+      } else if (idle && poll_nap_us_ > 0) {
         events = loop_.RunOnceNs(nap_ns);
         nap_ns = std::min(nap_ns * 2, int64_t{poll_nap_us_} * 1000);
       } else {
@@ -171,9 +191,12 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       }
     }
     if (events < 0) break;
+    // The completion descriptor's event alone is no work of this turn (it may be another thread's reply: the
+    // descriptor is the handle's): the turn is busy if a socket moved or an answer went out (review item 4).
+    const int64_t socket_events = events - static_cast<int64_t>(counters.completion_wakeups.get() - wakeups_before);
     if (poll_spin_us_ < 0) {
       CompleteAnswers();
-    } else if (PollAnswers() || events > 0 || !polling) {
+    } else if (PollAnswers() || socket_events > 0 || !polling) {
       busy_at = NowNs();
       nap_ns = kFirstNapNs;
     }
@@ -184,6 +207,20 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
     closed_.clear();
   }
   CompleteAnswers();
+}
+
+Backend::ArmResult GatewayServer::ArmCompletion() {
+  if (completion_fd_ == kCompletionFdNotAsked) {
+    completion_fd_ = gateway_->backend().CompletionFd();
+    // Edge-triggered and never read: other threads over the same handle sleep on it too (backend.h).
+    if (completion_fd_ >= 0 && !loop_.Add(completion_fd_, EPOLLIN | EPOLLET, &completion_handler_))
+      completion_fd_ = -1;
+  }
+  if (completion_fd_ < 0) return Backend::ArmResult::kUnsupported;
+  if (arm_again_at_ns_ != 0 && NowNs() < arm_again_at_ns_) return Backend::ArmResult::kUnsupported;
+  const Backend::ArmResult arm = gateway_->backend().Arm();
+  arm_again_at_ns_ = arm == Backend::ArmResult::kUnsupported ? NowNs() + kArmRetryNs : 0;
+  return arm;
 }
 
 bool GatewayServer::PollAnswers() {

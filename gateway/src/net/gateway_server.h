@@ -7,8 +7,14 @@
 // waits for its server. After poll_spin_us without anything to do it yields the core on every turn, so that
 // the server PE it waits for, and the clients, get the cores they share with it; with poll_nap_us > 0 it naps
 // in epoll_wait instead (any socket event ends the nap), 2 us doubling up to poll_nap_us (measured slower on 2
-// shared cores: README, Performance). poll_spin_us < 0: it waits for the whole burst after every wake-up
-// instead. Idle (nothing in flight), it sleeps in epoll_wait.
+// shared cores: README, Performance). Where the backend can wake it (issue 17: Backend::CompletionFd and Arm,
+// shmemcache_arm: every server with requests in flight is on this node), such an idle turn arms instead and sleeps
+// in epoll_wait (at most kArmedSleepNs) until a socket or the completion descriptor is readable: no polling, no
+// naps, the gateway's cores go to the server PE and the clients until a reply lands. Arm says "poll once more"
+// when something may be done (more than kPollsInARow times in a row: that turn yields or naps as below, so
+// that a backend that keeps saying so never spins the core), and "unsupported" (then the turn yields or naps as
+// above, and arming is retried after kArmRetryNs) when a server cannot wake it. poll_spin_us < 0: it waits for
+// the whole burst after every wake-up instead. Idle (nothing in flight), it sleeps in epoll_wait.
 // Connections beyond max_connections (counted over all threads of the gateway: GatewayShared) get memcached's
 // "ERROR Too many open connections" and are closed. A gateway of several threads (net/gateway_threads.h) runs one
 // GatewayServer per thread: the first listens and hands the connections it accepts to the servers in turn
@@ -49,6 +55,9 @@ class GatewayServer {
   // (0: sched_yield instead).
   void set_poll_spin_us(int us) { poll_spin_us_ = us; }
   void set_poll_nap_us(int us) { poll_nap_us_ = us; }
+  // The longest armed sleep (kArmedSleepNs unless set; before Run): tests raise it so that a sleep the
+  // completion descriptor did not end is unmistakable.
+  void set_armed_sleep_ns(int64_t ns) { armed_sleep_ns_ = ns; }
   // Closes every connection (after Run, at shutdown), and those handed over but not yet taken.
   void CloseAll();
 
@@ -90,6 +99,14 @@ class GatewayServer {
     bool* stop_;
   };
 
+  class CompletionHandler final : public EventHandler {
+   public:
+    explicit CompletionHandler(Counters* counters) : counters_(counters) {}
+    void OnEvents(uint32_t) override { ++counters_->completion_wakeups; }  // never read (ArmCompletion)
+   private:
+    Counters* counters_;
+  };
+
   class InboxHandler final : public EventHandler {
    public:
     explicit InboxHandler(GatewayServer* s) : server_(s) {}
@@ -111,6 +128,8 @@ class GatewayServer {
   // Writes the answers whose operations have completed (AnswerBatch::Poll) and lets their connections go on,
   // without waiting. True if any connection went on.
   bool PollAnswers();
+  // An idle polling turn's arm (see the top): registers the backend's completion descriptor on first use.
+  Backend::ArmResult ArmCompletion();
 
   GatewayContext* gateway_;
   EventLoop loop_;
@@ -128,6 +147,12 @@ class GatewayServer {
   int inbox_fd_ = -1;  // eventfd; -1: no inbox (one thread)
   std::mutex inbox_mutex_;
   std::vector<int> inbox_;  // handed over, not yet taken (under inbox_mutex_)
+  static constexpr int kCompletionFdNotAsked = -2;
+  int completion_fd_ = kCompletionFdNotAsked;  // the backend's (not owned), -1: none
+  CompletionHandler completion_handler_{&gateway_->counters()};
+  int64_t arm_again_at_ns_ = 0;  // after an unsupported arm: the first time to try again
+  int64_t armed_sleep_ns_ = kArmedSleepNs;
+  int polls_in_a_row_ = 0;       // consecutive idle turns whose arm said "poll once more"
   int poll_spin_us_ = kDefaultPollSpinUs;
   int poll_nap_us_ = kDefaultPollNapUs;
 
@@ -135,6 +160,9 @@ class GatewayServer {
   static constexpr int kDefaultPollSpinUs = 20;
   static constexpr int kDefaultPollNapUs = 0;
   static constexpr int64_t kFirstNapNs = 2000;
+  static constexpr int64_t kArmedSleepNs = 100000000;  // 100 ms
+  static constexpr int64_t kArmRetryNs = 100000000;
+  static constexpr int kPollsInARow = 3;  // kPoll answers taken at face value before a turn yields or naps
 };
 
 }  // namespace shmemcached

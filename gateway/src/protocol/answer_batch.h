@@ -130,6 +130,8 @@ class BatchedBackend final : public Backend {
   Status FlushAll() override;
   bool CanFlushAll() const override { return inner_->CanFlushAll(); }
   void BeforeWaits(size_t sessions) override { inner_->BeforeWaits(sessions); }
+  int CompletionFd() override { return inner_->CompletionFd(); }
+  ArmResult Arm() override { return inner_->Arm(); }
   void ThreadRows(std::vector<StatRow>* rows) const override { inner_->ThreadRows(rows); }  // no Complete: any thread
   Status Stats(std::vector<StatRow>* rows) override;
 

@@ -134,6 +134,17 @@ class Backend {
   // whose waits spin may spin less when several connections are served: their clients, answered first, then
   // want the cores the wait would hold (backend/request_wait.h).
   virtual void BeforeWaits(size_t sessions) { (void)sessions; }
+  // Sleeping with operations in flight (issue 17; shmemcache_completion_fd, shmemcache_arm). CompletionFd: a
+  // descriptor that becomes readable when an operation in flight may have completed, once armed; -1 (the
+  // default): none, the event loop polls. Arm, called on the thread whose operations were just polled (their
+  // Ready, answer_batch.h) and found not done: kSleep (the thread may sleep until the descriptor or a socket is
+  // readable: every operation in flight wakes it), kPoll (poll once more before sleeping: something may be
+  // done), kUnsupported (the operations in flight cannot wake it: poll as without a descriptor). The thread
+  // stays armed until its next poll. Threads sharing one backend's descriptor register it edge-triggered and do
+  // not read it (shmemcache.h).
+  enum class ArmResult { kSleep, kPoll, kUnsupported };
+  virtual int CompletionFd() { return -1; }
+  virtual ArmResult Arm() { return ArmResult::kUnsupported; }
   // shmemcache_flush_all: removes every pair (pairs stored after it returns are kept).
   virtual Status FlushAll() = 0;
   // Whether FlushAll can succeed: a delayed flush_all is answered before it runs.

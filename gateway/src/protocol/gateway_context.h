@@ -85,7 +85,8 @@ class Counter {
   X(delete_misses) X(incr_hits) X(incr_misses) X(decr_hits) X(decr_misses) X(cas_hits) X(cas_misses)        \
   X(cas_badval) X(touch_hits) X(touch_misses) X(store_too_large) X(store_no_memory) X(total_items)          \
   X(bytes_read) X(bytes_written) X(curr_connections) X(total_connections) X(rejected_connections)           \
-  X(backend_errors) X(multiget_calls) X(poll_turns) X(poll_idle_turns) X(bursts) X(burst_operations)
+  X(backend_errors) X(multiget_calls) X(poll_turns) X(poll_idle_turns) X(poll_sleeps) X(completion_wakeups)  \
+  X(poll_sleeps_woken) X(poll_arm_fallbacks) X(bursts) X(burst_operations)
 struct Counters {
 #define SHMEMCACHED_DECLARE_COUNTER(name) Counter name;
   SHMEMCACHED_COUNTERS(SHMEMCACHED_DECLARE_COUNTER)
@@ -93,7 +94,11 @@ struct Counters {
   // total_items: successful stores. backend_errors: backend answers other than the operation's outcomes
   // (degraded to misses). multiget_calls: batched backend reads (one per batch of a get). poll_turns,
   // poll_idle_turns: the event loop with operations in flight (net/gateway_server.h), turns that polled
-  // sockets and operations, and those with nothing to do (a yield or a nap each). bursts, burst_operations:
+  // sockets and operations, and those with nothing to do (a yield, a nap or a sleep each). poll_sleeps: idle turns
+  // that slept armed (until a socket or the backend's completion descriptor woke them: net/gateway_server.h);
+  // completion_wakeups: the descriptor's events (a sleep it ended, or a turn it found ready); poll_sleeps_woken:
+  // armed sleeps during which the descriptor's event came (a wake-up, not the sleep's time cap); poll_arm_fallbacks:
+  // idle turns that yielded or napped although the arm said "poll once more" (kPollsInARow). bursts, burst_operations:
   // the answer batch's bursts waited for and the operations they held, as the event loop last published them.
 
   void Add(const Counters& o);       // this += o, field by field

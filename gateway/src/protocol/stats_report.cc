@@ -113,6 +113,10 @@ void GeneralStats(GatewayContext& g, StatsRows* rows) {
   s.Add("gateway_burst_operations", burst_operations);
   s.Add("gateway_poll_turns", c.poll_turns);
   s.Add("gateway_poll_idle_turns", c.poll_idle_turns);
+  s.Add("gateway_poll_sleeps", c.poll_sleeps);
+  s.Add("gateway_completion_wakeups", c.completion_wakeups);
+  s.Add("gateway_poll_sleeps_woken", c.poll_sleeps_woken);
+  s.Add("gateway_poll_arm_fallbacks", c.poll_arm_fallbacks);
   s.Add("gateway_backend_errors", c.backend_errors);
   if (shared.threads() > 1) {
     // Each event-loop thread's share (--threads): connections are spread over them round-robin.

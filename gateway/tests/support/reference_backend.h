@@ -20,6 +20,9 @@
 #include <vector>
 #include <unordered_map>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include "protocol/backend.h"
 
 namespace shmemcached {
@@ -55,7 +58,27 @@ class ReferenceBackend final : public Backend {
   // With in-flight starts: a store of `key` started from now on stays in flight (InFlight::Ready false; Finish
   // waits, at most 20 s) until ReleaseHeld, as a request whose server is slow to answer. Any thread may release.
   void HoldStoresOf(std::string key) { held_key_ = std::move(key); held_.store(true); }
-  void ReleaseHeld() { held_.store(false); }
+  void ReleaseHeld() {
+    held_.store(false);
+    if (completion_fd_ >= 0) {  // as a server writes an armed client's eventfd when its reply lands
+      const uint64_t one = 1;
+      ssize_t ignored = write(completion_fd_, &one, sizeof one);
+      (void)ignored;
+    }
+  }
+  // Sleeping with operations in flight (Backend::CompletionFd, Arm): from now on CompletionFd is an eventfd that
+  // ReleaseHeld writes, and Arm says kSleep (every operation in flight here is a held store, which ReleaseHeld
+  // ends). Before the event loop runs. arms(): Arm calls so far (any thread).
+  void EnableCompletionFd() { completion_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+  int CompletionFd() override { return completion_fd_; }
+  ArmResult Arm() override {
+    ++arms_;
+    return completion_fd_ >= 0 ? ArmResult::kSleep : ArmResult::kUnsupported;
+  }
+  uint64_t arms() const { return arms_.load(); }
+  ~ReferenceBackend() override {
+    if (completion_fd_ >= 0) close(completion_fd_);
+  }
   // Stores held so far (any thread may read).
   uint64_t held_stores() const { return held_stores_.load(); }
   Status FlushAll() override;
@@ -93,6 +116,8 @@ class ReferenceBackend final : public Backend {
   std::string held_key_;
   std::atomic<bool> held_{false};
   std::atomic<uint64_t> held_stores_{0};
+  int completion_fd_ = -1;
+  std::atomic<uint64_t> arms_{0};
   std::atomic<uint64_t> store_calls_{0};  // written by the owner only
   std::unordered_map<std::string, Pair> pairs_;
 };

@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "net/gateway_server.h"
@@ -28,8 +29,14 @@ using Clock = std::chrono::steady_clock;
 // A gateway serving on its own thread until the test ends.
 class ServerThread {
  public:
-  explicit ServerThread(Limits limits = Limits(), size_t max_connections = 1024, int idle_wakeup_ms = 1000)
+  // set_up: called on the backend before the loop starts (may be empty).
+  // set_up_server: called on the gateway server before the loop starts (may be empty).
+  explicit ServerThread(Limits limits = Limits(), size_t max_connections = 1024, int idle_wakeup_ms = 1000,
+                        const std::function<void(ReferenceBackend&)>& set_up = {},
+                        const std::function<void(GatewayServer&)>& set_up_server = {})
       : backend_([] { return uint64_t{0}; }), gateway_(&backend_, &clock_, limits, "test"), server_(&gateway_) {
+    if (set_up) set_up(backend_);
+    if (set_up_server) set_up_server(server_);
     gateway_.set_max_connections(max_connections);
     backend_.set_in_flight_starts(true);  // gets and sets wait in the answer batch, as over SHMEM
     std::string error;
@@ -58,6 +65,7 @@ class ServerThread {
   size_t max_output() const { return max_output_; }
   size_t connections() const { return connections_; }
   ReferenceBackend& backend() { return backend_; }
+  Counters& counters() { return gateway_.counters(); }
 
  private:
   SystemClock clock_;
@@ -181,6 +189,38 @@ TEST(GatewayServer, AStoreInFlightDoesNotStallOtherConnections) {
   EXPECT_EQ(Receive(slow, slow_answers.size()), slow_answers);
   close(slow);
   close(fast);
+}
+
+// Where the backend can wake it (issue 17: Backend::CompletionFd, Arm), a loop with a store in flight sleeps armed
+// instead of polling: at most a few epoll wakeups while the store is held (polling turns would be thousands), and
+// the completion descriptor ends the sleep when the store completes, which is then answered. The sleep's cap is
+// 30 s here and the loop has no idle wake-up: an answer within 10 s is the descriptor's doing, never the cap's.
+TEST(GatewayServer, SleepsArmedUntilTheCompletionDescriptor) {
+  ServerThread server(
+      Limits(), 1024, -1, [](ReferenceBackend& b) { b.EnableCompletionFd(); },
+      [](GatewayServer& s) { s.set_armed_sleep_ns(int64_t{30} * 1000000000); });
+  server.backend().HoldStoresOf("held");
+  int fd = Connect(server.port());
+  SendAll(fd, "set held 0 0 1\r\n1\r\nget held\r\n");
+  ASSERT_TRUE(WaitFor([&] { return server.backend().held_stores() == 1; }));
+  ASSERT_TRUE(WaitFor([&] { return server.counters().poll_sleeps.get() >= 1; }));
+  const uint64_t wakeups_before = server.wakeups();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const uint64_t wakeups_held = server.wakeups() - wakeups_before;
+  EXPECT_LE(wakeups_held, 3u) << "the loop polled while the store was in flight";
+  EXPECT_EQ(server.counters().completion_wakeups.get(), 0u);
+  EXPECT_EQ(server.counters().poll_sleeps_woken.get(), 0u);
+  pollfd p{fd, POLLIN, 0};
+  EXPECT_EQ(poll(&p, 1, 0), 0);  // nothing answered yet
+  const Clock::time_point released = Clock::now();
+  server.backend().ReleaseHeld();
+  const std::string answers = "STORED\r\nVALUE held 0 1\r\n1\r\nEND\r\n";
+  EXPECT_EQ(Receive(fd, answers.size()), answers);
+  EXPECT_LT(Clock::now() - released, std::chrono::seconds(10)) << "the sleep ran to its cap: no wake-up";
+  EXPECT_TRUE(WaitFor([&] { return server.counters().poll_sleeps_woken.get() >= 1; }));
+  EXPECT_GE(server.counters().completion_wakeups.get(), 1u);
+  EXPECT_GE(server.backend().arms(), 1u);
+  close(fd);
 }
 
 TEST(GatewayServer, ConnectionLimitAnswersLikeMemcached) {

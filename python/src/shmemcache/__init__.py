@@ -44,6 +44,7 @@ from ._errors import (
     Status,
     Timeout,
     WrongThread,
+    NotSupported,
     ValueTooLarge,
     WrongRole,
     error_for,
@@ -54,7 +55,7 @@ __version__ = "%d.%d.%d" % C_VERSION
 __all__ = [
     "Cache", "Request", "Status", "Error", "NotFound", "InvalidArgument", "KeyTooLong", "ValueTooLarge",
     "BufferTooSmall", "NoSpace", "WrongRole", "SpillIOError", "ConfigError", "ShutDown", "Exists",
-    "NotStored", "NotNumeric", "Timeout", "WrongThread",
+    "NotStored", "NotNumeric", "Timeout", "WrongThread", "NotSupported",
     "default_config", "last_error", "strerror", "error_for", "C_VERSION",
     "MODE_SET", "MODE_ADD", "MODE_REPLACE", "MODE_APPEND", "MODE_PREPEND",
 ]

@@ -97,6 +97,10 @@ class WrongThread(Error):
     SHMEM_THREAD_MULTIPLE (an application that started OpenSHMEM itself with plain shmem_init)."""
 
 
+class NotSupported(Error):
+    """shmemcache_arm (not exposed here): a server with requests in flight cannot wake this client."""
+
+
 #: status -> exception class. Statuses without a row raise the base class Error.
 _ERRORS: dict[Status, type[Error]] = {
     Status.NOT_FOUND: NotFound,
@@ -114,6 +118,7 @@ _ERRORS: dict[Status, type[Error]] = {
     Status.NOT_NUMERIC: NotNumeric,
     Status.TIMEOUT: Timeout,
     Status.WRONG_THREAD: WrongThread,
+    Status.NOT_SUPPORTED: NotSupported,
 }
 
 
