@@ -330,6 +330,36 @@ TEST(RecencyTiers, CappedRandomAgainstReference) {
   EXPECT_TRUE(t.CheckConsistency());
 }
 
+// The twin tests (a call against the calls it stands for, on a twin): both pop the same bottom tier, blocks and
+// sizes; both hold the same totals (and t is consistent every 500 steps); drained tier by tier, the same blocks in
+// the same order.
+void ExpectSameBottom(RecencyTiers* t, RecencyTiers* twin, int step) {
+  std::vector<uint64_t> a, c;
+  std::vector<PairSizes> as, cs;
+  ASSERT_EQ(t->PopBottom(&a, &as), twin->PopBottom(&c, &cs)) << step;
+  ASSERT_EQ(a, c) << step;
+  for (size_t i = 0; i < as.size(); ++i) ASSERT_EQ(as[i].payload_bytes, cs[i].payload_bytes) << step;
+}
+
+void ExpectSameTotals(const RecencyTiers& t, const RecencyTiers& twin, int step) {
+  ASSERT_EQ(t.size(), twin.size()) << step;
+  ASSERT_EQ(t.tier_count(), twin.tier_count()) << step;
+  ASSERT_EQ(t.block_bytes(), twin.block_bytes()) << step;
+  ASSERT_EQ(t.payload_bytes(), twin.payload_bytes()) << step;
+  if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+}
+
+void ExpectSameDrain(RecencyTiers* t, RecencyTiers* twin) {
+  while (!twin->empty()) {
+    ASSERT_FALSE(t->empty());
+    std::vector<uint64_t> a, c;
+    ASSERT_EQ(t->PopBottom(&a), twin->PopBottom(&c));
+    ASSERT_EQ(a, c);
+  }
+  EXPECT_TRUE(t->empty());
+  EXPECT_TRUE(t->CheckConsistency());
+}
+
 // Replace (a pair moved to another block) is exactly Remove then Touch: the same tiers, order, epochs, sizes and
 // totals as a twin driven by those two calls, whether the old block is in a tier or not and whether the new one
 // is (the node-reusing path is taken only when it is not), under a tier cap.
@@ -357,28 +387,12 @@ TEST(RecencyTiers, ReplaceIsRemoveThenTouch) {
       twin.Remove(b);
       twin.Touch(to, epoch, s);
     } else if (!t.empty()) {
-      std::vector<uint64_t> a, c;
-      std::vector<PairSizes> as, cs;
-      ASSERT_EQ(t.PopBottom(&a, &as), twin.PopBottom(&c, &cs)) << step;
-      ASSERT_EQ(a, c) << step;
-      for (size_t i = 0; i < as.size(); ++i) ASSERT_EQ(as[i].payload_bytes, cs[i].payload_bytes) << step;
+      ASSERT_NO_FATAL_FAILURE(ExpectSameBottom(&t, &twin, step));
     }
-    ASSERT_EQ(t.size(), twin.size()) << step;
-    ASSERT_EQ(t.tier_count(), twin.tier_count()) << step;
-    ASSERT_EQ(t.block_bytes(), twin.block_bytes()) << step;
-    ASSERT_EQ(t.payload_bytes(), twin.payload_bytes()) << step;
-    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameTotals(t, twin, step));
   }
   EXPECT_GT(reused, 1000);
-  // Drained tier by tier: the same blocks in the same order.
-  while (!twin.empty()) {
-    ASSERT_FALSE(t.empty());
-    std::vector<uint64_t> a, c;
-    ASSERT_EQ(t.PopBottom(&a), twin.PopBottom(&c));
-    ASSERT_EQ(a, c);
-  }
-  EXPECT_TRUE(t.empty());
-  EXPECT_TRUE(t.CheckConsistency());
+  ExpectSameDrain(&t, &twin);
 }
 
 // Add is Touch for a block in no tier: the same tiers, order, epochs, sizes and totals as a twin driven by Touch,
@@ -406,27 +420,12 @@ TEST(RecencyTiers, AddIsTouchOfABlockInNoTier) {
       t.Remove(b);
       twin.Remove(b);
     } else if (!t.empty()) {
-      std::vector<uint64_t> a, c;
-      std::vector<PairSizes> as, cs;
-      ASSERT_EQ(t.PopBottom(&a, &as), twin.PopBottom(&c, &cs)) << step;
-      ASSERT_EQ(a, c) << step;
-      for (size_t i = 0; i < as.size(); ++i) ASSERT_EQ(as[i].payload_bytes, cs[i].payload_bytes) << step;
+      ASSERT_NO_FATAL_FAILURE(ExpectSameBottom(&t, &twin, step));
     }
-    ASSERT_EQ(t.size(), twin.size()) << step;
-    ASSERT_EQ(t.tier_count(), twin.tier_count()) << step;
-    ASSERT_EQ(t.block_bytes(), twin.block_bytes()) << step;
-    ASSERT_EQ(t.payload_bytes(), twin.payload_bytes()) << step;
-    if (step % 500 == 0) ASSERT_TRUE(t.CheckConsistency()) << step;
+    ASSERT_NO_FATAL_FAILURE(ExpectSameTotals(t, twin, step));
   }
   EXPECT_GT(added, 3000);
-  while (!twin.empty()) {
-    ASSERT_FALSE(t.empty());
-    std::vector<uint64_t> a, c;
-    ASSERT_EQ(t.PopBottom(&a), twin.PopBottom(&c));
-    ASSERT_EQ(a, c);
-  }
-  EXPECT_TRUE(t.empty());
-  EXPECT_TRUE(t.CheckConsistency());
+  ExpectSameDrain(&t, &twin);
 }
 
 }  // namespace

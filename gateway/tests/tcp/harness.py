@@ -276,3 +276,15 @@ def has_contract(port):
 def check(cond, message):
     if not cond:
         raise AssertionError(message)
+
+
+def stats(conn, required):
+    """The `stats` answer on conn as {name: value}; fails unless it names `required`."""
+    out = conn.request(b"stats\r\n")
+    values = {}
+    for line in out.split(b"\r\n"):
+        parts = line.split(b" ")
+        if len(parts) == 3 and parts[0] == b"STAT":
+            values[parts[1].decode()] = parts[2].decode()
+    check(required in values, "no %s in stats: %r" % (required, out[:300]))
+    return values

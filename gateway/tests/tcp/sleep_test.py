@@ -22,14 +22,7 @@ from harness import check
 
 
 def stats(conn):
-    out = conn.request(b"stats\r\n")
-    values = {}
-    for line in out.split(b"\r\n"):
-        parts = line.split(b" ")
-        if len(parts) == 3 and parts[0] == b"STAT":
-            values[parts[1].decode()] = parts[2].decode()
-    check("gateway_poll_sleeps" in values, "no gateway_poll_sleeps in stats: %r" % out[:300])
-    return values
+    return harness.stats(conn, "gateway_poll_sleeps")
 
 
 def traffic(port, connections=8, rounds=200):

@@ -21,14 +21,7 @@ MAX_CONNECTIONS = 40
 
 
 def stats(conn):
-    out = conn.request(b"stats\r\n")
-    values = {}
-    for line in out.split(b"\r\n"):
-        parts = line.split(b" ")
-        if len(parts) == 3 and parts[0] == b"STAT":
-            values[parts[1].decode()] = parts[2].decode()
-    check("curr_connections" in values, "no stats: %r" % out[:200])
-    return values
+    return harness.stats(conn, "curr_connections")
 
 
 class Job:
