@@ -1,5 +1,6 @@
 #include "store/recency_tiers.h"
 
+#include <cassert>
 #include <iterator>
 #include <stdexcept>
 
@@ -104,6 +105,7 @@ void RecencyTiers::TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* s
 }
 
 void RecencyTiers::Add(uint64_t offset, uint64_t epoch, PairSizes sizes) {
+  assert(Find(offset) == nullptr && "Add of a block already in a tier: it would be indexed twice");
   Node& node = NewNode(offset);
   Account(PairSizes{}, sizes);
   node.sizes = sizes;
