@@ -5,9 +5,10 @@
 // itself off its batch (Settle); the batch is done when none is left.
 //
 // Flow control: a kMultiGet part reserves, in this client's reply ring for its server, room for its answers with
-// each value up to min(buffer_len, large_value_threshold - 1) bytes, at most the whole ring; the server packs
-// its answers into that budget and leaves the rest of the items unanswered (they go again in the next part), so
-// a reply never needs more of the ring than its part reserved. A part carries as many keys as its request holds
+// each value up to min(buffer_len, large_value_threshold - 1) bytes (buffer_len with large_value_threshold 0: no
+// value is large then), at most the whole ring; the server packs its answers into that budget and leaves the rest
+// of the items unanswered (they go again in the next part), so a reply never needs more of the ring than its part
+// reserved. A part carries as many keys as its request holds
 // in one ring, whatever its buffers: small values in large buffers still take one round trip.
 //
 // Threads (issue 16): parts are posted and completed with their server's Active lock held (client_pe.h), by the
@@ -66,7 +67,11 @@ void Client::PostMultiGets(int server, const size_t* indices, size_t n, shmemcac
   ServerHold hold(this, server);  // holding none, or server's (items of a reply from it asked again)
   assert(hold.owns());
   const size_t ring = RingPayloadBytes(config_);
-  const size_t value_cap = config_.large_value_threshold > 0 ? config_.large_value_threshold - 1 : 0;
+  // A value the reply may carry: below large_value_threshold (from it on the server answers kAskAlone); with
+  // large_value_threshold 0 (never large) any value up to its buffer. At most the ring either way, so that the sum
+  // below cannot overflow.
+  const size_t value_cap =
+      config_.large_value_threshold > 0 ? std::min(config_.large_value_threshold - 1, ring) : ring;
   size_t from = 0;
   while (from < n) {
     // This message's items: as many as its request allows in one ring (at least one). The reply's reservation

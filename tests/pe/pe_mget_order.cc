@@ -11,9 +11,13 @@
 // first), then the write's wait and the imget's: the item holds the old value, a GET after them the write's.
 // Args: mode
 //   large        default sizes: the written key holds 10 KiB (>= large_value_threshold: asked alone, then pulled).
-//   budget       large_value_threshold 0, so a message reserves no room for values (client/multi_get.cc,
-//                value_cap) and its reply answers few items: the others are asked again alone or in a new message
-//                (at least 2 messages per batch: checked, so that this job keeps testing that path).
+//   budget       a reply ring of 4 chunks of 1 KiB (3936 payload bytes) and batches of 96 keys whose answers
+//                (64 bytes each with its value) never fit in it: a reply answers what fits, the others are asked
+//                again in a new message (at least 2 messages per batch: checked, so that this job keeps testing
+//                that path). large_value_threshold 0: no value is asked alone for its size.
+//   fit          large_value_threshold 0 (never large) and the default ring: a batch of 128 keys of 64-byte
+//                values goes in one message (client/multi_get.cc reserves room for each value up to its buffer,
+//                at most the ring), with buffers of the values' size and with buffers far larger.
 //   spill DIR    an SSD tier in DIR: a key absent from RAM is asked alone (it may be on flash); a write that
 //                creates it after the imget must not show in the imget's NOT_FOUND.
 #include <shmem.h>
@@ -165,25 +169,62 @@ void LargeValues(shmemcache_t* c, int rank) {
   PE_CHECK(s1.large_gets_pulled > s0.large_gets_pulled);
 }
 
-// large_value_threshold 0: values of 200 bytes in a budget of 64 bytes per item (its answer alone): a reply answers
-// about a quarter of its items (the first one alone at least), the rest are asked again.
+// The reply ring of 3936 bytes (main) holds the reply header (104 bytes) and at most 55 answers of 5-byte values
+// (numbers: iincr rounds), 14 of 200-byte ones: 96 keys never fit in one reply. The written key is the first
+// (answered in the first reply), one in the middle or the last (asked again).
 void SmallBudget(shmemcache_t* c, int rank) {
   const std::vector<Write> writes = {Write::kSetSmall, Write::kAppend, Write::kDelete, Write::kIncr,
                                      Write::kSetBlocking};
+  constexpr size_t kKeys = 96;
+  const size_t targets[] = {0, 1, kKeys / 2, kKeys - 1};
   for (int round = 0; round < 20; ++round) {
     std::vector<std::string> keys, values;
     const Write w = writes[static_cast<size_t>(round) % writes.size()];
-    for (int k = 0; k < 4; ++k) {
+    for (size_t k = 0; k < kKeys; ++k) {
       keys.push_back("mo-budget-" + std::to_string(rank) + "-" + std::to_string(k));
-      values.push_back(w == Write::kIncr ? std::to_string(1000 * round + k) : Pattern(static_cast<char>('a' + k), 200,
-                                                                                      round));
+      values.push_back(w == Write::kIncr ? std::to_string(1000 * round + static_cast<int>(k))
+                                         : Pattern(static_cast<char>('a' + k % 26), 200, round));
     }
-    const size_t target = static_cast<size_t>(round / 5) % 4;
-    const std::vector<const std::string*> olds = {&values[0], &values[1], &values[2], &values[3]};
+    const size_t target = targets[static_cast<size_t>(round / 5) % 4];
+    std::vector<const std::string*> olds;
+    for (const std::string& v : values) olds.push_back(&v);
     const shmemcache_stats_t s0 = Stats(c);
     Round(c, keys, olds, target, w, Pattern('n', 40, round), 1024);
     const shmemcache_stats_t s1 = Stats(c);
     PE_CHECK(s1.mget_messages >= s0.mget_messages + 2);  // the reply left items to ask again (see the top)
+  }
+}
+
+// 128 keys of 64-byte values, read with buffers of 64 bytes and of 4 KiB (a reservation past the ring, capped at
+// it): one multi-get message per batch, every value whole.
+void OneMessage(shmemcache_t* c, int rank) {
+  constexpr size_t kKeys = 128;
+  std::vector<std::string> keys, values;
+  for (size_t k = 0; k < kKeys; ++k) {
+    keys.push_back("mo-fit-" + std::to_string(rank) + "-" + std::to_string(k));
+    values.push_back(Pattern(static_cast<char>('a' + k % 26), 64, static_cast<int>(k)));
+    PE_CHECK_STATUS(shmemcache_set(c, keys[k].data(), keys[k].size(), values[k].data(), values[k].size()),
+                    SHMEMCACHE_OK);
+  }
+  for (size_t buffer_len : {size_t{64}, size_t{4096}}) {
+    for (int round = 0; round < 5; ++round) {
+      std::vector<std::vector<char>> buffers(kKeys, std::vector<char>(buffer_len));
+      std::vector<shmemcache_mget_item_t> items(kKeys);
+      for (size_t k = 0; k < kKeys; ++k)
+        items[k] = {keys[k].data(), keys[k].size(), buffers[k].data(), buffer_len, 0, SHMEMCACHE_IN_PROGRESS};
+      const shmemcache_stats_t s0 = Stats(c);
+      PE_CHECK_STATUS(shmemcache_mget(c, items.data(), items.size()), SHMEMCACHE_OK);
+      const shmemcache_stats_t s1 = Stats(c);
+      for (size_t k = 0; k < kKeys; ++k) {
+        PE_CHECK_STATUS(items[k].status, SHMEMCACHE_OK);
+        PE_CHECK(std::string(buffers[k].data(), items[k].value_len) == values[k]);
+      }
+      PE_CHECK(s1.mget_messages == s0.mget_messages + 1);
+      if (s1.mget_messages != s0.mget_messages + 1)
+        std::fprintf(stderr, "PE %d: an mget of %zu keys of 64 bytes (buffers of %zu) took %llu messages\n",
+                     pe_test::my_pe, kKeys, buffer_len,
+                     static_cast<unsigned long long>(s1.mget_messages - s0.mget_messages));
+    }
   }
 }
 
@@ -222,11 +263,16 @@ int main(int argc, char** argv) {
   }
   cfg.num_servers = 1;
   cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;
-  if (mode == "budget") cfg.large_value_threshold = 0;
-  PE_CHECK(mode == "large" || mode == "budget" || mode == "spill");
+  if (mode == "budget" || mode == "fit") cfg.large_value_threshold = 0;
+  if (mode == "budget") {  // a ring of 4 x (1024 - 40 bytes of chunk framing) = 3936 payload bytes (SmallBudget)
+    cfg.chunk_bytes = 1024;
+    cfg.chunks_per_peer = 4;
+  }
+  PE_CHECK(mode == "large" || mode == "budget" || mode == "spill" || mode == "fit");
   return pe_test::ServeOrRun("pe_mget_order", cfg, [&](shmemcache_t* c, int rank) {
     if (mode == "large") LargeValues(c, rank);
     if (mode == "budget") SmallBudget(c, rank);
     if (mode == "spill") AbsentKeys(c, rank);
+    if (mode == "fit") OneMessage(c, rank);
   });
 }

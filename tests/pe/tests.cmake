@@ -95,6 +95,9 @@ shmemcache_pe_test(mget_order_large_np3 pe_mget_order 3 ARGS large)
 shmemcache_pe_test(mget_order_large_np3_tcp pe_mget_order 3 TCP ARGS large)
 shmemcache_pe_test(mget_order_budget_np3 pe_mget_order 3 ARGS budget)
 shmemcache_pe_test(mget_order_budget_np3_tcp pe_mget_order 3 TCP ARGS budget)
+# large_value_threshold 0 (never large): a batch of 128 small values goes in one multi-get message.
+shmemcache_pe_test(mget_order_fit_np3 pe_mget_order 3 ARGS fit)
+shmemcache_pe_test(mget_order_fit_np3_tcp pe_mget_order 3 TCP ARGS fit)
 shmemcache_pe_test(mget_order_spill_np3 pe_mget_order 3 ARGS spill ${CMAKE_CURRENT_BINARY_DIR}/mget-order-spill-np3)
 shmemcache_pe_sanitize_test(mget_order_large_np3 pe_mget_order 3 ARGS large)
 # Pipelined windows (issue 14): windows past the ring and max_outstanding, mixed sizes (packed, a chunk,
