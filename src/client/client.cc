@@ -211,8 +211,11 @@ bool Client::GetMapped(const Operation& op, Status* status) {
     *status = AcceptLiveCopy(op, offset, block_bytes, view, epoch, range, e);  // one call site: inlined once
     ++counters_.direct_gets;
     ++counters_.get_hits;
-  } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e)) {
-    return false;  // the server judges the expiry: the general path reads again and asks it
+  } else if (!AcceptDirectGet(op, offset, block_bytes, view, status, e, /*ask_final=*/false)) {
+    // The server judges the expiry: the general path reads again and asks it, counting that read (local_gets)
+    // and the ask (direct_expiry_asks) once for this GET; this read is not counted.
+    direct_.UncountLocalGet();
+    return false;
   }
   ++counters_.gets;
   if (e != nullptr) directory_.CountHit();
@@ -396,12 +399,12 @@ bool Client::TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_b
 }
 
 bool Client::AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                             Status* status, DirectoryEntry* found) {
+                             Status* status, DirectoryEntry* found, bool ask_final) {
   const KeyLocation& loc = op.loc;
   const uint64_t now = RecencyNanos();  // this GET's one clock reading: expiry, recency and range
   const ExpiryVerdict expiry = JudgeDirectExpiry(loc.server, view.expiry_ms, &now);
   if (expiry == ExpiryVerdict::kAskServer) {  // the server judges it exactly
-    ++counters_.direct_expiry_asks;
+    if (ask_final) ++counters_.direct_expiry_asks;
     return false;
   }
   ++counters_.direct_gets;

@@ -282,12 +282,14 @@ class Client {
   bool TryDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, Status* status,
                     DirectoryEntry* found = nullptr);
   // A validated copy of op's block (view): judges its expiry (core/server_time.h); when that needs the server,
-  // returns false and nothing is counted (the caller asks Active). Otherwise counts the hit or the expired miss,
-  // fills op's outputs (value, flags, token), advances the block's recency and the directory entry, and returns
-  // true with *status OK, BUFFER_TOO_SMALL or NOT_FOUND (expired).
+  // returns false having counted only the ask (direct_expiry_asks), and only when ask_final: the caller asks
+  // Active. ask_final false: the caller's fallback reads the block again and judges it again, and counts the
+  // ask there if it asks (GetMapped, ReadMappedBatch: one GET, one ask). Otherwise counts the hit or the
+  // expired miss, fills op's outputs (value, flags, token), advances the block's recency and the directory
+  // entry, and returns true with *status OK, BUFFER_TOO_SMALL or NOT_FOUND (expired).
   // found as for TryDirectGet.
   bool AcceptDirectGet(const Operation& op, uint64_t offset, uint32_t block_bytes, const BlockView& view,
-                       Status* status, DirectoryEntry* found = nullptr);
+                       Status* status, DirectoryEntry* found = nullptr, bool ask_final = true);
   // AcceptDirectGet's common case: a valid copy (view) of a pair that is live without asking the server, read in
   // place, its value already in op's buffer when it fits. LiveCopy: a pair without expiry, for an operation with
   // no contract outputs (a batch's test; GetMapped also takes pairs whose expiry it judged kLive, and fetches).
@@ -357,8 +359,9 @@ class Client {
   // live; a pointer found in the set is installed in the directory, as Execute's would be), counts the directory
   // hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
   // the set or, where its displaced bit says so, its alternate set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
-  // server must judge) returns false having counted nothing but a valid read's local_gets, and the caller takes
-  // the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
+  // server must judge) returns false having counted nothing (a valid read whose expiry the server must judge is
+  // taken out of local_gets again: the general path reads it again and counts that read, and the ask, once),
+  // and the caller takes the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
   // DirectOps::Get may.
   bool GetMapped(const Operation& op, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; on a miss in a set whose displaced bit
@@ -818,8 +821,8 @@ class Client {
   // AcceptDirectGet finds expired; value_len, the value, recency, directory and counters as that GET leaves
   // them), on servers this PE maps with nothing of this thread's in flight to them; leaves every other item
   // IN_PROGRESS for the windows, which take it from the start as Execute takes what GetMapped declines (having
-  // counted, as GetMapped has, only a valid read whose expiry went to the server). Returns how many items it left
-  // IN_PROGRESS.
+  // counted nothing for it, as GetMapped: an expiry the server must judge is counted, local_gets and
+  // direct_expiry_asks, where the window reads it again and asks). Returns how many items it left IN_PROGRESS.
   size_t ReadMappedBatch(shmemcache_mget_item_t* items, size_t count);
   // One item ReadMappedBatch's first pass found a pointer for: what its second pass reads and updates.
   // What pass 2 needs and no more (the key's hash, for the rare Names check, is computed again there).
@@ -841,8 +844,9 @@ class Client {
   void OpenMappedServer(int server, uint64_t now, MappedServer* state);
   // A valid copy of an item's block whose pair has an expiry, for item *it: kLive when provably live at a clock
   // reading taken now (after the read), as GetMapped judges; else GetMapped's AcceptDirectGet: kAnswered (*it's
-  // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; counted
-  // direct_expiry_asks). Out of line: pass 2's loop stays small for the pairs without expiry.
+  // status and value_len set: NOT_FOUND, or live after all), or kLeft (the server must judge; nothing counted:
+  // the window reads it again and counts its ask). Out of line: pass 2's loop stays small for the pairs without
+  // expiry.
   enum class MappedExpiry : uint8_t { kLive, kAnswered, kLeft };
   // e: the item's sub-entry (MappedRead::entry); read: its valid copy, the value in it->buffer when it fit (by value:
   // the caller's copy stays in registers on the path without expiry).

@@ -273,6 +273,9 @@ class DirectOps {
   const Counters& counters() const { return counters_; }
   // Counts n valid ReadMapped reads that a caller did itself (ReadBlockInPlace or its words form), as ReadMapped would have.
   void CountLocalGets(uint64_t n) { counters_.local_gets += n; }
+  // Takes back one valid ReadMapped read whose GET a caller hands to a path that reads the block again and
+  // counts that read instead (GetMapped's expiry for the server: one GET, one local_gets).
+  void UncountLocalGet() { --counters_.local_gets; }
   // The constructor's blocking_reads: this object never leaves an operation for a quiet to complete, and its
   // callers should not either (their quiet could wait for every peer).
   bool blocking_reads() const { return blocking_reads_; }

@@ -22,7 +22,8 @@
 // Active), as Execute takes what GetMapped declines: no pointer (the windows probe the set), a server not mapped,
 // failed or with this thread's requests in flight (the window completes them first: a batch's ordering), a copy
 // locked or torn (no retry here: the window's read retries with back-off), another key's block, an expiry only
-// the server can judge (counted, as GetMapped counts it: local_gets and direct_expiry_asks), and an item whose
+// the server can judge (not counted, as GetMapped: the window reads it again and counts that read, local_gets,
+// and its ask, direct_expiry_asks, once for the GET), and an item whose
 // sub-entry an earlier AcceptDirectGet of the pass dropped or reused. So every item's answer is the one the
 // window, and the single GET, would give. Items are read in array order within a chunk; what is left is read
 // again later, by the windows.
@@ -65,11 +66,12 @@ Client::MappedExpiry Client::JudgeMappedExpiry(DirectoryEntry* e, InPlaceRead re
   uint64_t after = clock_.Nanos();  // after the read: an upper bound on its server time
   if (JudgeDirectExpiry(e->server, view.expiry_ms, &after) == ExpiryVerdict::kLive) return MappedExpiry::kLive;
   // GetMapped's own answer: AcceptDirectGet judges again (NOT_FOUND, or live after all), or gives up to the server
-  // (counted direct_expiry_asks: the window reads again and asks).
+  // (not counted: the window reads again and counts its ask).
   const Operation op =
       MakeOperation(Op::kGet, it->key, it->key_len, nullptr, 0, it->buffer, it->buffer_len, &it->value_len);
   Status status;
-  if (!AcceptDirectGet(op, e->offset, e->block_bytes, view, &status, e)) return MappedExpiry::kLeft;
+  if (!AcceptDirectGet(op, e->offset, e->block_bytes, view, &status, e, /*ask_final=*/false))
+    return MappedExpiry::kLeft;
   it->status = status;
   return MappedExpiry::kAnswered;
 }
@@ -138,8 +140,12 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
         const MappedExpiry expiry = JudgeMappedExpiry(e, read, &it);
         if (expiry != MappedExpiry::kLive) {
           entries_exact = false;  // AcceptDirectGet may have dropped or installed a sub-entry
-          if (expiry == MappedExpiry::kAnswered) ++judged;
-          else ++left;
+          if (expiry == MappedExpiry::kAnswered) {
+            ++judged;
+          } else {
+            --local;  // the window's read of it is the one counted
+            ++left;
+          }
           continue;
         }
       }

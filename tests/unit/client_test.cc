@@ -234,6 +234,80 @@ TEST(ClientDecision, AFetchAndAGetOfAPairWithATtlGoThroughTheMappingAndStayExact
   ASSERT_EQ(RunCluster(2, SmallConfig(), hooks), SHMEMCACHE_OK);
 }
 
+// direct_expiry_asks counts GETs, not reads: an on-node GET whose valid copy has an expiry this client cannot judge
+// (no reply from its server yet: JudgeDirectExpiry's kAskServer) is read twice -- by the flattened GET (GetMapped)
+// or the mget's batched read (ReadMappedBatch), then by the general path or the windows, which ask the server --
+// and counts once. Client 1 learns its pointers from Direct SETs found through the servers' hash tables (no
+// reply); client 0 then stores every pair again with a ttl, Direct into the same blocks.
+TEST(ClientDecision, AGetAskedOfTheServerForItsExpiryCountsOneAskOnEveryOnNodePath) {
+  constexpr int kKeys = 8;
+  ThreadBarrier clients(2);
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    // kKeys keys on server 0 (the mget's) and one on server 1 (the single GET's): each server's first ask is
+    // its first reply to client 1, which bounds that server's clock from then on.
+    std::vector<std::string> keys;
+    std::string single;
+    for (int i = 0; keys.size() < kKeys || single.empty(); ++i) {
+      const std::string k = "ask-" + std::to_string(i);
+      if (Locate(k.data(), k.size(), 2).server == 0) {
+        if (keys.size() < kKeys) keys.push_back(k);
+      } else if (single.empty()) {
+        single = k;
+      }
+    }
+    std::vector<std::string> all = keys;
+    all.push_back(single);
+    const std::string v = "value-with-a-ttl";
+    StoreRequest r;
+    r.ttl_ms = 60000;
+    uint64_t token = 0;
+    if (node.client_rank() == 0)
+      for (const std::string& k : all) ASSERT_EQ(c->Store(k.data(), k.size(), v.data(), v.size(), &r, &token), SHMEMCACHE_OK);
+    clients.Wait();
+    if (node.client_rank() == 1) {
+      for (const std::string& k : all) ASSERT_EQ(Set(c, k, v), SHMEMCACHE_OK);
+      const shmemcache_stats_t s = StatsOf(node);
+      ASSERT_EQ(s.direct_sets, all.size());  // every pointer learned without a reply
+      ASSERT_EQ(s.active_sets + s.active_gets, 0u);
+    }
+    clients.Wait();
+    if (node.client_rank() == 0) {
+      const shmemcache_stats_t s0 = StatsOf(node);
+      for (const std::string& k : all) ASSERT_EQ(c->Store(k.data(), k.size(), v.data(), v.size(), &r, &token), SHMEMCACHE_OK);
+      ASSERT_EQ(StatsOf(node).direct_sets - s0.direct_sets, all.size());  // the same blocks: client 1's pointers
+    }
+    clients.Wait();
+    if (node.client_rank() == 1) {
+      const shmemcache_stats_t s0 = StatsOf(node);
+      std::string got;
+      ASSERT_EQ(Get(c, single, &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, v);
+      const shmemcache_stats_t s1 = StatsOf(node);
+      EXPECT_EQ(s1.active_gets - s0.active_gets, 1u);
+      EXPECT_EQ(s1.direct_expiry_asks - s0.direct_expiry_asks, 1u);
+      EXPECT_EQ(s1.local_gets - s0.local_gets, 1u);  // one GET, read on-node and asked
+      std::vector<std::vector<char>> buffers(kKeys, std::vector<char>(64));
+      std::vector<shmemcache_mget_item_t> items(kKeys);
+      for (int i = 0; i < kKeys; ++i)
+        items[i] = shmemcache_mget_item_t{keys[i].data(), keys[i].size(), buffers[i].data(), buffers[i].size(), 0,
+                                          SHMEMCACHE_IN_PROGRESS};
+      c->MultiGet(items.data(), items.size());
+      for (int i = 0; i < kKeys; ++i) {
+        EXPECT_EQ(items[i].status, SHMEMCACHE_OK);
+        EXPECT_EQ(std::string(buffers[i].data(), items[i].value_len), v);
+      }
+      const shmemcache_stats_t s2 = StatsOf(node);
+      EXPECT_EQ(s2.gets - s1.gets, static_cast<uint64_t>(kKeys));
+      EXPECT_EQ(s2.active_gets - s1.active_gets, static_cast<uint64_t>(kKeys));
+      EXPECT_EQ(s2.direct_expiry_asks - s1.direct_expiry_asks, static_cast<uint64_t>(kKeys));
+      EXPECT_EQ(s2.local_gets - s1.local_gets, static_cast<uint64_t>(kKeys));
+    }
+  };
+  ASSERT_EQ(RunCluster(4, SmallConfig(2), hooks), SHMEMCACHE_OK);
+}
+
 TEST(ClientDirectory, APointerToADeletedPairIsDroppedAndTheAnswerIsNotFound) {
   ThreadBarrier clients(2);
   ClusterHooks hooks;
