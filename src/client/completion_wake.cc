@@ -53,9 +53,7 @@ void Client::WakeArmedThreads() {
   // the count.
   pe_->completions.fetch_add(1, std::memory_order_seq_cst);
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (__atomic_load_n(&pe_->wake_line[WakeLine::kArmed], __ATOMIC_ACQUIRE) != 0 &&
-      __atomic_exchange_n(&pe_->wake_line[WakeLine::kWoken], 1, __ATOMIC_SEQ_CST) == 0)
-    SignalEventFd(pe_->wake_counting.load(std::memory_order_relaxed));
+  if (WakeLine::ClaimWake(pe_->wake_line)) SignalEventFd(pe_->wake_counting.load(std::memory_order_relaxed));
 }
 
 Status Client::Arm() {
@@ -78,16 +76,11 @@ Status Client::Arm() {
     const size_t peer = static_cast<size_t>(server);
     ServerHold hold(this, server);  // called holding none: waits for it
     if (pending_[server].empty() || conduit_.failed(peer)) continue;
-    if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers) {
+    if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers || conduit_.WakesNone(peer)) {
       s = Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
-                                             " writes this client's replies by put (another node, UCX tcp or "
-                                             "local_access 0): it cannot wake it");
-      break;
-    }
-    if (conduit_.WakesNone(peer)) {
-      s = Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
-                                             " writes this client's replies by put (its local_access is 0): it "
-                                             "cannot wake it");
+                                             " writes this client's replies by put (another node, UCX tcp, or "
+                                             "local_access 0 on either PE) or is beyond the servers a wake line "
+                                             "counts: it cannot wake it");
       break;
     }
     if ((__atomic_load_n(&line[WakeLine::kAccepted + peer / 64], __ATOMIC_ACQUIRE) & (1ull << (peer % 64))) == 0)

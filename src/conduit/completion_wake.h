@@ -86,6 +86,15 @@ struct WakeLine {
   }
   static int Pid(uint64_t registration) { return static_cast<int>(registration >> 32); }
   static int Fd(uint64_t registration) { return static_cast<int>(static_cast<uint32_t>(registration) - 1u); }
+
+  // The step both wakers share, after their seq_cst fence (a server after flushing replies, Conduit::WakeIfArmed;
+  // a thread after completing another thread's request, Client::WakeArmedThreads): true when the line is armed and
+  // nobody has written the eventfd since the arm; the caller then writes it (once per arm). Acquire on armed: the
+  // arm's woken store, made before its armed add, is seen by the exchange.
+  static bool ClaimWake(uint64_t* line) {
+    return __atomic_load_n(&line[kArmed], __ATOMIC_ACQUIRE) != 0 &&
+           __atomic_exchange_n(&line[kWoken], 1, __ATOMIC_SEQ_CST) == 0;
+  }
 };
 static_assert(WakeLine::kWords * 8 <= 64, "the wake line fits its cache line (core/layout.h kWakeLineBytes)");
 

@@ -81,9 +81,7 @@ void Conduit::WakeIfArmed(Peer& p, uint64_t registration) {
   if (p.wake_fd < 0) return;  // refused
   // Dekker with the client's arm (completion_wake.h): the use_flags published above before armed is read.
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  // Acquire: the arm's woken store (before its armed add) is seen by the exchange below.
-  if (__atomic_load_n(&line[WakeLine::kArmed], __ATOMIC_ACQUIRE) == 0) return;
-  if (__atomic_exchange_n(&line[WakeLine::kWoken], 1, __ATOMIC_SEQ_CST) != 0) return;  // written since the arm
+  if (!WakeLine::ClaimWake(line)) return;  // not armed, or written since the arm
   SignalEventFd(p.wake_fd);
   ++p.stats.client_wakes;
 }
