@@ -49,6 +49,7 @@ bool KvStore::LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked) {
     }
     const uint64_t seen = atomics_->CompareSwap(word, t, Locked(t));
     if (seen == t) {
+      FenceAfterLock();
       *unlocked = t;
       return true;
     }
@@ -174,6 +175,7 @@ Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from
     max_version_ = version;
     *locked_from = MakeTarget(version, kFreeTag, false);
     atomics_->Set(target_word(*offset, bytes), Locked(*locked_from));
+    FenceAfterLock();
     return SHMEMCACHE_OK;
   }
   if (locked_from != nullptr && !LockBlock(*offset, slabs_.class_bytes(cls), locked_from)) return SHMEMCACHE_TIMEOUT;

@@ -343,6 +343,14 @@ class KvStore {
   // Takes a block's lock: true with *unlocked = the target word it replaced; false (and failed_) when the wait
   // for a client's lock gave up.
   bool LockBlock(uint64_t offset, size_t bytes, uint64_t* unlocked);
+  // W1's release fence (store/block.h, "Reading through a mapping"), right after every lock this server takes
+  // (LockBlock's CAS and AllocateOrEvict's locked first use, the only two). The lock's acquire keeps later accesses
+  // after the CAS's load, not after its store (nor after a plain store of the locked word): without the fence a W2
+  // store may be visible before the locked word (AArch64), and an on-node reader whose R2 read it can still see
+  // R1's word at R3 and accept a torn copy. With it, W1 happens-before R3 whenever R2 read a W2 byte. On x86-64
+  // stores are not reordered with stores and the fence compiles to nothing. A CPU fence, whatever WordAtomics
+  // does: what it orders is this thread's own plain stores into its arena.
+  static void FenceAfterLock() { __atomic_thread_fence(__ATOMIC_RELEASE); }
   void Publish(uint64_t offset, size_t bytes, uint64_t version, uint32_t tag);  // fence + unlocked target
   void FreeLockedBlock(const HashEntry& entry, uint64_t locked_from);
   // Finds and locks the key's block, reading its pair in place. False (held->found false) when the lock wait
