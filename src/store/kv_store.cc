@@ -178,7 +178,10 @@ Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from
     FenceAfterLock();
     return SHMEMCACHE_OK;
   }
-  if (locked_from != nullptr && !LockBlock(*offset, slabs_.class_bytes(cls), locked_from)) return SHMEMCACHE_TIMEOUT;
+  if (locked_from != nullptr && !LockBlock(*offset, slabs_.class_bytes(cls), locked_from)) {
+    slabs_.Free(cls, *offset);  // the wait gave up: the block goes back as it was, free (a client's lock on it aside)
+    return SHMEMCACHE_TIMEOUT;
+  }
   return SHMEMCACHE_OK;
 }
 

@@ -73,7 +73,9 @@
 // WordAtomics::WaitWhileEqual. When that wait gives up (the server's implementation is bounded by op_timeout_ms),
 // the operation returns SHMEMCACHE_TIMEOUT at once, possibly half done (a block locked, a pair moved but the old
 // block not yet freed): the store is failed() from then on, every operation returns TIMEOUT (FlushAll and
-// ReapExpired stop early), and the server stops serving.
+// ReapExpired stop early), and the server stops serving. A block the operation had allocated (a new or moved pair's,
+// a reservation being committed) goes back to its class first, and a pair it held locked is let go (Drop), so
+// items, bytes and blocks in use stay exact (the invariant above holds once the clients' locks are gone).
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
@@ -378,8 +380,9 @@ class KvStore {
   void AddExpiryHint(uint64_t expiry_ms, uint64_t offset);
   // Allocates a block of cls, reaping expired pairs, then evicting bottom tiers while the class cannot
   // allocate. NO_SPACE if nothing is left; TIMEOUT once failed_ (also when locked_from is given and the lock wait
-  // gave up). The block is free and unlocked, or (locked_from not NULL) locked for a write that follows at once,
-  // *locked_from the unlocked word the lock replaced (what LockBlock gives).
+  // gave up: the block is then freed again, nothing stays allocated). The block is free and unlocked, or
+  // (locked_from not NULL) locked for a write that follows at once, *locked_from the unlocked word the lock replaced
+  // (what LockBlock gives).
   Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr);
   void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
   // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport

@@ -71,7 +71,12 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       return WriteMoved(held, fresh, fresh_unlocked, cls, loc, key, key_len, next, recency, pointer, next.sum);
     Held again;
     int again_cls = -1;
-    if (!LockKey(loc, key, key_len, &again)) return SHMEMCACHE_TIMEOUT;
+    // A lock wait that gives up below leaves the store failed (kv_store.h "Lock waits") but frees fresh and lets
+    // go of the pair: blocks in use stay items + reservations, and no indexed block stays locked by this server.
+    if (!LockKey(loc, key, key_len, &again)) {
+      slabs_.Free(cls, fresh);
+      return SHMEMCACHE_TIMEOUT;
+    }
     s = plan(again, &next, &again_cls);
     if (s != SHMEMCACHE_OK || again_cls != cls || (again.found && again.entry.cls == cls)) {
       slabs_.Free(cls, fresh);
@@ -80,7 +85,11 @@ Status KvStore::WritePair(const KeyLocation& loc, const void* key, size_t key_le
       continue;  // the pair now needs another class than the block we hold: start over
     }
     // Free blocks are unlocked (a Direct writer's stale CAS may hold one briefly).
-    if (!LockBlock(fresh, slabs_.class_bytes(cls), &fresh_unlocked)) return SHMEMCACHE_TIMEOUT;
+    if (!LockBlock(fresh, slabs_.class_bytes(cls), &fresh_unlocked)) {
+      slabs_.Free(cls, fresh);
+      Drop(again);
+      return SHMEMCACHE_TIMEOUT;
+    }
     return WriteMoved(again, fresh, fresh_unlocked, cls, loc, key, key_len, next, recency, pointer, next.sum);
   }
 }
@@ -249,7 +258,11 @@ Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t ke
   const Reservation r = Unreserve(reservation);
   const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, r.value_len, PairMeta{request.flags, expiry, 0}};
   uint64_t t;  // reserved blocks are free ones: unlocked (a Direct writer's stale CAS may hold one briefly)
-  if (!LockBlock(r.offset, r.block_bytes, &t)) return SHMEMCACHE_TIMEOUT;
+  if (!LockBlock(r.offset, r.block_bytes, &t)) {  // failed: the block is freed (used up, as the contract says)
+    slabs_.Free(r.cls, r.offset);
+    Drop(held);
+    return SHMEMCACHE_TIMEOUT;
+  }
   return WriteMoved(held, r.offset, t, r.cls, loc, key, key_len, next, recency, pointer, BlockSum::kSkip);
 }
 

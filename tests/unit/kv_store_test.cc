@@ -51,6 +51,10 @@ class WatchdogAtomics final : public WordAtomics {
     same_ = 0;
     ++sets;
     local_.Set(word, value);
+    if (word == lock_after_set) {  // a client's CAS that wins the word the moment the server released it
+      lock_after_set = nullptr;
+      local_.Set(word, Locked(value));
+    }
   }
   void Fence() override { local_.Fence(); }
   bool WaitWhileEqual(uint64_t* word, uint64_t value) override {
@@ -60,6 +64,7 @@ class WatchdogAtomics final : public WordAtomics {
     throw Stuck("waiting for a lock that no other party holds");
   }
   bool give_up_on_locks = false;
+  uint64_t* lock_after_set = nullptr;  // the next Set of this word is followed by a lock nobody releases (once)
   int waits = 0;
   int compare_swaps = 0;  // the atomics a server pays through its transport (issue 14 counts them)
   int sets = 0;
@@ -1079,6 +1084,68 @@ TEST_F(KvStoreTest, ALockNeverReleasedIsTimeoutForSetGetDeleteAndEviction) {
   EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
   EXPECT_TRUE(store_->failed());
   EXPECT_EQ(store_->FlushAll(), 0u);
+}
+
+// A lock wait that gives up while the store holds a block it has just allocated (kv_store.h "Lock waits") gives
+// that block back to its class: the store is failed, but items, blocks and bytes in use and reservations are what
+// they were before the failed operation (no block is left neither indexed nor free), and the invariants hold again
+// once the client's lock is gone. The paths: a new key's block (AllocateOrEvict's lock), a pair moving to another
+// class (the new block's lock; the pair's own lock taken again after the allocation) and a reservation's commit.
+TEST_F(KvStoreTest, ALockWaitThatGivesUpGivesTheFreshBlockBack) {
+  const std::string small(100, 's'), large(1500, 'l');
+  const char* names[] = {"new key", "moved key, new block locked", "moved key, pair locked again", "commit"};
+  for (int path = 0; path < 4; ++path) {
+    SCOPED_TRACE(names[path]);
+    MakeSmall();
+    atomics_.give_up_on_locks = true;
+    atomics_.waits = 0;
+    // A free block of the large class in a slab that stays carved ("keep" holds it): the class's next allocation
+    // takes it as it is, unlocked unless a client holds it (not a first use, which stores the word).
+    BlockPointer freed, k;
+    ASSERT_EQ(Set("keep", large), SHMEMCACHE_OK);
+    ASSERT_EQ(Set("gone", large, &freed), SHMEMCACHE_OK);
+    ASSERT_EQ(Del("gone"), SHMEMCACHE_OK);
+    ASSERT_EQ(Set("k", small, &k), SHMEMCACHE_OK);
+    ASSERT_NE(k.cls, freed.cls);
+    const uint64_t items = store_->items(), bytes = store_->bytes_used(), blocks = store_->slabs().blocks_in_use();
+    const size_t in_class = store_->slabs().blocks_in_use(freed.cls);
+    uint64_t* free_word = reinterpret_cast<uint64_t*>(arena() + freed.offset + TargetOffset(freed.block_bytes));
+    uint64_t* k_word = reinterpret_cast<uint64_t*>(arena() + k.offset + TargetOffset(k.block_bytes));
+    const uint64_t free_unlocked = *free_word, k_unlocked = *k_word;
+    Status s;
+    if (path == 0) {
+      *free_word = Locked(free_unlocked);  // a Direct writer's stale CAS holds the free block
+      s = Set("new", large);
+    } else if (path == 1) {
+      *free_word = Locked(free_unlocked);
+      s = Set("k", large);
+    } else if (path == 2) {
+      atomics_.lock_after_set = k_word;  // a Direct SET of "k" locks it between the server's two looks
+      s = Set("k", large);
+    } else {
+      Reservation r;
+      ASSERT_EQ(store_->ReserveBlock(1, large.size(), &r), SHMEMCACHE_OK);
+      ASSERT_EQ(r.offset, freed.offset);
+      *free_word = Locked(free_unlocked);
+      s = store_->StoreReserved(Loc("k"), "k", 1, &r, StoreRequest{}, AccessTime{0, 0}, nullptr);
+      store_->Release(&r);  // what the server does whatever the answer
+      EXPECT_EQ(store_->reservations(), 0u);
+    }
+    EXPECT_EQ(s, SHMEMCACHE_TIMEOUT);
+    EXPECT_TRUE(store_->failed());
+    EXPECT_EQ(atomics_.waits, 1);
+    EXPECT_EQ(store_->items(), items);
+    EXPECT_EQ(store_->bytes_used(), bytes);
+    EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);
+    EXPECT_EQ(store_->slabs().blocks_in_use(freed.cls), in_class);
+    // Whatever the server locked it released before it returned ("k" unchanged); the client lets go of its lock.
+    if (path != 2) EXPECT_EQ(*k_word, k_unlocked);
+    *free_word = free_unlocked;
+    *k_word = k_unlocked;
+    EXPECT_TRUE(store_->CheckConsistency());
+    EXPECT_EQ(store_->FlushAll(), 0u);  // failed: stops at once, over no half-owned block
+    EXPECT_EQ(store_->items(), items);
+  }
 }
 
 // Reservations (kv_store.h; a large Active SET placed by its client, conduit/message.h kReserve / kCommit).
