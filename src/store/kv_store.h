@@ -71,11 +71,11 @@
 // with a consistent head (CheckConsistency).
 // Lock waits: a block lock held by a client (a Direct SET in progress) is waited for through
 // WordAtomics::WaitWhileEqual. When that wait gives up (the server's implementation is bounded by op_timeout_ms),
-// the operation returns SHMEMCACHE_TIMEOUT at once, possibly half done (a block locked, a pair moved but the old
-// block not yet freed): the store is failed() from then on, every operation returns TIMEOUT (FlushAll and
-// ReapExpired stop early), and the server stops serving. A block the operation had allocated (a new or moved pair's,
-// a reservation being committed) goes back to its class first, and a pair it held locked is let go (Drop), so
-// items, bytes and blocks in use stay exact (the invariant above holds once the clients' locks are gone).
+// the operation returns SHMEMCACHE_TIMEOUT at once, with nothing of its own left behind: a block it had allocated
+// (a new or moved pair's, a reservation being committed) goes back to its class first, and a pair it held locked
+// is let go (Drop), so items, bytes and blocks in use stay exact (the invariant above holds once the clients'
+// locks are gone). The store is failed() from then on, every operation returns TIMEOUT (FlushAll and ReapExpired
+// stop early), and the server stops serving (a freed block a client still holds locked is never handed out).
 // Not thread-safe: owned by the single server thread.
 #ifndef SHMEMCACHE_STORE_KV_STORE_H_
 #define SHMEMCACHE_STORE_KV_STORE_H_
