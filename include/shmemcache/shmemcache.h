@@ -180,9 +180,12 @@ typedef struct {
                                    10 ms; 200 us where some client cannot wake it), so an idle server costs no
                                    CPU: 1..1000000 microseconds; 0 = never sleeps (spins in the runtime's wait,
                                    as before); -1 = auto (default): SHMEMCACHE_IDLE_SPIN_AUTO_US where every
-                                   client maps the server's memory (same node), never elsewhere (over UCX tcp
-                                   a sleeping server would also delay Direct operations, which need its CPU
-                                   there). Stats idle_sleeps / doorbell_wakes count naps and wakes */
+                                   client maps the server's memory (same node), cut to
+                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US while other threads want the server's core
+                                   (its spin's yields hand the core away: a gateway and its TCP clients on the
+                                   same cores), never elsewhere (over UCX tcp a sleeping server would also delay
+                                   Direct operations, which need its CPU there). Stats idle_sleeps /
+                                   doorbell_wakes / idle_spins_contended count naps, wakes and cut spins */
   int oversubscribed;           /* whether this PE's node runs more PEs than it has CPUs for, which decides
                                    how the library waits for another PE (a reply, a lock): on a node that is
                                    not, a waiter spins up to 1 ms before it yields its core; on one that is,
@@ -200,6 +203,10 @@ typedef struct {
  * fell more often into wake-ups onto a shared core: p50 1.8 us -> ms), and an idle server still sleeps within
  * 1 ms of its last request. */
 #define SHMEMCACHE_IDLE_SPIN_AUTO_US 1000
+/* The same spin while other threads want the server's core (auto): a shmemcached node, whose gateways and TCP
+ * clients share the servers' cores, ran up to 1.3x the memcaslap throughput at 8-32 connections with 20 us
+ * (issue 17), which costs a wake-up per request where the core is free: hence only while it is contended. */
+#define SHMEMCACHE_IDLE_SPIN_CONTENDED_US 20
 
 /* Values of shmemcache_config_t.direct_policy. */
 enum {
@@ -535,6 +542,10 @@ typedef struct {
                                    the mapping: every item's pointer looked up first, then each block read with
                                    the seqlock of a single on-node GET (also counted where that GET counts:
                                    gets, direct_gets, get_hits or get_misses, local_gets, directory_hits) */
+  /* idle servers, continued */
+  uint64_t idle_spins_contended; /* server side, idle_spin_us auto: waits for work whose spin was cut to
+                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US because other threads wanted the server's
+                                   core (an eighth or more of its recent yields handed the core away) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

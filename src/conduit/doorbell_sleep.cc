@@ -17,13 +17,19 @@ void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
     transport_->Progress();
     if (polls % Deadline::kPollsPerClockRead != 0) continue;
     if (tick_) tick_();
-    if (NowNanos() - start >= spin_ns_) break;
+    const uint64_t now = NowNanos();
+    if (now - start >= spin_ns_) break;
+    if (contended_spin_ns_ != 0 && now - start >= contended_spin_ns_ && contention_.contended()) {
+      ++contended_spins_;  // cut: the core is wanted (SpinLessWhenContended)
+      break;
+    }
     // A few microseconds apart, the core goes to whoever else is runnable on it. Without this, a server that
     // sleeps and spins in turn gets woken onto its client's core (the scheduler places a waking task there) and
     // then spins there, holding the client off until its next nap: every request then cost spin + nap
     // (bench_latency Active p50 1.9 -> 120 us at spin 100 us, under load). With nothing else runnable it
-    // returns at once.
+    // returns at once; how long it took tells whether the core is wanted (SpinLessWhenContended).
     sched_yield();
+    if (contended_spin_ns_ != 0) contention_.Observe(NowNanos() - now);
   }
   for (uint64_t nap = kFirstNapNs; !Moved(seen); nap = std::min(nap * 2, max_nap_ns_)) {
     __atomic_store_n(sleeping_, 1, __ATOMIC_SEQ_CST);

@@ -97,6 +97,10 @@ void Server::SleepWhenIdle(bool every_client_wakes) {
     PublishEpoch(now_ns);
     CrawlWhenIdle(now_ns);
   });
+  // Auto also spins less while other threads want this core (the gateways and TCP clients a shmemcached node
+  // shares its cores with: doorbell_sleep.h); a spin the user set lasts what was set.
+  if (config_.idle_spin_us < 0 && SHMEMCACHE_IDLE_SPIN_CONTENDED_US < spin_us)
+    conduit_.SpinLessWhenContended(uint64_t{SHMEMCACHE_IDLE_SPIN_CONTENDED_US} * 1000);
   epoch_lag_ns_ = max_nap + kEpochLagSlackNs;  // published while Serve runs
 }
 

@@ -18,6 +18,9 @@
 #include <deque>
 #include <random>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "core/clock.h"
@@ -726,6 +729,72 @@ TEST(Conduit, ASleepingServerTicksAfterEveryNap) {
   EXPECT_GE(seen_while_asleep, 5u);
   EXPECT_GT(server_stats.idle_sleeps, 0u);
   EXPECT_GE(ticks.load(), server_stats.idle_sleeps + 1);  // one per wait, one per nap
+}
+
+// Contended cores (DoorbellSleep::SpinLessWhenContended, the server's auto idle_spin_us): a server whose core
+// another thread wants (a busy thread pinned to the server thread's CPU: each of the spin's yields hands the
+// core to it) cuts its spin and sleeps, although its spin is 60 s. Without the cut the same server is still
+// spinning 0.2 s later (its spin cannot end before 60 s), so the test tells the two apart by what happens, not
+// by a clock: the cut spin's sleep is waited for without a time limit short of the test's own.
+void PinToCpu(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof set, &set), 0);
+}
+
+bool ServerSleepsWhileItsCoreIsWanted(bool spin_less, uint64_t* contended_spins) {
+  constexpr uint64_t kSpin = 60000000000ull;  // 60 s
+  Pair p;
+  p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
+  if (spin_less) p.server.conduit->SpinLessWhenContended(20000);
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {  // wants the server's core all the time
+    PinToCpu(cpu);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::thread server([&] {
+    PinToCpu(cpu);
+    std::vector<size_t> ready;
+    do {
+      p.server.conduit->WaitDoorbell(&ready);
+    } while (ready.empty());
+  });
+  // Bounded: a cut spin sleeps once 64 of its yields (CoreContention::kWindow) were timed, each a time slice of
+  // the busy thread at most; an uncut one is given 0.2 s.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(spin_less ? 30000 : 200);
+  bool slept = false;
+  while (!(slept = __atomic_load_n(p.server.layout.sleeping, __ATOMIC_ACQUIRE) != 0) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  std::vector<uint8_t> m = Message(8, 1);
+  EXPECT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  server.join();
+  stop.store(true);
+  busy.join();
+  shmemcache_stats_t stats{};
+  p.server.conduit->FillStats(&stats);
+  *contended_spins = stats.idle_spins_contended;
+  return slept;
+}
+
+TEST(Conduit, AServerWhoseCoreIsWantedCutsItsSpinAndSleeps) {
+  uint64_t contended_spins = 0;
+  EXPECT_TRUE(ServerSleepsWhileItsCoreIsWanted(/*spin_less=*/true, &contended_spins));
+  EXPECT_GT(contended_spins, 0u);
+}
+
+TEST(Conduit, AServerThatDoesNotSpinLessKeepsSpinningOnAWantedCore) {
+  uint64_t contended_spins = 0;
+  EXPECT_FALSE(ServerSleepsWhileItsCoreIsWanted(/*spin_less=*/false, &contended_spins));
+  EXPECT_EQ(contended_spins, 0u);
 }
 
 }  // namespace
