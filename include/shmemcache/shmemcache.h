@@ -181,9 +181,10 @@ typedef struct {
                                    CPU: 1..1000000 microseconds; 0 = never sleeps (spins in the runtime's wait,
                                    as before); -1 = auto (default): SHMEMCACHE_IDLE_SPIN_AUTO_US where every
                                    client maps the server's memory (same node), cut to
-                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US while other threads want the server's core
-                                   (its spin's yields hand the core away: a gateway and its TCP clients on the
-                                   same cores), never elsewhere (over UCX tcp a sleeping server would also delay
+                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US (a constant) while other threads want the
+                                   server's core (its spin's yields hand the core away: a gateway and its TCP
+                                   clients on the same cores, or client PEs on an oversubscribed node), never
+                                   elsewhere (over UCX tcp a sleeping server would also delay
                                    Direct operations, which need its CPU there). Stats idle_sleeps /
                                    doorbell_wakes / idle_spins_contended count naps, wakes and cut spins */
   int oversubscribed;           /* whether this PE's node runs more PEs than it has CPUs for, which decides
@@ -545,7 +546,9 @@ typedef struct {
   /* idle servers, continued */
   uint64_t idle_spins_contended; /* server side, idle_spin_us auto: waits for work whose spin was cut to
                                    SHMEMCACHE_IDLE_SPIN_CONTENDED_US because other threads wanted the server's
-                                   core (an eighth or more of its recent yields handed the core away) */
+                                   core (its spin's thread switched out involuntarily, which a yield that hands
+                                   the core to another thread is, in 2 or more of 16 intervals of its spin;
+                                   until none of 16 are) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

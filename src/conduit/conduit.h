@@ -262,7 +262,11 @@ class Conduit {
   void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick = {});
   // Server side, after SleepWhenIdle: a spin lasts at most contended_spin_ns while other threads want this core
   // (DoorbellSleep::SpinLessWhenContended).
-  void SpinLessWhenContended(uint64_t contended_spin_ns) { sleep_->SpinLessWhenContended(contended_spin_ns); }
+  // switches: as DoorbellSleep's (tests give their own count of involuntary switches).
+  void SpinLessWhenContended(uint64_t contended_spin_ns,
+                             std::function<uint64_t()> switches = CoreContention::InvoluntarySwitches) {
+    sleep_->SpinLessWhenContended(contended_spin_ns, std::move(switches));
+  }
   // Server side, on an oversubscribed node (core/cpu_share.h): from now on WaitDoorbell, where it does not sleep,
   // polls the doorbell itself and ticks *yield (ServerYield::Tick: it yields the core once per round of the
   // clients) instead of spinning in the runtime's wait, which yields only when a call finds nothing to do: over UCX

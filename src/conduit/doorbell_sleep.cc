@@ -13,13 +13,20 @@ namespace smc {
 void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
   const uint64_t start = NowNanos();
   if (tick_) tick_();
+  const bool sense = contended_spin_ns_ != 0;  // SpinLessWhenContended: the spin watches its core
+  uint64_t switches = sense ? switches_() : 0;
   for (uint32_t polls = 1; !Moved(seen); ++polls) {
     transport_->Progress();
     if (polls % Deadline::kPollsPerClockRead != 0) continue;
     if (tick_) tick_();
-    const uint64_t now = NowNanos();
-    if (now - start >= spin_ns_) break;
-    if (contended_spin_ns_ != 0 && now - start >= contended_spin_ns_ && contention_.contended()) {
+    if (sense) {  // before either check below: every spin that gets here is observed, cut or not
+      const uint64_t now_switches = switches_();
+      contention_.Observe(now_switches != switches);
+      switches = now_switches;
+    }
+    const uint64_t elapsed = NowNanos() - start;
+    if (elapsed >= spin_ns_) break;
+    if (sense && elapsed >= contended_spin_ns_ && contention_.contended()) {
       ++contended_spins_;  // cut: the core is wanted (SpinLessWhenContended)
       break;
     }
@@ -27,9 +34,8 @@ void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
     // sleeps and spins in turn gets woken onto its client's core (the scheduler places a waking task there) and
     // then spins there, holding the client off until its next nap: every request then cost spin + nap
     // (bench_latency Active p50 1.9 -> 120 us at spin 100 us, under load). With nothing else runnable it
-    // returns at once; how long it took tells whether the core is wanted (SpinLessWhenContended).
+    // returns at once (and no involuntary switch is counted: SpinLessWhenContended's signal).
     sched_yield();
-    if (contended_spin_ns_ != 0) contention_.Observe(NowNanos() - now);
   }
   for (uint64_t nap = kFirstNapNs; !Moved(seen); nap = std::min(nap * 2, max_nap_ns_)) {
     __atomic_store_n(sleeping_, 1, __ATOMIC_SEQ_CST);

@@ -24,6 +24,7 @@
 #include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "core/clock.h"
+#include "core/core_contention.h"
 #include "transport/loopback_transport.h"
 
 namespace smc {
@@ -732,10 +733,21 @@ TEST(Conduit, ASleepingServerTicksAfterEveryNap) {
 }
 
 // Contended cores (DoorbellSleep::SpinLessWhenContended, the server's auto idle_spin_us): a server whose core
-// another thread wants (a busy thread pinned to the server thread's CPU: each of the spin's yields hands the
-// core to it) cuts its spin and sleeps, although its spin is 60 s. Without the cut the same server is still
-// spinning 0.2 s later (its spin cannot end before 60 s), so the test tells the two apart by what happens, not
-// by a clock: the cut spin's sleep is waited for without a time limit short of the test's own.
+// another thread wants (a busy thread pinned to the server thread's CPU: the spin's yields hand the core to it)
+// cuts its spin and sleeps, although its spin is 60 s; once the busy thread is gone, the verdict clears and the
+// spin is 60 s again. Without the cut the same server is still spinning 0.2 s later (its spin cannot end before
+// 60 s), so the tests tell the cases apart by what happens, not by a clock: each expected sleep is waited for with
+// a bound far above what it takes (a window of CoreContention::kWindow intervals of 64 polls, each poll of the
+// loopback transport a yield to the busy thread).
+int FirstCpuOfThisThread() {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
+  return cpu;
+}
+
 void PinToCpu(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -743,58 +755,124 @@ void PinToCpu(int cpu) {
   ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof set, &set), 0);
 }
 
-bool ServerSleepsWhileItsCoreIsWanted(bool spin_less, uint64_t* contended_spins) {
-  constexpr uint64_t kSpin = 60000000000ull;  // 60 s
-  Pair p;
-  p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
-  if (spin_less) p.server.conduit->SpinLessWhenContended(20000);
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
-  int cpu = 0;
-  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
-  std::atomic<bool> stop{false};
-  std::thread busy([&] {  // wants the server's core all the time
-    PinToCpu(cpu);
-    while (!stop.load(std::memory_order_relaxed)) {
-    }
-  });
-  std::thread server([&] {
-    PinToCpu(cpu);
-    std::vector<size_t> ready;
-    do {
-      p.server.conduit->WaitDoorbell(&ready);
-    } while (ready.empty());
-  });
-  // Bounded: a cut spin sleeps once 64 of its yields (CoreContention::kWindow) were timed, each a time slice of
-  // the busy thread at most; an uncut one is given 0.2 s.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(spin_less ? 30000 : 200);
-  bool slept = false;
-  while (!(slept = __atomic_load_n(p.server.layout.sleeping, __ATOMIC_ACQUIRE) != 0) &&
-         std::chrono::steady_clock::now() < give_up) {
+// Until the server's sleeping word is set (true) or `bound` passed (false).
+bool SleepsWithin(const uint64_t* sleeping, std::chrono::milliseconds bound) {
+  const auto give_up = std::chrono::steady_clock::now() + bound;
+  while (__atomic_load_n(sleeping, __ATOMIC_ACQUIRE) == 0) {
+    if (std::chrono::steady_clock::now() >= give_up) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
-  std::vector<uint8_t> m = Message(8, 1);
-  EXPECT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
-  server.join();
-  stop.store(true);
-  busy.join();
-  shmemcache_stats_t stats{};
-  p.server.conduit->FillStats(&stats);
-  *contended_spins = stats.idle_spins_contended;
-  return slept;
+  return true;
 }
 
+struct ContendedServer {
+  static constexpr uint64_t kSpin = 60000000000ull;  // 60 s
+  Pair p;
+  int cpu = FirstCpuOfThisThread();
+  std::atomic<bool> stop_busy{false};
+  std::atomic<int> served{0};
+  std::thread busy, server;
+
+  explicit ContendedServer(bool spin_less) {
+    p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
+    if (spin_less) p.server.conduit->SpinLessWhenContended(20000);
+    busy = std::thread([this] {  // wants the server's core until told to stop
+      PinToCpu(cpu);
+      while (!stop_busy.load(std::memory_order_relaxed)) {
+      }
+    });
+    server = std::thread([this] {  // serves messages until one of length 1
+      PinToCpu(cpu);
+      std::vector<size_t> ready;
+      std::vector<uint8_t> got;
+      for (;;) {
+        p.server.conduit->WaitDoorbell(&ready);
+        if (ready.empty()) continue;
+        ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+        if (got.size() == 1) return;
+        served.fetch_add(1, std::memory_order_release);
+      }
+    });
+  }
+  bool SleepsWithin(std::chrono::milliseconds bound) { return smc::SleepsWithin(p.server.layout.sleeping, bound); }
+  void Ring(size_t len) {
+    std::vector<uint8_t> m = Message(len, 1);
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+  void StopBusy() {
+    stop_busy.store(true);
+    if (busy.joinable()) busy.join();
+  }
+  shmemcache_stats_t Finish() {  // stops the server and returns its stats
+    Ring(1);
+    server.join();
+    StopBusy();
+    shmemcache_stats_t stats{};
+    p.server.conduit->FillStats(&stats);
+    return stats;
+  }
+};
+
 TEST(Conduit, AServerWhoseCoreIsWantedCutsItsSpinAndSleeps) {
-  uint64_t contended_spins = 0;
-  EXPECT_TRUE(ServerSleepsWhileItsCoreIsWanted(/*spin_less=*/true, &contended_spins));
-  EXPECT_GT(contended_spins, 0u);
+  ContendedServer s(/*spin_less=*/true);
+  EXPECT_TRUE(s.SleepsWithin(std::chrono::seconds(60)));
+  const shmemcache_stats_t stats = s.Finish();
+  EXPECT_GT(stats.idle_spins_contended, 0u);
+  EXPECT_GT(stats.idle_sleeps, 0u);
+}
+
+// The verdict clears once the core is free: every spin is observed before it can be cut, so the short spins of a
+// contended server still see the core free again. The switch count is the test's (a busy machine's other work
+// would hand the core away too): it moves in every interval while `wanted`, never after.
+TEST(Conduit, ACutSpinSeesTheCoreFreeAgainAndSpinsInFull) {
+  constexpr uint64_t kSpin = 60000000000ull;  // 60 s
+  Pair p;
+  std::atomic<bool> wanted{true};
+  uint64_t switches = 0;  // the server thread's only
+  p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
+  p.server.conduit->SpinLessWhenContended(20000, [&] { return wanted.load() ? ++switches : switches; });
+  std::atomic<int> served{0};
+  std::thread server([&] {
+    std::vector<size_t> ready;
+    std::vector<uint8_t> got;
+    for (;;) {
+      p.server.conduit->WaitDoorbell(&ready);
+      if (ready.empty()) continue;
+      ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+      if (got.size() == 1) return;
+      served.fetch_add(1, std::memory_order_release);
+    }
+  });
+  auto ring = [&](size_t len) {
+    std::vector<uint8_t> m = Message(len, 1);
+    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  };
+  ASSERT_TRUE(SleepsWithin(p.server.layout.sleeping, std::chrono::seconds(60)));  // contended: cut
+  wanted.store(false);
+  // Each ring is one more wait; once a window of CoreContention::kWindow waits saw no switch, a spin lasts 60 s.
+  int rings = 0;
+  bool spins_again = false;
+  while (rings < 20 * static_cast<int>(CoreContention::kWindow) && !spins_again) {
+    const int before = served.load(std::memory_order_acquire);
+    ring(8);
+    ++rings;
+    while (served.load(std::memory_order_acquire) == before) std::this_thread::yield();
+    spins_again = !SleepsWithin(p.server.layout.sleeping, std::chrono::milliseconds(500));
+  }
+  EXPECT_TRUE(spins_again) << rings << " rings";
+  ring(1);
+  server.join();
+  shmemcache_stats_t stats{};
+  p.server.conduit->FillStats(&stats);
+  EXPECT_GT(stats.idle_spins_contended, 0u);
 }
 
 TEST(Conduit, AServerThatDoesNotSpinLessKeepsSpinningOnAWantedCore) {
-  uint64_t contended_spins = 0;
-  EXPECT_FALSE(ServerSleepsWhileItsCoreIsWanted(/*spin_less=*/false, &contended_spins));
-  EXPECT_EQ(contended_spins, 0u);
+  ContendedServer s(/*spin_less=*/false);
+  EXPECT_FALSE(s.SleepsWithin(std::chrono::milliseconds(200)));
+  const shmemcache_stats_t stats = s.Finish();
+  EXPECT_EQ(stats.idle_spins_contended, 0u);
+  EXPECT_EQ(stats.idle_sleeps, 0u);
 }
 
 }  // namespace

@@ -1,53 +1,80 @@
-// CoreContention (core/core_contention.h): the verdict a spinner's timed yields give, window by window.
+// CoreContention (core/core_contention.h): the verdict a spinner's observed intervals give, window by window.
 #include "core/core_contention.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <thread>
 
 namespace smc {
 namespace {
 
-constexpr uint64_t kQuick = 1000;                              // a yield that found nothing else runnable
-constexpr uint64_t kAway = CoreContention::kGivenAwayNs;       // one that handed the core away (the edge counts)
-
-// Feeds one window: `away` yields that handed the core away, the rest quick. Returns the verdict after it.
+// Feeds one window: `away` intervals that handed the core away, the rest not. Returns the verdict after it.
 bool Window(CoreContention* c, uint32_t away) {
   bool verdict = false;
-  for (uint32_t i = 0; i < CoreContention::kWindow; ++i) verdict = c->Observe(i < away ? kAway : kQuick);
+  for (uint32_t i = 0; i < CoreContention::kWindow; ++i) verdict = c->Observe(i < away);
   return verdict;
 }
 
-TEST(CoreContention, StartsUncontendedAndStaysSoWhileYieldsReturnAtOnce) {
+TEST(CoreContention, StartsUncontendedAndStaysSoWhileTheCoreIsNeverHandedAway) {
   CoreContention c;
   EXPECT_FALSE(c.contended());
   for (int w = 0; w < 4; ++w) EXPECT_FALSE(Window(&c, 0));
-  EXPECT_FALSE(Window(&c, CoreContention::kEnterGivenAway - 1));  // below an eighth: still not
+  EXPECT_FALSE(Window(&c, CoreContention::kEnterHandedAway - 1));  // below the threshold: still not
 }
 
-TEST(CoreContention, AnEighthOfAWindowHandedAwayMakesItContendedOnlyWhenTheWindowCloses) {
+TEST(CoreContention, EnoughHandedAwayMakesItContendedOnlyWhenTheWindowCloses) {
   CoreContention c;
   for (uint32_t i = 0; i < CoreContention::kWindow - 1; ++i) {
-    EXPECT_FALSE(c.Observe(kAway)) << "yield " << i;  // the verdict waits for the window's end
+    EXPECT_FALSE(c.Observe(true)) << "interval " << i;  // the verdict waits for the window's end
   }
-  EXPECT_TRUE(c.Observe(kQuick));
+  EXPECT_TRUE(c.Observe(false));
   EXPECT_TRUE(c.contended());
-  EXPECT_TRUE(Window(&c, CoreContention::kEnterGivenAway));
+  EXPECT_TRUE(Window(&c, CoreContention::kEnterHandedAway));
 }
 
 TEST(CoreContention, BetweenTheThresholdsTheVerdictStays) {
   CoreContention c;
-  EXPECT_FALSE(Window(&c, CoreContention::kEnterGivenAway - 1));
-  EXPECT_FALSE(Window(&c, CoreContention::kLeaveGivenAway + 1));
-  EXPECT_TRUE(Window(&c, CoreContention::kEnterGivenAway));
-  EXPECT_TRUE(Window(&c, CoreContention::kEnterGivenAway - 1));  // hysteresis: stays contended
-  EXPECT_TRUE(Window(&c, CoreContention::kLeaveGivenAway + 1));
-  EXPECT_FALSE(Window(&c, CoreContention::kLeaveGivenAway));  // a thirty-second or fewer: uncontended again
-  EXPECT_FALSE(Window(&c, 0));
+  EXPECT_FALSE(Window(&c, CoreContention::kEnterHandedAway - 1));
+  EXPECT_TRUE(Window(&c, CoreContention::kEnterHandedAway));
+  EXPECT_TRUE(Window(&c, CoreContention::kEnterHandedAway - 1));  // hysteresis: stays contended
+  EXPECT_TRUE(Window(&c, CoreContention::kLeaveHandedAway + 1));
+  EXPECT_FALSE(Window(&c, CoreContention::kLeaveHandedAway));  // uncontended again
+  EXPECT_FALSE(Window(&c, CoreContention::kEnterHandedAway - 1));
 }
 
-TEST(CoreContention, AYieldJustUnderTheEdgeDidNotHandTheCoreAway) {
-  CoreContention c;
-  for (uint32_t i = 0; i < CoreContention::kWindow; ++i) c.Observe(kAway - 1);
-  EXPECT_FALSE(c.contended());
+// The signal itself: a yield that hands the core to another runnable thread is counted as an involuntary switch
+// (a busy thread pinned to this thread's CPU is runnable whenever this one yields).
+TEST(CoreContention, AYieldToAThreadThatWantsTheCoreIsAnInvoluntarySwitch) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  std::atomic<bool> stop{false}, running{false};
+  uint64_t before = 0, after = 0;
+  std::thread yielder([&] {
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    while (!running.load()) sched_yield();
+    before = CoreContention::InvoluntarySwitches();
+    for (int i = 0; i < 100; ++i) sched_yield();
+    after = CoreContention::InvoluntarySwitches();
+  });
+  std::thread busy([&] {
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    running.store(true);
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  yielder.join();
+  stop.store(true);
+  busy.join();
+  EXPECT_GT(after, before);
 }
 
 }  // namespace
