@@ -31,11 +31,11 @@ if [ "${SHMEMCACHED_TCP:-0}" = 1 ]; then launcher+=(--tcp); fi
 # and a spinning server that does not yield takes their core (gateway/README.md, Performance).
 # SHMEMCACHED_YIELD=0 lets it spin (a node whose cores outnumber the PEs and clients).
 if [ "${SHMEMCACHED_YIELD:-1}" = 1 ]; then launcher+=(--yield); else launcher+=(--no-yield); fi
-# A server PE that has gone idle spins SHMEMCACHE_IDLE_SPIN_US before it sleeps on its doorbell: auto (the
-# library's default) spins 1 ms where the server has its core to itself and 20 us while other threads want it
-# (its spin's yields hand the core away: the gateways and TCP clients of a node they overfill), since there
-# every microsecond of spin is taken from them, while on a quiet node a short spin costs a wake-up per set
-# (gateway/README.md, Performance). A value set here is used as set.
+# A server PE that has gone idle spins SHMEMCACHE_IDLE_SPIN_US before it sleeps on its doorbell (library default
+# auto: 1 ms). On a node whose cores the PEs and their TCP clients overfill, 20 us gave memcaslap more throughput,
+# but on a quiet node it costs a wake-up per set (1 connection: 25-39k instead of 92-95k ops/s);
+# SHMEMCACHE_IDLE_SPIN_US=adaptive spins 1 ms while the server has its core to itself and 20 us while other
+# threads want it (opt-in: gateway/README.md, Performance).
 np="${SHMEMCACHED_NP:-2}"
 setsid "${launcher[@]}" -np "$np" "$bin" "$@" &
 job=$!

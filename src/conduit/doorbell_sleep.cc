@@ -13,20 +13,29 @@ namespace smc {
 void DoorbellSleep::WaitUntilMoved(uint64_t seen) {
   const uint64_t start = NowNanos();
   if (tick_) tick_();
-  const bool sense = contended_spin_ns_ != 0;  // SpinLessWhenContended: the spin watches its core
-  uint64_t switches = sense ? switches_() : 0;
+  // SpinLessWhenContended: the spin watches its core. The count is read from the spin's first clock reading on
+  // (a wait whose doorbell moves within the first polls, as on a busy server, costs no system call), and a spin
+  // is cut only after one whole interval of it, its yield included, was observed: so every cut spin adds an
+  // observation, and a verdict clears once the core is free again.
+  const bool sense = contended_spin_ns_ != 0;
+  bool counting = false, observed = false;
+  uint64_t switches = 0;
   for (uint32_t polls = 1; !Moved(seen); ++polls) {
     transport_->Progress();
     if (polls % Deadline::kPollsPerClockRead != 0) continue;
     if (tick_) tick_();
-    if (sense) {  // before either check below: every spin that gets here is observed, cut or not
+    if (sense) {
       const uint64_t now_switches = switches_();
-      contention_.Observe(now_switches != switches);
+      if (counting) {
+        contention_.Observe(now_switches != switches);
+        observed = true;
+      }
       switches = now_switches;
+      counting = true;
     }
     const uint64_t elapsed = NowNanos() - start;
     if (elapsed >= spin_ns_) break;
-    if (sense && elapsed >= contended_spin_ns_ && contention_.contended()) {
+    if (observed && elapsed >= contended_spin_ns_ && contention_.contended()) {
       ++contended_spins_;  // cut: the core is wanted (SpinLessWhenContended)
       break;
     }

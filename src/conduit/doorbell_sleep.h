@@ -7,17 +7,19 @@
 // futex-waits on it (core/futex.h) for one nap, progressing between naps. Naps double from kFirstNapNs up to
 // max_nap_ns, so every sleep is bounded and the server notices whatever its progress brings in (over UCX tcp the
 // doorbell itself lands only while it progresses) within one nap.
-// Contended cores (SpinLessWhenContended; the server's auto idle_spin_us): at every clock reading of the spin
-// (every Deadline::kPollsPerClockRead polls) the spin tells a CoreContention (core/core_contention.h) whether its
-// thread was switched out involuntarily since the last reading, which is what a yield does that hands the core
-// to another runnable thread (the spin's own yield, or the runtime's in progress). While the verdict says other
-// threads want this core, a spin ends at the first clock reading at or after contended_spin_ns instead of
-// spin_ns (so it lasts at least one interval of polls): there every microsecond of spin is taken from the
-// threads that want the core (measured, issue 17: a server spinning 1 ms between a gateway's sets took 39% of
-// the gateway's two CPUs), and a short spin still answers a burst's next request without a wake-up. Every
-// spin that reaches a clock reading is observed before it can be cut, so a verdict clears once the core is free
-// again. Where the server has its core to itself its yields return without a switch and the spin stays spin_ns
-// (the lowest latency: a sleeping server costs a wake-up per request at one connection).
+// Contended cores (SpinLessWhenContended; the server's idle_spin_us adaptive): from the spin's first clock reading
+// on, at every clock reading (every Deadline::kPollsPerClockRead polls, each interval ending in one yield) the
+// spin tells a CoreContention (core/core_contention.h) whether its thread was switched out involuntarily since
+// the last reading: what a yield that hands the core to another runnable thread is (the spin's own yield, or
+// the runtime's in progress), and a preemption. While the verdict says other threads want this core, a spin ends
+// at the first clock reading at or after contended_spin_ns, and after at least one observed interval, instead of
+// spin_ns: there every microsecond of spin is taken from the threads that want the core (measured, issue 17: a
+// server spinning 1 ms between a gateway's sets took 39% of the gateway's two CPUs), and a short spin still
+// answers a burst's next request without a wake-up. Since every cut spin is observed, the verdict clears once the
+// core is free again. Where the server has its core to itself its yields return without a switch and the spin
+// stays spin_ns (the lowest latency: a sleeping server costs a wake-up per request at one connection). Kernels
+// before 6.17 switch on a yield only once the yielder's share of the slice is used up, so against a CPU-bound
+// neighbour the signal is mostly preemptions there, and a spin may stay uncut.
 //
 // Client (WakeSleeperAfterAdd): a client that maps the server's control region (same node) rings its doorbell
 // with an add that is complete when it returns (a CPU atomic through the mapping, or the runtime's fetching add,

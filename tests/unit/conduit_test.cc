@@ -18,9 +18,6 @@
 #include <deque>
 #include <random>
 
-#include <pthread.h>
-#include <sched.h>
-
 #include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "core/clock.h"
@@ -732,147 +729,87 @@ TEST(Conduit, ASleepingServerTicksAfterEveryNap) {
   EXPECT_GE(ticks.load(), server_stats.idle_sleeps + 1);  // one per wait, one per nap
 }
 
-// Contended cores (DoorbellSleep::SpinLessWhenContended, the server's auto idle_spin_us): a server whose core
-// another thread wants (a busy thread pinned to the server thread's CPU: the spin's yields hand the core to it)
-// cuts its spin and sleeps, although its spin is 60 s; once the busy thread is gone, the verdict clears and the
-// spin is 60 s again. Without the cut the same server is still spinning 0.2 s later (its spin cannot end before
-// 60 s), so the tests tell the cases apart by what happens, not by a clock: each expected sleep is waited for with
-// a bound far above what it takes (a window of CoreContention::kWindow intervals of 64 polls, each poll of the
-// loopback transport a yield to the busy thread).
-int FirstCpuOfThisThread() {
-  cpu_set_t mine;
-  CPU_ZERO(&mine);
-  EXPECT_EQ(pthread_getaffinity_np(pthread_self(), sizeof mine, &mine), 0);
-  int cpu = 0;
-  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) ++cpu;
-  return cpu;
-}
-
-void PinToCpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof set, &set), 0);
-}
-
-// Until the server's sleeping word is set (true) or `bound` passed (false).
-bool SleepsWithin(const uint64_t* sleeping, std::chrono::milliseconds bound) {
-  const auto give_up = std::chrono::steady_clock::now() + bound;
-  while (__atomic_load_n(sleeping, __ATOMIC_ACQUIRE) == 0) {
-    if (std::chrono::steady_clock::now() >= give_up) return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return true;
-}
-
-struct ContendedServer {
+// Contended cores (DoorbellSleep::SpinLessWhenContended, the server's idle_spin_us adaptive), driven on one thread
+// with the test's own count of involuntary switches (moving in every interval while `wanted`), so what the
+// verdict does cannot depend on the machine's load or its kernel (CoreContention's own tests check the real
+// count). The wait's tick (SleepWhenIdle: at every clock reading of the spin and after every nap) ends each wait
+// with a ring once the wait napped (its spin was cut) or once its spin passed kFullSpinReadings clock readings
+// (a cut spin ends within a few: it spins in full, 60 s).
+class ContendedSpin {
+ public:
   static constexpr uint64_t kSpin = 60000000000ull;  // 60 s
-  Pair p;
-  int cpu = FirstCpuOfThisThread();
-  std::atomic<bool> stop_busy{false};
-  std::atomic<int> served{0};
-  std::thread busy, server;
+  static constexpr int kFullSpinReadings = 1000;
 
-  explicit ContendedServer(bool spin_less) {
-    p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
-    if (spin_less) p.server.conduit->SpinLessWhenContended(20000);
-    busy = std::thread([this] {  // wants the server's core until told to stop
-      PinToCpu(cpu);
-      while (!stop_busy.load(std::memory_order_relaxed)) {
-      }
-    });
-    server = std::thread([this] {  // serves messages until one of length 1
-      PinToCpu(cpu);
-      std::vector<size_t> ready;
-      std::vector<uint8_t> got;
-      for (;;) {
-        p.server.conduit->WaitDoorbell(&ready);
-        if (ready.empty()) continue;
-        ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
-        if (got.size() == 1) return;
-        served.fetch_add(1, std::memory_order_release);
-      }
-    });
+  explicit ContendedSpin(bool spin_less) {
+    p_.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000, [this] { Tick(); });
+    if (spin_less) p_.server.conduit->SpinLessWhenContended(20000, [this] { return wanted_ ? ++switches_ : switches_; });
   }
-  bool SleepsWithin(std::chrono::milliseconds bound) { return smc::SleepsWithin(p.server.layout.sleeping, bound); }
-  void Ring(size_t len) {
-    std::vector<uint8_t> m = Message(len, 1);
-    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  void set_wanted(bool wanted) { wanted_ = wanted; }
+  // One idle wait, ended by a ring: true when its spin was cut (it napped), false when it spun in full.
+  bool WaitWasCut() {
+    readings_ = 0;
+    napped_ = spun_ = rung_ = false;
+    naps_before_ = Naps();
+    std::vector<size_t> ready;
+    do {
+      p_.server.conduit->WaitDoorbell(&ready);
+    } while (ready.empty());
+    std::vector<uint8_t> got;
+    EXPECT_EQ(p_.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+    EXPECT_NE(napped_, spun_);
+    return napped_;
   }
-  void StopBusy() {
-    stop_busy.store(true);
-    if (busy.joinable()) busy.join();
-  }
-  shmemcache_stats_t Finish() {  // stops the server and returns its stats
-    Ring(1);
-    server.join();
-    StopBusy();
+  shmemcache_stats_t Stats() const {
     shmemcache_stats_t stats{};
-    p.server.conduit->FillStats(&stats);
+    p_.server.conduit->FillStats(&stats);
     return stats;
   }
+
+ private:
+  uint64_t Naps() const { return Stats().idle_sleeps; }
+  void Tick() {
+    if (rung_) return;
+    if (Naps() > naps_before_) {
+      napped_ = true;
+    } else if (++readings_ >= kFullSpinReadings) {
+      spun_ = true;
+    } else {
+      return;
+    }
+    rung_ = true;
+    std::vector<uint8_t> m = Message(8, 1);
+    EXPECT_EQ(p_.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+
+  Pair p_;
+  bool wanted_ = true;
+  uint64_t switches_ = 0;
+  int readings_ = 0;
+  uint64_t naps_before_ = 0;
+  bool napped_ = false, spun_ = false, rung_ = false;
 };
 
-TEST(Conduit, AServerWhoseCoreIsWantedCutsItsSpinAndSleeps) {
-  ContendedServer s(/*spin_less=*/true);
-  EXPECT_TRUE(s.SleepsWithin(std::chrono::seconds(60)));
-  const shmemcache_stats_t stats = s.Finish();
-  EXPECT_GT(stats.idle_spins_contended, 0u);
-  EXPECT_GT(stats.idle_sleeps, 0u);
+TEST(Conduit, AServerWhoseCoreIsWantedCutsItsSpinAndOnceItIsFreeSpinsInFullAgain) {
+  ContendedSpin s(/*spin_less=*/true);
+  // The verdict starts uncontended; a window of CoreContention::kWindow intervals, each handed away, turns it.
+  EXPECT_TRUE(s.WaitWasCut());
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(s.WaitWasCut());
+  const uint64_t cut = s.Stats().idle_spins_contended;
+  EXPECT_EQ(cut, 6u);
+  // The core free: each cut spin still observes one interval, so within two windows of waits a spin is in full.
+  s.set_wanted(false);
+  int waits = 0;
+  while (waits < 3 * static_cast<int>(CoreContention::kWindow) && s.WaitWasCut()) ++waits;
+  EXPECT_LT(waits, 3 * static_cast<int>(CoreContention::kWindow));
+  EXPECT_FALSE(s.WaitWasCut());  // and stays so
+  EXPECT_EQ(s.Stats().idle_spins_contended, cut + static_cast<uint64_t>(waits));
 }
 
-// The verdict clears once the core is free: every spin is observed before it can be cut, so the short spins of a
-// contended server still see the core free again. The switch count is the test's (a busy machine's other work
-// would hand the core away too): it moves in every interval while `wanted`, never after.
-TEST(Conduit, ACutSpinSeesTheCoreFreeAgainAndSpinsInFull) {
-  constexpr uint64_t kSpin = 60000000000ull;  // 60 s
-  Pair p;
-  std::atomic<bool> wanted{true};
-  uint64_t switches = 0;  // the server thread's only
-  p.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000);
-  p.server.conduit->SpinLessWhenContended(20000, [&] { return wanted.load() ? ++switches : switches; });
-  std::atomic<int> served{0};
-  std::thread server([&] {
-    std::vector<size_t> ready;
-    std::vector<uint8_t> got;
-    for (;;) {
-      p.server.conduit->WaitDoorbell(&ready);
-      if (ready.empty()) continue;
-      ASSERT_EQ(p.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
-      if (got.size() == 1) return;
-      served.fetch_add(1, std::memory_order_release);
-    }
-  });
-  auto ring = [&](size_t len) {
-    std::vector<uint8_t> m = Message(len, 1);
-    ASSERT_EQ(p.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
-  };
-  ASSERT_TRUE(SleepsWithin(p.server.layout.sleeping, std::chrono::seconds(60)));  // contended: cut
-  wanted.store(false);
-  // Each ring is one more wait; once a window of CoreContention::kWindow waits saw no switch, a spin lasts 60 s.
-  int rings = 0;
-  bool spins_again = false;
-  while (rings < 20 * static_cast<int>(CoreContention::kWindow) && !spins_again) {
-    const int before = served.load(std::memory_order_acquire);
-    ring(8);
-    ++rings;
-    while (served.load(std::memory_order_acquire) == before) std::this_thread::yield();
-    spins_again = !SleepsWithin(p.server.layout.sleeping, std::chrono::milliseconds(500));
-  }
-  EXPECT_TRUE(spins_again) << rings << " rings";
-  ring(1);
-  server.join();
-  shmemcache_stats_t stats{};
-  p.server.conduit->FillStats(&stats);
-  EXPECT_GT(stats.idle_spins_contended, 0u);
-}
-
-TEST(Conduit, AServerThatDoesNotSpinLessKeepsSpinningOnAWantedCore) {
-  ContendedServer s(/*spin_less=*/false);
-  EXPECT_FALSE(s.SleepsWithin(std::chrono::milliseconds(200)));
-  const shmemcache_stats_t stats = s.Finish();
-  EXPECT_EQ(stats.idle_spins_contended, 0u);
-  EXPECT_EQ(stats.idle_sleeps, 0u);
+TEST(Conduit, AServerThatDoesNotSpinLessSpinsInFullOnAWantedCore) {
+  ContendedSpin s(/*spin_less=*/false);
+  EXPECT_FALSE(s.WaitWasCut());
+  EXPECT_FALSE(s.WaitWasCut());
+  EXPECT_EQ(s.Stats().idle_spins_contended, 0u);
 }
 
 }  // namespace
