@@ -149,7 +149,7 @@ module shmemcache
                           cpu_word_atomics, published_epoch_gets, direct_expiry_asks, &
                           remote_gets_whole, remote_gets_head_value, remote_gets_split, &
                           large_sets_placed, large_value_copies, expired_crawled, &
-                          mget_local_items
+                          mget_local_items, idle_spins_contended
   end type shmemcache_stats_t
 
   ! One handle (shmemcache_t *). Default-initialised to "no handle": every call on it gives INVALID_ARGUMENT.

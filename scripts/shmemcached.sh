@@ -5,8 +5,7 @@
 # Arguments go to shmemcached (scripts/shmemcached.sh --help lists them); cache settings are the SHMEMCACHE_*
 # variables (README, Configuration). Environment: SHMEMCACHED_NP (PEs, default 2), SHMEMCACHED_TCP=1 (UCX over
 # TCP), SHMEMCACHED_BIN (a built shmemcached: no build step), SHMEMCACHE_JOB_TIMEOUT (seconds, default 0 = none),
-# SHMEMCACHED_YIELD (1, the default: idle PEs yield the CPU; 0: they spin); SHMEMCACHE_IDLE_SPIN_US=20 on a
-# loaded node (below).
+# SHMEMCACHED_YIELD (1, the default: idle PEs yield the CPU; 0: they spin); SHMEMCACHE_IDLE_SPIN_US (below).
 #
 # Ctrl-C or SIGTERM stops it cleanly: the job runs in its own session and is sent SIGUSR1, which oshrun forwards
 # to every PE (SIGINT/SIGTERM would make oshrun abort the job); each gateway closes its connections and
@@ -32,10 +31,11 @@ if [ "${SHMEMCACHED_TCP:-0}" = 1 ]; then launcher+=(--tcp); fi
 # and a spinning server that does not yield takes their core (gateway/README.md, Performance).
 # SHMEMCACHED_YIELD=0 lets it spin (a node whose cores outnumber the PEs and clients).
 if [ "${SHMEMCACHED_YIELD:-1}" = 1 ]; then launcher+=(--yield); else launcher+=(--no-yield); fi
-# A server PE that has gone idle spins SHMEMCACHE_IDLE_SPIN_US (library default 1 ms) before it sleeps on its
-# doorbell. On a node whose cores the PEs and their TCP clients overfill (load average 10+ on 2 cores), 20 us
-# gives memcaslap 1.4-6x the throughput, but on a quiet node it costs a wake-up per set (1 connection: 25-39k
-# instead of 92-95k ops/s), so it is left to the caller (gateway/README.md, Performance).
+# A server PE that has gone idle spins SHMEMCACHE_IDLE_SPIN_US before it sleeps on its doorbell (library default
+# auto: 1 ms). On a node whose cores the PEs and their TCP clients overfill, 20 us gave memcaslap more throughput,
+# but on a quiet node it costs a wake-up per set (1 connection: 25-39k instead of 92-95k ops/s);
+# SHMEMCACHE_IDLE_SPIN_US=adaptive spins 1 ms while the server has its core to itself and 20 us while other
+# threads want it (opt-in: gateway/README.md, Performance).
 np="${SHMEMCACHED_NP:-2}"
 setsid "${launcher[@]}" -np "$np" "$bin" "$@" &
 job=$!

@@ -32,7 +32,7 @@
 #   gateway    issue 17: memcaslap vs memcached -t 2 and shmemcached side by side, each on 2 cores of its own
 #   gwcompare  issue 17: bench/gateway/compare.sh, equal cores (2,3), shmemcached --threads 2 vs 1; then 4 cores
 #   gwperf     issue 17: cpu-clock profile of shmemcached's CPUs under memcaslap, 32 connections
-#   gwspin     issue 17: compare.sh with SHMEMCACHE_IDLE_SPIN_US 1000/100/20/5 and SHMEMCACHED_YIELD=0
+#   gwspin     issue 17: compare.sh with SHMEMCACHE_IDLE_SPIN_US 1000/100/20/5/adaptive and SHMEMCACHED_YIELD=0
 # Knobs: QUICK=1 shrinks every sweep to a pipeline check; SECONDS_PER_RUN (2); LOCAL=1 (no device set-up,
 # oversubscribed jobs, binaries from BUILD_DIR); PIN_CPUS="a b ..." pins rank i of a job to the i-th CPU; PERF_RANK,
 # PERF_MODE (stat|record), PERF_EVENTS, PERF_OUT run that rank under perf; GW_CPUS (2,3) and CL_CPUS (8-11): gwperf's
@@ -412,7 +412,7 @@ part_gwperf() {
 }
 
 part_gwspin() {
-  local gw v spins="1000 100 20 5" conns="1 8 32" conns2="8 32"
+  local gw v spins="1000 100 20 5 adaptive" conns="1 8 32" conns2="8 32"
   gw=$(bin shmemcached)
   [ "$quick" = 1 ] && spins="1000 5" conns="1" conns2="8"
   for v in $spins; do
@@ -433,7 +433,7 @@ need_s() {  # need_s PART: the seconds a part needs on the 16-core machine (its 
   case $1 in
     meta) echo 5 ;; lat2) echo 15 ;; perf | gwperf) echo 20 ;; batch2) echo 25 ;; oversub2 | threads) echo 35 ;;
     latency | batch | policy14) echo 40 ;; oversub | servers) echo 45 ;; active14 | keys13 | clients) echo 60 ;;
-    gateway) echo 90 ;; gwspin) echo 110 ;; gwcompare) echo 150 ;; *) echo 30 ;;
+    gateway) echo 90 ;; gwspin) echo 130 ;; gwcompare) echo 150 ;; *) echo 30 ;;
   esac
 }
 run_part() {  # run_part PART: appends to OUT/PART.txt, or skips PART where the budget left is under its need

@@ -182,7 +182,12 @@ typedef struct {
                                    as before); -1 = auto (default): SHMEMCACHE_IDLE_SPIN_AUTO_US where every
                                    client maps the server's memory (same node), never elsewhere (over UCX tcp
                                    a sleeping server would also delay Direct operations, which need its CPU
-                                   there). Stats idle_sleeps / doorbell_wakes count naps and wakes */
+                                   there); SHMEMCACHE_IDLE_SPIN_ADAPTIVE (-2): as auto, but cut to
+                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US (a constant) while other threads want the
+                                   server's core (its spin's yields hand the core away: a gateway and its TCP
+                                   clients on the same cores, or client PEs on an oversubscribed node; opt-in
+                                   until measured on real cores). Stats idle_sleeps / doorbell_wakes /
+                                   idle_spins_contended count naps, wakes and cut spins */
   int oversubscribed;           /* whether this PE's node runs more PEs than it has CPUs for, which decides
                                    how the library waits for another PE (a reply, a lock): on a node that is
                                    not, a waiter spins up to 1 ms before it yields its core; on one that is,
@@ -200,6 +205,14 @@ typedef struct {
  * fell more often into wake-ups onto a shared core: p50 1.8 us -> ms), and an idle server still sleeps within
  * 1 ms of its last request. */
 #define SHMEMCACHE_IDLE_SPIN_AUTO_US 1000
+/* idle_spin_us adaptive: auto's spin, cut to SHMEMCACHE_IDLE_SPIN_CONTENDED_US while other threads want the
+ * server's core. A fixed 20 us spin gave a shmemcached node, whose gateways and TCP clients share the servers'
+ * cores, 0.90x memcached's memcaslap throughput at 32 connections instead of 0.68x with 1 ms (16 cores, one
+ * repeat; issue 17), and costs a wake-up per request where the core is free: hence only while it is contended.
+ * On the 2-core VM the adaptive spin's throughput was within the noise of auto's (server CPU per operation lower
+ * at load 3, higher at load 6), so it is not the default yet. */
+#define SHMEMCACHE_IDLE_SPIN_ADAPTIVE (-2)
+#define SHMEMCACHE_IDLE_SPIN_CONTENDED_US 20
 
 /* Values of shmemcache_config_t.direct_policy. */
 enum {
@@ -535,6 +548,12 @@ typedef struct {
                                    the mapping: every item's pointer looked up first, then each block read with
                                    the seqlock of a single on-node GET (also counted where that GET counts:
                                    gets, direct_gets, get_hits or get_misses, local_gets, directory_hits) */
+  /* idle servers, continued */
+  uint64_t idle_spins_contended; /* server side, idle_spin_us adaptive: waits for work whose spin was cut to
+                                   SHMEMCACHE_IDLE_SPIN_CONTENDED_US because other threads wanted the server's
+                                   core (its spin's thread switched out involuntarily, which a yield that hands
+                                   the core to another thread is, in 2 or more of a window of 16 observed
+                                   intervals of 64 polls, windows spanning many spins; until a window has none) */
 } shmemcache_stats_t;
 
 /* Fills *stats for this PE. Returns INVALID_ARGUMENT for NULL arguments. Works after finalize (the last

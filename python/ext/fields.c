@@ -59,7 +59,7 @@ static const config_field config_fields[] = {
   X(mget_message_items) X(unchecked_copies) X(idle_sleeps) X(doorbell_wakes) X(cpu_word_atomics) \
   X(published_epoch_gets) X(direct_expiry_asks) X(remote_gets_whole) X(remote_gets_head_value)                \
   X(remote_gets_split) X(large_sets_placed) X(large_value_copies) X(expired_crawled) \
-  X(mget_local_items)
+  X(mget_local_items) X(idle_spins_contended)
 
 /* Every field of shmemcache_stats_t is a uint64_t listed above: a field added to the C struct and not here fails
  * the build instead of silently missing from stats(). */

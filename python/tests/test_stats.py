@@ -10,9 +10,10 @@ def test_stats_fields(cache):
                  "mget_message_items", "unchecked_copies", "idle_sleeps", "doorbell_wakes", "cpu_word_atomics",
                  "published_epoch_gets", "direct_expiry_asks", "remote_gets_whole", "remote_gets_head_value",
                  "remote_gets_split", "large_sets_placed", "large_value_copies",
-                 "expired_crawled", "mget_local_items"):
+                 "expired_crawled", "mget_local_items",
+                 "idle_spins_contended"):
         assert isinstance(stats[name], int), name
-    assert len(stats) == 67
+    assert len(stats) == 68
 
 
 def test_counters_move(cache, key):

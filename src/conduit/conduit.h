@@ -260,6 +260,13 @@ class Conduit {
   // max_nap_ns (DoorbellSleep), calling tick (may be empty) at least once per max_nap_ns while it waits.
   // Needs layout.sleeping.
   void SleepWhenIdle(uint64_t spin_ns, uint64_t max_nap_ns, std::function<void()> tick = {});
+  // Server side, after SleepWhenIdle: a spin lasts at most contended_spin_ns while other threads want this core
+  // (DoorbellSleep::SpinLessWhenContended).
+  // switches: as DoorbellSleep's (tests give their own count of involuntary switches).
+  void SpinLessWhenContended(uint64_t contended_spin_ns,
+                             std::function<uint64_t()> switches = CoreContention::InvoluntarySwitches) {
+    sleep_->SpinLessWhenContended(contended_spin_ns, std::move(switches));
+  }
   // Server side, on an oversubscribed node (core/cpu_share.h): from now on WaitDoorbell, where it does not sleep,
   // polls the doorbell itself and ticks *yield (ServerYield::Tick: it yields the core once per round of the
   // clients) instead of spinning in the runtime's wait, which yields only when a call finds nothing to do: over UCX
@@ -300,6 +307,7 @@ class Conduit {
   void FillStats(shmemcache_stats_t* stats) const {
     for (size_t peer = 0; peer < peers_.size(); ++peer) FillStats(peer, stats);
     stats->idle_sleeps += sleep_ ? sleep_->naps() : 0;
+    stats->idle_spins_contended += sleep_ ? sleep_->contended_spins() : 0;
   }
   void FillStats(size_t peer, shmemcache_stats_t* stats) const {
     stats->messages_sent += peers_[peer].stats.messages_sent;

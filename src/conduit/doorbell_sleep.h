@@ -7,6 +7,19 @@
 // futex-waits on it (core/futex.h) for one nap, progressing between naps. Naps double from kFirstNapNs up to
 // max_nap_ns, so every sleep is bounded and the server notices whatever its progress brings in (over UCX tcp the
 // doorbell itself lands only while it progresses) within one nap.
+// Contended cores (SpinLessWhenContended; the server's idle_spin_us adaptive): from the spin's first clock reading
+// on, at every clock reading (every Deadline::kPollsPerClockRead polls, each interval ending in one yield) the
+// spin tells a CoreContention (core/core_contention.h) whether its thread was switched out involuntarily since
+// the last reading: what a yield that hands the core to another runnable thread is (the spin's own yield, or
+// the runtime's in progress), and a preemption. While the verdict says other threads want this core, a spin ends
+// at the first clock reading at or after contended_spin_ns, and after at least one observed interval, instead of
+// spin_ns: there every microsecond of spin is taken from the threads that want the core (measured, issue 17: a
+// server spinning 1 ms between a gateway's sets took 39% of the gateway's two CPUs), and a short spin still
+// answers a burst's next request without a wake-up. Since every cut spin is observed, the verdict clears once the
+// core is free again. Where the server has its core to itself its yields return without a switch and the spin
+// stays spin_ns (the lowest latency: a sleeping server costs a wake-up per request at one connection). Kernels
+// before 6.17 switch on a yield only once the yielder's share of the slice is used up, so against a CPU-bound
+// neighbour the signal is mostly preemptions there, and a spin may stay uncut.
 //
 // Client (WakeSleeperAfterAdd): a client that maps the server's control region (same node) rings its doorbell
 // with an add that is complete when it returns (a CPU atomic through the mapping, or the runtime's fetching add,
@@ -33,6 +46,7 @@
 #include <functional>
 #include <utility>
 
+#include "core/core_contention.h"
 #include "transport/transport.h"
 
 namespace smc {
@@ -60,7 +74,19 @@ class DoorbellSleep {
   // Returns once *doorbell != seen (spinning, then sleeping: see the top of this file). No time limit: an idle
   // server waits for work however long; each nap is bounded.
   void WaitUntilMoved(uint64_t seen);
+  // From now on a spin ends at the first clock reading at or after contended_spin_ns (> 0, below spin_ns to
+  // matter) while the core is contended (see the top of this file; the verdict moves at clock readings, so a spin
+  // during which it turns contended ends then); 0 turns that off (the default: every spin lasts spin_ns).
+  // switches: the thread's involuntary switches so far (tests give their own count).
+  void SpinLessWhenContended(uint64_t contended_spin_ns,
+                             std::function<uint64_t()> switches = CoreContention::InvoluntarySwitches) {
+    contended_spin_ns_ = contended_spin_ns;
+    switches_ = std::move(switches);
+  }
   uint64_t naps() const { return naps_; }  // futex waits entered (an idle server's sleeps)
+  // Spins cut short (after contended_spin_ns, before spin_ns) because the core was contended.
+  uint64_t contended_spins() const { return contended_spins_; }
+  const CoreContention& contention() const { return contention_; }
 
  private:
   bool Moved(uint64_t seen) const { return __atomic_load_n(doorbell_, __ATOMIC_ACQUIRE) != seen; }
@@ -71,7 +97,11 @@ class DoorbellSleep {
   uint64_t spin_ns_;
   uint64_t max_nap_ns_;
   std::function<void()> tick_;
+  uint64_t contended_spin_ns_ = 0;
+  std::function<uint64_t()> switches_;
+  CoreContention contention_;
   uint64_t naps_ = 0;
+  uint64_t contended_spins_ = 0;
 };
 
 // Client side, after this PE rang the doorbell of a server whose words it maps (doorbell, sleeping: this PE's

@@ -93,15 +93,16 @@ struct EnvApplier {
       return true;
     });
   }
+  static bool ParseInt(const char* t, int* field) {
+    char* end = nullptr;
+    errno = 0;
+    long v = std::strtol(t, &end, 10);
+    if (errno != 0 || end == t || *end != '\0' || v < -2147483647L || v > 2147483647L) return false;
+    *field = static_cast<int>(v);
+    return true;
+  }
   void Int(const char* name, int* field) {
-    Apply(name, [field](const char* t) {
-      char* end = nullptr;
-      errno = 0;
-      long v = std::strtol(t, &end, 10);
-      if (errno != 0 || end == t || *end != '\0' || v < -2147483647L || v > 2147483647L) return false;
-      *field = static_cast<int>(v);
-      return true;
-    });
+    Apply(name, [field](const char* t) { return ParseInt(t, field); });
   }
   void Double(const char* name, double* field) {
     Apply(name, [field](const char* t) {
@@ -171,7 +172,13 @@ Status ConfigDefaults(shmemcache_config_t* c) {
   env.Apply("SHMEMCACHE_DIRECT_POLICY", [c](const char* t) { return ParseDirectPolicy(t, &c->direct_policy); });
   env.Int("SHMEMCACHE_LOCAL_ACCESS", &c->local_access);
   env.Apply("SHMEMCACHE_MGET_POLICY", [c](const char* t) { return ParseMGetPolicy(t, &c->mget_policy); });
-  env.Int("SHMEMCACHE_IDLE_SPIN_US", &c->idle_spin_us);
+  // A number of microseconds, or the words auto (-1) and adaptive (SHMEMCACHE_IDLE_SPIN_ADAPTIVE), any case.
+  env.Apply("SHMEMCACHE_IDLE_SPIN_US", [&env, c](const char* t) {
+    if (strcasecmp(t, "auto") == 0) c->idle_spin_us = -1;
+    else if (strcasecmp(t, "adaptive") == 0) c->idle_spin_us = SHMEMCACHE_IDLE_SPIN_ADAPTIVE;
+    else return env.ParseInt(t, &c->idle_spin_us);
+    return true;
+  });
   env.Int("SHMEMCACHE_OVERSUBSCRIBED", &c->oversubscribed);
   if (env.status != SHMEMCACHE_OK) return Fail(env.status, env.error);
   return SHMEMCACHE_OK;
@@ -225,8 +232,9 @@ Status ValidateConfig(const shmemcache_config_t& c, int n_pes) {
   if (c.mget_policy < SHMEMCACHE_MGET_AUTO || c.mget_policy > SHMEMCACHE_MGET_SINGLE)
     return bad("mget_policy must be SHMEMCACHE_MGET_AUTO, _MESSAGE or _SINGLE (SHMEMCACHE_MGET_POLICY=auto, "
                "message or single)");
-  if (c.idle_spin_us < -1 || c.idle_spin_us > 1000000)
-    return bad("idle_spin_us must be -1 (auto), 0 (never sleep) or 1..1000000 (SHMEMCACHE_IDLE_SPIN_US)");
+  if (c.idle_spin_us < SHMEMCACHE_IDLE_SPIN_ADAPTIVE || c.idle_spin_us > 1000000)
+    return bad("idle_spin_us must be -1 (auto), -2 (adaptive), 0 (never sleep) or 1..1000000 "
+               "(SHMEMCACHE_IDLE_SPIN_US)");
   if (c.oversubscribed < -1 || c.oversubscribed > 1)
     return bad("oversubscribed must be -1 (auto), 0 or 1 (SHMEMCACHE_OVERSUBSCRIBED)");
   return SHMEMCACHE_OK;

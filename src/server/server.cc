@@ -83,7 +83,7 @@ void Server::SleepWhenIdle(bool every_client_wakes) {
   // need no server CPU either). Where some cannot, auto never sleeps: over UCX tcp their Direct operations are
   // served only while the server progresses, and a nap would delay each one (conduit/doorbell_sleep.h).
   int spin_us = config_.idle_spin_us;
-  if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;
+  if (spin_us < 0) spin_us = every_client_wakes ? SHMEMCACHE_IDLE_SPIN_AUTO_US : 0;  // auto, adaptive
   PublishEpoch(clock_.Nanos());
   if (spin_us == 0) {  // spins in the runtime's wait (the epoch word moves per request only)
     crawl_polls_ = transport_->ProgressServesPeers();  // or polls, to crawl (ServeUntilDone)
@@ -97,6 +97,10 @@ void Server::SleepWhenIdle(bool every_client_wakes) {
     PublishEpoch(now_ns);
     CrawlWhenIdle(now_ns);
   });
+  // Adaptive also spins less while other threads want this core (the gateways and TCP clients a shmemcached node
+  // shares its cores with: doorbell_sleep.h); auto and a spin the user set last what they say.
+  if (config_.idle_spin_us == SHMEMCACHE_IDLE_SPIN_ADAPTIVE && SHMEMCACHE_IDLE_SPIN_CONTENDED_US < spin_us)
+    conduit_.SpinLessWhenContended(uint64_t{SHMEMCACHE_IDLE_SPIN_CONTENDED_US} * 1000);
   epoch_lag_ns_ = max_nap + kEpochLagSlackNs;  // published while Serve runs
 }
 

@@ -310,6 +310,13 @@ shmemcache_pe_test(idle_server_np3_tcp pe_idle_server 3 TCP ARGS sleeps ENV SHME
 shmemcache_pe_test(idle_server_np3_tcp_auto pe_idle_server 3 TCP ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(idle_server_np3_never pe_idle_server 3 ARGS nosleep ENV SHMEMCACHE_DIRECT_OPS=0
                    SHMEMCACHE_IDLE_SPIN_US=0)
+# idle_spin_us adaptive: the same sleeps and wake-ups; and a server whose core a client shares (its spin cut
+# while that client wants the core) still serves every client fairly.
+shmemcache_pe_test(idle_server_np3_adaptive pe_idle_server 3 ARGS sleeps wakes ENV SHMEMCACHE_DIRECT_OPS=0
+                   SHMEMCACHE_IDLE_SPIN_US=adaptive)
+shmemcache_pe_test(fairness_shared_core_np5_adaptive pe_fairness 5 ARGS 3 shared-core ENV SHMEMCACHE_DIRECT_OPS=0
+                   SHMEMCACHE_IDLE_SPIN_US=adaptive OSHRUN -rf ${CMAKE_CURRENT_BINARY_DIR}/shared_core.rankfile
+                   ${two_cpus})
 
 # The expiry crawl (issue 15): pairs given a ttl by Direct stores (no hint on the server), never read, are freed by
 # the server's idle passes; pairs without ttl stay. A small server (128 K ways) so that a sweep takes a few seconds

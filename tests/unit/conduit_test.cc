@@ -21,6 +21,7 @@
 #include "conduit/reply_room.h"
 #include "core/bytes.h"
 #include "core/clock.h"
+#include "core/core_contention.h"
 #include "transport/loopback_transport.h"
 
 namespace smc {
@@ -726,6 +727,89 @@ TEST(Conduit, ASleepingServerTicksAfterEveryNap) {
   EXPECT_GE(seen_while_asleep, 5u);
   EXPECT_GT(server_stats.idle_sleeps, 0u);
   EXPECT_GE(ticks.load(), server_stats.idle_sleeps + 1);  // one per wait, one per nap
+}
+
+// Contended cores (DoorbellSleep::SpinLessWhenContended, the server's idle_spin_us adaptive), driven on one thread
+// with the test's own count of involuntary switches (moving in every interval while `wanted`), so what the
+// verdict does cannot depend on the machine's load or its kernel (CoreContention's own tests check the real
+// count). The wait's tick (SleepWhenIdle: at every clock reading of the spin and after every nap) ends each wait
+// with a ring once the wait napped (its spin was cut) or once its spin passed kFullSpinReadings clock readings
+// (a cut spin ends within a few: it spins in full, 60 s).
+class ContendedSpin {
+ public:
+  static constexpr uint64_t kSpin = 60000000000ull;  // 60 s
+  static constexpr int kFullSpinReadings = 1000;
+
+  explicit ContendedSpin(bool spin_less) {
+    p_.server.conduit->SleepWhenIdle(kSpin, /*max_nap_ns=*/1000000, [this] { Tick(); });
+    if (spin_less) p_.server.conduit->SpinLessWhenContended(20000, [this] { return wanted_ ? ++switches_ : switches_; });
+  }
+  void set_wanted(bool wanted) { wanted_ = wanted; }
+  // One idle wait, ended by a ring: true when its spin was cut (it napped), false when it spun in full.
+  bool WaitWasCut() {
+    readings_ = 0;
+    napped_ = spun_ = rung_ = false;
+    naps_before_ = Naps();
+    std::vector<size_t> ready;
+    do {
+      p_.server.conduit->WaitDoorbell(&ready);
+    } while (ready.empty());
+    std::vector<uint8_t> got;
+    EXPECT_EQ(p_.server.conduit->Poll(0, &got), SHMEMCACHE_OK);
+    EXPECT_NE(napped_, spun_);
+    return napped_;
+  }
+  shmemcache_stats_t Stats() const {
+    shmemcache_stats_t stats{};
+    p_.server.conduit->FillStats(&stats);
+    return stats;
+  }
+
+ private:
+  uint64_t Naps() const { return Stats().idle_sleeps; }
+  void Tick() {
+    if (rung_) return;
+    if (Naps() > naps_before_) {
+      napped_ = true;
+    } else if (++readings_ >= kFullSpinReadings) {
+      spun_ = true;
+    } else {
+      return;
+    }
+    rung_ = true;
+    std::vector<uint8_t> m = Message(8, 1);
+    EXPECT_EQ(p_.client.conduit->Send(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+
+  Pair p_;
+  bool wanted_ = true;
+  uint64_t switches_ = 0;
+  int readings_ = 0;
+  uint64_t naps_before_ = 0;
+  bool napped_ = false, spun_ = false, rung_ = false;
+};
+
+TEST(Conduit, AServerWhoseCoreIsWantedCutsItsSpinAndOnceItIsFreeSpinsInFullAgain) {
+  ContendedSpin s(/*spin_less=*/true);
+  // The verdict starts uncontended; a window of CoreContention::kWindow intervals, each handed away, turns it.
+  EXPECT_TRUE(s.WaitWasCut());
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(s.WaitWasCut());
+  const uint64_t cut = s.Stats().idle_spins_contended;
+  EXPECT_EQ(cut, 6u);
+  // The core free: each cut spin still observes one interval, so within two windows of waits a spin is in full.
+  s.set_wanted(false);
+  int waits = 0;
+  while (waits < 3 * static_cast<int>(CoreContention::kWindow) && s.WaitWasCut()) ++waits;
+  EXPECT_LT(waits, 3 * static_cast<int>(CoreContention::kWindow));
+  EXPECT_FALSE(s.WaitWasCut());  // and stays so
+  EXPECT_EQ(s.Stats().idle_spins_contended, cut + static_cast<uint64_t>(waits));
+}
+
+TEST(Conduit, AServerThatDoesNotSpinLessSpinsInFullOnAWantedCore) {
+  ContendedSpin s(/*spin_less=*/false);
+  EXPECT_FALSE(s.WaitWasCut());
+  EXPECT_FALSE(s.WaitWasCut());
+  EXPECT_EQ(s.Stats().idle_spins_contended, 0u);
 }
 
 }  // namespace

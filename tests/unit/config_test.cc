@@ -183,6 +183,25 @@ TEST_F(ConfigEnvTest, SpillDir) {
   EXPECT_EQ(c.spill_dir, nullptr);
 }
 
+// SHMEMCACHE_IDLE_SPIN_US takes microseconds or the words auto and adaptive (any case); anything else names it.
+TEST_F(ConfigEnvTest, IdleSpinTakesMicrosecondsOrTheWordsAutoAndAdaptive) {
+  const struct { const char* text; int want; } ok[] = {
+      {"Adaptive", SHMEMCACHE_IDLE_SPIN_ADAPTIVE}, {"-2", SHMEMCACHE_IDLE_SPIN_ADAPTIVE}, {"AUTO", -1}, {"20", 20}};
+  for (const auto& tc : ok) {
+    setenv("SHMEMCACHE_IDLE_SPIN_US", tc.text, 1);
+    shmemcache_config_t c;
+    ASSERT_EQ(ConfigDefaults(&c), SHMEMCACHE_OK) << tc.text;
+    EXPECT_EQ(c.idle_spin_us, tc.want) << tc.text;
+    EXPECT_EQ(ValidateConfig(c, 2), SHMEMCACHE_OK) << tc.text << ": " << LastError();
+  }
+  for (const char* bad : {"adapt", "", "20us"}) {
+    setenv("SHMEMCACHE_IDLE_SPIN_US", bad, 1);
+    shmemcache_config_t c;
+    EXPECT_EQ(ConfigDefaults(&c), SHMEMCACHE_CONFIG_ERROR) << bad;
+    EXPECT_NE(std::strstr(LastError(), "SHMEMCACHE_IDLE_SPIN_US"), nullptr) << LastError();
+  }
+}
+
 TEST_F(ConfigEnvTest, BadSizeNamesTheVariable) {
   for (const char* bad : {"12X", "-5", "abc", "", "1.5G", "99999999999999999999", "17179869184G", "64K7"}) {
     SCOPED_TRACE(std::string("value '") + bad + "'");
@@ -370,7 +389,7 @@ TEST(ValidateConfig, RejectsBadFields) {
       {"local_access -2", [](shmemcache_config_t* c) { c->local_access = -2; }, 2},
       {"mget_policy 3", [](shmemcache_config_t* c) { c->mget_policy = 3; }, 2},
       {"mget_policy -1", [](shmemcache_config_t* c) { c->mget_policy = -1; }, 2},
-      {"idle_spin_us -2", [](shmemcache_config_t* c) { c->idle_spin_us = -2; }, 2},
+      {"idle_spin_us -3", [](shmemcache_config_t* c) { c->idle_spin_us = -3; }, 2},
       {"idle_spin_us > 1 s", [](shmemcache_config_t* c) { c->idle_spin_us = 1000001; }, 2},
       {"oversubscribed 2", [](shmemcache_config_t* c) { c->oversubscribed = 2; }, 2},
       {"oversubscribed -2", [](shmemcache_config_t* c) { c->oversubscribed = -2; }, 2},

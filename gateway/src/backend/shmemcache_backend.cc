@@ -270,6 +270,8 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
     sum.spill_reads += st.spill_reads;
     sum.active_ops_served += st.active_ops_served;
     sum.no_space_errors += st.no_space_errors;
+    sum.idle_sleeps += st.idle_sleeps;
+    sum.idle_spins_contended += st.idle_spins_contended;
   }
   rows->emplace_back("curr_items", sum.items);
   rows->emplace_back("bytes", sum.bytes_used);
@@ -281,6 +283,8 @@ Status ShmemcacheBackend::Stats(std::vector<StatRow>* rows) {
   rows->emplace_back("shmemcache_spill_reads", sum.spill_reads);
   rows->emplace_back("shmemcache_active_ops_served", sum.active_ops_served);
   rows->emplace_back("shmemcache_no_space_errors", sum.no_space_errors);
+  rows->emplace_back("shmemcache_idle_sleeps", sum.idle_sleeps);  // the servers' (doorbell_sleep.h)
+  rows->emplace_back("shmemcache_idle_spins_contended", sum.idle_spins_contended);
   shmemcache_stats_t mine{};
   if (shmemcache_get_stats(cache_, &mine) == SHMEMCACHE_OK) AddClientCounters(mine, rows);
   return Status::kOk;
