@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/client.h"
+#include "core/clock.h"
 #include "core/event_fd.h"
 
 namespace smc {
@@ -59,53 +60,60 @@ void Client::WakeArmedThreads() {
 Status Client::Arm() {
   if (pe_->wake_fd.load(std::memory_order_acquire) < 0)
     return Fail(SHMEMCACHE_INVALID_ARGUMENT, "shmemcache_arm before shmemcache_completion_fd");
-  Disarm();  // (armed again below, after the first pass)
+  Disarm();  // (armed again below, after the answers are read)
   const uint64_t* line = pe_->wake_line;
-  if (__atomic_load_n(&line[WakeLine::kRefused], __ATOMIC_ACQUIRE) != 0) {
-    return Fail(SHMEMCACHE_NOT_SUPPORTED, "a server on this node could not take this client's eventfd "
-                                          "(pidfd_getfd refused: another user, Yama's ptrace_scope; or another "
-                                          "pid namespace)");
-  }
-  // First pass, not armed: every server with requests in flight must be able to wake this client (NOT_SUPPORTED
-  // wins over "not now": the caller then polls without arming for a while); what has arrived from them is taken
-  // in (as a test would: a reply from a server the caller does not test first would otherwise make every arm
-  // say "not now" until the reply the caller tests lands), and what is staged goes out (it would never be
-  // answered). Not armed, so taking in does not write the eventfd for this thread.
+  // The servers this thread sleeps for: its own requests in flight there (completion_wake.h says why skipping the
+  // others is safe). Read once: a server whose count drops meanwhile is still looked at (harmless); none rises,
+  // only this thread posts its requests.
+  mine_servers_.clear();
+  for (int server = 0; server < config_.num_servers; ++server)
+    if (MineInFlight(server) != 0 && !conduit_.failed(static_cast<size_t>(server))) mine_servers_.push_back(server);
+  // Their answers on the wake line, no lock (every word read is atomic; maps() is fixed at init): NOT_SUPPORTED
+  // wins over "not now".
   Status s = SHMEMCACHE_OK;
-  for (int server = 0; s != SHMEMCACHE_NOT_SUPPORTED && server < config_.num_servers; ++server) {
+  for (int server : mine_servers_) {
+    const size_t peer = static_cast<size_t>(server);
+    if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers || conduit_.WakesNone(peer)) {
+      seen_set_ = false;
+      return Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
+                                                " writes this client's replies by put (another node, UCX tcp, or "
+                                                "local_access 0 on either PE) or is beyond the servers a wake line "
+                                                "counts: it cannot wake it");
+    }
+    if (WakeLine::Says(line, WakeLine::kRefused, peer)) {
+      seen_set_ = false;
+      return Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
+                                                " could not take this client's eventfd (pidfd_getfd refused: another "
+                                                "user, Yama's ptrace_scope; or another pid namespace)");
+    }
+    if (!WakeLine::Says(line, WakeLine::kAccepted, peer)) s = SHMEMCACHE_IN_PROGRESS;  // it takes it at its next flush
+  }
+  if (s == SHMEMCACHE_OK) {  // armed (Dekker with the servers and the other threads: completion_wake.h)
+    __atomic_store_n(&pe_->wake_line[WakeLine::kWoken], 0, __ATOMIC_RELAXED);  // ordered by the add that follows
+    __atomic_fetch_add(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
+    armed_ = true;
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
+  }
+  // Each server once, under its lock: flush, the ring (armed: after the fence), take in, its oldest's deadline.
+  uint64_t now = 0;  // one clock reading for the call, taken at the first deadline to judge
+  for (int server : mine_servers_) {
     const size_t peer = static_cast<size_t>(server);
     ServerHold hold(this, server);  // called holding none: waits for it
     if (pending_[server].empty() || conduit_.failed(peer)) continue;
-    if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers || conduit_.WakesNone(peer)) {
-      s = Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
-                                             " writes this client's replies by put (another node, UCX tcp, or "
-                                             "local_access 0 on either PE) or is beyond the servers a wake line "
-                                             "counts: it cannot wake it");
-      break;
-    }
-    if ((__atomic_load_n(&line[WakeLine::kAccepted + peer / 64], __ATOMIC_ACQUIRE) & (1ull << (peer % 64))) == 0)
-      s = SHMEMCACHE_IN_PROGRESS;  // it takes the eventfd at its next flush here (or refuses: the top, next arm)
     if (conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
-    if (conduit_.Arrived(peer)) {
-      const uint64_t before = pe_->active[server].completions;
-      CompleteArrived(server);
-      if (pe_->active[server].completions != before) s = SHMEMCACHE_IN_PROGRESS;  // the caller's, perhaps
+    if (!conduit_.Arrived(peer)) {
+      // Nothing to take in: the oldest request there waits, and is held to op_timeout_ms here too.
+      if (now == 0) now = NowNanos();
+      if (Late(server, now)) {
+        Disarm();  // first: the failure completes requests, which would write the eventfd for this thread
+        s = SHMEMCACHE_IN_PROGRESS;
+        GiveUpLate(server, "polled with shmemcache_test and shmemcache_arm");
+      }
+      continue;
     }
-  }
-  if (s != SHMEMCACHE_OK) {
-    seen_set_ = false;
-    return s;
-  }
-  // Second pass, armed (Dekker with the servers and the other threads: completion_wake.h).
-  __atomic_store_n(&pe_->wake_line[WakeLine::kWoken], 0, __ATOMIC_RELAXED);  // ordered by the add that follows
-  __atomic_fetch_add(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
-  armed_ = true;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
-  for (int server = 0; s == SHMEMCACHE_OK && server < config_.num_servers; ++server) {
-    ServerHold hold(this, server);
-    if (!pending_[server].empty() && !conduit_.failed(static_cast<size_t>(server)) &&
-        conduit_.Arrived(static_cast<size_t>(server)))
-      s = SHMEMCACHE_IN_PROGRESS;
+    Disarm();  // first, as above: what is taken in would write the eventfd for this thread
+    s = SHMEMCACHE_IN_PROGRESS;  // the caller's reply, perhaps
+    CompleteArrived(server);
   }
   if (s == SHMEMCACHE_OK && (!seen_set_ || pe_->completions.load(std::memory_order_seq_cst) != completions_seen_))
     s = SHMEMCACHE_IN_PROGRESS;

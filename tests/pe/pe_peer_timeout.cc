@@ -17,6 +17,13 @@
 //           job rather than hang it); the first start to the last return is at least op_timeout_ms (a deadline
 //           never ends early). Then the handle still answers: every call on the failed server returns TIMEOUT at
 //           once from every thread, and finalize returns OK.
+//   armed_sleeper  (np 2: server PE 0, client PE 1; run with SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1)
+//           a client that sleeps between its tests (issue 17: shmemcache_arm, then epoll_wait on the completion
+//           descriptor for at most kArmedSleepMs, as the gateway does) sees TIMEOUT within op_timeout_ms and a
+//           bound (kArmedSleeperSlackMs) from the issue when its server stops answering. Once an arm answered OK
+//           (the server took the eventfd), the client stops the server (SIGSTOP: the server publishes its pid),
+//           issues an iget and tests, arms and sleeps until it completes. A look per 64 empty tests alone (Test's
+//           clock pacing) would take >= 64 sleeps, 6.4 s. The server is continued (SIGCONT) before finalize.
 //
 // The two ways a server itself gives up need a broken peer that no public call can play, so they are one-process
 // tests on the loopback transport with the fault injected there (tests/unit/server_test.cc): a fragment flagged
@@ -27,7 +34,10 @@
 // The program is the application: it starts OpenSHMEM itself and calls shmem_* directly (no test hook in the
 // library).
 #include <shmem.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sched.h>
 
@@ -46,6 +56,7 @@
 namespace {
 
 long g_clients_timed_out = 0;  // on the server PE: clients that have seen their TIMEOUT (silent)
+long g_server_pid = 0;         // on the server PE: its pid (armed_sleeper), read by the client with shmem_long_g
 
 uint64_t NowMs() {
   timespec ts;
@@ -285,14 +296,91 @@ void SilentThreads(shmemcache_t* c, unsigned timeout_ms, int threads) {
   shmem_quiet();
 }
 
+constexpr int kArmedSleepMs = 100;            // the gateway's cap (net/gateway_server.h kArmedSleepNs)
+constexpr uint64_t kArmedSleeperSlackMs = 2000;  // generous: loaded CI; the pacing of Test alone gives >= 6400
+
+void ArmedSleeper(shmemcache_t* c, unsigned timeout_ms) {
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    return;
+  }
+  int fd = -1;
+  PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  PE_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0);
+  const std::string key = "armed-sleeper";
+  char buf[64];
+  size_t len = 0;
+  // Until an arm answers OK with a request in flight: the server took the eventfd (at its first flush of a reply
+  // after the registration), so that later arms may sleep. A sleep it answered OK for ends with the reply.
+  bool armed_ok = false;
+  for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, key.data(), key.size(), "v", 1, &r), SHMEMCACHE_OK);
+    while (shmemcache_test(c, r) == SHMEMCACHE_IN_PROGRESS) {
+      for (epoll_event stale{}; epoll_wait(ep, &stale, 1, 0) == 1;) {
+      }
+      const shmemcache_status_t armed = shmemcache_arm(c);
+      PE_CHECK(armed == SHMEMCACHE_OK || armed == SHMEMCACHE_IN_PROGRESS);
+      if (armed != SHMEMCACHE_OK) continue;
+      armed_ok = true;
+      epoll_event got{};
+      PE_CHECK(epoll_wait(ep, &got, 1, 20000) == 1);  // else a lost wake-up (pe_completion_fd's subject)
+    }
+    PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+  }
+  PE_CHECK(armed_ok);
+  const pid_t server = static_cast<pid_t>(shmem_long_g(&g_server_pid, 0));
+  PE_CHECK(server > 0 && kill(server, SIGSTOP) == 0);
+  usleep(20000);  // stopped by now (nothing of this client's is in flight there)
+  shmemcache_request_t* get = nullptr;
+  const uint64_t start = NowMs();
+  PE_CHECK_STATUS(shmemcache_iget(c, key.data(), key.size(), buf, sizeof(buf), &len, &get), SHMEMCACHE_OK);
+  shmemcache_status_t s;
+  uint64_t sleeps = 0, not_now = 0;
+  while ((s = shmemcache_test(c, get)) == SHMEMCACHE_IN_PROGRESS && pe_test::failures == 0) {
+    const bool hangs = NowMs() - start > timeout_ms + 60000;  // a bound of the test's own: it fails, not hangs
+    PE_CHECK(!hangs);
+    if (hangs) break;
+    const shmemcache_status_t armed = shmemcache_arm(c);
+    if (armed == SHMEMCACHE_IN_PROGRESS) {
+      ++not_now;
+      continue;
+    }
+    PE_CHECK_STATUS(armed, SHMEMCACHE_OK);
+    ++sleeps;
+    epoll_event got{};
+    epoll_wait(ep, &got, 1, kArmedSleepMs);  // the stopped server writes nothing: each sleep runs to its cap
+  }
+  const uint64_t took = NowMs() - start;
+  PE_CHECK(server > 0 && kill(server, SIGCONT) == 0);
+  std::printf("PE %d: an armed sleeper's iget to a stopped server returned %s after %llu ms (op_timeout_ms %u; "
+              "%llu sleeps of <= %d ms, %llu arms not now): %s\n",
+              shmem_my_pe(), shmemcache_strerror(s), static_cast<unsigned long long>(took), timeout_ms,
+              static_cast<unsigned long long>(sleeps), kArmedSleepMs, static_cast<unsigned long long>(not_now),
+              shmemcache_last_error());
+  PE_CHECK_STATUS(s, SHMEMCACHE_TIMEOUT);
+  PE_CHECK(Mentions("PE 0"));
+  PE_CHECK(took >= timeout_ms);                         // a deadline never ends early
+  PE_CHECK(took <= timeout_ms + kArmedSleeperSlackMs);  // nor much later for a sleeper
+  PE_CHECK(sleeps > 0);                                 // it slept: the bound is an armed sleeper's
+  PE_CHECK_STATUS(shmemcache_wait(c, get), SHMEMCACHE_TIMEOUT);
+  PE_CHECK(len == 0);
+  ExpectFailFast(c, key);
+  close(ep);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const unsigned timeout_ms = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 2000;
-  if (mode != "silent" && mode != "silent_threads") {
+  if (mode != "silent" && mode != "silent_threads" && mode != "armed_sleeper") {
     std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms] [multiple]\n"
-                         "       pe_peer_timeout silent_threads [op_timeout_ms] [threads]\n");
+                         "       pe_peer_timeout silent_threads [op_timeout_ms] [threads]\n"
+                         "       pe_peer_timeout armed_sleeper [op_timeout_ms]\n");
     return 2;
   }
   const bool threads = mode == "silent_threads";
@@ -310,12 +398,17 @@ int main(int argc, char** argv) {
   }
   pe_test::Begin(shmem_my_pe());
   pe_test::ClientBarrierInit();
+  const bool armed_sleeper = mode == "armed_sleeper";
+  if (armed_sleeper) {
+    if (shmem_my_pe() == 0) g_server_pid = getpid();  // PE 0 serves (num_servers 1)
+    shmem_barrier_all();
+  }
   shmemcache_config_t cfg;
   shmemcache_config_defaults(&cfg);
   cfg.num_servers = 1;
   cfg.op_timeout_ms = timeout_ms;
   cfg.chunks_per_peer = 8;  // a ring of known size (not auto): client 3's set is twice as large
-  if (threads) {
+  if (threads || armed_sleeper) {
     cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every call a message that waits (no Direct probe answers)
     cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;
   }
@@ -327,6 +420,8 @@ int main(int argc, char** argv) {
   }
   if (threads)
     SilentThreads(c, timeout_ms, argc > 3 ? std::atoi(argv[3]) : 6);
+  else if (armed_sleeper)
+    ArmedSleeper(c, timeout_ms);
   else
     Silent(c, cfg, timeout_ms);
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);  // never waits on the failed server

@@ -354,3 +354,10 @@ shmemcache_pe_test(completion_fd_np2_unmapped pe_completion_fd 2 ARGS unsupporte
 shmemcache_pe_test(completion_fd_np2_server_unmapped pe_completion_fd 2 ARGS unsupported_server_unmapped 2000
                    ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(completion_fd_np2_tcp pe_completion_fd 2 TCP ARGS unsupported 500 ENV SHMEMCACHE_DIRECT_OPS=0)
+# A refusal counts for its own server only: of 2 servers one refuses, and the other's requests still sleep.
+shmemcache_pe_test(completion_fd_np3_one_refuses pe_completion_fd 3 ARGS one_refuses 2000
+                   ENV ${completion_sleep_env} SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_OVERSUBSCRIBED=0)
+# A sleeper (arm, then a 100 ms bounded sleep, as the gateway's) whose server stops answering (SIGSTOP) sees
+# TIMEOUT within op_timeout_ms (1 s) + 2 s: its arms judge the deadline, not only every 64th empty test.
+shmemcache_pe_test(peer_timeout_armed_sleeper_np2 pe_peer_timeout 2 ARGS armed_sleeper 1000 TIMEOUT 120
+                   ENV ${completion_sleep_env})
