@@ -361,3 +361,7 @@ shmemcache_pe_test(completion_fd_np3_one_refuses pe_completion_fd 3 ARGS one_ref
 # TIMEOUT within op_timeout_ms (1 s) + 2 s: its arms judge the deadline, not only every 64th empty test.
 shmemcache_pe_test(peer_timeout_armed_sleeper_np2 pe_peer_timeout 2 ARGS armed_sleeper 1000 TIMEOUT 120
                    ENV ${completion_sleep_env})
+# An arm waits for no lock of a server it has nothing in flight to: a set holds server 1's (stopped) lock for
+# op_timeout_ms (5 s) while the arm, with a get to server 0 only, must return meanwhile.
+shmemcache_pe_test(peer_timeout_arm_skips_np3 pe_peer_timeout 3 ARGS arm_skips 5000 TIMEOUT 120
+                   ENV ${completion_sleep_env} SHMEMCACHE_OVERSUBSCRIBED=0)
