@@ -62,16 +62,18 @@ Status Client::Arm() {
     return Fail(SHMEMCACHE_INVALID_ARGUMENT, "shmemcache_arm before shmemcache_completion_fd");
   Disarm();  // (armed again below, after the answers are read)
   const uint64_t* line = pe_->wake_line;
-  // The servers this thread sleeps for: its own requests in flight there (completion_wake.h says why skipping the
-  // others is safe). Read once: a server whose count drops meanwhile is still looked at (harmless); none rises,
-  // only this thread posts its requests.
-  mine_servers_.clear();
+  // The servers it looks at: every one with a request of the handle in flight, any thread's (a thread may test
+  // another's request, then sleep for it), read without their locks (RequestQueue::SizeUnlocked: a server whose
+  // queue reads empty is skipped, lock and all; completion_wake.h says why that loses no wake-up). Read once: a
+  // server whose queue empties meanwhile is still looked at (harmless).
+  arm_servers_.clear();
   for (int server = 0; server < config_.num_servers; ++server)
-    if (MineInFlight(server) != 0 && !conduit_.failed(static_cast<size_t>(server))) mine_servers_.push_back(server);
+    if (pending_[server].SizeUnlocked() != 0 && !conduit_.failed(static_cast<size_t>(server)))
+      arm_servers_.push_back(server);
   // Their answers on the wake line, no lock (every word read is atomic; maps() is fixed at init): NOT_SUPPORTED
   // wins over "not now".
   Status s = SHMEMCACHE_OK;
-  for (int server : mine_servers_) {
+  for (int server : arm_servers_) {
     const size_t peer = static_cast<size_t>(server);
     if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers || conduit_.WakesNone(peer)) {
       seen_set_ = false;
@@ -95,16 +97,25 @@ Status Client::Arm() {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
   }
   // Each server once, under its lock: flush, the ring (armed: after the fence), take in, its oldest's deadline.
-  uint64_t now = 0;  // one clock reading for the call, taken at the first deadline to judge
-  for (int server : mine_servers_) {
+  // The lock of a server with a request of this thread in flight is waited for; another's is taken only if free:
+  // busy, "not now" (its holder may be a blocking call that waits op_timeout_ms there, for a server that stopped,
+  // and this thread has nothing of its own there to wait for; nor can it tell without the lock whether a reply
+  // waits in the ring).
+  for (int server : arm_servers_) {
     const size_t peer = static_cast<size_t>(server);
-    ServerHold hold(this, server);  // called holding none: waits for it
+    ServerHold hold(this, server, /*try_only=*/MineInFlight(server) == 0);  // called holding none
+    if (!hold.owns()) {
+      Disarm();
+      s = SHMEMCACHE_IN_PROGRESS;
+      continue;
+    }
     if (pending_[server].empty() || conduit_.failed(peer)) continue;
     if (conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
     if (!conduit_.Arrived(peer)) {
-      // Nothing to take in: the oldest request there waits, and is held to op_timeout_ms here too.
-      if (now == 0) now = NowNanos();
-      if (Late(server, now)) {
+      // Nothing to take in: the oldest request there waits, and is held to op_timeout_ms here too. The clock is
+      // read under this lock, as Test reads it: a reading taken before the lock could precede a first look that
+      // another thread stamped on that request while this one waited for the lock.
+      if (Late(server, NowNanos())) {
         Disarm();  // first: the failure completes requests, which would write the eventfd for this thread
         s = SHMEMCACHE_IN_PROGRESS;
         GiveUpLate(server, "polled with shmemcache_test and shmemcache_arm");

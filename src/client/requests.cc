@@ -727,7 +727,9 @@ void Client::PollReplies(int server, bool progress) {
 bool Client::Late(int server, uint64_t now) {
   shmemcache_request* oldest = pending_[server].front();
   if (oldest->polled_since_ns == 0) oldest->polled_since_ns = now;
-  return (now - oldest->polled_since_ns) / 1000000 >= config_.op_timeout_ms;
+  // A reading older than the mark (taken before another thread's look marked it) is not late: unsigned, the
+  // difference would wrap and fail a live server.
+  return now > oldest->polled_since_ns && (now - oldest->polled_since_ns) / 1000000 >= config_.op_timeout_ms;
 }
 
 void Client::GiveUpLate(int server, const char* how) {

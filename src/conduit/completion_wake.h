@@ -16,7 +16,7 @@
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
 //   refused       kAcceptedWords words on the second cache line, bit s: server s could not take the eventfd
 //                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED while a request of the
-//                 arming thread is in flight to s, and only then; other servers' requests still sleep). Set by
+//                 handle is in flight to s, and only then; other servers' requests still sleep). Set by
 //                 server s through its mapping (atomic OR), at most once per registration; on a line of its own
 //                 so that the words every flush and arm touch share theirs with no write made once per server.
 // A server sets at most one of its two bits per registration, never clears either, and never both.
@@ -39,27 +39,33 @@
 // stores registration 0 and armed 0 first (Client::EndWakeUps): a thread left armed is no longer counted, and
 // no server writes its eventfd again.
 //
-// Client (Client::Arm). The servers it looks at are those with a request of the arming thread in flight
-// (Client::MineInFlight, the thread's own counts, read without a lock); the others it skips, locks and all.
+// Client (Client::Arm). The servers it looks at are those with a request of the handle in flight, any thread's
+// (RequestQueue::SizeUnlocked, read without a lock); the others it skips, locks and all.
 // First, without a lock and not armed, their answers on the wake line: each must map this client and have
 // accepted the eventfd; a refused bit, a server that wakes none, one beyond kMaxServers or one it does not map:
 // NOT_SUPPORTED (at once: the caller polls without arming for a while); no bit yet: "not now" (it takes the
 // eventfd at its next flush here). Then, unless "not now" already: woken 0, add 1 to armed, seq_cst fence.
-// Then each of those servers once, under its lock: what is staged for it goes out (it would never be answered);
+// Then each of those servers once, under its lock (waited for where a request of the arming thread is in flight
+// there; else taken only if free, and "not now" if busy: its holder may wait op_timeout_ms there for a stopped
+// server): what is staged for it goes out (it would never be answered);
 // armed, it looks at the use_flag of the next chunk expected in the reply ring (and at a packed chunk still
 // holding records): anything there disarms first (so taking it in writes no eventfd for this thread) and makes
 // the answer "not now"; what arrived is taken in (as a test would: a reply from a server the caller does not test
 // first would otherwise make every arm say "not now" until the reply the caller tests lands); and the oldest
 // request there that still waits is held to op_timeout_ms as shmemcache_test holds it (its clock starts at the
-// first look, Test's or Arm's): past it, disarm, fail the server (its requests complete with TIMEOUT), "not now".
-// So a sleeper re-arming after each bounded sleep sees TIMEOUT within op_timeout_ms and one sleep, not after the
-// 64 empty polls per clock read of Test's pacing (Client::PollReplies). Last, armed still: the completion count.
-// Skipping a server s with none of the thread's requests in flight loses no wake-up of this thread: it sleeps
-// for its own requests only. One completed by another thread since this thread's first Test after its last arm
-// moved the completion count (that count is taken after the request's counts drop, and before the completer
-// reads armed), which the arm's last check or the completer's wake covers (below); a reply for another thread's
-// request from s is that thread's to take in (its own test or arm looks at s), and wakes this one at worst
-// spuriously. Nor does it change NOT_SUPPORTED: that answer is about the requests the thread sleeps for.
+// first look, Test's or Arm's; each reads the clock under the server's lock, so the readings judged against a
+// mark are not older than it; Client::Late counts one that is as not late): past it, disarm, fail the server (its
+// requests complete with TIMEOUT), "not now". So a sleeper re-arming after each bounded sleep sees TIMEOUT within
+// op_timeout_ms and one sleep, not after the 64 empty polls per clock read of Test's pacing
+// (Client::PollReplies). Last, armed still: the completion count.
+// Skipping a server s whose queue reads empty loses no wake-up: a request r the arming thread tested (any
+// thread's) was pushed to s's queue under s's lock before its issuer handed it on, so before that test, and the
+// queue size is stored under the lock at every change: the read sees that push's store or a later one, and so
+// reads 0 only if r left the queue since, that is, completed (or failed) after that test found it in progress.
+// Such a completion moved the completion count after this thread's count was taken (the count is taken before the
+// test reads done; the completer moves it after r's done store, and before it reads armed), which the arm's last
+// check or the completer's wake covers (below). A server failed already is skipped likewise: FailServer completes
+// its requests. A server whose lock is busy and held for another thread's requests gives "not now": no sleep.
 //
 // No lost wake-up, from a server. The server publishes a reply (release store of a use_flag), then fences and
 // reads armed; the client stores armed, then fences and reads the use_flag. Of two such store-then-load sequences
@@ -71,8 +77,9 @@
 // thread's replies from it). A thread that took in replies and completed requests adds 1 to the handle's
 // completion count (ClientPe::completions), fences, reads armed and, if nonzero, writes the eventfd itself. Each
 // thread remembers the count as its first shmemcache_test since its last arm saw it; arm, after its fence,
-// answers "not now" if the count moved since (Dekker again, on armed and the count). So a request of this thread
-// completed by another one after this thread last found it in progress either stops the arm or wakes the sleep.
+// answers "not now" if the count moved since (Dekker again, on armed and the count). So a request this thread
+// found in progress (its own or one another thread issued), completed by another thread after that test, either
+// stops the arm or wakes the sleep.
 //
 // Arming is per thread and counted per handle: a thread is armed from an arm that answered OK until its next
 // shmemcache_test (or arm) on the handle, which disarms it; any thread may arm. The eventfd is one per handle:
@@ -85,6 +92,8 @@
 
 #include <cstddef>
 #include <cstdint>
+
+#include "core/layout.h"
 
 namespace smc {
 
@@ -125,7 +134,8 @@ struct WakeLine {
   }
 };
 static_assert(WakeLine::kAccepted + WakeLine::kAcceptedWords <= 8 && WakeLine::kRefused == 8 &&
-                  WakeLine::kWords * 8 <= 128,
+                  WakeLine::kWords * 8 <= SymmetricLayout::kWakeLineBytes &&
+                  SymmetricLayout::kWakeLineBytes == 2 * 64,
               "the wake line: a first cache line, the refused bits on a second (core/layout.h kWakeLineBytes)");
 
 }  // namespace smc

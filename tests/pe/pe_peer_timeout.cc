@@ -25,7 +25,8 @@
 //           issues an iget and tests, arms and sleeps until it completes. A look per 64 empty tests alone (Test's
 //           clock pacing) would take >= 64 sleeps, 6.4 s. The server is continued (SIGCONT) before finalize.
 //   arm_skips  (np 3: servers PE 0 and 1, client PE 2 at SHMEM_THREAD_MULTIPLE; env as armed_sleeper) an arm
-//           waits for no server it has nothing in flight to: with server 1 stopped (SIGSTOP), a second thread's
+//           waits for no lock of a server it has nothing of its own in flight to (it says "not now" rather than
+//           wait where that lock is busy): with server 1 stopped (SIGSTOP), a second thread's
 //           blocking set larger than the ring holds server 1's lock until op_timeout_ms fails it; meanwhile the
 //           main thread arms with one request in flight to server 0 only, and that arm must return while the set
 //           still waits (and within kArmSkipsBoundMs). The keys' servers are told apart by the servers' item
