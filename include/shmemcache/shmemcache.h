@@ -406,21 +406,28 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  * is in flight, find nothing done, arm, sleep). Returns
  *   OK            the calling thread is armed: it may sleep on the fd (poll/epoll, EPOLLIN); the fd becomes
  *                 readable when a reply arrives for any request of this handle, so no request in flight
- *                 completes without waking it. Sleep with a timeout anyway if requests must time out on time:
- *                 shmemcache_test fails a request after op_timeout_ms, and only a test notices.
+ *                 completes without waking it (the thread's own and those it tested that another thread
+ *                 issued). Sleep with a timeout anyway if requests must time out on time: a request whose
+ *                 server stops answering fails (TIMEOUT) after op_timeout_ms when a test or an arm notices;
+ *                 arm looks every time, so a caller that arms again after each bounded sleep sees TIMEOUT
+ *                 within op_timeout_ms and one sleep.
  *   IN_PROGRESS   do not sleep: something can be taken in now (a reply arrived, or another thread completed
  *                 requests since this thread's first test after its last arm, or no test was made since), or
- *                 a server has yet to take the fd (it does with its next reply). Test again, then arm again.
- *   NOT_SUPPORTED do not sleep: a server with requests in flight cannot wake this client; keep polling.
+ *                 a server has yet to take the fd (it does with its next reply), or the arm failed a server
+ *                 for a request that waited op_timeout_ms (its requests complete with TIMEOUT), or another
+ *                 thread is busy with a server where only other threads' requests are in flight (an arm does
+ *                 not wait for it). Test again, then arm again.
+ *   NOT_SUPPORTED do not sleep: a server with requests in flight cannot wake this client; keep polling
+ *                 (a server with none in flight does not count).
  *   INVALID_ARGUMENT  before shmemcache_completion_fd; WRONG_ROLE on a server.
  * The thread stays armed until its next shmemcache_test or arm on the handle. An OK covers only the requests
  * in flight when arm was called: issue nothing between arm and the sleep. A request issued after an OK arm may
  * never wake the fd: it may sit staged in this client until the issuing thread's next test or arm sends it, and
  * its server may be one that cannot wake this client. After issuing, test (or arm again) before sleeping.
  * Read the fd (8 bytes) to make it unreadable again; it only says "something arrived", never what. Threads:
- * arming is per thread and any thread may arm; several armed threads sleeping on the one fd are all woken. A thread that reads the fd back to 0 may
- * take the readiness from another sleeper that has not seen it yet: where several threads sleep on it, register
- * it edge-triggered (EPOLLET) in each thread's epoll set and never read it.
+ * arming is per thread and any thread may arm; several armed threads sleeping on the one fd are all woken. A
+ * thread that reads the fd back to 0 may take the readiness from another sleeper that has not seen it yet: where
+ * several threads sleep on it, register it edge-triggered (EPOLLET) in each thread's epoll set and never read it.
  */
 shmemcache_status_t shmemcache_completion_fd(shmemcache_t *cache, int *fd);
 shmemcache_status_t shmemcache_arm(shmemcache_t *cache);

@@ -174,9 +174,13 @@ class Client {
   Status CompletionFd(int* fd);
   // Arms the calling thread: OK when it may sleep on the eventfd (every request in flight wakes it); IN_PROGRESS
   // (disarmed) when something can be taken in now, another thread completed requests since this thread's first
-  // Test after its last arm, that Test has not been made yet, or a server has yet to take the eventfd;
-  // NOT_SUPPORTED (disarmed) when a server with requests in flight cannot wake it; INVALID_ARGUMENT before
-  // CompletionFd. Holds no lock on return; takes each server's lock in turn (called holding none).
+  // Test after its last arm, that Test has not been made yet, a server has yet to take the eventfd, or a server
+  // was failed here for a request that waited op_timeout_ms (its requests complete with TIMEOUT), or the lock of
+  // a server with only other threads' requests in flight is busy; NOT_SUPPORTED (disarmed) when a server with
+  // requests in flight cannot wake it (a server with none does not count); INVALID_ARGUMENT before CompletionFd.
+  // Looks only at the servers with requests of the handle in flight (any thread's), each lock once, in turn:
+  // waits for it where a request of this thread is in flight, else only tries it (called holding none; holds
+  // none on return).
   Status Arm();
   // Finalize, before the goodbye (no other thread calls on the handle then): unregisters the eventfd and clears
   // the armed count, so that no server writes it again and a thread left armed is not counted.
@@ -535,6 +539,14 @@ class Client {
   // waited longer than op_timeout_ms. progress false: the caller progressed just before taking the lock (Test,
   // TestBatch: see there).
   void PollReplies(int server, bool progress = true);  // [active]
+  // The clock check of PollReplies (Test's) and Arm's, at clock reading now: the oldest request in flight to
+  // server (there is one) has waited since its first such look (marked now if this is it); true when that is
+  // op_timeout_ms or more (the caller then calls GiveUpLate). Callers read now under the lock; a reading older
+  // than the mark is not late (never wraps). [active]
+  bool Late(int server, uint64_t now);
+  // Fails server for its oldest request (after Late said so): every request in flight there completes with
+  // TIMEOUT, LastError() names it; `how` says which wait noticed. [active]
+  void GiveUpLate(int server, const char* how);
   // Sends what this PE staged for server, if its lock is free (holding none, or it: never waits).
   void PushStagedIfFree(int server);
   // Completes the replies from server that have arrived, without waiting (at most the requests in flight to it).
@@ -627,6 +639,7 @@ class Client {
   bool armed_ = false;              // this thread is armed (counted in the wake line's armed word)
   bool seen_set_ = false;           // completions_seen_ holds the count the first Test since the last Arm saw
   uint64_t completions_seen_ = 0;
+  std::vector<int> arm_servers_;    // Arm's: the servers with a request of the handle in flight (kept: no allocation)
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
   // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).

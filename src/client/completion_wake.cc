@@ -7,6 +7,7 @@
 #include <string>
 
 #include "client/client.h"
+#include "core/clock.h"
 #include "core/event_fd.h"
 
 namespace smc {
@@ -59,53 +60,71 @@ void Client::WakeArmedThreads() {
 Status Client::Arm() {
   if (pe_->wake_fd.load(std::memory_order_acquire) < 0)
     return Fail(SHMEMCACHE_INVALID_ARGUMENT, "shmemcache_arm before shmemcache_completion_fd");
-  Disarm();  // (armed again below, after the first pass)
+  Disarm();  // (armed again below, after the answers are read)
   const uint64_t* line = pe_->wake_line;
-  if (__atomic_load_n(&line[WakeLine::kRefused], __ATOMIC_ACQUIRE) != 0) {
-    return Fail(SHMEMCACHE_NOT_SUPPORTED, "a server on this node could not take this client's eventfd "
-                                          "(pidfd_getfd refused: another user, Yama's ptrace_scope; or another "
-                                          "pid namespace)");
-  }
-  // First pass, not armed: every server with requests in flight must be able to wake this client (NOT_SUPPORTED
-  // wins over "not now": the caller then polls without arming for a while); what has arrived from them is taken
-  // in (as a test would: a reply from a server the caller does not test first would otherwise make every arm
-  // say "not now" until the reply the caller tests lands), and what is staged goes out (it would never be
-  // answered). Not armed, so taking in does not write the eventfd for this thread.
+  // The servers it looks at: every one with a request of the handle in flight, any thread's (a thread may test
+  // another's request, then sleep for it), read without their locks (RequestQueue::SizeUnlocked: a server whose
+  // queue reads empty is skipped, lock and all; completion_wake.h says why that loses no wake-up). Read once: a
+  // server whose queue empties meanwhile is still looked at (harmless).
+  arm_servers_.clear();
+  for (int server = 0; server < config_.num_servers; ++server)
+    if (pending_[server].SizeUnlocked() != 0 && !conduit_.failed(static_cast<size_t>(server)))
+      arm_servers_.push_back(server);
+  // Their answers on the wake line, no lock (every word read is atomic; maps() is fixed at init): NOT_SUPPORTED
+  // wins over "not now".
   Status s = SHMEMCACHE_OK;
-  for (int server = 0; s != SHMEMCACHE_NOT_SUPPORTED && server < config_.num_servers; ++server) {
+  for (int server : arm_servers_) {
     const size_t peer = static_cast<size_t>(server);
-    ServerHold hold(this, server);  // called holding none: waits for it
-    if (pending_[server].empty() || conduit_.failed(peer)) continue;
     if (!conduit_.maps(peer) || peer >= WakeLine::kMaxServers || conduit_.WakesNone(peer)) {
-      s = Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
-                                             " writes this client's replies by put (another node, UCX tcp, or "
-                                             "local_access 0 on either PE) or is beyond the servers a wake line "
-                                             "counts: it cannot wake it");
-      break;
+      seen_set_ = false;
+      return Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
+                                                " writes this client's replies by put (another node, UCX tcp, or "
+                                                "local_access 0 on either PE) or is beyond the servers a wake line "
+                                                "counts: it cannot wake it");
     }
-    if ((__atomic_load_n(&line[WakeLine::kAccepted + peer / 64], __ATOMIC_ACQUIRE) & (1ull << (peer % 64))) == 0)
-      s = SHMEMCACHE_IN_PROGRESS;  // it takes the eventfd at its next flush here (or refuses: the top, next arm)
-    if (conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
-    if (conduit_.Arrived(peer)) {
-      const uint64_t before = pe_->active[server].completions;
-      CompleteArrived(server);
-      if (pe_->active[server].completions != before) s = SHMEMCACHE_IN_PROGRESS;  // the caller's, perhaps
+    if (WakeLine::Says(line, WakeLine::kRefused, peer)) {
+      seen_set_ = false;
+      return Fail(SHMEMCACHE_NOT_SUPPORTED, "server PE " + std::to_string(server) +
+                                                " could not take this client's eventfd (pidfd_getfd refused: another "
+                                                "user, Yama's ptrace_scope; or another pid namespace)");
     }
+    if (!WakeLine::Says(line, WakeLine::kAccepted, peer)) s = SHMEMCACHE_IN_PROGRESS;  // it takes it at its next flush
   }
-  if (s != SHMEMCACHE_OK) {
-    seen_set_ = false;
-    return s;
+  if (s == SHMEMCACHE_OK) {  // armed (Dekker with the servers and the other threads: completion_wake.h)
+    __atomic_store_n(&pe_->wake_line[WakeLine::kWoken], 0, __ATOMIC_RELAXED);  // ordered by the add that follows
+    __atomic_fetch_add(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
+    armed_ = true;
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
   }
-  // Second pass, armed (Dekker with the servers and the other threads: completion_wake.h).
-  __atomic_store_n(&pe_->wake_line[WakeLine::kWoken], 0, __ATOMIC_RELAXED);  // ordered by the add that follows
-  __atomic_fetch_add(&pe_->wake_line[WakeLine::kArmed], 1, __ATOMIC_SEQ_CST);
-  armed_ = true;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
-  for (int server = 0; s == SHMEMCACHE_OK && server < config_.num_servers; ++server) {
-    ServerHold hold(this, server);
-    if (!pending_[server].empty() && !conduit_.failed(static_cast<size_t>(server)) &&
-        conduit_.Arrived(static_cast<size_t>(server)))
+  // Each server once, under its lock: flush, the ring (armed: after the fence), take in, its oldest's deadline.
+  // The lock of a server with a request of this thread in flight is waited for; another's is taken only if free:
+  // busy, "not now" (its holder may be a blocking call that waits op_timeout_ms there, for a server that stopped,
+  // and this thread has nothing of its own there to wait for; nor can it tell without the lock whether a reply
+  // waits in the ring).
+  for (int server : arm_servers_) {
+    const size_t peer = static_cast<size_t>(server);
+    ServerHold hold(this, server, /*try_only=*/MineInFlight(server) == 0);  // called holding none
+    if (!hold.owns()) {
+      Disarm();
       s = SHMEMCACHE_IN_PROGRESS;
+      continue;
+    }
+    if (pending_[server].empty() || conduit_.failed(peer)) continue;
+    if (conduit_.unflushed(peer) != 0) conduit_.Flush(peer);
+    if (!conduit_.Arrived(peer)) {
+      // Nothing to take in: the oldest request there waits, and is held to op_timeout_ms here too. The clock is
+      // read under this lock, as Test reads it: a reading taken before the lock could precede a first look that
+      // another thread stamped on that request while this one waited for the lock.
+      if (Late(server, NowNanos())) {
+        Disarm();  // first: the failure completes requests, which would write the eventfd for this thread
+        s = SHMEMCACHE_IN_PROGRESS;
+        GiveUpLate(server, "polled with shmemcache_test and shmemcache_arm");
+      }
+      continue;
+    }
+    Disarm();  // first, as above: what is taken in would write the eventfd for this thread
+    s = SHMEMCACHE_IN_PROGRESS;  // the caller's reply, perhaps
+    CompleteArrived(server);
   }
   if (s == SHMEMCACHE_OK && (!seen_set_ || pe_->completions.load(std::memory_order_seq_cst) != completions_seen_))
     s = SHMEMCACHE_IN_PROGRESS;

@@ -58,7 +58,7 @@ struct shmemcache_request {
   size_t value_bytes = 0;
   smc::StoreRequest store;
   uint8_t place_slot = 0;  // kReserve, kCommit: its reservation slot on the server (Client::reserving_)
-  uint64_t polled_since_ns = 0;  // NowNanos() when Test first found it waiting (Test's time limit), or 0
+  uint64_t polled_since_ns = 0;  // NowNanos() when Test or Arm first found it waiting (their time limit), or 0
   // Batches (client/batch.cc, multi_get.cc). A batch record (shmemcache_imget) is what the caller tests and
   // waits for; its parts are records of their own, each in flight to one server and never seen by the caller:
   // a part writes its items' answers when it completes and goes back to the pool (Client::Settle).

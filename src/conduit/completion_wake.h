@@ -1,14 +1,12 @@
 // A client that sleeps until a reply lands (issue 17: shmemcache_completion_fd, shmemcache_arm). The mirror image
 // of conduit/doorbell_sleep.h: there clients wake a sleeping server, here servers wake a sleeping client.
 //
-// The wake line: one cache line in the client's own control region (core/layout.h kWakeLineOffset), words below.
+// The wake line: two cache lines in the client's own control region (core/layout.h kWakeLineOffset), words below.
 // Zero on every PE after init; nothing reads it beyond one word per flush until the client registers.
 //   registration  (pid << 32) | eventfd + 1: the client's process and its eventfd (0: not registered). Written
 //                 once per handle by the client (release), read by its servers.
 //   armed         how many of the client's threads are armed (may sleep now). Client: add 1 to arm, subtract 1
 //                 to disarm; servers read it.
-//   refused       nonzero once some server could not take the eventfd (shmemcache_arm: NOT_SUPPORTED from then
-//                 on). Written by servers through their mapping.
 //   woken         nonzero once the eventfd was written since the last arm: later writers skip the syscall. The
 //                 writer exchanges it to 1 and writes only if it was 0; every arm stores 0 before it adds to armed.
 //   pid namespace the client's pid namespace (the inode of /proc/self/ns/pid; 0: unknown), written before the
@@ -16,6 +14,12 @@
 //                 means the same process to both) and refuses it otherwise, or where either is unknown.
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
+//   refused       kAcceptedWords words on the second cache line, bit s: server s could not take the eventfd
+//                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED while a request of the
+//                 handle is in flight to s, and only then; other servers' requests still sleep). Set by
+//                 server s through its mapping (atomic OR), at most once per registration; on a line of its own
+//                 so that the words every flush and arm touch share theirs with no write made once per server.
+// A server sets at most one of its two bits per registration, never clears either, and never both.
 // A server never registers; on its own line one word has a meaning of its own:
 //   wakes none    (word kWakesNone) nonzero once the server set up without map_rings (its local_access is 0):
 //                 it writes every reply by put and wakes no client, not even one that maps it (local_access
@@ -27,7 +31,7 @@
 // the client: same node, map_rings), it reads the client's registration word (relaxed: a client that never
 // registers costs that one load per flush, of a line nobody writes). For a new registration it takes the eventfd
 // (core/event_fd.h: pidfd_open + pidfd_getfd; same pid namespace, and the descriptor it got must be an eventfd)
-// and sets its accepted bit, or sets refused. Then, holding the copy: seq_cst fence, read armed; nonzero:
+// and sets its accepted bit, or its refused bit. Then, holding the copy: seq_cst fence, read armed; nonzero:
 // exchange woken to 1 and, if it was 0, write 1 to the eventfd. One write per arm, however many replies land
 // while the client sleeps: an arm after the write stores woken 0 before its armed add, so a reply published
 // after that arm's checks finds woken 0 (the store precedes the add, the add precedes
@@ -35,12 +39,33 @@
 // stores registration 0 and armed 0 first (Client::EndWakeUps): a thread left armed is no longer counted, and
 // no server writes its eventfd again.
 //
-// Client (Client::Arm), two passes over the servers with requests in flight. First, not armed: each must map this
-// client and have accepted the eventfd (else NOT_SUPPORTED, or "not now" while a server has yet to take it: it
-// does at its next flush here); what is staged for it goes out, and replies that arrived are taken in (completing
-// any: "not now"). Then: add 1 to armed, seq_cst fence, and look again at the use_flag of the next chunk expected
-// in each reply ring (and at a packed chunk still holding records), and at the completion count (below).
-// Anything there: disarm, "not now" (the caller polls instead of sleeping).
+// Client (Client::Arm). The servers it looks at are those with a request of the handle in flight, any thread's
+// (RequestQueue::SizeUnlocked, read without a lock); the others it skips, locks and all.
+// First, without a lock and not armed, their answers on the wake line: each must map this client and have
+// accepted the eventfd; a refused bit, a server that wakes none, one beyond kMaxServers or one it does not map:
+// NOT_SUPPORTED (at once: the caller polls without arming for a while); no bit yet: "not now" (it takes the
+// eventfd at its next flush here). Then, unless "not now" already: woken 0, add 1 to armed, seq_cst fence.
+// Then each of those servers once, under its lock (waited for where a request of the arming thread is in flight
+// there; else taken only if free, and "not now" if busy: its holder may wait op_timeout_ms there for a stopped
+// server): what is staged for it goes out (it would never be answered);
+// armed, it looks at the use_flag of the next chunk expected in the reply ring (and at a packed chunk still
+// holding records): anything there disarms first (so taking it in writes no eventfd for this thread) and makes
+// the answer "not now"; what arrived is taken in (as a test would: a reply from a server the caller does not test
+// first would otherwise make every arm say "not now" until the reply the caller tests lands); and the oldest
+// request there that still waits is held to op_timeout_ms as shmemcache_test holds it (its clock starts at the
+// first look, Test's or Arm's; each reads the clock under the server's lock, so the readings judged against a
+// mark are not older than it; Client::Late counts one that is as not late): past it, disarm, fail the server (its
+// requests complete with TIMEOUT), "not now". So a sleeper re-arming after each bounded sleep sees TIMEOUT within
+// op_timeout_ms and one sleep, not after the 64 empty polls per clock read of Test's pacing
+// (Client::PollReplies). Last, armed still: the completion count.
+// Skipping a server s whose queue reads empty loses no wake-up: a request r the arming thread tested (any
+// thread's) was pushed to s's queue under s's lock before its issuer handed it on, so before that test, and the
+// queue size is stored under the lock at every change: the read sees that push's store or a later one, and so
+// reads 0 only if r left the queue since, that is, completed (or failed) after that test found it in progress.
+// Such a completion moved the completion count after this thread's count was taken (the count is taken before the
+// test reads done; the completer moves it after r's done store, and before it reads armed), which the arm's last
+// check or the completer's wake covers (below). A server failed already is skipped likewise: FailServer completes
+// its requests. A server whose lock is busy and held for another thread's requests gives "not now": no sleep.
 //
 // No lost wake-up, from a server. The server publishes a reply (release store of a use_flag), then fences and
 // reads armed; the client stores armed, then fences and reads the use_flag. Of two such store-then-load sequences
@@ -52,8 +77,9 @@
 // thread's replies from it). A thread that took in replies and completed requests adds 1 to the handle's
 // completion count (ClientPe::completions), fences, reads armed and, if nonzero, writes the eventfd itself. Each
 // thread remembers the count as its first shmemcache_test since its last arm saw it; arm, after its fence,
-// answers "not now" if the count moved since (Dekker again, on armed and the count). So a request of this thread
-// completed by another one after this thread last found it in progress either stops the arm or wakes the sleep.
+// answers "not now" if the count moved since (Dekker again, on armed and the count). So a request this thread
+// found in progress (its own or one another thread issued), completed by another thread after that test, either
+// stops the arm or wakes the sleep.
 //
 // Arming is per thread and counted per handle: a thread is armed from an arm that answered OK until its next
 // shmemcache_test (or arm) on the handle, which disarms it; any thread may arm. The eventfd is one per handle:
@@ -67,19 +93,30 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/layout.h"
+
 namespace smc {
 
 struct WakeLine {
   static constexpr size_t kRegistration = 0;  // word indices
   static constexpr size_t kArmed = 1;
-  static constexpr size_t kRefused = 2;
-  static constexpr size_t kWoken = 3;
-  static constexpr size_t kPidNamespace = 4;
-  static constexpr size_t kAccepted = 5;
+  static constexpr size_t kWoken = 2;
+  static constexpr size_t kPidNamespace = 3;
+  static constexpr size_t kAccepted = 4;
   static constexpr size_t kAcceptedWords = 3;
+  static constexpr size_t kRefused = 8;  // kAcceptedWords words too: the second cache line
   static constexpr size_t kMaxServers = 64 * kAcceptedWords;  // servers beyond: NOT_SUPPORTED
   static constexpr size_t kWakesNone = kRegistration;  // on a server's own line (servers never register)
-  static constexpr size_t kWords = kAccepted + kAcceptedWords;
+  static constexpr size_t kWords = kRefused + kAcceptedWords;
+
+  // Whether server `server` (< kMaxServers) set its bit in the words at `first` (kAccepted or kRefused).
+  static bool Says(const uint64_t* line, size_t first, size_t server) {
+    return (__atomic_load_n(&line[first + server / 64], __ATOMIC_ACQUIRE) & (1ull << (server % 64))) != 0;
+  }
+  // Server side: sets its bit in the words at `first` (kAccepted or kRefused) of a client's line.
+  static void Say(uint64_t* line, size_t first, size_t server) {
+    __atomic_fetch_or(&line[first + server / 64], 1ull << (server % 64), __ATOMIC_SEQ_CST);
+  }
 
   static uint64_t Registration(int pid, int fd) {
     return (static_cast<uint64_t>(static_cast<uint32_t>(pid)) << 32) | (static_cast<uint32_t>(fd) + 1u);
@@ -96,7 +133,10 @@ struct WakeLine {
            __atomic_exchange_n(&line[kWoken], 1, __ATOMIC_SEQ_CST) == 0;
   }
 };
-static_assert(WakeLine::kWords * 8 <= 64, "the wake line fits its cache line (core/layout.h kWakeLineBytes)");
+static_assert(WakeLine::kAccepted + WakeLine::kAcceptedWords <= 8 && WakeLine::kRefused == 8 &&
+                  WakeLine::kWords * 8 <= SymmetricLayout::kWakeLineBytes &&
+                  SymmetricLayout::kWakeLineBytes == 2 * 64,
+              "the wake line: a first cache line, the refused bits on a second (core/layout.h kWakeLineBytes)");
 
 }  // namespace smc
 

@@ -72,11 +72,11 @@ void Conduit::WakeIfArmed(Peer& p, uint64_t registration) {
       CloseFd(p.wake_fd);
       p.wake_fd = -1;
     }
-    if (p.wake_fd < 0) {
-      __atomic_store_n(&line[WakeLine::kRefused], 1, __ATOMIC_RELEASE);
+    if (p.wake_fd < 0) {  // this server's own refusal: the client's arms fail only for requests in flight here
+      WakeLine::Say(line, WakeLine::kRefused, my_slot_);
       return;
     }
-    __atomic_fetch_or(&line[WakeLine::kAccepted + my_slot_ / 64], 1ull << (my_slot_ % 64), __ATOMIC_SEQ_CST);
+    WakeLine::Say(line, WakeLine::kAccepted, my_slot_);
   }
   if (p.wake_fd < 0) return;  // refused
   // Dekker with the client's arm (completion_wake.h): the use_flags published above before armed is read.

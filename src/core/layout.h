@@ -45,11 +45,11 @@ struct SymmetricLayout {
   static constexpr size_t kClassSizesOffset = 256;
   static constexpr size_t kMaxClassSizes = 255;
   // A client's wake line (issue 17, conduit/completion_wake.h: its registration, armed count, the servers'
-  // answers), one cache line of its own: written by the client and its servers only once it registered.
+  // answers), two cache lines of their own: written by the client and its servers only once it registered.
   static constexpr size_t kWakeLineOffset = 2304;
-  static constexpr size_t kWakeLineBytes = 64;
+  static constexpr size_t kWakeLineBytes = 128;
   // A server's published stats (core/published_stats.h): a sequence word, then a shmemcache_stats_t.
-  static constexpr size_t kStatsOffset = 2368;
+  static constexpr size_t kStatsOffset = 2432;
 
   size_t peers = 0;
   size_t mailbox_offset = 0;
@@ -62,7 +62,7 @@ struct SymmetricLayout {
 
   static_assert(kClassSizesOffset + 8 * (1 + kMaxClassSizes) <= kWakeLineOffset, "class sizes end before the wake line");
   static_assert(kWakeLineOffset % 64 == 0 && kWakeLineOffset + kWakeLineBytes <= kStatsOffset,
-                "the wake line is a cache line of its own before the stats");
+                "the wake line is on cache lines of its own before the stats");
   static_assert(kStatsOffset + 8 + sizeof(shmemcache_stats_t) <= kControlBytes, "stats fit the control");
 
   static size_t Align(size_t n, size_t a) { return (n + a - 1) / a * a; }

@@ -17,6 +17,20 @@
 //           job rather than hang it); the first start to the last return is at least op_timeout_ms (a deadline
 //           never ends early). Then the handle still answers: every call on the failed server returns TIMEOUT at
 //           once from every thread, and finalize returns OK.
+//   armed_sleeper  (np 2: server PE 0, client PE 1; run with SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1)
+//           a client that sleeps between its tests (issue 17: shmemcache_arm, then epoll_wait on the completion
+//           descriptor for at most kArmedSleepMs, as the gateway does) sees TIMEOUT within op_timeout_ms and a
+//           bound (kArmedSleeperSlackMs) from the issue when its server stops answering. Once an arm answered OK
+//           (the server took the eventfd), the client stops the server (SIGSTOP: the server publishes its pid),
+//           issues an iget and tests, arms and sleeps until it completes. A look per 64 empty tests alone (Test's
+//           clock pacing) would take >= 64 sleeps, 6.4 s. The server is continued (SIGCONT) before finalize.
+//   arm_skips  (np 3: servers PE 0 and 1, client PE 2 at SHMEM_THREAD_MULTIPLE; env as armed_sleeper) an arm
+//           waits for no lock of a server it has nothing of its own in flight to (it says "not now" rather than
+//           wait where that lock is busy): with server 1 stopped (SIGSTOP), a second thread's
+//           blocking set larger than the ring holds server 1's lock until op_timeout_ms fails it; meanwhile the
+//           main thread arms with one request in flight to server 0 only, and that arm must return while the set
+//           still waits (and within kArmSkipsBoundMs). The keys' servers are told apart by the servers' item
+//           counts (shmemcache_server_stats).
 //
 // The two ways a server itself gives up need a broken peer that no public call can play, so they are one-process
 // tests on the loopback transport with the fault injected there (tests/unit/server_test.cc): a fragment flagged
@@ -27,7 +41,10 @@
 // The program is the application: it starts OpenSHMEM itself and calls shmem_* directly (no test hook in the
 // library).
 #include <shmem.h>
+#include <signal.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sched.h>
 
@@ -46,6 +63,7 @@
 namespace {
 
 long g_clients_timed_out = 0;  // on the server PE: clients that have seen their TIMEOUT (silent)
+long g_server_pid = 0;         // on the server PE: its pid (armed_sleeper), read by the client with shmem_long_g
 
 uint64_t NowMs() {
   timespec ts;
@@ -285,24 +303,178 @@ void SilentThreads(shmemcache_t* c, unsigned timeout_ms, int threads) {
   shmem_quiet();
 }
 
+constexpr int kArmedSleepMs = 100;            // the gateway's cap (net/gateway_server.h kArmedSleepNs)
+constexpr uint64_t kArmedSleeperSlackMs = 2000;  // generous: loaded CI; the pacing of Test alone gives >= 6400
+
+void ArmedSleeper(shmemcache_t* c, unsigned timeout_ms) {
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    return;
+  }
+  int fd = -1;
+  PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  PE_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0);
+  const std::string key = "armed-sleeper";
+  char buf[64];
+  size_t len = 0;
+  // Until an arm answers OK with a request in flight: the server took the eventfd (at its first flush of a reply
+  // after the registration), so that later arms may sleep. A sleep it answered OK for ends with the reply.
+  bool armed_ok = false;
+  for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, key.data(), key.size(), "v", 1, &r), SHMEMCACHE_OK);
+    while (shmemcache_test(c, r) == SHMEMCACHE_IN_PROGRESS) {
+      for (epoll_event stale{}; epoll_wait(ep, &stale, 1, 0) == 1;) {
+      }
+      const shmemcache_status_t armed = shmemcache_arm(c);
+      PE_CHECK(armed == SHMEMCACHE_OK || armed == SHMEMCACHE_IN_PROGRESS);
+      if (armed != SHMEMCACHE_OK) continue;
+      armed_ok = true;
+      epoll_event got{};
+      PE_CHECK(epoll_wait(ep, &got, 1, 20000) == 1);  // else a lost wake-up (pe_completion_fd's subject)
+    }
+    PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+  }
+  PE_CHECK(armed_ok);
+  const pid_t server = static_cast<pid_t>(shmem_long_g(&g_server_pid, 0));
+  PE_CHECK(server > 0 && kill(server, SIGSTOP) == 0);
+  usleep(20000);  // stopped by now (nothing of this client's is in flight there)
+  shmemcache_request_t* get = nullptr;
+  const uint64_t start = NowMs();
+  PE_CHECK_STATUS(shmemcache_iget(c, key.data(), key.size(), buf, sizeof(buf), &len, &get), SHMEMCACHE_OK);
+  shmemcache_status_t s;
+  uint64_t sleeps = 0, not_now = 0;
+  while ((s = shmemcache_test(c, get)) == SHMEMCACHE_IN_PROGRESS && pe_test::failures == 0) {
+    const bool hangs = NowMs() - start > timeout_ms + 60000;  // a bound of the test's own: it fails, not hangs
+    PE_CHECK(!hangs);
+    if (hangs) break;
+    const shmemcache_status_t armed = shmemcache_arm(c);
+    if (armed == SHMEMCACHE_IN_PROGRESS) {
+      ++not_now;
+      continue;
+    }
+    PE_CHECK_STATUS(armed, SHMEMCACHE_OK);
+    ++sleeps;
+    epoll_event got{};
+    epoll_wait(ep, &got, 1, kArmedSleepMs);  // the stopped server writes nothing: each sleep runs to its cap
+  }
+  const uint64_t took = NowMs() - start;
+  PE_CHECK(server > 0 && kill(server, SIGCONT) == 0);
+  std::printf("PE %d: an armed sleeper's iget to a stopped server returned %s after %llu ms (op_timeout_ms %u; "
+              "%llu sleeps of <= %d ms, %llu arms not now): %s\n",
+              shmem_my_pe(), shmemcache_strerror(s), static_cast<unsigned long long>(took), timeout_ms,
+              static_cast<unsigned long long>(sleeps), kArmedSleepMs, static_cast<unsigned long long>(not_now),
+              shmemcache_last_error());
+  PE_CHECK_STATUS(s, SHMEMCACHE_TIMEOUT);
+  PE_CHECK(Mentions("PE 0"));
+  PE_CHECK(took >= timeout_ms);                         // a deadline never ends early
+  PE_CHECK(took <= timeout_ms + kArmedSleeperSlackMs);  // nor much later for a sleeper
+  PE_CHECK(sleeps > 0);                                 // it slept: the bound is an armed sleeper's
+  PE_CHECK_STATUS(shmemcache_wait(c, get), SHMEMCACHE_TIMEOUT);
+  PE_CHECK(len == 0);
+  ExpectFailFast(c, key);
+  close(ep);
+}
+
+constexpr uint64_t kArmSkipsBoundMs = 2000;  // an arm that waits for the set waits op_timeout_ms (argv[2])
+
+uint64_t Items(shmemcache_t* c, int server) {
+  shmemcache_stats_t st{};
+  PE_CHECK_STATUS(shmemcache_server_stats(c, server, &st), SHMEMCACHE_OK);
+  return st.items;
+}
+
+// A new key stored on `server` of 2: blocking sets of new keys, each followed by a wait (bounded) for either
+// server's published item count to move (a server publishes once it goes idle after serving).
+std::string KeyOn(shmemcache_t* c, int server, const char* prefix) {
+  for (int n = 0; n < 64; ++n) {
+    const std::string key = std::string(prefix) + std::to_string(n);
+    const uint64_t before[2] = {Items(c, 0), Items(c, 1)};
+    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "v", 1), SHMEMCACHE_OK);
+    for (uint64_t until = NowMs() + 2000; NowMs() < until;) {
+      if (Items(c, server) != before[server]) return key;
+      if (Items(c, 1 - server) != before[1 - server]) break;  // the other's: the next key
+      usleep(1000);
+    }
+  }
+  std::fprintf(stderr, "PE %d: no key of 64 found on server %d\n", shmem_my_pe(), server);
+  PE_CHECK(false);
+  return "";
+}
+
+void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_ms) {
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+    return;
+  }
+  int fd = -1;
+  PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
+  const std::string on0 = KeyOn(c, 0, "skip-a-"), on1 = KeyOn(c, 1, "skip-b-");
+  // Until an arm with a request to server 0 answers OK: server 0 took the eventfd (then arms there may sleep).
+  bool armed_ok = false;
+  for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, on0.data(), on0.size(), "w", 1, &r), SHMEMCACHE_OK);
+    while (!armed_ok && shmemcache_test(c, r) == SHMEMCACHE_IN_PROGRESS) armed_ok = shmemcache_arm(c) == SHMEMCACHE_OK;
+    PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);  // (disarms)
+  }
+  PE_CHECK(armed_ok);
+  const pid_t server1 = static_cast<pid_t>(shmem_long_g(&g_server_pid, 1));
+  PE_CHECK(server1 > 0 && kill(server1, SIGSTOP) == 0);
+  std::atomic<bool> set_done{false};
+  std::thread holder([&] {  // holds server 1's lock while it waits for ring room (client_pe.h), op_timeout_ms
+    std::vector<char> big(cfg.chunks_per_peer * cfg.chunk_bytes * 2, 'x');
+    PE_CHECK_STATUS(shmemcache_set(c, on1.data(), on1.size(), big.data(), big.size()), SHMEMCACHE_TIMEOUT);
+    set_done = true;
+  });
+  usleep(300000);  // the set is in its wait by now (if not, the arm below is not put to the test: no failure)
+  shmemcache_request_t* get = nullptr;
+  char buf[64];
+  size_t len = 0;
+  PE_CHECK_STATUS(shmemcache_iget(c, on0.data(), on0.size(), buf, sizeof(buf), &len, &get), SHMEMCACHE_OK);
+  shmemcache_status_t s = shmemcache_test(c, get), armed = SHMEMCACHE_IN_PROGRESS;
+  uint64_t took = 0;
+  if (s == SHMEMCACHE_IN_PROGRESS) {
+    const uint64_t start = NowMs();
+    armed = shmemcache_arm(c);
+    took = NowMs() - start;
+    PE_CHECK(!set_done.load());  // it did not wait for server 1's lock
+    PE_CHECK(took <= kArmSkipsBoundMs);
+    PE_CHECK(armed == SHMEMCACHE_OK || armed == SHMEMCACHE_IN_PROGRESS);
+  }
+  std::printf("PE %d: an arm with a get in flight to server 0 only, while a set holds server 1's lock: %s after "
+              "%llu ms (the set still waiting: %s)\n",
+              shmem_my_pe(), shmemcache_strerror(armed), static_cast<unsigned long long>(took),
+              set_done.load() ? "no" : "yes");
+  PE_CHECK_STATUS(shmemcache_wait(c, get), SHMEMCACHE_OK);
+  holder.join();
+  PE_CHECK(kill(server1, SIGCONT) == 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const unsigned timeout_ms = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 2000;
-  if (mode != "silent" && mode != "silent_threads") {
+  if (mode != "silent" && mode != "silent_threads" && mode != "armed_sleeper" && mode != "arm_skips") {
     std::fprintf(stderr, "usage: pe_peer_timeout silent [op_timeout_ms] [multiple]\n"
-                         "       pe_peer_timeout silent_threads [op_timeout_ms] [threads]\n");
+                         "       pe_peer_timeout silent_threads [op_timeout_ms] [threads]\n"
+                         "       pe_peer_timeout armed_sleeper [op_timeout_ms]\n"
+                         "       pe_peer_timeout arm_skips [op_timeout_ms]\n");
     return 2;
   }
   const bool threads = mode == "silent_threads";
-  if (threads || (argc > 3 && std::string(argv[3]) == "multiple")) {
+  const bool arm_skips = mode == "arm_skips";
+  if (threads || arm_skips || (argc > 3 && std::string(argv[3]) == "multiple")) {
     // Threads allowed: blocking waits let go of the server's lock between polls (Client::WaitOnServer), and
     // their own deadline fails the server.
     int provided = 0;
     shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
-    if (threads && provided != SHMEM_THREAD_MULTIPLE) {
-      std::fprintf(stderr, "silent_threads needs SHMEM_THREAD_MULTIPLE (got %d)\n", provided);
+    if ((threads || arm_skips) && provided != SHMEM_THREAD_MULTIPLE) {
+      std::fprintf(stderr, "silent_threads and arm_skips need SHMEM_THREAD_MULTIPLE (got %d)\n", provided);
       return 1;
     }
   } else {
@@ -310,12 +482,20 @@ int main(int argc, char** argv) {
   }
   pe_test::Begin(shmem_my_pe());
   pe_test::ClientBarrierInit();
+  const bool armed_sleeper = mode == "armed_sleeper";
+  if (armed_sleeper || arm_skips) {
+    if (shmem_my_pe() < (arm_skips ? 2 : 1)) g_server_pid = getpid();  // the servers: PE 0 (and 1: arm_skips)
+    shmem_barrier_all();
+  }
   shmemcache_config_t cfg;
   shmemcache_config_defaults(&cfg);
-  cfg.num_servers = 1;
+  cfg.num_servers = arm_skips ? 2 : 1;
+  // arm_skips: its large set goes through the ring, whose room it waits for holding the lock (a placed SET's wait
+  // for its reserve lets go of the lock between polls).
+  if (arm_skips) cfg.large_value_threshold = 0;
   cfg.op_timeout_ms = timeout_ms;
   cfg.chunks_per_peer = 8;  // a ring of known size (not auto): client 3's set is twice as large
-  if (threads) {
+  if (threads || armed_sleeper || arm_skips) {
     cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every call a message that waits (no Direct probe answers)
     cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;
   }
@@ -327,6 +507,10 @@ int main(int argc, char** argv) {
   }
   if (threads)
     SilentThreads(c, timeout_ms, argc > 3 ? std::atoi(argv[3]) : 6);
+  else if (armed_sleeper)
+    ArmedSleeper(c, timeout_ms);
+  else if (arm_skips)
+    ArmSkips(c, cfg, timeout_ms);
   else
     Silent(c, cfg, timeout_ms);
   PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);  // never waits on the failed server

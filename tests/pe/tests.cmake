@@ -361,3 +361,20 @@ shmemcache_pe_test(completion_fd_np2_unmapped pe_completion_fd 2 ARGS unsupporte
 shmemcache_pe_test(completion_fd_np2_server_unmapped pe_completion_fd 2 ARGS unsupported_server_unmapped 2000
                    ENV SHMEMCACHE_DIRECT_OPS=0)
 shmemcache_pe_test(completion_fd_np2_tcp pe_completion_fd 2 TCP ARGS unsupported 500 ENV SHMEMCACHE_DIRECT_OPS=0)
+# A refusal counts for its own server only: of 2 servers one refuses, and the other's requests still sleep.
+shmemcache_pe_test(completion_fd_np3_one_refuses pe_completion_fd 3 ARGS one_refuses 2000
+                   ENV ${completion_sleep_env} SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_OVERSUBSCRIBED=0)
+# A sleeper (arm, then a 100 ms bounded sleep, as the gateway's) whose server stops answering (SIGSTOP) sees
+# TIMEOUT within op_timeout_ms (1 s) + 2 s: its arms judge the deadline, not only every 64th empty test.
+shmemcache_pe_test(peer_timeout_armed_sleeper_np2 pe_peer_timeout 2 ARGS armed_sleeper 1000 TIMEOUT 120
+                   ENV ${completion_sleep_env})
+# An arm waits for no lock of a server it has nothing of its own in flight to: a set holds server 1's (stopped) lock
+# for op_timeout_ms (5 s) while the arm, with a get to server 0 only, must return meanwhile ("not now" or OK).
+shmemcache_pe_test(peer_timeout_arm_skips_np3 pe_peer_timeout 3 ARGS arm_skips 5000 TIMEOUT 120
+                   ENV ${completion_sleep_env} SHMEMCACHE_OVERSUBSCRIBED=0)
+# Threads that share a handle: a request one thread issued and another tested wakes the tester once its reply
+# lands with nobody armed (arm looks at every server with a request of the handle in flight), and an arm's clock
+# check, racing another thread's tests of the same server, never fails a live server (op_timeout_ms 30 s).
+shmemcache_pe_test(arm_handoff_np2_handed_off pe_arm_handoff 2 ARGS handed_off 20 TIMEOUT 120)
+shmemcache_pe_test(arm_handoff_np3_clock_race pe_arm_handoff 3 ARGS clock_race 5 TIMEOUT 120
+                   ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_OVERSUBSCRIBED=0)

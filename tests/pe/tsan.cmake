@@ -39,6 +39,10 @@ add_executable(pe_peer_timeout_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_peer_timeout.
                ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
 target_include_directories(pe_peer_timeout_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(pe_peer_timeout_tsan PRIVATE shmemcache_tsan)
+add_executable(pe_completion_fd_tsan ${CMAKE_CURRENT_SOURCE_DIR}/pe_completion_fd.cc
+               ${CMAKE_CURRENT_SOURCE_DIR}/common/pe_test.cc)
+target_include_directories(pe_completion_fd_tsan PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(pe_completion_fd_tsan PRIVATE shmemcache_tsan)
 
 set(tsan_env OMPI_MCA_memory=^patcher UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_MALLOC_HOOKS=no UCX_MEM_EVENTS=no
     TSAN_OPTIONS=detect_deadlocks=0:history_size=7:suppressions=${CMAKE_CURRENT_SOURCE_DIR}/tsan_suppressions.txt)
@@ -67,3 +71,11 @@ shmemcache_pe_test(tsan.threads_wait_mget_np2 pe_threads_wait_tsan 2
 # silent_threads): the sleepers' wake-up and the failure's completions under TSan.
 shmemcache_pe_test(tsan.peer_timeout_silent_threads_np2 pe_peer_timeout_tsan 2 ARGS silent_threads 2000 6 TIMEOUT 180
                    ENV ${tsan_env} LABELS sanitize threads)
+# Completion wake-ups (issue 17) under TSan: 3 threads sharing a handle arm and sleep on one eventfd (Arm reads the
+# queue sizes and the wake line without a lock, then takes each server's lock once), and an arm that must not
+# wait for a lock another thread holds while a stopped server fails (pe_peer_timeout arm_skips).
+shmemcache_pe_test(tsan.completion_fd_np2_threads pe_completion_fd_tsan 2 ARGS sleep 1000 3 TIMEOUT 180
+                   ENV ${tsan_env} SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1 LABELS sanitize threads)
+shmemcache_pe_test(tsan.peer_timeout_arm_skips_np3 pe_peer_timeout_tsan 3 ARGS arm_skips 5000 TIMEOUT 180
+                   ENV ${tsan_env} SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1 SHMEMCACHE_OVERSUBSCRIBED=0
+                   LABELS sanitize threads)

@@ -164,7 +164,8 @@ void GatewayServer::Run(int idle_wakeup_ms, const std::function<bool()>& should_
       const bool idle = NowNs() - busy_at > int64_t{poll_spin_us_} * 1000;
       if (idle) ++counters.poll_idle_turns;
       // Armed (issue 17), it sleeps until a socket or the backend's completion descriptor wakes it, bounded so
-      // that requests still time out (only a test notices) and delayed flushes run.
+      // that requests still time out and delayed flushes run: each arm judges the oldest request's op_timeout_ms
+      // (shmemcache_arm), so a server that stops answering fails them within op_timeout_ms and one sleep.
       Backend::ArmResult arm =
           idle && !gateway_->batch().empty() ? ArmCompletion() : Backend::ArmResult::kUnsupported;
       // "Poll once more" turn after turn (replies keep landing, or a backend that never settles) must not spin

@@ -1,0 +1,186 @@
+// shmemcache_arm with threads that share a handle (issue 17; conduit/completion_wake.h; shmemcache.h, "Threads":
+// any thread may test or wait for a request). Every operation goes to a server (direct_policy never); the client
+// PE runs at SHMEM_THREAD_MULTIPLE.
+// Args: handed_off [trials] | clock_race [seconds]
+//   handed_off  (np 2: server PE 0, client PE 1) a request issued by one thread and tested by another wakes the
+//           tester: once an arm answered OK (the server took the eventfd), each trial has a second thread issue an
+//           iset and end; the main thread tests it (IN_PROGRESS), lets its reply land with nobody armed (50 ms),
+//           then arms. OK must be followed by a wake-up within kWakeWithinMs (the reply is already there: arm
+//           must look at the server though nothing of the arming thread is in flight there), or the arm must
+//           say IN_PROGRESS. Every trial that armed counts; at least one must have.
+//   clock_race  (np 3: servers PE 0 and 1, client PE 2; op_timeout_ms 30 s) no spurious TIMEOUT from an arm's
+//           clock check: the main thread issues an iset to each server and arms at once, then waits for both,
+//           again and again for `seconds`; a second thread issues isets to server 1 and tests them in a tight
+//           loop (its tests stamp the oldest request's first look with their own clock readings). A request
+//           waited op_timeout_ms only if its server stopped, which none does: any TIMEOUT fails the job.
+#include <shmem.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "common/pe_test.h"
+
+namespace {
+
+constexpr int kWakeWithinMs = 1000;
+constexpr unsigned kClockRaceTimeoutMs = 30000;
+
+uint64_t NowMs() { return pe_test::NowNanos() / 1000000; }
+
+uint64_t Items(shmemcache_t* c, int server) {
+  shmemcache_stats_t st{};
+  PE_CHECK_STATUS(shmemcache_server_stats(c, server, &st), SHMEMCACHE_OK);
+  return st.items;
+}
+
+// A new key stored on `server` of 2: blocking sets of new keys, each followed by a wait (bounded) for either
+// server's published item count to move (a server publishes once it goes idle after serving).
+std::string KeyOn(shmemcache_t* c, int server, const char* prefix) {
+  for (int n = 0; n < 64; ++n) {
+    const std::string key = std::string(prefix) + std::to_string(n);
+    const uint64_t before[2] = {Items(c, 0), Items(c, 1)};
+    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "v", 1), SHMEMCACHE_OK);
+    for (uint64_t until = NowMs() + 2000; NowMs() < until;) {
+      if (Items(c, server) != before[server]) return key;
+      if (Items(c, 1 - server) != before[1 - server]) break;  // the other's: the next key
+      usleep(1000);
+    }
+  }
+  std::fprintf(stderr, "PE %d: no key of 64 found on server %d\n", pe_test::my_pe, server);
+  PE_CHECK(false);
+  return "";
+}
+
+void HandedOff(shmemcache_t* c, int trials) {
+  int fd = -1;
+  PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
+  const int ep = epoll_create1(0);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  PE_CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0);
+  // Until an arm with a request in flight answers OK: the server took the eventfd.
+  bool armed_ok = false;
+  for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {
+    shmemcache_request_t* r = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, "k", 1, "v", 1, &r), SHMEMCACHE_OK);
+    while (!armed_ok && shmemcache_test(c, r) == SHMEMCACHE_IN_PROGRESS) armed_ok = shmemcache_arm(c) == SHMEMCACHE_OK;
+    PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);  // (disarms)
+  }
+  PE_CHECK(armed_ok);
+  int armed = 0, slept = 0, lost = 0;
+  for (int t = 0; t < trials && pe_test::failures == 0; ++t) {
+    shmemcache_request_t* r = nullptr;
+    std::thread issuer([&] { PE_CHECK_STATUS(shmemcache_iset(c, "k", 1, "w", 1, &r), SHMEMCACHE_OK); });
+    issuer.join();
+    for (epoll_event e; epoll_wait(ep, &e, 1, 0) == 1;) {
+    }
+    if (r == nullptr || shmemcache_test(c, r) != SHMEMCACHE_IN_PROGRESS) {
+      if (r != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+      continue;
+    }
+    usleep(50000);  // the reply lands meanwhile; nobody is armed, so nobody writes the eventfd
+    const shmemcache_status_t a = shmemcache_arm(c);
+    PE_CHECK(a == SHMEMCACHE_OK || a == SHMEMCACHE_IN_PROGRESS);
+    ++armed;
+    if (a == SHMEMCACHE_OK) {
+      ++slept;
+      epoll_event e{};
+      if (epoll_wait(ep, &e, 1, kWakeWithinMs) == 0) {
+        ++lost;
+        std::fprintf(stderr, "PE %d: trial %d: arm OK with another thread's request in flight, its reply "
+                             "there, and no wake-up within %d ms\n", pe_test::my_pe, t, kWakeWithinMs);
+      }
+    }
+    PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+  }
+  std::printf("PE %d: handed_off: %d trials armed, %d slept, %d lost wake-ups\n", pe_test::my_pe, armed, slept,
+              lost);
+  PE_CHECK(armed > 0);
+  PE_CHECK(lost == 0);
+  close(ep);
+}
+
+void ClockRace(shmemcache_t* c, int seconds) {
+  int fd = -1;
+  PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
+  const std::string k0 = KeyOn(c, 0, "race-a-"), k1 = KeyOn(c, 1, "race-b-"), kb = KeyOn(c, 1, "race-c-");
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> tests{0};
+  std::thread tester([&] {
+    while (!stop.load() && pe_test::failures == 0) {
+      shmemcache_request_t* r = nullptr;
+      PE_CHECK_STATUS(shmemcache_iset(c, kb.data(), kb.size(), "x", 1, &r), SHMEMCACHE_OK);
+      if (r == nullptr) break;
+      while (shmemcache_test(c, r) == SHMEMCACHE_IN_PROGRESS) tests.fetch_add(1, std::memory_order_relaxed);
+      PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);
+    }
+  });
+  uint64_t trials = 0, arms_ok = 0;
+  for (const uint64_t until = NowMs() + 1000ull * seconds; NowMs() < until && pe_test::failures == 0; ++trials) {
+    shmemcache_request_t *r0 = nullptr, *r1 = nullptr;
+    PE_CHECK_STATUS(shmemcache_iset(c, k0.data(), k0.size(), "y", 1, &r0), SHMEMCACHE_OK);
+    PE_CHECK_STATUS(shmemcache_iset(c, k1.data(), k1.size(), "z", 1, &r1), SHMEMCACHE_OK);
+    if (r0 == nullptr || r1 == nullptr) break;
+    if (shmemcache_arm(c) == SHMEMCACHE_OK) ++arms_ok;
+    const shmemcache_status_t s0 = shmemcache_wait(c, r0), s1 = shmemcache_wait(c, r1);
+    if (s0 != SHMEMCACHE_OK || s1 != SHMEMCACHE_OK) {
+      std::fprintf(stderr, "PE %d: trial %llu: %s / %s: %s\n", pe_test::my_pe,
+                   static_cast<unsigned long long>(trials), shmemcache_strerror(s0), shmemcache_strerror(s1),
+                   shmemcache_last_error());
+      PE_CHECK(false);
+    }
+  }
+  stop = true;
+  tester.join();
+  std::printf("PE %d: clock_race: %llu trials in %d s, arms OK %llu, the tester's tests %llu\n", pe_test::my_pe,
+              static_cast<unsigned long long>(trials), seconds, static_cast<unsigned long long>(arms_ok),
+              static_cast<unsigned long long>(tests.load()));
+  PE_CHECK(trials > 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode != "handed_off" && mode != "clock_race") {
+    std::fprintf(stderr, "usage: pe_arm_handoff handed_off [trials] | clock_race [seconds]\n");
+    return 2;
+  }
+  const int count = argc > 2 ? std::atoi(argv[2]) : (mode == "handed_off" ? 20 : 5);
+  int provided = 0;
+  shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided);
+  pe_test::Begin(shmem_my_pe());
+  PE_CHECK(provided == SHMEM_THREAD_MULTIPLE);
+  shmemcache_config_t cfg;
+  PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every operation is a request, answered by a reply
+  if (mode == "clock_race") {
+    PE_CHECK(shmem_n_pes() == 3);
+    cfg.num_servers = 2;
+    cfg.op_timeout_ms = kClockRaceTimeoutMs;
+  } else {
+    PE_CHECK(shmem_n_pes() == 2);
+    cfg.num_servers = 1;
+  }
+  shmemcache_t* c = nullptr;
+  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
+  if (c == nullptr) return 1;
+  if (shmemcache_is_server(c)) {
+    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
+  } else if (mode == "handed_off") {
+    HandedOff(c, count);
+  } else {
+    ClockRace(c, count);
+  }
+  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
+  shmemcache_destroy(c);
+  const int rc = pe_test::Finish("pe_arm_handoff");
+  shmem_finalize();
+  return rc;
+}
