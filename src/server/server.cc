@@ -144,13 +144,11 @@ void Server::FinishSpillReads() {
   conduit_.FlushAll();
 }
 
-bool Server::StoreFailed(Status s) {
-  if (s != SHMEMCACHE_TIMEOUT) return false;
+void Server::RecordStoreFailure(Status s) {
   if (failure_ == SHMEMCACHE_OK) {
     failure_ = s;
     failure_text_ = "PE " + std::to_string(transport_->MyPe()) + ": " + LastError();
   }
-  return true;
 }
 
 Status Server::Serve() {
@@ -268,6 +266,19 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
     failure_ = s;
     failure_text_ = LastError();
   }
+}
+
+Status Server::StoreValue(const KeyLocation& loc, const uint8_t* key, size_t key_len, const uint8_t* value,
+                          size_t value_len, const StoreRequest& request, const AccessTime& at,
+                          const SpilledPair* spilled, BlockPointer* ptr) {
+  Status status = store_.Store(loc, key, key_len, value, value_len, request, at, ptr, spilled, set_sum_);
+  if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, value_len)) ++counters_.large_value_copies;
+  return status;
+}
+
+void Server::Stored(Status status, const uint8_t* key, size_t key_len) {
+  if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
+  if (status == SHMEMCACHE_OK && spill_) spill_->Forget(key, key_len);  // never resurrect the old value
 }
 
 void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) {
