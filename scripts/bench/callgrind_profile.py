@@ -6,7 +6,10 @@ import subprocess
 
 
 def profile(path):
-    text = subprocess.run(["callgrind_annotate", "--threshold=100", path], capture_output=True, text=True,
+    # --auto=no: valgrind 3.19's callgrind_annotate annotates source by default, whose per-line rows and inclusive
+    # "=> callee" rows the pattern below would read as functions (a function's row then summed its self cost with
+    # its lines' and its callees' costs).
+    text = subprocess.run(["callgrind_annotate", "--auto=no", "--threshold=100", path], capture_output=True, text=True,
                           check=True).stdout
     total, functions = 0, {}
     for line in text.splitlines():

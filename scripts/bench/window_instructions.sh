@@ -10,7 +10,12 @@
 # from the ring, running them, staging and flushing the replies), without its waits on the doorbell.
 # --keys new: every windowed SET stores a key never stored before (the memcached gateway's memcaslap load: an
 # Active SET of a new key, a block allocated, a hash-table way and a recency-tier node added); default: the window
-# cycles over 8 windows' worth of keys stored beforehand (a GET hits, a SET overwrites). --window N: N requests per
+# cycles over 8 windows' worth of keys stored beforehand (a GET hits, a SET overwrites). With --keys new both runs
+# first store the same number of filler keys, chosen so that the server's recency-tier node pool and its offset
+# index (both grow by doubling at a power-of-two pair count: store/recency_tiers.h, store/offset_index.h) double
+# before the measured windows and not between the two runs' ends: a long-running server's pool stops growing once
+# it holds its most pairs, so a doubling between the two runs would charge its copy to every operation (~130 of a
+# new key's SET). --window N: N requests per
 # window instead of 32 (1: one request per server pass, as a blocking client's).
 # WINDOW_KEEP=DIR in the environment copies the two callgrind outputs there (callgrind_annotate --inclusive=yes).
 # OpenSHMEM is started by the program as bench_nonblocking starts it (plain shmem_init), or at
@@ -52,7 +57,7 @@ cat >"$work/window.c" <<'C'
 int main(int argc, char** argv) {
   size_t size = strtoul(argv[1], 0, 10);
   int get = strcmp(argv[2], "get") == 0, iters = atoi(argv[3]), fresh = strcmp(argv[4], "new") == 0,
-      W = atoi(argv[5]), provided;
+      W = atoi(argv[5]), fill = atoi(argv[6]), provided;
   if (W < 1 || W > WMAX) return 2;
   const char* multiple = getenv("WINDOW_MULTIPLE");
   if (multiple && *multiple) shmem_init_thread(SHMEM_THREAD_MULTIPLE, &provided); else shmem_init();
@@ -74,6 +79,10 @@ int main(int argc, char** argv) {
     memset(value, 'v', size);
     for (int i = 0; i < W * 8; ++i) {
       snprintf(key, sizeof key, "key:%d", i);
+      bad += shmemcache_set(c, key, strlen(key), value, size) != SHMEMCACHE_OK;
+    }
+    for (int i = 0; i < fill; ++i) {
+      snprintf(key, sizeof key, "fill:%d", i);
       bad += shmemcache_set(c, key, strlen(key), value, size) != SHMEMCACHE_OK;
     }
     for (int it = 0; it < iters; ++it) {
@@ -109,9 +118,17 @@ fi
 exec "$@"
 PE
 chmod +x "$work/pe.sh"
+# Filler keys (--keys new): with P the least power of two >= 40 windows (never equal: 40W is no power of two), the
+# first run ends with 8W + fill + 20W = P + 1 pairs and the second with P + 1 + 40W <= 2P: the doubling as the
+# (P+1)-th pair comes falls in both runs (and cancels in the difference), the one at the (2P+1)-th in neither.
+fill=0
+if [ "$keys" = new ]; then
+  p=1; while [ "$p" -lt $((40 * window)) ]; do p=$((p * 2)); done
+  fill=$((p + 1 - 28 * window))
+fi
 for iters in 20 60; do
   WINDOW_SIDE="$side" WINDOW_OP="$op" WINDOW_MULTIPLE="$multiple" CALLGRIND_OUT="$work/cg.$iters" \
-    "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" "$keys" "$window" \
+    "$root/scripts/oshrun.sh" --timeout 900 -np 2 "$work/pe.sh" "$work/window" "$size" "$op" "$iters" "$keys" "$window" "$fill" \
     >"$work/out.$iters" 2>&1 || { cat "$work/out.$iters" >&2; exit 1; }
   grep -q "bad=0" "$work/out.$iters" || { cat "$work/out.$iters" >&2; exit 1; }
 done

@@ -372,17 +372,20 @@ Status Conduit::TakeRecord(size_t ring, MessageView* message) {
   const size_t left = p.held_len - p.held_at;
   const uint8_t* record = c + kChunkHeaderBytes + p.held_at;
   const size_t len = left >= fragment::kRecordHeaderBytes ? LoadU32(record) : left;
-  if (left < fragment::kRecordHeaderBytes || fragment::RecordBytes(len) > left) {  // checksummed: a sender bug
-    p.held = 0;
-    return GiveUp(ring, "a packed chunk from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
-                            ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
-                            " left");
-  }
+  if (left < fragment::kRecordHeaderBytes || fragment::RecordBytes(len) > left)  // checksummed: a sender bug
+    return RecordOverrun(ring, len, left);
   *message = MessageView{record + fragment::kRecordHeaderBytes, len};
   p.held_at += fragment::RecordBytes(len);
   p.lent_chunk = p.held_at >= p.held_len;  // its last record: the chunk goes back to the sender at Release
   ++p.stats.messages_received;
   return SHMEMCACHE_OK;
+}
+
+Status Conduit::RecordOverrun(size_t ring, size_t len, size_t left) {
+  peers_[ring].held = 0;
+  return GiveUp(ring, "a packed chunk from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
+                          ") holds a record of " + std::to_string(len) + " bytes with " + std::to_string(left) +
+                          " left");
 }
 
 void Conduit::Release(size_t ring) {
@@ -410,18 +413,10 @@ Status Conduit::Collect(size_t ring, MessageView* message, std::optional<PeerWai
       return SHMEMCACHE_IN_PROGRESS;
     // Flagged. The rest of the fragment may still be landing: bytes arrive in no particular order, and on
     // transports that copy on the receiver's side (UCX tcp) only while this PE progresses.
-    for (;;) {
-      __atomic_thread_fence(__ATOMIC_ACQUIRE);
-      if (fragment::Complete(c, seq, layout_.payload_max())) break;
-      ++p.stats.torn_waits;
-      if (!*wait) wait->emplace(transport_, op_timeout_ms_);
-      if (!(*wait)->Next()) {
-        return GiveUp(ring, "a message from PE " + std::to_string(PeerPe(ring)) + " (ring " +
-                                  std::to_string(ring) + ", sequence " + std::to_string(seq) +
-                                  ") was flagged but did not complete within op_timeout_ms (" +
-                                  std::to_string(op_timeout_ms_) + " ms); the chunk holds " +
-                                  fragment::Describe(c, seq, layout_.payload_max()));
-      }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (!fragment::Complete(c, seq, layout_.payload_max())) {
+      const Status landed = WaitLanded(ring, c, seq, wait);
+      if (landed != SHMEMCACHE_OK) return landed;
     }
     const bool packed = LoadU32(c + fragment::kMsgLenOffset) == fragment::kPackedMsgLen;
     Consume(p, c);
@@ -432,6 +427,22 @@ Status Conduit::Collect(size_t ring, MessageView* message, std::optional<PeerWai
       ++p.stats.messages_received;
       return SHMEMCACHE_OK;
     }
+  }
+}
+
+Status Conduit::WaitLanded(size_t ring, const uint8_t* c, uint64_t seq, std::optional<PeerWait>* wait) {
+  Peer& p = peers_[ring];
+  for (;;) {
+    ++p.stats.torn_waits;
+    if (!*wait) wait->emplace(transport_, op_timeout_ms_);
+    if (!(*wait)->Next()) {
+      return GiveUp(ring, "a message from PE " + std::to_string(PeerPe(ring)) + " (ring " + std::to_string(ring) +
+                       ", sequence " + std::to_string(seq) +
+                       ") was flagged but did not complete within op_timeout_ms (" + std::to_string(op_timeout_ms_) +
+                       " ms); the chunk holds " + fragment::Describe(c, seq, layout_.payload_max()));
+    }
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (fragment::Complete(c, seq, layout_.payload_max())) return SHMEMCACHE_OK;
   }
 }
 

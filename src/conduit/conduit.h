@@ -379,6 +379,12 @@ class Conduit {
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
   Status Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait);
+  // Collect's wait for fragment c of sequence seq, flagged but caught landing, under *wait (started here if it is
+  // not yet): OK once it is complete, TIMEOUT (the peer given up on) when op_timeout_ms passes first. Out of line,
+  // as RecordOverrun: the message text each builds kept Collect and TakeRecord from being leaf functions on every
+  // Active request's path (issue 14).
+  [[gnu::noinline, gnu::cold]] Status WaitLanded(size_t ring, const uint8_t* c, uint64_t seq,
+                                                std::optional<PeerWait>* wait);
   // Poll and Receive: the message lent with status s (if OK) copied into *message (an assembled one swapped in)
   // and released. Returns s.
   Status CopyOut(size_t ring, Status s, const MessageView& view, std::vector<uint8_t>* message);
@@ -395,6 +401,8 @@ class Conduit {
   // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
   // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
   Status TakeRecord(size_t ring, MessageView* message);
+  // TakeRecord's give-up on a record of len bytes with only `left` bytes of its chunk after it. TIMEOUT.
+  [[gnu::noinline, gnu::cold]] Status RecordOverrun(size_t ring, size_t len, size_t left);
   Status WaitForSpace(size_t peer);
   bool ProbeOnce(size_t peer);  // one remote look at the ring; true if room was found
   void CollectReady(std::vector<size_t>* ready);  // after the doorbell moved: swaps out the ready bits

@@ -1,26 +1,13 @@
 // The server's side of the multi-set message (conduit/multi_set_message.h, issue 15): many SETs of one client
 // stored in request order and answered in one reply, each pair exactly as a single SET of it is (Handle: the same
 // store call, the same counters, its flash copy forgotten, its status and block), the expiration bar read after
-// the last store; and the store steps Handle shares with it.
+// the last store. The store steps it shares with Handle (StoreValue, Stored) are in server.cc.
 #include "conduit/multi_set_message.h"
 #include "core/hash.h"
 #include "server/eviction_pause.h"
 #include "server/server.h"
 
 namespace smc {
-
-Status Server::StoreValue(const KeyLocation& loc, const uint8_t* key, size_t key_len, const uint8_t* value,
-                          size_t value_len, const StoreRequest& request, const AccessTime& at,
-                          const SpilledPair* spilled, BlockPointer* ptr) {
-  Status status = store_.Store(loc, key, key_len, value, value_len, request, at, ptr, spilled, set_sum_);
-  if (status == SHMEMCACHE_OK && SymmetricLayout::LargeValue(config_, value_len)) ++counters_.large_value_copies;
-  return status;
-}
-
-void Server::Stored(Status status, const uint8_t* key, size_t key_len) {
-  if (status == SHMEMCACHE_NO_SPACE) ++counters_.no_space_errors;
-  if (status == SHMEMCACHE_OK && spill_) spill_->Forget(key, key_len);  // never resurrect the old value
-}
 
 void Server::HandleMultiSet(size_t client, const RequestView& req, ReplyHeader reply) {
   const RequestHeader& h = req.header;

@@ -82,7 +82,9 @@ class OffsetIndex {
     while (slots_[i].key != kEmptyKey) i = (i + 1) & mask_;
     slots_[i] = Slot{key, value};
   }
-  void Grow() {
+  // Out of line: inlined, its rehash loop made every Insert's caller (RecencyTiers::NewNode, once per new pair)
+  // save and restore registers for a path taken once per doubling.
+  [[gnu::noinline]] void Grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
     mask_ = slots_.size() - 1;

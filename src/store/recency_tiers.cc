@@ -34,7 +34,7 @@ void RecencyTiers::Unlink(Node& node) {
   if (node.next != kNil) nodes_[node.next].prev = node.prev;
   else t.tail = node.prev;
   t.block_bytes -= node.sizes.block_bytes;
-  if (--t.count == 0) tiers_.erase(node.tier);
+  if (--t.count == 0) EraseTier(node.tier);
 }
 
 void RecencyTiers::Link(Node& node, uint64_t epoch) {
@@ -44,7 +44,7 @@ void RecencyTiers::Link(Node& node, uint64_t epoch) {
   // it: where a new tier goes (the first tier above the epoch); prev: the tier before it (end: none).
   auto it = tiers_.end(), prev = tiers_.end();
   if (!tiers_.empty()) {
-    prev = std::prev(it);  // the top tier
+    prev = top_;
     if (prev->first.first > epoch) {
       it = tiers_.lower_bound(TierKey{epoch + 1, 0});
       prev = it == tiers_.begin() ? tiers_.end() : std::prev(it);
@@ -57,7 +57,11 @@ void RecencyTiers::Link(Node& node, uint64_t epoch) {
     it = prev;
     open_new = false;
   }
-  if (open_new) it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
+  if (open_new) {
+    const bool above_all = it == tiers_.end();
+    it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
+    if (above_all) top_ = it;
+  }
   Tier& t = it->second;
   const uint32_t self = IndexOf(node);
   node.tier = it;
@@ -177,11 +181,18 @@ uint64_t RecencyTiers::PopBottom(std::vector<uint64_t>* blocks, std::vector<Pair
     FreeNode(n);
     i = next;
   }
-  tiers_.erase(it);
+  EraseTier(it);
   return epoch;
 }
 
+void RecencyTiers::EraseTier(Tiers::iterator tier) {
+  const bool top = tier == top_;
+  tiers_.erase(tier);
+  if (top) top_ = tiers_.empty() ? tiers_.end() : std::prev(tiers_.end());
+}
+
 bool RecencyTiers::CheckConsistency() const {
+  if (top_ != (tiers_.empty() ? tiers_.end() : std::prev(tiers_.end()))) return false;
   size_t nodes = 0;
   uint64_t block_total = 0, payload_total = 0;
   for (auto tier = tiers_.begin(); tier != tiers_.end(); ++tier) {
