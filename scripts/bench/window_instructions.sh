@@ -13,9 +13,11 @@
 # cycles over 8 windows' worth of keys stored beforehand (a GET hits, a SET overwrites). With --keys new both runs
 # first store the same number of filler keys, chosen so that the server's recency-tier node pool and its offset
 # index (both grow by doubling at a power-of-two pair count: store/recency_tiers.h, store/offset_index.h) double
-# before the measured windows and not between the two runs' ends: a long-running server's pool stops growing once
-# it holds its most pairs, so a doubling between the two runs would charge its copy to every operation (~130 of a
-# new key's SET). --window N: N requests per
+# inside both runs (at the shorter run's last windowed SET: the margin is zero, so keep the counts below in step)
+# and not between the two runs' ends: a long-running server's pool stops growing once it holds its most pairs, so
+# a doubling between the two runs would charge its copy to every operation (~130 of a new key's SET). The longer
+# run then holds P + 1 + 40W pairs: with values of about 8-16 KiB and more the default 64 MiB server may evict
+# there (not measured; check its eviction count). --window N: N requests per
 # window instead of 32 (1: one request per server pass, as a blocking client's).
 # WINDOW_KEEP=DIR in the environment copies the two callgrind outputs there (callgrind_annotate --inclusive=yes).
 # OpenSHMEM is started by the program as bench_nonblocking starts it (plain shmem_init), or at
