@@ -41,7 +41,8 @@
 // API's gate, api/call_gate.h), so nothing here is ever shared between threads: then ServerHold takes no mutex
 // (single_thread; a lock and an unlock cost ~57 instructions of every non-blocking Active GET).
 // Readers without the lock: in_flight and next_request_id (atomic), conduit.failed() (atomic), epochs and
-// server_time (SeqLocked).
+// server_time (SeqLocked), pending[s]'s size (RequestQueue::SizeUnlocked: an arm's look at which servers have
+// requests in flight, client/completion_wake.cc).
 #ifndef SHMEMCACHE_CLIENT_CLIENT_PE_H_
 #define SHMEMCACHE_CLIENT_CLIENT_PE_H_
 

@@ -22,7 +22,9 @@ class RequestQueue {
   size_t size() const { return size_.load(std::memory_order_relaxed); }
   // Any thread, without the lock: a value size() had at some point. Every change is a store made under the
   // lock, so the stores are in lock order: a reader that the push of a request happens before reads that store
-  // or a later one, so 0 only once the queue was empty after the push (that request left it).
+  // or a later one, so 0 only once the queue was empty after the push (that request left it; perhaps only for a
+  // moment, re-posted within the same hold by its completion, which moves the completion count there:
+  // conduit/completion_wake.h).
   size_t SizeUnlocked() const { return size_.load(std::memory_order_relaxed); }
   // i-th oldest (0 = front), i < size().
   shmemcache_request* at(size_t i) const { return slots_[Wrap(head_ + i)]; }

@@ -61,7 +61,10 @@
 // Skipping a server s whose queue reads empty loses no wake-up: a request r the arming thread tested (any
 // thread's) was pushed to s's queue under s's lock before its issuer handed it on, so before that test, and the
 // queue size is stored under the lock at every change: the read sees that push's store or a later one, and so
-// reads 0 only if r left the queue since, that is, completed (or failed) after that test found it in progress.
+// reads 0 only if r left the queue since, that is, completed (or failed) after that test found it in progress. (A
+// record can also leave and come back within one hold of s's lock, re-posted by its completion: a pull retried, a
+// placed SET's commit. An unlocked read may see that brief 0; it is safe for the same reason, since the completion
+// that re-posts moves the completion count under that same hold.)
 // Such a completion moved the completion count after this thread's count was taken (the count is taken before the
 // test reads done; the completer moves it after r's done store, and before it reads armed), which the arm's last
 // check or the completer's wake covers (below). A server failed already is skipped likewise: FailServer completes

@@ -170,8 +170,9 @@ class KvStore {
   // Store of a value that sits in the reserved block already (its client wrote it there): the same decisions,
   // statuses and outputs as Store with request (append and prepend: INVALID_ARGUMENT, they need the old value), the
   // block published with the key and header written by the server and the value left where it lies. The
-  // reservation is used up either way (published, or freed on any status but OK); key_len must be the one it was
-  // made for.
+  // reservation is used up (published, or freed) on every status but a TIMEOUT of the key's lock wait, which
+  // leaves it held: the caller releases it (Release; the server always does); key_len must be the one it was made
+  // for.
   Status StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
                        const StoreRequest& request, AccessTime at, BlockPointer* pointer,
                        const SpilledPair* spilled = nullptr);
