@@ -93,7 +93,9 @@ uint64_t PlacingWindow(shmemcache_t* c, pe_test::Rng* rng, uint64_t* seq, uint64
   return bad;
 }
 
-// An own key: iset then idelete then iget in one window (NOT_FOUND), and iset then iget (that value).
+// An own key: iset then idelete then iget in one window (NOT_FOUND), and iset then iget (that value). The delete
+// may find the pair gone already (NOT_FOUND: the fillers' evictions can take it between the set and the delete,
+// seen in CI about once in 30 runs); the get after it finds nothing either way.
 uint64_t DeleteInWindow(shmemcache_t* c, uint64_t* seq) {
   uint64_t bad = 0;
   const std::string key = OwnKey(0);
@@ -105,7 +107,8 @@ uint64_t DeleteInWindow(shmemcache_t* c, uint64_t* seq) {
   PE_CHECK_STATUS(shmemcache_idelete(c, key.data(), key.size(), &del), SHMEMCACHE_OK);
   PE_CHECK_STATUS(shmemcache_iget(c, key.data(), key.size(), buf.data(), buf.size(), &len, &get), SHMEMCACHE_OK);
   if (shmemcache_wait(c, set) != SHMEMCACHE_OK) ++bad;
-  if (shmemcache_wait(c, del) != SHMEMCACHE_OK) ++bad;
+  const shmemcache_status_t deleted = shmemcache_wait(c, del);
+  if (deleted != SHMEMCACHE_OK && deleted != SHMEMCACHE_NOT_FOUND) ++bad;
   if (shmemcache_wait(c, get) != SHMEMCACHE_NOT_FOUND) ++bad;
   return bad;
 }
