@@ -33,30 +33,6 @@ constexpr unsigned kClockRaceTimeoutMs = 30000;
 
 uint64_t NowMs() { return pe_test::NowNanos() / 1000000; }
 
-uint64_t Items(shmemcache_t* c, int server) {
-  shmemcache_stats_t st{};
-  PE_CHECK_STATUS(shmemcache_server_stats(c, server, &st), SHMEMCACHE_OK);
-  return st.items;
-}
-
-// A new key stored on `server` of 2: blocking sets of new keys, each followed by a wait (bounded) for either
-// server's published item count to move (a server publishes once it goes idle after serving).
-std::string KeyOn(shmemcache_t* c, int server, const char* prefix) {
-  for (int n = 0; n < 64; ++n) {
-    const std::string key = std::string(prefix) + std::to_string(n);
-    const uint64_t before[2] = {Items(c, 0), Items(c, 1)};
-    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "v", 1), SHMEMCACHE_OK);
-    for (uint64_t until = NowMs() + 2000; NowMs() < until;) {
-      if (Items(c, server) != before[server]) return key;
-      if (Items(c, 1 - server) != before[1 - server]) break;  // the other's: the next key
-      usleep(1000);
-    }
-  }
-  std::fprintf(stderr, "PE %d: no key of 64 found on server %d\n", pe_test::my_pe, server);
-  PE_CHECK(false);
-  return "";
-}
-
 void HandedOff(shmemcache_t* c, int trials) {
   int fd = -1;
   PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
@@ -109,7 +85,8 @@ void HandedOff(shmemcache_t* c, int trials) {
 void ClockRace(shmemcache_t* c, int seconds) {
   int fd = -1;
   PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
-  const std::string k0 = KeyOn(c, 0, "race-a-"), k1 = KeyOn(c, 1, "race-b-"), kb = KeyOn(c, 1, "race-c-");
+  const std::string k0 = pe_test::KeyOnServer(c, 0, "race-a-"), k1 = pe_test::KeyOnServer(c, 1, "race-b-"),
+                    kb = pe_test::KeyOnServer(c, 1, "race-c-");
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> tests{0};
   std::thread tester([&] {

@@ -381,30 +381,6 @@ void ArmedSleeper(shmemcache_t* c, unsigned timeout_ms) {
 
 constexpr uint64_t kArmSkipsBoundMs = 2000;  // an arm that waits for the set waits op_timeout_ms (argv[2])
 
-uint64_t Items(shmemcache_t* c, int server) {
-  shmemcache_stats_t st{};
-  PE_CHECK_STATUS(shmemcache_server_stats(c, server, &st), SHMEMCACHE_OK);
-  return st.items;
-}
-
-// A new key stored on `server` of 2: blocking sets of new keys, each followed by a wait (bounded) for either
-// server's published item count to move (a server publishes once it goes idle after serving).
-std::string KeyOn(shmemcache_t* c, int server, const char* prefix) {
-  for (int n = 0; n < 64; ++n) {
-    const std::string key = std::string(prefix) + std::to_string(n);
-    const uint64_t before[2] = {Items(c, 0), Items(c, 1)};
-    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "v", 1), SHMEMCACHE_OK);
-    for (uint64_t until = NowMs() + 2000; NowMs() < until;) {
-      if (Items(c, server) != before[server]) return key;
-      if (Items(c, 1 - server) != before[1 - server]) break;  // the other's: the next key
-      usleep(1000);
-    }
-  }
-  std::fprintf(stderr, "PE %d: no key of 64 found on server %d\n", shmem_my_pe(), server);
-  PE_CHECK(false);
-  return "";
-}
-
 void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_ms) {
   if (shmemcache_is_server(c)) {
     PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
@@ -412,7 +388,7 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
   }
   int fd = -1;
   PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
-  const std::string on0 = KeyOn(c, 0, "skip-a-"), on1 = KeyOn(c, 1, "skip-b-");
+  const std::string on0 = pe_test::KeyOnServer(c, 0, "skip-a-"), on1 = pe_test::KeyOnServer(c, 1, "skip-b-");
   // Until an arm with a request to server 0 answers OK: server 0 took the eventfd (then arms there may sleep).
   bool armed_ok = false;
   for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {

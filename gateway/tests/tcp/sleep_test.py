@@ -58,27 +58,6 @@ OP_TIMEOUT_MS = 2000
 STOPPED_SLACK_S = 2.0  # generous (loaded CI): the 64-test pacing alone gives >= 6.4 s past the deadline's start
 
 
-def descendants(root):
-    """The pids of root's descendants (from /proc)."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % d) as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(d))
-    found, todo = [], [root]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            found.append(c)
-            todo.append(c)
-    return found
-
-
 def comm(pid):
     try:
         with open("/proc/%d/comm" % pid) as f:
@@ -89,7 +68,7 @@ def comm(pid):
 
 def stopped_server(port, job_proc, gateway_pid):
     """The stopped mode's check (see the top)."""
-    servers = [p for p in descendants(job_proc.pid) if comm(p) == "shmemcached" and p != gateway_pid]
+    servers = [p for p in harness.descendants(job_proc.pid) if comm(p) == "shmemcached" and p != gateway_pid]
     check(len(servers) == 1, "the server PE's process: found %r" % servers)
     conn = harness.Conn(port, timeout=60)
     os.kill(servers[0], signal.SIGSTOP)

@@ -32,6 +32,32 @@ Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity) {
   return f;
 }
 
+namespace {
+
+uint64_t PublishedItems(shmemcache_t* c, int server) {
+  shmemcache_stats_t st{};
+  PE_CHECK_STATUS(shmemcache_server_stats(c, server, &st), SHMEMCACHE_OK);
+  return st.items;
+}
+
+}  // namespace
+
+std::string KeyOnServer(shmemcache_t* c, int server, const char* prefix) {
+  for (int n = 0; n < 64; ++n) {
+    const std::string key = std::string(prefix) + std::to_string(n);
+    const uint64_t before[2] = {PublishedItems(c, 0), PublishedItems(c, 1)};
+    PE_CHECK_STATUS(shmemcache_set(c, key.data(), key.size(), "v", 1), SHMEMCACHE_OK);
+    for (uint64_t until = NowNanos() + 2000000000ull; NowNanos() < until;) {
+      if (PublishedItems(c, server) != before[server]) return key;
+      if (PublishedItems(c, 1 - server) != before[1 - server]) break;  // the other's: the next key
+      usleep(1000);
+    }
+  }
+  std::fprintf(stderr, "PE %d: no key of 64 found on server %d\n", my_pe, server);
+  PE_CHECK(false);
+  return "";
+}
+
 void FillPattern(uint8_t* buf, size_t len, uint64_t seed) {
   Rng r(seed);
   size_t i = 0;

@@ -91,6 +91,11 @@ struct Fetched {
 // Fetches k into a buffer of `capacity` bytes (a larger value gets the status shmemcache_fetch gives for that).
 Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity);
 
+// A new key (prefix + n) stored on `server` of a job with 2 servers: blocking sets of new keys, each followed by
+// a wait (bounded, 2 s) for either server's published item count to move (a server publishes once it goes idle
+// after serving). A failed check and "" when none of 64 keys lands there.
+std::string KeyOnServer(shmemcache_t* c, int server, const char* prefix);
+
 // Initialises the harness (after shmem or shmemcache init, when shmem_my_pe works).
 void Begin(int pe);
 // Collective over all PEs: prints a summary on PE 0 and returns the process exit code (0 = every PE passed).
