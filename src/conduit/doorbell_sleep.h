@@ -86,7 +86,6 @@ class DoorbellSleep {
   uint64_t naps() const { return naps_; }  // futex waits entered (an idle server's sleeps)
   // Spins cut short (after contended_spin_ns, before spin_ns) because the core was contended.
   uint64_t contended_spins() const { return contended_spins_; }
-  const CoreContention& contention() const { return contention_; }
 
  private:
   bool Moved(uint64_t seen) const { return __atomic_load_n(doorbell_, __ATOMIC_ACQUIRE) != seen; }
