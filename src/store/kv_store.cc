@@ -78,6 +78,7 @@ void KvStore::FreeLockedBlock(const HashEntry& entry, uint64_t locked_from) {
 bool KvStore::LockKey(const KeyLocation& loc, const void* key, size_t key_len, Held* held) {
   // A miss keeps what the lookup saw for the Insert of this key that may follow (HashTable::InsertHint).
   held->found = table_.Find(set_of(loc), loc.tag, IsKey(key, key_len), &held->entry, &held->slot, &held->hint);
+  held->live = false;
   if (!held->found) return true;
   uint64_t offset = held->entry.offset;
   if (!LockBlock(offset, slabs_.class_bytes(held->entry.cls), &held->locked_from)) {

@@ -268,18 +268,22 @@ class KvStore {
   // Get: the value copied into out, or (out nullptr) into *scratch, grown to what the block may hold.
   Status GetInto(const KeyLocation& loc, const void* key, size_t key_len, AccessTime at, size_t copy_max,
                  std::vector<uint8_t>* scratch, uint8_t* out, BlockView* view, BlockPointer* pointer);
-  // The key's pair as a write finds it, its block locked (found == false: the key is not indexed).
+  // The key's pair as a write finds it, its block locked (found == false: the key is not indexed). LockKey sets
+  // found and live always, hint on a miss, and everything else on a hit: the scalars have no initializers, since
+  // zeroing the whole struct was a 128-byte `rep stos` per write (issue 14: 27 of a new key's Active SET). Read
+  // entry, slot, locked_from, version, meta and value only when found (RemoveBlock fills found, entry, slot and
+  // locked_from, all that Unlink reads).
   struct Held {
     bool found = false;
-    bool live = false;  // found and not expired
+    bool live;  // found and not expired
     HashEntry entry;
     HashSlot slot;
-    InsertHint hint;           // not found: for inserting the key (stale once the table changed)
-    uint64_t locked_from = 0;  // the target word before the lock
-    uint64_t version = 0;      // full version
+    InsertHint hint;       // not found: for inserting the key (stale once the table changed)
+    uint64_t locked_from;  // the target word before the lock
+    uint64_t version;      // full version
     PairMeta meta;
-    const uint8_t* value = nullptr;  // in the block (stable while locked)
-    size_t value_len = 0;
+    const uint8_t* value;  // in the block (stable while locked)
+    size_t value_len;
     uint64_t token() const { return version - meta.token_lag; }
   };
   // The pair a write decides on (contract.h): the key's live pair in RAM, else the SSD tier's live copy, else
