@@ -27,7 +27,7 @@ void RecencyTiers::FreeNode(Node& node) {
   free_nodes_.push_back(IndexOf(node));
 }
 
-void RecencyTiers::Unlink(Node& node) {
+inline __attribute__((always_inline)) void RecencyTiers::Unlink(Node& node) {
   Tier& t = node.tier->second;
   if (node.prev != kNil) nodes_[node.prev].next = node.next;
   else t.head = node.next;
@@ -37,10 +37,9 @@ void RecencyTiers::Unlink(Node& node) {
   if (--t.count == 0) EraseTier(node.tier);
 }
 
-void RecencyTiers::Link(Node& node, uint64_t epoch) {
+RecencyTiers::Tiers::iterator RecencyTiers::TierFor(uint64_t epoch, uint32_t block_bytes) {
   // The newest tier of this epoch, if it has room; otherwise a new tier of the same epoch (sorted after the
-  // epoch's older tiers: sequences only grow). The top tier is the common one (pairs get the current epoch):
-  // checked before the search.
+  // epoch's older tiers: sequences only grow).
   // it: where a new tier goes (the first tier above the epoch); prev: the tier before it (end: none).
   auto it = tiers_.end(), prev = tiers_.end();
   if (!tiers_.empty()) {
@@ -50,18 +49,19 @@ void RecencyTiers::Link(Node& node, uint64_t epoch) {
       prev = it == tiers_.begin() ? tiers_.end() : std::prev(it);
     }
   }
-  bool open_new = true;
-  if (prev != tiers_.end() && prev->first.first == epoch &&
-      (max_tier_bytes_ == 0 || prev->second.block_bytes + node.sizes.block_bytes <= max_tier_bytes_ ||
-       prev->second.block_bytes == 0)) {
-    it = prev;
-    open_new = false;
-  }
-  if (open_new) {
-    const bool above_all = it == tiers_.end();
-    it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
-    if (above_all) top_ = it;
-  }
+  if (prev != tiers_.end() && prev->first.first == epoch && Fits(prev->second, block_bytes)) return prev;
+  const bool above_all = it == tiers_.end();
+  it = tiers_.emplace_hint(it, TierKey{epoch, next_sequence_++}, Tier{});
+  if (above_all) top_ = it;
+  return it;
+}
+
+inline __attribute__((always_inline)) void RecencyTiers::Link(Node& node, uint64_t epoch) {
+  // The top tier is the common one (pairs get the current epoch): taken here when it is of this epoch and has
+  // room, which is TierFor's answer then too; anything else asks TierFor.
+  auto it = top_;
+  if (it == tiers_.end() || it->first.first != epoch || !Fits(it->second, node.sizes.block_bytes))
+    it = TierFor(epoch, node.sizes.block_bytes);
   Tier& t = it->second;
   const uint32_t self = IndexOf(node);
   node.tier = it;

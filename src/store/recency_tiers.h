@@ -122,6 +122,15 @@ class RecencyTiers {
   uint32_t IndexOf(const Node& node) const { return static_cast<uint32_t>(&node - nodes_.data()); }
   void Unlink(Node& node);
   void EraseTier(Tiers::iterator tier);  // an emptied tier (count 0), keeping top_
+  // Whether a pair of block_bytes may join tier t under the cap (a tier of no block bytes yet takes any pair).
+  bool Fits(const Tier& t, uint32_t block_bytes) const {
+    return max_tier_bytes_ == 0 || t.block_bytes + block_bytes <= max_tier_bytes_ || t.block_bytes == 0;
+  }
+  // The tier a pair of `epoch` and block_bytes joins: the newest tier of the epoch if it Fits, else a new one.
+  Tiers::iterator TierFor(uint64_t epoch, uint32_t block_bytes);
+  // Appends the node (unlinked) to TierFor(epoch, its block bytes). Inlined into its callers (Add, Touch, Move,
+  // Replace), as Unlink is: their calls, and TierFor's search, were ~25 of the ~90 a GET's move between tiers cost
+  // (issue 14); the top tier, the common case, is taken without TierFor.
   void Link(Node& node, uint64_t epoch);
   void TouchImpl(uint64_t offset, uint64_t epoch, const PairSizes* sizes);
   // Moves a linked node to `epoch` (a different epoch than its tier's), recording sizes if given.
