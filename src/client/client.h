@@ -358,13 +358,14 @@ class Client {
   // GETs allowed, nothing in flight that could touch the key, no wait for room, server not failed) through a
   // directory pointer or, on a directory miss and only where kMayProbeSet (a blocking call: Start's own rule),
   // through the key's hash-table set read through the mapping (FindInRemoteSet: what Execute would read next,
-  // without Execute's bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
-  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair without expiry, or
-  // one whose expiry it judged live from one coarse clock reading: issue 15's "expiry checking costs nothing
-  // measurable"; AcceptDirectGet, which reads the clock again and judges again, for a pair it could not judge
-  // live; a pointer found in the set is installed in the directory, as Execute's would be), counts the directory
-  // hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
-  // the set or, where its displaced bit says so, its alternate set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
+  // without Execute's bookkeeping; a working set larger than the directory misses it on most GETs), with one
+  // valid seqlock read (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair
+  // without expiry, or one whose expiry it judged live from one coarse clock reading: issue 15's "expiry
+  // checking costs nothing measurable"; AcceptDirectGet, which reads the clock again and judges again, for a
+  // pair it could not judge live; a pointer found in the set is installed in the directory, as Execute's would
+  // be), counts the directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer
+  // and no match in the set or, where its displaced bit says so, its alternate set: absent or in the
+  // server-local overflow list; torn or locked copy, another key, an expiry the
   // server must judge) returns false having counted nothing (a valid read whose expiry the server must judge is
   // taken out of local_gets again: the general path reads it again and counts that read, and the ask, once),
   // and the caller takes the general path (Execute, or Start) from the start; a copy it rejected may have left
