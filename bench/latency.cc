@@ -4,6 +4,7 @@
 //
 //   scripts/oshrun.sh -np 2 build/bench/bench_latency [--sizes 8,64,4K] [--iters N] [--csv FILE]
 //                     [--mode active|direct|default] [--target-ms MS] [--raw-phase during|before] [--verbose]
+//                     [--get-call get|fetch|iget|ifetch]
 //
 // PE 0 is the only server (num_servers is forced to 1); client rank 0 measures; any further clients only join
 // the collectives. See bench/README.md for the columns.
@@ -44,6 +45,7 @@ struct Options {
   std::string mode = "active";
   double target_ms = 80;  // per operation kind per size
   std::string raw_phase = "during";
+  std::string get_call = "get";
   bool verbose = false;
 
   Options() {
@@ -61,6 +63,9 @@ struct Options {
     cli->Choice("--raw-phase", &raw_phase, {"during", "before"},
                 "during: raw put/get measured per size while PE 0 is in shmemcache_serve\n"
                 "before: raw put/get for all sizes measured first, PE 0 waiting in a barrier");
+    cli->Choice("--get-call", &get_call, {"get", "fetch", "iget", "ifetch"},
+                "the call every GET of the run makes (issue 17): shmemcache_get, shmemcache_fetch, or the\n"
+                "non-blocking iget / ifetch, then shmemcache_test until done, then shmemcache_wait (as the gateway)");
     cli->Text("--csv", &csv_path, "FILE", "write the CSV rows to FILE instead of stdout ('csv,' prefixed lines)");
     cli->Flag("--verbose", &verbose, "say on stderr what is being measured");
   }
@@ -140,6 +145,23 @@ struct Bench {
 
   static std::string key_for(size_t size) { return "bench_latency/" + std::to_string(size); }
 
+  // One GET by the call --get-call names (a non-blocking one tested until done, then waited for: released).
+  shmemcache_status_t get(const std::string &key, unsigned char *out, size_t *got) {
+    const std::string &call = g_opt->get_call;
+    if (call == "get") return shmemcache_get(cache, key.data(), key.size(), out, buf.size(), got);
+    uint32_t flags = 0;
+    uint64_t cas = 0;
+    if (call == "fetch") return shmemcache_fetch(cache, key.data(), key.size(), out, buf.size(), got, &flags, &cas);
+    shmemcache_request_t *req = nullptr;
+    shmemcache_status_t s =
+        call == "iget" ? shmemcache_iget(cache, key.data(), key.size(), out, buf.size(), got, &req)
+                       : shmemcache_ifetch(cache, key.data(), key.size(), out, buf.size(), got, &flags, &cas, &req);
+    if (s != SHMEMCACHE_OK) return s;
+    while (shmemcache_test(cache, req) == SHMEMCACHE_IN_PROGRESS) {
+    }
+    return shmemcache_wait(cache, req);
+  }
+
   void record_failure(OpResult *r, shmemcache_status_t st, const char *what) {
     ++r->failures;
     if (r->first_error.empty()) {
@@ -163,7 +185,7 @@ struct Bench {
     }
     // Cache the pointer (Direct modes) the way an application's first read would.
     size_t got = 0;
-    shmemcache_get(cache, key.data(), key.size(), buf.data(), buf.size(), &got);
+    get(key, buf.data(), &got);
 
     auto one = [&](uint64_t i, uint64_t *ns) {
       bench::Stamp(v, size, i + 1);
@@ -217,7 +239,7 @@ struct Bench {
       std::memset(b + size - poison, 0x5A ^ e[size - 1], poison);
       size_t got = 0;
       uint64_t t0 = bench::now_ns();
-      shmemcache_status_t s = shmemcache_get(cache, key.data(), key.size(), b, buf.size(), &got);
+      shmemcache_status_t s = get(key, b, &got);
       uint64_t t1 = bench::now_ns();
       if (ns) *ns = t1 - t0;
       if (s == SHMEMCACHE_OK && (got != size || std::memcmp(b, e, size) != 0)) {
@@ -280,7 +302,7 @@ struct Bench {
       }
       size_t got = 0;
       uint64_t t0 = bench::now_ns();
-      s = shmemcache_get(cache, key.data(), key.size(), b, buf.size(), &got);
+      s = get(key, b, &got);
       uint64_t t1 = bench::now_ns();
       if (ns) *ns = t1 - t0;
       if (s == SHMEMCACHE_OK && (got != size || std::memcmp(b, e, size) != 0)) {

@@ -8,13 +8,16 @@
 # of each function (self cost, above 1 per GET).
 # --op set (issue 16): the same for shmemcache_set (--toggle-collect=shmemcache_set; SETs counted from the "client
 # stats" line: bench_latency's set loop, plus the one SET before its get and mix loops and the mix's 1 in 10).
+# --op fetch|iget|ifetch (issue 17): every GET of bench_latency made by that call (its --get-call): fetch alone, or
+# the non-blocking iget / ifetch, tested until done and then waited for (the gateway's sequence), counting the
+# issue, the tests and the wait (--toggle-collect on each); GETs from the "client stats" gets.
 # BENCH_SHMEM_THREAD_MULTIPLE=1 in the environment measures at SHMEM_THREAD_MULTIPLE (bench/common/shmem_job.h).
 # --batch N (issue 15): instructions per key of shmemcache_mget of N cached keys and of the N shmemcache_get calls
 # bench_batch times beside it (--ops get), each call counted in a run of its own (--toggle-collect on it); keys
 # read = the difference in iterations x N.
 #
 # Usage: scripts/bench/get_instructions.sh [--build-dir DIR] [--size BYTES] [--mode direct|active] [--tcp]
-#                                          [--batch N] [--op get|set]
+#                                          [--batch N] [--op get|set|fetch|iget|ifetch]
 #   defaults: build, 32, direct. Needs valgrind (Debian package valgrind). Forwards SHMEMCACHE_* as oshrun.sh.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,6 +40,10 @@ if [ "$batch" -gt 0 ]; then
 else
   bench="$build/bench/bench_latency" calls=("shmemcache_$op") iter_counts=(4000 8000)
   args=(--mode "$mode" --sizes "$size")
+  case "$op" in
+    fetch) args+=(--get-call fetch) ;;
+    iget|ifetch) args+=(--get-call "$op") calls=("shmemcache_$op,shmemcache_test,shmemcache_wait") ;;
+  esac
 fi
 [ -x "$bench" ] || { echo "get_instructions.sh: $bench not built" >&2; exit 2; }
 work="$(mktemp -d)"
@@ -46,7 +53,10 @@ trap 'rm -rf "$work"' EXIT
 cat >"$work/pe.sh" <<'PE'
 #!/usr/bin/env bash
 if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then
-  exec valgrind --tool=callgrind --toggle-collect="$CALLGRIND_CALL" --callgrind-out-file="$CALLGRIND_OUT" "$@"
+  toggles=()  # CALLGRIND_CALL: one function, or several separated by commas (none calls another)
+  IFS=, read -ra fns <<<"$CALLGRIND_CALL"
+  for fn in "${fns[@]}"; do toggles+=(--toggle-collect="$fn"); done
+  exec valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$CALLGRIND_OUT" "$@"
 fi
 exec "$@"
 PE
@@ -71,7 +81,8 @@ def profile(call, iters):
 def gets(call, iters):  # GETs the measured call made in that run
     if batch:
         return int(iters) * batch
-    return int(re.search(rf"client stats: .*?\b{op}s=(\d+)", open(f"{work}/out.{call}.{iters}").read()).group(1))
+    counted = "sets" if op == "set" else "gets"  # fetch, iget and ifetch count as GETs
+    return int(re.search(rf"client stats: .*?\b{counted}=(\d+)", open(f"{work}/out.{call}.{iters}").read()).group(1))
 per_key = {}
 for call in calls:
     t1, f1 = profile(call, i1)

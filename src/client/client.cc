@@ -160,13 +160,14 @@ Status Client::Set(const void* key, size_t key_len, const void* value, size_t va
 Status Client::Get(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len) {
   const Operation op = MakeOperation(Op::kGet, key, key_len, nullptr, 0, buffer, buffer_len, value_len);
   Status status;
-  return GetMapped(op, &status) ? status : Execute(op);
+  return GetMapped</*kMayProbeSet=*/true>(op, &status) ? status : Execute(op);
 }
 
+template <bool kMayProbeSet>
 bool Client::GetMapped(const Operation& op, Status* status) {
-  // Execute + Start + TryDirect + TryDirectGet of a GET that would go Direct at once, flattened: nothing to
-  // complete first (nothing of this thread's in flight that could touch the key), a usable pointer, a mapping of
-  // its server.
+  // Execute (or IssueOperation) + Start + TryDirect + TryDirectGet of a GET that would go Direct at once,
+  // flattened: nothing to complete first (nothing of this thread's in flight that could touch the key), a usable
+  // pointer, a mapping of its server.
   const int server = op.loc.server;
   if (!direct_gets_allowed_ || direct_.local_arena(server) == nullptr || in_flight() >= config_.max_outstanding ||
       !MineKeyFree(op.loc) || conduit_.failed(static_cast<size_t>(server)))
@@ -179,8 +180,8 @@ bool Client::GetMapped(const Operation& op, Status* status) {
   if (e != nullptr) {
     offset = e->offset;
     block_bytes = e->block_bytes;
-  } else if (!FindInRemoteSet(op.loc, &offset, &block_bytes)) {  // the set, through the mapping
-    return false;  // absent, or in the server-local overflow list: the general path asks the server
+  } else if (!kMayProbeSet || !FindInRemoteSet(op.loc, &offset, &block_bytes)) {  // the set, through the mapping
+    return false;  // absent, or in the server-local overflow list (or not looked for): the general path asks
   }
   BlockView view;
   if (direct_.ReadMapped(server, offset, block_bytes, op.key, op.key_len, op.loc.tag, op.buffer, op.buffer_len,
@@ -223,6 +224,8 @@ bool Client::GetMapped(const Operation& op, Status* status) {
   return true;
 }
 
+template bool Client::GetMapped<true>(const Operation& op, Status* status);  // Get's, and Fetch's (contract_ops.cc)
+
 Client::Operation Client::DeleteOperation(const void* key, size_t key_len) const {
   return MakeOperation(Op::kDelete, key, key_len, nullptr, 0, nullptr, 0, nullptr);
 }
@@ -241,15 +244,19 @@ Status Client::Issue(Op op, const void* key, size_t key_len, const void* value, 
 }
 
 Status Client::IssueOperation(const Operation& o, shmemcache_request** request) {
+  Status s;
+  // A GET (or fetch) a mapped server answers at once takes the blocking GET's flattened path, under the same
+  // rules (GetMapped: this thread's requests on the key, max_outstanding, failed servers, expiry, outputs,
+  // counters), without probing the set: a non-blocking GET with no pointer goes Active, as Start decides.
+  if (o.op == Op::kGet && GetMapped</*kMayProbeSet=*/false>(o, &s)) {
+    *request = DoneRequest(o.loc, s);
+    return SHMEMCACHE_OK;
+  }
   bool direct = false;
   shmemcache_request* r = nullptr;
-  Status s = Start(o, /*may_probe_set=*/false, &direct, &r);
+  s = Start(o, /*may_probe_set=*/false, &direct, &r);
   if (direct) {  // done already: a completed request carries its status to Test/Wait
-    r = NewRequest();
-    r->op = o.op;
-    r->loc = o.loc;
-    r->done = true;
-    r->status = s;
+    r = DoneRequest(o.loc, s);
     s = SHMEMCACHE_OK;
   }
   if (s == SHMEMCACHE_OK) *request = r;

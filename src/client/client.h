@@ -252,7 +252,8 @@ class Client {
   // returned OK); Start then checks neither again unless it had to wait for room meanwhile.
   Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
                bool settled = false);
-  // Issue's body: Start without probing; a Direct result becomes a completed request.
+  // Issue's body: a GET a mapped server answers at once through GetMapped (without probing the set), anything
+  // else Start without probing; a Direct result becomes a completed request (DoneRequest).
   Status IssueOperation(const Operation& op, shmemcache_request** request);
   // A blocking call: completes what of this thread's is in flight to the key's server and could touch the key
   // (CompleteKey), then Start + Wait.
@@ -352,21 +353,25 @@ class Client {
   // maximum, both being epochs the server has reached. Decides how many GETs may use the word unchecked next.
   // Out of line: taken once per PublishedEpochGate::kCheckEvery GETs on the hot path.
   [[gnu::noinline]] uint64_t CheckedEpoch(int server, uint64_t now);
-  // The blocking GET on a server this PE maps (issue 13): Execute's Direct GET flattened into one call, for the
-  // case where it would go Direct at once (direct GETs allowed, nothing in flight that could touch the key, no
-  // wait for room, server not failed) through a directory pointer or, on a directory miss, through the key's
-  // hash-table set read through the mapping (FindInRemoteSet: what Execute would read next, without Execute's
-  // bookkeeping; a working set larger than the directory misses it on most GETs), with one valid seqlock read
-  // (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair without expiry, or
-  // one whose expiry it judged live from one coarse clock reading: issue 15's "expiry checking costs nothing
-  // measurable"; AcceptDirectGet, which reads the clock again and judges again, for a pair it could not judge
-  // live; a pointer found in the set is installed in the directory, as Execute's would be), counts the directory
-  // hit or miss, and returns true with *status. Anything else (no mapping, no pointer and no match in
-  // the set or, where its displaced bit says so, its alternate set: absent or in the server-local overflow list; torn or locked copy, another key, an expiry the
+  // A GET on a server this PE maps (issue 13; the non-blocking one too, issue 17): Execute's (or
+  // IssueOperation's) Direct GET flattened into one call, for the case where it would go Direct at once (direct
+  // GETs allowed, nothing in flight that could touch the key, no wait for room, server not failed) through a
+  // directory pointer or, on a directory miss and only where kMayProbeSet (a blocking call: Start's own rule),
+  // through the key's hash-table set read through the mapping (FindInRemoteSet: what Execute would read next,
+  // without Execute's bookkeeping; a working set larger than the directory misses it on most GETs), with one
+  // valid seqlock read (DirectOps::ReadMapped). It then answers as TryDirectGet would (AcceptLiveCopy for a pair
+  // without expiry, or one whose expiry it judged live from one coarse clock reading: issue 15's "expiry
+  // checking costs nothing measurable"; AcceptDirectGet, which reads the clock again and judges again, for a
+  // pair it could not judge live; a pointer found in the set is installed in the directory, as Execute's would
+  // be), counts the directory hit or miss, and returns true with *status. Anything else (no mapping, no pointer
+  // and no match in the set or, where its displaced bit says so, its alternate set: absent or in the
+  // server-local overflow list; torn or locked copy, another key, an expiry the
   // server must judge) returns false having counted nothing (a valid read whose expiry the server must judge is
   // taken out of local_gets again: the general path reads it again and counts that read, and the ask, once),
-  // and the caller takes the general path (Execute) from the start; a copy it rejected may have left bytes in op's buffer, as
-  // DirectOps::Get may.
+  // and the caller takes the general path (Execute, or Start) from the start; a copy it rejected may have left
+  // bytes in op's buffer, as DirectOps::Get may. A fetch's flags and token are filled as AcceptDirectGet fills them.
+  // (kMayProbeSet a template argument: the blocking GET's path pays no test for it, issue 13's budget.)
+  template <bool kMayProbeSet>
   bool GetMapped(const Operation& op, Status* status);
   // Fetches the key's hash-table set with one get and looks for its tag; on a miss in a set whose displaced bit
   // is set, fetches the key's alternate set too (store/hash_table.h "Two choices"). True with the block if found;
@@ -450,6 +455,10 @@ class Client {
 
   // ---- requests and Active operations (requests.cc) ----
   shmemcache_request* NewRequest();
+  // A record for an operation done at issue (IssueOperation: Direct), with its status: a single request, done,
+  // that no queue ever holds; only Test, Wait and Release may touch it (the other fields are left unreset,
+  // request.h: NewRequest resets them when it takes the record again).
+  shmemcache_request* DoneRequest(const KeyLocation& loc, Status status);
   void Release(shmemcache_request* r);  // back to the pool
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]

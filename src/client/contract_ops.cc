@@ -105,7 +105,7 @@ Status Client::Fetch(const void* key, size_t key_len, void* buffer, size_t buffe
                      uint32_t* flags, uint64_t* token) {
   const Operation op = FetchOperation(key, key_len, buffer, buffer_len, value_len, flags, token);
   Status status;
-  return GetMapped(op, &status) ? status : Execute(op);  // as Get: the on-node Direct GET first
+  return GetMapped</*kMayProbeSet=*/true>(op, &status) ? status : Execute(op);  // as Get: on-node Direct first
 }
 
 Status Client::IssueFetch(const void* key, size_t key_len, void* buffer, size_t buffer_len, size_t* value_len,

@@ -3,6 +3,10 @@
 // second wait on a released request finds a dead magic number instead of freed memory. Threads (issue 16): any
 // thread holding its server's Active lock may complete a request (client_pe.h): it writes the outputs, then sets
 // `done` with release; Test and Wait read `done` with acquire before they read the outputs.
+// A record finished at issue (Client::DoneRequest: a GET answered at once) holds only what DoneRequest sets --
+// magic, is_batch (false), loc, status and done --; its other fields are left over from its previous use (it is
+// not Reset) and must not be read: Test, Wait and Release read no others of a single record that never joined a
+// queue.
 #ifndef SHMEMCACHE_CLIENT_REQUEST_H_
 #define SHMEMCACHE_CLIENT_REQUEST_H_
 
@@ -91,8 +95,8 @@ struct shmemcache_request {
   shmemcache_request() = default;
   shmemcache_request(const shmemcache_request&) = delete;
   shmemcache_request& operator=(const shmemcache_request&) = delete;
-  // Back to a fresh record (magic kReleased, done false, every field as constructed), keeping the capacities of
-  // key_heap and mget_indices. Field by field: destroying and re-constructing the record zeroed all of it and
+  // Back to a fresh record (magic kReleased, done false, every field as constructed; NewRequest, not DoneRequest,
+  // calls it), keeping the capacities of key_heap and mget_indices. Field by field: destroying and re-constructing the record zeroed all of it and
   // moved both vectors twice (issue 14: ~65 instructions of every request's issue; this is about half).
   void Reset() {
     magic = kReleased;

@@ -34,6 +34,27 @@ shmemcache_request* Client::NewRequest() {
   return r;
 }
 
+shmemcache_request* Client::DoneRequest(const KeyLocation& loc, Status status) {
+  shmemcache_request* r = free_requests_;
+  if (r == nullptr) {
+    r = NewRequest();
+  } else {
+    // No Reset: of a single record that never joins a queue, Test, Wait and Release read only these fields (and
+    // write magic and next_free); the rest stays as its last use left it until NewRequest takes the record again
+    // and resets it. Spares every GET answered at issue Reset's work (issue 17: NewRequest 49 instructions,
+    // this 20).
+    free_requests_ = r->next_free;
+    r->is_batch = false;
+  }
+  r->magic = shmemcache_request::kLive;
+  r->loc = loc;
+  r->status = status;
+  // Relaxed: no other thread completes it; it reaches another thread (one that tests or waits for it) only through
+  // the caller's own hand-over of the pointer, which orders these writes before that thread's reads.
+  r->done.store(true, std::memory_order_relaxed);
+  return r;
+}
+
 void Client::Release(shmemcache_request* r) {
   r->magic = shmemcache_request::kReleased;
   r->next_free = free_requests_;

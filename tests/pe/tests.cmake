@@ -88,6 +88,11 @@ shmemcache_pe_test(nonblocking_np4_tcp pe_nonblocking 4 TCP ARGS 2000)
 # operations; other keys of the server stay Direct; a multi-get message holds every key.
 shmemcache_pe_test(nonblocking_per_key_np3 pe_per_key_order 3)
 shmemcache_pe_test(nonblocking_per_key_np3_tcp pe_per_key_order 3 TCP)
+# A non-blocking GET / fetch answered at issue (on a mapped server: the blocking GET's flattened path) gives the
+# blocking call's answers and counts: hits, flags and token, a buffer too small, an expired pair, an iset of the
+# key still in flight; over tcp the same on the general path.
+shmemcache_pe_test(nonblocking_mapped_np3 pe_iget_mapped 3 ARGS 1)
+shmemcache_pe_test(nonblocking_mapped_np3_tcp pe_iget_mapped 3 TCP ARGS 0)
 # Per-key issue order of a multi-get's items that its reply sends back to be asked again (alone: large values, keys
 # absent from RAM with an SSD tier; in a new message: the reply budget ran out): a non-blocking write of such a key
 # issued after the imget does not show in it (pe_mget_order.cc).
