@@ -782,7 +782,10 @@ Status Client::Test(shmemcache_request* r) {
     ServerHold hold(this, r->loc.server, /*try_only=*/true);
     if (hold.owns()) PollReplies(r->loc.server, /*progress=*/false);
   }
-  if (!r->done.load(std::memory_order_acquire)) return SHMEMCACHE_IN_PROGRESS;
+  if (!r->done.load(std::memory_order_acquire)) {
+    NoteTestedServer(r->loc.server);  // Arm looks there, whoever issued r (conduit/completion_wake.h)
+    return SHMEMCACHE_IN_PROGRESS;
+  }
   return Explain(r->status, r->loc.server);
 }
 
