@@ -407,10 +407,11 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  *   OK            the calling thread is armed: it may sleep on the fd (poll/epoll, EPOLLIN); the fd becomes
  *                 readable when a reply arrives for any request of this handle, so no request in flight
  *                 completes without waking it (the thread's own, and those another thread issued that it
- *                 tested since its last arm and found in progress: arm looks at their servers only). Sleep with a timeout anyway if requests must time out on time: a request whose
- *                 server stops answering fails (TIMEOUT) after op_timeout_ms when a test or an arm notices;
- *                 arm looks every time, so a caller that arms again after each bounded sleep sees TIMEOUT
- *                 within op_timeout_ms and one sleep.
+ *                 tested since its last arm and found in progress: arm looks at their servers only). Sleep
+ *                 with a timeout anyway if requests must time out on time: a request whose server stops
+ *                 answering fails (TIMEOUT) after op_timeout_ms when a test or an arm notices; arm looks every
+ *                 time, so a caller that arms again after each bounded sleep sees TIMEOUT within op_timeout_ms
+ *                 and one sleep.
  *   IN_PROGRESS   do not sleep: something can be taken in now (a reply arrived, or another thread completed
  *                 requests since this thread's first test after its last arm, or no test was made since), or
  *                 a server has yet to take the fd (it does with its next reply), or the arm failed a server
