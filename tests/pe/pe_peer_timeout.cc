@@ -28,12 +28,14 @@
 //           looks only at the servers of the arming thread's own requests and of those it tested since its last
 //           arm, and waits for no lock of a server where it has nothing of its own in flight: with server 1
 //           stopped (SIGSTOP), a second thread's blocking set larger than the ring holds server 1's lock until
-//           op_timeout_ms fails it; meanwhile the main thread arms, each arm required to return while the set
-//           still waits (and within kArmSkipsBoundMs):
-//             - having tested only a request already done (nothing of its own in flight): OK (server 1, where
-//               only other threads' requests are in flight, is not looked at: no "not now" for its busy lock);
+//           op_timeout_ms fails it; meanwhile the main thread arms, each arm required to return within
+//           kArmSkipsBoundMs:
 //             - having tested an iget to server 1 that a third thread issued (handed off): "not now" (it must
-//               look there, and cannot take the lock);
+//               look there, and cannot take the lock), seen at least once before the set fails (tested and armed
+//               again and again, 10 ms apart, until the set holds the lock: no guess at when it does);
+//             - then, having tested only a request already done (nothing of its own in flight), while the set
+//               still waits: OK (server 1, where only other threads' requests are in flight, is not looked at: no
+//               "not now" for its busy lock);
 //             - with one request in flight to server 0 only, tested: OK or "not now" (its reply may be there).
 //           The keys' servers are told apart by the servers' item counts (shmemcache_server_stats).
 //
@@ -432,11 +434,46 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
     PE_CHECK_STATUS(shmemcache_set(c, on1.data(), on1.size(), big.data(), big.size()), SHMEMCACHE_TIMEOUT);
     set_done = true;
   });
-  usleep(300000);  // the set is in its wait by now (if not, the arms below are not put to the test: no failure)
-  // Tested only a request that is done: server 1 (only other threads' requests in flight) is not looked at.
-  // (The first arm may say "not now": done0 completed after this thread's first test since its last arm. A second
-  // test and arm see no completion since.)
-  if (done0 != nullptr && !set_done.load()) {
+  // Tested another thread's iget to server 1: that server is looked at, and once the set holds its lock, "not
+  // now". No guess at when the set has the lock: until the set fails (op_timeout_ms), test the iget, arm, test,
+  // arm again (the second arm rules out the count check's "not now": nothing completed since the first), and stop
+  // at the first second arm that says "not now"; else a short sleep and again. An arm that skips server 1 says OK
+  // every time, until the set fails.
+  bool held_seen = false;
+  int rounds = 0;
+  uint64_t t_held = 0;
+  while (handed != nullptr && !held_seen && !set_done.load() && pe_test::failures == 0) {
+    ++rounds;
+    shmemcache_status_t a = SHMEMCACHE_OK;
+    uint64_t t = 0;
+    for (int arm = 0; arm < 2; ++arm) {
+      const shmemcache_status_t tested = shmemcache_test(c, handed);
+      if (tested != SHMEMCACHE_IN_PROGRESS) {  // only once the set failed server 1 (TIMEOUT)
+        PE_CHECK_STATUS(tested, SHMEMCACHE_TIMEOUT);
+        a = SHMEMCACHE_OK;
+        break;
+      }
+      const uint64_t start = NowMs();
+      a = shmemcache_arm(c);
+      t = NowMs() - start;
+      PE_CHECK(t <= kArmSkipsBoundMs);
+      PE_CHECK(a == SHMEMCACHE_OK || a == SHMEMCACHE_IN_PROGRESS);
+    }
+    if (a == SHMEMCACHE_IN_PROGRESS && !set_done.load()) {
+      held_seen = true;
+      t_held = t;
+    } else {
+      usleep(10000);
+    }
+  }
+  std::printf("PE %d: an arm having tested another thread's iget to server 1 said \"not now\" while the set held "
+              "its lock: %s (round %d, after %llu ms)\n",
+              shmem_my_pe(), held_seen ? "yes" : "no", rounds, static_cast<unsigned long long>(t_held));
+  PE_CHECK(handed == nullptr || held_seen);
+  // Tested only a request that is done: server 1 (only other threads' requests in flight, its lock held: seen
+  // just above) is not looked at. (The first arm may say "not now": done0 completed after this thread's first
+  // test since its last arm. A second test and arm see no completion since.)
+  if (done0 != nullptr && held_seen && !set_done.load()) {
     shmemcache_status_t a = SHMEMCACHE_IN_PROGRESS;
     uint64_t t = 0;
     int arms = 0;
@@ -452,19 +489,6 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
                 shmem_my_pe(), shmemcache_strerror(a), arms, static_cast<unsigned long long>(t),
                 waiting ? "yes" : "no");
     if (waiting) PE_CHECK_STATUS(a, SHMEMCACHE_OK);
-    PE_CHECK(t <= kArmSkipsBoundMs);
-  }
-  // Tested another thread's iget to server 1: that server is looked at, and its busy lock says "not now".
-  if (handed != nullptr && !set_done.load()) {
-    PE_CHECK_STATUS(shmemcache_test(c, handed), SHMEMCACHE_IN_PROGRESS);
-    const uint64_t start = NowMs();
-    const shmemcache_status_t a = shmemcache_arm(c);
-    const uint64_t t = NowMs() - start;
-    const bool waiting = !set_done.load();
-    std::printf("PE %d: an arm having tested another thread's iget to server 1, its lock held: %s after %llu ms "
-                "(the set still waiting: %s)\n",
-                shmem_my_pe(), shmemcache_strerror(a), static_cast<unsigned long long>(t), waiting ? "yes" : "no");
-    if (waiting) PE_CHECK_STATUS(a, SHMEMCACHE_IN_PROGRESS);
     PE_CHECK(t <= kArmSkipsBoundMs);
   }
   shmemcache_request_t* get = nullptr;
