@@ -394,9 +394,9 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
 /*
  * Sleeping until a reply lands (issue 17), as UCX's ucp_worker_get_efd / ucp_worker_arm: an event loop with
  * requests in flight may sleep in poll/epoll instead of polling shmemcache_test, and is woken when a reply
- * for this client arrives. Works where every server with requests in flight is on this node and maps this
- * client's memory (shared-memory transports, local_access on); elsewhere arm says NOT_SUPPORTED and the caller
- * keeps polling.
+ * for this client arrives. Works where every server of the calling thread's requests in flight (its own, and
+ * those it tested since its last arm) is on this node and maps this client's memory (shared-memory transports,
+ * local_access on); elsewhere arm says NOT_SUPPORTED and the caller keeps polling.
  *
  * shmemcache_completion_fd: *fd is the handle's eventfd (owned by the handle: do not close it; valid until
  * shmemcache_finalize), registered for wake-ups on the first call (later calls return the same one). OK;
@@ -416,10 +416,11 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  *                 requests since this thread's first test after its last arm, or no test was made since), or
  *                 a server has yet to take the fd (it does with its next reply), or the arm failed a server
  *                 for a request that waited op_timeout_ms (its requests complete with TIMEOUT), or another
- *                 thread is busy with the server of a request this thread tested that another thread issued,
- *                 where none of this thread's own is in flight (an arm does not wait for it). Test again, then
- *                 arm again. The servers of other threads' requests that this thread has not tested since its
- *                 last arm are not looked at: another thread busy there never makes this answer.
+ *                 thread is busy with the server of a request this thread tested since its last arm and found
+ *                 in progress (another thread's, or its own that completed since), where none of this thread's
+ *                 own is in flight (an arm does not wait for it). Test again, then arm again. The servers of
+ *                 other threads' requests that this thread has not tested since its last arm are not looked
+ *                 at: another thread busy there never makes this answer.
  *   NOT_SUPPORTED do not sleep: a server of the thread's own requests in flight, or of another thread's that
  *                 it tested since its last arm, cannot wake this client; keep polling (other servers do not
  *                 count).

@@ -15,8 +15,10 @@
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
 //   refused       kAcceptedWords words on the second cache line, bit s: server s could not take the eventfd
-//                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED while a request of the
-//                 handle is in flight to s, and only then; other servers' requests still sleep). Set by
+//                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED when it looks at s, i.e.
+//                 while a request of the arming thread's own, or one it tested since its last arm
+//                 (Client::NoteTestedServer), may be in flight to s, and only then; other servers' requests
+//                 still sleep). Set by
 //                 server s through its mapping (atomic OR), at most once per registration; on a line of its own
 //                 so that the words every flush and arm touch share theirs with no write made once per server.
 // A server sets at most one of its two bits per registration, never clears either, and never both.
