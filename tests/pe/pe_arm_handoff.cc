@@ -17,7 +17,8 @@
 //                      (SIGCONT) its reply must wake the sleeper within kWakeWithinMs.
 //           Every trial that armed counts; at least one must have, and every stopped trial must have slept and
 //           been woken (the OK-then-wake path after a hand-off, reached deterministically). The trials stop at the
-//           first lost wake-up. The landed trials that armed are counted per kind (iset, imget) and printed.
+//           first lost wake-up. The landed trials that armed are counted per kind (iset, imget) and printed; an imget
+//           one must have (its test comes right after the issue, before the reply: every run here had 5 of 5).
 //   clock_race  (np 3: servers PE 0 and 1, client PE 2; op_timeout_ms 30 s) no spurious TIMEOUT from an arm's
 //           clock check: the main thread issues an iset to each server and arms at once, then waits for both,
 //           again and again for `seconds`; a second thread issues isets to server 1 and tests them in a tight
@@ -141,6 +142,7 @@ void HandedOff(shmemcache_t* c, int trials) {
               "stopped trials, %d of them armed OK and woken by the reply\n", pe_test::my_pe, armed, landed_set,
               landed_batch, slept, lost, stopped_trials, stopped_woken);
   PE_CHECK(armed > 0);
+  PE_CHECK(landed_batch > 0);  // a batch's record was put to the test (its test comes right after the issue)
   PE_CHECK(lost == 0);
   PE_CHECK(stopped_trials > 0 && stopped_woken == stopped_trials);
   close(ep);
