@@ -64,9 +64,9 @@ typedef enum {
                                     return TIMEOUT at once (see "Failures" below) */
   SHMEMCACHE_WRONG_THREAD,       /* a call from a thread other than the one that called shmemcache_init while
                                     OpenSHMEM runs below SHMEM_THREAD_MULTIPLE (see "Threads" below) */
-  SHMEMCACHE_NOT_SUPPORTED       /* shmemcache_arm: a server with requests in flight cannot wake this client
-                                    (another node, UCX tcp, local_access 0 on either PE, pidfd_getfd refused,
-                                    another pid namespace) */
+  SHMEMCACHE_NOT_SUPPORTED       /* shmemcache_arm: a server of the calling thread's requests in flight (its
+                                    own, or those it tested) cannot wake this client (another node, UCX tcp,
+                                    local_access 0 on either PE, pidfd_getfd refused, another pid namespace) */
 } shmemcache_status_t;
 
 /* Static, human-readable text for a status; never NULL (unknown values give "unknown status"). */
@@ -394,9 +394,9 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
 /*
  * Sleeping until a reply lands (issue 17), as UCX's ucp_worker_get_efd / ucp_worker_arm: an event loop with
  * requests in flight may sleep in poll/epoll instead of polling shmemcache_test, and is woken when a reply
- * for this client arrives. Works where every server with requests in flight is on this node and maps this
- * client's memory (shared-memory transports, local_access on); elsewhere arm says NOT_SUPPORTED and the caller
- * keeps polling.
+ * for this client arrives. Works where every server of the calling thread's requests in flight (its own, and
+ * those it tested since its last arm) is on this node and maps this client's memory (shared-memory transports,
+ * local_access on); elsewhere arm says NOT_SUPPORTED and the caller keeps polling.
  *
  * shmemcache_completion_fd: *fd is the handle's eventfd (owned by the handle: do not close it; valid until
  * shmemcache_finalize), registered for wake-ups on the first call (later calls return the same one). OK;
@@ -406,19 +406,24 @@ shmemcache_status_t shmemcache_wait(shmemcache_t *cache, shmemcache_request_t *r
  * is in flight, find nothing done, arm, sleep). Returns
  *   OK            the calling thread is armed: it may sleep on the fd (poll/epoll, EPOLLIN); the fd becomes
  *                 readable when a reply arrives for any request of this handle, so no request in flight
- *                 completes without waking it (the thread's own and those it tested that another thread
- *                 issued). Sleep with a timeout anyway if requests must time out on time: a request whose
- *                 server stops answering fails (TIMEOUT) after op_timeout_ms when a test or an arm notices;
- *                 arm looks every time, so a caller that arms again after each bounded sleep sees TIMEOUT
- *                 within op_timeout_ms and one sleep.
+ *                 completes without waking it (the thread's own, and those another thread issued that it
+ *                 tested since its last arm and found in progress: arm looks at their servers only). Sleep
+ *                 with a timeout anyway if requests must time out on time: a request whose server stops
+ *                 answering fails (TIMEOUT) after op_timeout_ms when a test or an arm notices; arm looks every
+ *                 time, so a caller that arms again after each bounded sleep sees TIMEOUT within op_timeout_ms
+ *                 and one sleep.
  *   IN_PROGRESS   do not sleep: something can be taken in now (a reply arrived, or another thread completed
  *                 requests since this thread's first test after its last arm, or no test was made since), or
  *                 a server has yet to take the fd (it does with its next reply), or the arm failed a server
  *                 for a request that waited op_timeout_ms (its requests complete with TIMEOUT), or another
- *                 thread is busy with a server where only other threads' requests are in flight (an arm does
- *                 not wait for it). Test again, then arm again.
- *   NOT_SUPPORTED do not sleep: a server with requests in flight cannot wake this client; keep polling
- *                 (a server with none in flight does not count).
+ *                 thread is busy with the server of a request this thread tested since its last arm and found
+ *                 in progress (another thread's, or its own that completed since), where none of this thread's
+ *                 own is in flight (an arm does not wait for it). Test again, then arm again. The servers of
+ *                 other threads' requests that this thread has not tested since its last arm are not looked
+ *                 at: another thread busy there never makes this answer.
+ *   NOT_SUPPORTED do not sleep: a server of the thread's own requests in flight, or of another thread's that
+ *                 it tested since its last arm, cannot wake this client; keep polling (other servers do not
+ *                 count).
  *   INVALID_ARGUMENT  before shmemcache_completion_fd; WRONG_ROLE on a server.
  * The thread stays armed until its next shmemcache_test or arm on the handle. An OK covers only the requests
  * in flight when arm was called: issue nothing between arm and the sleep. A request issued after an OK arm may

@@ -90,6 +90,7 @@ Client::Client(const shmemcache_config_t& config, const SymmetricLayout& layout,
       mapped_(config.num_servers, 0),
       mapped_servers_(config.num_servers) {
   held_depth_.assign(config.num_servers, 0);
+  tested_servers_.assign((static_cast<size_t>(config.num_servers) + 63) / 64, 0);
   for (int s = 0; s < config.num_servers; ++s) any_local_arena_ |= direct_.local_arena(s) != nullptr;
   // Servers whose symmetric memory this PE can load from (the same node): batches copy blocks directly.
   for (int s = 0; s < config.num_servers; ++s) {

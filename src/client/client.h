@@ -176,11 +176,12 @@ class Client {
   // (disarmed) when something can be taken in now, another thread completed requests since this thread's first
   // Test after its last arm, that Test has not been made yet, a server has yet to take the eventfd, or a server
   // was failed here for a request that waited op_timeout_ms (its requests complete with TIMEOUT), or the lock of
-  // a server with only other threads' requests in flight is busy; NOT_SUPPORTED (disarmed) when a server with
-  // requests in flight cannot wake it (a server with none does not count); INVALID_ARGUMENT before CompletionFd.
-  // Looks only at the servers with requests of the handle in flight (any thread's), each lock once, in turn:
-  // waits for it where a request of this thread is in flight, else only tries it (called holding none; holds
-  // none on return).
+  // a server it looks at where only other threads' requests are in flight is busy; NOT_SUPPORTED (disarmed) when
+  // a server it looks at cannot wake it; INVALID_ARGUMENT before CompletionFd.
+  // Looks only at the servers with a request of this thread's in flight and those of the requests its Tests since
+  // its last arm found in progress (another thread's: NoteTestedServer), skipping any whose queue is empty, each
+  // lock once, in turn: waits for it where a request of this thread is in flight, else only tries it (called
+  // holding none; holds none on return). Other threads' servers are not looked at, locks and all.
   Status Arm();
   // Finalize, before the goodbye (no other thread calls on the handle then): unregisters the eventfd and clears
   // the armed count, so that no server writes it again and a thread left armed is not counted.
@@ -645,10 +646,18 @@ class Client {
     completions_seen_ = pe_->completions.load(std::memory_order_seq_cst);
     seen_set_ = true;
   }
+  // Test's part in what Arm looks at: the server of a request (a batch: the servers its issuer has requests in
+  // flight to) that Test found in progress, whoever issued it. Arm looks at these and at the servers of this
+  // thread's own requests in flight, and clears them (conduit/completion_wake.h).
+  void NoteTestedServer(int server) { tested_servers_[static_cast<size_t>(server) / 64] |= 1ull << (server % 64); }
+  bool TestedServer(int server) const {
+    return (tested_servers_[static_cast<size_t>(server) / 64] >> (server % 64) & 1) != 0;
+  }
   bool armed_ = false;              // this thread is armed (counted in the wake line's armed word)
   bool seen_set_ = false;           // completions_seen_ holds the count the first Test since the last Arm saw
   uint64_t completions_seen_ = 0;
-  std::vector<int> arm_servers_;    // Arm's: the servers with a request of the handle in flight (kept: no allocation)
+  std::vector<uint64_t> tested_servers_;  // bit s: NoteTestedServer(s) since the last Arm
+  std::vector<int> arm_servers_;    // Arm's: the servers it looks at (kept: no allocation)
   // The calls marked [active] run with the lock of the server they name held, pe_->active[server] (they take it
   // through ServerHold, which takes it again where this thread holds it already by counting its depth).
   // The thread's requests in flight to server: posted by it and not yet completed (by any thread).

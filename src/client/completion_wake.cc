@@ -2,6 +2,7 @@
 // lost.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -62,14 +63,19 @@ Status Client::Arm() {
     return Fail(SHMEMCACHE_INVALID_ARGUMENT, "shmemcache_arm before shmemcache_completion_fd");
   Disarm();  // (armed again below, after the answers are read)
   const uint64_t* line = pe_->wake_line;
-  // The servers it looks at: every one with a request of the handle in flight, any thread's (a thread may test
-  // another's request, then sleep for it), read without their locks (RequestQueue::SizeUnlocked: a server whose
-  // queue reads empty is skipped, lock and all; completion_wake.h says why that loses no wake-up). Read once: a
-  // server whose queue empties meanwhile is still looked at (harmless).
+  // The servers it looks at: those with a request of this thread's in flight, and those of the requests its Tests
+  // since its last arm found in progress, whoever issued them (a thread may test another's request, then sleep
+  // for it); the record is cleared here, whatever the answer (an arm made with no Test since says "not now"
+  // below). Another thread's server is skipped, lock and all: its issuer tests and arms for it. Read without the
+  // locks (MineInFlight, RequestQueue::SizeUnlocked: a server whose queue reads empty is skipped too);
+  // completion_wake.h says why none of these skips loses a wake-up. Read once: a server whose queue empties
+  // meanwhile is still looked at (harmless).
   arm_servers_.clear();
   for (int server = 0; server < config_.num_servers; ++server)
-    if (pending_[server].SizeUnlocked() != 0 && !conduit_.failed(static_cast<size_t>(server)))
+    if ((MineInFlight(server) != 0 || TestedServer(server)) && pending_[server].SizeUnlocked() != 0 &&
+        !conduit_.failed(static_cast<size_t>(server)))
       arm_servers_.push_back(server);
+  std::fill(tested_servers_.begin(), tested_servers_.end(), 0);
   // Their answers on the wake line, no lock (every word read is atomic; maps() is fixed at init): NOT_SUPPORTED
   // wins over "not now".
   Status s = SHMEMCACHE_OK;
@@ -97,10 +103,10 @@ Status Client::Arm() {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // armed before the rings and the count are read
   }
   // Each server once, under its lock: flush, the ring (armed: after the fence), take in, its oldest's deadline.
-  // The lock of a server with a request of this thread in flight is waited for; another's is taken only if free:
-  // busy, "not now" (its holder may be a blocking call that waits op_timeout_ms there, for a server that stopped,
-  // and this thread has nothing of its own there to wait for; nor can it tell without the lock whether a reply
-  // waits in the ring).
+  // The lock of a server with a request of this thread in flight is waited for; that of a server it looks at for
+  // another thread's request it tested is taken only if free: busy, "not now" (its holder may be a blocking call
+  // that waits op_timeout_ms there, for a server that stopped, and this thread has nothing of its own there to wait
+  // for; nor can it tell without the lock whether a reply waits in the ring).
   for (int server : arm_servers_) {
     const size_t peer = static_cast<size_t>(server);
     ServerHold hold(this, server, /*try_only=*/MineInFlight(server) == 0);  // called holding none

@@ -223,7 +223,15 @@ Status Client::TestBatch(shmemcache_request* batch) {
       PollReplies(s, /*progress=*/false);
     }
   }
-  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) return SHMEMCACHE_IN_PROGRESS;
+  if (batch->batch_remaining.load(std::memory_order_acquire) > 0) {
+    // Arm looks where its parts may be (conduit/completion_wake.h): a part counts in its issuer's counts of its
+    // server until it is taken in, so a server where they read 0 holds none still to take in. The issuer's own
+    // servers Arm looks at anyway.
+    if (batch->batch_issuer != mine_in_flight_.get())
+      for (int s = 0; s < config_.num_servers; ++s)
+        if (batch->batch_issuer[s].all.load(std::memory_order_acquire) != 0) NoteTestedServer(s);
+    return SHMEMCACHE_IN_PROGRESS;
+  }
   ExplainBatch(batch);  // its parts may have failed on another thread; its items are the caller's from here on
   return SHMEMCACHE_OK;
 }

@@ -15,8 +15,10 @@
 //   accepted      kAcceptedWords words, bit s: server s holds a copy of the eventfd (it wakes this client).
 //                 Set by server s through its mapping (an atomic OR: servers set bits of one word at once).
 //   refused       kAcceptedWords words on the second cache line, bit s: server s could not take the eventfd
-//                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED while a request of the
-//                 handle is in flight to s, and only then; other servers' requests still sleep). Set by
+//                 (it never wakes this client: shmemcache_arm answers NOT_SUPPORTED when it looks at s, i.e.
+//                 while a request of the arming thread's own, or one it tested since its last arm
+//                 (Client::NoteTestedServer), may be in flight to s, and only then; other servers' requests
+//                 still sleep). Set by
 //                 server s through its mapping (atomic OR), at most once per registration; on a line of its own
 //                 so that the words every flush and arm touch share theirs with no write made once per server.
 // A server sets at most one of its two bits per registration, never clears either, and never both.
@@ -39,15 +41,22 @@
 // stores registration 0 and armed 0 first (Client::EndWakeUps): a thread left armed is no longer counted, and
 // no server writes its eventfd again.
 //
-// Client (Client::Arm). The servers it looks at are those with a request of the handle in flight, any thread's
-// (RequestQueue::SizeUnlocked, read without a lock); the others it skips, locks and all.
+// Client (Client::Arm). The servers it looks at are those with a request of the arming thread's own in flight
+// (MineInFlight) and those of the requests its shmemcache_tests since its last arm found in progress, whoever
+// issued them (Client::NoteTestedServer: a request's server; for a batch another thread issued, every server its
+// issuer has requests in flight to), less those whose queue reads empty (RequestQueue::SizeUnlocked), all read
+// without a lock; the others it skips, locks and all. Another thread's requests are that thread's to test and arm
+// for: while Arm looked at every server with a request of the handle in flight, an idle thread whose handle had
+// another thread's request on a server whose lock that thread held long (a post waiting for ring room, up to
+// op_timeout_ms) got "not now" at every arm, and polled.
 // First, without a lock and not armed, their answers on the wake line: each must map this client and have
 // accepted the eventfd; a refused bit, a server that wakes none, one beyond kMaxServers or one it does not map:
 // NOT_SUPPORTED (at once: the caller polls without arming for a while); no bit yet: "not now" (it takes the
 // eventfd at its next flush here). Then, unless "not now" already: woken 0, add 1 to armed, seq_cst fence.
 // Then each of those servers once, under its lock (waited for where a request of the arming thread is in flight
-// there; else taken only if free, and "not now" if busy: its holder may wait op_timeout_ms there for a stopped
-// server): what is staged for it goes out (it would never be answered);
+// there; else, a server it looks at for another thread's request it tested, taken only if free, and "not now" if
+// busy: its holder may wait op_timeout_ms there for a stopped server): what is staged for it goes out (it would
+// never be answered);
 // armed, it looks at the use_flag of the next chunk expected in the reply ring (and at a packed chunk still
 // holding records): anything there disarms first (so taking it in writes no eventfd for this thread) and makes
 // the answer "not now"; what arrived is taken in (as a test would: a reply from a server the caller does not test
@@ -58,17 +67,32 @@
 // requests complete with TIMEOUT), "not now". So a sleeper re-arming after each bounded sleep sees TIMEOUT within
 // op_timeout_ms and one sleep, not after the 64 empty polls per clock read of Test's pacing
 // (Client::PollReplies). Last, armed still: the completion count.
-// Skipping a server s whose queue reads empty loses no wake-up: a request r the arming thread tested (any
-// thread's) was pushed to s's queue under s's lock before its issuer handed it on, so before that test, and the
-// queue size is stored under the lock at every change: the read sees that push's store or a later one, and so
-// reads 0 only if r left the queue since, that is, completed (or failed) after that test found it in progress. (A
-// record can also leave and come back within one hold of s's lock, re-posted by its completion: a pull retried, a
-// placed SET's commit. An unlocked read may see that brief 0; it is safe for the same reason, since the completion
-// that re-posts moves the completion count under that same hold.)
-// Such a completion moved the completion count after this thread's count was taken (the count is taken before the
-// test reads done; the completer moves it after r's done store, and before it reads armed), which the arm's last
-// check or the completer's wake covers (below). A server failed already is skipped likewise: FailServer completes
-// its requests. A server whose lock is busy and held for another thread's requests gives "not now": no sleep.
+// Skipping a server loses no wake-up for a request the arm answers for. Those are the requests in flight to s that
+// a test of the arming thread since its last arm found in progress (shmemcache.h: the caller tests every request it
+// would sleep for, its own included, before it arms; the record and Test's count are the thread's since its last
+// arm, cleared by every arm, and an arm with no test since says "not now"). Let r be one, found in progress by
+// such a test. Each way Arm may skip r's server s reads a value that is zero (or false) only once r was taken in:
+//   - the record: that test recorded s once it read r not done; for a batch, every server where its issuer's
+//     count (IssuerInFlight::all) read nonzero after that: a part counts there from its post (made before the
+//     batch was handed to the tester; a part asked again is counted before the one it replaces drops) until it
+//     is taken in, so a zero read there is the store of a part's completion, and none of the batch's parts is
+//     left to take in from that server;
+//   - MineInFlight(s), for r of its own (looked at with or without a record): it counts r from its post until
+//     its completion (issuer_in_flight.h), so a zero read is stored by the completer of r or of a later request;
+//   - the queue size: r was pushed to s's queue under s's lock before its issuer handed it on, so before that
+//     test, and the size is stored under the lock at every change: the read sees that push's store or a later
+//     one, and so reads 0 only if r left the queue since. (A record can also leave and come back within one
+//     hold of s's lock, re-posted by its completion: a pull retried, a placed SET's commit. An unlocked read may
+//     see that brief 0; it is safe for the same reason, since the completion that re-posts moves the completion
+//     count under that same hold.)
+// So r completed (or failed) after that test found it in progress. Such a completion moved the completion count
+// after this thread's count was taken (the count is taken before the test reads done; the completer moves it after
+// r's done store, and before it reads armed), which the arm's last check or the completer's wake covers (below).
+// A server failed already is skipped likewise: FailServer completes its requests. A server it looks at whose lock
+// is busy (for another thread's request it tested: the lock of one with a request of its own in flight is waited
+// for) gives "not now": no sleep. A server none of whose requests the arm answers for may hold a reply nobody
+// has taken in: the arm does not look, and the thread sleeps; that reply's own issuer tests it (and its server's
+// wake, should it land after this arm, wakes this thread too: harmless).
 //
 // No lost wake-up, from a server. The server publishes a reply (release store of a use_flag), then fences and
 // reads armed; the client stores armed, then fences and reads the use_flag. Of two such store-then-load sequences

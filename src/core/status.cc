@@ -37,7 +37,7 @@ SHMEMCACHE_EXPORT const char* shmemcache_strerror(shmemcache_status_t status) {
     case SHMEMCACHE_WRONG_THREAD:
       return "called from another thread than shmemcache_init's while OpenSHMEM runs below SHMEM_THREAD_MULTIPLE";
     case SHMEMCACHE_NOT_SUPPORTED:
-      return "a server with requests in flight cannot wake this client (shmemcache_arm): keep polling";
+      return "a server of this thread's requests in flight cannot wake this client (shmemcache_arm): keep polling";
   }
   return "unknown status";
 }

@@ -25,12 +25,19 @@
 //           issues an iget and tests, arms and sleeps until it completes. A look per 64 empty tests alone (Test's
 //           clock pacing) would take >= 64 sleeps, 6.4 s. The server is continued (SIGCONT) before finalize.
 //   arm_skips  (np 3: servers PE 0 and 1, client PE 2 at SHMEM_THREAD_MULTIPLE; env as armed_sleeper) an arm
-//           waits for no lock of a server it has nothing of its own in flight to (it says "not now" rather than
-//           wait where that lock is busy): with server 1 stopped (SIGSTOP), a second thread's
-//           blocking set larger than the ring holds server 1's lock until op_timeout_ms fails it; meanwhile the
-//           main thread arms with one request in flight to server 0 only, and that arm must return while the set
-//           still waits (and within kArmSkipsBoundMs). The keys' servers are told apart by the servers' item
-//           counts (shmemcache_server_stats).
+//           looks only at the servers of the arming thread's own requests and of those it tested since its last
+//           arm, and waits for no lock of a server where it has nothing of its own in flight: with server 1
+//           stopped (SIGSTOP), a second thread's blocking set larger than the ring holds server 1's lock until
+//           op_timeout_ms fails it; meanwhile the main thread arms, each arm required to return within
+//           kArmSkipsBoundMs:
+//             - having tested an iget to server 1 that a third thread issued (handed off): "not now" (it must
+//               look there, and cannot take the lock), seen at least once before the set fails (tested and armed
+//               again and again, 10 ms apart, until the set holds the lock: no guess at when it does);
+//             - then, having tested only a request already done (nothing of its own in flight), while the set
+//               still waits: OK (server 1, where only other threads' requests are in flight, is not looked at: no
+//               "not now" for its busy lock);
+//             - with one request in flight to server 0 only, tested: OK or "not now" (its reply may be there).
+//           The keys' servers are told apart by the servers' item counts (shmemcache_server_stats).
 //
 // The two ways a server itself gives up need a broken peer that no public call can play, so they are one-process
 // tests on the loopback transport with the fault injected there (tests/unit/server_test.cc): a fragment flagged
@@ -389,6 +396,9 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
   int fd = -1;
   PE_CHECK_STATUS(shmemcache_completion_fd(c, &fd), SHMEMCACHE_OK);
   const std::string on0 = pe_test::KeyOnServer(c, 0, "skip-a-"), on1 = pe_test::KeyOnServer(c, 1, "skip-b-");
+  // The handed-off iget's key: not the set's (a write of a key waits for the GETs of that key in flight, without
+  // the lock, and would not hold it).
+  const std::string on1b = pe_test::KeyOnServer(c, 1, "skip-c-");
   // Until an arm with a request to server 0 answers OK: server 0 took the eventfd (then arms there may sleep).
   bool armed_ok = false;
   for (uint64_t until = NowMs() + 60000; !armed_ok && NowMs() < until && pe_test::failures == 0;) {
@@ -398,15 +408,89 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
     PE_CHECK_STATUS(shmemcache_wait(c, r), SHMEMCACHE_OK);  // (disarms)
   }
   PE_CHECK(armed_ok);
+  // A request of this thread's that is done (tested OK, kept unreleased): testing it again sets this thread's
+  // first test since its last arm and records no server.
+  shmemcache_request_t* done0 = nullptr;
+  PE_CHECK_STATUS(shmemcache_iset(c, on0.data(), on0.size(), "d", 1, &done0), SHMEMCACHE_OK);
+  shmemcache_status_t d = SHMEMCACHE_IN_PROGRESS;
+  for (const uint64_t until = NowMs() + 60000; done0 != nullptr && d == SHMEMCACHE_IN_PROGRESS && NowMs() < until;)
+    d = shmemcache_test(c, done0);
+  PE_CHECK_STATUS(d, SHMEMCACHE_OK);
   const pid_t server1 = static_cast<pid_t>(shmem_long_g(&g_server_pid, 1));
   PE_CHECK(server1 > 0 && kill(server1, SIGSTOP) == 0);
+  // An iget to server 1 issued by another thread and handed to this one (it stays in flight: server 1 is stopped).
+  shmemcache_request_t* handed = nullptr;
+  char handed_buf[64];
+  size_t handed_len = 0;
+  std::thread issuer([&] {
+    PE_CHECK_STATUS(
+        shmemcache_iget(c, on1b.data(), on1b.size(), handed_buf, sizeof(handed_buf), &handed_len, &handed),
+        SHMEMCACHE_OK);
+  });
+  issuer.join();
   std::atomic<bool> set_done{false};
   std::thread holder([&] {  // holds server 1's lock while it waits for ring room (client_pe.h), op_timeout_ms
     std::vector<char> big(cfg.chunks_per_peer * cfg.chunk_bytes * 2, 'x');
     PE_CHECK_STATUS(shmemcache_set(c, on1.data(), on1.size(), big.data(), big.size()), SHMEMCACHE_TIMEOUT);
     set_done = true;
   });
-  usleep(300000);  // the set is in its wait by now (if not, the arm below is not put to the test: no failure)
+  // Tested another thread's iget to server 1: that server is looked at, and once the set holds its lock, "not
+  // now". No guess at when the set has the lock: until the set fails (op_timeout_ms), test the iget, arm, test,
+  // arm again (the second arm rules out the count check's "not now": nothing completed since the first), and stop
+  // at the first second arm that says "not now"; else a short sleep and again. An arm that skips server 1 says OK
+  // every time, until the set fails.
+  bool held_seen = false;
+  int rounds = 0;
+  uint64_t t_held = 0;
+  while (handed != nullptr && !held_seen && !set_done.load() && pe_test::failures == 0) {
+    ++rounds;
+    shmemcache_status_t a = SHMEMCACHE_OK;
+    uint64_t t = 0;
+    for (int arm = 0; arm < 2; ++arm) {
+      const shmemcache_status_t tested = shmemcache_test(c, handed);
+      if (tested != SHMEMCACHE_IN_PROGRESS) {  // only once the set failed server 1 (TIMEOUT)
+        PE_CHECK_STATUS(tested, SHMEMCACHE_TIMEOUT);
+        a = SHMEMCACHE_OK;
+        break;
+      }
+      const uint64_t start = NowMs();
+      a = shmemcache_arm(c);
+      t = NowMs() - start;
+      PE_CHECK(t <= kArmSkipsBoundMs);
+      PE_CHECK(a == SHMEMCACHE_OK || a == SHMEMCACHE_IN_PROGRESS);
+    }
+    if (a == SHMEMCACHE_IN_PROGRESS && !set_done.load()) {
+      held_seen = true;
+      t_held = t;
+    } else {
+      usleep(10000);
+    }
+  }
+  std::printf("PE %d: an arm having tested another thread's iget to server 1 said \"not now\" while the set held "
+              "its lock: %s (round %d, after %llu ms)\n",
+              shmem_my_pe(), held_seen ? "yes" : "no", rounds, static_cast<unsigned long long>(t_held));
+  PE_CHECK(handed == nullptr || held_seen);
+  // Tested only a request that is done: server 1 (only other threads' requests in flight, its lock held: seen
+  // just above) is not looked at. (The first arm may say "not now": done0 completed after this thread's first
+  // test since its last arm. A second test and arm see no completion since.)
+  if (done0 != nullptr && held_seen && !set_done.load()) {
+    shmemcache_status_t a = SHMEMCACHE_IN_PROGRESS;
+    uint64_t t = 0;
+    int arms = 0;
+    for (; arms < 2 && a == SHMEMCACHE_IN_PROGRESS; ++arms) {
+      PE_CHECK_STATUS(shmemcache_test(c, done0), SHMEMCACHE_OK);
+      const uint64_t start = NowMs();
+      a = shmemcache_arm(c);
+      t = std::max(t, NowMs() - start);
+    }
+    const bool waiting = !set_done.load();
+    std::printf("PE %d: an arm having tested only a done request, while a set holds server 1's lock: %s at arm %d, "
+                "after %llu ms at most (the set still waiting: %s)\n",
+                shmem_my_pe(), shmemcache_strerror(a), arms, static_cast<unsigned long long>(t),
+                waiting ? "yes" : "no");
+    if (waiting) PE_CHECK_STATUS(a, SHMEMCACHE_OK);
+    PE_CHECK(t <= kArmSkipsBoundMs);
+  }
   shmemcache_request_t* get = nullptr;
   char buf[64];
   size_t len = 0;
@@ -427,6 +511,8 @@ void ArmSkips(shmemcache_t* c, const shmemcache_config_t& cfg, unsigned timeout_
               set_done.load() ? "no" : "yes");
   PE_CHECK_STATUS(shmemcache_wait(c, get), SHMEMCACHE_OK);
   holder.join();
+  if (handed != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, handed), SHMEMCACHE_TIMEOUT);  // the set failed server 1
+  if (done0 != nullptr) PE_CHECK_STATUS(shmemcache_wait(c, done0), SHMEMCACHE_OK);
   PE_CHECK(kill(server1, SIGCONT) == 0);
 }
 

@@ -373,13 +373,18 @@ shmemcache_pe_test(completion_fd_np3_one_refuses pe_completion_fd 3 ARGS one_ref
 # TIMEOUT within op_timeout_ms (1 s) + 2 s: its arms judge the deadline, not only every 64th empty test.
 shmemcache_pe_test(peer_timeout_armed_sleeper_np2 pe_peer_timeout 2 ARGS armed_sleeper 1000 TIMEOUT 120
                    ENV ${completion_sleep_env})
-# An arm waits for no lock of a server it has nothing of its own in flight to: a set holds server 1's (stopped) lock
-# for op_timeout_ms (5 s) while the arm, with a get to server 0 only, must return meanwhile ("not now" or OK).
+# An arm looks only at the servers of its thread's own requests and of those it tested, and waits for no lock of a
+# server it has nothing of its own in flight to: a set holds server 1's (stopped) lock for op_timeout_ms (5 s)
+# while the main thread arms, each arm returning meanwhile: OK having tested only a done request (server 1, with
+# other threads' requests only, is not looked at); "not now" having tested another thread's iget to server 1;
+# "not now" or OK with a get to server 0.
 shmemcache_pe_test(peer_timeout_arm_skips_np3 pe_peer_timeout 3 ARGS arm_skips 5000 TIMEOUT 120
                    ENV ${completion_sleep_env} SHMEMCACHE_OVERSUBSCRIBED=0)
 # Threads that share a handle: a request one thread issued and another tested wakes the tester once its reply
-# lands with nobody armed (arm looks at every server with a request of the handle in flight), and an arm's clock
-# check, racing another thread's tests of the same server, never fails a live server (op_timeout_ms 30 s).
+# lands with nobody armed (arm looks at the servers of the requests its thread tested), and, with the server
+# stopped until the arm answered, an arm after the hand-off answers OK and the reply wakes it (every other trial);
+# an arm's clock check, racing another thread's tests of the same server, never fails a live server (op_timeout_ms
+# 30 s).
 shmemcache_pe_test(arm_handoff_np2_handed_off pe_arm_handoff 2 ARGS handed_off 20 TIMEOUT 120)
 shmemcache_pe_test(arm_handoff_np3_clock_race pe_arm_handoff 3 ARGS clock_race 5 TIMEOUT 120
                    ENV SHMEMCACHE_NUM_SERVERS=2 SHMEMCACHE_OVERSUBSCRIBED=0)

@@ -72,7 +72,7 @@ shmemcache_pe_test(tsan.threads_wait_mget_np2 pe_threads_wait_tsan 2
 shmemcache_pe_test(tsan.peer_timeout_silent_threads_np2 pe_peer_timeout_tsan 2 ARGS silent_threads 2000 6 TIMEOUT 180
                    ENV ${tsan_env} LABELS sanitize threads)
 # Completion wake-ups (issue 17) under TSan: 3 threads sharing a handle arm and sleep on one eventfd (Arm reads the
-# queue sizes and the wake line without a lock, then takes each server's lock once), and an arm that must not
+# counts, queue sizes and the wake line without a lock, then takes each server's lock once), and an arm that must not
 # wait for a lock another thread holds while a stopped server fails (pe_peer_timeout arm_skips).
 shmemcache_pe_test(tsan.completion_fd_np2_threads pe_completion_fd_tsan 2 ARGS sleep 1000 3 TIMEOUT 180
                    ENV ${tsan_env} SHMEMCACHE_DIRECT_OPS=0 SHMEMCACHE_IDLE_SPIN_US=1 LABELS sanitize threads)

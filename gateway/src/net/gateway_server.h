@@ -8,7 +8,7 @@
 // the server PE it waits for, and the clients, get the cores they share with it; with poll_nap_us > 0 it naps
 // in epoll_wait instead (any socket event ends the nap), 2 us doubling up to poll_nap_us (measured slower on 2
 // shared cores: README, Performance). Where the backend can wake it (issue 17: Backend::CompletionFd and Arm,
-// shmemcache_arm: every server with requests in flight is on this node), such an idle turn arms instead and sleeps
+// shmemcache_arm: the servers of its requests in flight are on this node), such an idle turn arms instead and sleeps
 // in epoll_wait (at most kArmedSleepNs) until a socket or the completion descriptor is readable: no polling, no
 // naps, the gateway's cores go to the server PE and the clients until a reply lands. Arm says "poll once more"
 // when something may be done (more than kPollsInARow times in a row: that turn yields or naps as below, so

@@ -98,7 +98,7 @@ class WrongThread(Error):
 
 
 class NotSupported(Error):
-    """shmemcache_arm (not exposed here): a server with requests in flight cannot wake this client."""
+    """shmemcache_arm (not exposed here): a server of the thread's requests in flight cannot wake this client."""
 
 
 #: status -> exception class. Statuses without a row raise the base class Error.
