@@ -87,7 +87,7 @@ struct ClientPe {
         landing_busy(config.num_servers, 0),
         reserving(config.num_servers, 0),
         reserved_bytes(config.num_servers, 0),
-        placing(config.num_servers, 0),
+        placing(config.num_servers),
         pullable_in_flight(config.num_servers, 0),
         multi_gets_in_flight(config.num_servers, 0),
         request(config.num_servers),
@@ -137,7 +137,26 @@ struct ClientPe {
   std::vector<uint32_t> reserving;
   std::vector<size_t> reserved_bytes;
   static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
-  std::vector<unsigned> placing;
+  // The count of those reserves, and the same count split by 8 bits of their keys' hashes: a write looks for a
+  // reserve of its own key in the queue (WaitsForPlacement) only where its bucket holds one (a window of placed
+  // SETs of different keys, issue 14, scanned the whole queue on every issue: ~500 instructions per SET at 32).
+  struct PlacingCount {
+    static constexpr unsigned kBuckets = 256;
+    static constexpr unsigned Bucket(uint64_t hash) { return static_cast<unsigned>(hash >> 32) % kBuckets; }
+    void Add(uint64_t hash) {
+      ++total;
+      ++by_hash[Bucket(hash)];
+    }
+    void Remove(uint64_t hash) {
+      --total;
+      --by_hash[Bucket(hash)];
+    }
+    bool MayHold(uint64_t hash) const { return by_hash[Bucket(hash)] != 0; }
+    unsigned total = 0;
+    uint8_t by_hash[kBuckets] = {};  // at most kPlaceSlots each
+  };
+  static_assert(message_flags::kPlaceSlots <= 255, "PlacingCount::by_hash: one byte per bucket");
+  std::vector<PlacingCount> placing;
   std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
   // Per server: kMultiGet parts of batches in flight (every thread's; multi-set parts are not counted): a write
   // issued now looks for its key among their items only while there are some (Client::WriteWaitsForMultiGet).

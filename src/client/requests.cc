@@ -71,8 +71,9 @@ unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
 }
 
 bool Client::WaitsForPlacement(int server, uint64_t hash, bool every_key) const {
-  if (placing_[server] == 0) return false;
+  if (placing_[server].total == 0) return false;
   if (every_key) return true;
+  if (!placing_[server].MayHold(hash)) return false;
   const RequestQueue& q = pending_[server];
   for (size_t i = 0; i < q.size(); ++i) {
     const shmemcache_request* r = q.at(i);
@@ -168,7 +169,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;  // MakeReplyRoom's
   // (placing_ never grows during the waits: only a request issued now is a reserve.)
   const bool every_key =
-      issued_now && placing_[s] != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+      issued_now && placing_[s].total != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
   while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
          (writes && WriteWaitsForPull(s, op.loc.hash)) ||
          (writes && issued_now && WriteWaitsForMultiGet(s, op.key, op.key_len)) ||
@@ -230,7 +231,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
     reserving_[s] |= 1u << slot;
     reserved_bytes_[s] += op.value_len;
-    ++placing_[s];
+    placing_[s].Add(op.loc.hash);  // r->loc is op.loc (set below): Remove finds the same bucket
     r->place_slot = slot;
     r->SetKey(op.key, op.key_len);
     r->value = op.value;
@@ -325,7 +326,7 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
     // A reserve answered by a reply we cannot read: its slot is free again (the server frees any block it
     // reserved there at our next reserve in it).
     if (r->flags & message_flags::kReserve) {
-      --placing_[server];
+      placing_[server].Remove(r->loc.hash);
       FreeSlot(server, r);
     }
     r->status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -424,7 +425,8 @@ bool Client::MayPlace(const Operation& op, int s) const {
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
-  --placing_[server];  // its reserve is answered: the commit, if any, is posted before the lock goes
+  placing_[server].Remove(r->loc.hash);  // its reserve is answered: the commit, if any, is posted before the
+                                        // lock goes
   if (r->status == SHMEMCACHE_NO_SPACE) {
     // Refused for want of a block: reservations (this client's other slots', other clients') may pin memory
     // the SET sent unplaced would not need, whose block the server takes only when it stores it. Nothing is
@@ -698,7 +700,7 @@ Status Client::FailServer(int server) {
   landing_busy_[server] = false;
   reserving_[server] = 0;
   reserved_bytes_[server] = 0;
-  placing_[server] = 0;
+  placing_[server] = ClientPe::PlacingCount{};
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }

@@ -328,10 +328,13 @@ void ExpiryEdges(shmemcache_t* c, int rank, unsigned range_ms) {
 
   // Gone, on every path (each read by the client holding its pointer).
   PE_CHECK(Fetch(c, shortened_fetch).status == SHMEMCACHE_NOT_FOUND);
-  char buf[16];
-  shmemcache_mget_item_t g[3] = {{shortened_mget.data(), shortened_mget.size(), buf, sizeof buf, 77, SHMEMCACHE_OK},
-                                 {one_ms.data(), one_ms.size(), buf, sizeof buf, 77, SHMEMCACHE_OK},
-                                 {plain_set.data(), plain_set.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR}};
+  // One buffer per item: an item answered NOT_FOUND may still have had bytes copied into its buffer (an on-node
+  // read judges the expiry from its copy), and the items are read in no promised order.
+  char buf[16], buf_expired[2][16];
+  shmemcache_mget_item_t g[3] = {
+      {shortened_mget.data(), shortened_mget.size(), buf_expired[0], sizeof buf_expired[0], 77, SHMEMCACHE_OK},
+      {one_ms.data(), one_ms.size(), buf_expired[1], sizeof buf_expired[1], 77, SHMEMCACHE_OK},
+      {plain_set.data(), plain_set.size(), buf, sizeof buf, 77, SHMEMCACHE_IO_ERROR}};
   PE_CHECK_STATUS(shmemcache_mget(c, g, 3), SHMEMCACHE_OK);
   PE_CHECK_STATUS(g[0].status, SHMEMCACHE_NOT_FOUND);
   PE_CHECK_STATUS(g[1].status, SHMEMCACHE_NOT_FOUND);
