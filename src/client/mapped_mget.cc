@@ -90,7 +90,7 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
     // Pass 1: pointers. The last server looked at is kept in locals (a batch's keys mostly share few servers).
     int server = -1;
     const uint8_t* arena = nullptr;
-    uint64_t epoch = 0;
+    uint64_t epoch = 0, bar = 0;
     MappedRead* last = reads;
     for (size_t i = from; i < to; ++i) {
       shmemcache_mget_item_t& it = items[i];
@@ -102,8 +102,9 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
         server = loc.server;
         arena = state.arena;
         epoch = state.epoch;
+        bar = directory_.BarOf(server);  // after OpenMappedServer's DrainNotices; no Peek moves it
       }
-      DirectoryEntry* e = arena != nullptr ? directory_.Peek(loc) : nullptr;
+      DirectoryEntry* e = arena != nullptr ? directory_.Peek(loc, bar) : nullptr;
       if (e == nullptr) {
         ++left;
         continue;
@@ -119,34 +120,23 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
     // item's sub-entry is as pass 1 found it. After that, each is checked (Names, with the key's location computed
     // again): a sub-entry that still names its key names the block pass 1 saw (an AcceptDirectGet that installs a
     // key installs the block it read).
-    bool entries_exact = true;
-    uint64_t accepted = 0, judged = 0, local = 0;
-    for (const MappedRead* read_at = reads; read_at != last; ++read_at) {
-      const MappedRead& r = *read_at;
+    uint64_t accepted = 0, judged = 0;
+    // One item's read; true when it took AcceptDirectGet (the sub-entries may no longer be as pass 1 found them).
+    auto read_one = [&](const MappedRead& r) __attribute__((always_inline)) -> bool {
       DirectoryEntry* const e = r.entry;
       shmemcache_mget_item_t& it = *r.item;
-      if (!entries_exact && !directory_.Names(e, LocateAgain(it.key, it.key_len, num_servers))) {
-        ++left;  // its pointer was dropped or reused since pass 1: the window looks it up again
-        continue;
-      }
       InPlaceRead read;
       if (ReadBlockWordsInPlace(r.block, e->block_bytes, it.key, it.key_len, r.tag, it.buffer, it.buffer_len,
                                 &read) != BlockCheck::kValid) {
         ++left;  // locked, torn or another key's: the window's read decides
-        continue;
+        return false;
       }
-      ++local;
       if (ExpiryOf(read.expiry_word) != 0) {
         const MappedExpiry expiry = JudgeMappedExpiry(e, read, &it);
         if (expiry != MappedExpiry::kLive) {
-          entries_exact = false;  // AcceptDirectGet may have dropped or installed a sub-entry
-          if (expiry == MappedExpiry::kAnswered) {
-            ++judged;
-          } else {
-            --local;  // the window's read of it is the one counted
-            ++left;
-          }
-          continue;
+          if (expiry == MappedExpiry::kAnswered) ++judged;
+          else ++left;  // not counted: the window's read of it is the one counted (local_gets)
+          return true;  // AcceptDirectGet may have dropped or installed a sub-entry
         }
       }
       // AcceptLiveCopy's outputs for an item (no contract outputs): the length, and the value already in the buffer
@@ -157,7 +147,22 @@ size_t Client::ReadMappedBatch(shmemcache_mget_item_t* items, size_t count) {
           r.epoch <= read.recency ? read.recency : AdvanceRecency(e->server, e->offset, read.recency, r.epoch);
       directory_.Refresh(e, read.version, range, recency, LengthHint(read.value_len));
       ++accepted;
+      return false;
+    };
+    const MappedRead* read_at = reads;
+    while (read_at != last && !read_one(*read_at++)) {
     }
+    for (; read_at != last; ++read_at) {
+      const MappedRead& r = *read_at;
+      if (!directory_.Names(r.entry, LocateAgain(r.item->key, r.item->key_len, num_servers))) {
+        ++left;  // its pointer was dropped or reused since pass 1: the window looks it up again
+        continue;
+      }
+      read_one(r);
+    }
+    // Every item read valid here is counted a local GET (local_gets) but one left to the window after an expiry it
+    // could not judge: those answered, accepted or judged.
+    const uint64_t local = accepted + judged;
     direct_.CountLocalGets(local);
     // AcceptDirectGet counted its own (direct_gets, and get_hits or get_misses); GetMapped counts the rest.
     counters_.gets += accepted + judged;

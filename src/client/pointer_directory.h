@@ -91,6 +91,13 @@ class PointerDirectory {
     DirectoryEntry* e = Find(loc);
     return (e != nullptr && !Expired(*e)) ? e : nullptr;
   }
+  // Peek for a caller that read loc.server's expiration bar itself (BarOf), once for many keys of that server: the
+  // same answer as Peek(loc) while that bar is unchanged (a found sub-entry is loc.server's: Find matches the server).
+  DirectoryEntry* Peek(const KeyLocation& loc, uint64_t bar) {
+    DirectoryEntry* e = Find(loc);
+    return (e != nullptr && e->server_recency >= bar) ? e : nullptr;
+  }
+  uint64_t BarOf(int server) const { return (*bars_)[server]; }
   void CountHit() { ++stats_.hits; }
   void CountHits(uint64_t n) { stats_.hits += n; }
   // What Lookup would have counted for a key Peek did not find (a miss, and an expired lookup when loc's
@@ -123,7 +130,7 @@ class PointerDirectory {
     e->block_bytes = block_bytes;
     e->version = version;
     e->value_len = value_len;
-    if (e->access_count != UINT32_MAX) e->access_count += 1;
+    e->access_count += e->access_count != UINT32_MAX;  // saturates
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;
   }
@@ -132,7 +139,7 @@ class PointerDirectory {
   void Refresh(DirectoryEntry* e, uint64_t version, uint64_t recency, uint64_t server_recency, uint32_t value_len) {
     e->version = version;
     e->value_len = value_len;
-    if (e->access_count != UINT32_MAX) e->access_count += 1;
+    e->access_count += e->access_count != UINT32_MAX;  // saturates
     e->recency = static_cast<uint32_t>(recency);
     if (server_recency > e->server_recency) e->server_recency = server_recency;
   }

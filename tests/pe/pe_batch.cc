@@ -8,7 +8,8 @@
 // shmemcache_imget (more items than a window, polled with shmemcache_test); pairs whose ttl has surely passed
 // are NOT_FOUND in a batch, by the owner (cached pointers) and by another client, next to pairs that stay; the
 // on-node batched read (LocalPath: stats mget_local_items) answers exactly the cached live pairs of a mix of hits,
-// misses, expired pairs, short buffers and size queries, each as shmemcache_get, counted as a loop of it counts.
+// misses, expired pairs (one repeated later in its batch), short buffers and size queries, each as shmemcache_get,
+// counted as a loop of it counts.
 // Then the concurrency case: half the clients mset self-verifying values of changing sizes (Direct and Active
 // SETs) to a few shared keys while the others mget them all: no torn or foreign value, and for one reader, key
 // and writer the sequence never goes backwards. Fixed iteration counts (nothing races a clock).
@@ -18,6 +19,7 @@
 #include <shmem.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -371,6 +373,62 @@ void LocalPath(shmemcache_t* c, int rank, unsigned recency_range_ms, int mget_po
     PE_CHECK(m1.directory_hits - l1.directory_hits == l1.directory_hits - l0.directory_hits);
   }
   PE_CHECK(m1.mget_local_items - l1.mget_local_items == (local ? keys.size() : 0));
+
+  // An expired key repeated later in one batch (ids 14 and 6: a ttl surely passed, pointers cached). Its first copy
+  // is judged in place and drops its sub-entry (AcceptDirectGet); the second must then find that sub-entry no longer
+  // its own (pass 2's Names check), be left to the window and come back NOT_FOUND: the batch [E, hit, E, hit] moves
+  // the counters a loop of shmemcache_get over [E', hit, E', hit] moves, E' another such key. The expiry crawl may
+  // free either pair first (idle servers, at any time after the ttl: then their reads are asked of the server), and
+  // on a loaded machine the reads before the wait may already have found a ttl passed (the pointer dropped), so
+  // the counters are compared only where both first copies were judged in place (4 Direct GETs in the loop, 3 items
+  // batched), and otherwise only the answers and gets/get_hits/get_misses. Unloaded, the comparison ran in every run
+  // here; with two busy loops on a 2-core machine it was often skipped (apparently no pointer to E in either: the
+  // counters agreed there too, but nothing reached pass 2's check).
+  {
+    const std::string e_loop = key(6), e_batch = key(14);
+    const std::vector<std::string> loop_keys{e_loop, key(0), e_loop, key(3)};
+    const std::vector<std::string> batch_keys{e_batch, key(0), e_batch, key(3)};
+    shmemcache_stats_t r0{}, r1{}, r2{};
+    shmemcache_get_stats(c, &r0);
+    for (size_t j = 0; j < loop_keys.size(); ++j) {
+      size_t len = 99;
+      PE_CHECK_STATUS(shmemcache_get(c, loop_keys[j].data(), loop_keys[j].size(), single.data(), single.size(), &len),
+                      j % 2 == 0 ? SHMEMCACHE_NOT_FOUND : SHMEMCACHE_OK);
+    }
+    shmemcache_get_stats(c, &r1);
+    std::vector<std::vector<uint8_t>> rbufs(batch_keys.size(), std::vector<uint8_t>(64, 0xAB));
+    std::vector<shmemcache_mget_item_t> ritems(batch_keys.size());
+    for (size_t j = 0; j < batch_keys.size(); ++j)
+      ritems[j] = {batch_keys[j].data(), batch_keys[j].size(), rbufs[j].data(), 64, 77, SHMEMCACHE_IO_ERROR};
+    PE_CHECK_STATUS(shmemcache_mget(c, ritems.data(), ritems.size()), SHMEMCACHE_OK);
+    shmemcache_get_stats(c, &r2);
+    for (size_t j = 0; j < ritems.size(); ++j) {
+      if (j % 2 == 0) {
+        PE_CHECK_STATUS(ritems[j].status, SHMEMCACHE_NOT_FOUND);
+        PE_CHECK(ritems[j].value_len == 0);
+        continue;
+      }
+      const std::vector<uint8_t> v = value(j == 1 ? 0 : 3);
+      PE_CHECK_STATUS(ritems[j].status, SHMEMCACHE_OK);
+      PE_CHECK(ritems[j].value_len == v.size() && std::memcmp(rbufs[j].data(), v.data(), v.size()) == 0);
+    }
+    PE_CHECK(r2.gets - r1.gets == r1.gets - r0.gets && r2.get_hits - r1.get_hits == r1.get_hits - r0.get_hits &&
+             r2.get_misses - r1.get_misses == r1.get_misses - r0.get_misses);
+    const uint64_t batched_here = r2.mget_local_items - r1.mget_local_items;
+    if (local && r1.direct_gets - r0.direct_gets == 4 && batched_here == 3) {
+      PE_CHECK(r2.local_gets - r1.local_gets == r1.local_gets - r0.local_gets);
+      PE_CHECK(r2.direct_gets - r1.direct_gets == r1.direct_gets - r0.direct_gets);
+      PE_CHECK(r2.active_gets - r1.active_gets == r1.active_gets - r0.active_gets);
+      PE_CHECK(r2.directory_hits - r1.directory_hits == r1.directory_hits - r0.directory_hits);
+      PE_CHECK(r2.directory_misses - r1.directory_misses == r1.directory_misses - r0.directory_misses);
+      PE_CHECK(r2.direct_expiry_asks - r1.direct_expiry_asks == r1.direct_expiry_asks - r0.direct_expiry_asks);
+    } else if (local) {  // a crawl, or a load that delayed the reads before the wait
+      std::printf("pe_batch LocalPath (client %d): repeated expired key not compared (loop direct_gets %llu, batched "
+                  "%llu)\n", rank, (unsigned long long)(r1.direct_gets - r0.direct_gets),
+                  (unsigned long long)batched_here);
+    }
+    PE_CHECK(batched_here <= (local ? 3u : 0u));
+  }
 
   // The mix.
   keys.clear();

@@ -75,6 +75,36 @@ TEST(PointerDirectory, PeekFindsWithoutCountingAndCountHitCounts) {
   EXPECT_EQ(d.stats().hits + d.stats().misses, 2u);
 }
 
+// Peek(loc, bar) with the bar a batch read once for loc's server (BarOf, client/mapped_mget.cc) answers what Peek(loc)
+// answers: on two servers with bars of their own, each sub-entry below, at and above its own server's bar (a
+// sub-entry at the bar is usable: only epochs below it were evicted), the other server's bar never deciding.
+TEST(PointerDirectory, PeekWithItsServersBarIsPeek) {
+  std::vector<uint64_t> bars(2, 0);
+  PointerDirectory d(16, 4, &bars);
+  const KeyLocation a = Loc(0x1234567890abcdefull, 0);
+  const KeyLocation b = Loc(0x0fedcba987654321ull, 1);
+  d.Update(a, 4096, 128, 7, 1, /*server_recency=*/5);
+  d.Update(b, 8192, 128, 3, 1, /*server_recency=*/9);
+  const uint64_t kBars[] = {0, 4, 5, 6, 8, 9, 10};
+  for (uint64_t bar0 : kBars) {
+    for (uint64_t bar1 : kBars) {
+      bars[0] = bar0;
+      bars[1] = bar1;
+      EXPECT_EQ(d.BarOf(0), bar0);
+      EXPECT_EQ(d.BarOf(1), bar1);
+      for (const KeyLocation& loc : {a, b}) {
+        const uint64_t recency = loc.server == 0 ? 5 : 9;
+        const uint64_t bar = loc.server == 0 ? bar0 : bar1;
+        DirectoryEntry* peeked = d.Peek(loc);
+        EXPECT_EQ(d.Peek(loc, d.BarOf(loc.server)), peeked) << "server " << loc.server << " bars " << bar0 << ","
+                                                            << bar1;
+        EXPECT_EQ(peeked != nullptr, recency >= bar) << "server " << loc.server << " bars " << bar0 << "," << bar1;
+      }
+    }
+  }
+  EXPECT_EQ(d.stats().hits + d.stats().misses + d.stats().expired, 0u);  // neither Peek counts
+}
+
 // The pointer-keeping Refresh (a batch's read through the pointer a sub-entry holds, client/mapped_mget.cc) leaves
 // the sub-entry as Refresh with its own offset and size does: version, recency, value length replaced, a lower
 // server recency not taken, the access count saturating.
