@@ -2,6 +2,8 @@
 # Launches an OpenSHMEM job with the settings every shmemcache job needs on OpenMPI 4.1 + UCX, on one node or
 # across hosts (see DESIGN.md, platform facts, and README.md "Running on a cluster"):
 #   OMPI_MCA_osc=ucx           without it every job segfaults in shmem_finalize (osc rdma)
+#   orte_allowed_exit_without_sync  a PE that exits 0 is not failed for a finalize handshake the launcher was
+#                              late to answer (below); unless OMPI_MCA_orte_allowed_exit_without_sync is set
 #   --allow-run-as-root        when running as root
 #   --oversubscribe            more PEs than cores is normal on small machines
 #   SMA_SYMMETRIC_SIZE         OpenMPI's symmetric heap size (SHMEM_SYMMETRIC_SIZE is set too, for other SHMEMs)
@@ -54,6 +56,14 @@ fi
 if [ -n "$yield" ]; then export OMPI_MCA_mpi_yield_when_idle="$yield"; fi
 
 export OMPI_MCA_osc=ucx
+# shmem_finalize ends with PMIx_Finalize, which waits at most 2 s (fixed in PMIx) for the launcher to record the
+# PE's finalize, then returns anyway; oshrun counts a PE that then exits 0 unrecorded as "exiting improperly" and
+# fails the job, although every PE finalized and the job's result is already agreed. The launcher's threads that
+# record it also reap exited PEs and remove their session files (rmdir on /tmp), so on a loaded machine the answer
+# can be late. With this set a PE's exit status decides: non-zero still fails the job (orte_abort_non_zero_exit),
+# and a PE that exits 0 without finalizing leaves the others blocked in shmem_finalize's barrier, which --timeout
+# ends (exit 124).
+export OMPI_MCA_orte_allowed_exit_without_sync="${OMPI_MCA_orte_allowed_exit_without_sync:-1}"
 export SMA_SYMMETRIC_SIZE="${SMA_SYMMETRIC_SIZE:-512M}"
 export SHMEM_SYMMETRIC_SIZE="${SHMEM_SYMMETRIC_SIZE:-$SMA_SYMMETRIC_SIZE}"
 # Quiet the "no InfiniBand device" style warnings on machines without HCAs.
