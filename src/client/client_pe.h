@@ -7,9 +7,10 @@
 //   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
 //              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
-//              pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and
-//              server_time[s] (their one writer). Posting a request to s, taking in replies from s (whoever holds
-//              active[s] completes every thread's requests whose replies it reads), failing s. A blocking Wait (and a
+//              reserved_bytes[s], placing[s], pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s];
+//              and the writes of epochs[s] and server_time[s] (their one writer). Posting a request to s, taking
+//              in replies from s (whoever holds active[s] completes every thread's requests whose replies it
+//              reads), failing s. A blocking Wait (and a
 //              blocking call's CompleteKey / CompleteServer) holds it only to poll, not while it backs off between
 //              polls (Client::WaitOnServer; a batch's wait too, through Client::WaitUntil), so other threads post to s
 //              while it waits; the waits for reply room and the other waits inside a post still hold it (bounded by
@@ -139,6 +140,7 @@ struct ClientPe {
   std::vector<size_t> reserved_bytes;
   static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
   // Those still waiting for their reserve's reply, counted by key hash (KeyHashCount: WaitsForPlacement's filter).
+  // At most kPlaceSlots (32: one per reserving bit) per server, so a byte per bucket holds them.
   static_assert(message_flags::kPlaceSlots <= 255, "placing: one byte per bucket");
   std::vector<KeyHashCount<uint8_t>> placing;
   // per server: kMayPull GETs in flight, counted by key hash (WriteWaitsForPull); up to max_outstanding (65536)
