@@ -1006,8 +1006,8 @@ class Client {
   std::vector<uint8_t>& landing_busy_;
   std::vector<uint32_t>& reserving_;
   std::vector<size_t>& reserved_bytes_;
-  std::vector<ClientPe::PlacingCount>& placing_;
-  std::vector<unsigned>& pullable_in_flight_;
+  std::vector<KeyHashCount<uint8_t>>& placing_;
+  std::vector<KeyHashCount<uint32_t>>& pullable_in_flight_;
   std::vector<unsigned>& multi_gets_in_flight_;
   std::atomic<uint64_t>& next_request_id_;
   // Request ids (NextRequestId): this thread takes them from next_request_id_ kRequestIdBlock at a time, so a

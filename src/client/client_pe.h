@@ -7,9 +7,10 @@
 //   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
 //              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
-//              pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s]; and the writes of epochs[s] and
-//              server_time[s] (their one writer). Posting a request to s, taking in replies from s (whoever holds
-//              active[s] completes every thread's requests whose replies it reads), failing s. A blocking Wait (and a
+//              reserved_bytes[s], placing[s], pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s];
+//              and the writes of epochs[s] and server_time[s] (their one writer). Posting a request to s, taking
+//              in replies from s (whoever holds active[s] completes every thread's requests whose replies it
+//              reads), failing s. A blocking Wait (and a
 //              blocking call's CompleteKey / CompleteServer) holds it only to poll, not while it backs off between
 //              polls (Client::WaitOnServer; a batch's wait too, through Client::WaitUntil), so other threads post to s
 //              while it waits; the waits for reply room and the other waits inside a post still hold it (bounded by
@@ -53,6 +54,7 @@
 #include <mutex>
 #include <vector>
 
+#include "client/key_hash_count.h"
 #include "client/request_queue.h"
 #include "conduit/conduit.h"
 #include "conduit/reply_room.h"
@@ -88,7 +90,7 @@ struct ClientPe {
         reserving(config.num_servers, 0),
         reserved_bytes(config.num_servers, 0),
         placing(config.num_servers),
-        pullable_in_flight(config.num_servers, 0),
+        pullable_in_flight(config.num_servers),
         multi_gets_in_flight(config.num_servers, 0),
         request(config.num_servers),
         reply(config.num_servers),
@@ -137,27 +139,13 @@ struct ClientPe {
   std::vector<uint32_t> reserving;
   std::vector<size_t> reserved_bytes;
   static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
-  // The count of those reserves, and the same count split by 8 bits of their keys' hashes: a write looks for a
-  // reserve of its own key in the queue (WaitsForPlacement) only where its bucket holds one (a window of placed
-  // SETs of different keys, issue 14, scanned the whole queue on every issue: ~500 instructions per SET at 32).
-  struct PlacingCount {
-    static constexpr unsigned kBuckets = 256;
-    static constexpr unsigned Bucket(uint64_t hash) { return static_cast<unsigned>(hash >> 32) % kBuckets; }
-    void Add(uint64_t hash) {
-      ++total;
-      ++by_hash[Bucket(hash)];
-    }
-    void Remove(uint64_t hash) {
-      --total;
-      --by_hash[Bucket(hash)];
-    }
-    bool MayHold(uint64_t hash) const { return by_hash[Bucket(hash)] != 0; }
-    unsigned total = 0;
-    uint8_t by_hash[kBuckets] = {};  // at most kPlaceSlots each
-  };
-  static_assert(message_flags::kPlaceSlots <= 255, "PlacingCount::by_hash: one byte per bucket");
-  std::vector<PlacingCount> placing;
-  std::vector<unsigned> pullable_in_flight;  // per server: kMayPull GETs in flight
+  // Those still waiting for their reserve's reply, counted by key hash (KeyHashCount: WaitsForPlacement's filter).
+  // At most kPlaceSlots (32: one per reserving bit) per server, so a byte per bucket holds them.
+  static_assert(message_flags::kPlaceSlots <= 255, "placing: one byte per bucket");
+  std::vector<KeyHashCount<uint8_t>> placing;
+  // per server: kMayPull GETs in flight, counted by key hash (WriteWaitsForPull); up to max_outstanding (65536)
+  // plus a request per thread
+  std::vector<KeyHashCount<uint32_t>> pullable_in_flight;
   // Per server: kMultiGet parts of batches in flight (every thread's; multi-set parts are not counted): a write
   // issued now looks for its key among their items only while there are some (Client::WriteWaitsForMultiGet).
   std::vector<unsigned> multi_gets_in_flight;

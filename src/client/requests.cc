@@ -73,7 +73,7 @@ unsigned Client::ReplyAlone(Op op, size_t buffer_len) const {
 bool Client::WaitsForPlacement(int server, uint64_t hash, bool every_key) const {
   if (placing_[server].total == 0) return false;
   if (every_key) return true;
-  if (!placing_[server].MayHold(hash)) return false;
+  if (!placing_[server].MayHold(hash)) return false;  // no reserve of a key in hash's bucket
   const RequestQueue& q = pending_[server];
   for (size_t i = 0; i < q.size(); ++i) {
     const shmemcache_request* r = q.at(i);
@@ -83,7 +83,7 @@ bool Client::WaitsForPlacement(int server, uint64_t hash, bool every_key) const 
 }
 
 bool Client::WriteWaitsForPull(int server, uint64_t hash) const {
-  if (pullable_in_flight_[server] == 0) return false;
+  if (!pullable_in_flight_[server].MayHold(hash)) return false;
   const RequestQueue& q = pending_[server];
   for (size_t i = 0; i < q.size(); ++i) {
     const shmemcache_request* r = q.at(i);
@@ -225,7 +225,7 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   r->flags = flags;
   if (flags & message_flags::kMayPull) {
     r->SetKey(op.key, op.key_len);
-    ++pullable_in_flight_[s];
+    pullable_in_flight_[s].Add(op.loc.hash);  // r->loc is op.loc (set below, or kept: the same key)
   }
   if (landed) landing_busy_[s] = true;
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
@@ -388,7 +388,7 @@ void Client::Retire(int server, shmemcache_request* r) {
   reply_room_[server].Retire(r->reply_group);
   reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
-  if (r->flags & message_flags::kMayPull) --pullable_in_flight_[server];
+  if (r->flags & message_flags::kMayPull) pullable_in_flight_[server].Remove(r->loc.hash);
   if (r->op == Op::kMultiGet && r->mget_items != nullptr) --multi_gets_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
   if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
@@ -695,12 +695,12 @@ Status Client::FailServer(int server) {
   in_flight_.fetch_sub(q.size(), std::memory_order_relaxed);
   q.clear();
   reply_room_[server].Clear();
-  pullable_in_flight_[server] = 0;
+  pullable_in_flight_[server] = KeyHashCount<uint32_t>{};
   multi_gets_in_flight_[server] = 0;
   landing_busy_[server] = false;
   reserving_[server] = 0;
   reserved_bytes_[server] = 0;
-  placing_[server] = ClientPe::PlacingCount{};
+  placing_[server] = KeyHashCount<uint8_t>{};
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));
 }
