@@ -3,7 +3,8 @@
 # across hosts (see DESIGN.md, platform facts, and README.md "Running on a cluster"):
 #   OMPI_MCA_osc=ucx           without it every job segfaults in shmem_finalize (osc rdma)
 #   orte_allowed_exit_without_sync  a PE that exits 0 is not failed for a finalize handshake the launcher was
-#                              late to answer (below); unless OMPI_MCA_orte_allowed_exit_without_sync is set
+#                              late to answer (below); only with a timeout in force (--timeout / SHMEMCACHE_JOB_TIMEOUT
+#                              not 0), and unless OMPI_MCA_orte_allowed_exit_without_sync is set
 #   --allow-run-as-root        when running as root
 #   --oversubscribe            more PEs than cores is normal on small machines
 #   SMA_SYMMETRIC_SIZE         OpenMPI's symmetric heap size (SHMEM_SYMMETRIC_SIZE is set too, for other SHMEMs)
@@ -62,8 +63,11 @@ export OMPI_MCA_osc=ucx
 # record it also reap exited PEs and remove their session files (rmdir on /tmp), so on a loaded machine the answer
 # can be late. With this set a PE's exit status decides: non-zero still fails the job (orte_abort_non_zero_exit),
 # and a PE that exits 0 without finalizing leaves the others blocked in shmem_finalize's barrier, which --timeout
-# ends (exit 124).
-export OMPI_MCA_orte_allowed_exit_without_sync="${OMPI_MCA_orte_allowed_exit_without_sync:-1}"
+# ends (exit 124). So it is set only where a timeout is in force: without one (shmemcached.sh's default) such a PE
+# would leave the job waiting for good, and the launcher's own verdict is the better failure.
+if [ "$timeout_s" != 0 ]; then
+  export OMPI_MCA_orte_allowed_exit_without_sync="${OMPI_MCA_orte_allowed_exit_without_sync:-1}"
+fi
 export SMA_SYMMETRIC_SIZE="${SMA_SYMMETRIC_SIZE:-512M}"
 export SHMEM_SYMMETRIC_SIZE="${SHMEM_SYMMETRIC_SIZE:-$SMA_SYMMETRIC_SIZE}"
 # Quiet the "no InfiniBand device" style warnings on machines without HCAs.
