@@ -96,8 +96,9 @@ struct shmemcache_request {
   shmemcache_request(const shmemcache_request&) = delete;
   shmemcache_request& operator=(const shmemcache_request&) = delete;
   // Back to a fresh record (magic kReleased, done false, every field as constructed; NewRequest, not DoneRequest,
-  // calls it), keeping the capacities of key_heap and mget_indices. Field by field: destroying and re-constructing the record zeroed all of it and
-  // moved both vectors twice (issue 14: ~65 instructions of every request's issue; this is about half).
+  // calls it), keeping the capacities of key_heap and mget_indices. Field by field: destroying and
+  // re-constructing the record zeroed all of it and moved both vectors twice (issue 14: ~65 instructions of
+  // every request's issue; this is about half).
   void Reset() {
     magic = kReleased;
     op = smc::Op::kGet;

@@ -425,8 +425,8 @@ bool Client::MayPlace(const Operation& op, int s) const {
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
-  placing_[server].Remove(r->loc.hash);  // its reserve is answered: the commit, if any, is posted before the
-                                        // lock goes
+  // Its reserve is answered: the commit, if any, is posted before the lock goes.
+  placing_[server].Remove(r->loc.hash);
   if (r->status == SHMEMCACHE_NO_SPACE) {
     // Refused for want of a block: reservations (this client's other slots', other clients') may pin memory
     // the SET sent unplaced would not need, whose block the server takes only when it stores it. Nothing is

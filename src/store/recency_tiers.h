@@ -128,7 +128,7 @@ class RecencyTiers {
   }
   // The tier a pair of `epoch` and block_bytes joins: the newest tier of the epoch if it Fits, else a new one.
   Tiers::iterator TierFor(uint64_t epoch, uint32_t block_bytes);
-  // Appends the node (unlinked) to TierFor(epoch, its block bytes). Inlined into its callers (Add, Touch, Move,
+  // Appends the node (unlinked) to TierFor(epoch, its block bytes). Inlined into its callers (Add, TouchImpl, Move,
   // Replace), as Unlink is: their calls, and TierFor's search, were ~25 of the ~90 a GET's move between tiers cost
   // (issue 14); the top tier, the common case, is taken without TierFor.
   void Link(Node& node, uint64_t epoch);
