@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0, refused = 0, conditional = 0;
     std::vector<uint8_t> value(cfg.max_value_len);
     std::vector<std::vector<uint8_t>> bufs(kWindow, std::vector<uint8_t>(cfg.max_value_len));
+    pe_test::HotIgetWindow window(HotKey, kHot, &bufs);
     const uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
     while (pe_test::NowNanos() < end || (rank == 1 && fillers < kMinFillers)) {
       const int k = static_cast<int>(rng.Uniform(kHot));
@@ -115,25 +116,8 @@ int main(int argc, char** argv) {
           ++bad;
         }
       } else {  // a window of igets
-        shmemcache_request_t* reqs[kWindow];
-        size_t lens[kWindow];
-        int ks[kWindow];
-        std::string keys[kWindow];
-        for (int w = 0; w < kWindow; ++w) {
-          ks[w] = static_cast<int>(rng.Uniform(kHot));
-          keys[w] = HotKey(ks[w]);
-          PE_CHECK_STATUS(shmemcache_iget(c, keys[w].data(), keys[w].size(), bufs[w].data(), bufs[w].size(),
-                                          &lens[w], &reqs[w]), SHMEMCACHE_OK);
-        }
-        for (int w = 0; w < kWindow; ++w) {
-          shmemcache_status_t s = shmemcache_wait(c, reqs[w]);
-          ++reads;
-          if (s == SHMEMCACHE_NOT_FOUND) continue;
-          ++found;
-          pe_test::VerifiableHeader h{};
-          if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(bufs[w].data(), lens[w], static_cast<uint32_t>(ks[w]), &h))
-            ++bad;
-        }
+        window.Issue(c, &rng);
+        window.Collect(c, &reads, &found, &bad);
       }
     }
     // Last writes, then every client reads every hot key once more.

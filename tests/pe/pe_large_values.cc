@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0;
     std::vector<uint8_t> value(cfg.max_value_len);
     std::vector<std::vector<uint8_t>> bufs(kWindow, std::vector<uint8_t>(cfg.max_value_len));
+    pe_test::HotIgetWindow window(HotKey, kHot, &bufs);
     const uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
     while (pe_test::NowNanos() < end || (writer && fillers < kMinFillers)) {
       if (writer) {
@@ -87,10 +88,6 @@ int main(int argc, char** argv) {
         pe_test::WriteVerifiable(value.data(), 128u << 10, 999, 0, fillers);
         PE_CHECK_STATUS(shmemcache_set(c, filler.data(), filler.size(), value.data(), 128u << 10), SHMEMCACHE_OK);
       } else {
-        shmemcache_request_t* reqs[kWindow];
-        size_t lens[kWindow];
-        int ks[kWindow];
-        std::string keys[kWindow];
         // A GET of a key nobody sets goes Active (no pointer); the GETs behind it then go Active too (client.h)
         // and their large values are pulled while the writer rewrites them.
         const std::string absent = "absent-" + std::to_string(rank);
@@ -99,22 +96,9 @@ int main(int argc, char** argv) {
         shmemcache_request_t* first = nullptr;
         PE_CHECK_STATUS(shmemcache_iget(c, absent.data(), absent.size(), absent_buf, sizeof absent_buf, &absent_len,
                                         &first), SHMEMCACHE_OK);
-        for (int w = 0; w < kWindow; ++w) {
-          ks[w] = static_cast<int>(rng.Uniform(kHot));
-          keys[w] = HotKey(ks[w]);
-          PE_CHECK_STATUS(shmemcache_iget(c, keys[w].data(), keys[w].size(), bufs[w].data(), bufs[w].size(),
-                                          &lens[w], &reqs[w]), SHMEMCACHE_OK);
-        }
+        window.Issue(c, &rng);
         PE_CHECK_STATUS(shmemcache_wait(c, first), SHMEMCACHE_NOT_FOUND);
-        for (int w = 0; w < kWindow; ++w) {
-          shmemcache_status_t s = shmemcache_wait(c, reqs[w]);
-          ++reads;
-          if (s == SHMEMCACHE_NOT_FOUND) continue;
-          ++found;
-          pe_test::VerifiableHeader h{};
-          if (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(bufs[w].data(), lens[w], static_cast<uint32_t>(ks[w]), &h))
-            ++bad;
-        }
+        window.Collect(c, &reads, &found, &bad);
       }
     }
     shmemcache_get_stats(c, &st);

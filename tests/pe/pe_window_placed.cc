@@ -36,10 +36,7 @@ size_t HotLen(int k) { return 4096 + static_cast<size_t>(k) * 512; }  // the Dir
 std::string OwnKey(int k) { return "wown-" + std::to_string(k); }
 constexpr uint32_t kOwnId = 100;  // own keys' ids in the verifiable header: kOwnId + k
 
-bool Whole(const uint8_t* buf, size_t len, uint32_t id) {
-  pe_test::VerifiableHeader h{};
-  return pe_test::ReadVerifiable(buf, len, id, &h);
-}
+using pe_test::Whole;
 
 // One window of client 0: isets of hot keys (other lengths than the Direct writer's: the pair moves) and of its
 // own keys, with igets of its own keys after some of them, each of which must read the value of the last iset of
@@ -151,6 +148,7 @@ int main(int argc, char** argv) {
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0, windows = 0;
     std::vector<uint8_t> value(64u << 10);
     std::vector<std::vector<uint8_t>> bufs(kReadWindow, std::vector<uint8_t>(kMaxLen));
+    pe_test::HotIgetWindow window(HotKey, kHot, &bufs);
     const uint64_t end = pe_test::NowNanos() + static_cast<uint64_t>(seconds * 1e9);
     while (pe_test::NowNanos() < end || (rank == 1 && fillers < kMinFillers)) {
       const int k = static_cast<int>(rng.Uniform(kHot));
@@ -177,23 +175,8 @@ int main(int argc, char** argv) {
           ++bad;
         }
       } else {  // a window of igets
-        shmemcache_request_t* reqs[kReadWindow];
-        size_t lens[kReadWindow];
-        int ks[kReadWindow];
-        std::string keys[kReadWindow];
-        for (int w = 0; w < kReadWindow; ++w) {
-          ks[w] = static_cast<int>(rng.Uniform(kHot));
-          keys[w] = HotKey(ks[w]);
-          PE_CHECK_STATUS(shmemcache_iget(c, keys[w].data(), keys[w].size(), bufs[w].data(), bufs[w].size(),
-                                          &lens[w], &reqs[w]), SHMEMCACHE_OK);
-        }
-        for (int w = 0; w < kReadWindow; ++w) {
-          const shmemcache_status_t s = shmemcache_wait(c, reqs[w]);
-          ++reads;
-          if (s == SHMEMCACHE_NOT_FOUND) continue;
-          ++found;
-          if (s != SHMEMCACHE_OK || !Whole(bufs[w].data(), lens[w], static_cast<uint32_t>(ks[w]))) ++bad;
-        }
+        window.Issue(c, &rng);
+        window.Collect(c, &reads, &found, &bad);
       }
     }
     pe_test::ClientBarrier(cfg.num_servers, clients);

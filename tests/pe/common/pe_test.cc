@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace pe_test {
@@ -93,6 +94,36 @@ bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableH
   std::memcpy(header, buf, sizeof(*header));
   return header->magic == kVerifiableMagic && header->key_id == key_id && header->len == len &&
          CheckPattern(buf + sizeof(*header), len - sizeof(*header), VerifiableSeed(*header));
+}
+
+bool Whole(const uint8_t* buf, size_t len, uint32_t key_id) {
+  VerifiableHeader h{};
+  return ReadVerifiable(buf, len, key_id, &h);
+}
+
+HotIgetWindow::HotIgetWindow(std::function<std::string(int)> hot_key, int hot,
+                             std::vector<std::vector<uint8_t>>* bufs)
+    : hot_key_(std::move(hot_key)), hot_(hot), bufs_(bufs), ks_(bufs->size()), keys_(bufs->size()),
+      lens_(bufs->size()), reqs_(bufs->size()) {}
+
+void HotIgetWindow::Issue(shmemcache_t* c, Rng* rng) {
+  for (size_t w = 0; w < bufs_->size(); ++w) {
+    ks_[w] = static_cast<int>(rng->Uniform(hot_));
+    keys_[w] = hot_key_(ks_[w]);
+    std::vector<uint8_t>& buf = (*bufs_)[w];
+    PE_CHECK_STATUS(shmemcache_iget(c, keys_[w].data(), keys_[w].size(), buf.data(), buf.size(), &lens_[w], &reqs_[w]),
+                    SHMEMCACHE_OK);
+  }
+}
+
+void HotIgetWindow::Collect(shmemcache_t* c, uint64_t* reads, uint64_t* found, uint64_t* bad) {
+  for (size_t w = 0; w < bufs_->size(); ++w) {
+    const shmemcache_status_t s = shmemcache_wait(c, reqs_[w]);
+    ++*reads;
+    if (s == SHMEMCACHE_NOT_FOUND) continue;
+    ++*found;
+    if (s != SHMEMCACHE_OK || !Whole((*bufs_)[w].data(), lens_[w], static_cast<uint32_t>(ks_[w]))) ++*bad;
+  }
 }
 
 void Begin(int pe) { my_pe = pe; }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "shmemcache/shmemcache.h"
 
@@ -65,6 +66,31 @@ constexpr uint32_t kVerifiableMagic = 0xfeedbeefu;
 void WriteVerifiable(uint8_t* buf, size_t len, uint32_t key_id, uint32_t writer, uint64_t seq);
 // True if buf[0, len) is a whole value written by WriteVerifiable for key_id; *header then describes it.
 bool ReadVerifiable(const uint8_t* buf, size_t len, uint32_t key_id, VerifiableHeader* header);
+// ReadVerifiable without the header: whether buf[0, len) is a whole value written for key_id.
+bool Whole(const uint8_t* buf, size_t len, uint32_t key_id);
+
+// A reader's window of igets of a job's hot keys (pe_large_values, pe_large_placed, pe_window_placed), all in
+// flight at once, one into each of `bufs` (the window's size; not owned, shared with the reader's other reads).
+// The values are WriteVerifiable's, key id k for hot_key(k).
+class HotIgetWindow {
+ public:
+  HotIgetWindow(std::function<std::string(int)> hot_key, int hot, std::vector<std::vector<uint8_t>>* bufs);
+  // Issues the window: per buffer in order, k = rng->Uniform(hot) and an iget of hot_key(k) (checked issued).
+  void Issue(shmemcache_t* c, Rng* rng);
+  // Waits for each iget in issue order: each counts in *reads; each not NOT_FOUND in *found, and in *bad too
+  // unless it is OK with a value Whole for its key.
+  void Collect(shmemcache_t* c, uint64_t* reads, uint64_t* found, uint64_t* bad);
+
+ private:
+  std::function<std::string(int)> hot_key_;
+  int hot_;
+  std::vector<std::vector<uint8_t>>* bufs_;
+  // Per iget of the window: its key's index, its key (kept until it completes), value length, request.
+  std::vector<int> ks_;
+  std::vector<std::string> keys_;
+  std::vector<size_t> lens_;
+  std::vector<shmemcache_request_t*> reqs_;
+};
 
 // A barrier among client PEs only (servers sit in shmemcache_serve and cannot join shmem_barrier_all).
 // Call ClientBarrierInit() on every PE before shmemcache_init (it allocates symmetric memory collectively).
