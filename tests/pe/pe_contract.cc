@@ -28,32 +28,17 @@
 
 namespace {
 
+using pe_test::DirectReads;
+using pe_test::DirectWrites;
+using pe_test::Fetched;
+using pe_test::MyStats;
+using pe_test::SleepMs;
+using pe_test::Store;
+
 std::string Key(int rank, const char* name) { return "c" + std::to_string(rank) + "-" + name; }
 
-shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
-                          uint32_t flags = 0, uint64_t ttl_ms = 0, uint64_t cas = 0, uint64_t* cas_out = nullptr) {
-  shmemcache_store_options_t o{mode, flags, ttl_ms, cas};
-  return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
-}
-
-using pe_test::Fetched;
-using pe_test::SleepMs;
 // Every value this test stores fits in 256 bytes.
 Fetched Fetch(shmemcache_t* c, const std::string& k) { return pe_test::Fetch(c, k, 256); }
-
-shmemcache_stats_t MyStats(shmemcache_t* c) {
-  shmemcache_stats_t s;
-  shmemcache_get_stats(c, &s);
-  return s;
-}
-
-// What this client's policy lets go Direct (shmemcache_stats_t policy_set_path / policy_reason): SETs and incrs;
-// GETs unless direct_ops is 0 or direct_policy never.
-bool DirectWrites(shmemcache_t* c) { return MyStats(c).policy_set_path == 1; }
-bool DirectReads(shmemcache_t* c) {
-  const uint64_t reason = MyStats(c).policy_reason;
-  return reason != 1 && reason != 3;
-}
 
 uint64_t Incr(shmemcache_t* c, const std::string& k, int64_t delta, shmemcache_status_t expected) {
   uint64_t n = 0;

@@ -45,14 +45,9 @@ namespace {
 using pe_test::Fetched;
 using pe_test::NowNanos;
 using pe_test::SleepMs;
+using pe_test::Store;
 
 std::string Key(int rank, const std::string& name) { return "audit" + std::to_string(rank) + "-" + name; }
-
-shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
-                          uint32_t flags = 0, uint64_t ttl_ms = 0, uint64_t cas = 0, uint64_t* cas_out = nullptr) {
-  shmemcache_store_options_t o{mode, flags, ttl_ms, cas};
-  return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
-}
 
 Fetched Fetch(shmemcache_t* c, const std::string& k) { return pe_test::Fetch(c, k, 256); }
 

@@ -33,6 +33,25 @@ Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity) {
   return f;
 }
 
+shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
+                          uint32_t flags, uint64_t ttl_ms, uint64_t cas, uint64_t* cas_out) {
+  shmemcache_store_options_t o{mode, flags, ttl_ms, cas};
+  return shmemcache_store(c, k.data(), k.size(), v.data(), v.size(), &o, cas_out);
+}
+
+shmemcache_stats_t MyStats(shmemcache_t* c) {
+  shmemcache_stats_t s;
+  shmemcache_get_stats(c, &s);
+  return s;
+}
+
+bool DirectWrites(shmemcache_t* c) { return MyStats(c).policy_set_path == 1; }
+
+bool DirectReads(shmemcache_t* c) {
+  const uint64_t reason = MyStats(c).policy_reason;
+  return reason != 1 && reason != 3;
+}
+
 namespace {
 
 uint64_t PublishedItems(shmemcache_t* c, int server) {

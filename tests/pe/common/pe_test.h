@@ -116,6 +116,16 @@ struct Fetched {
 };
 // Fetches k into a buffer of `capacity` bytes (a larger value gets the status shmemcache_fetch gives for that).
 Fetched Fetch(shmemcache_t* c, const std::string& k, size_t capacity);
+// shmemcache_store of k = v with these options (cas_out may be null); returns its status unchecked.
+shmemcache_status_t Store(shmemcache_t* c, const std::string& k, const std::string& v, shmemcache_mode_t mode,
+                          uint32_t flags = 0, uint64_t ttl_ms = 0, uint64_t cas = 0, uint64_t* cas_out = nullptr);
+
+// This PE's own counters (shmemcache_get_stats; its status is not checked).
+shmemcache_stats_t MyStats(shmemcache_t* c);
+// What this client's policy lets go Direct (shmemcache_stats_t policy_set_path / policy_reason): SETs and incrs;
+// GETs unless direct_ops is 0 or direct_policy never.
+bool DirectWrites(shmemcache_t* c);
+bool DirectReads(shmemcache_t* c);
 
 // A new key (prefix + n) stored on `server` of a job with 2 servers: blocking sets of new keys, each followed by
 // a wait (bounded, 2 s) for either server's published item count to move (a server publishes once it goes idle
