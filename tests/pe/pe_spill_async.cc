@@ -14,7 +14,6 @@
 //   - every value read is byte-exact.
 // The server checks that the reads really went to its I/O thread (spill_async_reads).
 // Args: spill_dir
-#include <fcntl.h>
 #include <shmem.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,10 +23,10 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "common/spill_config.h"
 
 namespace {
 
-constexpr size_t kServerMemory = 16ull << 20;
 constexpr size_t kLen = 3000;
 
 std::string Key(int rank, int i) { return "async-" + std::to_string(rank) + "-" + std::to_string(i); }
@@ -38,15 +37,7 @@ uint64_t Seed(int rank, int i, int version) { return (static_cast<uint64_t>(rank
 void HoldFlashReads(shmemcache_t* c, int rank, int clients, bool hold) {
   static const char* path = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
   pe_test::ClientBarrier(shmem_n_pes() - shmemcache_num_clients(c), clients);
-  if (rank == 0) {
-    if (hold) {
-      int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      PE_CHECK(fd >= 0);
-      if (fd >= 0) close(fd);
-    } else {
-      PE_CHECK(unlink(path) == 0);
-    }
-  }
+  if (rank == 0) pe_test::HoldSpillReads(path, hold);
   pe_test::ClientBarrier(shmem_n_pes() - shmemcache_num_clients(c), clients);
 }
 
@@ -59,7 +50,7 @@ void Get(shmemcache_t* c, const std::string& k, uint64_t seed, shmemcache_status
 
 void Client(shmemcache_t* c, int rank, int clients) {
   std::vector<uint8_t> value(kLen);
-  int n = static_cast<int>(kServerMemory * 3 / 2 / clients / kLen);
+  int n = static_cast<int>(pe_test::kSpillServerMemory * 3 / 2 / clients / kLen);
   for (int i = 0; i < n; ++i) {
     pe_test::FillPattern(value.data(), kLen, Seed(rank, i, 0));
     std::string k = Key(rank, i);
@@ -135,18 +126,10 @@ int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/tmp/shmemcache-spill-async-test";
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
   // Else nothing here is asynchronous. The hold file is created by the clients when they need it.
-  const char* hold = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
-  PE_CHECK(hold != nullptr);
-  if (hold != nullptr && shmem_my_pe() == 0) unlink(hold);  // a leftover of an interrupted run
+  const char* hold = pe_test::SpillReadHoldPath();
   pe_test::ClientBarrierInit();
 
-  shmemcache_config_t cfg;
-  shmemcache_config_defaults(&cfg);
-  cfg.server_memory_bytes = kServerMemory;
-  cfg.max_value_len = 64 * 1024;
-  cfg.recency_range_ms = 3;
-  cfg.spill_dir = dir.c_str();
-  cfg.spill_bytes = 256ull << 20;
+  shmemcache_config_t cfg = pe_test::SpillConfig(dir.c_str());
   shmemcache_t* c = nullptr;
   PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
   if (c != nullptr) {

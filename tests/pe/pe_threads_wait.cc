@@ -20,7 +20,6 @@
 //   imget  the same batch with shmemcache_imget, then shmemcache_wait (Wait of a batch: WaitBatch).
 // Each item of a batch is checked: status OK and its value byte-exact.
 // Args: spill_dir [threads] [ops per thread] [mode]
-#include <fcntl.h>
 #include <sched.h>
 #include <shmem.h>
 #include <sys/stat.h>
@@ -35,10 +34,10 @@
 #include <vector>
 
 #include "common/pe_test.h"
+#include "common/spill_config.h"
 
 namespace {
 
-constexpr size_t kServerMemory = 16ull << 20;
 constexpr size_t kLen = 3000;       // spilled pairs
 constexpr size_t kPostLen = 200;    // the posters' pairs
 constexpr int kBatchKeys = 8;       // mget / imget: the spilled key and the last kBatchKeys - 1 written
@@ -46,16 +45,6 @@ constexpr int kBatchKeys = 8;       // mget / imget: the spilled key and the las
 std::string Key(int i) { return "wait-" + std::to_string(i); }
 uint64_t Seed(int i) { return 0x5eed0000ull + static_cast<uint64_t>(i); }
 uint64_t PostSeed(int thread, int i) { return (static_cast<uint64_t>(thread + 1) << 32) + static_cast<uint64_t>(i); }
-
-void Hold(const char* path, bool hold) {
-  if (hold) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    PE_CHECK(fd >= 0);
-    if (fd >= 0) close(fd);
-  } else {
-    PE_CHECK(unlink(path) == 0);
-  }
-}
 
 // One poster thread: ops blocking SETs of its own keys, each read back.
 void Post(shmemcache_t* c, int thread, int ops, std::atomic<int>* failures) {
@@ -76,13 +65,13 @@ void Post(shmemcache_t* c, int thread, int ops, std::atomic<int>* failures) {
 
 void Client(shmemcache_t* c, const char* hold, int threads, int ops, const std::string& mode) {
   std::vector<uint8_t> value(kLen);
-  const int n = static_cast<int>(kServerMemory * 3 / 2 / kLen) + static_cast<int>((2u << 20) / kLen);
+  const int n = static_cast<int>(pe_test::kSpillServerMemory * 3 / 2 / kLen) + static_cast<int>((2u << 20) / kLen);
   for (int i = 0; i < n; ++i) {  // the last 2 MiB push the first ones to flash
     pe_test::FillPattern(value.data(), kLen, Seed(i));
     const std::string k = Key(i);
     PE_CHECK_STATUS(shmemcache_set(c, k.data(), k.size(), value.data(), kLen), SHMEMCACHE_OK);
   }
-  Hold(hold, true);
+  pe_test::HoldSpillReads(hold, true);
   // The waiting thread: key 0 was written first, so it is on flash, and its read is held.
   std::atomic<bool> posted{false}, returned{false};
   shmemcache_status_t wait_status = SHMEMCACHE_IN_PROGRESS;
@@ -128,7 +117,7 @@ void Client(shmemcache_t* c, const char* hold, int threads, int ops, const std::
   PE_CHECK(!returned.load());
   std::printf("client: %d threads x %d set+get done while a %s was in progress (returned=%d)\n", threads, ops,
               mode.c_str(), returned.load() ? 1 : 0);
-  Hold(hold, false);
+  pe_test::HoldSpillReads(hold, false);
   waiter.join();
   PE_CHECK_STATUS(wait_status, SHMEMCACHE_OK);
   if (!batch) {
@@ -154,18 +143,10 @@ int main(int argc, char** argv) {
   pe_test::Begin(shmem_my_pe());
   PE_CHECK(provided == SHMEM_THREAD_MULTIPLE);
   mkdir(dir.c_str(), 0700);  // every PE tries; EEXIST is fine
-  const char* hold = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
-  PE_CHECK(hold != nullptr);
-  if (hold != nullptr && shmem_my_pe() == 0) unlink(hold);  // a leftover of an interrupted run
+  const char* hold = pe_test::SpillReadHoldPath();
   shmem_barrier_all();
 
-  shmemcache_config_t cfg;
-  shmemcache_config_defaults(&cfg);
-  cfg.server_memory_bytes = kServerMemory;
-  cfg.max_value_len = 64 * 1024;
-  cfg.recency_range_ms = 3;
-  cfg.spill_dir = dir.c_str();
-  cfg.spill_bytes = 256ull << 20;
+  shmemcache_config_t cfg = pe_test::SpillConfig(dir.c_str());
   cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every poster's operation is a message to the server
   cfg.op_timeout_ms = 20000;                    // a poster held up by the wait fails in 20 s, not 60
   cfg.mget_policy = SHMEMCACHE_MGET_MESSAGE;    // a batch's keys go in a multi-get message (not Direct probes)

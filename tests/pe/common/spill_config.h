@@ -1,11 +1,17 @@
-// What the SSD-tier PE tests share (pe_spill, pe_spill_contract): 16 MiB of server RAM, so that a
-// few tens of MiB written spill, values up to 64 KiB, short recency ranges (eviction follows write order), and a
-// 256 MiB tier in spill_dir (NULL: no tier).
+// What the SSD-tier PE tests share (pe_spill, pe_spill_contract, pe_spill_async, pe_threads_wait, pe_mget_order):
+// 16 MiB of server RAM, so that a few tens of MiB written spill, values up to 64 KiB, short recency ranges
+// (eviction follows write order), and a 256 MiB tier in spill_dir (NULL: no tier); and the flash-read hold of
+// the tests that hold the server's flash reads (pe_spill_async, pe_threads_wait).
 #ifndef SHMEMCACHE_TESTS_PE_COMMON_SPILL_CONFIG_H_
 #define SHMEMCACHE_TESTS_PE_COMMON_SPILL_CONFIG_H_
 
+#include <fcntl.h>
+#include <shmem.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdio>
+#include <cstdlib>
 
 #include "common/pe_test.h"
 #include "shmemcache/shmemcache.h"
@@ -36,6 +42,28 @@ inline shmemcache_stats_t ServeSpillSession(shmemcache_t* c, bool with_tier) {
               (unsigned long long)st.evictions, (unsigned long long)st.spilled_items,
               (unsigned long long)st.spill_reads, (unsigned long long)st.spill_checksum_failures);
   return st;
+}
+
+// The test hook SHMEMCACHE_TEST_SPILL_READ_HOLD=PATH (set by the launcher): while a file exists at PATH every
+// file read of the server's tier waits on its I/O thread. Returns PATH (a failed check and nullptr when the
+// launcher did not set it); PE 0 removes a leftover of an interrupted run. Call on every PE before
+// shmemcache_init.
+inline const char* SpillReadHoldPath() {
+  const char* hold = std::getenv("SHMEMCACHE_TEST_SPILL_READ_HOLD");
+  PE_CHECK(hold != nullptr);
+  if (hold != nullptr && shmem_my_pe() == 0) unlink(hold);  // a leftover of an interrupted run
+  return hold;
+}
+
+// Holds the server's flash reads (creates the file at path) or releases them (removes it); each checked.
+inline void HoldSpillReads(const char* path, bool hold) {
+  if (hold) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    PE_CHECK(fd >= 0);
+    if (fd >= 0) close(fd);
+  } else {
+    PE_CHECK(unlink(path) == 0);
+  }
 }
 
 }  // namespace pe_test
