@@ -51,15 +51,9 @@ int main() {
   pe_test::ClientBarrierInit();
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
   PE_CHECK(cfg.num_servers == 1);
   const int clients = shmem_n_pes() - cfg.num_servers;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  return pe_test::ServeOrRun("pe_expiry_crawl", cfg, [&](shmemcache_t* c, int rank) {
     PE_CHECK(MyStats(c).policy_set_path == 1);  // Direct SETs: the job asks for direct_policy=always
     // 1. Inserts (Active, no ttl), then Direct stores with a ttl.
     for (int i = 0; i < kExpiring; ++i) Set(c, Key("exp", rank, i), Value("plain", i));
@@ -105,10 +99,5 @@ int main() {
     }
     for (int i = 0; i < kExpiring; ++i)
       PE_CHECK(pe_test::Fetch(c, Key("exp", rank, i), 256).status == SHMEMCACHE_NOT_FOUND);
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_expiry_crawl");
-  shmem_finalize();
-  return rc;
+  });
 }

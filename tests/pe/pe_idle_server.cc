@@ -74,15 +74,10 @@ int main(int argc, char** argv) {
   if (shmem_my_pe() == 0) *server_pid = static_cast<long>(getpid());  // read after init's barriers
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);
-  shmemcache_t* c = nullptr;
-  PE_CHECK_STATUS(shmemcache_init(&cfg, &c), SHMEMCACHE_OK);
-  if (c == nullptr) return 1;
   PE_CHECK(cfg.num_servers == 1);
   const int clients = shmem_n_pes() - cfg.num_servers;
-  if (shmemcache_is_server(c)) {
-    PE_CHECK_STATUS(shmemcache_serve(c), SHMEMCACHE_OK);
-  } else {
-    const int rank = shmemcache_client_rank(c);
+  // server_pid is not freed: ServeOrRun's shmem_finalize releases the symmetric heap.
+  return pe_test::ServeOrRun("pe_idle_server", cfg, [&](shmemcache_t* c, int rank) {
     const long pid = shmem_long_g(server_pid, 0);
     std::vector<std::string> last(kKeys);
     char got[64];
@@ -153,11 +148,5 @@ int main(int argc, char** argv) {
       if (expect_wakes) PE_CHECK(mine.doorbell_wakes > 0);
       else PE_CHECK(mine.doorbell_wakes == 0);
     }
-  }
-  PE_CHECK_STATUS(shmemcache_finalize(c), SHMEMCACHE_OK);
-  shmemcache_destroy(c);
-  int rc = pe_test::Finish("pe_idle_server");
-  shmem_free(server_pid);
-  shmem_finalize();
-  return rc;
+  });
 }
