@@ -87,7 +87,9 @@ class KvStoreTest : public ::testing::Test {
     table_.assign(o.sets * o.ways, HashWay{0, 0});
     store_.reset(new KvStore(arena(), table_.data(), o, &atomics_));
   }
-  void MakeSmall(size_t arena_bytes = 1 << 20, size_t sets = 64, unsigned ways = 4) {
+  // 4 KiB pages, keys up to 64 bytes, values up to 2000 bytes.
+  void MakeSmall(size_t arena_bytes = 1 << 20, size_t sets = 64, unsigned ways = 4,
+                 size_t tier_fraction = StoreOptions().tier_fraction) {
     StoreOptions o;
     o.arena_bytes = arena_bytes;
     o.page_bytes = 4096;
@@ -96,6 +98,7 @@ class KvStoreTest : public ::testing::Test {
     o.max_value_len = 2000;
     o.sets = sets;
     o.ways = ways;
+    o.tier_fraction = tier_fraction;
     Make(o);
   }
   uint8_t* arena() { return reinterpret_cast<uint8_t*>(arena_words_.data()); }
@@ -790,15 +793,7 @@ TEST_F(KvStorePressureTest, RandomWorkloadUnderMemoryPressureManyClasses) {
 // Tier cap (issue 4): one recency epoch holding all of memory is evicted a tier (about 1/tier_fraction of the
 // arena) at a time, oldest pairs first, and the expiration bar moves past the epoch only with its last tier.
 TEST_F(KvStoreTest, TierCapEvictsAnEpochPartByPartAndBarWaitsForItsLastTier) {
-  StoreOptions o;
-  o.arena_bytes = 64 * 4096;
-  o.page_bytes = 4096;
-  o.max_key_len = 64;
-  o.max_value_len = 2000;
-  o.sets = 64;
-  o.ways = 8;
-  o.tier_fraction = 16;  // tiers of at most 16 KiB: 9 blocks of 1720 bytes
-  Make(o);
+  MakeSmall(64 * 4096, 64, 8, /*tier_fraction=*/16);  // tiers of at most 16 KiB: 9 blocks of 1720 bytes
   EXPECT_EQ(store_->max_tier_bytes(), 16u * 1024);
   const std::string val(1500, 'b');
   int n = 0;
@@ -831,15 +826,7 @@ TEST_F(KvStoreTest, TierCapEvictsAnEpochPartByPartAndBarWaitsForItsLastTier) {
 }
 
 TEST_F(KvStoreTest, NoTierCapEvictsTheWholeEpoch) {
-  StoreOptions o;
-  o.arena_bytes = 64 * 4096;
-  o.page_bytes = 4096;
-  o.max_key_len = 64;
-  o.max_value_len = 2000;
-  o.sets = 64;
-  o.ways = 8;
-  o.tier_fraction = 0;  // the paper's scheme: one tier per epoch
-  Make(o);
+  MakeSmall(64 * 4096, 64, 8, /*tier_fraction=*/0);  // the paper's scheme: one tier per epoch
   EXPECT_EQ(store_->max_tier_bytes(), 0u);
   const std::string val(1500, 'b');
   for (int i = 0; i < 128; ++i) ASSERT_EQ(Set("k" + std::to_string(i), val, nullptr, 1), SHMEMCACHE_OK);
