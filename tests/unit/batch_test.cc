@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -58,17 +59,21 @@ class ServerGate {
   bool open_ = false;
 };
 
-// mset of keys [0, n) with ValueOf(i, version) (or `value` when not empty); every item must succeed.
-void MSet(Client* c, int n, int version, const std::string& value = "") {
-  std::vector<std::string> keys(n), values(n);
-  std::vector<shmemcache_mset_item_t> items(n);
-  for (int i = 0; i < n; ++i) {
-    keys[i] = Key(i);
-    values[i] = value.empty() ? ValueOf(i, version) : value;
-    items[i] = {keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS};
-  }
-  c->MultiSet(items.data(), items.size());
-  for (int i = 0; i < n; ++i) ASSERT_EQ(items[i].status, SHMEMCACHE_OK) << i;
+// A job of one server and one client whose server stays silent until `client` returns (on the client PE), so
+// that its requests time out (op_timeout_ms 300); mget_policy message, so an imget's items stay in flight rather
+// than being answered by Direct reads.
+void RunAgainstSilentServer(const std::function<void(Node& node)>& client) {
+  ServerGate gate;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) { gate.Serve(node); };  // silent until the client is done
+  hooks.client = [&](Node& node) {
+    client(node);
+    gate.Open();
+  };
+  shmemcache_config_t config = SmallConfig();
+  config.op_timeout_ms = 300;
+  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;
+  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
 }
 
 // mset items (each IN_PROGRESS) of keys[i] = values[i]; both vectors must outlive the items.
@@ -78,6 +83,18 @@ std::vector<shmemcache_mset_item_t> MsetItems(const std::vector<std::string>& ke
   for (size_t i = 0; i < keys.size(); ++i)
     items.push_back({keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), SHMEMCACHE_IN_PROGRESS});
   return items;
+}
+
+// mset of keys [0, n) with ValueOf(i, version) (or `value` when not empty); every item must succeed.
+void MSet(Client* c, int n, int version, const std::string& value = "") {
+  std::vector<std::string> keys(n), values(n);
+  for (int i = 0; i < n; ++i) {
+    keys[i] = Key(i);
+    values[i] = value.empty() ? ValueOf(i, version) : value;
+  }
+  std::vector<shmemcache_mset_item_t> items = MsetItems(keys, values);
+  c->MultiSet(items.data(), items.size());
+  for (int i = 0; i < n; ++i) ASSERT_EQ(items[i].status, SHMEMCACHE_OK) << i;
 }
 
 // mget of keys [0, n); statuses and values out.
@@ -419,10 +436,7 @@ TEST(Batch, APartWithoutAnAnswerGivesEveryItemItsStatusAndTheOtherServersItemsAr
 // were in flight, and LastError() was cleared since (as any later call may overwrite it). The imget's Test and
 // Wait, then an mget and an mset on the failed server, each leave LastError() naming the server's failure.
 TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastError) {
-  ServerGate gate;
-  ClusterHooks hooks;
-  hooks.server = [&](Node& node) { gate.Serve(node); };  // silent until the client is done
-  hooks.client = [&](Node& node) {
+  RunAgainstSilentServer([&](Node& node) {
     Client* c = node.client();
     constexpr int kItems = 3;
     std::vector<std::string> keys;
@@ -456,12 +470,7 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
     c->MultiSet(sets.data(), sets.size());
     for (const auto& it : sets) EXPECT_EQ(it.status, SHMEMCACHE_TIMEOUT);
     EXPECT_TRUE(LastErrorNamesPe0()) << "mset: '" << LastError() << "'";
-    gate.Open();
-  };
-  shmemcache_config_t config = SmallConfig();
-  config.op_timeout_ms = 300;
-  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, not answered by Direct reads
-  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
+  });
 }
 
 // The caller owns an imget's items and keys again once its Test returns OK (shmemcache.h, Batches): it may free
@@ -469,10 +478,7 @@ TEST(Batch, ItemsAnsweredTimeoutLeaveTheServersFailureInTheCallingThreadsLastErr
 // without reading them (the batch record keeps the failed server, not the items). Under ASan reading them again
 // is a heap-use-after-free.
 TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
-  ServerGate gate;
-  ClusterHooks hooks;
-  hooks.server = [&](Node& node) { gate.Serve(node); };  // silent until the client is done
-  hooks.client = [&](Node& node) {
+  RunAgainstSilentServer([&](Node& node) {
     Client* c = node.client();
     constexpr size_t kItems = 3, kKeyLen = 40;
     auto* keys = new char[kItems][kKeyLen];
@@ -498,12 +504,7 @@ TEST(Batch, AnImgetsWaitAfterTheCallerFreedItsItemsStillNamesTheFailure) {
     ClearLastError();
     EXPECT_EQ(c->Wait(r), SHMEMCACHE_OK);
     EXPECT_TRUE(LastErrorNamesPe0()) << "wait of the imget: '" << LastError() << "'";
-    gate.Open();
-  };
-  shmemcache_config_t config = SmallConfig();
-  config.op_timeout_ms = 300;
-  config.mget_policy = SHMEMCACHE_MGET_MESSAGE;  // the imget's items in flight, not answered by Direct reads
-  ASSERT_EQ(RunCluster(2, config, hooks), SHMEMCACHE_OK);
+  });
 }
 
 // Any thread may wait for a request (shmemcache.h): a thread that did not issue the imget waits until its parts
