@@ -173,6 +173,42 @@ struct Bench {
 
   shmemcache_stats_t stats() const { return bench::Stats(cache); }
 
+  // This client's stats just before and just after the timed calls of sample_calls.
+  struct StatsAround {
+    shmemcache_stats_t before, after;
+  };
+
+  // The sampling the set, get and mix rows share: one(i, nullptr) untimed (warm_up), then one(first + i, &ns)
+  // timed until the budget is spent. one returns the call's status and, given ns, its time; a call that fails
+  // is recorded under `what` (warm-up calls under "`what` (warm-up)") and gives no sample. Fills r's iters, ran
+  // and summary.
+  template <class One>
+  StatsAround sample_calls(size_t size, const char *what, uint64_t first, One &&one, OpResult *r) {
+    vlog("size %zu: %s warm-up", size, what);
+    const std::string warm_what = std::string(what) + " (warm-up)";
+    warm_up([&](size_t i) {
+      shmemcache_status_t s = one(i, nullptr);
+      if (s != SHMEMCACHE_OK) record_failure(r, s, warm_what.c_str());
+    });
+    vlog("size %zu: %s", size, what);
+    std::vector<uint64_t> samples;
+    samples.reserve(4096);
+    StatsAround around;
+    around.before = stats();
+    Budget budget;
+    for (size_t i = 0; budget.more(i); ++i) {
+      uint64_t ns = 0;
+      shmemcache_status_t s = one(first + i, &ns);
+      if (s == SHMEMCACHE_OK) samples.push_back(ns);
+      else record_failure(r, s, what);
+    }
+    around.after = stats();
+    r->iters = samples.size();
+    r->ran = !samples.empty();
+    r->s = bench::summarize_ns(samples);
+    return around;
+  }
+
   void measure_set(size_t size, OpResult *r) {
     const std::string key = key_for(size);
     unsigned char *v = value.data();
@@ -195,30 +231,11 @@ struct Bench {
       if (ns) *ns = t1 - t0;
       return s;
     };
-    vlog("size %zu: set warm-up", size);
-    warm_up([&](size_t i) {
-      shmemcache_status_t s = one(i, nullptr);
-      if (s != SHMEMCACHE_OK) record_failure(r, s, "set (warm-up)");
-    });
-    vlog("size %zu: set", size);
-    std::vector<uint64_t> samples;
-    samples.reserve(4096);
-    shmemcache_stats_t before = stats();
-    Budget budget;
-    for (size_t i = 0; budget.more(i); ++i) {
-      uint64_t ns = 0;
-      shmemcache_status_t s = one(1000000 + i, &ns);
-      if (s == SHMEMCACHE_OK) samples.push_back(ns);
-      else record_failure(r, s, "set");
-    }
-    shmemcache_stats_t after = stats();
-    r->direct = after.direct_sets - before.direct_sets;
-    r->active = after.active_sets - before.active_sets;
-    r->retries = after.lock_retries - before.lock_retries;
-    r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
-    r->iters = samples.size();
-    r->ran = !samples.empty();
-    r->s = bench::summarize_ns(samples);
+    const StatsAround a = sample_calls(size, "set", 1000000, one, r);
+    r->direct = a.after.direct_sets - a.before.direct_sets;
+    r->active = a.after.active_sets - a.before.active_sets;
+    r->retries = a.after.lock_retries - a.before.lock_retries;
+    r->fallbacks = a.after.direct_fallbacks - a.before.direct_fallbacks;
   }
 
   void measure_get(size_t size, OpResult *r) {
@@ -233,7 +250,7 @@ struct Bench {
     }
     unsigned char *b = buf.data();
     const size_t poison = std::min<size_t>(size, 8);
-    auto one = [&](uint64_t *ns) {
+    auto one = [&](uint64_t, uint64_t *ns) {
       // Poison the ends of the buffer (untimed) so that a get that writes nothing cannot pass the check.
       std::memset(b, 0xA5 ^ e[0], poison);
       std::memset(b + size - poison, 0x5A ^ e[size - 1], poison);
@@ -252,30 +269,11 @@ struct Bench {
       }
       return s;
     };
-    vlog("size %zu: get warm-up", size);
-    warm_up([&](size_t) {
-      shmemcache_status_t s = one(nullptr);
-      if (s != SHMEMCACHE_OK) record_failure(r, s, "get (warm-up)");
-    });
-    vlog("size %zu: get", size);
-    std::vector<uint64_t> samples;
-    samples.reserve(4096);
-    shmemcache_stats_t before = stats();
-    Budget budget;
-    for (size_t i = 0; budget.more(i); ++i) {
-      uint64_t ns = 0;
-      shmemcache_status_t s = one(&ns);
-      if (s == SHMEMCACHE_OK) samples.push_back(ns);
-      else record_failure(r, s, "get");
-    }
-    shmemcache_stats_t after = stats();
-    r->direct = after.direct_gets - before.direct_gets;
-    r->active = after.active_gets - before.active_gets;
-    r->retries = after.read_retries - before.read_retries;
-    r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
-    r->iters = samples.size();
-    r->ran = !samples.empty();
-    r->s = bench::summarize_ns(samples);
+    const StatsAround a = sample_calls(size, "get", 0, one, r);
+    r->direct = a.after.direct_gets - a.before.direct_gets;
+    r->active = a.after.active_gets - a.before.active_gets;
+    r->retries = a.after.read_retries - a.before.read_retries;
+    r->fallbacks = a.after.direct_fallbacks - a.before.direct_fallbacks;
   }
 
   // 90:10 GET:SET on one key: call i is a set when i % 10 == 9, else a get checked against the last value set.
@@ -311,30 +309,12 @@ struct Bench {
       }
       return s;
     };
-    vlog("size %zu: mix warm-up", size);
-    warm_up([&](size_t i) {
-      shmemcache_status_t s = one(i, nullptr);
-      if (s != SHMEMCACHE_OK) record_failure(r, s, "mix (warm-up)");
-    });
-    vlog("size %zu: mix", size);
-    std::vector<uint64_t> samples;
-    samples.reserve(4096);
-    shmemcache_stats_t before = stats();
-    Budget budget;
-    for (size_t i = 0; budget.more(i); ++i) {
-      uint64_t ns = 0;
-      shmemcache_status_t s = one(i, &ns);
-      if (s == SHMEMCACHE_OK) samples.push_back(ns);
-      else record_failure(r, s, "mix");
-    }
-    shmemcache_stats_t after = stats();
+    const StatsAround a = sample_calls(size, "mix", 0, one, r);
+    const shmemcache_stats_t &before = a.before, &after = a.after;
     r->direct = after.direct_gets + after.direct_sets - before.direct_gets - before.direct_sets;
     r->active = after.active_gets + after.active_sets - before.active_gets - before.active_sets;
     r->retries = after.read_retries + after.lock_retries - before.read_retries - before.lock_retries;
     r->fallbacks = after.direct_fallbacks - before.direct_fallbacks;
-    r->iters = samples.size();
-    r->ran = !samples.empty();
-    r->s = bench::summarize_ns(samples);
   }
 
   // Raw baseline: one op = `op()`. Percentiles from per-op timing (half the budget); the mean from one
