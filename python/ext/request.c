@@ -154,24 +154,24 @@ void scpy_request_wait_all(scpy_cache *cache) {
   }
 }
 
-/* Before an i-call's issue (GIL held): ShutDown once close() has begun, else counts the issuing thread. */
-static int issue_begin(scpy_cache *cache) {
-  if (cache->closing) {
+/* Before r's i-call issues it (GIL held): ShutDown (and r dropped, -1) once close() has begun, else counts the
+ * issuing thread (0). */
+static int issue_begin(scpy_request *r) {
+  if (r->cache->closing) {
     scpy_raise(SHMEMCACHE_SHUT_DOWN, 0, NULL);
+    Py_DECREF(r);
     return -1;
   }
-  cache->issuing++;
+  r->cache->issuing++;
   return 0;
 }
 
-/* After the issue returned (GIL held again): links an issued request, so that close() completes it. */
-static void issue_end(scpy_request *r, shmemcache_status_t status) {
+/* After the issue returned (GIL held again): an issued request is linked, so that close() completes it, and
+ * returned; one that failed (nothing was issued) is dropped and its status raised. */
+static PyObject *issue_end(scpy_request *r, shmemcache_status_t status) {
   if (status == SHMEMCACHE_OK) link_pending(r);
   r->cache->issuing--;
-}
-
-/* Issue failed (nothing was issued): drop the request, raise the status. */
-static PyObject *issue_failed(scpy_request *r, shmemcache_status_t status) {
+  if (status == SHMEMCACHE_OK) return (PyObject *)r;
   Py_DECREF(r);
   return scpy_raise(status, 0, NULL);
 }
@@ -184,10 +184,7 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
     Py_DECREF(r);
     return NULL;
   }
-  if (issue_begin(cache) < 0) {
-    Py_DECREF(r);
-    return NULL;
-  }
+  if (issue_begin(r) < 0) return NULL;
   shmemcache_status_t status;
   if (buffered)
     SCPY_CALL(status = shmemcache_bset(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
@@ -199,9 +196,7 @@ PyObject *scpy_request_issue_set(scpy_cache *cache, PyObject *key, PyObject *val
     scpy_bytes_release(&r->key);
     scpy_bytes_release(&r->value);
   }
-  issue_end(r, status);
-  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  return (PyObject *)r;
+  return issue_end(r, status);
 }
 
 PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *value,
@@ -213,16 +208,11 @@ PyObject *scpy_request_issue_store(scpy_cache *cache, PyObject *key, PyObject *v
     Py_DECREF(r);
     return NULL;
   }
-  if (issue_begin(cache) < 0) {
-    Py_DECREF(r);
-    return NULL;
-  }
+  if (issue_begin(r) < 0) return NULL;
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_istore(cache->handle, r->key.data, (size_t)r->key.len, r->value.data,
                                        (size_t)r->value.len, options, &r->token, &r->request));
-  issue_end(r, status);
-  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  return (PyObject *)r;
+  return issue_end(r, status);
 }
 
 PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key) {
@@ -233,15 +223,10 @@ PyObject *scpy_request_issue_delete(scpy_cache *cache, PyObject *key) {
     Py_DECREF(r);
     return NULL;
   }
-  if (issue_begin(cache) < 0) {
-    Py_DECREF(r);
-    return NULL;
-  }
+  if (issue_begin(r) < 0) return NULL;
   shmemcache_status_t status;
   SCPY_CALL(status = shmemcache_idelete(cache->handle, r->key.data, (size_t)r->key.len, &r->request));
-  issue_end(r, status);
-  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  return (PyObject *)r;
+  return issue_end(r, status);
 }
 
 PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buffer, int buffered) {
@@ -265,10 +250,7 @@ PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buf
     Py_DECREF(r);
     return NULL;
   }
-  if (issue_begin(cache) < 0) {
-    Py_DECREF(r);
-    return NULL;
-  }
+  if (issue_begin(r) < 0) return NULL;
   shmemcache_status_t status;
   if (buffered)
     SCPY_CALL(status = shmemcache_bget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
@@ -277,9 +259,7 @@ PyObject *scpy_request_issue_get(scpy_cache *cache, PyObject *key, PyObject *buf
     SCPY_CALL(status = shmemcache_iget(cache->handle, r->key.data, (size_t)r->key.len, r->out.buf,
                                        (size_t)r->out.len, &r->value_len, &r->request));
   if (buffered) scpy_bytes_release(&r->key);
-  issue_end(r, status);
-  if (status != SHMEMCACHE_OK) return issue_failed(r, status);
-  return (PyObject *)r;
+  return issue_end(r, status);
 }
 
 static PyObject *request_test(scpy_request *r, PyObject *unused) {
