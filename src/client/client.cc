@@ -249,7 +249,8 @@ Status Client::IssueOperation(const Operation& o, shmemcache_request** request) 
   // A GET (or fetch) a mapped server answers at once takes the blocking GET's flattened path, under the same
   // rules (GetMapped: this thread's requests on the key, max_outstanding, failed servers, expiry, outputs,
   // counters), without probing the set: a non-blocking GET with no pointer goes Active, as Start decides.
-  if (o.op == Op::kGet && GetMapped</*kMayProbeSet=*/false>(o, &s)) {
+  // (GetMapped is false at once where Direct GETs are not allowed: not called then, as for every Active GET.)
+  if (o.op == Op::kGet && direct_gets_allowed_ && GetMapped</*kMayProbeSet=*/false>(o, &s)) {
     *request = DoneRequest(o.loc, s);
     return SHMEMCACHE_OK;
   }

@@ -114,7 +114,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   assert(hold.owns());
   const size_t reply_bytes = ReplyBytes(op.op, op.buffer_len);
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
-  if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
+  // MakeReplyRoom's, its chunk count computed once for it and for the wait below.
+  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;
+  if (!reply_room_[s].Fits(room) && WaitForReplyRoom(s, room) != SHMEMCACHE_OK)
+    return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
   // kCommit: its reserve's; kReserve: a free one. The waits below only free slots and budget (what they may post
   // is never a reserve), so MayPlace's answer holds when the request goes.
@@ -166,14 +169,14 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const bool landed = flags & message_flags::kValueLanded;
   const bool writes = op.op != Op::kGet;
   const bool issued_now = *request == nullptr;
-  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;  // MakeReplyRoom's
-  // (placing_ never grows during the waits: only a request issued now is a reserve.)
-  const bool every_key =
-      issued_now && placing_[s].total != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+  // (placing_ never grows during the waits: only a request issued now is a reserve. So where it is empty now
+  // WaitsForPlacement stays false, and is not called.)
+  const bool placing = issued_now && placing_[s].total != 0;
+  const bool every_key = placing && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
   while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
          (writes && WriteWaitsForPull(s, op.loc.hash)) ||
          (writes && issued_now && WriteWaitsForMultiGet(s, op.key, op.key_len)) ||
-         (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
+         (placing && WaitsForPlacement(s, op.loc.hash, every_key))) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
   switch (op.op) {
