@@ -500,16 +500,35 @@ class Client {
   // counts in the flow control (its group: the request chunk it went out in), in the PE's in_flight_ and in its
   // issuer's counts (this thread's unless r->issuer_in_flight is set), in its key's bucket or, for an operation
   // that may touch any key, in every_key (InFlightSlot).
-  void Track(int server, shmemcache_request* r);  // [active]
+  // Inline, always (the compiler kept it out of line): a call's saving and registers on every Active request
+  // (issue 14).
+  [[gnu::always_inline]] void Track(int server, shmemcache_request* r) {  // [active]
+    if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
+    r->issuer_slot = InFlightSlot(r->op, r->loc.hash);  // a record posted again (Pull, commit) keeps op and loc
+    pending_[server].push_back(r);
+    r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
+    reply_room_[server].Add(r->reply_group, r->reply_bytes);
+    reply_room_[server].Charge(r->reply_alone);
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, 1);
+  }
   // A multi-get's or multi-set's part (the message written into request_[server] after PartHeader's header):
   // a fresh request id, this PE's recency estimate, the reply budget; PostPart sends it and tracks part for its
   // reply, or fails the server (its status returned). [active]
   RequestHeader PartHeader(int server, uint64_t reply_bytes);
   Status PostPart(int server, shmemcache_request* part, uint64_t request_id, uint64_t reply_bytes);
   // The slot of IssuerInFlight that a request of kind op on the key with this hash counts in.
-  static uint8_t InFlightSlot(Op op, uint64_t hash);
+  static uint8_t InFlightSlot(Op op, uint64_t hash) {
+    switch (op) {
+      case Op::kSet: case Op::kGet: case Op::kDelete: case Op::kStore: case Op::kTouch: case Op::kIncr:
+        return static_cast<uint8_t>(IssuerInFlight::KeyBucket(hash));
+      default:  // kFlushAll, kMultiGet (its keys are not looked at), anything new: every key waits for it
+        return IssuerInFlight::kEveryKey;
+    }
+  }
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
-  void Retire(int server, shmemcache_request* r);  // [active]
+  // Inline, always, as Track (defined in requests.cc: Complete is its one caller).
+  [[gnu::always_inline]] inline void Retire(int server, shmemcache_request* r);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
   // the value in the reply (true: r is in flight again). [active]
   // value_len: the length the reply told, the first read's hint.
@@ -534,7 +553,8 @@ class Client {
   // Complete's decode of a well-formed reply h of reply_len bytes to r (a GET's inline value already copied
   // out): writes r's status and outputs (not `done`). True when r was asked again (Pull) and is in flight once
   // more. [active]
-  bool Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
+  // Inline, always, as Track (defined in requests.cc: Complete is its one caller).
+  [[gnu::always_inline]] inline bool Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // True when h (of a reply of reply_len bytes) carries r's GET value inline, whole, and r's buffer takes it.
   static bool InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET

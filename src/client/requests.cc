@@ -268,26 +268,6 @@ Status Client::WaitForReplyRoom(int server, unsigned chunks) {
   return status;
 }
 
-uint8_t Client::InFlightSlot(Op op, uint64_t hash) {
-  switch (op) {
-    case Op::kSet: case Op::kGet: case Op::kDelete: case Op::kStore: case Op::kTouch: case Op::kIncr:
-      return static_cast<uint8_t>(IssuerInFlight::KeyBucket(hash));
-    default:  // kFlushAll, kMultiGet (its keys are not looked at), anything new: every key waits for it
-      return IssuerInFlight::kEveryKey;
-  }
-}
-
-void Client::Track(int server, shmemcache_request* r) {
-  if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
-  r->issuer_slot = InFlightSlot(r->op, r->loc.hash);  // a record posted again (Pull, commit) keeps op and loc
-  pending_[server].push_back(r);
-  r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
-  reply_room_[server].Add(r->reply_group, r->reply_bytes);
-  reply_room_[server].Charge(r->reply_alone);
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
-  AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, 1);
-}
-
 shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   RequestQueue& q = pending_[server];
   ReplyHeader h;
