@@ -455,7 +455,17 @@ class Client {
   void KeepTighterSample(int server, const ServerTimeSample& fresh);
 
   // ---- requests and Active operations (requests.cc) ----
-  shmemcache_request* NewRequest();
+  // A fresh record (request.h, Reset) from the pool, live. Inline: taken by every Active request (issue 14);
+  // PoolRequest, which grows the pool when none is free, is not.
+  shmemcache_request* NewRequest() {
+    shmemcache_request* r = free_requests_;
+    if (r != nullptr) free_requests_ = r->next_free;
+    else r = PoolRequest();
+    r->Reset();  // keeps the key's and the batch indices' capacity: no allocation once the pool is warm
+    r->magic = shmemcache_request::kLive;
+    return r;
+  }
+  shmemcache_request* PoolRequest();  // a new record, constructed, added to the pool (none was free)
   // A record for an operation done at issue (IssueOperation: Direct), with its status: a single request, done,
   // that no queue ever holds; only Test, Wait and Release may touch it (the other fields are left unreset,
   // request.h: NewRequest resets them when it takes the record again).

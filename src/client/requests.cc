@@ -21,17 +21,9 @@
 
 namespace smc {
 
-shmemcache_request* Client::NewRequest() {
-  shmemcache_request* r = free_requests_;
-  if (r != nullptr) {
-    free_requests_ = r->next_free;
-  } else {
-    request_pool_.emplace_back();
-    r = &request_pool_.back();
-  }
-  r->Reset();  // keeps the key's and the batch indices' capacity: no allocation once the pool is warm
-  r->magic = shmemcache_request::kLive;
-  return r;
+shmemcache_request* Client::PoolRequest() {
+  request_pool_.emplace_back();
+  return &request_pool_.back();
 }
 
 shmemcache_request* Client::DoneRequest(const KeyLocation& loc, Status status) {
