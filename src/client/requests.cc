@@ -318,6 +318,27 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   return part ? r : nullptr;
 }
 
+void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
+  // Exact, after the reply arrived (server_time.h): taken by ReadReplyClock for the chunk the reply came in.
+  const uint64_t now = pe_->reply_read_ns[server];
+  // A reply read at the same reading as the last one judged, of a request sent at the same reading (issue 14: the
+  // replies of one chunk to the requests of one burst), gives a sample of the same round trip, received at the
+  // same moment: its bounds are as wide now as that one's were, and the kept sample is already at least as
+  // tight as that one was at this very reading (it is that one, or won against it). So the kept sample is kept
+  // without reading or judging anything: no wider than the new one, and valid (server_time.h: either sample
+  // is). (KeepTighterSample would take the new one on a tie; the two differ only if their server stamps do.)
+  ClientPe::JudgedSample& judged = pe_->sample_judged[server];
+  if (judged.received_ns != now || judged.sent_ns != r->sent_ns) {
+    judged = ClientPe::JudgedSample{now, r->sent_ns};
+    KeepTighterSample(server, ServerTimeSample{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0});
+  }
+  if (r->status != SHMEMCACHE_OK) return;
+  if (r->out.token) *r->out.token = reply.token;
+  if (r->out.flags) *r->out.flags = reply.flags;
+  if (r->out.number) *r->out.number = reply.number;
+  if (r->op == Op::kStore || r->op == Op::kTouch || r->op == Op::kIncr) Remember(r->loc, reply.pointer);
+}
+
 bool Client::InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len) {
   return r->op == Op::kGet && h.status == SHMEMCACHE_OK && !(h.wire_flags & message_flags::kPull) &&
          reply_len == sizeof(h) + h.value_len && h.value_len <= r->buffer_len;
