@@ -156,7 +156,16 @@ class Client {
   // shmemcache_test). Does not release.
   Status Test(shmemcache_request* request);
   // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
-  Status Wait(shmemcache_request* request);
+  // Inline: a window's waits mostly find their request done (an earlier wait took its reply in: WaitUntil's
+  // take_arrived), answered here without a call; WaitPending is the rest.
+  Status Wait(shmemcache_request* request) {
+    if (request->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+    if (request->is_batch || !request->done.load(std::memory_order_acquire)) return WaitPending(request);
+    const Status status = Explain(request->status, request->loc.server);
+    Release(request);
+    return status;
+  }
+  Status WaitPending(shmemcache_request* request);  // Wait's live request that is a batch, or not done yet
   // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
   // run; the others hold their argument error already (the API layer checks each item) and are left alone.
   // Each item run gets the status (and a GET its value_len) the blocking call would have given it. Nothing is
@@ -471,7 +480,11 @@ class Client {
   // that no queue ever holds; only Test, Wait and Release may touch it (the other fields are left unreset,
   // request.h: NewRequest resets them when it takes the record again).
   shmemcache_request* DoneRequest(const KeyLocation& loc, Status status);
-  void Release(shmemcache_request* r);  // back to the pool
+  void Release(shmemcache_request* r) {  // back to the pool
+    r->magic = shmemcache_request::kReleased;
+    r->next_free = free_requests_;
+    free_requests_ = r;
+  }
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]
   // *request: nullptr for a request issued now, or a record posted again from its reply's completion, issued

@@ -47,12 +47,6 @@ shmemcache_request* Client::DoneRequest(const KeyLocation& loc, Status status) {
   return r;
 }
 
-void Client::Release(shmemcache_request* r) {
-  r->magic = shmemcache_request::kReleased;
-  r->next_free = free_requests_;
-  free_requests_ = r;
-}
-
 size_t Client::ReplyBytes(Op op, size_t buffer_len) const {
   return sizeof(ReplyHeader) + (op == Op::kGet ? buffer_len : 0);
 }
@@ -825,8 +819,7 @@ Status Client::Test(shmemcache_request* r) {
   return Explain(r->status, r->loc.server);
 }
 
-Status Client::Wait(shmemcache_request* r) {
-  if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+Status Client::WaitPending(shmemcache_request* r) {
   if (r->is_batch) return WaitBatch(r);
   // A failure completes r with TIMEOUT: its status is r's. Without the lock, other threads may post to the server
   // meanwhile (WaitOnServer).
