@@ -262,6 +262,10 @@ class Client {
   // returned OK); Start then checks neither again unless it had to wait for room meanwhile.
   Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
                bool settled = false);
+  // Start's body: inline, always, into IssueOperation and Execute (client.cc), every call's; Start is the
+  // others'.
+  [[gnu::always_inline]] inline Status StartInline(const Operation& op, bool may_probe_set, bool* direct,
+                                                   shmemcache_request** request, bool settled = false);
   // Issue's body: a GET a mapped server answers at once through GetMapped (without probing the set), anything
   // else Start without probing; a Direct result becomes a completed request (DoneRequest).
   Status IssueOperation(const Operation& op, shmemcache_request** request);
