@@ -397,8 +397,8 @@ class Conduit {
   // Takes one complete fragment: a fragment of a message is appended to `assembling` and its chunk freed; a
   // packed chunk becomes the held one (freed by TakeRecord after its last record).
   void Consume(Peer& p, uint8_t* c);
-  void Free(Peer& p, uint8_t* c);
-  void ReleaseLent(Peer& p);  // Release past its common case  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
+  void Free(Peer& p, uint8_t* c);  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
+  void ReleaseLent(Peer& p);  // Release past its common case
   // Post of a message that does not pack: its len bytes, the concatenation of the parts from parts on, cut into
   // fragments of its own. OK or TIMEOUT as Post.
   Status PostFragments(size_t peer, const Part* parts, size_t len, bool ring_doorbell);
