@@ -249,13 +249,14 @@ Status Client::IssueOperation(const Operation& o, shmemcache_request** request) 
   // A GET (or fetch) a mapped server answers at once takes the blocking GET's flattened path, under the same
   // rules (GetMapped: this thread's requests on the key, max_outstanding, failed servers, expiry, outputs,
   // counters), without probing the set: a non-blocking GET with no pointer goes Active, as Start decides.
-  if (o.op == Op::kGet && GetMapped</*kMayProbeSet=*/false>(o, &s)) {
+  // (GetMapped is false at once where Direct GETs are not allowed: not called then, as for every Active GET.)
+  if (o.op == Op::kGet && direct_gets_allowed_ && GetMapped</*kMayProbeSet=*/false>(o, &s)) {
     *request = DoneRequest(o.loc, s);
     return SHMEMCACHE_OK;
   }
   bool direct = false;
   shmemcache_request* r = nullptr;
-  s = Start(o, /*may_probe_set=*/false, &direct, &r);
+  s = StartInline(o, /*may_probe_set=*/false, &direct, &r);
   if (direct) {  // done already: a completed request carries its status to Test/Wait
     r = DoneRequest(o.loc, s);
     s = SHMEMCACHE_OK;
@@ -271,7 +272,7 @@ Status Client::Execute(const Operation& op) {
   Status s = CompleteKey(op.loc);
   bool direct = false;
   shmemcache_request* r = nullptr;
-  if (s == SHMEMCACHE_OK) s = Start(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
+  if (s == SHMEMCACHE_OK) s = StartInline(op, /*may_probe_set=*/true, &direct, &r, /*settled=*/true);
   if (direct) return s;
   if (s != SHMEMCACHE_OK) {
     if (op.op == Op::kGet) *op.out_len = 0;
@@ -284,6 +285,11 @@ Status Client::Execute(const Operation& op) {
 
 Status Client::Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
                      bool settled) {
+  return StartInline(op, may_probe_set, direct, request, settled);
+}
+
+Status Client::StartInline(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
+                           bool settled) {
   const int server = op.loc.server;
   while (in_flight() >= config_.max_outstanding) {
     CompleteOldestAnywhere();  // may find the server failed

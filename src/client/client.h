@@ -156,7 +156,16 @@ class Client {
   // shmemcache_test). Does not release.
   Status Test(shmemcache_request* request);
   // Blocks (bounded); releases. Lets other threads post to the request's server while it waits (WaitOnServer).
-  Status Wait(shmemcache_request* request);
+  // Inline: a window's waits mostly find their request done (an earlier wait took its reply in: WaitUntil's
+  // take_arrived), answered here without a call; WaitPending is the rest.
+  Status Wait(shmemcache_request* request) {
+    if (request->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+    if (request->is_batch || !request->done.load(std::memory_order_acquire)) return WaitPending(request);
+    const Status status = Explain(request->status, request->loc.server);
+    Release(request);
+    return status;
+  }
+  Status WaitPending(shmemcache_request* request);  // Wait's live request that is a batch, or not done yet
   // Batches (client/batch.cc; shmemcache_mget / shmemcache_mset). The items whose status is IN_PROGRESS are
   // run; the others hold their argument error already (the API layer checks each item) and are left alone.
   // Each item run gets the status (and a GET its value_len) the blocking call would have given it. Nothing is
@@ -253,6 +262,10 @@ class Client {
   // returned OK); Start then checks neither again unless it had to wait for room meanwhile.
   Status Start(const Operation& op, bool may_probe_set, bool* direct, shmemcache_request** request,
                bool settled = false);
+  // Start's body: inline, always, into IssueOperation and Execute (client.cc), every call's; Start is the
+  // others'.
+  [[gnu::always_inline]] inline Status StartInline(const Operation& op, bool may_probe_set, bool* direct,
+                                                   shmemcache_request** request, bool settled = false);
   // Issue's body: a GET a mapped server answers at once through GetMapped (without probing the set), anything
   // else Start without probing; a Direct result becomes a completed request (DoneRequest).
   Status IssueOperation(const Operation& op, shmemcache_request** request);
@@ -449,18 +462,33 @@ class Client {
   bool TryDirectCombine(const Operation& op, uint64_t offset, uint32_t block_bytes, uint64_t known_version,
                         uint64_t known_recency, Status* status);
   // A reply to r arrived: keeps the server-time sample with the narrower bounds, writes r's contract outputs.
-  void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
+  // Inline, always (defined in requests.cc, beside Decode and PlaceValue, its callers): every Active reply's.
+  [[gnu::always_inline]] inline void CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply);
   // Keeps fresh (received_ns: the reading it was judged at) or the kept sample, whichever bounds the server's
   // time more tightly at fresh.received_ns. [active]
   void KeepTighterSample(int server, const ServerTimeSample& fresh);
 
   // ---- requests and Active operations (requests.cc) ----
-  shmemcache_request* NewRequest();
+  // A fresh record (request.h, Reset) from the pool, live. Inline: taken by every Active request (issue 14);
+  // PoolRequest, which grows the pool when none is free, is not.
+  shmemcache_request* NewRequest() {
+    shmemcache_request* r = free_requests_;
+    if (r != nullptr) free_requests_ = r->next_free;
+    else r = PoolRequest();
+    r->Reset();  // keeps the key's and the batch indices' capacity: no allocation once the pool is warm
+    r->magic = shmemcache_request::kLive;
+    return r;
+  }
+  shmemcache_request* PoolRequest();  // a new record, constructed, added to the pool (none was free)
   // A record for an operation done at issue (IssueOperation: Direct), with its status: a single request, done,
   // that no queue ever holds; only Test, Wait and Release may touch it (the other fields are left unreset,
   // request.h: NewRequest resets them when it takes the record again).
   shmemcache_request* DoneRequest(const KeyLocation& loc, Status status);
-  void Release(shmemcache_request* r);  // back to the pool
+  void Release(shmemcache_request* r) {  // back to the pool
+    r->magic = shmemcache_request::kReleased;
+    r->next_free = free_requests_;
+    free_requests_ = r;
+  }
   // Encodes op into one request message and sends it; the new request (*request) joins the server's queue.
   // OK, or TIMEOUT (the server failed: nothing issued). [active]
   // *request: nullptr for a request issued now, or a record posted again from its reply's completion, issued
@@ -500,16 +528,35 @@ class Client {
   // counts in the flow control (its group: the request chunk it went out in), in the PE's in_flight_ and in its
   // issuer's counts (this thread's unless r->issuer_in_flight is set), in its key's bucket or, for an operation
   // that may touch any key, in every_key (InFlightSlot).
-  void Track(int server, shmemcache_request* r);  // [active]
+  // Inline, always (the compiler kept it out of line): a call's saving and registers on every Active request
+  // (issue 14).
+  [[gnu::always_inline]] void Track(int server, shmemcache_request* r) {  // [active]
+    if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
+    r->issuer_slot = InFlightSlot(r->op, r->loc.hash);  // a record posted again (Pull, commit) keeps op and loc
+    pending_[server].push_back(r);
+    r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
+    reply_room_[server].Add(r->reply_group, r->reply_bytes);
+    reply_room_[server].Charge(r->reply_alone);
+    in_flight_.fetch_add(1, std::memory_order_relaxed);
+    AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, 1);
+  }
   // A multi-get's or multi-set's part (the message written into request_[server] after PartHeader's header):
   // a fresh request id, this PE's recency estimate, the reply budget; PostPart sends it and tracks part for its
   // reply, or fails the server (its status returned). [active]
   RequestHeader PartHeader(int server, uint64_t reply_bytes);
   Status PostPart(int server, shmemcache_request* part, uint64_t request_id, uint64_t reply_bytes);
   // The slot of IssuerInFlight that a request of kind op on the key with this hash counts in.
-  static uint8_t InFlightSlot(Op op, uint64_t hash);
+  static uint8_t InFlightSlot(Op op, uint64_t hash) {
+    switch (op) {
+      case Op::kSet: case Op::kGet: case Op::kDelete: case Op::kStore: case Op::kTouch: case Op::kIncr:
+        return static_cast<uint8_t>(IssuerInFlight::KeyBucket(hash));
+      default:  // kFlushAll, kMultiGet (its keys are not looked at), anything new: every key waits for it
+        return IssuerInFlight::kEveryKey;
+    }
+  }
   // r left the queue of server: its share of the flow control and of the large-value state is given back.
-  void Retire(int server, shmemcache_request* r);  // [active]
+  // Inline, always, as Track (defined in requests.cc: Complete is its one caller).
+  [[gnu::always_inline]] inline void Retire(int server, shmemcache_request* r);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
   // the value in the reply (true: r is in flight again). [active]
   // value_len: the length the reply told, the first read's hint.
@@ -534,7 +581,8 @@ class Client {
   // Complete's decode of a well-formed reply h of reply_len bytes to r (a GET's inline value already copied
   // out): writes r's status and outputs (not `done`). True when r was asked again (Pull) and is in flight once
   // more. [active]
-  bool Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
+  // Inline, always, as Track (defined in requests.cc: Complete is its one caller).
+  [[gnu::always_inline]] inline bool Decode(int server, shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // True when h (of a reply of reply_len bytes) carries r's GET value inline, whole, and r's buffer takes it.
   static bool InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len);
   // Waits for the next reply from server and completes its request (usually the oldest in flight there; a GET

@@ -330,27 +330,6 @@ ServerTimeBounds Client::BoundServerTimeNow(int server, const uint64_t* coarse_n
   return memo.bounds;
 }
 
-void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
-  // Exact, after the reply arrived (server_time.h): taken by ReadReplyClock for the chunk the reply came in.
-  const uint64_t now = pe_->reply_read_ns[server];
-  // A reply read at the same reading as the last one judged, of a request sent at the same reading (issue 14: the
-  // replies of one chunk to the requests of one burst), gives a sample of the same round trip, received at the
-  // same moment: its bounds are as wide now as that one's were, and the kept sample is already at least as
-  // tight as that one was at this very reading (it is that one, or won against it). So the kept sample is kept
-  // without reading or judging anything: no wider than the new one, and valid (server_time.h: either sample
-  // is). (KeepTighterSample would take the new one on a tie; the two differ only if their server stamps do.)
-  ClientPe::JudgedSample& judged = pe_->sample_judged[server];
-  if (judged.received_ns != now || judged.sent_ns != r->sent_ns) {
-    judged = ClientPe::JudgedSample{now, r->sent_ns};
-    KeepTighterSample(server, ServerTimeSample{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0});
-  }
-  if (r->status != SHMEMCACHE_OK) return;
-  if (r->out.token) *r->out.token = reply.token;
-  if (r->out.flags) *r->out.flags = reply.flags;
-  if (r->out.number) *r->out.number = reply.number;
-  if (r->op == Op::kStore || r->op == Op::kTouch || r->op == Op::kIncr) Remember(r->loc, reply.pointer);
-}
-
 void Client::KeepTighterSample(int server, const ServerTimeSample& fresh) {
   const uint64_t now = fresh.received_ns;
   const ServerTimeSample kept = server_time_[server].Load();  // under pe_->active[server]: the one writer

@@ -21,17 +21,9 @@
 
 namespace smc {
 
-shmemcache_request* Client::NewRequest() {
-  shmemcache_request* r = free_requests_;
-  if (r != nullptr) {
-    free_requests_ = r->next_free;
-  } else {
-    request_pool_.emplace_back();
-    r = &request_pool_.back();
-  }
-  r->Reset();  // keeps the key's and the batch indices' capacity: no allocation once the pool is warm
-  r->magic = shmemcache_request::kLive;
-  return r;
+shmemcache_request* Client::PoolRequest() {
+  request_pool_.emplace_back();
+  return &request_pool_.back();
 }
 
 shmemcache_request* Client::DoneRequest(const KeyLocation& loc, Status status) {
@@ -53,12 +45,6 @@ shmemcache_request* Client::DoneRequest(const KeyLocation& loc, Status status) {
   // the caller's own hand-over of the pointer, which orders these writes before that thread's reads.
   r->done.store(true, std::memory_order_relaxed);
   return r;
-}
-
-void Client::Release(shmemcache_request* r) {
-  r->magic = shmemcache_request::kReleased;
-  r->next_free = free_requests_;
-  free_requests_ = r;
 }
 
 size_t Client::ReplyBytes(Op op, size_t buffer_len) const {
@@ -114,7 +100,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   assert(hold.owns());
   const size_t reply_bytes = ReplyBytes(op.op, op.buffer_len);
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
-  if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
+  // MakeReplyRoom's, its chunk count computed once for it and for the wait below.
+  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;
+  if (!reply_room_[s].Fits(room) && WaitForReplyRoom(s, room) != SHMEMCACHE_OK)
+    return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
   // kCommit: its reserve's; kReserve: a free one. The waits below only free slots and budget (what they may post
   // is never a reserve), so MayPlace's answer holds when the request goes.
@@ -166,14 +155,14 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const bool landed = flags & message_flags::kValueLanded;
   const bool writes = op.op != Op::kGet;
   const bool issued_now = *request == nullptr;
-  const unsigned room = reply_room_[s].CostAlone(reply_bytes) + reply_alone;  // MakeReplyRoom's
-  // (placing_ never grows during the waits: only a request issued now is a reserve.)
-  const bool every_key =
-      issued_now && placing_[s].total != 0 && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
+  // (placing_ never grows during the waits: only a request issued now is a reserve. So where it is empty now
+  // WaitsForPlacement stays false, and is not called.)
+  const bool placing = issued_now && placing_[s].total != 0;
+  const bool every_key = placing && InFlightSlot(op.op, op.loc.hash) == IssuerInFlight::kEveryKey;
   while ((!reply_room_[s].Fits(room) && !pending_[s].empty()) || (landed && landing_busy_[s]) ||
          (writes && WriteWaitsForPull(s, op.loc.hash)) ||
          (writes && issued_now && WriteWaitsForMultiGet(s, op.key, op.key_len)) ||
-         (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
+         (placing && WaitsForPlacement(s, op.loc.hash, every_key))) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
   switch (op.op) {
@@ -265,26 +254,6 @@ Status Client::WaitForReplyRoom(int server, unsigned chunks) {
   return status;
 }
 
-uint8_t Client::InFlightSlot(Op op, uint64_t hash) {
-  switch (op) {
-    case Op::kSet: case Op::kGet: case Op::kDelete: case Op::kStore: case Op::kTouch: case Op::kIncr:
-      return static_cast<uint8_t>(IssuerInFlight::KeyBucket(hash));
-    default:  // kFlushAll, kMultiGet (its keys are not looked at), anything new: every key waits for it
-      return IssuerInFlight::kEveryKey;
-  }
-}
-
-void Client::Track(int server, shmemcache_request* r) {
-  if (r->issuer_in_flight == nullptr) r->issuer_in_flight = &mine_in_flight_[server];
-  r->issuer_slot = InFlightSlot(r->op, r->loc.hash);  // a record posted again (Pull, commit) keeps op and loc
-  pending_[server].push_back(r);
-  r->reply_group = conduit_.last_staged(static_cast<size_t>(server));
-  reply_room_[server].Add(r->reply_group, r->reply_bytes);
-  reply_room_[server].Charge(r->reply_alone);
-  in_flight_.fetch_add(1, std::memory_order_relaxed);
-  AddIssuerInFlight(r->issuer_in_flight, r->issuer_slot, 1);
-}
-
 shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   RequestQueue& q = pending_[server];
   ReplyHeader h;
@@ -341,6 +310,27 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
   const bool part = r->batch != nullptr;
   r->done.store(true, std::memory_order_release);  // after every output: the issuer reads them once it sees it
   return part ? r : nullptr;
+}
+
+void Client::CompleteContract(int server, shmemcache_request* r, const ReplyHeader& reply) {
+  // Exact, after the reply arrived (server_time.h): taken by ReadReplyClock for the chunk the reply came in.
+  const uint64_t now = pe_->reply_read_ns[server];
+  // A reply read at the same reading as the last one judged, of a request sent at the same reading (issue 14: the
+  // replies of one chunk to the requests of one burst), gives a sample of the same round trip, received at the
+  // same moment: its bounds are as wide now as that one's were, and the kept sample is already at least as
+  // tight as that one was at this very reading (it is that one, or won against it). So the kept sample is kept
+  // without reading or judging anything: no wider than the new one, and valid (server_time.h: either sample
+  // is). (KeepTighterSample would take the new one on a tie; the two differ only if their server stamps do.)
+  ClientPe::JudgedSample& judged = pe_->sample_judged[server];
+  if (judged.received_ns != now || judged.sent_ns != r->sent_ns) {
+    judged = ClientPe::JudgedSample{now, r->sent_ns};
+    KeepTighterSample(server, ServerTimeSample{reply.server_ms, now, now > r->sent_ns ? now - r->sent_ns : 0});
+  }
+  if (r->status != SHMEMCACHE_OK) return;
+  if (r->out.token) *r->out.token = reply.token;
+  if (r->out.flags) *r->out.flags = reply.flags;
+  if (r->out.number) *r->out.number = reply.number;
+  if (r->op == Op::kStore || r->op == Op::kTouch || r->op == Op::kIncr) Remember(r->loc, reply.pointer);
 }
 
 bool Client::InlineValueFits(const shmemcache_request* r, const ReplyHeader& h, size_t reply_len) {
@@ -829,8 +819,7 @@ Status Client::Test(shmemcache_request* r) {
   return Explain(r->status, r->loc.server);
 }
 
-Status Client::Wait(shmemcache_request* r) {
-  if (r->magic != shmemcache_request::kLive) return SHMEMCACHE_INVALID_ARGUMENT;
+Status Client::WaitPending(shmemcache_request* r) {
   if (r->is_batch) return WaitBatch(r);
   // A failure completes r with TIMEOUT: its status is r's. Without the lock, other threads may post to the server
   // meanwhile (WaitOnServer).

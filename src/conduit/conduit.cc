@@ -388,8 +388,7 @@ Status Conduit::RecordOverrun(size_t ring, size_t len, size_t left) {
                           " left");
 }
 
-void Conduit::Release(size_t ring) {
-  Peer& p = peers_[ring];
+void Conduit::ReleaseLent(Peer& p) {
   if (p.lent_chunk) {
     p.lent_chunk = false;
     if (!p.failed) Free(p, p.held_chunk);  // a failed peer's ring is never written again
