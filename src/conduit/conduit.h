@@ -235,9 +235,19 @@ class Conduit {
   // Release(peer) or the next PollInPlace / ReceiveInPlace / Poll / Receive for peer, which releases it first.
   // Whoever counts the peer's ring in bytes (reply_room.h) releases a reply before its request retires: a ring
   // chunk is freed, and acknowledged to the sender, only when its last record is released.
-  Status PollInPlace(size_t peer, MessageView* message);
+  // Inline (issue 14: a server calls both per request): a packed chunk held, nothing lent left to release (a
+  // server releases each message before it polls for the next), the next record is TakeRecord's (never
+  // IN_PROGRESS while a chunk is held), as Collect would find after releasing nothing.
+  Status PollInPlace(size_t peer, MessageView* message) {
+    const Peer& p = peers_[peer];
+    if (!p.failed && p.held != 0 && !p.lent_chunk && !p.lent_assembly) return TakeRecord(peer, message);
+    return PollArriving(peer, message);
+  }
   Status ReceiveInPlace(size_t peer, MessageView* message);
-  void Release(size_t peer);
+  void Release(size_t peer) {
+    const Peer& p = peers_[peer];
+    if (p.lent_chunk || p.lent_assembly) ReleaseLent(peer);  // else nothing lent is left
+  }
 
   // Any thread (issue 16: a client's threads read it without the lock that serializes everything else here):
   // once true, FailedStatus may be called from any thread too (the failure text is written before, never after).
@@ -401,6 +411,10 @@ class Conduit {
   // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
   // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
   Status TakeRecord(size_t ring, MessageView* message);
+  // PollInPlace past its held record: the peer failed, or Collect (releasing what is lent, taking what arrived).
+  Status PollArriving(size_t ring, MessageView* message);
+  // Release of a lent message: frees a chunk whose last record it was, clears an assembly.
+  void ReleaseLent(size_t ring);
   // TakeRecord's give-up on a record of len bytes with only `left` bytes of its chunk after it. TIMEOUT.
   [[gnu::noinline, gnu::cold]] Status RecordOverrun(size_t ring, size_t len, size_t left);
   Status WaitForSpace(size_t peer);
