@@ -170,7 +170,7 @@ void Conduit::SealPack(Peer& p) {
   p.pack_open = false;
 }
 
-uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status) {
+uint8_t* Conduit::ReserveStaging(size_t peer, size_t len, bool ring_doorbell, Status* status) {
   Peer& p = peers_[peer];
   *status = SHMEMCACHE_OK;
   if (p.failed) {
@@ -189,15 +189,7 @@ uint8_t* Conduit::Reserve(size_t peer, size_t len, bool ring_doorbell, Status* s
     p.pack_used = 0;
     p.pack_chunk = StagedChunk(p, p.staged_count - 1);
   }
-  uint8_t* at = fragment::ReserveRecord(p.pack_chunk, p.pack_used, len);
-  p.pack_used += fragment::RecordBytes(len);
-  p.reserved = at;
-  p.reserved_len = len;
-  p.doorbell_owed |= ring_doorbell;
-  ++p.unflushed;
-  p.unflushed_bytes += len;
-  ++p.stats.messages_sent;
-  return at;
+  return AppendRecord(p, len, ring_doorbell);
 }
 
 void Conduit::Trim(size_t peer, size_t len) {

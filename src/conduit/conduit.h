@@ -163,7 +163,17 @@ class Conduit {
   // Encoding in place (issue 14): stages a message of len bytes that packs (fragment::Packs) as Post would and
   // returns where its len bytes go; the caller writes them before its next call on this conduit. nullptr with
   // *status OK when the message does not pack (Post it), or with TIMEOUT as Post.
-  uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status);
+  // Inline (issue 14: a server reserves every reply): a record that fits the open packed chunk of a live peer is
+  // appended there (RecordBytes(len) <= payload_max - pack_used is Reserve's two tests, Packs and the open chunk's
+  // room, at once, without a wrap: pack_used never exceeds payload_max); anything else goes to ReserveStaging.
+  uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status) {
+    Peer& p = peers_[peer];
+    if (!p.failed && p.pack_open && fragment::RecordBytes(len) <= layout_.payload_max() - p.pack_used) {
+      *status = SHMEMCACHE_OK;
+      return AppendRecord(p, len, ring_doorbell);
+    }
+    return ReserveStaging(peer, len, ring_doorbell, status);
+  }
   // Shortens the message the last Reserve for peer returned (no call on this conduit for peer since but this
   // one) to len bytes, at most what was reserved: a server reserves a GET's reply for the largest value it may
   // send and writes the value straight into it (issue 14). The record keeps the chunk Reserve placed it in, so
@@ -411,6 +421,20 @@ class Conduit {
   // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
   // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
   Status TakeRecord(size_t ring, MessageView* message);
+  // Reserve past its inline case: the peer failed, the message does not pack, or it starts a new packed chunk.
+  uint8_t* ReserveStaging(size_t peer, size_t len, bool ring_doorbell, Status* status);
+  // Appends a record of len bytes to p's open packed chunk, which has room for it; returns where its bytes go.
+  uint8_t* AppendRecord(Peer& p, size_t len, bool ring_doorbell) {
+    uint8_t* at = fragment::ReserveRecord(p.pack_chunk, p.pack_used, len);
+    p.pack_used += fragment::RecordBytes(len);
+    p.reserved = at;
+    p.reserved_len = len;
+    p.doorbell_owed |= ring_doorbell;
+    ++p.unflushed;
+    p.unflushed_bytes += len;
+    ++p.stats.messages_sent;
+    return at;
+  }
   // PollInPlace past its held record: the peer failed, or Collect (releasing what is lent, taking what arrived).
   Status PollArriving(size_t ring, MessageView* message);
   // Release of a lent message: frees a chunk whose last record it was, clears an assembly.
