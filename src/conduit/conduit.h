@@ -163,7 +163,17 @@ class Conduit {
   // Encoding in place (issue 14): stages a message of len bytes that packs (fragment::Packs) as Post would and
   // returns where its len bytes go; the caller writes them before its next call on this conduit. nullptr with
   // *status OK when the message does not pack (Post it), or with TIMEOUT as Post.
-  uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status);
+  // Inline (issue 14: a server reserves every reply): a record that fits the open packed chunk of a live peer is
+  // appended there (RecordBytes(len) <= payload_max - pack_used is Reserve's two tests, Packs and the open chunk's
+  // room, at once, without a wrap: pack_used never exceeds payload_max); anything else goes to ReserveStaging.
+  uint8_t* Reserve(size_t peer, size_t len, bool ring_doorbell, Status* status) {
+    Peer& p = peers_[peer];
+    if (!p.failed && p.pack_open && fragment::RecordBytes(len) <= layout_.payload_max() - p.pack_used) {
+      *status = SHMEMCACHE_OK;
+      return AppendRecord(p, len, ring_doorbell);
+    }
+    return ReserveStaging(peer, len, ring_doorbell, status);
+  }
   // Shortens the message the last Reserve for peer returned (no call on this conduit for peer since but this
   // one) to len bytes, at most what was reserved: a server reserves a GET's reply for the largest value it may
   // send and writes the value straight into it (issue 14). The record keeps the chunk Reserve placed it in, so
@@ -235,13 +245,18 @@ class Conduit {
   // Release(peer) or the next PollInPlace / ReceiveInPlace / Poll / Receive for peer, which releases it first.
   // Whoever counts the peer's ring in bytes (reply_room.h) releases a reply before its request retires: a ring
   // chunk is freed, and acknowledged to the sender, only when its last record is released.
-  Status PollInPlace(size_t peer, MessageView* message);
+  // Inline (issue 14: a server calls both per request): a packed chunk held, nothing lent left to release (a
+  // server releases each message before it polls for the next), the next record is TakeRecord's (never
+  // IN_PROGRESS while a chunk is held), as Collect would find after releasing nothing.
+  Status PollInPlace(size_t peer, MessageView* message) {
+    const Peer& p = peers_[peer];
+    if (!p.failed && p.held != 0 && !p.lent_chunk && !p.lent_assembly) return TakeRecord(peer, message);
+    return PollArriving(peer, message);
+  }
   Status ReceiveInPlace(size_t peer, MessageView* message);
-  // Inline: its common case (a record of a packed chunk that is not the chunk's last: nothing lent to give back)
-  // is two compares of every reply taken; ReleaseLent does the rest.
   void Release(size_t peer) {
-    Peer& p = peers_[peer];
-    if (p.lent_chunk || p.lent_assembly) ReleaseLent(p);
+    const Peer& p = peers_[peer];
+    if (p.lent_chunk || p.lent_assembly) ReleaseLent(peer);  // else nothing lent is left
   }
 
   // Any thread (issue 16: a client's threads read it without the lock that serializes everything else here):
@@ -383,7 +398,8 @@ class Conduit {
   void RingDoorbell(size_t peer);  // Flush's doorbell (see the top)
   // Consumes the fragments of ring that have arrived, as Poll. A fragment caught mid-landing is waited for
   // under *wait, which is started then if it is not yet.
-  // Inline, always, into its two callers (PollInPlace, ReceiveInPlace): one call fewer on every reply taken.
+  // Inline, always, into its two callers (PollArriving, ReceiveInPlace): one call fewer on every reply taken past
+  // PollInPlace's held record.
   [[gnu::always_inline]] inline Status Collect(size_t ring, MessageView* message, std::optional<PeerWait>* wait);
   // Collect's wait for fragment c of sequence seq, flagged but caught landing, under *wait (started here if it is
   // not yet): OK once it is complete, TIMEOUT (the peer given up on) when op_timeout_ms passes first. Out of line,
@@ -398,7 +414,6 @@ class Conduit {
   // packed chunk becomes the held one (freed by TakeRecord after its last record).
   void Consume(Peer& p, uint8_t* c);
   void Free(Peer& p, uint8_t* c);  // zeroes the flags of chunk c, the one of sequence next_recv, and moves on
-  void ReleaseLent(Peer& p);  // Release past its common case
   // Post of a message that does not pack: its len bytes, the concatenation of the parts from parts on, cut into
   // fragments of its own. OK or TIMEOUT as Post.
   Status PostFragments(size_t peer, const Part* parts, size_t len, bool ring_doorbell);
@@ -407,8 +422,25 @@ class Conduit {
   void SealPack(Peer& p);  // seals the open packed chunk, if any
   // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
   // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
-  // Inline, always, into Collect, its one caller.
-  [[gnu::always_inline]] inline Status TakeRecord(size_t ring, MessageView* message);
+  Status TakeRecord(size_t ring, MessageView* message);
+  // Reserve past its inline case: the peer failed, the message does not pack, or it starts a new packed chunk.
+  uint8_t* ReserveStaging(size_t peer, size_t len, bool ring_doorbell, Status* status);
+  // Appends a record of len bytes to p's open packed chunk, which has room for it; returns where its bytes go.
+  uint8_t* AppendRecord(Peer& p, size_t len, bool ring_doorbell) {
+    uint8_t* at = fragment::ReserveRecord(p.pack_chunk, p.pack_used, len);
+    p.pack_used += fragment::RecordBytes(len);
+    p.reserved = at;
+    p.reserved_len = len;
+    p.doorbell_owed |= ring_doorbell;
+    ++p.unflushed;
+    p.unflushed_bytes += len;
+    ++p.stats.messages_sent;
+    return at;
+  }
+  // PollInPlace past its held record: the peer failed, or Collect (releasing what is lent, taking what arrived).
+  Status PollArriving(size_t ring, MessageView* message);
+  // Release of a lent message: frees a chunk whose last record it was, clears an assembly.
+  void ReleaseLent(size_t ring);
   // TakeRecord's give-up on a record of len bytes with only `left` bytes of its chunk after it. TIMEOUT.
   [[gnu::noinline, gnu::cold]] Status RecordOverrun(size_t ring, size_t len, size_t left);
   Status WaitForSpace(size_t peer);

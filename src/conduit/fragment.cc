@@ -21,16 +21,6 @@ size_t Encode(uint8_t* out, uint64_t seq, const uint8_t* data, size_t frag_len, 
   return Seal(out, seq, frag_len, msg_len, ack);
 }
 
-uint8_t* ReserveRecord(uint8_t* out, size_t used, size_t len) {
-  uint8_t* record = out + kChunkHeaderBytes + used;
-  StoreU32(record, static_cast<uint32_t>(len));
-  StoreU32(record + 4, 0);
-  // The padding: zero the record's last word (the caller's len bytes overwrite its head), one store rather than
-  // a memset call per message.
-  if (len & 7) StoreU64(record + kRecordHeaderBytes + (len & ~size_t{7}), 0);
-  return record + kRecordHeaderBytes;
-}
-
 void TrimRecord(uint8_t* bytes, size_t len) {
   StoreU32(bytes - kRecordHeaderBytes, static_cast<uint32_t>(len));
   const size_t padding = ((len + 7) & ~size_t{7}) - len;

@@ -146,6 +146,30 @@ struct ReplyHeader {
 };
 static_assert(sizeof(ReplyHeader) == 104, "wire layout");
 
+// A reply header whose every byte is zero but its epoch and server_ms: what `ReplyHeader{}` with those two set is
+// (neither struct has padding: every byte is a field), written field by field. GCC compiles the value
+// initialization of these 104 bytes to `rep stosq` (13 iterations that callgrind counts, and a microcoded start-up)
+// ahead of the two stores; field by field it is ten plain stores (issue 14: ~7 instructions per Active request).
+// A field added to either struct must be added here (the wire layout asserts above change with it).
+inline ReplyHeader StartReply(uint64_t epoch, uint64_t server_ms) {
+  ReplyHeader r;
+  r.status = 0;
+  r.op = 0;
+  r.wire_flags = 0;
+  r.reserved = 0;
+  r.value_len = 0;
+  r.request_id = 0;
+  r.epoch = epoch;
+  r.expiration_bar = 0;
+  r.pointer = WirePointer{};
+  r.server_ms = server_ms;
+  r.token = 0;
+  r.number = 0;
+  r.flags = 0;
+  r.reserved2 = 0;
+  return r;
+}
+
 // A request message: its length, and its bytes written at out (RequestBytes of them).
 inline size_t RequestBytes(size_t key_len, size_t value_len) { return sizeof(RequestHeader) + key_len + value_len; }
 inline void WriteRequest(uint8_t* out, const RequestHeader& h, const void* key, size_t key_len, const void* value,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "core/bytes.h"
@@ -252,7 +253,7 @@ void Server::FillStats(Stats* stats) const {
   if (spill_) spill_->FillStats(stats);
 }
 
-void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
+inline void Server::PostReply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
   if (failure_ != SHMEMCACHE_OK) return;
   // Copied straight into the conduit's staging or fragments, never assembled first; flushed at the end of the pass.
   // A reply that packs (every reply without a value: SETs, pulled GETs) is reserved here so that its header's copy
@@ -262,14 +263,20 @@ void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* valu
   Status s;
   if (uint8_t* at = conduit_.Reserve(client, sizeof(header) + value_len, false, &s)) {
     std::memcpy(at, &header, sizeof(header));
-    CopyBytes(at + sizeof(header), value, value_len);
+    if (value_len != 0) CopyBytes(at + sizeof(header), value, value_len);  // (most replies carry none: SETs, pulls)
   } else if (s == SHMEMCACHE_OK) {
     s = conduit_.PostParts(client, {{&header, sizeof(header)}, {value, value_len}}, false);
   }
-  if (s != SHMEMCACHE_OK) {
-    failure_ = s;
-    failure_text_ = LastError();
-  }
+  if (s != SHMEMCACHE_OK) RecordReplyFailure(s);
+}
+
+void Server::RecordReplyFailure(Status s) {
+  failure_ = s;
+  failure_text_ = LastError();
+}
+
+void Server::Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len) {
+  PostReply(client, header, value, value_len);
 }
 
 Status Server::StoreValue(const KeyLocation& loc, const uint8_t* key, size_t key_len, const uint8_t* value,
@@ -287,12 +294,10 @@ void Server::Stored(Status status, const uint8_t* key, size_t key_len) {
 
 void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) {
   ++counters_.active_ops_served;
-  ReplyHeader reply{};
   // now_ns (read after the request arrived, as core/server_time.h needs of the reply's stamp): its epoch, the
   // reply's stamp and the store's "now".
   const uint64_t epoch = PublishEpoch(now_ns);
-  reply.epoch = epoch;
-  reply.server_ms = now_ns / 1000000;
+  ReplyHeader reply = StartReply(epoch, now_ns / 1000000);
   RequestView req;
   if (!DecodeRequest(message.data, message.len, &req)) {
     reply.status = SHMEMCACHE_INVALID_ARGUMENT;
@@ -329,10 +334,12 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
   Status status;
   const AccessTime at{reply.server_ms, RecencyFor(h.recency, epoch)};
   // The key's flash copy, for an operation that decides on the current pair (spill_tier.h): read before the
-  // store looks at RAM, used only when RAM holds no live pair.
-  SpilledPair copy;
+  // store looks at RAM, used only when RAM holds no live pair. (An optional: without a spill tier nothing of the
+  // copy is written, where a SpilledPair's initializers were 5 stores per request.)
+  std::optional<SpilledPair> copy;
   const SpilledPair* spilled =
-      spill_ && DecidesOnCurrentPair(h) && spill_->ReadCopy(req.key, h.key_len, at.now_ms, &copy) ? &copy : nullptr;
+      spill_ && DecidesOnCurrentPair(h) && spill_->ReadCopy(req.key, h.key_len, at.now_ms, &copy.emplace()) ? &*copy
+                                                                                                         : nullptr;
   EvictionPause pause(store_, &counters_.max_eviction_pause_us, &clock_, now_ns);
   switch (static_cast<Op>(h.op)) {
     case Op::kSet:
@@ -379,10 +386,12 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
     }
     case Op::kGet: {
       BlockView view;
-      reply_at = ReserveReply(client, h);
+      const size_t pull_from = PullFrom(h);  // computed once, for the copy's bound and the answer by location
+      const size_t copy_max = CopyMax(h, pull_from);
+      reply_at = ReserveReply(client, h, copy_max);
       status = reply_at != nullptr
-                   ? store_.Get(loc, req.key, h.key_len, at, reply_at + sizeof(ReplyHeader), CopyMax(h), &view, &ptr)
-                   : store_.Get(loc, req.key, h.key_len, at, CopyMax(h), &scratch_, &view, &ptr);
+                   ? store_.Get(loc, req.key, h.key_len, at, reply_at + sizeof(ReplyHeader), copy_max, &view, &ptr)
+                   : store_.Get(loc, req.key, h.key_len, at, copy_max, &scratch_, &view, &ptr);
       if (status == SHMEMCACHE_NOT_FOUND && spill_) {
         status = spill_->ReadBack(client, loc, req, at, &ptr);
         if (status == SHMEMCACHE_IN_PROGRESS) return;  // answered when its flash read finishes
@@ -396,10 +405,11 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         value_len = view.value_len;
         reply.flags = view.flags;
         reply.token = view.token;
-        // A large value in a block the client may pull: send its location instead of its bytes.
-        if ((h.wire_flags & message_flags::kMayPull) &&
-            PullSized(config_.large_value_threshold, config_.max_value_len, value_len, h.wire_flags) &&
-            ptr.block_bytes != 0 && value_len <= h.max_value) {
+        // A large value in a block the client may pull: send its location instead of its bytes. (kMayPull and
+        // PullSized(config_.large_value_threshold, config_.max_value_len, value_len, h.wire_flags), with the
+        // threshold PullFrom computed.)
+        if (pull_from != 0 && value_len >= pull_from && value_len <= config_.max_value_len && ptr.block_bytes != 0 &&
+            value_len <= h.max_value) {
           reply.wire_flags = message_flags::kPull;
         } else if (value == nullptr && value_len != 0 && value_len <= h.max_value) {
           // Not pullable after all (a value past max_value_len that a Direct SET wrote): read it with its bytes.
@@ -439,12 +449,11 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
     }
     return;
   }
-  Answer(client, reply, status, ptr, value, value_len, h.max_value, reply_at);
+  Finish(client, reply, status, ptr, value, value_len, h.max_value, reply_at);
 }
 
-uint8_t* Server::ReserveReply(size_t client, const RequestHeader& h) {
+uint8_t* Server::ReserveReply(size_t client, const RequestHeader& h, size_t most) {
   if (spill_ || (h.wire_flags & message_flags::kMayPull) || failure_ != SHMEMCACHE_OK) return nullptr;
-  const size_t most = CopyMax(h);
   // Below kReplyInPlaceMinBytes the copy saved costs less than reserving and trimming (32 B GETs: ~40
   // instructions more in place, callgrind); above chunk_bytes it cannot pack (and sizeof + most cannot wrap).
   if (most < kReplyInPlaceMinBytes || most > config_.chunk_bytes) return nullptr;
@@ -457,8 +466,8 @@ uint8_t* Server::ReserveReply(size_t client, const RequestHeader& h) {
   return at;
 }
 
-void Server::Answer(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr, const uint8_t* value,
-                    size_t value_len, uint64_t max_value, uint8_t* reserved) {
+inline void Server::Finish(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr,
+                           const uint8_t* value, size_t value_len, uint64_t max_value, uint8_t* reserved) {
   if (static_cast<Op>(reply.op) == Op::kGet && status == SHMEMCACHE_OK) {
     reply.value_len = static_cast<uint32_t>(value_len);
     if (value_len > max_value) {
@@ -482,19 +491,28 @@ void Server::Answer(size_t client, ReplyHeader& reply, Status status, const Bloc
     std::memcpy(reserved, &reply, sizeof(reply));
     conduit_.Trim(client, sizeof(reply) + value_len);
   } else {
-    Reply(client, reply, value, value_len);
+    PostReply(client, reply, value, value_len);
   }
   if (store_.expiration_bar() > bar_sent_) BroadcastExpirationBar();
   stats_dirty_ = true;
 }
 
-size_t Server::CopyMax(const RequestHeader& h) const {
+void Server::Answer(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr, const uint8_t* value,
+                    size_t value_len, uint64_t max_value, uint8_t* reserved) {
+  Finish(client, reply, status, ptr, value, value_len, max_value, reserved);
+}
+
+size_t Server::PullFrom(const RequestHeader& h) const {
+  return (h.wire_flags & message_flags::kMayPull) && config_.large_value_threshold != 0
+             ? PullThreshold(config_.large_value_threshold, h.wire_flags)
+             : 0;
+}
+
+size_t Server::CopyMax(const RequestHeader& h, size_t pull_from) {
   // Values above max_value are answered BUFFER_TOO_SMALL; large ones a client may pull are answered with the
   // block's location (Handle): neither needs the bytes.
-  size_t most = static_cast<size_t>(std::min<uint64_t>(h.max_value, SIZE_MAX));
-  if ((h.wire_flags & message_flags::kMayPull) && config_.large_value_threshold != 0)
-    most = std::min<size_t>(most, PullThreshold(config_.large_value_threshold, h.wire_flags) - 1);
-  return most;
+  const size_t most = static_cast<size_t>(std::min<uint64_t>(h.max_value, SIZE_MAX));
+  return pull_from != 0 ? std::min<size_t>(most, pull_from - 1) : most;
 }
 
 uint64_t Server::NowMs() const { return clock_.Nanos() / 1000000; }

@@ -138,15 +138,25 @@ class Server {
   // reply is posted (Reply). *reply is completed in place (the callers' header, not a 104-byte copy of it).
   void Answer(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr, const uint8_t* value,
               size_t value_len, uint64_t max_value, uint8_t* reserved = nullptr);
+  // Answer's body (server.cc, the only file that calls it): inlined into Handle, which answers every Active request
+  // but a multi-get's or multi-set's (issue 14: the call and its eight arguments cost ~30 instructions per request).
+  [[gnu::always_inline]] inline void Finish(size_t client, ReplyHeader& reply, Status status, const BlockPointer& ptr,
+                                            const uint8_t* value, size_t value_len, uint64_t max_value,
+                                            uint8_t* reserved);
   // A GET's reply written in place (issue 14): reserves its record in the client's reply staging at the largest
   // length the client counted for it (ReplyHeader + its buffer: reply_room.h), so that the store copies the value
   // straight into it (one copy, not two); Answer trims it. nullptr (the value goes through scratch_) where the
   // reply may not be sent in this pass (a spill tier may park the GET) or may carry a pulled value's location,
   // where it does not pack, or when the reservation failed (failure_ says why).
-  uint8_t* ReserveReply(size_t client, const RequestHeader& h);
+  // most: CopyMax's bound for it.
+  uint8_t* ReserveReply(size_t client, const RequestHeader& h, size_t most);
   static constexpr size_t kReplyInPlaceMinBytes = 256;  // ReserveReply: smaller buffers' values go through scratch_
-  // The longest value a GET must copy out of its block (KvStore::Get's copy_max).
-  size_t CopyMax(const RequestHeader& h) const;
+  // The smallest value a GET is answered by location for (PullThreshold under its wire flags, nonzero), or 0
+  // where it is not (no kMayPull, or pulls off: large_value_threshold 0). A value is pulled when it lies in
+  // [PullFrom, max_value_len] (PullSized), sits in a block and fits the client's buffer (Handle).
+  size_t PullFrom(const RequestHeader& h) const;
+  // The longest value a GET must copy out of its block (KvStore::Get's copy_max); pull_from: PullFrom(h).
+  static size_t CopyMax(const RequestHeader& h, size_t pull_from);
   // The server's clock in ms (core/server_time.h): what the store judges expiry with, stamped on every reply.
   uint64_t NowMs() const;
   // flush_all: every pair in RAM and on flash is removed.
@@ -160,6 +170,11 @@ class Server {
   void CrawlWhenIdle(uint64_t now_ns);
   // Sends a reply; a failure to send is kept in failure_ (and ends the serve loop).
   void Reply(size_t client, const ReplyHeader& header, const uint8_t* value, size_t value_len);
+  // Reply's body (server.cc, the only file that calls it): inlined into Answer, which sends the reply of every
+  // Active request but a multi-get's or multi-set's (issue 14: the call cost ~20 instructions per request).
+  [[gnu::always_inline]] inline void PostReply(size_t client, const ReplyHeader& header, const uint8_t* value,
+                                               size_t value_len);
+  [[gnu::noinline, gnu::cold]] void RecordReplyFailure(Status s);  // a reply not sent: failure_ and its text
   // Answers the parked GETs whose flash reads have finished (and takes in finished spill writes).
   void FinishSpillReads();
   int ClientPe(size_t client) const { return num_servers_ + static_cast<int>(client); }

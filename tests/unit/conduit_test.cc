@@ -401,6 +401,26 @@ TEST(Conduit, AReservedMessageTrimmedArrivesAtItsTrimmedLength) {
   }
 }
 
+// PollInPlace hands out a held chunk's records inline (issue 14), and only while the peer has not failed: a
+// peer given up on with records still held answers its failure, as Collect's path does, never a record.
+TEST(Conduit, HeldRecordsOfAFailedPeerAreNotHandedOut) {
+  Pair p;
+  Conduit& client = *p.client.conduit;
+  Conduit& server = *p.server.conduit;
+  for (uint64_t i = 0; i < 3; ++i) {
+    std::vector<uint8_t> m = Message(40, i);
+    ASSERT_EQ(client.Post(0, m.data(), m.size(), true), SHMEMCACHE_OK);
+  }
+  client.Flush(0);
+  MessageView view;
+  ASSERT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_OK);
+  server.Release(0);
+  ASSERT_TRUE(server.HoldsRecords(0));
+  server.GiveUp(0, "test");
+  EXPECT_EQ(server.PollInPlace(0, &view), SHMEMCACHE_TIMEOUT);
+  EXPECT_EQ(server.stats().messages_received, 1u);
+}
+
 TEST(Conduit, NothingIsReservedForAFailedPeer) {
   Pair p;
   Conduit& client = *p.client.conduit;
