@@ -56,6 +56,18 @@ enum class Op : uint8_t {
 //                 NO_SPACE is sent again unplaced (client/requests.cc, PlaceValue). Windowed large isets, which landed one at a time
 //                 (the landing slot is the client's one), then overlap too: window 32, p50 per op, 8 KiB
 //                 1.87 -> 0.83 us, 16 KiB 4.5 -> 1.3, 64 KiB 18.9 -> 12.4 (2-core VM, load 5-6).
+//   kReserveNext  with kCommit (issue 14, spare reservations): once the commit is published (status OK), the server
+//                 reserves the next block for the same slot, of the class a reserve of the committed pair
+//                 (key_len + value_len) would get, and answers its location with the commit's reply (ReplyHeader
+//                 wire_flags kSpare, number: its offset, spare_bytes; reply.pointer stays the published pair's). The
+//                 client then holds a spare: a later placed SET that fits it (BlockBytesFor(key_len, value_len) <=
+//                 spare_bytes, any key) writes its value there through its mapping and posts its commit at issue,
+//                 one message, no reserve round trip. A spare is a reservation like any (store/kv_store.h): never
+//                 evicted, given back at the slot's next reserve or the job's end; the client counts it in its budget
+//                 (client/client.h place_budget_) and asks for one only while that budget holds it. No spare
+//                 (kSpare clear) when the commit failed or the reservation was refused (NO_SPACE ...): the slot is
+//                 then empty on both sides. Callgrind per windowed 4 KiB SET (scripts/bench/window_instructions.sh,
+//                 2-core VM): see the commit that added it.
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
 //   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at
@@ -67,15 +79,19 @@ enum class Op : uint8_t {
 // ReplyHeader::wire_flags:
 //   kPull         the value (value_len bytes) was not sent: it is in the block reply.pointer names, at version
 //                 reply.pointer.version when the server answered.
+//   kSpare        a kCommit with kReserveNext: the server reserved the slot's next block (number: its offset,
+//                 spare_bytes).
 namespace message_flags {
 constexpr uint8_t kValueLanded = 1;
 constexpr uint8_t kMayPull = 2;
 constexpr uint8_t kPullNear = 4;
 constexpr uint8_t kReserve = 8;
 constexpr uint8_t kCommit = 16;
+constexpr uint8_t kReserveNext = 32;  // with kCommit only
 // The request carries no value bytes (they are elsewhere, or not written yet).
 constexpr uint8_t kValueElsewhere = kValueLanded | kReserve | kCommit;
 constexpr uint8_t kPull = 1;
+constexpr uint8_t kSpare = 2;
 // The smallest value a kPullNear GET is answered by location for (kPullNear, above).
 constexpr size_t kNearPullMinBytes = 1024;
 // The smallest value a non-blocking SET placed into a mapped server is (kCommit, above).
@@ -140,9 +156,9 @@ struct ReplyHeader {
   WirePointer pointer;
   uint64_t server_ms;     // the server's clock reading while it handled the request (core/server_time.h)
   uint64_t token;         // OK: the pair's CAS token (kGet, kStore, kSet, kTouch, kIncr)
-  uint64_t number;        // kIncr OK: the counter's new value
+  uint64_t number;        // kIncr OK: the counter's new value; kCommit with kSpare: the spare's offset
   uint32_t flags;         // kGet OK / BUFFER_TOO_SMALL: the pair's flags
-  uint32_t reserved2;
+  uint32_t spare_bytes;   // kCommit with kSpare: the spare's block bytes
 };
 static_assert(sizeof(ReplyHeader) == 104, "wire layout");
 

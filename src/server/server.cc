@@ -161,6 +161,12 @@ Status Server::Serve() {
   __atomic_store_n(epoch_lag_word_, epoch_lag_ns_, __ATOMIC_RELEASE);
   Status s = ServeUntilDone();
   __atomic_store_n(epoch_lag_word_, 0, __ATOMIC_RELEASE);
+  // Every client has departed: no reservation will be committed (the clients' spares, conduit/message.h
+  // kReserveNext, and any an error path left), so their blocks go back.
+  if (s == SHMEMCACHE_OK) {
+    for (Reservation& r : reservations_) store_.Release(&r);
+    stats_dirty_ = true;
+  }
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "shmemcache: server stops serving: %s; shmemcache_serve returns SHMEMCACHE_TIMEOUT\n",
                  LastError());
@@ -358,21 +364,30 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         break;
       }
       if (h.wire_flags & message_flags::kCommit) {  // the value sits in the reserved block: publish it
-        status = reserved.value_len == h.value_len
-                     ? store_.StoreReserved(loc, req.key, h.key_len, &reserved, request, at, &ptr, spilled)
-                     : SHMEMCACHE_INVALID_ARGUMENT;
+        status = store_.StoreReserved(loc, req.key, h.key_len, h.value_len, &reserved, request, at, &ptr, spilled);
         store_.Release(&reserved);  // used up whatever the answer (nothing when StoreReserved took it)
-      } else {
-        const uint8_t* value_in = req.value;
-        if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
-          if (h.value_len > landing_slot_bytes_) {
-            status = SHMEMCACHE_INVALID_ARGUMENT;
-            break;
-          }
-          value_in = landing_ + client * landing_slot_bytes_;
+        Stored(status, req.key, h.key_len);
+        reply.token = ptr.token;
+        // The slot's spare (message.h kReserveNext): reserved only after Stored, so that an eviction it makes
+        // (this pair's too) spills the new value rather than have Stored forget its flash copy. Its refusal
+        // (NO_SPACE: not counted, nothing failed; TIMEOUT: the store failed, below) leaves the slot empty.
+        if (status == SHMEMCACHE_OK && (h.wire_flags & message_flags::kReserveNext) &&
+            store_.ReserveBlock(h.key_len, h.value_len, &reserved) == SHMEMCACHE_OK) {
+          reply.wire_flags |= message_flags::kSpare;
+          reply.number = reserved.offset;
+          reply.spare_bytes = reserved.block_bytes;
         }
-        status = StoreValue(loc, req.key, h.key_len, value_in, h.value_len, request, at, spilled, &ptr);
+        break;
       }
+      const uint8_t* value_in = req.value;
+      if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
+        if (h.value_len > landing_slot_bytes_) {
+          status = SHMEMCACHE_INVALID_ARGUMENT;
+          break;
+        }
+        value_in = landing_ + client * landing_slot_bytes_;
+      }
+      status = StoreValue(loc, req.key, h.key_len, value_in, h.value_len, request, at, spilled, &ptr);
       Stored(status, req.key, h.key_len);
       reply.token = ptr.token;
       break;

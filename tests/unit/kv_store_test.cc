@@ -1127,7 +1127,7 @@ TEST_F(KvStoreTest, ALockWaitThatGivesUpGivesTheFreshBlockBack) {
       ASSERT_EQ(store_->ReserveBlock(1, large.size(), &r), SHMEMCACHE_OK);
       ASSERT_EQ(r.offset, freed.offset);
       *free_word = Locked(free_unlocked);
-      s = store_->StoreReserved(Loc("k"), "k", 1, &r, StoreRequest{}, AccessTime{0, 0}, nullptr);
+      s = store_->StoreReserved(Loc("k"), "k", 1, large.size(), &r, StoreRequest{}, AccessTime{0, 0}, nullptr);
       store_->Release(&r);  // what the server does whatever the answer
       EXPECT_EQ(store_->reservations(), 0u);
     }
@@ -1156,9 +1156,9 @@ class KvStoreReservationTest : public KvStoreTest {
     ASSERT_GE(r.block_bytes, BlockBytesFor(key.size(), value.size()));
     std::memcpy(arena() + r.offset + kBlockHeaderBytes + key.size(), value.data(), value.size());
   }
-  Status Commit(const std::string& key, Reservation* r, const StoreRequest& request = StoreRequest{},
+  Status Commit(const std::string& key, size_t value_len, Reservation* r, const StoreRequest& request = StoreRequest{},
                 BlockPointer* p = nullptr) {
-    return store_->StoreReserved(Loc(key), key.data(), key.size(), r, request, AccessTime{0, 0}, p);
+    return store_->StoreReserved(Loc(key), key.data(), key.size(), value_len, r, request, AccessTime{0, 0}, p);
   }
 };
 
@@ -1181,7 +1181,7 @@ TEST_F(KvStoreReservationTest, AReservedBlockIsNobodysUntilTheCommitPublishesThe
   EXPECT_EQ(ValidateCopy(CopyBlock(reserved), "k"), BlockCheck::kNotThisKey);
   EXPECT_EQ(TargetTag(TargetAt(reserved)), kFreeTag);
   BlockPointer p;
-  ASSERT_EQ(Commit("k", &r, StoreRequest{StoreMode::kSet, 5, 0, 0}, &p), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kSet, 5, 0, 0}, &p), SHMEMCACHE_OK);
   EXPECT_FALSE(r.held());
   EXPECT_EQ(store_->reservations(), 0u);
   EXPECT_EQ(p.offset, reserved.offset);
@@ -1207,16 +1207,17 @@ TEST_F(KvStoreReservationTest, ARefusedCommitChangesNothingAndGivesTheBlockBack)
   Reservation r;
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
   Place(r, "k", value);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_EXISTS);
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_EXISTS);
   EXPECT_FALSE(r.held());
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kSet, 0, 0, 12345}), SHMEMCACHE_EXISTS);  // wrong cas
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kSet, 0, 0, 12345}), SHMEMCACHE_EXISTS);  // wrong cas
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("q", &r, StoreRequest{StoreMode::kReplace, 0, 0, 0}), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(Commit("q", value.size(), &r, StoreRequest{StoreMode::kReplace, 0, 0, 0}), SHMEMCACHE_NOT_STORED);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kAppend, 0, 0, 0}), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kAppend, 0, 0, 0}), SHMEMCACHE_INVALID_ARGUMENT);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("key-of-another-length", &r), SHMEMCACHE_INVALID_ARGUMENT);
+  // Key-agnostic, but the pair must fit the block (BlockBytesFor(key_len, value_len) <= block_bytes).
+  EXPECT_EQ(Commit("k", r.block_bytes, &r), SHMEMCACHE_INVALID_ARGUMENT);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
   store_->Release(&r);  // never committed
   EXPECT_EQ(store_->reservations(), 0u);
@@ -1245,14 +1246,78 @@ TEST_F(KvStoreReservationTest, SlabMovesNeverTakeAReservedBlock) {
   Place(a, "a", va);
   Place(b, "b", vb);
   EXPECT_EQ(Set("c", "small"), SHMEMCACHE_NO_SPACE);
-  ASSERT_EQ(Commit("a", &a), SHMEMCACHE_OK);
-  ASSERT_EQ(Commit("b", &b), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("a", va.size(), &a), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("b", vb.size(), &b), SHMEMCACHE_OK);
   std::string got;
   ASSERT_EQ(Get("a", &got), SHMEMCACHE_OK);
   EXPECT_EQ(got, va);
   ASSERT_EQ(Get("b", &got), SHMEMCACHE_OK);
   EXPECT_EQ(got, vb);
   EXPECT_EQ(Set("c", "small"), SHMEMCACHE_OK);  // committed pairs are evictable as any
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// A spare (conduit/message.h kReserveNext): a reservation is key-agnostic, so a client commits into it a pair of
+// another key and value length than the one it was reserved for, as long as the pair fits the block. The pair
+// keeps the spare's class (above its own) until it moves; items, blocks, block bytes and payload stay exact, and
+// a later rewrite through Store moves it to its own class.
+TEST_F(KvStoreReservationTest, ASpareTakesAnyPairThatFitsItsBlockWithExactAccounting) {
+  MakeSmall();
+  ASSERT_EQ(Set("old", std::string(300, 'o')), SHMEMCACHE_OK);
+  Reservation r;
+  ASSERT_EQ(store_->ReserveBlock(1, 1500, &r), SHMEMCACHE_OK);  // reserved for "k" and 1500 B
+  const uint64_t blocks = store_->slabs().blocks_in_use(), bytes = store_->bytes_used();
+  const uint64_t payload = store_->payload_bytes();
+  // A longer key and a shorter value, in the same block: fits.
+  const std::string key = "a-much-longer-key", value(1200, 'v');
+  ASSERT_LT(BlockBytesFor(key.size(), value.size()), BlockBytesFor(1, 1500));
+  const int own_cls = store_->slabs().ClassFor(BlockBytesFor(key.size(), value.size()));
+  ASSERT_NE(own_cls, r.cls);  // the pair's own class is below the spare's
+  Place(r, key, value);
+  const Reservation spare = r;
+  BlockPointer p;
+  ASSERT_EQ(Commit(key, value.size(), &r, StoreRequest{}, &p), SHMEMCACHE_OK);
+  EXPECT_EQ(p.offset, spare.offset);
+  EXPECT_EQ(p.block_bytes, spare.block_bytes);
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_EQ(store_->items(), 2u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);  // the reserved block became the pair's
+  EXPECT_EQ(store_->bytes_used(), bytes);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + value.size());
+  EXPECT_EQ(static_cast<int>(p.cls), spare.cls);
+  EXPECT_TRUE(store_->CheckConsistency());
+  std::string got;
+  ASSERT_EQ(Get(key, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, value);
+  // A rewrite moves it to its own class; the spare's block is freed.
+  BlockPointer moved;
+  ASSERT_EQ(Set(key, std::string(1100, 'w'), &moved), SHMEMCACHE_OK);
+  EXPECT_EQ(static_cast<int>(moved.cls), own_cls);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + 1100);
+  EXPECT_TRUE(store_->CheckConsistency());
+  // A pair that does not fit the block is refused and the block given back; a longer value under a shorter key
+  // that fits is taken.
+  ASSERT_EQ(store_->ReserveBlock(key.size(), 1200, &r), SHMEMCACHE_OK);
+  const uint32_t room = r.block_bytes;
+  EXPECT_EQ(Commit("k", room, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_FALSE(r.held());
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);
+  ASSERT_EQ(store_->ReserveBlock(key.size(), 1200, &r), SHMEMCACHE_OK);
+  const std::string longer(1200 + key.size() - 1, 'x');
+  ASSERT_LE(BlockBytesFor(1, longer.size()), r.block_bytes);
+  Place(r, "k", longer);
+  ASSERT_EQ(Commit("k", longer.size(), &r), SHMEMCACHE_OK);
+  ASSERT_EQ(Get("k", &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, longer);
+  EXPECT_EQ(store_->items(), 3u);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + 1100 + 1 + longer.size());
+  EXPECT_TRUE(store_->CheckConsistency());
+  // Value over max_value_len: refused whatever the block.
+  ASSERT_EQ(store_->ReserveBlock(1, 100, &r), SHMEMCACHE_OK);
+  EXPECT_EQ(Commit("k", options_.max_value_len + 1, &r), SHMEMCACHE_VALUE_TOO_LARGE);
+  EXPECT_EQ(store_->reservations(), 0u);
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
