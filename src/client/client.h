@@ -45,10 +45,10 @@
 // reading it (up to kPlaceSlots reservations per PE and server, within a byte budget: PlaceFor; a non-blocking
 // SET from 4 KiB is placed too, and a reserve refused NO_SPACE is sent again unplaced). A commit asks the server
 // for the slot's next block while the budget holds it (kReserveNext): a later placed SET that fits that spare goes
-// as its commit alone, one message (the spare kept in ClientPe::spares, counted in the budget). Any other Active SET of a
-// large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a server it
-// does not map) puts it into this client's landing slot on the server first (one landed SET in flight per
-// server); other stores
+// as its commit alone, one message (the spare kept in ClientPe::spares, counted in the budget). Any other Active
+// SET of a large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a
+// server it does not map) puts it into this client's landing slot on the server first (one landed SET in flight
+// per server); other stores
 // carry the value in the message; an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the

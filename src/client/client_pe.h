@@ -7,7 +7,8 @@
 //   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
 //              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
-//              reserved_bytes[s], spares[s], place_slots[s * kPlaceSlots ...], placing[s], pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s];
+//              reserved_bytes[s], spares[s], place_slots[s * kPlaceSlots ...], placing[s], pullable_in_flight[s],
+//              multi_gets_in_flight[s], request[s], reply[s];
 //              and the writes of epochs[s] and server_time[s] (their one writer). Posting a request to s, taking
 //              in replies from s (whoever holds active[s] completes every thread's requests whose replies it
 //              reads), failing s. A blocking Wait (and a

@@ -37,6 +37,7 @@ enum class Op : uint8_t {
 //                 key_len of its reservation (through its mapping, ordered before this request by a release
 //                 fence); the server decides and publishes it as it would store the value (store/contract.h),
 //                 writing the header and key only, never reading the value. The linearization point of the SET.
+//                 (With a spare, kReserveNext below, the commit alone: one round trip.)
 //                 Two round trips and the client's copy cost less than the landing slot's one round trip plus
 //                 the server's cross-core copy and checksum from the threshold on: blocking Active SET p50 on
 //                 shared memory (2-core VM, load 7, median of 6 interleaved runs) 8 KiB 3.0 -> 2.5 us, 64 KiB
@@ -66,8 +67,12 @@ enum class Op : uint8_t {
 //                 evicted, given back at the slot's next reserve or the job's end; the client counts it in its budget
 //                 (client/client.h place_budget_) and asks for one only while that budget holds it. No spare
 //                 (kSpare clear) when the commit failed or the reservation was refused (NO_SPACE ...): the slot is
-//                 then empty on both sides. Callgrind per windowed 4 KiB SET (scripts/bench/window_instructions.sh,
-//                 2-core VM): see the commit that added it.
+//                 then empty on both sides. Per windowed SET (scripts/bench/window_instructions.sh, instructions
+//                 without the runtime's progress, 2-core VM, A/B interleaved): 4 KiB client 4230-4456 -> 2096-2112,
+//                 server 2515 -> 1873 (new keys: 3746-4323 -> 2097, 2315 -> 1636); 16 KiB client 19.4-21.2 k ->
+//                 18.2 k (the copy), server 2762 -> 1960. bench_nonblocking window 32, p50 per op (load 5.5-5.7):
+//                 4 KiB 0.99-1.49 -> 0.63-0.77 us, 16 KiB 1.51-2.27 -> 0.92-1.62; a blocking Active SET of 16 KiB
+//                 (bench_latency) p50 1.54-1.57 -> 1.03-1.05 us.
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
 //   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at

@@ -63,8 +63,9 @@
 // (a client's spare, conduit/message.h kReserveNext, reserved after a commit for the next pair of that slot). A
 // reservation that is not committed is given back with Release(Reservation): by the server when the same
 // client asks for its next one in the same slot (conduit/message.h, kPlaceSlots per client), or at the end of the
-// job (Server::Serve, once every client has departed). The client bounds the values it has reserved on a server and still means to commit (its budget:
-// client/client.h place_budget_, client/requests.cc PlaceFor). A reservation left through an error path (a reply
+// job (Server::Serve, once every client has departed). The client bounds the values it has reserved on a server
+// and still means to commit, and its spares (its budget: client/client.h place_budget_, client/requests.cc
+// PlaceFor). A reservation left through an error path (a reply
 // it could not use, a commit it could not post) is outside that budget: the client takes the slot as free, while
 // the block stays reserved here, its slab pinned, until that client's next reserve in that slot or the job's end.
 // So error paths may pin up to kPlaceSlots blocks (each at most of the largest class) per client and server.
