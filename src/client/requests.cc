@@ -116,9 +116,10 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   const unsigned reply_alone = ReplyAlone(op.op, op.buffer_len);
   if (MakeReplyRoom(s, reply_bytes, reply_alone) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
-  // kCommit: its reserve's, or a spare's (issued now); kReserve: a free one, or a spare's. The waits below only
-  // free slots and budget and add spares (what they may post is never a reserve, nor a commit into a spare), so
-  // PlaceFor's answer holds when the request goes.
+  // kCommit: its reserve's, or a spare's (issued now); kReserve: a free one, or a spare's. What the waits below may
+  // post is never a reserve, nor a commit into a spare, so they take no slot and no spare; they free slots, add
+  // spares and re-charge completing slots (PlaceValue), so PlaceFor's slot holds when the request goes unless a
+  // completion failed s (FailServer empties every slot and spare: checked after the waits).
   uint8_t slot = 0;
   Placement placed;
   if (op.place == kPlaceCommit || op.place == kPlaceCommitNext) {
@@ -178,6 +179,12 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
          (issued_now && WaitsForPlacement(s, op.loc.hash, every_key))) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
+  // A completion the waits ran may have failed s without failing the wait (its own post, a commit or a request
+  // asked again, timed out: FailServer, which clears spares_ and every PlaceSlot). Then nothing is written into
+  // its arena, its landing slot or its ring: a commit into a spare would copy the value to spare_offset 0, over
+  // live pairs of a server that may still be serving.
+  if (conduit_.failed(static_cast<size_t>(s))) return conduit_.FailedStatus(static_cast<size_t>(s));
+  assert(!(placed.wire_flags & message_flags::kCommit) || (spares_[s] & (1u << slot)));
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
