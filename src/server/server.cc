@@ -368,11 +368,11 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         store_.Release(&reserved);  // used up whatever the answer (nothing when StoreReserved took it)
         Stored(status, req.key, h.key_len);
         reply.token = ptr.token;
-        // The slot's spare (message.h kReserveNext): reserved only after Stored, so that an eviction it makes
-        // (this pair's too) spills the new value rather than have Stored forget its flash copy. Its refusal
-        // (NO_SPACE: not counted, nothing failed; TIMEOUT: the store failed, below) leaves the slot empty.
+        // The slot's spare (message.h kReserveNext): a speculative block, so it never evicts (ReserveFreeBlock:
+        // only a block the class or the free pages give now). Its refusal (NO_SPACE: not counted, nothing
+        // failed; TIMEOUT: the store failed, below) leaves the slot empty on both sides.
         if (status == SHMEMCACHE_OK && (h.wire_flags & message_flags::kReserveNext) &&
-            store_.ReserveBlock(h.key_len, h.value_len, &reserved) == SHMEMCACHE_OK) {
+            store_.ReserveFreeBlock(h.key_len, h.value_len, &reserved) == SHMEMCACHE_OK) {
           reply.wire_flags |= message_flags::kSpare;
           reply.number = reserved.offset;
           reply.spare_bytes = reserved.block_bytes;

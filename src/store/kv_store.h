@@ -167,6 +167,10 @@ class KvStore {
   // INVALID_ARGUMENT / KEY_TOO_LONG (bad key), VALUE_TOO_LARGE, NO_SPACE (the class cannot allocate, evictions
   // done), TIMEOUT once failed(). Allocation may evict (also this key's pair).
   Status ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation);
+  // ReserveBlock without evicting (a client's spare, conduit/message.h kReserveNext: speculative, so it must never
+  // cost a pair): a block only from what the class or the pool of free pages gives as it stands, no expired pair
+  // reaped, no pair evicted, no slab emptied; NO_SPACE otherwise. The same accounting as ReserveBlock.
+  Status ReserveFreeBlock(size_t key_len, size_t value_len, Reservation* reservation);
   // Gives an uncommitted reservation back (its block freed); *reservation is cleared. Nothing if none is held.
   void Release(Reservation* reservation);
   // Store of a value of value_len bytes that sits in the reserved block already, at kBlockHeaderBytes + key_len
@@ -393,7 +397,9 @@ class KvStore {
   // gave up: the block is then freed again, nothing stays allocated). The block is free and unlocked, or
   // (locked_from not NULL) locked for a write that follows at once, *locked_from the unlocked word the lock replaced
   // (what LockBlock gives).
-  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr);
+  // evict false: only Allocate (ReserveFreeBlock): NO_SPACE when the class and the pool have no block now.
+  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr, bool evict = true);
+  Status Reserve(size_t key_len, size_t value_len, bool evict, Reservation* reservation);
   void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
   // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport
   // atomic needless (issue 14: a rewrite within one epoch, the common case, pays one atomic less); a client's

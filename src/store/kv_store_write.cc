@@ -199,13 +199,21 @@ Status KvStore::StoreCondition(const StoreRequest& request, const Current& curre
 }
 
 Status KvStore::ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation) {
+  return Reserve(key_len, value_len, /*evict=*/true, reservation);
+}
+
+Status KvStore::ReserveFreeBlock(size_t key_len, size_t value_len, Reservation* reservation) {
+  return Reserve(key_len, value_len, /*evict=*/false, reservation);
+}
+
+Status KvStore::Reserve(size_t key_len, size_t value_len, bool evict, Reservation* reservation) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   const int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
   if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
   uint64_t offset;
-  s = AllocateOrEvict(cls, &offset);
+  s = AllocateOrEvict(cls, &offset, nullptr, evict);
   if (s != SHMEMCACHE_OK) return s;
   slabs_.Pin(offset);
   ++reservations_;

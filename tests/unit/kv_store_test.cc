@@ -1321,6 +1321,40 @@ TEST_F(KvStoreReservationTest, ASpareTakesAnyPairThatFitsItsBlockWithExactAccoun
   EXPECT_TRUE(store_->CheckConsistency());
 }
 
+TEST_F(KvStoreReservationTest, ASpareNeverEvictsItTakesOnlyABlockTheClassOrTheFreePagesGiveNow) {
+  // ReserveFreeBlock (a client's spare, conduit/message.h kReserveNext): on a full store it takes a free block of
+  // its class where there is one, else answers NO_SPACE, and no pair is evicted for it; ReserveBlock evicts.
+  MakeSmall(1 << 20, 16384, 8);
+  int n = 0;
+  while (store_->slabs().pages_free() > 0)
+    ASSERT_EQ(Set("f-" + std::to_string(n++), std::string(100, 'f')), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->evictions(), 0u);
+  const uint64_t items = store_->items(), bytes = store_->bytes_used();
+  Reservation r;
+  // A class with no slab and no free page: refused, nothing evicted, nothing reserved.
+  EXPECT_EQ(store_->ReserveFreeBlock(8, 1500, &r), SHMEMCACHE_NO_SPACE);
+  EXPECT_FALSE(r.held());
+  EXPECT_EQ(store_->evictions(), 0u);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_EQ(store_->bytes_used(), bytes);
+  EXPECT_EQ(store_->reservations(), 0u);
+  // The filled class, until its last slab has no room: free blocks taken, none evicted; then refused.
+  std::vector<Reservation> taken;
+  const size_t last_key_len = ("f-" + std::to_string(n - 1)).size();
+  while (store_->ReserveFreeBlock(last_key_len, 100, &r) == SHMEMCACHE_OK) taken.push_back(r);
+  EXPECT_EQ(store_->evictions(), 0u);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_EQ(store_->reservations(), taken.size());
+  EXPECT_TRUE(store_->CheckConsistency());
+  for (Reservation& t : taken) store_->Release(&t);
+  // What a spare must never do: the evicting reservation gets its block by evicting.
+  ASSERT_EQ(store_->ReserveBlock(8, 1500, &r), SHMEMCACHE_OK);
+  EXPECT_GT(store_->evictions(), 0u);
+  store_->Release(&r);
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
 // Issue 13: a server filled to its memory at the default configuration (server_memory_bytes, the table sized
 // from it) must keep every pair where a Direct lookup reaches it (a way of its set or of its alternate set), not
 // in the server-local overflow list (overflow means Active). Filled with distinct keys until the first eviction;

@@ -346,6 +346,75 @@ void ExpectFailFast(Node& node, const std::string& key) {
   EXPECT_EQ(after.direct_gets + after.direct_sets, before.direct_gets + before.direct_sets);
 }
 
+// A placed SET's message (conduit/message.h kReserve, kCommit, kReserveNext): value_len told, no value bytes.
+std::vector<uint8_t> PlacedRequest(RawClient& raw, uint8_t wire_flags, uint8_t slot, const std::string& key,
+                                   uint32_t value_len) {
+  RequestHeader fields{};
+  fields.wire_flags = wire_flags;
+  fields.slot = slot;
+  std::vector<uint8_t> m = raw.Request(Op::kSet, key, "", 0, fields);
+  RequestHeader h;
+  std::memcpy(&h, m.data(), sizeof h);
+  h.value_len = value_len;
+  std::memcpy(m.data(), &h, sizeof h);
+  return m;
+}
+
+TEST(ServerSpares, ACommitOnAFullStoreGetsNoSpareAndNothingIsEvictedForOne) {
+  // A spare (kReserveNext) is speculative: the server reserves it only from a block the class or the free pages
+  // give now (KvStore::ReserveFreeBlock). Before serving, the server's thread reserves every block of one slab of
+  // the test's class, fills every free page with small pairs and gives one of those blocks back: the client's
+  // reserve takes it without evicting, and its commit's spare finds no block: OK without kSpare, nothing evicted.
+  shmemcache_config_t cfg = SmallConfig();
+  const std::string key = "big";
+  constexpr uint32_t kValue = 6000;
+  std::vector<Reservation> slab;
+  uint64_t fillers = 0;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    const int cls = store.slabs().ClassFor(BlockBytesFor(key.size(), kValue));
+    ASSERT_GE(cls, 0);
+    const size_t blocks = store.slabs().slab_bytes(cls) / store.slabs().class_bytes(cls);
+    ASSERT_GE(blocks, 2u);
+    for (size_t i = 0; i < blocks; ++i) {
+      Reservation r;
+      ASSERT_EQ(store.ReserveBlock(key.size(), kValue, &r), SHMEMCACHE_OK);
+      slab.push_back(r);
+    }
+    const std::string small(100, 's');
+    while (store.slabs().pages_free() > 0) {
+      const std::string k = "fill-" + std::to_string(fillers++);
+      ASSERT_EQ(store.Store(Locate(k.data(), k.size(), 1), k.data(), k.size(), small.data(), small.size(),
+                            StoreRequest{}, AccessTime{0, 0}, nullptr),
+                SHMEMCACHE_OK);
+    }
+    ASSERT_EQ(store.evictions(), 0u);
+    store.Release(&slab.back());  // the one block of the class the client's reserve gets
+    slab.pop_back();
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    RawClient raw(node);
+    ReplyHeader h;
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, 0, key, kValue), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kReserve);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, 0, key, kValue), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_FALSE(h.wire_flags & message_flags::kSpare) << "a spare at " << h.number;
+  };
+  hooks.after_serve = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    EXPECT_EQ(store.evictions(), 0u);  // nothing evicted for the spare (ReserveBlock would have emptied pages)
+    EXPECT_EQ(store.items(), fillers + 1);
+    for (Reservation& r : slab) store.Release(&r);
+    EXPECT_EQ(store.reservations(), 0u);
+    EXPECT_TRUE(store.CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
 TEST(ServerFailure, ABlockLockNeverReleasedEndsServeWithTimeoutAndTheClientTimesOut) {
   shmemcache_config_t cfg = SmallConfig(1);
   cfg.op_timeout_ms = 300;
