@@ -65,14 +65,18 @@ enum class Op : uint8_t {
 //                 spare_bytes, any key) writes its value there through its mapping and posts its commit at issue,
 //                 one message, no reserve round trip. A spare is a reservation like any (store/kv_store.h): never
 //                 evicted, given back at the slot's next reserve or the job's end; the client counts it in its budget
-//                 (client/client.h place_budget_) and asks for one only while that budget holds it. No spare
-//                 (kSpare clear) when the commit failed or the reservation was refused (NO_SPACE ...): the slot is
-//                 then empty on both sides. Per windowed SET (scripts/bench/window_instructions.sh, instructions
-//                 without the runtime's progress, 2-core VM, A/B interleaved): 4 KiB client 4230-4456 -> 2096-2112,
-//                 server 2515 -> 1873 (new keys: 3746-4323 -> 2097, 2315 -> 1636); 16 KiB client 19.4-21.2 k ->
-//                 18.2 k (the copy), server 2762 -> 1960. bench_nonblocking window 32, p50 per op (load 5.5-5.7):
-//                 4 KiB 0.99-1.49 -> 0.63-0.77 us, 16 KiB 1.51-2.27 -> 0.92-1.62; a blocking Active SET of 16 KiB
-//                 (bench_latency) p50 1.54-1.57 -> 1.03-1.05 us.
+//                 (client/client.h place_budget_) and asks for one only while that budget holds it. Being
+//                 speculative, a spare never evicts (KvStore::ReserveFreeBlock: only a block the class or the free
+//                 pages give now), and the server holds at most Server::SpareCap per client (each pins its slab):
+//                 departures are an anonymous count, so a departed client's spares stay held, their slabs pinned,
+//                 until every client has departed (Server::Serve), within that cap. No spare (kSpare clear) when
+//                 the commit failed, the client is at the cap or the reservation was refused (NO_SPACE ...): the
+//                 slot is then empty on both sides. Per windowed SET (scripts/bench/window_instructions.sh,
+//                 instructions without the runtime's progress, 2-core VM, A/B interleaved): 4 KiB client 4230-4456
+//                 -> 2096-2112, server 2515 -> 1873 (new keys: 3746-4323 -> 2097, 2315 -> 1636); 16 KiB client
+//                 19.4-21.2 k -> 18.2 k (the copy), server 2762 -> 1960. bench_nonblocking window 32, p50 per op (load
+//                 5.5-5.7): 4 KiB 0.99-1.49 -> 0.63-0.77 us, 16 KiB 1.51-2.27 -> 0.92-1.62; a blocking Active SET of
+//                 16 KiB (bench_latency) p50 1.54-1.57 -> 1.03-1.05 us.
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
 //   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <functional>
 #include <string>
@@ -1353,6 +1354,88 @@ TEST_F(KvStoreReservationTest, ASpareNeverEvictsItTakesOnlyABlockTheClassOrTheFr
   store_->Release(&r);
   EXPECT_EQ(store_->reservations(), 0u);
   EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreReservationTest, SparesCappedPerClientBoundThePagesTheyPinAndLargeSetsStillFindRoom) {
+  // The review's scenario (r33a B2): 8 clients place 4-8 KiB values through 32 slots each, with as many unplaced
+  // fillers, into a 16 MiB arena of 64 KiB pages, the server keeping a spare after each commit the way
+  // Server::Handle does (at most Server::SpareCap per client, ReserveFreeBlock: never evicting); then the clients
+  // go idle, their spares still held, and the workload turns to 512 KiB SETs (9-page slabs). Uncapped, with
+  // evicting spares, 256 spares pinned 149 of 256 pages and every 512 KiB SET got NO_SPACE.
+  StoreOptions o;
+  o.arena_bytes = 16u << 20;
+  o.page_bytes = 64u << 10;
+  o.growth_factor = 1.25;
+  o.max_key_len = 250;
+  o.max_value_len = 1u << 20;
+  o.sets = 8192;
+  o.ways = 8;
+  Make(o);
+  constexpr int kClients = 8, kSlots = 32;
+  const uint32_t cap = Server::SpareCap(store_->slabs().pages_total(), kClients);
+  ASSERT_EQ(store_->slabs().pages_total(), 256u);
+  EXPECT_EQ(cap, 4u);  // 256 pages / 8 / 8 clients
+  std::mt19937_64 rng(1);
+  std::vector<Reservation> slot(kClients * kSlots);
+  std::vector<uint32_t> spares(kClients, 0);  // per client: the slots holding a spare (Server::spare_slots_)
+  const std::string value(1u << 20, 'v');
+  uint64_t n = 0, granted = 0;
+  for (int round = 0; round < 100; ++round) {
+    const uint64_t recency = round / 10 + 1;
+    for (int c = 0; c < kClients; ++c) {
+      for (int i = 0; i < kSlots; ++i) {
+        Reservation& r = slot[c * kSlots + i];
+        const std::string key = "key-" + std::to_string(n++);
+        const size_t len = 4096 + rng() % 4097, need = BlockBytesFor(key.size(), len);
+        spares[c] &= ~(1u << i);  // used up by the commit, or given back by the reserve
+        if (!r.held() || r.block_bytes < need || r.block_bytes / 2 > need) {  // PlaceFor: reserve anew
+          store_->Release(&r);
+          if (store_->ReserveBlock(key.size(), len, &r) != SHMEMCACHE_OK) continue;
+        }
+        std::memcpy(arena() + r.offset + kBlockHeaderBytes + key.size(), value.data(), len);
+        ASSERT_EQ(store_->StoreReserved(Loc(key), key.data(), key.size(), len, &r, StoreRequest{},
+                                        AccessTime{0, recency}, nullptr),
+                  SHMEMCACHE_OK);
+        store_->Release(&r);
+        if (static_cast<uint32_t>(__builtin_popcount(spares[c])) < cap &&
+            store_->ReserveFreeBlock(key.size(), len, &r) == SHMEMCACHE_OK) {
+          spares[c] |= 1u << i;
+          ++granted;
+        }
+        const std::string fk = "filler-" + std::to_string(n);
+        store_->Store(Loc(fk), fk.data(), fk.size(), value.data(), 4096 + rng() % 4097, StoreRequest{},
+                      AccessTime{0, recency}, nullptr);
+      }
+    }
+  }
+  std::set<uint64_t> pages;
+  uint32_t held = 0;
+  for (const Reservation& r : slot)
+    if (r.held()) {
+      ++held;
+      pages.insert(r.offset / store_->slabs().page_bytes());
+    }
+  EXPECT_GT(granted, 0u);  // spares were kept
+  EXPECT_LE(held, kClients * cap);
+  EXPECT_LE(pages.size(), size_t{kClients} * cap);  // each spare pins one slab, of one page in these classes
+  EXPECT_EQ(store_->reservations(), held);
+  EXPECT_TRUE(store_->CheckConsistency());
+  // The placing clients idle, their spares held: the 512 KiB SETs find room.
+  int ok = 0;
+  for (int k = 0; k < 20; ++k) {
+    const std::string key = "big-" + std::to_string(k);
+    ok += store_->Store(Loc(key), key.data(), key.size(), value.data(), 512u << 10, StoreRequest{},
+                        AccessTime{0, uint64_t(1000 + k)}, nullptr) == SHMEMCACHE_OK;
+  }
+  EXPECT_EQ(ok, 20) << "spares held " << held << " on " << pages.size() << " pages";
+  // And the cache holds many of them at once (16 MiB: about 25 with no spare; 3 with 4 clients' 128 uncapped
+  // spares, r33a), the newest last evicted.
+  int found = 0;
+  std::string got;
+  for (int k = 0; k < 20; ++k) found += Get("big-" + std::to_string(k), &got) == SHMEMCACHE_OK;
+  EXPECT_GE(found, 10) << "spares held " << held << " on " << pages.size() << " pages";
+  EXPECT_TRUE(store_->CheckConsistency());
+  for (Reservation& r : slot) store_->Release(&r);
 }
 
 // Issue 13: a server filled to its memory at the default configuration (server_memory_bytes, the table sized

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
@@ -413,6 +414,58 @@ TEST(ServerSpares, ACommitOnAFullStoreGetsNoSpareAndNothingIsEvictedForOne) {
     EXPECT_TRUE(store.CheckConsistency());
   };
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerSpares, AServerHoldsAtMostSpareCapSparesPerClient) {
+  // Server::SpareCap: the clients' spares together pin at most 1/8 of the arena's pages' slabs. 4 clients: one
+  // commits in all 32 slots asking for a spare each time; the first SpareCap get one, the rest none, and a slot
+  // whose spare is used up (its commit) may take the next.
+  shmemcache_config_t cfg = SmallConfig();
+  constexpr int kClients = 4;
+  std::atomic<size_t> pages{0};
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    pages.store(node.server()->store().slabs().pages_total());
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    if (node.client_rank() != 0) return;
+    while (pages.load() == 0) std::this_thread::yield();
+    const uint32_t cap = Server::SpareCap(pages.load(), kClients);
+    ASSERT_LT(cap, message_flags::kPlaceSlots);
+    RawClient raw(node);
+    ReplyHeader h;
+    uint32_t granted = 0;
+    int n = 0;
+    for (uint8_t slot = 0; slot < message_flags::kPlaceSlots; ++slot) {
+      const std::string key = "k-" + std::to_string(n++);
+      raw.Ask(PlacedRequest(raw, message_flags::kReserve, slot, key, 6000), &h);
+      ASSERT_EQ(h.status, SHMEMCACHE_OK);
+      raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, slot, key, 6000), &h);
+      ASSERT_EQ(h.status, SHMEMCACHE_OK);
+      EXPECT_EQ((h.wire_flags & message_flags::kSpare) != 0, slot < cap) << int(slot);
+      granted += (h.wire_flags & message_flags::kSpare) != 0;
+    }
+    EXPECT_EQ(granted, cap);
+    // A commit into slot 0's spare uses it up and takes the next: still cap held.
+    const std::string key = "k-" + std::to_string(n++);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, 0, key, 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kSpare);
+    // A reserve in a spare's slot gives it back: a slot past the cap then gets one.
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, 1, "r-1", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, cap, "r-cap", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, cap, "r-cap", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kSpare);
+  };
+  hooks.after_serve = [&](Node& node) {
+    EXPECT_EQ(node.server()->store().reservations(), 0u);  // every spare given back once all departed
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(1 + kClients, cfg, hooks), SHMEMCACHE_OK);
 }
 
 TEST(ServerFailure, ABlockLockNeverReleasedEndsServeWithTimeoutAndTheClientTimesOut) {
