@@ -1100,7 +1100,9 @@ class Client {
   // always be taken (the one reservation per PE and server of old). Spares count in it (their block bytes) and
   // are asked for only within it; a reserve that would pass it takes a spare's slot (the server gives that spare
   // back) or, alone in flight, is taken anyway: so a PE pins at most place_budget_, plus one value while it has no
-  // other reservation in flight.
+  // other reservation in flight, plus the class rounding (block_bytes - value_len) of the commits a reserve's
+  // waits posted after PlaceFor decided it (PostActive: PlaceValue re-charges them within the budget as it stood
+  // without that reserve). The server holds at most Server::SpareCap spares per client besides.
   static constexpr size_t kPlaceArenaShare = 4;
   size_t place_budget_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

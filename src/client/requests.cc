@@ -119,7 +119,9 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   // kCommit: its reserve's, or a spare's (issued now); kReserve: a free one, or a spare's. What the waits below may
   // post is never a reserve, nor a commit into a spare, so they take no slot and no spare; they free slots, add
   // spares and re-charge completing slots (PlaceValue), so PlaceFor's slot holds when the request goes unless a
-  // completion failed s (FailServer empties every slot and spare: checked after the waits).
+  // completion failed s (FailServer empties every slot and spare: checked after the waits). Its budget check
+  // may be passed by then: by the class rounding (block_bytes - value_len) of the commits the waits posted
+  // (client.h place_budget_).
   uint8_t slot = 0;
   Placement placed;
   if (op.place == kPlaceCommit || op.place == kPlaceCommitNext) {
