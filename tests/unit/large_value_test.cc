@@ -411,6 +411,94 @@ TEST(LargeValue, PlacedSetsCommitIntoTheSpareTheLastCommitReservedInOneMessage) 
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
 }
 
+TEST(LargeValue, IsetsIntoSparesKeepPerKeyOrderWithGetsDeletesAndSetsOfTheSameKeyInOneWindow) {
+  // Spares (conduit/message.h kReserveNext) meeting requests of the same key in flight: in one window, per key,
+  // iset v1 (into a spare once the warm-up left some), iget (pull-eligible: 1 KiB buffer or more), idelete, iset
+  // v2 (a commit into a spare behind the delete), iget. Per-key issue order (client.h): the first GET sees v1
+  // whole, the delete finds it, the last GET sees v2 whole. Values self-verifying (ValueOf: fill and length
+  // per key and round).
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    {  // warm-up: a window of isets of 6000 B leaves spares of that class
+      std::vector<std::string> keys(16), values(16);
+      std::vector<shmemcache_request*> reqs(16);
+      for (int i = 0; i < 16; ++i) {
+        keys[i] = "warm-" + std::to_string(i);
+        values[i] = ValueOf('w', 6000);
+        ASSERT_EQ(c->Issue(Op::kSet, keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), nullptr, 0,
+                           nullptr, &reqs[i], /*may_place=*/true),
+                  SHMEMCACHE_OK);
+      }
+      for (auto* r : reqs) ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    }
+    constexpr int kKeys = 6;
+    const shmemcache_stats_t w0 = StatsOf(node);
+    uint64_t issued = 0;
+    std::vector<std::string> last(kKeys);
+    for (int round = 0; round < 8; ++round) {
+      struct PerKey {
+        std::string key, v1, v2;
+        std::vector<char> get1, get2;
+        size_t len1 = 0, len2 = 0;
+        shmemcache_request* r[5] = {};
+      };
+      std::vector<PerKey> k(kKeys);
+      for (int i = 0; i < kKeys; ++i) {
+        PerKey& p = k[i];
+        p.key = "same-" + std::to_string(i);
+        p.v1 = ValueOf(static_cast<char>('A' + (round + i) % 26), 5000 + 97 * static_cast<size_t>(i) + round);
+        p.v2 = ValueOf(static_cast<char>('a' + (round + i) % 26), 6100 - 89 * static_cast<size_t>(i) - round);
+        p.get1.assign(8192, 0);
+        p.get2.assign(8192, 0);
+        ASSERT_EQ(c->Issue(Op::kSet, p.key.data(), p.key.size(), p.v1.data(), p.v1.size(), nullptr, 0, nullptr, &p.r[0],
+                           /*may_place=*/true),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kGet, p.key.data(), p.key.size(), nullptr, 0, p.get1.data(), p.get1.size(), &p.len1,
+                           &p.r[1]),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kDelete, p.key.data(), p.key.size(), nullptr, 0, nullptr, 0, nullptr, &p.r[2]),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kSet, p.key.data(), p.key.size(), p.v2.data(), p.v2.size(), nullptr, 0, nullptr, &p.r[3],
+                           /*may_place=*/true),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kGet, p.key.data(), p.key.size(), nullptr, 0, p.get2.data(), p.get2.size(), &p.len2,
+                           &p.r[4]),
+                  SHMEMCACHE_OK);
+        issued += 5;
+      }
+      for (PerKey& p : k) {
+        EXPECT_EQ(c->Wait(p.r[0]), SHMEMCACHE_OK) << p.key;
+        ASSERT_EQ(c->Wait(p.r[1]), SHMEMCACHE_OK) << p.key << " round " << round;
+        EXPECT_EQ(std::string(p.get1.data(), p.len1), p.v1) << p.key << " round " << round;
+        EXPECT_EQ(c->Wait(p.r[2]), SHMEMCACHE_OK) << p.key;
+        EXPECT_EQ(c->Wait(p.r[3]), SHMEMCACHE_OK) << p.key;
+        ASSERT_EQ(c->Wait(p.r[4]), SHMEMCACHE_OK) << p.key << " round " << round;
+        EXPECT_EQ(std::string(p.get2.data(), p.len2), p.v2) << p.key << " round " << round;
+      }
+      for (int i = 0; i < kKeys; ++i) last[i] = k[i].v2;
+    }
+    const shmemcache_stats_t w1 = StatsOf(node);
+    const uint64_t placed = w1.large_sets_placed - w0.large_sets_placed;
+    const uint64_t reserves = (w1.messages_sent - w0.messages_sent) - issued;  // one message each, plus reserves
+    EXPECT_EQ(placed, 2u * kKeys * 8);  // every iset placed (5-6 KiB: from kNearPlaceMinBytes)
+    EXPECT_LT(reserves, placed / 2) << "placed " << placed;  // most went into spares
+    for (int i = 0; i < kKeys; ++i) {
+      std::string got;
+      ASSERT_EQ(ActiveGet(c, "same-" + std::to_string(i), &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, last[i]);
+    }
+  };
+  hooks.after_serve = [&](Node& node) {
+    EXPECT_EQ(node.server()->store().reservations(), 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
 TEST(LargeValue, WithTheThresholdOffEverythingGoesThroughTheRing) {
   shmemcache_config_t cfg = RemoteConfig();
   cfg.large_value_threshold = 0;
