@@ -11,10 +11,11 @@
 // Roles: PE 0 serves; client 0 writes windows of isets (hot and own keys), client 1 writes Direct-sized SETs and
 // the fillers, the others read.
 // (An iset of a key whose block this client knows and the value fits goes Direct, as before: those mix in.)
-// Spares (conduit/message.h kReserveNext): client 0's windows of isets of fresh keys (SpareWindow) go mostly as one
-// message each, into the block an earlier commit had the server reserve in the slot, of whatever key and length.
-// Args: [seconds] (default 3) [expect] "placed" (client 0's isets placed: large_sets_placed > 0, and most of
-// SpareWindow's into spares) or "inline" (no mapping of the server: none placed).
+// Spares (conduit/message.h kReserveNext): part of client 0's windows of isets of fresh keys (SpareWindow) go as one
+// message each, into the block an earlier commit had the server reserve in the slot, of whatever key and length:
+// up to the spares the server holds for it (Server::SpareCap: with 3 clients and 256 pages, 10 of a window of 32).
+// Args: [seconds] (default 3) [expect] "placed" (client 0's isets placed: large_sets_placed > 0, and more than an
+// eighth of SpareWindow's into spares) or "inline" (no mapping of the server: none placed).
 #include <shmem.h>
 
 #include <cstdlib>
@@ -266,8 +267,9 @@ int main(int argc, char** argv) {
       PE_CHECK(windows > 0 && found > 0);
       if (expect == "placed") {
         PE_CHECK(st.large_sets_placed > 0);
-        // Most placed isets went into a spare (one message): without spares every one reserves.
-        PE_CHECK(spare_placed > 0 && spare_reserves * 2 < spare_placed);
+        // Placed isets went into spares (one message), as many as the server's cap per client allows (SpareCap:
+        // 10 of each window of 32 here, so about 0.7 reserves per placed iset): without spares every one reserves.
+        PE_CHECK(spare_placed > 0 && spare_reserves * 8 < spare_placed * 7);
       } else {
         PE_CHECK(st.large_sets_placed == 0 && spare_reserves == 0);  // nothing placed: one message each
       }
