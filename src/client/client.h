@@ -42,11 +42,13 @@
 // (mode set, no cas: the server reserves before it decides, so add / replace / cas / append / prepend are not placed)
 // of a large value to a server this client maps (local_access) is placed: the server reserves a block
 // (kReserve), this client copies the value into it through the mapping and the server publishes it (kCommit), never
-// reading it (up to kPlaceSlots reservations per PE and server, within a byte budget: MayPlace; a non-blocking
-// SET from 4 KiB is placed too, and a reserve refused NO_SPACE is sent again unplaced). Any other Active SET of a
-// large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a server it
-// does not map) puts it into this client's landing slot on the server first (one landed SET in flight per
-// server); other stores
+// reading it (up to kPlaceSlots reservations per PE and server, within a byte budget: PlaceFor; a non-blocking
+// SET from 4 KiB is placed too, and a reserve refused NO_SPACE is sent again unplaced). A commit asks the server
+// for the slot's next block while the budget holds it (kReserveNext): a later placed SET that fits that spare goes
+// as its commit alone, one message (the spare kept in ClientPe::spares, counted in the budget). Any other Active
+// SET of a large value (one that finds no slot or budget, a bset, whose value must be free at issue, one to a
+// server it does not map) puts it into this client's landing slot on the server first (one landed SET in flight
+// per server); other stores
 // carry the value in the message; an Active GET whose
 // buffer could take a large value (from a server this client loads from: 1 KiB or more, kPullNear in
 // conduit/message.h) may be answered with the block's location, and the client then pulls the
@@ -245,10 +247,11 @@ class Client {
     ContractArgs contract;  // issue 15: options and outputs (contract_args.h)
     // A large SET or store placed by this client (conduit/message.h kReserve): kPlaceMay from a blocking call (its
     // value stays valid until the request completes); kPlaceWindow from shmemcache_iset (the same, and placed
-    // from kNearPlaceMinBytes on); kPlaceCommit for the commit of a reservation (PlaceValue).
+    // from kNearPlaceMinBytes on); kPlaceCommit for the commit of a reservation (PlaceValue), kPlaceCommitNext
+    // for one that asks for a spare (message.h kReserveNext).
     uint8_t place = 0;
   };
-  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2, kPlaceWindow = 3;
+  static constexpr uint8_t kPlaceMay = 1, kPlaceCommit = 2, kPlaceWindow = 3, kPlaceCommitNext = 4;
   Operation DeleteOperation(const void* key, size_t key_len) const;  // Delete's and IssueDelete's
   Operation MakeOperation(Op op, const void* key, size_t key_len, const void* value, size_t value_len, void* buffer,
                      size_t buffer_len, size_t* out_len) const;
@@ -554,9 +557,10 @@ class Client {
         return IssuerInFlight::kEveryKey;
     }
   }
-  // r left the queue of server: its share of the flow control and of the large-value state is given back.
+  // r left the queue of server: its share of the flow control and of the large-value state is given back. reply:
+  // its reply (nullptr: none that could be read), where a commit's spare comes from (KeepSpare).
   // Inline, always, as Track (defined in requests.cc: Complete is its one caller).
-  [[gnu::always_inline]] inline void Retire(int server, shmemcache_request* r);  // [active]
+  [[gnu::always_inline]] inline void Retire(int server, shmemcache_request* r, const ReplyHeader* reply);  // [active]
   // r's reply said "pull the value from p": does so (validated; false, r's outputs written), or asks again with
   // the value in the reply (true: r is in flight again). [active]
   // value_len: the length the reply told, the first read's hint.
@@ -564,11 +568,30 @@ class Client {
   // A large SET's reservation came (kReserve's reply h): writes the value into the block through the mapping and
   // posts the commit with r (true: in flight again), or completes r with the reply's refusal (false).
   bool PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h);
-  // Whether op may go as a placed large SET to server s (kReserve) now.
-  bool MayPlace(const Operation& op, int s) const;
+  // How op goes to server s placed now (wire_flags 0: not placed): into a spare it fits (kCommit | kReserveNext,
+  // the spare's slot: one message), or reserving a block (kReserve, a free slot, else a spare's, given back).
+  struct Placement {
+    uint8_t wire_flags = 0;
+    uint8_t slot = 0;
+  };
+  Placement PlaceFor(const Operation& op, int s) const;  // [active]
+  ClientPe::PlaceSlot& PlaceSlotOf(int server, unsigned slot) {
+    return place_slots_[static_cast<size_t>(server) * message_flags::kPlaceSlots + slot];
+  }
+  const ClientPe::PlaceSlot& PlaceSlotOf(int server, unsigned slot) const {
+    return place_slots_[static_cast<size_t>(server) * message_flags::kPlaceSlots + slot];
+  }
+  // The slot now counts `charge` bytes in reserved_bytes_ (ClientPe::place_slots). [active]
+  void ChargeSlot(int server, unsigned slot, size_t charge) {
+    ClientPe::PlaceSlot& p = PlaceSlotOf(server, slot);
+    reserved_bytes_[server] = reserved_bytes_[server] - p.charge + charge;
+    p.charge = charge;
+  }
   // r's reservation slot on server is free again (its commit answered, or nothing reserved there to use);
   // nothing if it is free already (the server failed).
   void FreeSlot(int server, const shmemcache_request* r);  // [active]
+  // r's commit was answered with a spare (message.h kSpare) at offset, block_bytes: the slot holds it, idle.
+  void KeepSpare(int server, const shmemcache_request* r, uint64_t offset, uint32_t block_bytes);  // [active]
   // Decides which operation kinds may go Direct (config direct_ops, direct_policy, the transport).
   void DecidePolicy(Transport* transport);
   // reply is a reply from server that the conduit lends in place (Conduit::PollInPlace): completes the request
@@ -1054,6 +1077,8 @@ class Client {
   std::vector<uint8_t>& landing_busy_;
   std::vector<uint32_t>& reserving_;
   std::vector<size_t>& reserved_bytes_;
+  std::vector<uint32_t>& spares_;
+  std::vector<ClientPe::PlaceSlot>& place_slots_;
   std::vector<KeyHashCount<uint8_t>>& placing_;
   std::vector<KeyHashCount<uint32_t>>& pullable_in_flight_;
   std::vector<unsigned>& multi_gets_in_flight_;
@@ -1116,11 +1141,16 @@ class Client {
   bool InArena(uint64_t offset, uint64_t bytes) const {
     return offset <= arena_bytes_ && bytes <= arena_bytes_ - offset;
   }
-  // The value bytes this PE may hold reserved on one server by placed SETs (reserved_bytes_, MayPlace): at most
+  // The value bytes this PE may hold reserved on one server by placed SETs (reserved_bytes_, PlaceFor): at most
   // max_value_len, and at most 1/kPlaceArenaShare of the server's arena shared among the job's clients, so that
   // the clients' reservations together (each pins its block until its commit) leave most of a small server to
   // pairs and to the SETs that go unplaced (a refused reserve included: PlaceValue). One reservation alone may
-  // always be taken (the one reservation per PE and server of old).
+  // always be taken (the one reservation per PE and server of old). Spares count in it (their block bytes) and
+  // are asked for only within it; a reserve that would pass it takes a spare's slot (the server gives that spare
+  // back) or, alone in flight, is taken anyway: so a PE pins at most place_budget_, plus one value while it has no
+  // other reservation in flight, plus the class rounding (block_bytes - value_len) of the commits a reserve's
+  // waits posted after PlaceFor decided it (PostActive: PlaceValue re-charges them within the budget as it stood
+  // without that reserve). The server holds at most Server::SpareCap spares per client besides.
   static constexpr size_t kPlaceArenaShare = 4;
   size_t place_budget_;
   volatile uint64_t* mailboxes_;  // one per server, written by the servers

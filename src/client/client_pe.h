@@ -7,7 +7,8 @@
 //   active[s]  a mutex over everything about server s (a thread takes it again where it holds it already:
 //              Client::ServerHold counts its own depth per server): the conduit's state for its rings (the conduit
 //              keeps none across peers, conduit.h), pending[s], reply_room[s], landing_busy[s], reserving[s],
-//              reserved_bytes[s], placing[s], pullable_in_flight[s], multi_gets_in_flight[s], request[s], reply[s];
+//              reserved_bytes[s], spares[s], place_slots[s * kPlaceSlots ...], placing[s], pullable_in_flight[s],
+//              multi_gets_in_flight[s], request[s], reply[s];
 //              and the writes of epochs[s] and server_time[s] (their one writer). Posting a request to s, taking
 //              in replies from s (whoever holds active[s] completes every thread's requests whose replies it
 //              reads), failing s. A blocking Wait (and a
@@ -89,6 +90,8 @@ struct ClientPe {
         landing_busy(config.num_servers, 0),
         reserving(config.num_servers, 0),
         reserved_bytes(config.num_servers, 0),
+        spares(config.num_servers, 0),
+        place_slots(static_cast<size_t>(config.num_servers) * message_flags::kPlaceSlots),
         placing(config.num_servers),
         pullable_in_flight(config.num_servers),
         multi_gets_in_flight(config.num_servers, 0),
@@ -133,12 +136,24 @@ struct ClientPe {
   std::vector<ReplyRoom> reply_room;         // per server: the reply ring's room those requests may take
   std::vector<uint8_t> landing_busy;         // per server: a landed SET is in flight (our slot there is in use)
   // Per server: the reservation slots (conduit/message.h kPlaceSlots) of the placed SETs in flight there (kReserve,
-  // then kCommit: a slot is free again once its commit's reply came, or its reserve failed), and how many of them
-  // still wait for their reserve's reply (their commit is not posted yet: WaitsForPlacement), and the value bytes
-  // those slots hold (Client::MayPlace's budget).
+  // then kCommit, or a commit into a spare: a slot leaves once its commit's reply came, for spares if that reply
+  // brought one, or its reserve failed), and the bytes those slots and the spares count (Client::PlaceFor's budget:
+  // place_slots' charges).
   std::vector<uint32_t> reserving;
   std::vector<size_t> reserved_bytes;
   static_assert(message_flags::kPlaceSlots <= 32, "reserving: a bit per slot");
+  // Per server: the slots that hold a spare (conduit/message.h kReserveNext): a block the server reserved for this
+  // PE after a commit, with no request of the slot in flight (a slot is in reserving or in spares, never both).
+  // Per server and slot (s * kPlaceSlots + slot): the spare's location, and the bytes the slot counts in
+  // reserved_bytes while it is in either (0 when in neither): a reserve's value_len, a commit's that asked for a
+  // spare its block's bytes (the most the spare may take), a spare's block bytes.
+  std::vector<uint32_t> spares;
+  struct PlaceSlot {
+    uint64_t spare_offset = 0;
+    uint32_t spare_bytes = 0;
+    size_t charge = 0;
+  };
+  std::vector<PlaceSlot> place_slots;
   // Those still waiting for their reserve's reply, counted by key hash (KeyHashCount: WaitsForPlacement's filter).
   // At most kPlaceSlots (32: one per reserving bit) per server, so a byte per bucket holds them.
   static_assert(message_flags::kPlaceSlots <= 255, "placing: one byte per bucket");

@@ -105,15 +105,20 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   if (!reply_room_[s].Fits(room) && WaitForReplyRoom(s, room) != SHMEMCACHE_OK)
     return SHMEMCACHE_TIMEOUT;  // nothing issued
   uint8_t flags = 0;
-  // kCommit: its reserve's; kReserve: a free one. The waits below only free slots and budget (what they may post
-  // is never a reserve), so MayPlace's answer holds when the request goes.
+  // kCommit: its reserve's, or a spare's (issued now); kReserve: a free one, or a spare's. What the waits below may
+  // post is never a reserve, nor a commit into a spare, so they take no slot and no spare; they free slots, add
+  // spares and re-charge completing slots (PlaceValue), so PlaceFor's slot holds when the request goes unless a
+  // completion failed s (FailServer empties every slot and spare: checked after the waits). Its budget check
+  // may be passed by then: by the class rounding (block_bytes - value_len) of the commits the waits posted
+  // (client.h place_budget_).
   uint8_t slot = 0;
-  if (op.place == kPlaceCommit) {
-    flags = message_flags::kCommit;
+  Placement placed;
+  if (op.place == kPlaceCommit || op.place == kPlaceCommitNext) {
+    flags = op.place == kPlaceCommit ? message_flags::kCommit : message_flags::kCommit | message_flags::kReserveNext;
     slot = (*request)->place_slot;
-  } else if (MayPlace(op, s)) {
-    flags = message_flags::kReserve;
-    slot = static_cast<uint8_t>(__builtin_ctz(~reserving_[s]));
+  } else if ((placed = PlaceFor(op, s)).wire_flags != 0) {
+    flags = placed.wire_flags;
+    slot = placed.slot;
   } else if (op.op == Op::kSet && SymmetricLayout::LargeValue(config_, op.value_len)) {
     flags = message_flags::kValueLanded;
   } else if (op.op == Op::kGet && may_pull) {
@@ -165,6 +170,12 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
          (placing && WaitsForPlacement(s, op.loc.hash, every_key))) {
     if (CompleteNext(s) != SHMEMCACHE_OK) return SHMEMCACHE_TIMEOUT;
   }
+  // A completion the waits ran may have failed s without failing the wait (its own post, a commit or a request
+  // asked again, timed out: FailServer, which clears spares_ and every PlaceSlot). Then nothing is written into
+  // its arena, its landing slot or its ring: a commit into a spare would copy the value to spare_offset 0, over
+  // live pairs of a server that may still be serving.
+  if (conduit_.failed(static_cast<size_t>(s))) return conduit_.FailedStatus(static_cast<size_t>(s));
+  assert(!(placed.wire_flags & message_flags::kCommit) || (spares_[s] & (1u << slot)));
   switch (op.op) {
     case Op::kSet: case Op::kStore: ++counters_.active_sets; break;
     case Op::kGet: ++counters_.active_gets; break;
@@ -197,6 +208,15 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
   uint64_t& burst_read = pe_->burst_read_ns[s];
   if (conduit_.unflushed(static_cast<size_t>(s)) == 0 || burst_read == 0) burst_read = clock_.Refresh();
   r->sent_ns = burst_read;
+  // A commit into a spare (PlaceFor's): the value goes into the block before the commit that publishes it, as
+  // PlaceValue's (the block is free-tagged and unindexed until then: no reader or writer but this one touches its
+  // value bytes; the release fence keeps these stores before the commit's).
+  const bool into_spare = (placed.wire_flags & message_flags::kCommit) != 0;
+  if (into_spare) {
+    std::memcpy(direct_.local_arena(s) + PlaceSlotOf(s, slot).spare_offset + kBlockHeaderBytes + op.key_len,
+                op.value, op.value_len);
+    std::atomic_thread_fence(std::memory_order_release);
+  }
   if (landed) {
     // On the conduit's context: its Fence orders the value before the request that names it.
     pe_->ctx.Put(landing_ + static_cast<size_t>(client_rank_) * landing_slot_bytes_, op.value, op.value_len, s);
@@ -217,9 +237,16 @@ Status Client::PostActive(const Operation& op, shmemcache_request** request, boo
     pullable_in_flight_[s].Add(op.loc.hash);  // r->loc is op.loc (set below, or kept: the same key)
   }
   if (landed) landing_busy_[s] = true;
+  if (into_spare) {  // the slot is in flight again, its charge (the spare's bytes) kept for the next spare
+    reserving_[s] |= 1u << slot;
+    spares_[s] &= ~(1u << slot);
+    r->place_slot = slot;
+    ++counters_.large_sets_placed;
+  }
   if (flags & message_flags::kReserve) {  // what the commit needs (PlaceValue)
     reserving_[s] |= 1u << slot;
-    reserved_bytes_[s] += op.value_len;
+    spares_[s] &= ~(1u << slot);  // a spare there is given back by the server
+    ChargeSlot(s, slot, op.value_len);
     placing_[s].Add(op.loc.hash);  // r->loc is op.loc (set below): Remove finds the same bucket
     r->place_slot = slot;
     r->SetKey(op.key, op.key_len);
@@ -283,7 +310,7 @@ shmemcache_request* Client::Complete(int server, const MessageView& reply) {
     std::memcpy(r->buffer, reply.data + sizeof(h), h.value_len);
   }
   conduit_.Release(static_cast<size_t>(server));  // before r retires: its reply room goes with it
-  Retire(server, r);
+  Retire(server, r, well_formed ? &h : nullptr);
   // The issuer's counts drop only once r's outputs are written (or r is in flight again and counted anew): a
   // zero read without the lock (MineKeyFree) lets the issuer go Direct on the same key, and a pull still to
   // come must not see that later write of its own thread (per-key issue order). Whatever Decode posts on r's
@@ -374,44 +401,98 @@ bool Client::Decode(int server, shmemcache_request* r, const ReplyHeader& h, siz
   return false;
 }
 
-void Client::Retire(int server, shmemcache_request* r) {
+void Client::Retire(int server, shmemcache_request* r, const ReplyHeader* reply) {
   reply_room_[server].Retire(r->reply_group);
   reply_room_[server].Release(r->reply_alone);
   in_flight_.fetch_sub(1, std::memory_order_relaxed);  // the issuer's count: Complete, after the outputs
   if (r->flags & message_flags::kMayPull) pullable_in_flight_[server].Remove(r->loc.hash);
   if (r->op == Op::kMultiGet && r->mget_items != nullptr) --multi_gets_in_flight_[server];
   if (r->flags & message_flags::kValueLanded) landing_busy_[server] = false;
-  if (r->flags & message_flags::kCommit) FreeSlot(server, r);  // the reservation is used up
+  if (r->flags & message_flags::kCommit) {  // the reservation is used up; the slot may hold the next one
+    // A spare the reply names outside the arena (a protocol bug) is left to the server, which gives it back at
+    // this slot's next reserve: the slot is free here.
+    if (reply != nullptr && (r->flags & message_flags::kReserveNext) && (reply->wire_flags & message_flags::kSpare) &&
+        reply->status == SHMEMCACHE_OK && InArena(reply->number, reply->spare_bytes))
+      KeepSpare(server, r, reply->number, reply->spare_bytes);
+    else
+      FreeSlot(server, r);
+  }
 }
 
 void Client::FreeSlot(int server, const shmemcache_request* r) {
   const uint32_t bit = 1u << r->place_slot;
   if (!(reserving_[server] & bit)) return;  // freed already: the server failed (FailServer cleared every slot)
   reserving_[server] &= ~bit;
-  reserved_bytes_[server] -= r->value_bytes;
+  ChargeSlot(server, r->place_slot, 0);
 }
 
-bool Client::MayPlace(const Operation& op, int s) const {
+void Client::KeepSpare(int server, const shmemcache_request* r, uint64_t offset, uint32_t block_bytes) {
+  const uint32_t bit = 1u << r->place_slot;
+  if (!(reserving_[server] & bit)) return;  // the server failed (FailServer cleared every slot)
+  reserving_[server] &= ~bit;
+  spares_[server] |= bit;
+  ClientPe::PlaceSlot& p = PlaceSlotOf(server, r->place_slot);
+  p.spare_offset = offset;
+  p.spare_bytes = block_bytes;
+  // Never more than the commit's charge (its block's bytes, or the spare it used): the spare is of the class a
+  // reserve of the committed pair gets, and that pair fit the block it committed into.
+  ChargeSlot(server, r->place_slot, block_bytes);
+}
+
+Client::Placement Client::PlaceFor(const Operation& op, int s) const {
   // Only where this client stores into the server's memory itself: a large value (from large_value_threshold
   // on), or from kNearPlaceMinBytes a non-blocking SET's (kPlaceWindow: conduit/message.h). In a free slot of
   // the kPlaceSlots, and while the values reserved there stay within place_budget_ bytes (at most max_value_len,
   // and this PE's share of a quarter of the server's arena), or alone: the one reservation per PE and server of
   // old.
   if (op.value_len < message_flags::kNearPlaceMinBytes && op.value_len < config_.large_value_threshold)
-    return false;  // the common case first: too small for either
-  if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return false;
+    return {};  // the common case first: too small for either
+  if ((op.place != kPlaceMay && op.place != kPlaceWindow) || direct_.local_arena(s) == nullptr) return {};
   if (!SymmetricLayout::LargeValue(config_, op.value_len) &&
       (op.place != kPlaceWindow || config_.large_value_threshold == 0 ||
        op.value_len < message_flags::kNearPlaceMinBytes || op.value_len > config_.max_value_len))
-    return false;
-  if (reserving_[s] == ~uint32_t{0} ||
-      (reserving_[s] != 0 && reserved_bytes_[s] + op.value_len > place_budget_))
-    return false;
+    return {};
   // Unconditional stores only: the server reserves (and may evict for) a block before it decides, so an add,
   // replace or cas placed would pay for a block and the client's copy to be told EXISTS / NOT_STORED, and an
   // eviction the reservation made could decide it (landed, the server decides first).
-  return op.op == Op::kSet ||
-         (op.op == Op::kStore && op.contract.store.mode == StoreMode::kSet && op.contract.store.cas == 0);
+  if (op.op != Op::kSet &&
+      !(op.op == Op::kStore && op.contract.store.mode == StoreMode::kSet && op.contract.store.cas == 0))
+    return {};
+  // Into a spare it fits, of at most twice its block (the pair stays in the spare's class until its next move:
+  // a small value would otherwise pin a large block; the next spare is of the pair's own class). Its charge
+  // stays what it is until the reply: the commit asks for the next spare without growing the budget.
+  const size_t need = BlockBytesFor(op.key_len, op.value_len);
+  for (uint32_t m = spares_[s]; m != 0; m &= m - 1) {
+    const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
+    const uint32_t bytes = PlaceSlotOf(s, i).spare_bytes;
+    if (bytes >= need && bytes / 2 <= need)
+      return {static_cast<uint8_t>(message_flags::kCommit | message_flags::kReserveNext), static_cast<uint8_t>(i)};
+  }
+  // A reserve: in a free slot, else in the spare slot that counts most (the server gives that spare back), while
+  // everything the slots count stays within the budget (the slot's charge replaced by this value's). Or alone:
+  // with nothing else of this PE in flight there, one reservation may always be taken (the one per PE and server
+  // of old; a blocking SET's), in the largest spare's slot if there is one. Spares are asked for only within the
+  // budget (PlaceValue), so this PE pins at most place_budget_ bytes, plus one value while it has no other
+  // reservation in flight.
+  const uint32_t busy = reserving_[s] | spares_[s];
+  unsigned largest = message_flags::kPlaceSlots;
+  for (uint32_t m = spares_[s]; m != 0; m &= m - 1) {
+    const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
+    if (largest == message_flags::kPlaceSlots || PlaceSlotOf(s, i).charge > PlaceSlotOf(s, largest).charge)
+      largest = i;
+  }
+  auto within = [&](unsigned i) {
+    return reserved_bytes_[s] - PlaceSlotOf(s, i).charge + op.value_len <= place_budget_;
+  };
+  const unsigned free_slot = busy != ~uint32_t{0} ? static_cast<unsigned>(__builtin_ctz(~busy))
+                                                  : message_flags::kPlaceSlots;
+  if (free_slot != message_flags::kPlaceSlots && within(free_slot))
+    return {message_flags::kReserve, static_cast<uint8_t>(free_slot)};
+  if (largest != message_flags::kPlaceSlots && within(largest))
+    return {message_flags::kReserve, static_cast<uint8_t>(largest)};
+  if (reserving_[s] == 0)
+    return {message_flags::kReserve, static_cast<uint8_t>(largest != message_flags::kPlaceSlots ? largest : free_slot)};
+  return {};
 }
 
 bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h) {
@@ -453,6 +534,12 @@ bool Client::PlaceValue(int server, shmemcache_request* r, const ReplyHeader& h)
   op.contract.store = r->store;
   op.contract.out = r->out;
   op.place = kPlaceCommit;
+  // The commit asks for the slot's next block (a spare: message.h kReserveNext) while the budget holds it: the
+  // slot then counts this block's bytes (the spare is of its class) in place of the value's.
+  if (reserved_bytes_[server] - PlaceSlotOf(server, r->place_slot).charge + h.pointer.block_bytes <= place_budget_) {
+    ChargeSlot(server, r->place_slot, h.pointer.block_bytes);
+    op.place = kPlaceCommitNext;
+  }
   --counters_.active_sets;  // counted once per operation (a Tally: this thread's may dip below its own count)
   if (PostActive(op, &r) == SHMEMCACHE_OK) {
     ++counters_.large_sets_placed;
@@ -690,6 +777,8 @@ Status Client::FailServer(int server) {
   landing_busy_[server] = false;
   reserving_[server] = 0;
   reserved_bytes_[server] = 0;
+  spares_[server] = 0;  // the server is gone, its reservations with it
+  for (unsigned i = 0; i < message_flags::kPlaceSlots; ++i) PlaceSlotOf(server, i) = ClientPe::PlaceSlot{};
   placing_[server] = KeyHashCount<uint8_t>{};
   NoteCompleted(server);
   return conduit_.FailedStatus(static_cast<size_t>(server));

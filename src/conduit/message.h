@@ -37,6 +37,7 @@ enum class Op : uint8_t {
 //                 key_len of its reservation (through its mapping, ordered before this request by a release
 //                 fence); the server decides and publishes it as it would store the value (store/contract.h),
 //                 writing the header and key only, never reading the value. The linearization point of the SET.
+//                 (With a spare, kReserveNext below, the commit alone: one round trip.)
 //                 Two round trips and the client's copy cost less than the landing slot's one round trip plus
 //                 the server's cross-core copy and checksum from the threshold on: blocking Active SET p50 on
 //                 shared memory (2-core VM, load 7, median of 6 interleaved runs) 8 KiB 3.0 -> 2.5 us, 64 KiB
@@ -56,6 +57,26 @@ enum class Op : uint8_t {
 //                 NO_SPACE is sent again unplaced (client/requests.cc, PlaceValue). Windowed large isets, which landed one at a time
 //                 (the landing slot is the client's one), then overlap too: window 32, p50 per op, 8 KiB
 //                 1.87 -> 0.83 us, 16 KiB 4.5 -> 1.3, 64 KiB 18.9 -> 12.4 (2-core VM, load 5-6).
+//   kReserveNext  with kCommit (issue 14, spare reservations): once the commit is published (status OK), the server
+//                 reserves the next block for the same slot, of the class a reserve of the committed pair
+//                 (key_len + value_len) would get, and answers its location with the commit's reply (ReplyHeader
+//                 wire_flags kSpare, number: its offset, spare_bytes; reply.pointer stays the published pair's). The
+//                 client then holds a spare: a later placed SET that fits it (BlockBytesFor(key_len, value_len) <=
+//                 spare_bytes, any key) writes its value there through its mapping and posts its commit at issue,
+//                 one message, no reserve round trip. A spare is a reservation like any (store/kv_store.h): never
+//                 evicted, given back at the slot's next reserve or the job's end; the client counts it in its budget
+//                 (client/client.h place_budget_) and asks for one only while that budget holds it. Being
+//                 speculative, a spare never evicts (KvStore::ReserveFreeBlock: only a block the class or the free
+//                 pages give now), and the server holds at most Server::SpareCap per client (each pins its slab):
+//                 departures are an anonymous count, so a departed client's spares stay held, their slabs pinned,
+//                 until every client has departed (Server::Serve), within that cap. No spare (kSpare clear) when
+//                 the commit failed, the client is at the cap or the reservation was refused (NO_SPACE ...): the
+//                 slot is then empty on both sides. Per windowed SET (scripts/bench/window_instructions.sh,
+//                 instructions without the runtime's progress, 2-core VM, A/B interleaved): 4 KiB client 4230-4456
+//                 -> 2096-2112, server 2515 -> 1873 (new keys: 3746-4323 -> 2097, 2315 -> 1636); 16 KiB client
+//                 19.4-21.2 k -> 18.2 k (the copy), server 2762 -> 1960. bench_nonblocking window 32, p50 per op (load
+//                 5.5-5.7): 4 KiB 0.99-1.49 -> 0.63-0.77 us, 16 KiB 1.51-2.27 -> 0.92-1.62; a blocking Active SET of
+//                 16 KiB (bench_latency) p50 1.54-1.57 -> 1.03-1.05 us.
 //   kMayPull      kGet: if the value is large and sits in a block, answer with the block's location
 //                 (ReplyHeader::wire_flags kPull, no value bytes); the client pulls it with one validated get.
 //   kPullNear     with kMayPull: the client maps this server's memory (same node), so "large" starts at
@@ -67,15 +88,19 @@ enum class Op : uint8_t {
 // ReplyHeader::wire_flags:
 //   kPull         the value (value_len bytes) was not sent: it is in the block reply.pointer names, at version
 //                 reply.pointer.version when the server answered.
+//   kSpare        a kCommit with kReserveNext: the server reserved the slot's next block (number: its offset,
+//                 spare_bytes).
 namespace message_flags {
 constexpr uint8_t kValueLanded = 1;
 constexpr uint8_t kMayPull = 2;
 constexpr uint8_t kPullNear = 4;
 constexpr uint8_t kReserve = 8;
 constexpr uint8_t kCommit = 16;
+constexpr uint8_t kReserveNext = 32;  // with kCommit only
 // The request carries no value bytes (they are elsewhere, or not written yet).
 constexpr uint8_t kValueElsewhere = kValueLanded | kReserve | kCommit;
 constexpr uint8_t kPull = 1;
+constexpr uint8_t kSpare = 2;
 // The smallest value a kPullNear GET is answered by location for (kPullNear, above).
 constexpr size_t kNearPullMinBytes = 1024;
 // The smallest value a non-blocking SET placed into a mapped server is (kCommit, above).
@@ -140,9 +165,9 @@ struct ReplyHeader {
   WirePointer pointer;
   uint64_t server_ms;     // the server's clock reading while it handled the request (core/server_time.h)
   uint64_t token;         // OK: the pair's CAS token (kGet, kStore, kSet, kTouch, kIncr)
-  uint64_t number;        // kIncr OK: the counter's new value
+  uint64_t number;        // kIncr OK: the counter's new value; kCommit with kSpare: the spare's offset
   uint32_t flags;         // kGet OK / BUFFER_TOO_SMALL: the pair's flags
-  uint32_t reserved2;
+  uint32_t spare_bytes;   // kCommit with kSpare: the spare's block bytes
 };
 static_assert(sizeof(ReplyHeader) == 104, "wire layout");
 

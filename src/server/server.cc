@@ -65,6 +65,8 @@ Server::Server(const shmemcache_config_t& config, const SymmetricLayout& layout,
       landing_(base + layout.landing_offset),
       landing_slot_bytes_(layout.landing_slot_bytes),
       reservations_(static_cast<size_t>(num_clients) * message_flags::kPlaceSlots),
+      spare_slots_(static_cast<size_t>(num_clients), 0u),
+      spare_cap_(SpareCap(store_.slabs().pages_total(), static_cast<size_t>(num_clients))),
       clock_(clock),
       crawl_(clock.Nanos()),
       start_nanos_(clock_.Nanos()),
@@ -162,6 +164,13 @@ Status Server::Serve() {
   __atomic_store_n(epoch_lag_word_, epoch_lag_ns_, __ATOMIC_RELEASE);
   Status s = ServeUntilDone();
   __atomic_store_n(epoch_lag_word_, 0, __ATOMIC_RELEASE);
+  // Every client has departed: no reservation will be committed (the clients' spares, conduit/message.h
+  // kReserveNext, and any an error path left), so their blocks go back.
+  if (s == SHMEMCACHE_OK) {
+    for (Reservation& r : reservations_) store_.Release(&r);
+    std::fill(spare_slots_.begin(), spare_slots_.end(), 0u);
+    stats_dirty_ = true;
+  }
   if (s != SHMEMCACHE_OK) {
     std::fprintf(stderr, "shmemcache: server stops serving: %s; shmemcache_serve returns SHMEMCACHE_TIMEOUT\n",
                  LastError());
@@ -352,6 +361,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         break;
       }
       Reservation& reserved = reservations_[client * message_flags::kPlaceSlots + h.slot];
+      uint32_t& spares = spare_slots_[client];
+      if (h.wire_flags & (message_flags::kReserve | message_flags::kCommit))
+        spares &= ~(1u << h.slot);  // a spare there is used up (kCommit) or given back (kReserve, below)
       if (h.wire_flags & message_flags::kReserve) {  // the client writes the value itself: a block for it
         store_.Release(&reserved);  // one per slot: an earlier one there was never committed
         status = store_.ReserveBlock(h.key_len, h.value_len, &reserved);
@@ -365,21 +377,33 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         break;
       }
       if (h.wire_flags & message_flags::kCommit) {  // the value sits in the reserved block: publish it
-        status = reserved.value_len == h.value_len
-                     ? store_.StoreReserved(loc, req.key, h.key_len, &reserved, request, at, &ptr, spilled)
-                     : SHMEMCACHE_INVALID_ARGUMENT;
+        status = store_.StoreReserved(loc, req.key, h.key_len, h.value_len, &reserved, request, at, &ptr, spilled);
         store_.Release(&reserved);  // used up whatever the answer (nothing when StoreReserved took it)
-      } else {
-        const uint8_t* value_in = req.value;
-        if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
-          if (h.value_len > landing_slot_bytes_) {
-            status = SHMEMCACHE_INVALID_ARGUMENT;
-            break;
-          }
-          value_in = landing_ + client * landing_slot_bytes_;
+        Stored(status, req.key, h.key_len);
+        reply.token = ptr.token;
+        // The slot's spare (message.h kReserveNext): a speculative block, so it never evicts (ReserveFreeBlock:
+        // only a block the class or the free pages give now), and only while this client holds fewer than
+        // spare_cap_ spares here (each pins its slab). Its refusal (NO_SPACE: not counted, nothing failed;
+        // TIMEOUT: the store failed, below) leaves the slot empty on both sides.
+        if (status == SHMEMCACHE_OK && (h.wire_flags & message_flags::kReserveNext) &&
+            static_cast<uint32_t>(__builtin_popcount(spares)) < spare_cap_ &&
+            store_.ReserveFreeBlock(h.key_len, h.value_len, &reserved) == SHMEMCACHE_OK) {
+          spares |= 1u << h.slot;
+          reply.wire_flags |= message_flags::kSpare;
+          reply.number = reserved.offset;
+          reply.spare_bytes = reserved.block_bytes;
         }
-        status = StoreValue(loc, req.key, h.key_len, value_in, h.value_len, request, at, spilled, &ptr);
+        break;
       }
+      const uint8_t* value_in = req.value;
+      if (h.wire_flags & message_flags::kValueLanded) {  // the value sits in the client's landing slot already
+        if (h.value_len > landing_slot_bytes_) {
+          status = SHMEMCACHE_INVALID_ARGUMENT;
+          break;
+        }
+        value_in = landing_ + client * landing_slot_bytes_;
+      }
+      status = StoreValue(loc, req.key, h.key_len, value_in, h.value_len, request, at, spilled, &ptr);
       Stored(status, req.key, h.key_len);
       reply.token = ptr.token;
       break;

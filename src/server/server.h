@@ -31,6 +31,7 @@
 #ifndef SHMEMCACHE_SERVER_SERVER_H_
 #define SHMEMCACHE_SERVER_SERVER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -86,6 +87,16 @@ class Server {
     if (transport_->ProgressServesPeers()) conduit_.YieldWhileWaiting(&yield_);  // else the runtime's wait serves them
   }
   const KvStore& store() const { return store_; }
+  // The spares (conduit/message.h kReserveNext) a server holds per client at most: the clients' spares together
+  // pin at most 1/kSparePageShare of the arena's pages' slabs, split evenly (at least one per client, so a lone
+  // placing client keeps its one-message SET; at most kPlaceSlots). Each spare pins one slab; of the 4-16 KiB
+  // classes spares mostly come from (kNearPlaceMinBytes on), a slab is one page. Default arena (64 MiB, >= 256
+  // pages: store/slab.h kMinPages): 32 spares for one client, 4 each for 8.
+  static constexpr size_t kSparePageShare = 8;
+  static uint32_t SpareCap(size_t pages_total, size_t num_clients) {
+    const size_t share = pages_total / kSparePageShare / (num_clients == 0 ? 1 : num_clients);
+    return static_cast<uint32_t>(std::clamp<size_t>(share, 1, message_flags::kPlaceSlots));
+  }
   // Adds this server's counters, its store's, its conduit's and its SSD tier's into *stats (core/stats.h).
   void FillStats(Stats* stats) const;
 
@@ -227,6 +238,11 @@ class Server {
   // Per client and slot (client * kPlaceSlots + RequestHeader::slot): the block its kReserve asked for, until its
   // kCommit in the same slot (conduit/message.h; store/kv_store.h). At most kPlaceSlots blocks per client.
   std::vector<Reservation> reservations_;
+  // Per client: the slots whose reservation is a spare (conduit/message.h kReserveNext), at most spare_cap_ of them
+  // (SpareCap). A spare pins its slab (store/slab.h Pin) for as long as it is held, and a departed client's spares
+  // are held until every client departs: the cap bounds what they keep from slab moves.
+  std::vector<uint32_t> spare_slots_;
+  uint32_t spare_cap_;
   // How an Active SET's block is sealed: kSkip (kUncheckedSum, no hash of the value) where every client loads
   // this server's arena through a mapping (local_access on, every client on this node), so no one-sided copy of
   // a block, the only reader of its checksum, is ever made (store/block.h, "Blocks without a checksum"; an

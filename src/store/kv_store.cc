@@ -123,7 +123,7 @@ void KvStore::AddExpiryHint(uint64_t expiry_ms, uint64_t offset) {
   });
 }
 
-Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from) {
+Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from, bool evict) {
   bool first_use = false;
   size_t evicted_bytes = 0;
   // The crawl before evicting: crawl_budget_ slots (see "Expiry crawl" in kv_store.h).
@@ -131,6 +131,7 @@ Status KvStore::AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from
   size_t crawl_freed = 0;
   while (!slabs_.Allocate(cls, offset, &first_use)) {
     if (failed_) return SHMEMCACHE_TIMEOUT;
+    if (!evict) return SHMEMCACHE_NO_SPACE;
     // Expired pairs go first. Then the paper's batch eviction of the bottom tier, tier after tier; once a
     // slab's worth of other pairs has gone without giving this class a block, moving a slab costs no more:
     // empty the cheapest run of pages.

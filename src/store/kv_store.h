@@ -59,10 +59,13 @@
 // key_len; StoreReserved then decides and publishes the pair exactly as Store would (under the current pair's
 // lock, a version above every one the key had: contract.h), writing only the header and key: the value bytes are
 // never read or copied by the server (the block carries kUncheckedSum, as any block written through a mapping).
-// A reservation that is not committed is given back with Release(Reservation): by the server when the same
+// A reservation is key-agnostic: StoreReserved takes any pair that fits its block, which keeps the block's class
+// (a client's spare, conduit/message.h kReserveNext, reserved after a commit for the next pair of that slot). A
+// reservation that is not committed is given back with Release(Reservation): by the server when the same
 // client asks for its next one in the same slot (conduit/message.h, kPlaceSlots per client), or at the end of the
-// job. The client bounds the values it has reserved on a server and still means to commit (its budget:
-// client/client.h place_budget_, client/requests.cc MayPlace). A reservation left through an error path (a reply
+// job (Server::Serve, once every client has departed). The client bounds the values it has reserved on a server
+// and still means to commit, and its spares (its budget: client/client.h place_budget_, client/requests.cc
+// PlaceFor). A reservation left through an error path (a reply
 // it could not use, a commit it could not post) is outside that budget: the client takes the slot as free, while
 // the block stays reserved here, its slab pinned, until that client's next reserve in that slot or the job's end.
 // So error paths may pin up to kPlaceSlots blocks (each at most of the largest class) per client and server.
@@ -120,13 +123,12 @@ struct BlockPointer {
   uint64_t token = 0;    // the pair's CAS token then (contract.h)
 };
 
-// A block handed out by ReserveBlock for a pair of key_len + value_len bytes (cls < 0: none).
+// A block handed out by ReserveBlock (cls < 0: none). Key-agnostic: any pair that fits block_bytes may be
+// committed into it (StoreReserved), whatever the key and value lengths it was reserved for.
 struct Reservation {
   uint64_t offset = 0;
   int cls = -1;
   uint32_t block_bytes = 0;
-  uint32_t key_len = 0;
-  uint32_t value_len = 0;
   bool held() const { return cls >= 0; }
 };
 
@@ -165,16 +167,23 @@ class KvStore {
   // INVALID_ARGUMENT / KEY_TOO_LONG (bad key), VALUE_TOO_LARGE, NO_SPACE (the class cannot allocate, evictions
   // done), TIMEOUT once failed(). Allocation may evict (also this key's pair).
   Status ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation);
+  // ReserveBlock without evicting (a client's spare, conduit/message.h kReserveNext: speculative, so it must never
+  // cost a pair): a block only from what the class or the pool of free pages gives as it stands, no expired pair
+  // reaped, no pair evicted, no slab emptied; NO_SPACE otherwise. The same accounting as ReserveBlock.
+  Status ReserveFreeBlock(size_t key_len, size_t value_len, Reservation* reservation);
   // Gives an uncommitted reservation back (its block freed); *reservation is cleared. Nothing if none is held.
   void Release(Reservation* reservation);
-  // Store of a value that sits in the reserved block already (its client wrote it there): the same decisions,
-  // statuses and outputs as Store with request (append and prepend: INVALID_ARGUMENT, they need the old value), the
-  // block published with the key and header written by the server and the value left where it lies. The
-  // reservation is used up (published, or freed) on every status but a TIMEOUT of the key's lock wait, which
-  // leaves it held: the caller releases it (Release; the server always does); key_len must be the one it was made
-  // for.
-  Status StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
-                       const StoreRequest& request, AccessTime at, BlockPointer* pointer,
+  // Store of a value of value_len bytes that sits in the reserved block already, at kBlockHeaderBytes + key_len
+  // (its client wrote it there): the same decisions, statuses and outputs as Store with request (append and
+  // prepend: INVALID_ARGUMENT, they need the old value), the block published with the key and header written by
+  // the server and the value left where it lies. The pair must fit the block (BlockBytesFor(key_len, value_len)
+  // <= block_bytes, else INVALID_ARGUMENT), whatever the lengths the block was reserved for: it then stays in
+  // the reservation's class, which may be above the one Store would pick (a client's spare: conduit/message.h
+  // kReserveNext); the tiers count its block's bytes and its key_len + value_len payload. The reservation is used
+  // up (published, or freed) on every status but a TIMEOUT of the key's lock wait, which leaves it held: the
+  // caller releases it (Release; the server always does).
+  Status StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, size_t value_len,
+                       Reservation* reservation, const StoreRequest& request, AccessTime at, BlockPointer* pointer,
                        const SpilledPair* spilled = nullptr);
   uint64_t reservations() const { return reservations_; }  // blocks reserved and not yet committed or released
   // The SSD tier's read-back: stores the pair with its own flags, absolute expiry and (when the lag can hold
@@ -388,7 +397,9 @@ class KvStore {
   // gave up: the block is then freed again, nothing stays allocated). The block is free and unlocked, or
   // (locked_from not NULL) locked for a write that follows at once, *locked_from the unlocked word the lock replaced
   // (what LockBlock gives).
-  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr);
+  // evict false: only Allocate (ReserveFreeBlock): NO_SPACE when the class and the pool have no block now.
+  Status AllocateOrEvict(int cls, uint64_t* offset, uint64_t* locked_from = nullptr, bool evict = true);
+  Status Reserve(size_t key_len, size_t value_len, bool evict, Reservation* reservation);
   void AdvanceWord(uint64_t offset, uint64_t recency);  // the recency word moves up, never down
   // A write's recency: the word becomes `recency`. A plain load that already reads `recency` makes the transport
   // atomic needless (issue 14: a rewrite within one epoch, the common case, pays one atomic less); a client's

@@ -199,19 +199,26 @@ Status KvStore::StoreCondition(const StoreRequest& request, const Current& curre
 }
 
 Status KvStore::ReserveBlock(size_t key_len, size_t value_len, Reservation* reservation) {
+  return Reserve(key_len, value_len, /*evict=*/true, reservation);
+}
+
+Status KvStore::ReserveFreeBlock(size_t key_len, size_t value_len, Reservation* reservation) {
+  return Reserve(key_len, value_len, /*evict=*/false, reservation);
+}
+
+Status KvStore::Reserve(size_t key_len, size_t value_len, bool evict, Reservation* reservation) {
   Status s = CheckKey(key_len);
   if (s != SHMEMCACHE_OK) return s;
   if (value_len > options_.max_value_len) return SHMEMCACHE_VALUE_TOO_LARGE;
   const int cls = slabs_.ClassFor(BlockBytesFor(key_len, value_len));
   if (cls < 0) return SHMEMCACHE_VALUE_TOO_LARGE;
   uint64_t offset;
-  s = AllocateOrEvict(cls, &offset);
+  s = AllocateOrEvict(cls, &offset, nullptr, evict);
   if (s != SHMEMCACHE_OK) return s;
   slabs_.Pin(offset);
   ++reservations_;
   reserved_bytes_ += slabs_.class_bytes(cls);
-  *reservation = Reservation{offset, cls, static_cast<uint32_t>(slabs_.class_bytes(cls)),
-                             static_cast<uint32_t>(key_len), static_cast<uint32_t>(value_len)};
+  *reservation = Reservation{offset, cls, static_cast<uint32_t>(slabs_.class_bytes(cls))};
   return SHMEMCACHE_OK;
 }
 
@@ -231,11 +238,13 @@ void KvStore::Release(Reservation* reservation) {
   slabs_.Free(r.cls, r.offset);
 }
 
-Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, Reservation* reservation,
-                              const StoreRequest& request, AccessTime at, BlockPointer* pointer,
-                              const SpilledPair* spilled) {
+Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t key_len, size_t value_len,
+                              Reservation* reservation, const StoreRequest& request, AccessTime at,
+                              BlockPointer* pointer, const SpilledPair* spilled) {
   Status s = CheckKey(key_len);
-  if (s == SHMEMCACHE_OK && (!reservation->held() || key_len != reservation->key_len ||
+  if (s == SHMEMCACHE_OK && value_len > options_.max_value_len) s = SHMEMCACHE_VALUE_TOO_LARGE;
+  // Key-agnostic: any pair that fits the block (a spare reserved for the key before may hold another one).
+  if (s == SHMEMCACHE_OK && (!reservation->held() || BlockBytesFor(key_len, value_len) > reservation->block_bytes ||
                              static_cast<uint32_t>(request.mode) >= kStoreModes ||
                              request.mode == StoreMode::kAppend || request.mode == StoreMode::kPrepend))
     s = SHMEMCACHE_INVALID_ARGUMENT;
@@ -256,7 +265,7 @@ Status KvStore::StoreReserved(const KeyLocation& loc, const void* key, size_t ke
   }
   // The value is where the client wrote it: EncodeBlockBody leaves it there and skips the checksum.
   const Reservation r = Unreserve(reservation);
-  const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, r.value_len, PairMeta{request.flags, expiry, 0}};
+  const NewPair next{block(r.offset) + kBlockHeaderBytes + key_len, value_len, PairMeta{request.flags, expiry, 0}};
   uint64_t t;  // reserved blocks are free ones: unlocked (a Direct writer's stale CAS may hold one briefly)
   if (!LockBlock(r.offset, r.block_bytes, &t)) {  // failed: the block is freed (used up, as the contract says)
     slabs_.Free(r.cls, r.offset);

@@ -11,8 +11,11 @@
 // Roles: PE 0 serves; client 0 writes windows of isets (hot and own keys), client 1 writes Direct-sized SETs and
 // the fillers, the others read.
 // (An iset of a key whose block this client knows and the value fits goes Direct, as before: those mix in.)
-// Args: [seconds] (default 3) [expect] "placed" (client 0's isets placed: large_sets_placed > 0) or "inline" (no
-// mapping of the server: none placed).
+// Spares (conduit/message.h kReserveNext): part of client 0's windows of isets of fresh keys (SpareWindow) go as one
+// message each, into the block an earlier commit had the server reserve in the slot, of whatever key and length:
+// up to the spares the server holds for it (Server::SpareCap: with 3 clients and 256 pages, 10 of a window of 32).
+// Args: [seconds] (default 3) [expect] "placed" (client 0's isets placed: large_sets_placed > 0, and more than an
+// eighth of SpareWindow's into spares) or "inline" (no mapping of the server: none placed).
 #include <shmem.h>
 
 #include <cstdlib>
@@ -130,6 +133,48 @@ uint64_t BsetCopiesAtIssue(shmemcache_t* c, uint64_t* seq) {
   return bad;
 }
 
+// A window of isets of fresh keys (never rewritten, so never Direct) of several lengths and values of 4 KiB up to
+// kMaxLen: each placed one costs two messages where it reserves a block (reserve, commit) and one where it goes
+// into a spare an earlier commit left in its slot (conduit/message.h kReserveNext); unplaced, one. Adds the
+// reserves (messages past one per iset; a NO_SPACE resend counts too) and the placed isets; then reads each back
+// (whole and of its sequence, or NOT_FOUND: the fillers evict). Returns the bad answers.
+constexpr uint32_t kSpareId = 200;
+uint64_t SpareWindow(shmemcache_t* c, pe_test::Rng* rng, uint64_t* seq, uint64_t* reserves, uint64_t* placed) {
+  static uint64_t next_key = 0;
+  uint64_t bad = 0;
+  constexpr int kSpareWindow = 32;
+  std::vector<std::vector<uint8_t>> values(kSpareWindow, std::vector<uint8_t>(kMaxLen));
+  std::vector<uint8_t> buf(kMaxLen);
+  std::string keys[kSpareWindow];
+  uint64_t seqs[kSpareWindow];
+  shmemcache_request_t* reqs[kSpareWindow];
+  shmemcache_stats_t before{}, after{};
+  shmemcache_get_stats(c, &before);
+  for (int w = 0; w < kSpareWindow; ++w) {
+    const uint64_t n = next_key++;
+    keys[w] = "wspare-" + std::to_string(n) + std::string(n % 17, 's');
+    const size_t len = 4096 + rng->Uniform(kMaxLen - 4096 + 1);
+    seqs[w] = ++*seq;
+    pe_test::WriteVerifiable(values[w].data(), len, kSpareId, 0, seqs[w]);
+    PE_CHECK_STATUS(shmemcache_iset(c, keys[w].data(), keys[w].size(), values[w].data(), len, &reqs[w]),
+                    SHMEMCACHE_OK);
+  }
+  for (int w = 0; w < kSpareWindow; ++w)
+    if (shmemcache_wait(c, reqs[w]) != SHMEMCACHE_OK) ++bad;
+  shmemcache_get_stats(c, &after);
+  *reserves += after.messages_sent - before.messages_sent - kSpareWindow;
+  *placed += after.large_sets_placed - before.large_sets_placed;
+  for (int w = 0; w < kSpareWindow; ++w) {
+    size_t got = 0;
+    pe_test::VerifiableHeader h{};
+    const shmemcache_status_t s = shmemcache_get(c, keys[w].data(), keys[w].size(), buf.data(), buf.size(), &got);
+    if (s != SHMEMCACHE_NOT_FOUND &&
+        (s != SHMEMCACHE_OK || !pe_test::ReadVerifiable(buf.data(), got, kSpareId, &h) || h.seq != seqs[w]))
+      ++bad;
+  }
+  return bad;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -146,6 +191,7 @@ int main(int argc, char** argv) {
     pe_test::ClientBarrier(cfg.num_servers, clients);
     pe_test::Rng rng(rank * 37 + 11);
     uint64_t seq = 0, writes = 0, fillers = 0, reads = 0, found = 0, bad = 0, windows = 0;
+    uint64_t spare_reserves = 0, spare_placed = 0;  // SpareWindow's
     std::vector<uint8_t> value(64u << 10);
     std::vector<std::vector<uint8_t>> bufs(kReadWindow, std::vector<uint8_t>(kMaxLen));
     pe_test::HotIgetWindow window(HotKey, kHot, &bufs);
@@ -156,6 +202,7 @@ int main(int argc, char** argv) {
       if (rank == 0) {
         bad += PlacingWindow(c, &rng, &seq, &found);
         if (++windows % 8 == 0) bad += DeleteInWindow(c, &seq) + BsetCopiesAtIssue(c, &seq);
+        if (windows % 4 == 0) bad += SpareWindow(c, &rng, &seq, &spare_reserves, &spare_placed);
         writes += kWindow;
       } else if (rank == 1) {  // the key's own length (Direct whenever its block is the one it knows), a filler
         pe_test::WriteVerifiable(value.data(), HotLen(k), static_cast<uint32_t>(k), 1, ++seq);
@@ -194,12 +241,21 @@ int main(int argc, char** argv) {
                 (unsigned long long)reads, (unsigned long long)found, (unsigned long long)bad,
                 (unsigned long long)st.large_sets_placed, (unsigned long long)st.large_sets_landed,
                 (unsigned long long)st.direct_sets, (unsigned long long)st.active_sets);
+    if (rank == 0)
+      std::printf("client 0: spare windows: placed=%llu reserves=%llu\n", (unsigned long long)spare_placed,
+                  (unsigned long long)spare_reserves);
     std::fflush(stdout);
     PE_CHECK(bad == 0);
     if (rank == 0) {
       PE_CHECK(windows > 0 && found > 0);
-      if (expect == "placed") PE_CHECK(st.large_sets_placed > 0);
-      else PE_CHECK(st.large_sets_placed == 0);
+      if (expect == "placed") {
+        PE_CHECK(st.large_sets_placed > 0);
+        // Placed isets went into spares (one message), as many as the server's cap per client allows (SpareCap:
+        // 10 of each window of 32 here, so about 0.7 reserves per placed iset): without spares every one reserves.
+        PE_CHECK(spare_placed > 0 && spare_reserves * 8 < spare_placed * 7);
+      } else {
+        PE_CHECK(st.large_sets_placed == 0 && spare_reserves == 0);  // nothing placed: one message each
+      }
     }
     if (rank == 1) PE_CHECK(st.direct_sets > 0);
     if (rank >= 2) PE_CHECK(found > 0);

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <functional>
 #include <string>
@@ -1114,7 +1115,7 @@ TEST_F(KvStoreTest, ALockWaitThatGivesUpGivesTheFreshBlockBack) {
       ASSERT_EQ(store_->ReserveBlock(1, large.size(), &r), SHMEMCACHE_OK);
       ASSERT_EQ(r.offset, freed.offset);
       *free_word = Locked(free_unlocked);
-      s = store_->StoreReserved(Loc("k"), "k", 1, &r, StoreRequest{}, AccessTime{0, 0}, nullptr);
+      s = store_->StoreReserved(Loc("k"), "k", 1, large.size(), &r, StoreRequest{}, AccessTime{0, 0}, nullptr);
       store_->Release(&r);  // what the server does whatever the answer
       EXPECT_EQ(store_->reservations(), 0u);
     }
@@ -1143,9 +1144,9 @@ class KvStoreReservationTest : public KvStoreTest {
     ASSERT_GE(r.block_bytes, BlockBytesFor(key.size(), value.size()));
     std::memcpy(arena() + r.offset + kBlockHeaderBytes + key.size(), value.data(), value.size());
   }
-  Status Commit(const std::string& key, Reservation* r, const StoreRequest& request = StoreRequest{},
+  Status Commit(const std::string& key, size_t value_len, Reservation* r, const StoreRequest& request = StoreRequest{},
                 BlockPointer* p = nullptr) {
-    return store_->StoreReserved(Loc(key), key.data(), key.size(), r, request, AccessTime{0, 0}, p);
+    return store_->StoreReserved(Loc(key), key.data(), key.size(), value_len, r, request, AccessTime{0, 0}, p);
   }
 };
 
@@ -1168,7 +1169,7 @@ TEST_F(KvStoreReservationTest, AReservedBlockIsNobodysUntilTheCommitPublishesThe
   EXPECT_EQ(ValidateCopy(CopyBlock(reserved), "k"), BlockCheck::kNotThisKey);
   EXPECT_EQ(TargetTag(TargetAt(reserved)), kFreeTag);
   BlockPointer p;
-  ASSERT_EQ(Commit("k", &r, StoreRequest{StoreMode::kSet, 5, 0, 0}, &p), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kSet, 5, 0, 0}, &p), SHMEMCACHE_OK);
   EXPECT_FALSE(r.held());
   EXPECT_EQ(store_->reservations(), 0u);
   EXPECT_EQ(p.offset, reserved.offset);
@@ -1194,16 +1195,17 @@ TEST_F(KvStoreReservationTest, ARefusedCommitChangesNothingAndGivesTheBlockBack)
   Reservation r;
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
   Place(r, "k", value);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_EXISTS);
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kAdd, 0, 0, 0}), SHMEMCACHE_EXISTS);
   EXPECT_FALSE(r.held());
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kSet, 0, 0, 12345}), SHMEMCACHE_EXISTS);  // wrong cas
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kSet, 0, 0, 12345}), SHMEMCACHE_EXISTS);  // wrong cas
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("q", &r, StoreRequest{StoreMode::kReplace, 0, 0, 0}), SHMEMCACHE_NOT_STORED);
+  EXPECT_EQ(Commit("q", value.size(), &r, StoreRequest{StoreMode::kReplace, 0, 0, 0}), SHMEMCACHE_NOT_STORED);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("k", &r, StoreRequest{StoreMode::kAppend, 0, 0, 0}), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_EQ(Commit("k", value.size(), &r, StoreRequest{StoreMode::kAppend, 0, 0, 0}), SHMEMCACHE_INVALID_ARGUMENT);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
-  EXPECT_EQ(Commit("key-of-another-length", &r), SHMEMCACHE_INVALID_ARGUMENT);
+  // Key-agnostic, but the pair must fit the block (BlockBytesFor(key_len, value_len) <= block_bytes).
+  EXPECT_EQ(Commit("k", r.block_bytes, &r), SHMEMCACHE_INVALID_ARGUMENT);
   ASSERT_EQ(store_->ReserveBlock(1, value.size(), &r), SHMEMCACHE_OK);
   store_->Release(&r);  // never committed
   EXPECT_EQ(store_->reservations(), 0u);
@@ -1232,8 +1234,8 @@ TEST_F(KvStoreReservationTest, SlabMovesNeverTakeAReservedBlock) {
   Place(a, "a", va);
   Place(b, "b", vb);
   EXPECT_EQ(Set("c", "small"), SHMEMCACHE_NO_SPACE);
-  ASSERT_EQ(Commit("a", &a), SHMEMCACHE_OK);
-  ASSERT_EQ(Commit("b", &b), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("a", va.size(), &a), SHMEMCACHE_OK);
+  ASSERT_EQ(Commit("b", vb.size(), &b), SHMEMCACHE_OK);
   std::string got;
   ASSERT_EQ(Get("a", &got), SHMEMCACHE_OK);
   EXPECT_EQ(got, va);
@@ -1241,6 +1243,186 @@ TEST_F(KvStoreReservationTest, SlabMovesNeverTakeAReservedBlock) {
   EXPECT_EQ(got, vb);
   EXPECT_EQ(Set("c", "small"), SHMEMCACHE_OK);  // committed pairs are evictable as any
   EXPECT_TRUE(store_->CheckConsistency());
+}
+
+// A spare (conduit/message.h kReserveNext): a reservation is key-agnostic, so a client commits into it a pair of
+// another key and value length than the one it was reserved for, as long as the pair fits the block. The pair
+// keeps the spare's class (above its own) until it moves; items, blocks, block bytes and payload stay exact, and
+// a later rewrite through Store moves it to its own class.
+TEST_F(KvStoreReservationTest, ASpareTakesAnyPairThatFitsItsBlockWithExactAccounting) {
+  MakeSmall();
+  ASSERT_EQ(Set("old", std::string(300, 'o')), SHMEMCACHE_OK);
+  Reservation r;
+  ASSERT_EQ(store_->ReserveBlock(1, 1500, &r), SHMEMCACHE_OK);  // reserved for "k" and 1500 B
+  const uint64_t blocks = store_->slabs().blocks_in_use(), bytes = store_->bytes_used();
+  const uint64_t payload = store_->payload_bytes();
+  // A longer key and a shorter value, in the same block: fits.
+  const std::string key = "a-much-longer-key", value(1200, 'v');
+  ASSERT_LT(BlockBytesFor(key.size(), value.size()), BlockBytesFor(1, 1500));
+  const int own_cls = store_->slabs().ClassFor(BlockBytesFor(key.size(), value.size()));
+  ASSERT_NE(own_cls, r.cls);  // the pair's own class is below the spare's
+  Place(r, key, value);
+  const Reservation spare = r;
+  BlockPointer p;
+  ASSERT_EQ(Commit(key, value.size(), &r, StoreRequest{}, &p), SHMEMCACHE_OK);
+  EXPECT_EQ(p.offset, spare.offset);
+  EXPECT_EQ(p.block_bytes, spare.block_bytes);
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_EQ(store_->items(), 2u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);  // the reserved block became the pair's
+  EXPECT_EQ(store_->bytes_used(), bytes);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + value.size());
+  EXPECT_EQ(static_cast<int>(p.cls), spare.cls);
+  EXPECT_TRUE(store_->CheckConsistency());
+  std::string got;
+  ASSERT_EQ(Get(key, &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, value);
+  // A rewrite moves it to its own class; the spare's block is freed.
+  BlockPointer moved;
+  ASSERT_EQ(Set(key, std::string(1100, 'w'), &moved), SHMEMCACHE_OK);
+  EXPECT_EQ(static_cast<int>(moved.cls), own_cls);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + 1100);
+  EXPECT_TRUE(store_->CheckConsistency());
+  // A pair that does not fit the block is refused and the block given back; a longer value under a shorter key
+  // that fits is taken.
+  ASSERT_EQ(store_->ReserveBlock(key.size(), 1200, &r), SHMEMCACHE_OK);
+  const uint32_t room = r.block_bytes;
+  EXPECT_EQ(Commit("k", room, &r), SHMEMCACHE_INVALID_ARGUMENT);
+  EXPECT_FALSE(r.held());
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_EQ(store_->slabs().blocks_in_use(), blocks);
+  ASSERT_EQ(store_->ReserveBlock(key.size(), 1200, &r), SHMEMCACHE_OK);
+  const std::string longer(1200 + key.size() - 1, 'x');
+  ASSERT_LE(BlockBytesFor(1, longer.size()), r.block_bytes);
+  Place(r, "k", longer);
+  ASSERT_EQ(Commit("k", longer.size(), &r), SHMEMCACHE_OK);
+  ASSERT_EQ(Get("k", &got), SHMEMCACHE_OK);
+  EXPECT_EQ(got, longer);
+  EXPECT_EQ(store_->items(), 3u);
+  EXPECT_EQ(store_->payload_bytes(), payload + key.size() + 1100 + 1 + longer.size());
+  EXPECT_TRUE(store_->CheckConsistency());
+  // Value over max_value_len: refused whatever the block.
+  ASSERT_EQ(store_->ReserveBlock(1, 100, &r), SHMEMCACHE_OK);
+  EXPECT_EQ(Commit("k", options_.max_value_len + 1, &r), SHMEMCACHE_VALUE_TOO_LARGE);
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreReservationTest, ASpareNeverEvictsItTakesOnlyABlockTheClassOrTheFreePagesGiveNow) {
+  // ReserveFreeBlock (a client's spare, conduit/message.h kReserveNext): on a full store it takes a free block of
+  // its class where there is one, else answers NO_SPACE, and no pair is evicted for it; ReserveBlock evicts.
+  MakeSmall(1 << 20, 16384, 8);
+  int n = 0;
+  while (store_->slabs().pages_free() > 0)
+    ASSERT_EQ(Set("f-" + std::to_string(n++), std::string(100, 'f')), SHMEMCACHE_OK);
+  ASSERT_EQ(store_->evictions(), 0u);
+  const uint64_t items = store_->items(), bytes = store_->bytes_used();
+  Reservation r;
+  // A class with no slab and no free page: refused, nothing evicted, nothing reserved.
+  EXPECT_EQ(store_->ReserveFreeBlock(8, 1500, &r), SHMEMCACHE_NO_SPACE);
+  EXPECT_FALSE(r.held());
+  EXPECT_EQ(store_->evictions(), 0u);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_EQ(store_->bytes_used(), bytes);
+  EXPECT_EQ(store_->reservations(), 0u);
+  // The filled class, until its last slab has no room: free blocks taken, none evicted; then refused.
+  std::vector<Reservation> taken;
+  const size_t last_key_len = ("f-" + std::to_string(n - 1)).size();
+  while (store_->ReserveFreeBlock(last_key_len, 100, &r) == SHMEMCACHE_OK) taken.push_back(r);
+  EXPECT_EQ(store_->evictions(), 0u);
+  EXPECT_EQ(store_->items(), items);
+  EXPECT_EQ(store_->reservations(), taken.size());
+  EXPECT_TRUE(store_->CheckConsistency());
+  for (Reservation& t : taken) store_->Release(&t);
+  // What a spare must never do: the evicting reservation gets its block by evicting.
+  ASSERT_EQ(store_->ReserveBlock(8, 1500, &r), SHMEMCACHE_OK);
+  EXPECT_GT(store_->evictions(), 0u);
+  store_->Release(&r);
+  EXPECT_EQ(store_->reservations(), 0u);
+  EXPECT_TRUE(store_->CheckConsistency());
+}
+
+TEST_F(KvStoreReservationTest, SparesCappedPerClientBoundThePagesTheyPinAndLargeSetsStillFindRoom) {
+  // The review's scenario (r33a B2): 8 clients place 4-8 KiB values through 32 slots each, with as many unplaced
+  // fillers, into a 16 MiB arena of 64 KiB pages, the server keeping a spare after each commit the way
+  // Server::Handle does (at most Server::SpareCap per client, ReserveFreeBlock: never evicting); then the clients
+  // go idle, their spares still held, and the workload turns to 512 KiB SETs (9-page slabs). Uncapped, with
+  // evicting spares, 256 spares pinned 149 of 256 pages and every 512 KiB SET got NO_SPACE.
+  StoreOptions o;
+  o.arena_bytes = 16u << 20;
+  o.page_bytes = 64u << 10;
+  o.growth_factor = 1.25;
+  o.max_key_len = 250;
+  o.max_value_len = 1u << 20;
+  o.sets = 8192;
+  o.ways = 8;
+  Make(o);
+  constexpr int kClients = 8, kSlots = 32;
+  const uint32_t cap = Server::SpareCap(store_->slabs().pages_total(), kClients);
+  ASSERT_EQ(store_->slabs().pages_total(), 256u);
+  EXPECT_EQ(cap, 4u);  // 256 pages / 8 / 8 clients
+  std::mt19937_64 rng(1);
+  std::vector<Reservation> slot(kClients * kSlots);
+  std::vector<uint32_t> spares(kClients, 0);  // per client: the slots holding a spare (Server::spare_slots_)
+  const std::string value(1u << 20, 'v');
+  uint64_t n = 0, granted = 0;
+  for (int round = 0; round < 100; ++round) {
+    const uint64_t recency = round / 10 + 1;
+    for (int c = 0; c < kClients; ++c) {
+      for (int i = 0; i < kSlots; ++i) {
+        Reservation& r = slot[c * kSlots + i];
+        const std::string key = "key-" + std::to_string(n++);
+        const size_t len = 4096 + rng() % 4097, need = BlockBytesFor(key.size(), len);
+        spares[c] &= ~(1u << i);  // used up by the commit, or given back by the reserve
+        if (!r.held() || r.block_bytes < need || r.block_bytes / 2 > need) {  // PlaceFor: reserve anew
+          store_->Release(&r);
+          if (store_->ReserveBlock(key.size(), len, &r) != SHMEMCACHE_OK) continue;
+        }
+        std::memcpy(arena() + r.offset + kBlockHeaderBytes + key.size(), value.data(), len);
+        ASSERT_EQ(store_->StoreReserved(Loc(key), key.data(), key.size(), len, &r, StoreRequest{},
+                                        AccessTime{0, recency}, nullptr),
+                  SHMEMCACHE_OK);
+        store_->Release(&r);
+        if (static_cast<uint32_t>(__builtin_popcount(spares[c])) < cap &&
+            store_->ReserveFreeBlock(key.size(), len, &r) == SHMEMCACHE_OK) {
+          spares[c] |= 1u << i;
+          ++granted;
+        }
+        const std::string fk = "filler-" + std::to_string(n);
+        store_->Store(Loc(fk), fk.data(), fk.size(), value.data(), 4096 + rng() % 4097, StoreRequest{},
+                      AccessTime{0, recency}, nullptr);
+      }
+    }
+  }
+  std::set<uint64_t> pages;
+  uint32_t held = 0;
+  for (const Reservation& r : slot)
+    if (r.held()) {
+      ++held;
+      pages.insert(r.offset / store_->slabs().page_bytes());
+    }
+  EXPECT_GT(granted, 0u);  // spares were kept
+  EXPECT_LE(held, kClients * cap);
+  EXPECT_LE(pages.size(), size_t{kClients} * cap);  // each spare pins one slab, of one page in these classes
+  EXPECT_EQ(store_->reservations(), held);
+  EXPECT_TRUE(store_->CheckConsistency());
+  // The placing clients idle, their spares held: the 512 KiB SETs find room.
+  int ok = 0;
+  for (int k = 0; k < 20; ++k) {
+    const std::string key = "big-" + std::to_string(k);
+    ok += store_->Store(Loc(key), key.data(), key.size(), value.data(), 512u << 10, StoreRequest{},
+                        AccessTime{0, uint64_t(1000 + k)}, nullptr) == SHMEMCACHE_OK;
+  }
+  EXPECT_EQ(ok, 20) << "spares held " << held << " on " << pages.size() << " pages";
+  // And the cache holds many of them at once (16 MiB: about 25 with no spare; 3 with 4 clients' 128 uncapped
+  // spares, r33a), the newest last evicted.
+  int found = 0;
+  std::string got;
+  for (int k = 0; k < 20; ++k) found += Get("big-" + std::to_string(k), &got) == SHMEMCACHE_OK;
+  EXPECT_GE(found, 10) << "spares held " << held << " on " << pages.size() << " pages";
+  EXPECT_TRUE(store_->CheckConsistency());
+  for (Reservation& r : slot) store_->Release(&r);
 }
 
 // Issue 13: a server filled to its memory at the default configuration (server_memory_bytes, the table sized

@@ -314,6 +314,191 @@ TEST(LargeValue, ABlockingSetToAServerThisClientMapsIsPlacedAndTheServerCopiesNo
   ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
 }
 
+TEST(LargeValue, PlacedSetsCommitIntoTheSpareTheLastCommitReservedInOneMessage) {
+  // conduit/message.h kReserveNext: a commit has the server reserve the slot's next block (a spare) and answer its
+  // location; a later placed SET that fits a spare (any key) writes its value there and posts only its commit.
+  // Counted by messages: a placed SET that reserves costs two (reserve, commit), one into a spare costs one.
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every SET and GET Active: messages count them all
+  ASSERT_EQ(cfg.slab_growth_factor, 1.25);       // the fits / does not fit cases below rely on it
+  uint64_t want_items = 0, want_payload = 0;     // what the client stored (written before its departure)
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    std::vector<std::pair<std::string, std::string>> stored;
+    auto sent = [&] { return StatsOf(node).messages_sent; };
+    auto set = [&](const std::string& key, const std::string& v) {
+      const uint64_t before = sent();
+      EXPECT_EQ(Set(c, key, v), SHMEMCACHE_OK) << key;
+      stored.emplace_back(key, v);
+      return sent() - before;
+    };
+    // Blocking SETs of 16000 B (placed: above the 8 KiB threshold), keys of several lengths: the first reserves,
+    // every later one commits into the spare the one before it left (one slot: one SET in flight at a time).
+    const shmemcache_stats_t s0 = StatsOf(node);
+    std::string key_pad;
+    for (int i = 0; i < 12; ++i) {
+      key_pad.assign(static_cast<size_t>(i % 5) * 7, 'k');
+      EXPECT_EQ(set("b-" + std::to_string(i) + key_pad, ValueOf(static_cast<char>('A' + i), 16000)), i == 0 ? 2u : 1u)
+          << i;
+    }
+    EXPECT_EQ(StatsOf(node).large_sets_placed - s0.large_sets_placed, 12u);
+    // Fits / does not fit, in one slot (growth factor 1.25): a 12000 B pair under a longer key fits the 16000 B
+    // spare (not more than twice its block); 16000 B does not fit the 12000 B pair's spare (reserved in a free
+    // slot: two messages); 12000 B again fits that one.
+    const std::string long_key(40, 'L');
+    EXPECT_EQ(set(long_key + "a", ValueOf('a', 12000)), 1u);
+    EXPECT_EQ(set("short-b", ValueOf('b', 16000)), 2u);
+    EXPECT_EQ(set(long_key + "c", ValueOf('c', 12000)), 1u);
+    // Less than half of every spare (a 4 KiB iset's pair would pin a 12 KiB block): reserved, not put in a spare.
+    {
+      const std::string key = "small-d", v = ValueOf('d', 4096);
+      const uint64_t before = sent();
+      shmemcache_request* r = nullptr;
+      ASSERT_EQ(c->Issue(Op::kSet, key.data(), key.size(), v.data(), v.size(), nullptr, 0, nullptr, &r,
+                         /*may_place=*/true),
+                SHMEMCACHE_OK);
+      ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+      EXPECT_EQ(sent() - before, 2u);
+      stored.emplace_back(key, v);
+    }
+    // Windows of isets of 4-8 KiB (placed from kNearPlaceMinBytes), of new keys of many lengths and values of
+    // three sizes: more than the budget holds at once (64 KiB: SmallConfig's max_value_len), so part goes
+    // unplaced; what is placed mostly goes into spares once the first window has left some.
+    const size_t sizes[] = {4096, 6000, 8000};
+    const shmemcache_stats_t w0 = StatsOf(node);
+    uint64_t issued = 0;
+    for (int w = 0; w < 8; ++w) {
+      std::vector<std::string> keys(32), values(32);
+      std::vector<shmemcache_request*> reqs(32);
+      for (int i = 0; i < 32; ++i) {
+        keys[i] = "w" + std::to_string(w) + "-" + std::to_string(i) + std::string(static_cast<size_t>(i) % 23, 'x');
+        values[i] = ValueOf(static_cast<char>('a' + (w + i) % 26), sizes[(w + i) % 3] - static_cast<size_t>(i));
+        ASSERT_EQ(c->Issue(Op::kSet, keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), nullptr, 0,
+                           nullptr, &reqs[i], /*may_place=*/true),
+                  SHMEMCACHE_OK);
+      }
+      for (int i = 0; i < 32; ++i) {
+        ASSERT_EQ(c->Wait(reqs[i]), SHMEMCACHE_OK);
+        stored.emplace_back(keys[i], values[i]);
+      }
+      issued += 32;
+    }
+    const shmemcache_stats_t w1 = StatsOf(node);
+    const uint64_t placed = w1.large_sets_placed - w0.large_sets_placed;
+    const uint64_t reserves = (w1.messages_sent - w0.messages_sent) - issued;  // one message each, plus reserves
+    EXPECT_GT(placed, 32u);
+    EXPECT_LT(reserves, placed / 2) << "placed " << placed;  // without spares: reserves == placed
+    EXPECT_EQ(w1.large_sets_landed, w0.large_sets_landed);
+    // Every pair reads back whole and as last written.
+    for (const auto& [key, v] : stored) {
+      std::string got;
+      ASSERT_EQ(ActiveGet(c, key, &got), SHMEMCACHE_OK) << key;
+      EXPECT_EQ(got, v) << key;
+      want_payload += key.size() + v.size();
+    }
+    want_items = stored.size();
+  };
+  hooks.after_serve = [&](Node& node) {
+    const KvStore& store = node.server()->store();
+    EXPECT_EQ(store.reservations(), 0u);  // the spares were given back once every client departed
+    EXPECT_TRUE(store.CheckConsistency());
+    EXPECT_EQ(store.items(), want_items);  // nothing evicted: 4 MiB holds them all
+    EXPECT_EQ(store.payload_bytes(), want_payload);
+    EXPECT_EQ(StatsOf(node).evictions, 0u);
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(LargeValue, IsetsIntoSparesKeepPerKeyOrderWithGetsDeletesAndSetsOfTheSameKeyInOneWindow) {
+  // Spares (conduit/message.h kReserveNext) meeting requests of the same key in flight: in one window, per key,
+  // iset v1 (into a spare once the warm-up left some), iget (pull-eligible: 1 KiB buffer or more), idelete, iset
+  // v2 (a commit into a spare behind the delete), iget. Per-key issue order (client.h): the first GET sees v1
+  // whole, the delete finds it, the last GET sees v2 whole. Values self-verifying (ValueOf: fill and length
+  // per key and round).
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    Client* c = node.client();
+    {  // warm-up: a window of isets of 6000 B leaves spares of that class
+      std::vector<std::string> keys(16), values(16);
+      std::vector<shmemcache_request*> reqs(16);
+      for (int i = 0; i < 16; ++i) {
+        keys[i] = "warm-" + std::to_string(i);
+        values[i] = ValueOf('w', 6000);
+        ASSERT_EQ(c->Issue(Op::kSet, keys[i].data(), keys[i].size(), values[i].data(), values[i].size(), nullptr, 0,
+                           nullptr, &reqs[i], /*may_place=*/true),
+                  SHMEMCACHE_OK);
+      }
+      for (auto* r : reqs) ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+    }
+    constexpr int kKeys = 6;
+    const shmemcache_stats_t w0 = StatsOf(node);
+    uint64_t issued = 0;
+    std::vector<std::string> last(kKeys);
+    for (int round = 0; round < 8; ++round) {
+      struct PerKey {
+        std::string key, v1, v2;
+        std::vector<char> get1, get2;
+        size_t len1 = 0, len2 = 0;
+        shmemcache_request* r[5] = {};
+      };
+      std::vector<PerKey> k(kKeys);
+      for (int i = 0; i < kKeys; ++i) {
+        PerKey& p = k[i];
+        p.key = "same-" + std::to_string(i);
+        p.v1 = ValueOf(static_cast<char>('A' + (round + i) % 26), 5000 + 97 * static_cast<size_t>(i) + round);
+        p.v2 = ValueOf(static_cast<char>('a' + (round + i) % 26), 6100 - 89 * static_cast<size_t>(i) - round);
+        p.get1.assign(8192, 0);
+        p.get2.assign(8192, 0);
+        ASSERT_EQ(c->Issue(Op::kSet, p.key.data(), p.key.size(), p.v1.data(), p.v1.size(), nullptr, 0, nullptr, &p.r[0],
+                           /*may_place=*/true),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kGet, p.key.data(), p.key.size(), nullptr, 0, p.get1.data(), p.get1.size(), &p.len1,
+                           &p.r[1]),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kDelete, p.key.data(), p.key.size(), nullptr, 0, nullptr, 0, nullptr, &p.r[2]),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kSet, p.key.data(), p.key.size(), p.v2.data(), p.v2.size(), nullptr, 0, nullptr, &p.r[3],
+                           /*may_place=*/true),
+                  SHMEMCACHE_OK);
+        ASSERT_EQ(c->Issue(Op::kGet, p.key.data(), p.key.size(), nullptr, 0, p.get2.data(), p.get2.size(), &p.len2,
+                           &p.r[4]),
+                  SHMEMCACHE_OK);
+        issued += 5;
+      }
+      for (PerKey& p : k) {
+        EXPECT_EQ(c->Wait(p.r[0]), SHMEMCACHE_OK) << p.key;
+        ASSERT_EQ(c->Wait(p.r[1]), SHMEMCACHE_OK) << p.key << " round " << round;
+        EXPECT_EQ(std::string(p.get1.data(), p.len1), p.v1) << p.key << " round " << round;
+        EXPECT_EQ(c->Wait(p.r[2]), SHMEMCACHE_OK) << p.key;
+        EXPECT_EQ(c->Wait(p.r[3]), SHMEMCACHE_OK) << p.key;
+        ASSERT_EQ(c->Wait(p.r[4]), SHMEMCACHE_OK) << p.key << " round " << round;
+        EXPECT_EQ(std::string(p.get2.data(), p.len2), p.v2) << p.key << " round " << round;
+      }
+      for (int i = 0; i < kKeys; ++i) last[i] = k[i].v2;
+    }
+    const shmemcache_stats_t w1 = StatsOf(node);
+    const uint64_t placed = w1.large_sets_placed - w0.large_sets_placed;
+    const uint64_t reserves = (w1.messages_sent - w0.messages_sent) - issued;  // one message each, plus reserves
+    EXPECT_EQ(placed, 2u * kKeys * 8);  // every iset placed (5-6 KiB: from kNearPlaceMinBytes)
+    EXPECT_LT(reserves, placed / 2) << "placed " << placed;  // most went into spares
+    for (int i = 0; i < kKeys; ++i) {
+      std::string got;
+      ASSERT_EQ(ActiveGet(c, "same-" + std::to_string(i), &got), SHMEMCACHE_OK);
+      EXPECT_EQ(got, last[i]);
+    }
+  };
+  hooks.after_serve = [&](Node& node) {
+    EXPECT_EQ(node.server()->store().reservations(), 0u);
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
 TEST(LargeValue, WithTheThresholdOffEverythingGoesThroughTheRing) {
   shmemcache_config_t cfg = RemoteConfig();
   cfg.large_value_threshold = 0;

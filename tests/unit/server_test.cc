@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
@@ -344,6 +345,127 @@ void ExpectFailFast(Node& node, const std::string& key) {
   shmemcache_stats_t after = StatsOf(node);
   EXPECT_EQ(after.messages_sent, before.messages_sent);
   EXPECT_EQ(after.direct_gets + after.direct_sets, before.direct_gets + before.direct_sets);
+}
+
+// A placed SET's message (conduit/message.h kReserve, kCommit, kReserveNext): value_len told, no value bytes.
+std::vector<uint8_t> PlacedRequest(RawClient& raw, uint8_t wire_flags, uint8_t slot, const std::string& key,
+                                   uint32_t value_len) {
+  RequestHeader fields{};
+  fields.wire_flags = wire_flags;
+  fields.slot = slot;
+  std::vector<uint8_t> m = raw.Request(Op::kSet, key, "", 0, fields);
+  RequestHeader h;
+  std::memcpy(&h, m.data(), sizeof h);
+  h.value_len = value_len;
+  std::memcpy(m.data(), &h, sizeof h);
+  return m;
+}
+
+TEST(ServerSpares, ACommitOnAFullStoreGetsNoSpareAndNothingIsEvictedForOne) {
+  // A spare (kReserveNext) is speculative: the server reserves it only from a block the class or the free pages
+  // give now (KvStore::ReserveFreeBlock). Before serving, the server's thread reserves every block of one slab of
+  // the test's class, fills every free page with small pairs and gives one of those blocks back: the client's
+  // reserve takes it without evicting, and its commit's spare finds no block: OK without kSpare, nothing evicted.
+  shmemcache_config_t cfg = SmallConfig();
+  const std::string key = "big";
+  constexpr uint32_t kValue = 6000;
+  std::vector<Reservation> slab;
+  uint64_t fillers = 0;
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    const int cls = store.slabs().ClassFor(BlockBytesFor(key.size(), kValue));
+    ASSERT_GE(cls, 0);
+    const size_t blocks = store.slabs().slab_bytes(cls) / store.slabs().class_bytes(cls);
+    ASSERT_GE(blocks, 2u);
+    for (size_t i = 0; i < blocks; ++i) {
+      Reservation r;
+      ASSERT_EQ(store.ReserveBlock(key.size(), kValue, &r), SHMEMCACHE_OK);
+      slab.push_back(r);
+    }
+    const std::string small(100, 's');
+    while (store.slabs().pages_free() > 0) {
+      const std::string k = "fill-" + std::to_string(fillers++);
+      ASSERT_EQ(store.Store(Locate(k.data(), k.size(), 1), k.data(), k.size(), small.data(), small.size(),
+                            StoreRequest{}, AccessTime{0, 0}, nullptr),
+                SHMEMCACHE_OK);
+    }
+    ASSERT_EQ(store.evictions(), 0u);
+    store.Release(&slab.back());  // the one block of the class the client's reserve gets
+    slab.pop_back();
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    RawClient raw(node);
+    ReplyHeader h;
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, 0, key, kValue), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kReserve);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, 0, key, kValue), &h);
+    EXPECT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_FALSE(h.wire_flags & message_flags::kSpare) << "a spare at " << h.number;
+  };
+  hooks.after_serve = [&](Node& node) {
+    KvStore& store = const_cast<KvStore&>(node.server()->store());
+    EXPECT_EQ(store.evictions(), 0u);  // nothing evicted for the spare (ReserveBlock would have emptied pages)
+    EXPECT_EQ(store.items(), fillers + 1);
+    for (Reservation& r : slab) store.Release(&r);
+    EXPECT_EQ(store.reservations(), 0u);
+    EXPECT_TRUE(store.CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(2, cfg, hooks), SHMEMCACHE_OK);
+}
+
+TEST(ServerSpares, AServerHoldsAtMostSpareCapSparesPerClient) {
+  // Server::SpareCap: the clients' spares together pin at most 1/8 of the arena's pages' slabs. 4 clients: one
+  // commits in all 32 slots asking for a spare each time; the first SpareCap get one, the rest none, and a slot
+  // whose spare is used up (its commit) may take the next.
+  shmemcache_config_t cfg = SmallConfig();
+  constexpr int kClients = 4;
+  std::atomic<size_t> pages{0};
+  ClusterHooks hooks;
+  hooks.server = [&](Node& node) {
+    pages.store(node.server()->store().slabs().pages_total());
+    node.Serve();
+  };
+  hooks.client = [&](Node& node) {
+    if (node.client_rank() != 0) return;
+    while (pages.load() == 0) std::this_thread::yield();
+    const uint32_t cap = Server::SpareCap(pages.load(), kClients);
+    ASSERT_LT(cap, message_flags::kPlaceSlots);
+    RawClient raw(node);
+    ReplyHeader h;
+    uint32_t granted = 0;
+    int n = 0;
+    for (uint8_t slot = 0; slot < message_flags::kPlaceSlots; ++slot) {
+      const std::string key = "k-" + std::to_string(n++);
+      raw.Ask(PlacedRequest(raw, message_flags::kReserve, slot, key, 6000), &h);
+      ASSERT_EQ(h.status, SHMEMCACHE_OK);
+      raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, slot, key, 6000), &h);
+      ASSERT_EQ(h.status, SHMEMCACHE_OK);
+      EXPECT_EQ((h.wire_flags & message_flags::kSpare) != 0, slot < cap) << int(slot);
+      granted += (h.wire_flags & message_flags::kSpare) != 0;
+    }
+    EXPECT_EQ(granted, cap);
+    // A commit into slot 0's spare uses it up and takes the next: still cap held.
+    const std::string key = "k-" + std::to_string(n++);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, 0, key, 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kSpare);
+    // A reserve in a spare's slot gives it back: a slot past the cap then gets one.
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, 1, "r-1", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    raw.Ask(PlacedRequest(raw, message_flags::kReserve, cap, "r-cap", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    raw.Ask(PlacedRequest(raw, message_flags::kCommit | message_flags::kReserveNext, cap, "r-cap", 6000), &h);
+    ASSERT_EQ(h.status, SHMEMCACHE_OK);
+    EXPECT_TRUE(h.wire_flags & message_flags::kSpare);
+  };
+  hooks.after_serve = [&](Node& node) {
+    EXPECT_EQ(node.server()->store().reservations(), 0u);  // every spare given back once all departed
+    EXPECT_TRUE(node.server()->store().CheckConsistency());
+  };
+  ASSERT_EQ(RunCluster(1 + kClients, cfg, hooks), SHMEMCACHE_OK);
 }
 
 TEST(ServerFailure, ABlockLockNeverReleasedEndsServeWithTimeoutAndTheClientTimesOut) {
