@@ -468,7 +468,7 @@ Client::Placement Client::PlaceFor(const Operation& op, int s) const {
     if (bytes >= need && bytes / 2 <= need)
       return {static_cast<uint8_t>(message_flags::kCommit | message_flags::kReserveNext), static_cast<uint8_t>(i)};
   }
-  // A reserve: in a free slot, else in the spare slot that counts most (the server gives that spare back), while
+  // A reserve: in the spare slot that counts most (the server gives that spare back), else in a free slot, while
   // everything the slots count stays within the budget (the slot's charge replaced by this value's). Or alone:
   // with nothing else of this PE in flight there, one reservation may always be taken (the one per PE and server
   // of old; a blocking SET's), in the largest spare's slot if there is one. Spares are asked for only within the
@@ -486,10 +486,14 @@ Client::Placement Client::PlaceFor(const Operation& op, int s) const {
   };
   const unsigned free_slot = busy != ~uint32_t{0} ? static_cast<unsigned>(__builtin_ctz(~busy))
                                                   : message_flags::kPlaceSlots;
-  if (free_slot != message_flags::kPlaceSlots && within(free_slot))
-    return {message_flags::kReserve, static_cast<uint8_t>(free_slot)};
+  // A spare slot before a free one: a spare that nothing fits now is given back by the reserve in its slot, so
+  // spares of a value size this PE no longer stores do not sit out the job holding the server's cap of spares per
+  // client (Server::SpareCap: a commit asking for a spare past it gets none, so every placed SET would cost two
+  // messages again) and their slabs pinned.
   if (largest != message_flags::kPlaceSlots && within(largest))
     return {message_flags::kReserve, static_cast<uint8_t>(largest)};
+  if (free_slot != message_flags::kPlaceSlots && within(free_slot))
+    return {message_flags::kReserve, static_cast<uint8_t>(free_slot)};
   if (reserving_[s] == 0)
     return {message_flags::kReserve, static_cast<uint8_t>(largest != message_flags::kPlaceSlots ? largest : free_slot)};
   return {};

@@ -191,7 +191,7 @@ inline ReplyHeader StartReply(uint64_t epoch, uint64_t server_ms) {
   r.token = 0;
   r.number = 0;
   r.flags = 0;
-  r.reserved2 = 0;
+  r.spare_bytes = 0;
   return r;
 }
 

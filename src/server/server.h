@@ -91,7 +91,10 @@ class Server {
   // pin at most 1/kSparePageShare of the arena's pages' slabs, split evenly (at least one per client, so a lone
   // placing client keeps its one-message SET; at most kPlaceSlots). Each spare pins one slab; of the 4-16 KiB
   // classes spares mostly come from (kNearPlaceMinBytes on), a slab is one page. Default arena (64 MiB, >= 256
-  // pages: store/slab.h kMinPages): 32 spares for one client, 4 each for 8.
+  // pages: store/slab.h kMinPages): 32 spares for one client, 4 each for 8. Two limits of the bound (review
+  // r33a2): a spare of a class whose slab spans several pages pins them all (the client's byte budget, a share of a
+  // quarter of the arena, bounds those); and every client of the job counts, though only those on this server's
+  // node place (a job of many nodes gives each of them fewer spares than the bound would allow).
   static constexpr size_t kSparePageShare = 8;
   static uint32_t SpareCap(size_t pages_total, size_t num_clients) {
     const size_t share = pages_total / kSparePageShare / (num_clients == 0 ? 1 : num_clients);

@@ -5,6 +5,7 @@
 // exactly while the pull is in progress.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -633,6 +634,54 @@ TEST(LargeValue, AWriteOfTheKeyWaitsForItsClientsPullSoTheGetSeesTheValueBeforeI
     EXPECT_EQ(StatsOf(node).large_gets_pulled, 1u);
   };
   ASSERT_EQ(RunCluster(2, RemoteConfig(), hooks), SHMEMCACHE_OK);
+}
+
+
+TEST(LargeValue, SparesOfAValueSizeNoLongerStoredAreGivenBackForTheNewSize) {
+  // Server::SpareCap bounds the spares a server keeps per client (4 each for 8 clients on SmallConfig's arena). A
+  // client whose placed SETs change size holds spares nothing fits any more; its reserves for the new size go into
+  // those spares' slots (the server gives the stale spare back), so the new size gets spares of its own and
+  // commits into them in one message. Reserving in free slots instead left the stale spares holding the cap: every
+  // SET of the new size then cost a reserve (80 reserves for 80 placed SETs in the review's run; 2 with this order).
+  shmemcache_config_t cfg = SmallConfig();
+  cfg.local_access = 1;
+  cfg.direct_policy = SHMEMCACHE_DIRECT_NEVER;  // every SET Active: messages count reserves and commits
+  constexpr int kClients = 8;
+  std::atomic<int> first{0};
+  uint64_t placed_new = 0, reserves_new = 0, placed_old = 0;
+  ClusterHooks hooks;
+  hooks.client = [&](Node& node) {
+    if (first.fetch_add(1) != 0) return;  // one placing client; the others only count in the server's cap
+    Client* c = node.client();
+    uint64_t n = 0;
+    auto window = [&](size_t len, int count, uint64_t* reserves, uint64_t* placed) {
+      std::vector<std::string> keys(static_cast<size_t>(count)), values(static_cast<size_t>(count));
+      std::vector<shmemcache_request*> reqs(static_cast<size_t>(count));
+      const shmemcache_stats_t a = StatsOf(node);
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        keys[i] = "stale-" + std::to_string(n++);
+        values[i] = ValueOf(static_cast<char>('a' + i % 26), len);
+        ASSERT_EQ(c->Issue(Op::kSet, keys[i].data(), keys[i].size(), values[i].data(), len, nullptr, 0, nullptr,
+                           &reqs[i], true),
+                  SHMEMCACHE_OK);
+      }
+      for (auto* r : reqs) ASSERT_EQ(c->Wait(r), SHMEMCACHE_OK);
+      const shmemcache_stats_t b = StatsOf(node);
+      if (reserves != nullptr) *reserves += b.messages_sent - a.messages_sent - static_cast<uint64_t>(count);
+      *placed += b.large_sets_placed - a.large_sets_placed;
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        std::string got;
+        EXPECT_EQ(ActiveGet(c, keys[i], &got), SHMEMCACHE_OK) << keys[i];
+        EXPECT_EQ(got, values[i]) << keys[i];
+      }
+    };
+    for (int w = 0; w < 10; ++w) window(5000, 8, nullptr, &placed_old);  // fills the cap with 5000 B spares
+    for (int w = 0; w < 40; ++w) window(12000, 2, &reserves_new, &placed_new);
+  };
+  ASSERT_EQ(RunCluster(1 + kClients, cfg, hooks), SHMEMCACHE_OK);
+  EXPECT_EQ(placed_old, 80u);
+  EXPECT_EQ(placed_new, 80u);
+  EXPECT_LT(reserves_new * 2, placed_new) << "reserves " << reserves_new << " for " << placed_new << " placed SETs";
 }
 
 }  // namespace
