@@ -359,7 +359,9 @@ void Conduit::Free(Peer& p, uint8_t* c) {
   ++p.next_recv;
 }
 
-Status Conduit::TakeRecord(size_t ring, MessageView* message) {
+Status Conduit::TakeRecord(size_t ring, MessageView* message) { return TakeRecordInline(ring, message); }
+
+Status Conduit::TakeRecordInline(size_t ring, MessageView* message) {
   Peer& p = peers_[ring];
   if (p.held == 0) return SHMEMCACHE_IN_PROGRESS;
   uint8_t* c = p.held_chunk;
@@ -399,7 +401,7 @@ Status Conduit::Collect(size_t ring, MessageView* message, std::optional<PeerWai
   Peer& p = peers_[ring];
   Release(ring);  // the message lent last
   for (;;) {
-    Status taken = TakeRecord(ring, message);
+    Status taken = TakeRecordInline(ring, message);
     if (taken != SHMEMCACHE_IN_PROGRESS) return taken;
     const uint64_t seq = p.next_recv;
     uint8_t* c = chunk(ring, seq);

@@ -422,7 +422,9 @@ class Conduit {
   void SealPack(Peer& p);  // seals the open packed chunk, if any
   // Hands out the next record of the held packed chunk (freeing the chunk after its last): OK, IN_PROGRESS when
   // none is held, TIMEOUT (the peer failed) for a record that overruns its chunk.
+  // Out of line for the header's PollInPlace; Collect takes the same body inline (TakeRecordInline).
   Status TakeRecord(size_t ring, MessageView* message);
+  [[gnu::always_inline]] inline Status TakeRecordInline(size_t ring, MessageView* message);
   // Reserve past its inline case: the peer failed, the message does not pack, or it starts a new packed chunk.
   uint8_t* ReserveStaging(size_t peer, size_t len, bool ring_doorbell, Status* status);
   // Appends a record of len bytes to p's open packed chunk, which has room for it; returns where its bytes go.
