@@ -461,12 +461,16 @@ Client::Placement Client::PlaceFor(const Operation& op, int s) const {
   // Into a spare it fits, of at most twice its block (the pair stays in the spare's class until its next move:
   // a small value would otherwise pin a large block; the next spare is of the pair's own class). Its charge
   // stays what it is until the reply: the commit asks for the next spare without growing the budget.
+  // One pass over the spares: the first that fits is taken; else the one that counts most is remembered for the
+  // reserve below.
   const size_t need = BlockBytesFor(op.key_len, op.value_len);
+  unsigned largest = message_flags::kPlaceSlots;
   for (uint32_t m = spares_[s]; m != 0; m &= m - 1) {
     const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
-    const uint32_t bytes = PlaceSlotOf(s, i).spare_bytes;
-    if (bytes >= need && bytes / 2 <= need)
+    const ClientPe::PlaceSlot& spare = PlaceSlotOf(s, i);
+    if (spare.spare_bytes >= need && spare.spare_bytes / 2 <= need)
       return {static_cast<uint8_t>(message_flags::kCommit | message_flags::kReserveNext), static_cast<uint8_t>(i)};
+    if (largest == message_flags::kPlaceSlots || spare.charge > PlaceSlotOf(s, largest).charge) largest = i;
   }
   // A reserve: in the spare slot that counts most (the server gives that spare back), else in a free slot, while
   // everything the slots count stays within the budget (the slot's charge replaced by this value's). Or alone:
@@ -475,12 +479,6 @@ Client::Placement Client::PlaceFor(const Operation& op, int s) const {
   // budget (PlaceValue), so this PE pins at most place_budget_ bytes, plus one value while it has no other
   // reservation in flight.
   const uint32_t busy = reserving_[s] | spares_[s];
-  unsigned largest = message_flags::kPlaceSlots;
-  for (uint32_t m = spares_[s]; m != 0; m &= m - 1) {
-    const unsigned i = static_cast<unsigned>(__builtin_ctz(m));
-    if (largest == message_flags::kPlaceSlots || PlaceSlotOf(s, i).charge > PlaceSlotOf(s, largest).charge)
-      largest = i;
-  }
   auto within = [&](unsigned i) {
     return reserved_bytes_[s] - PlaceSlotOf(s, i).charge + op.value_len <= place_budget_;
   };

@@ -116,12 +116,17 @@ inline size_t PullThreshold(size_t large_value_threshold, uint8_t wire_flags) {
     return message_flags::kNearPullMinBytes;
   return large_value_threshold;
 }
+// PullSized's range, its lower bound computed already (pull_from: PullThreshold, or 0 where pulls are off): the
+// server computes it once per GET (Server::PullFrom).
+inline bool InPullRange(size_t pull_from, size_t max_value_len, size_t len) {
+  return pull_from != 0 && len >= pull_from && len <= max_value_len;
+}
 // Whether `len` bytes are pull-sized under these wire flags: pulls are on (large_value_threshold != 0) and len
 // lies in [PullThreshold, max_value_len]. The one rule both sides apply: the client to a GET's buffer (may it
 // ask for a pull: kMayPull), the server to the value it found (answer by location).
 inline bool PullSized(size_t large_value_threshold, size_t max_value_len, size_t len, uint8_t wire_flags) {
-  return large_value_threshold != 0 && len >= PullThreshold(large_value_threshold, wire_flags) &&
-         len <= max_value_len;
+  return InPullRange(large_value_threshold != 0 ? PullThreshold(large_value_threshold, wire_flags) : 0, max_value_len,
+                     len);
 }
 
 struct RequestHeader {

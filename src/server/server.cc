@@ -429,10 +429,9 @@ void Server::Handle(size_t client, const MessageView& message, uint64_t now_ns) 
         value_len = view.value_len;
         reply.flags = view.flags;
         reply.token = view.token;
-        // A large value in a block the client may pull: send its location instead of its bytes. (kMayPull and
-        // PullSized(config_.large_value_threshold, config_.max_value_len, value_len, h.wire_flags), with the
-        // threshold PullFrom computed.)
-        if (pull_from != 0 && value_len >= pull_from && value_len <= config_.max_value_len && ptr.block_bytes != 0 &&
+        // A large value in a block the client may pull: send its location instead of its bytes (kMayPull and
+        // PullSized's range, from the threshold PullFrom computed).
+        if (InPullRange(pull_from, config_.max_value_len, value_len) && ptr.block_bytes != 0 &&
             value_len <= h.max_value) {
           reply.wire_flags = message_flags::kPull;
         } else if (value == nullptr && value_len != 0 && value_len <= h.max_value) {
