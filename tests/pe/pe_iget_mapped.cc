@@ -271,8 +271,7 @@ int main(int argc, char** argv) {
   const int expect_mapped = argc > 1 ? std::atoi(argv[1]) : 1;
   shmem_init();
   pe_test::Begin(shmem_my_pe());
-  const bool mapped = pe_test::MapsServer();
-  if (shmem_my_pe() != 0) PE_CHECK(mapped == (expect_mapped != 0));
+  const bool mapped = pe_test::MapsServerAsExpected(expect_mapped);
 
   shmemcache_config_t cfg;
   PE_CHECK_STATUS(shmemcache_config_defaults(&cfg), SHMEMCACHE_OK);

@@ -160,6 +160,12 @@ bool MapsServer() {
   return mapped;
 }
 
+bool MapsServerAsExpected(int expect_mapped) {
+  const bool mapped = MapsServer();
+  if (shmem_my_pe() != 0) PE_CHECK(mapped == (expect_mapped != 0));
+  return mapped;
+}
+
 void ClientBarrierInit() {
   barrier_counter = static_cast<long*>(shmem_calloc(1, sizeof(long)));
   barrier_release = static_cast<long*>(shmem_calloc(1, sizeof(long)));

@@ -100,6 +100,9 @@ void ClientBarrier(int first_client_pe, int clients);
 // Whether this PE maps PE 0's (the server's) heap: what shmem_ptr says of a symmetric heap object (statics of
 // the executable are symmetric but never mapped). False on PE 0. Collective: call it on every PE.
 bool MapsServer();
+// MapsServer, checked on every client PE against what the job expects of it (expect_mapped: nonzero, mapped; the
+// jobs pass it as their first argument). Collective.
+bool MapsServerAsExpected(int expect_mapped);
 
 // CLOCK_MONOTONIC in nanoseconds (for bounded loops in tests).
 uint64_t NowNanos();
